@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench` (explicit engine) and `python -m bench.symbolic`."""

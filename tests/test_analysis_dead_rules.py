@@ -1,0 +1,48 @@
+"""dead-rule: actions that never fire and phases never reached."""
+from __future__ import annotations
+
+from test_analysis_support import analyse, of_kind
+
+from verifier.engines.base import Budget
+
+
+def test_reports_dead_actions_and_phases():
+    dead = of_kind(analyse("dead_yes"), "dead-rule")
+    # `bonus` lives in the dead Bonus phase: reported through the phase, not again
+    assert set(dead) == {"Bonus", "reset", "overdraw"}
+    assert dead["Bonus"].evidence["actions"] == ["bonus"]
+    assert "never reaches the Bonus phase" in dead["Bonus"].message
+    assert "`flag and (x > 0)`" in dead["reset"].message and "(Main)" in dead["reset"].message
+    assert "y out of range" in dead["overdraw"].message and dead["overdraw"].evidence["blocked_only"]
+    for f in dead.values():
+        assert f.engine == "explicit" and "exhaustive search of 4 states" in f.scope
+        assert f.rules and f.span is not None and f.variant is None and f.acknowledged is None
+    assert dead["reset"].rules == ("Main: the flag resets the count",)
+
+
+def test_nothing_dead_when_everything_is_used():
+    assert of_kind(analyse("dead_no"), "dead-rule") == {}
+
+
+def test_no_dead_rule_from_an_incomplete_search():
+    assert of_kind(analyse("dead_yes", budget=Budget(max_states=2)), "dead-rule") == {}
+
+
+def test_gap_blocked_action_is_left_to_the_gap_finding():
+    findings = analyse("gap_yes")
+    assert "play" not in of_kind(findings, "dead-rule")
+    assert "hand|play" in of_kind(findings, "gap")
+
+
+def test_symbolic_proof_for_every_parameter_value():
+    dead = of_kind(analyse("dead_param", {"N": None}), "dead-rule")
+    assert set(dead) == {"beyond"}
+    f = dead["beyond"]
+    assert f.engine in ("k-induction", "pdr") and f.scope == "for all parameter values"
+    assert "whatever the parameter values" in f.message and not f.traces
+
+
+def test_fixed_parameters_use_the_explicit_search():
+    dead = of_kind(analyse("dead_param", {"N": 2}), "dead-rule")
+    assert set(dead) == {"beyond"} and dead["beyond"].engine == "explicit"
+    assert "N=2" in dead["beyond"].scope

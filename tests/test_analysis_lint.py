@@ -1,0 +1,47 @@
+"""`turnproof lint`: the analyses alone, text and JSON, exit codes."""
+from __future__ import annotations
+
+import json
+
+from test_analysis_support import fixture
+
+from verifier.cli import main
+
+
+def test_new_finding_fails(capsys):
+    assert main(["lint", fixture("conflict_yes"), "-q"]) == 1
+    out = capsys.readouterr().out
+    assert "Combat" in out and "Discard" in out and "attack|defend" in out
+    assert "2 findings, 2 unacknowledged" in out
+
+
+def test_acknowledged_findings_pass(capsys):
+    assert main(["lint", fixture("gap_ack"), "-q"]) == 0
+    assert "acknowledged: the hand limit is card-specific" in capsys.readouterr().out
+
+
+def test_clean_model_passes(capsys):
+    assert main(["lint", fixture("conflict_no"), "-q"]) == 0
+    assert "No consistency findings" in capsys.readouterr().out
+
+
+def test_json_to_a_file(tmp_path):
+    out = tmp_path / "lint.json"
+    assert main(["lint", fixture("order_yes"), "-q", "--format", "json", "--output", str(out)]) == 1
+    doc = json.loads(out.read_text())
+    assert doc["results"] == []
+    (f,) = doc["findings"]
+    assert f["kind"] == "order-dependence" and f["subject"] == "double|add_one" and len(f["traces"]) == 2
+
+
+def test_parameters_and_variant(capsys):
+    assert main(["lint", fixture("order_unreached"), "-q", "--param", "N=0"]) == 0
+    assert main(["lint", fixture("variants_yes"), "-q", "--variant", "strict"]) == 1
+    out = capsys.readouterr().out
+    assert "variant-difference" not in out and "inc|reset" in out
+
+
+def test_model_error_exits_2(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: bad\nvariables:\n  x: {type: 0..3, init: 5}\nactions: []\nfoo: 1\n")
+    assert main(["lint", str(bad), "-q"]) == 2

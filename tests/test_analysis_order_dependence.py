@@ -1,0 +1,95 @@
+"""order-dependence: Z3 over all in-range states, confirmed on reached states."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from test_analysis_support import analyse, fixture, of_kind
+
+from verifier.analysis.context import Context, Deadline
+from verifier.analysis.order_dependence import candidate_pairs, symbolic_pairs
+from verifier.engines.base import Budget
+from verifier.lang import load_model
+from verifier.semantics import Layout, State, choice_values, fire, holds
+
+
+def test_double_then_add_differs_from_add_then_double():
+    found = of_kind(analyse("order_yes"), "order-dependence")
+    assert set(found) == {"double|add_one"}
+    f = found["double|add_one"]
+    assert f.evidence["double then add_one"] == {"x": 3} and f.evidence["add_one then double"] == {"x": 4}
+    assert f.evidence["confirmed_on_reached_state"] and f.engine == "z3"
+    assert "do not say which comes first" in f.message
+    assert [[s.action for s in t.steps] for t in f.traces] == [["double", "add_one"], ["add_one", "double"]]
+    assert f.rules == ("Double: the score doubles", "Bonus: one more point")
+
+
+def test_declared_order_is_respected():
+    assert of_kind(analyse("order_declared"), "order-dependence") == {}
+
+
+def test_commuting_and_mutually_exclusive_pairs_are_fine():
+    assert of_kind(analyse("order_no"), "order-dependence") == {}
+
+
+def test_unreachable_witness_is_dropped_for_fixed_parameters():
+    assert of_kind(analyse("order_unreached", {"N": 0}), "order-dependence") == {}
+
+
+def test_free_parameters_report_the_z3_witness():
+    found = of_kind(analyse("order_unreached", {"N": None}), "order-dependence")
+    f = found["wipe|copy"]
+    assert not f.evidence["confirmed_on_reached_state"] and not f.traces
+    assert f.scope.startswith("searched over all parameter values")
+    assert f.evidence["wipe then copy"] != f.evidence["copy then wipe"]
+
+
+def test_confirmed_when_the_parameters_make_it_reachable():
+    f = of_kind(analyse("order_unreached", {"N": 2}), "order-dependence")["wipe|copy"]
+    assert f.evidence["confirmed_on_reached_state"] and len(f.traces) == 2
+    assert f.evidence["wipe then copy"] == {"y": 2} and f.evidence["copy then wipe"] == {"y": 0}
+
+
+def test_candidate_pairs_skip_implicit_phase_changes_and_declared_orders():
+    model = load_model(fixture("order_declared")).instantiate()
+    assert candidate_pairs(model) == []
+    model = load_model(fixture("order_yes")).instantiate()
+    assert [(model.actions[a].name, model.actions[b].name) for a, b in candidate_pairs(model)] \
+        == [("double", "add_one")]
+
+
+# ---- the Z3 query against brute force over every in-range state
+
+def _legal(lay: Layout, action, state: State, env) -> State | None:
+    if holds(lay, lay.model.end, state) or not holds(lay, action.guard, state, env):
+        return None
+    return fire(lay, action, state, env).target
+
+
+def _brute(lay: Layout, a: int, b: int) -> bool:
+    x, y = lay.model.actions[a], lay.model.actions[b]
+    ranges = [range(s.lo, s.hi + 1) for s in lay.slots]
+    for state in itertools.product(*ranges):
+        for ea in choice_values(lay, x, state):
+            for eb in choice_values(lay, y, state):
+                sa, sb = _legal(lay, x, state, ea), _legal(lay, y, state, eb)
+                if sa is None or sb is None:
+                    continue
+                ab, ba = _legal(lay, y, sa, eb), _legal(lay, x, sb, ea)
+                if ab is not None and ba is not None and ab != ba:
+                    return True
+    return False
+
+
+@pytest.mark.parametrize("name", ["order_yes", "order_no", "order_unreached", "dead_no", "conflict_yes",
+                                  "deadlock_plain", "variants_yes", "order_mixed"])
+def test_z3_agrees_with_brute_force(name):
+    model = load_model(fixture(name))
+    ctx = Context.create(model, Budget(), Deadline(None))
+    concrete = model.instantiate()
+    pairs = candidate_pairs(concrete)
+    witnesses = symbolic_pairs(ctx, pairs)
+    lay = Layout(concrete)
+    for a, b in pairs:
+        assert ((a, b) in witnesses) == _brute(lay, a, b), (concrete.actions[a].name, concrete.actions[b].name)
+    assert pairs

@@ -1,0 +1,188 @@
+"""Shipped game models WTactics, Alice and Aeon's End: they load, cite rules, and every
+claim's verdict at the default parameters is pinned, per interpretation variant.
+
+A pinned verdict that changes means the model, the language or an engine changed what
+the rules page is shown to allow; update the table only together with the model's doc.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.ir.model import ActionKind, Modality
+from verifier.lang import load_model
+from verifier.result import Verdict
+from verifier.runner import RunOptions, check_model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# claim id -> verdict in every variant, or {variant: verdict}
+PINNED: dict[str, dict[str, str | dict[str, str]]] = {
+    "wtactics": {
+        "hand-limit-at-turn-start": "HOLDS",
+        "passive-hand-within-limit": "HOLDS",
+        "hand-limit-always": "VIOLATED",
+        "draw-at-full-hand": "HOLDS",
+        "draw-is-mandatory": "HOLDS",
+        "mandatory-phases-visited": "HOLDS",
+        "unmark-is-complete": "HOLDS",
+        "no-play-after-entrance": "HOLDS",
+        "one-attack-phase": {"literal": "HOLDS", "setup_mulligan": "HOLDS",
+                             "creature_restriction": "VIOLATED", "end_on_empty_decks": "HOLDS"},
+        "one-move-phase": {"literal": "HOLDS", "setup_mulligan": "HOLDS",
+                           "creature_restriction": "VIOLATED", "end_on_empty_decks": "HOLDS"},
+        "second-move-attack-usable": "HOLDS",
+        "mulligan-to-zero": "HOLDS",
+        "at-most-seven-mulligans": "VIOLATED",
+        "mulligan-with-full-opening-hand": {"literal": "VIOLATED", "setup_mulligan": "HOLDS",
+                                            "creature_restriction": "VIOLATED",
+                                            "end_on_empty_decks": "VIOLATED"},
+        "game-can-end": "HOLDS",
+        "game-ends-after-drawless-round": {"literal": "HOLDS", "setup_mulligan": "HOLDS",
+                                           "creature_restriction": "HOLDS",
+                                           "end_on_empty_decks": "VIOLATED"},
+        "game-has-winner": "VIOLATED",
+        "no-deadlock": "HOLDS",
+        "entrance-reachable": "HOLDS",
+        "discard-excess-reachable": "HOLDS",
+        "passive-response-reachable": "HOLDS",
+        "unassign-reachable": "HOLDS",
+        "upkeep-lapse-reachable": "HOLDS",
+        "draw-before-play": "HOLDS",
+        "entrance-closes-moves": "HOLDS",
+        "one-discard-phase": "HOLDS",
+        "turn-ends": "HOLDS",
+        "game-ends": "HOLDS",
+    },
+    "alice": {
+        "refine-clears-all-gems": {"literal": "VIOLATED", "refine_all": "HOLDS",
+                                   "free_change_cleanup": "VIOLATED", "collapse_once": "VIOLATED"},
+        "one-gem-per-turn": {"literal": "HOLDS", "refine_all": "VIOLATED",
+                             "free_change_cleanup": "HOLDS", "collapse_once": "HOLDS"},
+        "reapers-undamaged": "HOLDS",
+        "heal-reachable": "HOLDS",
+        "story-fight-collapses-next": {"literal": "VIOLATED", "refine_all": "VIOLATED",
+                                       "free_change_cleanup": "VIOLATED", "collapse_once": "HOLDS"},
+        "one-collapse-per-fight": {"literal": "VIOLATED", "refine_all": "VIOLATED",
+                                   "free_change_cleanup": "VIOLATED", "collapse_once": "HOLDS"},
+        "free-change-skips-actions": "HOLDS",
+        "free-change-leaves-no-cleanup": "HOLDS",
+        "change-clears-reaps": "HOLDS",
+        "collapse-reachable": "HOLDS",
+        "free-change-reachable": "HOLDS",
+        "one-fight-per-turn": "HOLDS",
+        "character-limit": "HOLDS",
+        "play-creature-reachable": "HOLDS",
+        "fight-reachable": "HOLDS",
+        "recycle-reachable": "HOLDS",
+        "element-spill-reachable": "HOLDS",
+        "full-hand-at-turn-start": "HOLDS",
+        "hand-within-limit": "HOLDS",
+        "no-deadlock": "VIOLATED",
+        "step8-reachable": "HOLDS",
+        "no-reap-after-heal": "HOLDS",
+        "refine-only-first": "HOLDS",
+        "one-fight-per-turn-ordering": "HOLDS",
+        "turn-ends": "VIOLATED",
+    },
+    "aeons_end": {
+        "closed-breach-spells-cast": "HOLDS",
+        "open-breach-spell-kept": "HOLDS",
+        "nemesis-can-be-defeated": "HOLDS",
+        "aether-lost-at-turn-end": "HOLDS",
+        "charges-within-mat": "HOLDS",
+        "charges-full-reachable": "HOLDS",
+        "breach-open-reachable": "HOLDS",
+        "prep-to-focused-breach": "HOLDS",
+        "cast-closed-reachable": "HOLDS",
+        "gain-card-reachable": "HOLDS",
+        "while-prepped-reachable": "HOLDS",
+        "to-discard-reachable": "HOLDS",
+        "focus-past-yellow": "HOLDS",
+        "hand-refilled": "HOLDS",
+        "table-cleared": "HOLDS",
+        "empty-deck-means-empty-pile": {"flip_on_draw": "VIOLATED", "flip_when_empty": "HOLDS"},
+        "flip-reachable": "HOLDS",
+        "no-deadlock": "HOLDS",
+        "casting-before-main": "HOLDS",
+        "turn-ends": "HOLDS",
+    },
+}
+
+VARIANTS = {
+    "wtactics": ["literal", "setup_mulligan", "creature_restriction", "end_on_empty_decks"],
+    "alice": ["literal", "refine_all", "free_change_cleanup", "collapse_once"],
+    "aeons_end": ["flip_on_draw", "flip_when_empty"],
+}
+
+
+def model_path(game: str) -> str:
+    return str(ROOT / "models" / f"{game}.yaml")
+
+
+@pytest.fixture(scope="module", params=sorted(PINNED))
+def game_runs(request):
+    game = request.param
+    runs = check_model(model_path(game), RunOptions(consistency=False))
+    return game, runs
+
+
+@pytest.mark.parametrize("game", sorted(PINNED))
+def test_model_loads_with_every_variant(game):
+    first = load_model(model_path(game))
+    assert first.players == 2
+    assert [v.name for v in first.variants] == VARIANTS[game]
+    for name in VARIANTS[game]:
+        model = load_model(model_path(game), variant=name)
+        assert model.variant == name
+
+
+@pytest.mark.parametrize("game", sorted(PINNED))
+def test_every_phase_and_action_cites_a_rule(game):
+    model = load_model(model_path(game))
+    for phase in model.phases:
+        assert phase.rule is not None and phase.rule.section and phase.rule.text, phase.name
+    for action in model.actions:
+        if action.kind is ActionKind.RULE:
+            assert action.rule is not None and action.rule.section and action.rule.text, action.name
+
+
+@pytest.mark.parametrize("game", sorted(PINNED))
+def test_doc_has_coverage_and_abstraction(game):
+    doc = load_model(model_path(game)).doc
+    for heading in ("ABSTRACTION", "VARIANTS", "COVERAGE"):
+        assert heading in doc
+    assert "out of scope" in doc
+
+
+def test_pinned_verdicts(game_runs):
+    game, runs = game_runs
+    assert [r.model.variant for r in runs] == VARIANTS[game]
+    seen = set()
+    for run in runs:
+        for result in run.results:
+            want = PINNED[game][result.property.id]
+            want = want if isinstance(want, str) else want[run.model.variant]
+            assert result.verdict is Verdict(want), (game, run.model.variant, result.property.id)
+            assert result.as_expected, (game, run.model.variant, result.property.id)
+            seen.add(result.property.id)
+    assert seen == set(PINNED[game])
+
+
+def test_violations_come_with_traces(game_runs):
+    _, runs = game_runs
+    for run in runs:
+        for result in run.results:
+            if result.verdict is Verdict.VIOLATED and result.property.kind != "reachable":
+                assert result.trace is not None and len(result.trace) > 0, result.property.id
+                assert result.property.why, result.property.id
+
+
+def test_every_prohibition_and_obligation_is_in_a_phase(game_runs):
+    """must / must-not modalities only bind within a phase: a phaseless one would not block
+    leaving it (docs/LANGUAGE.md), so every one of ours names its phase."""
+    _, runs = game_runs
+    for action in runs[0].model.actions:
+        if action.modality in (Modality.MUST, Modality.MUST_NOT):
+            assert action.phase is not None, action.name

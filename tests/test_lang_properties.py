@@ -1,0 +1,132 @@
+"""Property files: claim kinds, `at:` phases, reachability targets, and every error with its place and hint."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.diagnostics import PropertyError
+from verifier.ir.expr import pretty
+from verifier.ir.props import DeadlockFree, Invariant, Reachable
+from verifier.lang import load_model, load_properties
+
+MINI = str(Path(__file__).parent / "fixtures" / "lang" / "mini.yaml")
+
+CLAIMS = """\
+model: lang-mini
+claims:
+  - id: hand-limit
+    says: "After Discard no hand is above the limit"
+    rule: "Discard"
+    invariant: "hand[active] <= LIMIT"
+    at: Draw
+    expected: HOLDS
+  - id: no-stuck-player
+    says: "someone can always move"
+    deadlock_free: true
+  - id: play-happens
+    says: "a card can be played"
+    reachable: {phase: Play}
+  - id: reshuffle-fires
+    says: "the deck can be refilled"
+    reachable: {action: reshuffle}
+  - id: big-hand
+    says: "a hand of four is possible"
+    reachable: "hand[0] == 4"
+    expected: VIOLATED
+    why: "the strict reading stops at the limit"
+"""
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model(MINI)
+
+
+def write(tmp_path: Path, old: str = "", new: str = "") -> Path:
+    text = CLAIMS
+    if old:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path = tmp_path / "claims.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_claims(tmp_path, model):
+    inv, dead, phase, action, state = load_properties(str(write(tmp_path)), model)
+    assert isinstance(inv, Invariant) and inv.at_phase == "Draw" and inv.expected == "HOLDS" and inv.rule == "Discard"
+    assert pretty(inv.expr, model.enum_value_name) == "(phase == Draw) -> (hand[active] <= 2)"
+    assert inv.statement == "After Discard no hand is above the limit"
+    assert isinstance(dead, DeadlockFree) and dead.id == "no-stuck-player"
+    assert isinstance(phase, Reachable) and pretty(phase.expr, model.enum_value_name) == "phase == Play"
+    # `reshuffle` exists only in the loose variant: the claim may still name it
+    assert isinstance(action, Reachable) and action.action == "reshuffle" and action.expr is None
+    assert state.expected == "VIOLATED" and state.why and pretty(state.expr) == "hand[0] == 4"
+    assert str(inv.span) == f"{tmp_path / 'claims.yaml'}:3:9"
+
+
+def where(path: Path, needle: str) -> str:
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if needle in line:
+            return f"{path}:{number}:{line.index(needle) + 1}"
+    raise AssertionError(needle)
+
+
+CASES = [
+    # (what, old, new, message, needle, hint)
+    ("unknown kind", "    deadlock_free: true", "    deadlock_fre: true", "unknown field 'deadlock_fre' in a claim",
+     "deadlock_fre", "did you mean 'deadlock_free'"),
+    ("no kind", "    deadlock_free: true\n", "", "claim no-stuck-player must have exactly one kind, found none",
+     "no-stuck-player", "one of: invariant"),
+    ("two kinds", "    deadlock_free: true", "    deadlock_free: true\n    reachable: \"true\"",
+     "must have exactly one kind, found deadlock_free, reachable", "no-stuck-player", "one of"),
+    ("missing says", '    says: "someone can always move"\n', "", "a claim has no 'says'", "id: no-stuck",
+     "says: ..."),
+    ("expected not a verdict", "    expected: HOLDS", "    expected: HOLD", "expected 'HOLD' is not a verdict",
+     "HOLD", "PROVED, HOLDS"),
+    ("violated without why", '    why: "the strict reading stops at the limit"\n', "",
+     "expects VIOLATED but does not say why", "VIOLATED", "why:"),
+    ("bad claim id", "id: big-hand", "id: Big_Hand", "claim id 'Big_Hand' is not lowercase words with dashes",
+     "Big_Hand", "e.g."),
+    ("duplicate claim id", "id: big-hand", "id: hand-limit", "duplicate claim id 'hand-limit'", "hand-limit\n",
+     "own id"),
+    ("unknown phase", "at: Draw", "at: Drwa", "unknown phase 'Drwa'", "Drwa", "did you mean 'Draw'"),
+    ("unknown reachable phase", "{phase: Play}", "{phase: Pley}", "unknown phase 'Pley'", "Pley",
+     "did you mean 'Play'"),
+    ("unknown action", "{action: reshuffle}", "{action: reshufle}", "unknown action 'reshufle'", "reshufle",
+     "did you mean 'reshuffle'"),
+    ("bad expression", '"hand[0] == 4"', '"hand[0] = 4"', "cannot parse expression", "= 4", "'=='"),
+    ("unknown name", '"hand[0] == 4"', '"hadn[0] == 4"', "unknown name 'hadn'", "hadn", "did you mean 'hand'"),
+    ("not a boolean", '"hand[0] == 4"', '"hand[0] + 4"', "expected a boolean", "hand[0] + 4", "compare"),
+    ("unknown top-level field", "claims:", "claimz:", "unknown field 'claimz'", "claimz", "did you mean 'claims'"),
+]
+
+
+@pytest.mark.parametrize("what,old,new,message,needle,hint", CASES, ids=[c[0] for c in CASES])
+def test_error(tmp_path, model, what, old, new, message, needle, hint):
+    path = write(tmp_path, old, new)
+    with pytest.raises(PropertyError) as info:
+        load_properties(str(path), model)
+    matching = [d for d in info.value.diagnostics if message in d.message]
+    assert matching, [d.message for d in info.value.diagnostics]
+    error = matching[0]
+    if needle.endswith("\n"):
+        lines = path.read_text().splitlines()
+        number = [i for i, line in enumerate(lines, 1) if line.endswith(needle[:-1])][-1]
+        assert str(error.span) == f"{path}:{number}:{lines[number - 1].index(needle[:-1]) + 1}"
+    else:
+        assert str(error.span) == where(path, needle)
+    assert error.hint and hint in error.hint, error.hint
+
+
+def test_missing_property_file(tmp_path, model):
+    with pytest.raises(PropertyError, match="no such file"):
+        load_properties(str(tmp_path / "none.yaml"), model)
+
+
+def test_per_variant_expected(tmp_path, model):
+    path = write(tmp_path, "    expected: HOLDS", "    expected: {strict: HOLDS, loose: VIOLATED}\n    why: \"x\"")
+    assert load_properties(str(path), model)[0].expected == "HOLDS"
+    loose = load_model(MINI, variant="loose")
+    assert load_properties(str(path), loose)[0].expected == "VIOLATED"

@@ -1,0 +1,247 @@
+"""Differential testing: random small models and claims, explicit search against Z3.
+
+Hypothesis builds models of a few int/bool variables and a small array, with
+guards, effects (static and dynamic indices), choices, overflow policies, an
+end condition and sometimes a parameter. On each:
+
+- BMC, run one step deeper than the explicit search's deepest state, must
+  agree with exhaustive explicit search: the same verdict, and counterexamples
+  / witnesses of the same (shortest) length;
+- a proof (k-induction, PDR) must never meet an explicit counterexample, and
+  a symbolic counterexample must be one explicit search confirms;
+- with the parameter left free, PROVED must hold in every instance that the
+  explicit engine checks, and a counterexample's parameter value must break
+  the claim explicitly too.
+"""
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from verifier.engines.base import Budget
+from verifier.engines.explicit import ExplicitEngine
+from verifier.engines.symbolic import SymbolicEngine
+from verifier.ir.expr import FALSE, TRUE, App, Const, Expr, Index, Local, Op, Param, Var
+from verifier.ir.model import (Action, Assign, BoolType, Choice, IntType, Model, Overflow, ParamDecl, Variable)
+from verifier.ir.props import DeadlockFree, Invariant, Reachable
+from verifier.result import Verdict
+
+SLOW = bool(os.environ.get("TURNPROOF_SLOW"))
+N_BMC = 2000 if SLOW else 150
+N_PROOF = 1000 if SLOW else 80
+N_PARAM = 500 if SLOW else 40
+BUDGET = Budget(timeout=20)
+P_LO, P_HI = 1, 3
+
+INTS = ("x", "y")
+ARR = "a"          # a[0..1] in 0..2
+
+
+# ---------------------------------------------------------------- generators
+
+@st.composite
+def int_expr(draw, locals_: tuple[str, ...], depth: int = 2, param: bool = False) -> Expr:
+    leaves = [st.integers(0, 3).map(Const), st.sampled_from([Var(n) for n in INTS]),
+              st.sampled_from([Index(ARR, Const(0)), Index(ARR, Const(1))]), st.just(Var("flag"))]
+    if locals_:
+        leaves.append(st.sampled_from([Local(n) for n in locals_]))
+    if param:
+        leaves.append(st.just(Param("P")))
+    if depth == 0:
+        return draw(st.one_of(*leaves))
+    sub = int_expr(locals_, depth - 1, param)
+    kind = draw(st.integers(0, 7))
+    if kind <= 2:
+        return draw(st.one_of(*leaves))
+    if kind == 3:
+        return App(draw(st.sampled_from([Op.ADD, Op.SUB])), (draw(sub), draw(sub)))
+    if kind == 4:
+        return App(draw(st.sampled_from([Op.MIN, Op.MAX])), (draw(sub), draw(sub)))
+    if kind == 5:
+        return App(Op.ITE, (draw(bool_expr(locals_, depth - 1, param)), draw(sub), draw(sub)))
+    if kind == 6:
+        return App(draw(st.sampled_from([Op.DIV, Op.MOD])), (draw(sub), Const(draw(st.integers(1, 3)))))
+    # a dynamic index kept in range: a[min(max(e, 0), 1)]
+    idx = App(Op.MIN, (App(Op.MAX, (draw(sub), Const(0))), Const(1)))
+    return Index(ARR, idx)
+
+
+@st.composite
+def bool_expr(draw, locals_: tuple[str, ...], depth: int = 2, param: bool = False) -> Expr:
+    sub_i = int_expr(locals_, max(depth - 1, 0), param)
+    kind = draw(st.integers(0, 5 if depth else 1))
+    if kind == 0:
+        return draw(st.sampled_from([TRUE, Var("flag"), App(Op.NOT, (Var("flag"),))]))
+    if kind <= 2:
+        return App(draw(st.sampled_from([Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE])), (draw(sub_i), draw(sub_i)))
+    sub_b = bool_expr(locals_, depth - 1, param)
+    if kind == 3:
+        return App(draw(st.sampled_from([Op.AND, Op.OR])), (draw(sub_b), draw(sub_b)))
+    if kind == 4:
+        return App(Op.NOT, (draw(sub_b),))
+    return App(Op.IMPLIES, (draw(sub_b), draw(sub_b)))
+
+
+@st.composite
+def actions(draw, param: bool) -> Action:
+    has_choice = draw(st.booleans())
+    choices = (Choice("c", IntType(Const(0), Const(draw(st.integers(1, 2))))),) if has_choice else ()
+    locals_ = ("c",) if has_choice else ()
+    targets = draw(st.lists(st.sampled_from(["x", "y", "flag", "a0", "a1", "adyn"]), min_size=1, max_size=2,
+                            unique=True))
+    effects = []
+    for t in targets:
+        if t == "flag":
+            effects.append(Assign(Var("flag"), draw(bool_expr(locals_, 1, param))))
+            continue
+        value = draw(int_expr(locals_, 2, param))
+        if t in INTS:
+            effects.append(Assign(Var(t), value))
+        elif t == "adyn":
+            idx = Local("c") if has_choice else Var("flag")
+            idx = App(Op.MIN, (idx, Const(1)))
+            effects.append(Assign(Index(ARR, idx), value))
+        else:
+            effects.append(Assign(Index(ARR, Const(int(t[1]))), value))
+    guard = draw(st.one_of(st.just(TRUE), bool_expr(locals_, 2, param)))
+    return Action(draw(st.sampled_from("pqrstuvw")), guard=guard, effects=tuple(effects), choices=choices)
+
+
+@st.composite
+def models(draw, param: bool | None = None) -> Model:
+    if param is None:
+        param = draw(st.booleans())
+    policies = st.sampled_from(list(Overflow))
+    x_hi = Param("P") if param else Const(draw(st.integers(1, 4)))
+    variables = (
+        Variable("x", IntType(Const(0), x_hi), init=(Const(0),), overflow=draw(policies)),
+        Variable("y", IntType(Const(0), Const(draw(st.integers(1, 3)))),
+                 init=(draw(st.one_of(st.just(None), st.integers(0, 1).map(Const))),), overflow=draw(policies)),
+        Variable("flag", BoolType(), init=(draw(st.sampled_from([FALSE, TRUE])),)),
+        Variable(ARR, IntType(Const(0), Const(2)), index=IntType(Const(0), Const(1)),
+                 init=(Const(0), draw(st.one_of(st.just(None), st.integers(0, 2).map(Const)))),
+                 overflow=draw(policies)),
+    )
+    acts = draw(st.lists(actions(param), min_size=1, max_size=4, unique_by=lambda a: a.name))
+    end = draw(st.one_of(st.just(FALSE), bool_expr((), 1, param)))
+    params = (ParamDecl("P", 2, lo=P_LO, hi=P_HI),) if param else ()
+    values = (("P", draw(st.integers(P_LO, P_HI))),) if param else ()
+    return Model(name="random", params=params, param_values=values, variables=variables,
+                 actions=tuple(acts), end=end)
+
+
+@st.composite
+def claims(draw, param: bool = False):
+    kind = draw(st.integers(0, 4))
+    if kind <= 1:
+        return Invariant(id="inv", expr=draw(bool_expr((), 2, param)))
+    if kind <= 3:
+        return Reachable(id="reach", expr=draw(bool_expr((), 2, param)))
+    return DeadlockFree(id="dl")
+
+
+# ---------------------------------------------------------------- checks
+
+BAD = {Invariant: Verdict.VIOLATED, DeadlockFree: Verdict.VIOLATED, Reachable: Verdict.HOLDS}
+
+
+def explicit(model, claim):
+    (r,) = ExplicitEngine().check(model, [claim], BUDGET)
+    assert r.verdict in (Verdict.HOLDS, Verdict.VIOLATED), r.reason   # tiny models: always complete
+    return r
+
+
+def found(r) -> bool:
+    """The result shows the bad state (invariant, deadlock) or the wanted one (reachability)."""
+    return r.verdict is BAD[type(r.property)]
+
+
+@settings(max_examples=N_BMC, deadline=None, suppress_health_check=list(HealthCheck))
+@given(models(), claims())
+def test_bmc_agrees_with_explicit(model, claim):
+    ref = explicit(model, claim)
+    (r,) = SymbolicEngine("bmc").check(model, [claim], Budget(timeout=20, max_depth=ref.depth + 1))
+    assert not r.reason.startswith("internal"), r.reason
+    assert found(r) == found(ref), (r.verdict, r.reason, ref.verdict)
+    if found(ref):
+        assert len(r.trace) == len(ref.trace), "both search shortest-first"
+    elif isinstance(claim, Reachable):
+        assert r.verdict in (Verdict.UNKNOWN, Verdict.VIOLATED)
+    else:
+        assert r.verdict in (Verdict.HOLDS_TO_DEPTH, Verdict.HOLDS, Verdict.PROVED)
+
+
+@settings(max_examples=N_PROOF, deadline=None, suppress_health_check=list(HealthCheck))
+@given(models(param=False), claims(), st.sampled_from(["kind", "pdr", "all"]))
+def test_proofs_never_meet_a_counterexample(model, claim, strategy):
+    ref = explicit(model, claim)
+    (r,) = SymbolicEngine(strategy).check(model, [claim], Budget(timeout=20, max_depth=12))
+    assert not r.reason.startswith("internal"), r.reason
+    if r.verdict is Verdict.UNKNOWN or r.verdict is Verdict.HOLDS_TO_DEPTH:
+        return
+    assert found(r) == found(ref), (strategy, r.verdict, r.engine, r.reason, ref.verdict)
+
+
+@settings(max_examples=N_PARAM, deadline=None, suppress_health_check=list(HealthCheck))
+@given(models(param=True), claims(param=True))
+def test_free_parameter(model, claim):
+    free = model.instantiate({"P": None})
+    (r,) = SymbolicEngine("all").check(free, [claim], Budget(timeout=20, max_depth=10))
+    assert not r.reason.startswith("internal"), r.reason
+    if r.verdict is Verdict.UNKNOWN or r.verdict is Verdict.HOLDS_TO_DEPTH:
+        return
+    if found(r):
+        value = dict(r.params)["P"]
+        assert P_LO <= value <= P_HI
+        assert found(explicit(model.instantiate({"P": value}), claim))
+        return
+    # a proof for every P: no instance may contradict it
+    assert r.verdict in (Verdict.PROVED, Verdict.VIOLATED)
+    for value in range(P_LO, P_HI + 1):
+        assert not found(explicit(model.instantiate({"P": value}), claim)), (value, r.engine, r.reason)
+
+
+# ---------------------------------------------------------------- one step, exactly
+
+def _all_solutions(solver, terms, limit=500):
+    import z3
+    out = set()
+    while solver.check() == z3.sat and len(out) < limit:
+        m = solver.model()
+        values = tuple(m.eval(t, model_completion=True).as_long() for t in terms)
+        out.add(values)
+        solver.add(z3.Or(*(t != v for t, v in zip(terms, values))))
+    return out
+
+
+@settings(max_examples=N_BMC, deadline=None, suppress_health_check=list(HealthCheck))
+@given(models(), st.randoms(use_true_random=False))
+def test_initial_states_and_successors_agree(model, rnd):
+    """Z3's initial states are the semantics' initial states; from sampled reachable states, Z3's
+    successors (all solutions of T(s, s')) are exactly `semantics.successors`, and Z3's deadlock
+    predicate holds exactly where the semantics has no successor in a non-final state."""
+    import z3
+
+    from verifier.engines.explicit import explore
+    from verifier.engines.symbolic.encode import Encoding
+    from verifier.semantics import holds, initial_states, layout, successors
+
+    concrete = model.instantiate()
+    lay = layout(concrete)
+    enc = Encoding(model)
+    s = z3.Solver()
+    s.add(enc.init(enc.cur))
+    assert _all_solutions(s, enc.cur.slots) == set(initial_states(lay))
+    space, _ = explore(concrete)
+    for state in rnd.sample(space.states, min(4, len(space.states))):
+        fixed = [x == v for x, v in zip(enc.cur.slots, state)]
+        s = z3.Solver()
+        s.add(*fixed, enc.relation)
+        expected = {t.target for t in successors(lay, state)}
+        assert _all_solutions(s, enc.nxt.slots) == expected, state
+        s = z3.Solver()
+        s.add(*fixed, enc.deadlock)
+        stuck = not expected and not holds(lay, concrete.end, state)
+        assert (s.check() == z3.sat) == stuck

@@ -1,0 +1,131 @@
+"""Rules-consistency analyses: where the rules are dead, stuck, silent, conflicting or ambiguous.
+
+`consistency_findings` is the one entry point (the runner calls it once per
+model file with one loaded model per variant). Per model:
+
+- every parameter fixed: one breadth-first exploration (the explicit engine's
+  `explore`) and one pass over its states shared by the explicit analyses
+  (dead rules and phases, deadlocks, gaps, conflicts, nondeterministic musts,
+  and the confirmation of order-dependence on reached states);
+- a parameter left free: only the symbolic analyses (dead rules proved with
+  the symbolic engine, order-dependence with Z3).
+
+Then across variants: a finding found identically (same kind and subject) in
+every variant is reported once, with variant None and the first variant's
+evidence; the others keep their variant. Variant differences (claims and
+reachable behaviours) come last. A finding is acknowledged when the model's
+`acknowledge` list names its kind and subject (see `acknowledgement`).
+
+Every trace a finding carries replays on the model of its variant (the first
+model for variant None) with `verifier.trace.replay`: each is replayed before it
+is returned, and one that does not (an engine bug) is removed, with the error
+in the finding's evidence (`internal_error`).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Sequence
+
+from verifier.analysis.conflicts import Conflicts
+from verifier.analysis.context import Context, Deadline
+from verifier.analysis.dead_rules import DeadRules, symbolic_findings
+from verifier.analysis.deadlock import Deadlocks
+from verifier.analysis.gaps import Gaps
+from verifier.analysis.nondeterministic_must import NondeterministicMust
+from verifier.analysis.order_dependence import OrderDependence
+from verifier.analysis.variants import behaviour_findings, claim_findings
+from verifier.engines.base import Budget
+from verifier.ir.model import Acknowledgement, Model
+from verifier.result import CheckResult, Finding
+
+__all__ = ["consistency_findings", "analyse_model", "acknowledgement", "KINDS"]
+
+KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondeterministic-must",
+         "variant-difference")
+
+
+def analyse_model(model: Model, budget: Budget = Budget()) -> tuple[Context, list[Finding]]:
+    """Every per-model analysis of one model (one variant): its context and its findings."""
+    ctx = Context.create(model, budget, Deadline(budget.timeout))
+    if not ctx.explicit:
+        return ctx, symbolic_findings(ctx) + OrderDependence(ctx).findings()
+    ctx.explore()
+    visitors = [DeadRules(ctx), Deadlocks(ctx), Gaps(ctx), Conflicts(ctx), NondeterministicMust(ctx),
+                OrderDependence(ctx)]
+    ctx.scan(visitors)
+    findings = [f for v in visitors for f in v.findings()]
+    ctx.release()
+    return ctx, findings
+
+
+def consistency_findings(models: Sequence[Model], results: Sequence[Sequence[CheckResult]],
+                         budget: Budget) -> list[Finding]:
+    """The findings of one model file: `models` holds one model per variant, `results` the
+    claim results per variant in the same order."""
+    if not models:
+        return []
+    contexts, per_model = [], []
+    for model in models:
+        ctx, findings = analyse_model(model, budget)
+        contexts.append(ctx)
+        per_model.append(findings)
+    findings = merge_variants(per_model) if len(models) > 1 else per_model[0]
+    findings += claim_findings(contexts, results)
+    findings += behaviour_findings(contexts)
+    findings = [_replayed(f, models) for f in findings]
+    acks = [a for m in models for a in m.acknowledged]
+    out = []
+    for f in findings:
+        ack = acknowledgement(f, acks)
+        out.append(replace(f, acknowledged=ack.reason) if ack is not None else f)
+    return out
+
+
+def merge_variants(per_model: Sequence[Sequence[Finding]]) -> list[Finding]:
+    """A finding every variant has (same kind and subject) once, with variant None."""
+    keys = [{f.key for f in fs} for fs in per_model]
+    common = set.intersection(*keys)
+    out = [replace(f, variant=None) for f in per_model[0] if f.key in common]
+    for fs in per_model:
+        out += [f for f in fs if f.key not in common]
+    return out
+
+
+def acknowledgement(f: Finding, acks: Sequence[Acknowledgement]) -> Acknowledgement | None:
+    """The acknowledgement that covers `f`: same kind, and the same subject; a pair ``a|b`` in
+    either order; for a gap (subject ``variable|action``) the variable alone covers every action."""
+    parts = f.subject.split("|")
+    for ack in acks:
+        if ack.kind != f.kind:
+            continue
+        mine = [p.strip() for p in ack.subject.split("|")]
+        if ack.subject == f.subject or (len(mine) == len(parts) == 2 and set(mine) == set(parts)):
+            return ack
+        if f.kind == "gap" and len(mine) == 1 and mine[0] == parts[0]:
+            return ack
+    return None
+
+
+def _replayed(f: Finding, models: Sequence[Model]) -> Finding:
+    """`f` once every trace replays on the reference semantics of its reading's model. A trace
+    that does not is an engine bug: it is removed and the error is put in the evidence, so the
+    finding never rests on evidence that does not replay."""
+    if not f.traces:
+        return f
+    from verifier.semantics import EvalError, layout
+    from verifier.trace import ReplayError, replay
+
+    model = next((m for m in models if m.variant == f.variant), models[0]).instantiate()
+    lay = layout(model)
+    kept, errors = [], []
+    for trace in f.traces:
+        try:
+            replay(lay, trace)
+            kept.append(trace)
+        except (ReplayError, EvalError) as err:
+            errors.append(str(err))
+    if not errors:
+        return f
+    evidence = dict(f.evidence, internal_error="a trace did not replay on the reference semantics "
+                    f"(an engine bug, please report it): {'; '.join(errors)}")
+    return replace(f, traces=tuple(kept), evidence=evidence)

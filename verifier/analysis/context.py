@@ -1,0 +1,275 @@
+"""What every analysis of one model shares: one exploration, one scan, and the words.
+
+`Context.scan` runs one pass over the explored states and hands each state,
+with its firings (`codegen.expand`: action index, choice, successor or None,
+gap or None), to the visitors of the explicit analyses, so that a model is
+explored once and every state expanded once however many analyses run.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from verifier.engines.base import Budget
+from verifier.engines.codegen import compile_model, compile_predicate
+from verifier.ir.expr import App, Expr, Op, conj, neg, pretty, state_vars
+from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
+from verifier.result import Finding
+from verifier.semantics import Layout, State
+from verifier.trace import Trace, build_trace
+
+EXPLORE_STATES = 2_000_000     # default cap on the analyses' own exploration (as the auto engine's)
+EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
+
+Firing = tuple   # (action index, choice tuple, target state or None, raw gap or None)
+
+
+class Deadline:
+    """The analyses' share of the budget's wall-clock limit (none: unlimited)."""
+
+    def __init__(self, seconds: float | None):
+        self.end = None if seconds is None else time.perf_counter() + seconds
+
+    def left(self, default: float) -> float:
+        if self.end is None:
+            return default
+        return max(0.0, min(default, self.end - time.perf_counter()))
+
+    @property
+    def passed(self) -> bool:
+        return self.end is not None and time.perf_counter() > self.end
+
+
+class Visitor:
+    """An explicit analysis: sees every explored state once, in BFS order (shortest first)."""
+
+    def visit(self, i: int, state: State, firings: list[Firing]) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass
+class Context:
+    """One model (one variant) under analysis."""
+
+    model: Model                         # as loaded (parameters may be free)
+    budget: Budget
+    deadline: Deadline
+    concrete: Model | None = None        # instantiated, when every parameter is fixed
+    lay: Layout | None = None
+    space: Any = None                    # verifier.engines.explicit.StateSpace
+    scan_complete: bool = False          # every explored state was scanned
+    _expand: Callable | None = field(default=None, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)
+    _preds: dict = field(default_factory=dict, repr=False)
+
+    # ---- setup
+    @classmethod
+    def create(cls, model: Model, budget: Budget, deadline: Deadline) -> "Context":
+        ctx = cls(model, budget, deadline)
+        concrete = model.instantiate()
+        if concrete.is_concrete:
+            ctx.concrete = concrete
+        return ctx
+
+    @property
+    def explicit(self) -> bool:
+        return self.concrete is not None
+
+    @property
+    def complete(self) -> bool:
+        """The exploration saw every reachable state and the scan visited each of them."""
+        return self.space is not None and self.space.complete and self.scan_complete
+
+    def explore(self) -> None:
+        """One breadth-first exploration, capped by the budget (or `EXPLORE_STATES`)."""
+        from verifier.engines.explicit import explore
+
+        assert self.concrete is not None
+        budget = Budget(max_states=self.budget.max_states or EXPLORE_STATES,
+                        timeout=None if self.deadline.end is None else self.deadline.left(1e9),
+                        max_depth=self.budget.max_depth, max_memory_mb=self.budget.max_memory_mb)
+        self.space, _ = explore(self.concrete, budget)
+        self.lay = self.space.lay
+        self._expand = compile_model(self.lay).expand
+
+    def scan(self, visitors: Sequence[Visitor]) -> None:
+        """Hand every explored state with its firings to each visitor."""
+        assert self.space is not None
+        states = self.space.states
+        n = len(states)
+        if self.space.error is not None:       # a model error stopped the search at this state
+            n = min(n, self.space.error[0])
+        for i in range(n):
+            if i & 1023 == 1023 and self.deadline.passed:
+                self.scan_complete = False
+                return
+            firings = self.expand(states[i])
+            for v in visitors:
+                v.visit(i, states[i], firings)
+        self.scan_complete = n == len(states)
+
+    def release(self) -> None:
+        """Drop what only the scan needed (the successor cache, the state index); the states,
+        their parents and depths stay for traces and the comparison of variants."""
+        self._cache.clear()
+        if self.space is not None:
+            self.space.index = {}
+            self.space.enabled_cache = {}
+
+    # ---- concrete helpers
+    def expand(self, state: State) -> list[Firing]:
+        out = self._cache.get(state)
+        if out is None:
+            out = self._expand(state)
+            if len(self._cache) >= EXPAND_CACHE:
+                self._cache.clear()
+            self._cache[state] = out
+        return out
+
+    def predicate(self, e: Expr) -> Callable[[State], bool]:
+        """A compiled state predicate (cached by expression)."""
+        fn = self._preds.get(e)
+        if fn is None:
+            fn = self._preds[e] = compile_predicate(self.lay, e)
+        return fn
+
+    def is_final(self, state: State) -> bool:
+        return self.predicate(self.concrete.end)(state)
+
+    def action(self, index: int) -> Action:
+        return self.concrete.actions[index] if self.concrete is not None else self.model.actions[index]
+
+    def trace_to(self, i: int, then: Iterable[tuple[int, tuple, State]] = ()) -> Trace:
+        """Shortest trace to explored state `i`, extended by firings (action index, choice, target)."""
+        states, firings = self.space.path_to(i)
+        for a, choice, target in then:
+            firings.append((self.action(a), choice))
+            states.append(target)
+        return build_trace(self.lay, states, firings)
+
+    def show(self, state: State, slots: Iterable[str] | None = None) -> dict[str, Any]:
+        """Slot name -> display value (true/false, enum names), optionally only some slots."""
+        values = self.lay.as_dict(state)
+        if slots is None:
+            return {k: v for k, v in values.items()}
+        wanted = set(slots)
+        return {k: v for k, v in values.items() if k in wanted}
+
+    def slots_of(self, var_names: Iterable[str]) -> list[str]:
+        names = set(var_names)
+        return [s.name for s in self.lay.slots if s.var in names]
+
+    # ---- words
+    @property
+    def variant(self) -> str | None:
+        return self.model.variant
+
+    def params_words(self) -> str:
+        model = self.concrete or self.model.instantiate()
+        return ", ".join(f"{k}={'*' if v is None else v}" for k, v in model.param_values)
+
+    def scope_concrete(self) -> str:
+        params = self.params_words()
+        if not params:
+            return "for all parameter values (the model has none)"
+        return f"for these parameter values ({params})"
+
+    def scope_search(self) -> str:
+        """Scope words for a finding that rests on the whole explored space (e.g. "never fires")."""
+        return self.scope_concrete() + f"; exhaustive search of {len(self.space.states):,} states"
+
+    def phase(self, name: str | None) -> Phase | None:
+        for p in self.model.phases:
+            if p.name == name:
+                return p
+        return None
+
+    def section(self, action: Action) -> str:
+        """The rule section an action cites (or its phase's), for messages."""
+        if action.rule is not None:
+            return action.rule.section
+        phase = self.phase(action.phase)
+        if phase is not None and phase.rule is not None:
+            return phase.rule.section
+        return "the rules"
+
+    def citations(self, *actions: Action) -> tuple[str, ...]:
+        out: list[str] = []
+        for a in actions:
+            cite = a.rule
+            if cite is None:
+                phase = self.phase(a.phase)
+                cite = phase.rule if phase is not None else None
+            if cite is not None and str(cite) not in out:
+                out.append(str(cite))
+        return tuple(out)
+
+    def phase_citation(self, phase: Phase) -> tuple[str, ...]:
+        return (str(phase.rule),) if phase.rule is not None else ()
+
+    def action_words(self, action: Action) -> str:
+        if action.kind is ActionKind.ADVANCE:
+            return f"leaving {action.phase}" + (f" for {action.target_phase}" if action.target_phase else "")
+        if action.kind is ActionKind.TURN_END:
+            return "passing the turn"
+        return f"'{action.name}'"
+
+    def pretty(self, e: Expr) -> str:
+        return pretty(e, self.model.enum_value_name if self.model.enums else None)
+
+    def relevant_slots(self, actions: Iterable[Action], limit: int = 6, effects: bool = False) -> list[str]:
+        """The slots the guards of `actions` read (as written: without the phase and end-of-game
+        conditions the phase sugar adds), and with `effects` what their effects read, but not
+        the implicit phase and active player."""
+        names: list[str] = []
+        for a in actions:
+            used = set(state_vars(own_guard(a, self.model)))
+            if effects:
+                for e in a.effects:
+                    used |= state_vars(e.value)
+            for v in sorted(used):
+                if v not in names and v not in (PHASE_VAR, ACTIVE_VAR):
+                    names.append(v)
+        return self.slots_of(names)[:limit]
+
+    def state_words(self, state: State, slots: Sequence[str]) -> str:
+        shown = self.show(state, slots)
+        return ", ".join(f"{k} = {_word(v)}" for k, v in shown.items())
+
+    def who(self, state: State) -> str:
+        if self.model.players > 1 and ACTIVE_VAR in self.lay.offsets:
+            return f"player {state[self.lay.offsets[ACTIVE_VAR][0]]}"
+        return "the player"
+
+    def where(self, state: State) -> str:
+        if PHASE_VAR in self.lay.offsets:
+            return f" in {self.phase_of(state)}"
+        return ""
+
+    def phase_of(self, state: State) -> str | None:
+        if PHASE_VAR not in self.lay.offsets:
+            return None
+        k = slot_index(self.lay, PHASE_VAR)
+        return str(self.lay.display(self.lay.slots[k], state[k]))
+
+    def finding(self, kind: str, subject: str, message: str, **kw) -> Finding:
+        kw.setdefault("variant", self.variant)
+        return Finding(kind, subject, message, **kw)
+
+
+def own_guard(action: Action, model: Model) -> Expr:
+    """The guard as the designer wrote it: without the conjuncts the phase sugar adds
+    (``not end``, and conditions on the implicit `phase` / `active` alone)."""
+    end = neg(model.end)
+    parts = action.guard.args if isinstance(action.guard, App) and action.guard.op is Op.AND else (action.guard,)
+    kept = [p for p in parts if p != end and not (state_vars(p) <= {PHASE_VAR, ACTIVE_VAR})]
+    return conj(*kept)
+
+
+def slot_index(lay: Layout, var: str) -> int:
+    return lay.offsets[var][0]
+
+
+def _word(v: Any) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)

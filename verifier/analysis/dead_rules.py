@@ -1,0 +1,179 @@
+"""dead-rule: a rule action that never fires, a phase or step never reached.
+
+Explicit (every parameter fixed): reported only when the exploration is
+complete, so "never" is exhaustive for these parameter values. An action counts
+as firing when some reachable state has a transition of it that leads
+somewhere; an action whose guard does hold but whose every firing is blocked
+by a `forbid` policy is dead too, and its message says so. One blocked by a gap
+(no policy) somewhere is left to the gap finding, which carries the trace. A phase is
+dead when no reachable state is in it (for a phase with steps: in none of its
+steps); the actions of a dead phase and the steps of a dead phase are not
+reported again (they are listed in the phase's evidence).
+
+Symbolic (a parameter left free): the symbolic engine is asked whether each
+action can fire and each phase be entered; a proof of "never" (k-induction or
+PDR) holds for every parameter value and is reported as such. Prohibitions
+(`must-not`) never fire by design and are not rule actions that could be dead.
+"""
+from __future__ import annotations
+
+from verifier.analysis.context import Context, Visitor, own_guard, slot_index
+from verifier.engines.base import Budget
+from verifier.ir.model import PHASE_VAR, ActionKind, Modality, Model, Overflow, Phase, in_phase
+from verifier.ir.props import Reachable
+from verifier.result import Finding, Verdict
+
+KIND = "dead-rule"
+SYMBOLIC_CLAIM_SECONDS = 15.0
+SYMBOLIC_TOTAL_SECONDS = 60.0
+
+
+class DeadRules(Visitor):
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.fired: set[int] = set()
+        self.tried: set[int] = set()       # the guard held for some choice (maybe blocked)
+        self.gapped: set[int] = set()      # some firing was blocked by a gap
+        self.phases: set[int] = set()
+        self.phase_slot = slot_index(ctx.lay, PHASE_VAR) if PHASE_VAR in ctx.lay.offsets else None
+
+    def visit(self, i, state, firings) -> None:
+        for a, _choice, target, gap in firings:
+            self.tried.add(a)
+            if target is not None:
+                self.fired.add(a)
+            elif gap is not None:
+                self.gapped.add(a)
+        if self.phase_slot is not None:
+            self.phases.add(state[self.phase_slot])
+
+    def findings(self) -> list[Finding]:
+        ctx = self.ctx
+        if not ctx.complete:
+            return []          # "never" needs the whole state space
+        model = ctx.concrete
+        out: list[Finding] = []
+        dead_phases: set[str] = set()
+        if self.phase_slot is not None:
+            enum = model.var(PHASE_VAR).type
+            seen = {enum.values[k] for k in self.phases}
+            dead_phases = _dead_phases(model, seen)
+            for phase in model.phases:
+                if phase.name not in dead_phases or (phase.parent in dead_phases):
+                    continue
+                out.append(self._phase_finding(phase, dead_phases))
+        for i, action in enumerate(model.actions):
+            if action.kind is not ActionKind.RULE or action.modality is Modality.MUST_NOT or i in self.fired:
+                continue
+            if action.phase is not None and action.phase in dead_phases:
+                continue
+            guard = ctx.pretty(own_guard(action, model))
+            if i in self.gapped:
+                continue       # blocked by a gap: the gap finding says why, with a trace
+            if i in self.tried:
+                policy = sorted({e.target.name for e in action.effects
+                                 if model.var(e.target.name).overflow is Overflow.FORBID})
+                message = (f"The rules never actually let anyone take {ctx.action_words(action)} "
+                           f"({ctx.section(action)}): whenever its condition holds, its effect would take "
+                           f"{' or '.join(policy) or 'a variable'} out of range, which the policy there forbids.")
+            else:
+                cond = f"its condition `{guard}` holds" if guard != "true" else "it is possible"
+                message = (f"Nothing in the rules ever lets anyone take {ctx.action_words(action)} "
+                           f"({ctx.section(action)}): {cond} in no state play can reach.")
+            out.append(ctx.finding(KIND, action.name, message, rules=ctx.citations(action),
+                                   evidence={"states_explored": len(ctx.space.states), "condition": guard,
+                                             "blocked_only": i in self.tried},
+                                   engine="explicit", scope=ctx.scope_search(), span=action.span))
+        return out
+
+    def _phase_finding(self, phase: Phase, dead: set[str]) -> Finding:
+        ctx = self.ctx
+        steps = [p.name for p in ctx.concrete.phases if _within(ctx.concrete, p.name, phase.name) and p is not phase]
+        actions = [a.name for a in ctx.concrete.rule_actions()
+                   if a.modality is not Modality.MUST_NOT and a.phase is not None
+                   and _within(ctx.concrete, a.phase, phase.name)]
+        what = "step" if phase.parent else "phase"
+        section = phase.rule.section if phase.rule else "the turn structure"
+        message = (f"Play never reaches the {phase.name} {what} ({section}): no sequence of legal moves "
+                   f"leads into it, so the rules written for it never apply.")
+        evidence = {"states_explored": len(ctx.space.states)}
+        if steps:
+            evidence["steps"] = steps
+        if actions:
+            evidence["actions"] = actions
+        return ctx.finding(KIND, phase.name, message, rules=ctx.phase_citation(phase), evidence=evidence,
+                           engine="explicit", scope=ctx.scope_search(), span=phase.span)
+
+
+def _within(model: Model, name: str, ancestor: str) -> bool:
+    parents = {p.name: p.parent for p in model.phases}
+    node: str | None = name
+    while node is not None:
+        if node == ancestor:
+            return True
+        node = parents.get(node)
+    return False
+
+
+def _dead_phases(model: Model, seen_leaves: set[str]) -> set[str]:
+    """Every phase none of whose leaves was seen."""
+    leaves = [p.name for p in model.leaf_phases()]
+    return {p.name for p in model.phases
+            if not any(_within(model, leaf, p.name) and leaf in seen_leaves for leaf in leaves)}
+
+
+# ---------------------------------------------------------------- symbolic, for free parameters
+
+def symbolic_findings(ctx: Context) -> list[Finding]:
+    """Actions and phases proved dead for every value of the free parameters."""
+    from verifier.engines.symbolic import SymbolicEngine
+
+    model = ctx.model
+    concrete = model.instantiate()
+    claims: list[tuple[Reachable, object]] = []
+    for a in concrete.actions:
+        if a.kind is ActionKind.RULE and a.modality is not Modality.MUST_NOT:
+            claims.append((Reachable(id=f"fires:{a.name}", action=a.name), a))
+    if concrete.has_phases:
+        for p in concrete.phases:
+            claims.append((Reachable(id=f"enters:{p.name}", expr=in_phase(concrete, p.name)), p))
+    engine = SymbolicEngine("all")
+    total = ctx.deadline.left(SYMBOLIC_TOTAL_SECONDS)
+    from verifier.analysis.context import Deadline
+    mine = Deadline(total)
+    out: list[Finding] = []
+    dead_phases: set[str] = set()
+    for claim, element in claims:
+        left = mine.left(SYMBOLIC_CLAIM_SECONDS)
+        if left < 1.0:
+            break
+        budget = Budget(timeout=left, max_depth=ctx.budget.max_depth)
+        try:
+            (result,) = engine.check(model, [claim], budget)
+        except Exception:      # noqa: BLE001 - an analysis never aborts the run; the claim stays undecided
+            continue
+        if result.verdict is not Verdict.VIOLATED or result.engine not in ("k-induction", "pdr"):
+            continue
+        scope = "for all parameter values" if not concrete.is_concrete else ctx.scope_concrete()
+        evidence = {"proof": result.engine, "reason": result.reason}
+        evidence.update({k: v for k, v in result.evidence.items() if isinstance(v, (str, int, float, bool))})
+        if isinstance(element, Phase):
+            if element.parent in dead_phases:
+                dead_phases.add(element.name)
+                continue
+            dead_phases.add(element.name)
+            section = element.rule.section if element.rule else "the turn structure"
+            what = "step" if element.parent else "phase"
+            message = (f"Play never reaches the {element.name} {what} ({section}), whatever the parameter "
+                       f"values: no sequence of legal moves leads into it.")
+            out.append(ctx.finding(KIND, element.name, message, rules=ctx.phase_citation(element),
+                                   evidence=evidence, engine=result.engine, scope=scope, span=element.span))
+        else:
+            message = (f"Nothing in the rules ever lets anyone take {ctx.action_words(element)} "
+                       f"({ctx.section(element)}), whatever the parameter values: its condition "
+                       f"`{ctx.pretty(own_guard(element, concrete))}` never holds with a legal outcome in a reachable state.")
+            out.append(ctx.finding(KIND, element.name, message, rules=ctx.citations(element),
+                                   evidence=evidence, engine=result.engine, scope=scope, span=element.span))
+    # actions of a dead phase are consequences, not findings of their own
+    return [f for f in out if not (f.subject in {a.name for a in concrete.actions}
+                                   and concrete.action(f.subject).phase in dead_phases)]

@@ -1,0 +1,312 @@
+"""order-dependence: two actions that can be enabled together and whose effects do not commute.
+
+Symbolic step (Z3, over *every* state within the variables' ranges, not only
+reached ones, and for every value of the free parameters): for actions a and b
+find a state s and choice values ca, cb such that
+
+    a(ca) and b(cb) are both legal in s (not final, guard, no overflow block),
+    b(cb) is still legal after a(ca), and a(ca) still legal after b(cb),
+    and the two orders end in different states.
+
+Pairs where one always disables the other are not order-dependent (the rules
+then ask for a choice, not an order) and fail the second condition.
+
+Candidate pairs: two different actions, not prohibitions, at least one a rule
+action; when both belong to phases, the same phase; an implicit phase change
+(`end P`, the turn passing) only with a rule action that has no phase (an
+implicit action always leaves the phase of the actions it could race with).
+Pairs declared in the model's `ordered` list (either order) are skipped, and so
+are pairs that are syntactically independent (neither writes what the other
+reads or writes; the end-of-game condition counts as read by both).
+
+Explicit step (every parameter fixed): the pairs Z3 reports are confirmed on
+the explored states in BFS order; the first reached state where both orders
+are possible and differ is the evidence (a trace for each order, and the two
+outcomes). When the exploration is complete and no reached state confirms a
+pair, every reachable state where both apply gives the same result either way:
+the pair is dropped for these parameter values (the Z3 witness is an
+unreachable state). With free parameters, or an incomplete exploration, the
+Z3 witness is reported as it is (state, choices, both outcomes).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from verifier.analysis.context import Context, Visitor
+from verifier.ir.expr import state_vars
+from verifier.ir.model import Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
+from verifier.result import Finding
+
+KIND = "order-dependence"
+QUERY_SECONDS = 10.0            # Z3 time per pair
+TOTAL_SECONDS = 60.0            # Z3 time for all pairs of one model when the budget sets none
+CONFIRM_TRIES = 20_000          # reached states tried per pair before giving up confirming it
+MAX_COMBOS = 16                 # choice combinations tried per state and pair
+
+
+# ---------------------------------------------------------------- candidate pairs
+
+def reads(a: Action, model: Model) -> set[str]:
+    out = set(state_vars(a.guard)) | set(state_vars(model.end))
+    for e in a.effects:
+        out |= state_vars(e.value)
+        if not hasattr(e.target, "index"):
+            continue
+        out |= state_vars(e.target.index)
+    for c in a.choices:
+        if isinstance(c.type, IntType):
+            out |= state_vars(c.type.lo) | state_vars(c.type.hi)
+    return out
+
+
+def writes(a: Action) -> set[str]:
+    return {e.target.name for e in a.effects}
+
+
+def candidate_pairs(model: Model) -> list[tuple[int, int]]:
+    ordered = {frozenset(p) for p in model.ordered_pairs}
+    acts = model.actions
+    out = []
+    for i, a in enumerate(acts):
+        for j in range(i + 1, len(acts)):
+            b = acts[j]
+            if Modality.MUST_NOT in (a.modality, b.modality) or a.name == b.name:
+                continue
+            implicit = [x for x in (a, b) if x.kind is not ActionKind.RULE]
+            if len(implicit) == 2:
+                continue
+            if implicit:
+                rule = b if implicit[0] is a else a
+                if rule.phase is not None:
+                    continue
+            elif a.phase is not None and b.phase is not None and a.phase != b.phase:
+                continue
+            if frozenset((a.name, b.name)) in ordered:
+                continue
+            wa, wb = writes(a), writes(b)
+            if not (wa & wb or wa & reads(b, model) or wb & reads(a, model)):
+                continue
+            out.append((i, j))
+    return out
+
+
+# ---------------------------------------------------------------- the Z3 query
+
+class Witness:
+    """A Z3 model of a non-commuting pair: the state, the choices and both outcomes (display values)."""
+
+    def __init__(self, state: dict, ca: dict, cb: dict, ab: dict, ba: dict, params: dict):
+        self.state, self.ca, self.cb, self.ab, self.ba, self.params = state, ca, cb, ab, ba, params
+
+
+def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], Witness]:
+    """The pairs Z3 shows non-commuting in some in-range state (within the time share)."""
+    import z3
+
+    from verifier.analysis.context import Deadline
+    from verifier.engines.symbolic.encode import Encoding, Unsupported, conj, disj
+
+    try:
+        enc = Encoding(ctx.model)
+    except (Unsupported, z3.Z3Exception):
+        return {}
+    mine = Deadline(ctx.deadline.left(TOTAL_SECONDS))
+    out: dict[tuple[int, int], Witness] = {}
+    base = conj(enc.param_constraints(), enc.ranges(enc.cur))
+    cur = enc.cur
+    encoded: dict[int, tuple] = {}
+
+    def encode(k: int) -> tuple:
+        """(legal in cur, successor terms, choice symbols) of action k, built once."""
+        if k not in encoded:
+            env = enc.choices(k, "X")
+            new, _ok, defined = enc.effects(k, cur, env)
+            legal = conj(enc.enabled(k, cur, env), enc.defined(enc.model.actions[k].guard, cur, env), defined)
+            encoded[k] = (legal, new, env)
+        return encoded[k]
+
+    def after(term, new):
+        """`term` (over cur) in the state `new`; only the slots the action changes are replaced."""
+        pairs = [(x, y) for x, y in zip(cur.slots, new) if y is not x]
+        return z3.substitute(term, *pairs) if pairs else term
+
+    for a, b in pairs:
+        left = mine.left(QUERY_SECONDS)
+        if left < 0.5:
+            break
+        try:
+            la, na, ca = encode(a)
+            lb, nb, cb = encode(b)
+            s12 = [after(y, na) if y is not x else z for x, y, z in zip(cur.slots, nb, na)]
+            s21 = [after(z, nb) if z is not x else y for x, y, z in zip(cur.slots, nb, na)]
+            differ = disj(*(x != y for x, y in zip(s12, s21)))
+            solver = z3.Solver()
+            solver.set("timeout", int(left * 1000))
+            solver.add(base, la, lb, after(lb, na), after(la, nb), differ)
+            if solver.check() != z3.sat:
+                continue
+            m = solver.model()
+        except (Unsupported, z3.Z3Exception):
+            continue
+
+        def val(t) -> int:
+            return m.eval(t, model_completion=True).as_long()
+
+        def show(slots) -> dict:
+            return {s.name: _display(s.type, val(x), enc.model) for s, x in zip(enc.slots, slots)}
+
+        state = show(cur.slots)
+        ab, ba = show(s12), show(s21)
+        diff = [k for k in ab if ab[k] != ba[k]]
+        out[(a, b)] = Witness(state, {k: val(t) for k, t in ca.items()}, {k: val(t) for k, t in cb.items()},
+                              {k: ab[k] for k in diff}, {k: ba[k] for k in diff},
+                              {name: val(p) for name, p in enc.params.items()})
+    return out
+
+
+def _display(t, value: int, model: Model) -> Any:
+    if isinstance(t, BoolType):
+        return bool(value)
+    if isinstance(t, EnumType):
+        return t.values[value] if 0 <= value < len(t.values) else value
+    return value
+
+
+# ---------------------------------------------------------------- confirmation on reached states
+
+class OrderDependence(Visitor):
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        model = ctx.concrete or ctx.model.instantiate()
+        self.pairs = candidate_pairs(model)
+        self.witness = symbolic_pairs(ctx, self.pairs)
+        self.watched = {x for pair in self.witness for x in pair}
+        self.confirmed: dict[tuple[int, int], tuple] = {}
+        self.tries: dict[tuple[int, int], int] = {}
+
+    def visit(self, i, state, firings) -> None:
+        if not self.watched:
+            return
+        options: dict[int, list] = {}
+        for a, choice, target, _gap in firings:
+            if a in self.watched and target is not None:
+                options.setdefault(a, []).append((choice, target))
+        if len(options) < 2:
+            return
+        for pair in self.witness:
+            if pair in self.confirmed or pair[0] not in options or pair[1] not in options:
+                continue
+            tries = self.tries.get(pair, 0)
+            if tries >= CONFIRM_TRIES:
+                continue
+            self.tries[pair] = tries + 1
+            hit = self._differ(pair, options)
+            if hit is not None:
+                self.confirmed[pair] = (i,) + hit
+
+    def _differ(self, pair, options):
+        a, b = pair
+        combos = 0
+        for ca, ta in options[a]:
+            for cb, tb in options[b]:
+                combos += 1
+                if combos > MAX_COMBOS:
+                    return None
+                tab = self._after(ta, b, cb)
+                tba = self._after(tb, a, ca)
+                if tab is not None and tba is not None and tab != tba:
+                    return ca, cb, ta, tb, tab, tba
+        return None
+
+    def _after(self, state, action: int, choice):
+        for a, c, t, _g in self.ctx.expand(state):
+            if a == action and c == choice and t is not None:
+                return t
+        return None
+
+    def findings(self) -> list[Finding]:
+        ctx = self.ctx
+        model = ctx.concrete or ctx.model.instantiate()
+        exhaustive = ctx.explicit and ctx.complete
+        free = not model.is_concrete
+        out = []
+        for (a, b), w in self.witness.items():
+            x, y = model.actions[a], model.actions[b]
+            subject = f"{x.name}|{y.name}"
+            hit = self.confirmed.get((a, b))
+            if hit is not None:
+                i, ca, cb, ta, tb, tab, tba = hit
+                state = ctx.space.states[i]
+                diff = [s.name for s, u, v in zip(ctx.lay.slots, tab, tba) if u != v]
+                before = ctx.state_words(state, _unique(ctx.relevant_slots([x, y], effects=True) + diff))
+                ab, ba = ctx.show(tab, diff), ctx.show(tba, diff)
+                message = (_sentence(ctx, x, y, ca, cb) + (f" when {before}" if before else "")
+                           + f"{ctx.where(state)} gives different results ({_outcome(x, y, ab)}; "
+                           f"{_outcome(y, x, ba)}), and the rules do not say which comes first.")
+                traces = (ctx.trace_to(i, [(a, ca, ta), (b, cb, tab)]), ctx.trace_to(i, [(b, cb, tb), (a, ca, tba)]))
+                evidence = {"state": ctx.show(state), "choices": {x.name: dict(ca), y.name: dict(cb)},
+                            f"{x.name} then {y.name}": ab, f"{y.name} then {x.name}": ba,
+                            "confirmed_on_reached_state": True,
+                            "z3_state": w.state}
+                out.append(ctx.finding(KIND, subject, message, rules=ctx.citations(x, y), traces=traces,
+                                       evidence=evidence, engine="z3", scope=ctx.scope_concrete(), span=x.span))
+                continue
+            if exhaustive and self.tries.get((a, b), 0) < CONFIRM_TRIES:
+                continue        # every reachable state where both apply commutes: the witness is unreachable
+            ca, cb = tuple(w.ca.items()), tuple(w.cb.items())
+            names = _unique(_names(model, [x, y]) + list(w.ab))
+            when = ", ".join(f"{k} = {_word(v)}" for k, v in w.state.items() if k in names)
+            params = ", ".join(f"{k} = {v}" for k, v in w.params.items())
+            message = (_sentence(ctx, x, y, ca, cb)
+                       + f" can give different results ({_outcome(x, y, w.ab)}; {_outcome(y, x, w.ba)})"
+                       + (f" when {when}" if when else "") + (f" with {params}" if params else "")
+                       + ", a state the variables' ranges allow, and the rules do not say which comes first.")
+            evidence: dict[str, Any] = {"z3_state": w.state, "choices": {x.name: w.ca, y.name: w.cb},
+                                        f"{x.name} then {y.name}": w.ab, f"{y.name} then {x.name}": w.ba,
+                                        "confirmed_on_reached_state": False}
+            if w.params:
+                evidence["parameters"] = w.params
+            scope = "searched over all parameter values" if free else ctx.scope_concrete()
+            scope += "; over every state within the variables' ranges (not shown reachable)"
+            out.append(ctx.finding(KIND, subject, message, rules=ctx.citations(x, y), evidence=evidence,
+                                   engine="z3", scope=scope, span=x.span))
+        return out
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _sentence(ctx: Context, x: Action, y: Action, cx, cy) -> str:
+    def name(a: Action, c) -> str:
+        words = ctx.action_words(a)
+        return words + (" with " + ", ".join(f"{k} = {v}" for k, v in c) if c else "")
+    return f"Taking {name(x, cx)} ({ctx.section(x)}) and {name(y, cy)} ({ctx.section(y)}) in the two orders"
+
+
+def _outcome(first: Action, second: Action, values: dict) -> str:
+    shown = ", ".join(f"{k} = {str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
+    return f"{first.name} then {second.name}: {shown}"
+
+
+def _names(model: Model, actions: list[Action]) -> list[str]:
+    """Slot names (``x``, ``hand[0]``) of the variables the actions' guards and effects read."""
+    from verifier.analysis.context import own_guard
+    used: list[str] = []
+    for a in actions:
+        for v in sorted(set(state_vars(own_guard(a, model))) | {n for e in a.effects for n in state_vars(e.value)}):
+            if v not in used and v not in ("phase", "active"):
+                used.append(v)
+    out = []
+    for v in used:
+        var = model.var(v)
+        if var.index is None:
+            out.append(v)
+        else:
+            lo, hi = type_bounds(var.index)
+            out += [f"{v}[{var.index.values[i] if isinstance(var.index, EnumType) else i}]" for i in range(lo, hi + 1)]
+    return out
+
+
+def _word(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)

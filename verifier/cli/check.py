@@ -1,0 +1,75 @@
+"""`turnproof check`: verify a model's claims and its rules' consistency."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from verifier import baseline
+from verifier.cli.common import (EXIT_CODES_HELP, Progress, add_model_options, add_output_options,
+                                 exit_code, run_options, write_output)
+from verifier.diagnostics import Diagnostic, UsageError
+from verifier.report.json_out import runs_json
+from verifier.report.junit import runs_junit
+from verifier.report.sarif import runs_sarif
+from verifier.report.text import render_runs
+from verifier.runner import check_model
+
+FORMATS = ("text", "json", "junit", "sarif")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check", help="verify a model's claims and look for inconsistent rules",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Explore every reachable state of MODEL, decide each claim of its property "
+                    "file (properties/<model>.yaml unless -p is given), and report where the rules "
+                    "are dead, stuck, silent or ambiguous.",
+        epilog="examples:\n"
+               "  turnproof check models/wtactics.yaml\n"
+               "  turnproof check models/wtactics.yaml --param DECK=12 --variant strict\n"
+               "  turnproof check models/alice.yaml --format json -o out/alice.json\n"
+               "  turnproof check models/alice.yaml --format sarif -o turnproof.sarif --baseline baselines/\n\n"
+               + EXIT_CODES_HELP + "\n  with --baseline: 1 only on a verdict that differs from the baseline or a new "
+               "unacknowledged finding;\n  3 on a verdict that became UNKNOWN")
+    p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
+    p.add_argument("-p", "--properties", metavar="FILE", help="property file (default: properties/<model>.yaml)")
+    p.add_argument("--no-properties", action="store_true", help="check no claims, only consistency")
+    p.add_argument("--no-consistency", action="store_true", help="skip the rules-consistency analyses")
+    add_model_options(p)
+    add_output_options(p, FORMATS)
+    p.add_argument("--baseline", metavar="FILE",
+                   help="compare with recorded verdicts and findings (FILE, or DIR/<model>.json) and fail only "
+                        "on changes: exit 1 on a changed verdict or a new finding not in the baseline")
+    p.add_argument("--update-baseline", action="store_true", help="(re)write the --baseline file from this run")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.update_baseline and not args.baseline:
+        raise UsageError(Diagnostic("--update-baseline needs --baseline FILE", hint="e.g. --baseline baselines/"))
+    if args.baseline:
+        baseline.preflight(args.baseline, args.model, args.update_baseline)
+    progress = Progress(args.quiet)
+    try:
+        runs = check_model(args.model, run_options(args, consistency=not args.no_consistency), progress)
+    finally:
+        progress.done()
+    gate = baseline.apply(runs, args.baseline, args.update_baseline) if args.baseline else None
+    if args.format == "json":
+        doc = runs_json(runs)
+        if gate is not None:
+            doc["baseline"] = gate.to_json()
+        text = json.dumps(doc, indent=2) + "\n"
+    elif args.format == "junit":
+        text = runs_junit(runs, extra_out=gate.text() if gate else "")
+    elif args.format == "sarif":
+        text = json.dumps(runs_sarif(runs, baseline=gate.comparison if gate else None), indent=2) + "\n"
+    else:
+        text = render_runs(runs, color=args.output is None and sys.stdout.isatty())
+        if gate is not None:
+            text += gate.text()
+    write_output(text, args.output)
+    if gate is not None and (args.format != "text" or args.output is not None):
+        sys.stderr.write(gate.text())
+    return gate.exit_code if gate is not None else exit_code(runs)

@@ -1,0 +1,124 @@
+"""What every subcommand shares: model options, exit codes, atomic output, progress."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+from verifier.diagnostics import Diagnostic, UsageError
+from verifier.engines.base import Budget, ProgressInfo
+from verifier.result import ModelRun, Verdict
+from verifier.runner import ENGINES, RunOptions
+
+EXIT_OK = 0          # every claim as expected, no new finding
+EXIT_FAILED = 1      # a claim violated or not as expected, or a new unacknowledged finding
+EXIT_ERROR = 2       # model, property or usage error
+EXIT_UNKNOWN = 3     # a budget left a claim UNKNOWN
+
+EXIT_CODES_HELP = """exit codes:
+  0  every claim as expected and no unacknowledged finding
+  1  a claim violated or not as expected, or a new unacknowledged finding
+  2  model, property or usage error (file:line:col, the offending text and a hint)
+  3  a budget (--max-states, --timeout) left a claim UNKNOWN"""
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """--param, --variant, --engine and the budgets."""
+    p.add_argument("--param", "-D", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a parameter (repeatable); VALUE '*' leaves it free for the "
+                        "symbolic engine, which then proves claims for every allowed value")
+    p.add_argument("--variant", metavar="NAME",
+                   help="check one interpretation variant (default: every variant the model declares)")
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="auto (default): explicit search for small concrete instances, Z3 for free "
+                        "parameters and proofs; explicit: breadth-first search; symbolic: Z3 "
+                        "(k-induction, PDR, BMC); bmc / kind / pdr: one symbolic method")
+    p.add_argument("--max-states", type=int, metavar="N", help="stop exploring after N states (verdict UNKNOWN)")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop after S seconds (verdict UNKNOWN)")
+    p.add_argument("--max-depth", type=int, metavar="K", help="deepest BFS level / BMC bound / k")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+
+
+def add_output_options(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    p.add_argument("--format", "-f", choices=formats, default="text", help="output format (default text)")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the output to FILE (atomically) instead of standard output")
+
+
+def parse_params(items: Sequence[str]) -> dict[str, int | None]:
+    out: dict[str, int | None] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(Diagnostic(f"--param '{item}' is not NAME=VALUE", hint="e.g. --param DECK=20"))
+        if value.strip() == "*":
+            out[name.strip()] = None
+            continue
+        try:
+            out[name.strip()] = int(value)
+        except ValueError:
+            raise UsageError(Diagnostic(f"--param {name}: '{value}' is not an integer",
+                                        hint="parameters are integers; '*' leaves one free")) from None
+    return out
+
+
+def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOptions:
+    budget = Budget(max_states=args.max_states, timeout=args.timeout, max_depth=args.max_depth)
+    return RunOptions(params=parse_params(args.param), variant=args.variant, engine=args.engine,
+                      budget=budget, consistency=consistency,
+                      properties=getattr(args, "properties", None),
+                      use_properties=not getattr(args, "no_properties", False))
+
+
+def exit_code(runs: Sequence[ModelRun]) -> int:
+    results = [r for run in runs for r in run.results]
+    failed = any(not r.as_expected and r.verdict is not Verdict.UNKNOWN for r in results)
+    if failed or any(run.new_findings for run in runs):
+        return EXIT_FAILED
+    if any(r.verdict is Verdict.UNKNOWN and not r.as_expected for r in results) or \
+            any(r.verdict is Verdict.UNKNOWN and r.property.expected is None for r in results):
+        return EXIT_UNKNOWN
+    return EXIT_OK
+
+
+def write_output(text: str, output: str | None) -> None:
+    """To stdout, or atomically to a file: a failed run never leaves half a file."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    target = Path(output)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Progress:
+    """States, depth and rate on an interactive terminal; silent otherwise."""
+
+    def __init__(self, quiet: bool):
+        self.enabled = not quiet and sys.stderr.isatty() and os.environ.get("CI") != "true"
+        self._last = 0.0
+
+    def __call__(self, info: ProgressInfo) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self._last < 0.2:
+            return
+        self._last = now
+        sys.stderr.write(f"\r  {info.states:,} states  depth {info.depth}  "
+                         f"{info.rate:,.0f} states/s  {info.elapsed:.1f} s   ")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled and self._last:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+            sys.stderr.flush()

@@ -1,0 +1,65 @@
+"""`turnproof diff OLD NEW`: which verdicts, findings and reachable behaviours a rule change altered."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from verifier.cli.common import Progress, add_model_options, add_output_options, run_options, write_output
+from verifier.diagnostics import Diagnostic, UsageError
+from verifier.diffing import diff_versions, render_markdown, render_text, to_json
+
+FORMATS = ("text", "json", "markdown")
+
+EXIT_HELP = """exit codes:
+  0  nothing changed: same verdicts, same findings, same reachable behaviour
+  1  something changed (listed in the output)
+  2  model, property or usage error (a bad file, an unknown git revision...)
+  3  nothing else changed, but a budget stopped the exploration of a version"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "diff", help="compare two versions of a model: verdicts, findings and reachable behaviours",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Check OLD and NEW (two files, or git:REV:path for a file at a git revision) and "
+                    "report which claims changed verdict, which consistency findings appeared or "
+                    "disappeared, and which reachable states (projected on the state variables both "
+                    "versions share) one version allows and the other does not, each with a shortest "
+                    "trace. Without -p, each version uses its own properties/<model>.yaml (for git:REV:path, "
+                    "the one at that revision).",
+        epilog="examples:\n"
+               "  turnproof diff git:HEAD:models/wtactics.yaml models/wtactics.yaml\n"
+               "  turnproof diff old.yaml new.yaml -p properties/wtactics.yaml --format markdown\n"
+               "  turnproof diff git:origin/main:models/alice.yaml models/alice.yaml -f json -o diff.json\n\n"
+               + EXIT_HELP)
+    p.add_argument("old", metavar="OLD", help="the earlier version: a model file or git:REV:path")
+    p.add_argument("new", metavar="NEW", help="the later version: a model file or git:REV:path")
+    p.add_argument("-p", "--properties", metavar="PROPS",
+                   help="one property file for both versions (default: each version's properties/<model>.yaml)")
+    p.add_argument("--no-properties", action="store_true", help="compare no claims")
+    p.add_argument("--no-consistency", action="store_true", help="do not compare consistency findings")
+    p.add_argument("--no-behaviours", action="store_true", help="do not compare reachable states")
+    p.add_argument("--limit", type=int, default=10, metavar="N",
+                   help="list at most N new states each way (default 10; the counts cover all)")
+    add_model_options(p)
+    add_output_options(p, FORMATS)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit < 0:
+        raise UsageError(Diagnostic("--limit must be 0 or more"))
+    progress = Progress(args.quiet)
+    try:
+        diff = diff_versions(args.old, args.new, run_options(args, consistency=not args.no_consistency),
+                             limit=args.limit, behaviours=not args.no_behaviours, progress=progress)
+    finally:
+        progress.done()
+    if args.format == "json":
+        text = json.dumps(to_json(diff), indent=2) + "\n"
+    elif args.format == "markdown":
+        text = render_markdown(diff)
+    else:
+        text = render_text(diff)
+    write_output(text, args.output)
+    return diff.exit_code

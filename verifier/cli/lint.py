@@ -1,0 +1,110 @@
+"""`turnproof lint MODEL`: only the rules-consistency analyses, no claims."""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from dataclasses import replace
+from typing import Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from verifier.cli.common import EXIT_FAILED, EXIT_OK, Progress, add_model_options, add_output_options, \
+    run_options, write_output
+from verifier.report.json_out import runs_json
+from verifier.report.text import findings_text, trace_table
+from verifier.result import Finding, ModelRun
+from verifier.runner import check_model
+
+FORMATS = ("text", "json")
+
+EXIT_HELP = """exit codes:
+  0  no finding, or every finding is acknowledged in the model's `acknowledge` list
+  1  a new (unacknowledged) finding
+  2  model or usage error (file:line:col, the offending text and a hint)"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "lint", help="look for dead, stuck, silent, conflicting or ambiguous rules (no claims)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the rules-consistency analyses on MODEL without any property file: rule "
+                    "actions that never fire and phases never reached, states where play is stuck, "
+                    "effects that leave a variable's range where the rules state no policy (gaps), "
+                    "demands that a prohibition or another demand blocks (conflicts), actions whose "
+                    "order matters but is not fixed (order-dependence, checked with Z3), mandatory "
+                    "choices nobody is said to make, and differences between interpretation variants. "
+                    "Findings are grouped by rule section, each with its evidence.",
+        epilog="examples:\n"
+               "  turnproof lint models/wtactics.yaml\n"
+               "  turnproof lint models/alice.yaml --variant literal --param TURNS=4\n"
+               "  turnproof lint models/aeons_end.yaml --format json -o out/aeons_end.lint.json\n\n"
+               + EXIT_HELP)
+    p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
+    add_model_options(p)
+    add_output_options(p, FORMATS)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    progress = Progress(args.quiet)
+    options = replace(run_options(args, consistency=True), use_properties=False)
+    try:
+        runs = check_model(args.model, options, progress)
+    finally:
+        progress.done()
+    if args.format == "json":
+        text = json.dumps(runs_json(runs), indent=2) + "\n"
+    else:
+        text = render_lint(runs, color=args.output is None and sys.stdout.isatty())
+    write_output(text, args.output)
+    return EXIT_FAILED if any(run.new_findings for run in runs) else EXIT_OK
+
+
+def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120) -> str:
+    """Findings grouped by rule section: the sentence, then its evidence."""
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=color, width=width, highlight=False)
+    model = runs[0].model
+    params = ", ".join(f"{k}={'*' if v is None else v}" for k, v in model.param_values)
+    readings = [r.model.variant for r in runs if r.model.variant]
+    console.print(Text(f"== {model.name}  ({runs[0].path}; {params or 'no parameters'}"
+                       + (f"; readings: {', '.join(readings)}" if readings else "") + ")", style="bold"))
+    findings = [(run, f) for run in runs for f in run.findings]
+    if not findings:
+        console.print("No consistency findings: no dead rule, stuck state, silent rule, conflict, "
+                      "order dependence or unspecified choice was found.")
+        return buf.getvalue()
+    console.print(findings_text([f for _run, f in findings]))
+    groups: dict[str, list[Finding]] = {}
+    for _run, f in findings:
+        groups.setdefault(_section(f), []).append(f)
+    for section in sorted(groups, key=lambda s: (s == "-", s)):
+        console.print(Text(f"\n{section}", style="bold underline"))
+        for f in sorted(groups[section], key=lambda f: (f.kind, f.subject)):
+            ack = f" (acknowledged: {f.acknowledged})" if f.acknowledged else ""
+            reading = f" [reading {f.variant}]" if f.variant else ""
+            style = "dim" if f.acknowledged else "bold"
+            console.print(Text(f"{f.kind} {f.subject}{reading}: {f.message}{ack}", style=style))
+            console.print(Text(f"  established by {f.engine}" + (f", {f.scope}" if f.scope else "")))
+            plain = {k: v for k, v in f.evidence.items() if isinstance(v, (str, int, float, bool))}
+            if plain:
+                console.print("  " + "; ".join(f"{k.replace('_', ' ')}: {_v(v)}" for k, v in plain.items()))
+            for k, trace in enumerate(f.traces, 1):
+                if len(f.traces) > 1:
+                    console.print(f"  trace {k} of {len(f.traces)}:")
+                console.print(trace_table(trace))
+    new = sum(1 for _r, f in findings if f.acknowledged is None)
+    console.print(f"\n{len(findings)} findings, {new} unacknowledged")
+    return buf.getvalue()
+
+
+def _section(f: Finding) -> str:
+    """The rule section a finding concerns first ("Discard" of "Discard: excess cards go")."""
+    return f.rules[0].split(":")[0].strip() if f.rules else "-"
+
+
+def _v(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -1,0 +1,96 @@
+"""`turnproof report MODEL... -o DIR`: HTML and Markdown pages, diagrams and an index."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from verifier.cli.common import Progress, add_model_options, exit_code, run_options
+from verifier.diagnostics import Diagnostic, UsageError
+from verifier.report.diagrams import WHOLE_GRAPH_LIMIT
+from verifier.runner import check_model
+
+EXIT_HELP = """exit codes:
+  0  the report was written (whatever the verdicts: the pages show them)
+  1  with --gate: a claim not as expected or an unacknowledged finding (the report is written)
+  2  model, property or usage error: nothing is written and the previous report stays as it was
+  3  with --gate: a budget left a claim UNKNOWN (the report is written)"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report", help="write HTML and Markdown reports with phase and state diagrams",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Check each MODEL (its claims from properties/<model>.yaml and the rules-consistency "
+                    "analyses) and write a report folder: index.html and index.md listing every game, and "
+                    "per game <game>.html and <game>.md with the phase diagram, the explored state graph, "
+                    "every verdict with its engine and statistics, every trace drawn on the phase diagram, "
+                    "and every finding with its evidence; the diagrams are written beside them as SVG and "
+                    "DOT, with FINDINGS.md and manifest.json. HTML pages are self-contained (no network, no "
+                    "JavaScript). The folder is the tool's: it is replaced as a whole and atomically (files put there by hand "
+                    "go; a failed or interrupted run leaves the previous report as it was).",
+        epilog="examples:\n"
+               "  turnproof report models/*.yaml -o reports\n"
+               "  turnproof report models/wtactics.yaml -o out/wt --param DECK=4\n"
+               "  turnproof report models/alice.yaml -o out/alice --graph-limit 300\n\n" + EXIT_HELP)
+    p.add_argument("models", nargs="+", metavar="MODEL", help="model files (YAML, see docs/LANGUAGE.md)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="the report folder to (re)write")
+    p.add_argument("-p", "--properties", metavar="FILE",
+                   help="property file (only with one MODEL; default: properties/<model>.yaml)")
+    p.add_argument("--no-properties", action="store_true", help="check no claims, only consistency")
+    p.add_argument("--no-consistency", action="store_true", help="skip the rules-consistency analyses")
+    add_model_options(p)
+    p.add_argument("--graph-limit", type=int, default=WHOLE_GRAPH_LIMIT, metavar="N",
+                   help=f"draw every state when there are at most N (default {WHOLE_GRAPH_LIMIT}); "
+                        "otherwise group them by phase")
+    p.add_argument("--graph-states", type=int, default=300_000, metavar="N",
+                   help="explore at most N states for the state graph (default 300000; a larger space is "
+                        "drawn partially, and says so)")
+    p.add_argument("--no-graph", action="store_true", help="do not explore or draw the state graph")
+    p.add_argument("--no-timings", action="store_true",
+                   help="leave run times out of the pages (reproducible output)")
+    p.add_argument("--force", action="store_true",
+                   help="replace DIR even when it is not a turnproof report folder")
+    p.add_argument("--gate", action="store_true", help="exit as `turnproof check` does (see exit codes)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from verifier.report.pages import build_game
+    from verifier.report.site import write_site
+
+    if args.properties and len(args.models) > 1:
+        raise UsageError(Diagnostic("-p/--properties goes with a single MODEL",
+                                    hint="each model's claims are read from properties/<model>.yaml"))
+    if args.graph_limit < 0 or args.graph_states < 1:
+        raise UsageError(Diagnostic("--graph-limit must be 0 or more and --graph-states at least 1"))
+    options = run_options(args, consistency=not args.no_consistency)
+    _check_names(args.models, options.params)      # before minutes of checking: two pages of one name
+    all_runs = []
+    for path in args.models:                       # every model is checked before anything is written
+        progress = Progress(args.quiet)
+        try:
+            all_runs.append(check_model(path, options, progress))
+        finally:
+            progress.done()
+    pages = [build_game(runs, graph=not args.no_graph, graph_limit=args.graph_limit,
+                        graph_states=args.graph_states, graph_timeout=args.timeout) for runs in all_runs]
+    written = write_site(pages, args.output, timings=not args.no_timings, force=args.force)
+    if not args.quiet:
+        sys.stderr.write(f"wrote {len(written)} files to {args.output}: index.html, index.md and "
+                         f"{len(pages)} game page{'s' if len(pages) != 1 else ''}\n")
+    if args.gate:
+        return max((exit_code(runs) for runs in all_runs), key=lambda c: {0: 0, 3: 1, 1: 2}.get(c, 3))
+    return 0
+
+
+def _check_names(paths: list[str], params: dict) -> None:
+    from verifier.lang import load_model
+    from verifier.report.pages import slugify
+
+    seen: dict[str, str] = {}
+    for path in paths:
+        slug = slugify(load_model(path, params).name)
+        if slug in seen or slug == "index":
+            raise UsageError(Diagnostic(f"{seen.get(slug, 'the index page')} and {path} would both be written "
+                                        f"as {slug}.html", hint="give each model its own `model:` name"))
+        seen[slug] = path

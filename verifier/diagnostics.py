@@ -1,0 +1,116 @@
+"""Source positions, diagnostics and the one exception tree of turnproof.
+
+Every user-facing error is a `TurnproofError` carrying `Diagnostic`s; the CLI
+renders them as ``file:line:col: error: message`` followed by the offending
+line, a caret and a hint, and exits with code 2.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of a source file; lines and columns are 1-based."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int | None = None
+    end_col: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def shifted(self, line_offset: int, col_offset: int) -> "Span":
+        """This span moved into a host text (an expression inside a YAML scalar)."""
+        col = self.col + col_offset if self.line == 1 else self.col
+        end_col = self.end_col
+        if end_col is not None and (self.end_line or self.line) == 1:
+            end_col += col_offset
+        end_line = None if self.end_line is None else self.end_line + line_offset
+        return Span(self.file, self.line + line_offset, col, end_line, end_col)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One message about a place in a source file."""
+
+    message: str
+    span: Span | None = None
+    hint: str | None = None
+    severity: str = "error"
+    notes: tuple[tuple[str, Span | None], ...] = ()
+
+    def render(self, source_lines: list[str] | None = None) -> str:
+        where = f"{self.span}: " if self.span else ""
+        out = [f"{where}{self.severity}: {self.message}"]
+        if self.span and source_lines is None:
+            source_lines = _read_lines(self.span.file)
+        if self.span and source_lines and 0 < self.span.line <= len(source_lines):
+            text = source_lines[self.span.line - 1].rstrip("\n")
+            out.append(f"  {self.span.line:>4} | {text}")
+            width = 1
+            if self.span.end_col and (self.span.end_line in (None, self.span.line)):
+                width = max(1, self.span.end_col - self.span.col)
+            out.append("       | " + " " * (self.span.col - 1) + "^" * width)
+        for note, span in self.notes:
+            out.append(f"  note: {note}" + (f" ({span})" if span else ""))
+        if self.hint:
+            out.append(f"  hint: {self.hint}")
+        return "\n".join(out)
+
+
+def _read_lines(path: str) -> list[str] | None:
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+class TurnproofError(Exception):
+    """Base of every error turnproof reports to a user (exit code 2)."""
+
+    def __init__(self, diagnostics: list[Diagnostic] | Diagnostic):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
+        super().__init__("\n".join(d.message for d in self.diagnostics))
+
+    def render(self) -> str:
+        return "\n".join(d.render() for d in self.diagnostics)
+
+
+class ModelError(TurnproofError):
+    """A model file is malformed or ill-typed."""
+
+
+class PropertyError(TurnproofError):
+    """A property file is malformed or ill-typed."""
+
+
+class UsageError(TurnproofError):
+    """A command line asks for something that does not exist."""
+
+
+@dataclass
+class DiagnosticSink:
+    """Collects diagnostics so that a checker can report all errors at once."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def error(self, message: str, span: Span | None = None, hint: str | None = None,
+              notes: tuple[tuple[str, Span | None], ...] = ()) -> None:
+        self.diagnostics.append(Diagnostic(message, span, hint, "error", notes))
+
+    def warning(self, message: str, span: Span | None = None, hint: str | None = None) -> None:
+        self.diagnostics.append(Diagnostic(message, span, hint, "warning"))
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    def raise_if_errors(self, exc_type: type[TurnproofError] = ModelError) -> None:
+        if self.errors:
+            raise exc_type(self.errors)

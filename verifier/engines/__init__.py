@@ -1,0 +1,1 @@
+"""Engines: take an IR model and claims, return CheckResults. They never print or read files."""

@@ -1,0 +1,275 @@
+"""The firings of one action as generated source over packed states.
+
+For constant choice domains with at most UNROLL_CHOICES combinations each
+combination gets its own block with the choice values substituted and folded
+(constant indices become constant shifts); otherwise the choices are loops whose
+ranges are all evaluated first, as in `semantics.choice_values`. Each block is
+the guard, then every effect in order (index, value, overflow policy: clamp in
+place, forbid or gap skips the firing), then the successor, handed to a `Sink`
+that says what the caller does with it (the search loop inserts it, `expand`
+lists it).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable
+
+from verifier.engines.codegen import Interval, Writer, _shl, interval, may_raise, simplify
+from verifier.ir.expr import App, Const, Expr, Index, Op, Var, substitute
+from verifier.ir.model import Action, Assign, IntType, Overflow, type_bounds
+from verifier.semantics import Layout
+
+UNROLL_CHOICES = 64  # actions with at most this many constant choice combinations get one block each
+
+
+@dataclass(frozen=True)
+class Sink:
+    """What the generated code does with a firing. Each returns source lines at `pad`.
+
+    `target(pad, a, label, choice, t)`: a successor `t` (a local name);
+    `blocked(pad, a, label, choice)`: forbidden by an overflow policy;
+    `gap(pad, a, label, choice, slot, value, lo, hi)`: a gap (slot: code of the slot index).
+    `label` is the source of the label id (int) and `choice` of the choice tuple.
+    """
+
+    target: Callable[..., list[str]]
+    blocked: Callable[..., list[str]]
+    gap: Callable[..., list[str]]
+
+
+class Labels:
+    """(action index, choice tuple) <-> small int; static ones are numbered at compile time."""
+
+    def __init__(self):
+        self.items: list[tuple[int, tuple]] = []
+        self.ids: dict[tuple[int, tuple], int] = {}
+
+    def __call__(self, action: int, choice: tuple) -> int:
+        key = (action, choice)
+        i = self.ids.get(key)
+        if i is None:
+            i = self.ids[key] = len(self.items)
+            self.items.append(key)
+        return i
+
+
+def constant_choices(action: Action) -> list[dict[str, int]] | None:
+    """Every choice combination, when the domains are constant and few."""
+    ranges = []
+    for c in action.choices:
+        if isinstance(c.type, IntType):
+            if not (isinstance(c.type.lo, Const) and isinstance(c.type.hi, Const)):
+                return None
+            ranges.append(range(c.type.lo.value, c.type.hi.value + 1))
+        else:
+            lo, hi = type_bounds(c.type)
+            ranges.append(range(lo, hi + 1))
+    combos = list(itertools.product(*ranges))
+    if len(combos) > UNROLL_CHOICES:
+        return None
+    return [dict(zip((c.name for c in action.choices), combo)) for combo in combos]
+
+
+def specialise(action: Action, values: dict[str, int], lay: Layout | None = None) -> Action:
+    """The action with its choices fixed: guard and effects simplified, indices made constant."""
+    consts = {k: Const(v) for k, v in values.items()}
+
+    def f(e: Expr) -> Expr:
+        return simplify(substitute(e, consts), lay)
+
+    effects = tuple(Assign(Index(e.target.name, f(e.target.index)) if isinstance(e.target, Index) else e.target,
+                           f(e.value)) for e in action.effects)
+    return Action(action.name, f(action.guard), effects, (), action.modality)
+
+
+def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels: Labels) -> list[str]:
+    """All firings of action `a` (index in the model), in choice order."""
+    if action.choices:
+        combos = constant_choices(action)
+        if combos is not None:
+            lines: list[str] = []
+            for values in combos:
+                choice = tuple(values.items())
+                lines += _firing(w, a, specialise(action, values, w.lay), pad, sink, str(labels(a, choice)),
+                                 repr(choice), {})
+            return lines
+    lines = []
+    env: dict[str, tuple[str, Interval]] = {}
+    ranges = []
+    for c in action.choices:        # every range first, as `semantics.choice_values`
+        name = w.fresh("c")
+        if isinstance(c.type, IntType):
+            lo, hi = simplify(c.type.lo, w.lay), simplify(c.type.hi, w.lay)
+            ilo, ihi = interval(w.lay, lo, {}), interval(w.lay, hi, {})
+            lines.append(f"{pad}r{name} = range({w.expr(lo, {})}, {w.expr(hi, {})} + 1)")
+            iv = (ilo[0], ihi[1]) if ilo and ihi else None
+        else:
+            lo_v, hi_v = type_bounds(c.type)
+            lines.append(f"{pad}r{name} = range({lo_v}, {hi_v + 1})")
+            iv = (lo_v, hi_v)
+        ranges.append((c.name, name))
+        env[c.name] = (name, iv)
+    inner = pad
+    for _, name in ranges:
+        lines.append(f"{inner}for {name} in r{name}:")
+        inner += "    "
+    choice = "(" + "".join(f"({cname!r}, {name}), " for cname, name in ranges) + ")"
+    label = f"_lab({a}, {choice})"
+    plain = specialise(action, {}, w.lay)
+    body = _firing(w, a, plain, inner, sink, label, choice, env)
+    return lines + body if body else []
+
+
+def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str, choice: str,
+            env: dict[str, tuple[str, Interval]]) -> list[str]:
+    """The guard, then each effect in order (index, value, range policy), then the successor."""
+    lay = w.lay
+    guard = action.guard
+    lines: list[str] = []
+    if isinstance(guard, Const):
+        if not guard.value:
+            return []
+    else:
+        lines.append(f"{pad}if {w.expr(guard, env)}:")
+        pad += "    "
+    bound = {k: v[1] for k, v in env.items()}
+    writes: list[tuple[str, int | None, str | None, int, int]] = []   # (value code, slot, index local, first, ilo)
+    for eff in action.effects:
+        var = lay.variables[eff.target.name]
+        first, ilo, size = lay.offsets[var.name]
+        lo, hi = lay.slots[first].lo, lay.slots[first].hi
+        static: int | None = None
+        idx: str | None = None
+        if isinstance(eff.target, Var):
+            static = first
+        elif isinstance(eff.target.index, Const):
+            value = eff.target.index.value
+            if not ilo <= value < ilo + size:
+                lines.append(f"{pad}_bad_index({var.name!r}, {value})")
+                return lines
+            static = first + value - ilo
+        else:
+            idx = w.fresh("p")
+            lines.append(f"{pad}{idx} = {w.expr(eff.target.index, env)}")
+            iiv = interval(lay, eff.target.index, bound)
+            if iiv is None or iiv[0] < ilo or iiv[1] >= ilo + size:
+                lines.append(f"{pad}if not {ilo} <= {idx} < {ilo + size}: _bad_index({var.name!r}, {idx})")
+        viv = interval(lay, eff.value, bound)
+        check = viv is None or viv[0] < lo or viv[1] > hi
+        code = w.expr(eff.value, env)
+        if check or may_raise(eff.value, bound, lay):
+            value = w.fresh("n")
+            lines.append(f"{pad}{value} = {code}")
+            code = value
+        if check:
+            slot_code = str(static) if idx is None else f"({idx} + {first - ilo})"
+            if var.overflow is Overflow.CLAMP:
+                if viv is None or viv[0] < lo:
+                    lines.append(f"{pad}if {code} < {lo}: {code} = {lo}")
+                if viv is None or viv[1] > hi:
+                    lines.append(f"{pad}if {code} > {hi}: {code} = {hi}")
+            else:
+                lines.append(f"{pad}if not {lo} <= {code} <= {hi}:")
+                if var.overflow is Overflow.FORBID:
+                    lines += sink.blocked(pad + "    ", a, label, choice)
+                else:
+                    lines += sink.gap(pad + "    ", a, label, choice, slot_code, code, lo, hi)
+                lines.append(f"{pad}else:")
+                pad += "    "
+        writes.append((code, static, idx, first, ilo))
+    lines.append(f"{pad}t = {_successor(w, writes, pad, lines, guard_facts(lay, guard))}")
+    lines += sink.target(pad, a, label, choice, "t")
+    return lines
+
+
+def guard_facts(lay: Layout, guard: Expr) -> dict[int, int]:
+    """Slot values a guard fixes: conjuncts ``slot == c`` (and a boolean slot alone, or negated)."""
+    facts: dict[int, int] = {}
+    conjuncts = guard.args if isinstance(guard, App) and guard.op is Op.AND else (guard,)
+    for c in conjuncts:
+        if isinstance(c, App) and c.op is Op.NE and isinstance(c.args[1], Const) and c.args[1].value == 0:
+            c = c.args[0]
+        value = 1
+        if isinstance(c, App) and c.op is Op.NOT:
+            c, value = c.args[0], 0
+        if isinstance(c, App) and c.op is Op.EQ:
+            x, y = c.args
+            if isinstance(x, Const):
+                x, y = y, x
+            if isinstance(y, Const) and _static_slot(lay, x) is not None:
+                facts[_static_slot(lay, x)] = y.value
+            continue
+        k = _static_slot(lay, c)
+        if k is not None and (lay.slots[k].lo, lay.slots[k].hi) == (0, 1):
+            facts[k] = value
+    return facts
+
+
+def _static_slot(lay: Layout, e: Expr) -> int | None:
+    if isinstance(e, Var):
+        return lay.offsets[e.name][0]
+    if isinstance(e, Index) and isinstance(e.index, Const):
+        first, ilo, size = lay.offsets[e.name]
+        if ilo <= e.index.value < ilo + size:
+            return first + e.index.value - ilo
+    return None
+
+
+def _is_literal(code: str) -> bool:
+    return code.lstrip("-").isdigit()
+
+
+def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[int, int]) -> str:
+    """Source of the successor state (packed); may append preparatory lines.
+
+    Without aliasing (no two writes can hit one slot) the successor is ``s`` plus
+    ``(new - old) << shift`` per write, with the constant parts summed at compile
+    time; otherwise the fields are overwritten one after the other (the last wins).
+    """
+    assert w.mode == "packed"
+    p = w.p
+    per_var: dict[int, list] = {}
+    for x in writes:
+        per_var.setdefault(x[3], []).append(x)
+    aliasing = any(len(ws) > 1 and (any(x[1] is None for x in ws) or len({x[1] for x in ws}) < len(ws))
+                   for ws in per_var.values())
+    if not aliasing:
+        terms: list[str] = []
+        delta = 0
+        for code, k, idx, first, ilo in writes:
+            width, lo = p.widths[first], p.los[first]
+            if not width:
+                continue
+            if k is not None:
+                sh = p.shifts[k]
+                old = facts.get(k)
+                if old is not None and _is_literal(code):
+                    delta += (int(code) - old) << sh
+                    continue
+                old_code = str(old) if old is not None else w.static(k)
+                terms.append(_shl(f"({code} - {old_code})", sh))
+            else:
+                sh_name = w.fresh("sh")
+                base = p.shifts[first] - width * ilo
+                lines.append(f"{pad}{sh_name} = {Writer._scaled(width, idx)} + {base}")
+                old_code = f"((s >> {sh_name}) & {(1 << width) - 1})"
+                terms.append(f"(({code} - {lo} - {old_code}) << {sh_name})" if lo else
+                             f"(({code} - {old_code}) << {sh_name})")
+        if delta:
+            terms.append(str(delta))
+        return "s" + "".join(f" - {t[1:]}" if t.startswith("-") else f" + {t}" for t in terms)
+    lines.append(f"{pad}u = s")
+    for code, k, idx, first, ilo in writes:
+        width, lo = p.widths[first], p.los[first]
+        if not width:
+            continue
+        mask = (1 << width) - 1
+        stored = f"({code} - {lo})" if lo else code
+        if k is not None:
+            lines.append(f"{pad}u = (u & {~(mask << p.shifts[k])}) | {_shl(stored, p.shifts[k])}")
+        else:
+            sh_name = w.fresh("sh")
+            lines.append(f"{pad}{sh_name} = {Writer._scaled(width, idx)} + {p.shifts[first] - width * ilo}")
+            lines.append(f"{pad}u = (u & ~({mask} << {sh_name})) | ({stored} << {sh_name})")
+    return "u"

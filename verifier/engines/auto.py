@@ -1,0 +1,115 @@
+"""``--engine auto``: pick the engine per claim, and say which one decided.
+
+Policy:
+
+- **Free parameters** (a value left open with ``--param NAME=*``): the symbolic
+  engine (k-induction, then PDR, then BMC; ranking functions for termination),
+  because only it answers for every parameter value. A claim it leaves UNKNOWN
+  (no ranking function in the template, a liveness claim it cannot decide, a
+  time limit) falls back to explicit search with the free parameters at their
+  declared defaults; the result's `params` then show those values, and its
+  reason says that it covers only them.
+- **Concrete instances**: explicit search first, capped at `explicit_states`
+  states (or the budget's own cap). It is exact and fast on small instances
+  and gives shortest traces and lassos. Claims it cannot finish (the cap, the
+  time limit) go to the symbolic engine, which proves them without
+  enumerating states. Claims whose expected verdict is PROVED go to the
+  symbolic engine first, since only a proof can meet that expectation.
+
+`CheckResult.engine` keeps the name of the method that decided ("explicit",
+"k-induction", "pdr", "bmc", "ranking"); `evidence["auto"]` says why it ran.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Sequence
+
+from verifier.engines.base import Budget, ProgressFn
+from verifier.ir.model import Model
+from verifier.ir.props import Property
+from verifier.result import CheckResult, Verdict
+
+EXPLICIT_STATES = 2_000_000     # "small": explicit search finishes within this many states
+
+
+class AutoEngine:
+    name = "auto"
+
+    def __init__(self, explicit_states: int = EXPLICIT_STATES, strategy: str = "all"):
+        self.explicit_states = explicit_states
+        self.strategy = strategy
+
+    def _explicit(self):
+        from verifier.engines.explicit import ExplicitEngine
+        return ExplicitEngine()
+
+    def _symbolic(self):
+        from verifier.engines.symbolic import SymbolicEngine
+        return SymbolicEngine(self.strategy)
+
+    def check(self, model: Model, properties: Sequence[Property], budget: Budget,
+              progress: ProgressFn | None = None) -> list[CheckResult]:
+        if not properties:
+            return []
+        if not model.is_concrete:
+            return self._free(model, properties, budget, progress)
+        return self._concrete(model, properties, budget, progress)
+
+    # ---- free parameters: symbolic, then explicit at the defaults
+    def _free(self, model, properties, budget, progress) -> list[CheckResult]:
+        free = [n for n, v in model.param_values if v is None]
+        first = self._symbolic().check(model, properties, budget, progress)
+        out = {r.property.id: _note(r, f"symbolic: {', '.join(free)} free") for r in first}
+        retry = [p for p in properties if _undecided(out[p.id])]
+        if retry:
+            defaults = {p.name: p.default for p in model.params if p.name in free}
+            instance = model.instantiate(defaults)
+            where = ", ".join(f"{k}={v}" for k, v in defaults.items())
+            for r in self._explicit().check(instance, retry, budget, progress):
+                before = out[r.property.id]
+                if r.verdict is Verdict.UNKNOWN:
+                    out[r.property.id] = _note(before, f"symbolic, then explicit at {where}: both undecided",
+                                               also=f"explicit at {where}: {r.reason}")
+                    continue
+                reason = (f"{r.reason}; " if r.reason else "") + \
+                         f"explicit search at {where} only (symbolic: {before.reason})"
+                out[r.property.id] = _note(replace(r, reason=reason),
+                                           f"explicit at the defaults {where}: the symbolic engine left it "
+                                           f"undecided for every value")
+        return [out[p.id] for p in properties]
+
+    # ---- concrete: explicit first (capped), symbolic for what it cannot finish or must prove
+    def _concrete(self, model, properties, budget, progress) -> list[CheckResult]:
+        cap = self.explicit_states if budget.max_states is None else min(budget.max_states, self.explicit_states)
+        want_proof = [p for p in properties if p.expected == Verdict.PROVED.value]
+        out: dict[str, CheckResult] = {}
+        if want_proof:
+            for r in self._symbolic().check(model, want_proof, budget, progress):
+                if not _undecided(r):
+                    out[r.property.id] = _note(r, "symbolic: the claim expects a proof")
+        rest = [p for p in properties if p.id not in out]
+        if rest:
+            explicit = self._explicit().check(model, rest, replace(budget, max_states=cap), progress)
+            for r in explicit:
+                out[r.property.id] = _note(r, "explicit: concrete instance")
+        retry = [p for p in rest if _undecided(out[p.id])]
+        if retry:
+            for r in self._symbolic().check(model, retry, budget, progress):
+                before = out[r.property.id]
+                if _undecided(r) and not (r.verdict is Verdict.HOLDS_TO_DEPTH and
+                                          before.verdict is Verdict.UNKNOWN):
+                    out[r.property.id] = _note(before, "explicit, then symbolic: both undecided",
+                                               also=f"symbolic: {r.reason}")
+                    continue
+                out[r.property.id] = _note(r, f"symbolic: explicit search stopped ({before.reason})")
+        return [out[p.id] for p in properties]
+
+
+def _undecided(r: CheckResult) -> bool:
+    return r.verdict in (Verdict.UNKNOWN, Verdict.HOLDS_TO_DEPTH)
+
+
+def _note(r: CheckResult, why: str, also: str | None = None) -> CheckResult:
+    evidence = {**r.evidence, "auto": why}
+    reason = r.reason if also is None else f"{r.reason}; {also}" if r.reason else also
+    return replace(r, evidence=evidence, reason=reason)

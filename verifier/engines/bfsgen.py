@@ -1,0 +1,255 @@
+"""Generated functions over packed states: the search loop, `expand`, predicates.
+
+`compile_search` writes one flat function that runs the breadth-first search
+itself: every action's firings are inlined into the loop body (one block per
+choice combination when the domains are constant and small), slots read
+often are hoisted into locals once per state, and new states go straight into
+the visited set, the queue and the parent / label arrays. The loop reports
+back through a `Search` object (see `explicit.py`).
+
+`compile_model` and `compile_predicate` keep the tuple interface the analyses
+use: firings (action index, choice, successor tuple or None, raw gap or None).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from verifier.engines.actiongen import Labels, Sink, action_lines
+from verifier.engines.codegen import RUNTIME, Packing, Writer, make_packing, simplify
+from verifier.ir.expr import Const, Expr
+from verifier.ir.model import Modality
+from verifier.semantics import Layout
+
+
+class Full(Exception):
+    """Raised by the search loop when `max_states` is reached."""
+
+
+def _cached(lay: Layout, key, make):
+    store = lay.__dict__.setdefault("_turnproof_codegen", {})
+    if key not in store:
+        store[key] = make()
+    return store[key]
+
+
+def packing_of(lay: Layout) -> Packing:
+    return _cached(lay, "packing", lambda: make_packing(lay))
+
+
+def _exec(source: str, name: str, extra: dict) -> dict:
+    ns = dict(RUNTIME)
+    ns.update(extra)
+    exec(compile(source, f"<turnproof {name}>", "exec"), ns)
+    return ns
+
+
+def _hoist_lines(w: Writer, pad: str) -> list[str]:
+    return [f"{pad}v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)]
+
+
+def _field_value(w: Writer, k: int) -> str:
+    lo = w.p.los[k]
+    if not w.p.widths[k]:
+        return str(lo)
+    return f"{w.field(k)} + {lo}" if lo else w.field(k)
+
+
+def _two_pass(lay: Layout, body: Callable[[Writer], list[str]]) -> tuple[Writer, list[str]]:
+    """Generate once to count slot reads, then again with the slots read twice or more hoisted."""
+    packing = packing_of(lay)
+    probe = Writer(lay, packing)
+    body(probe)
+    w = Writer(lay, packing, hoisted=frozenset(k for k, c in probe.reads.items() if c >= 2))
+    return w, body(w)
+
+
+# ---------------------------------------------------------------- the search loop
+
+@dataclass(frozen=True)
+class SearchCode:
+    run: Callable            # run(search) -> status: None (done), "states", "found", a tick reason, or EvalError
+    labels: Labels
+    source: str
+
+
+def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[int] = (),
+                   keep_edges: bool = False, stop_when_found: bool = False) -> SearchCode:
+    """The BFS loop for `lay.model`; `watches` are predicates checked on every expanded state
+    (the first index satisfying each is kept); `track` lists action indices whose first firing
+    is kept (state, label, target)."""
+    model = lay.model
+    labels = Labels()
+    tracked = set(track)
+    end = simplify(model.end, lay)
+
+    def target(pad, a, label, choice, t):
+        out = [f"{pad}trans += 1"]
+        if a in tracked:
+            out.append(f"{pad}if F{a} is None: F{a} = (i, {label}, {t})")
+        if keep_edges:
+            out += [f"{pad}j = seen_get({t})",
+                    f"{pad}if j is None:",
+                    f"{pad}    if n == max_states: raise _Full",
+                    f"{pad}    seen[{t}] = j = n",
+                    f"{pad}    states_append({t}); parent_append(i); via_append({label}); n += 1",
+                    f"{pad}esrc_append(i); edst_append(j); elab_append({label})"]
+        else:
+            out += [f"{pad}if {t} not in seen:",
+                    f"{pad}    if n == max_states: raise _Full",
+                    f"{pad}    seen_add({t}); states_append({t}); parent_append(i); via_append({label}); n += 1"]
+        return out
+
+    def blocked(pad, a, label, choice):
+        return [f"{pad}pass"]
+
+    def gap(pad, a, label, choice, slot, value, lo, hi):
+        return [f"{pad}_gap({a}, {slot}, {value}, i, {label})"]
+
+    sink = Sink(target, blocked, gap)
+
+    def body(w: Writer) -> list[str]:
+        pad = " " * 12
+        lines = []
+        for k, e in enumerate(watches):
+            lines += [f"{pad}if w{k} is None:",
+                      f"{pad}    try:",
+                      f"{pad}        if {w.expr(simplify(e, lay), {})}: w{k} = i",
+                      f"{pad}    except EvalError as err:",
+                      f"{pad}        w{k} = -1; _werr[{k}] = (i, str(err))"]
+        if stop_when_found and watches:
+            lines += [f"{pad}if {' and '.join(f'w{k} is not None' for k in range(len(watches)))}:",
+                      f"{pad}    status = 'found'; break"]
+        inner = pad
+        if not (isinstance(end, Const) and not end.value):
+            lines.append(f"{pad}if not {w.expr(end, {})}:")
+            inner = pad + "    "
+        lines.append(f"{inner}t0 = trans")
+        for a, action in enumerate(model.actions):
+            if action.modality is not Modality.MUST_NOT:
+                lines += action_lines(w, a, action, inner, sink, labels)
+        lines.append(f"{inner}if trans == t0: deadlocks_append(i)")
+        return lines
+
+    w, lines = _two_pass(lay, body)
+    src = ["def run(ctx):",
+           "    states = ctx.packed; states_append = states.append",
+           "    parent_append = ctx.parent.append; via_append = ctx.via.append",
+           "    seen = ctx.seen",
+           "    seen_get = seen.get" if keep_edges else "    seen_add = seen.add",
+           "    deadlocks_append = ctx.deadlocks.append; levels_append = ctx.levels.append",
+           "    _gap = ctx.record_gap; _lab = ctx.labels; _werr = ctx.watch_errors; tick = ctx.tick",
+           "    max_states = ctx.state_limit; max_depth = ctx.depth_limit",
+           "    i = ctx.head; n = len(states); trans = ctx.transitions",
+           "    depth = ctx.cur_depth; level_end = ctx.level_end",
+           "    status = None"]
+    if keep_edges:
+        src.append("    esrc_append = ctx.esrc.append; edst_append = ctx.edst.append; elab_append = ctx.elab.append")
+    src += [f"    w{k} = ctx.watch[{k}]" for k in range(len(watches))]
+    src += [f"    F{a} = ctx.fired.get({a})" for a in sorted(tracked)]
+    src += ["    try:",
+            "        while i < n:",
+            "            if i == level_end:",
+            "                if depth + 1 >= max_depth:",
+            "                    status = 'depth'; break",
+            "                depth += 1; levels_append(i); level_end = n",
+            "            if not i & 255:",
+            "                status = tick(i, n, depth)",
+            "                if status is not None: break",
+            "            s = states[i]"]
+    src += _hoist_lines(w, " " * 12)
+    src += lines
+    src += ["            i += 1",
+            "    except _Full:",
+            "        status = 'states'",
+            "    except EvalError as err:",
+            "        status = err",
+            "    ctx.head = i; ctx.transitions = trans; ctx.cur_depth = depth; ctx.level_end = level_end"]
+    src += [f"    ctx.watch[{k}] = w{k}" for k in range(len(watches))]
+    src += [f"    ctx.fired[{a}] = F{a}" for a in sorted(tracked)]
+    src.append("    return status")
+    source = "\n".join(src) + "\n"
+    ns = _exec(source, f"search {model.name}", {"_Full": Full})
+    return SearchCode(ns["run"], labels, source)
+
+
+# ---------------------------------------------------------------- single states
+
+@dataclass(frozen=True)
+class Expander:
+    """`expand(s)`: firings of packed state `s` (action index, choice, successor int or None,
+    raw gap (slot name, value, lo, hi) or None); `is_final(s)`."""
+
+    expand: Callable[[int], list]
+    is_final: Callable[[int], bool]
+    source: str
+
+
+def compile_expander(lay: Layout) -> Expander:
+    return _cached(lay, "expander", lambda: _compile_expander(lay))
+
+
+def _compile_expander(lay: Layout) -> Expander:
+    model = lay.model
+    labels = Labels()
+    end = simplify(model.end, lay)
+    sink = Sink(lambda pad, a, label, choice, t: [f"{pad}out_append(({a}, {choice}, {t}, None))"],
+                lambda pad, a, label, choice: [f"{pad}out_append(({a}, {choice}, None, None))"],
+                lambda pad, a, label, choice, slot, value, lo, hi:
+                [f"{pad}out_append(({a}, {choice}, None, (_names[{slot}], int({value}), {lo}, {hi})))"])
+
+    def body(w: Writer) -> list[str]:
+        lines = [f"    if {w.expr(end, {})}:", "        return out"]
+        for a, action in enumerate(model.actions):
+            if action.modality is not Modality.MUST_NOT:
+                lines += action_lines(w, a, action, "    ", sink, labels)
+        return lines
+
+    w, lines = _two_pass(lay, body)
+    src = ["def expand(s):", "    out = []; out_append = out.append"] + _hoist_lines(w, "    ") + lines
+    src += ["    return out", "", "def is_final(s):",
+            f"    return bool({Writer(lay, packing_of(lay)).expr(end, {})})"]
+    source = "\n".join(src) + "\n"
+    ns = _exec(source, f"expand {model.name}", {"_names": packing_of(lay).names, "_lab": labels})
+    return Expander(ns["expand"], ns["is_final"], source)
+
+
+def packed_predicate(lay: Layout, e: Expr) -> Callable[[int], bool]:
+    """`e` as a function of a packed state."""
+    w = Writer(lay, packing_of(lay))
+    source = f"def pred(s):\n    return bool({w.expr(simplify(e, lay), {})})\n"
+    return _exec(source, "predicate", {})["pred"]
+
+
+# ---------------------------------------------------------------- tuple interface (analyses)
+
+@dataclass(frozen=True)
+class Compiled:
+    """Firings and finality over state tuples (the layout of `semantics`)."""
+
+    expand: Callable[[tuple], list]
+    is_final: Callable[[tuple], bool]
+    source: str
+
+
+def compile_model(lay: Layout) -> Compiled:
+    """`expand(state)` -> [(action index, choice, successor tuple or None, raw gap or None)], in
+    the order of `semantics.transitions`; `is_final(state)`."""
+    ex = compile_expander(lay)
+    p = packing_of(lay)
+    pack, unpack, expand, final = p.pack, p.unpack, ex.expand, ex.is_final
+
+    def expand_tuple(state: tuple) -> list:
+        return [(a, c, None if t is None else unpack(t), g) for a, c, t, g in expand(pack(state))]
+
+    def is_final(state: tuple) -> bool:
+        return final(pack(state))
+
+    return Compiled(expand_tuple, is_final, ex.source)
+
+
+def compile_predicate(lay: Layout, e: Expr) -> Callable[[tuple], bool]:
+    """A state predicate over state tuples."""
+    w = Writer(lay, packing_of(lay), mode="tuple")
+    source = f"def pred(s):\n    return bool({w.expr(simplify(e, lay), {})})\n"
+    return _exec(source, "predicate", {})["pred"]

@@ -1,0 +1,310 @@
+"""The explicit-state engine: breadth-first search over packed states.
+
+`explore` compiles the model (`bfsgen.compile_search`: one generated function
+runs the whole search) and returns a `StateSpace`. One search serves every
+claim of a run: invariants and state reachability are predicates checked on
+every expanded state, action reachability keeps the first firing of each
+action, deadlocks are recorded as they are met, and termination and
+obligations read the state graph (`lasso.py`). BFS order and parent links make
+every counterexample a shortest one.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable, Sequence
+
+from verifier.engines.base import Budget, ProgressFn, ProgressInfo
+from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
+from verifier.engines.statespace import StateSpace
+from verifier.ir.expr import Expr
+from verifier.ir.model import Model
+from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
+from verifier.result import CheckResult, Stats, Verdict
+from verifier.semantics import EvalError, State, initial_states, layout
+from verifier.trace import Trace
+
+NAME = "explicit"
+MEMORY_SHARE = 0.7          # default memory guard: this share of physical (or cgroup) memory
+TICK_STATES = 256           # the search loop calls back every this many states
+MEMORY_TICKS = 64           # ... and reads its resident memory every this many callbacks
+
+
+def memory_limit_bytes() -> int | None:
+    """MEMORY_SHARE of the physical memory, or of the cgroup limit when that is lower."""
+    limits = []
+    try:
+        with open("/proc/meminfo") as fh:
+            limits.append(int(fh.readline().split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as fh:
+                text = fh.read().strip()
+            if text.isdigit() and int(text) < 1 << 60:
+                limits.append(int(text))
+        except OSError:
+            pass
+    return int(min(limits) * MEMORY_SHARE) if limits else None
+
+
+def resident_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
+            keep_edges: bool = False, watch: Sequence[Expr | Callable[[State], bool]] = (),
+            stop_when_found: bool = False, track: Sequence[int] = ()) -> StateSpace:
+    """Breadth-first search of an instantiated model from all its initial states.
+
+    `watch`: state predicates (expressions, or functions of a state tuple); `space.found[k]`
+    is the first state index (in BFS order: a shallowest state) satisfying `watch[k]`, or None.
+    An expression that raises a model error on a state is recorded in `space.watch_errors`.
+    With `stop_when_found` the search stops once every watched predicate has been seen.
+    `track`: action indices whose first firing is kept in `space.fired` (state, label, target).
+    `keep_edges`: keep every transition (for graphs and liveness).
+
+    Budgets stop the search with `space.complete` False and `space.reason` saying which;
+    a model run-time error stops it with `space.error` = (state index, message).
+    (`space, found = explore(...)` still works: a StateSpace unpacks to itself and `found`.)
+    """
+    start = time.perf_counter()
+    lay = layout(model)
+    exprs = [w for w in watch if isinstance(w, Expr)]
+    code = compile_search(lay, exprs, track, keep_edges, stop_when_found and len(exprs) == len(watch))
+    space = StateSpace(lay, packing_of(lay), code.labels, keep_edges)
+    space.watch = [None] * len(exprs)
+    space.fired = {a: None for a in track}
+    if budget.max_states is not None:
+        space.state_limit = budget.max_states
+    if budget.max_depth is not None:
+        space.depth_limit = budget.max_depth
+    try:
+        inits = initial_states(lay)
+    except EvalError as err:
+        space.complete, space.reason = False, f"model error in the initial states: {err}"
+        space.found = [None] * len(watch)
+        return space
+    pack = space.packing.pack
+    for s in inits:
+        x = pack(s)
+        if x in space.seen:
+            continue
+        if len(space.packed) == space.state_limit:
+            space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
+            break
+        if keep_edges:
+            space.seen[x] = len(space.packed)
+        else:
+            space.seen.add(x)
+        space.packed.append(x)
+        space.parent.append(-1)
+        space.via.append(0)
+    space.level_end = len(space.packed)
+    space.tick = _ticker(space, budget, progress, start)
+    status = None
+    if space.complete and space.packed and space.depth_limit <= 0:
+        status = "depth"
+    elif space.complete:
+        status = code.run(space)
+    if status is not None:
+        space.complete = False
+        if isinstance(status, EvalError):
+            space.error = (space.head, str(status))
+            space.reason = f"model error: {status}"
+        else:
+            space.reason = {"depth": f"--max-depth {budget.max_depth} reached",
+                            "states": f"--max-states {budget.max_states} reached",
+                            "found": "stopped once every target was found"}.get(status, status)
+    _finish_watches(space, exprs)
+    space.found = _found(space, watch)
+    space.seconds = time.perf_counter() - start
+    if progress is not None:
+        progress(ProgressInfo(len(space.packed), space.max_depth, space.seconds))
+    return space
+
+
+def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float):
+    memory = budget.max_memory_mb * 2**20 if budget.max_memory_mb else memory_limit_bytes()
+    memory_words = (f"--max-memory {budget.max_memory_mb} MB reached" if budget.max_memory_mb
+                    else f"memory guard reached ({MEMORY_SHARE:.0%} of physical memory)")
+    state = {"last": start, "ticks": 0}
+
+    def tick(i: int, n: int, depth: int) -> str | None:
+        now = time.perf_counter()
+        if budget.timeout is not None and now - start > budget.timeout:
+            return f"--timeout {budget.timeout:g} s reached"
+        state["ticks"] += 1
+        if memory and state["ticks"] % MEMORY_TICKS == 0 and resident_bytes() > memory:
+            return memory_words
+        if progress is not None and now - state["last"] >= 0.5:
+            state["last"] = now
+            progress(ProgressInfo(n, depth, now - start))
+        return None
+
+    return tick
+
+
+def _finish_watches(space: StateSpace, exprs: Sequence[Expr]) -> None:
+    """Watched expressions on the states the loop stored but did not expand."""
+    for k, e in enumerate(exprs):
+        if space.watch[k] is not None or space.head >= len(space.packed):
+            continue
+        pred = packed_predicate(space.lay, e)
+        for i in range(space.head, len(space.packed)):
+            try:
+                if pred(space.packed[i]):
+                    space.watch[k] = i
+                    break
+            except EvalError as err:
+                space.watch[k] = -1
+                space.watch_errors[k] = (i, str(err))
+                break
+
+
+def _found(space: StateSpace, watch: Sequence) -> list[int | None]:
+    out: list[int | None] = []
+    k = 0
+    for w in watch:
+        if isinstance(w, Expr):
+            hit = space.watch[k]
+            out.append(None if hit == -1 else hit)
+            k += 1
+        else:
+            out.append(next((i for i, s in enumerate(space.states) if w(s)), None))
+    return out
+
+
+# ---------------------------------------------------------------- the engine
+
+class ExplicitEngine:
+    """Decides invariants, deadlock freedom, reachability (of a state or of an action),
+    termination and obligations by exhaustive search of one parameter instance.
+
+    Verdicts: VIOLATED with a shortest trace (a lasso for termination and obligations)
+    as soon as a counterexample is among the stored states, whether or not the search
+    finished; HOLDS (or, for reachability, VIOLATED: exhaustively unreachable) only when
+    the search was complete; otherwise UNKNOWN with the budget that stopped it. A model
+    run-time error (index out of range, division by a non-positive number) gives UNKNOWN
+    with the error and a trace to the state where it happens.
+    """
+
+    name = NAME
+
+    def check(self, model: Model, properties: Sequence[Property], budget: Budget,
+              progress: ProgressFn | None = None) -> list[CheckResult]:
+        if not model.is_concrete:
+            free = ", ".join(k for k, v in model.param_values if v is None)
+            return [self._result(model, p, Verdict.UNKNOWN, None,
+                                 reason=f"explicit search needs every parameter fixed ({free} is free); "
+                                        f"use --engine symbolic or auto") for p in properties]
+        concrete = model.instantiate()
+        properties = [map_claim(p, concrete.fix_params) for p in properties]
+        watch: list[Expr] = []
+        slot: dict[str, int] = {}
+        track: set[int] = set()
+        for p in properties:
+            if isinstance(p, Invariant):
+                from verifier.ir.expr import neg
+                slot[p.id] = len(watch)
+                watch.append(neg(p.expr))
+            elif isinstance(p, Reachable) and p.expr is not None:
+                slot[p.id] = len(watch)
+                watch.append(p.expr)
+            elif isinstance(p, Reachable) and p.action:
+                track |= _matching(concrete, p.action)
+        needs_graph = any(isinstance(p, (Terminates, Obligation)) for p in properties)
+        space = explore(concrete, budget, progress, keep_edges=needs_graph, watch=watch, track=sorted(track))
+        from verifier.engines.lasso import check_obligation, check_termination
+
+        out = []
+        for p in properties:
+            if isinstance(p, (Invariant, Reachable)) and p.id in slot:
+                out.append(self._state_claim(space, p, slot[p.id]))
+            elif isinstance(p, Reachable):
+                out.append(self._action_claim(space, p, _matching(concrete, p.action or "")))
+            elif isinstance(p, DeadlockFree):
+                i = space.deadlocks[0] if space.deadlocks else None
+                out.append(self._violation_or_hold(space, p, i))
+            elif isinstance(p, Terminates):
+                out.append(self._from(space, p, *check_termination(space, p)))
+            elif isinstance(p, Obligation):
+                out.append(self._from(space, p, *check_obligation(space, p)))
+            else:
+                out.append(self._result(model, p, Verdict.UNKNOWN, space,
+                                        reason=f"the explicit engine does not decide {p.kind} claims"))
+        return out
+
+    # ---- verdicts
+    def _incomplete(self, space: StateSpace, p: Property) -> CheckResult:
+        if space.error is not None:
+            i, message = space.error
+            return self._result(space.model, p, Verdict.UNKNOWN, space, trace=space.trace_to(i),
+                                reason=f"model error: {message} (in the state the trace reaches, "
+                                       f"after {space.depth_of(i)} steps)")
+        return self._result(space.model, p, Verdict.UNKNOWN, space,
+                            reason=f"exploration incomplete: {space.reason}")
+
+    def _state_claim(self, space: StateSpace, p: Property, k: int) -> CheckResult:
+        if k in space.watch_errors:
+            i, message = space.watch_errors[k]
+            return self._result(space.model, p, Verdict.UNKNOWN, space, trace=space.trace_to(i),
+                                reason=f"model error evaluating the claim: {message} (in the state the trace "
+                                       f"reaches)")
+        i = space.watch[k]
+        if isinstance(p, Reachable):
+            if i is not None:
+                return self._result(space.model, p, Verdict.HOLDS, space, trace=space.trace_to(i),
+                                    reason="a witness reaches it")
+            if space.complete:
+                return self._result(space.model, p, Verdict.VIOLATED, space,
+                                    reason="unreachable in the complete state space of these parameters")
+            return self._incomplete(space, p)
+        return self._violation_or_hold(space, p, i)
+
+    def _action_claim(self, space: StateSpace, p: Reachable, actions: set[int]) -> CheckResult:
+        hits = [space.fired[a] for a in actions if space.fired.get(a) is not None]
+        if hits:
+            i, label, target = min(hits, key=lambda h: (h[0], space.labels.items[h[1]][0]))
+            return self._result(space.model, p, Verdict.HOLDS, space, trace=space.trace_through(i, label, target),
+                                reason="a witness fires it")
+        if space.complete:
+            return self._result(space.model, p, Verdict.VIOLATED, space,
+                                reason="it never fires in the complete state space of these parameters")
+        return self._incomplete(space, p)
+
+    def _violation_or_hold(self, space: StateSpace, p: Property, i: int | None) -> CheckResult:
+        if i is not None:
+            return self._result(space.model, p, Verdict.VIOLATED, space, trace=space.trace_to(i))
+        if space.complete:
+            return self._result(space.model, p, Verdict.HOLDS, space)
+        return self._incomplete(space, p)
+
+    def _from(self, space: StateSpace, p: Property, verdict: Verdict | None, trace: Trace | None,
+              reason: str) -> CheckResult:
+        if verdict is None:
+            if not space.complete:
+                return self._incomplete(space, p)
+            verdict = Verdict.HOLDS
+        return self._result(space.model, p, verdict, space, trace=trace, reason=reason)
+
+    @staticmethod
+    def _result(model: Model, p: Property, verdict: Verdict, space: StateSpace | None,
+                trace: Trace | None = None, reason: str = "") -> CheckResult:
+        stats = Stats() if space is None else Stats(len(space.packed), space.transitions, space.seconds)
+        return CheckResult(p, verdict, NAME, None if space is None else space.max_depth, stats, trace, reason,
+                           model.param_values, model.variant)
+
+
+def matches(name: str, wanted: str) -> bool:
+    """An action name matches itself; an implicit `end P -> Q` also matches `end P`."""
+    return name == wanted or name.split(" -> ")[0] == wanted
+
+
+def _matching(model: Model, wanted: str) -> set[int]:
+    return {i for i, a in enumerate(model.actions) if matches(a.name, wanted)}

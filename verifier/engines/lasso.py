@@ -1,0 +1,173 @@
+"""Liveness on an explored state space: termination and obligations.
+
+Both ask "does every behaviour leave region R?": R is the non-final states
+(termination, scope "game"), the non-final states with the edges that pass the
+turn removed (scope "turn"), or the states where an obligation is pending.
+
+Exact semantics. A counterexample is either
+  * a stuck state in R: a reachable state of R where play stops (a deadlock:
+    not final, no legal move) — the turn, the game, the obligation never
+    closes; for obligations also a final state where it is still pending; or
+  * a fair cycle inside R: a reachable cycle all of whose states are in R and
+    all of whose transitions are kept (scope "turn": no TURN_END transition).
+    With weakly fair actions F, a cycle does not count when some f in F is
+    enabled in every state of the cycle (it has a transition from there, inside
+    R or not) and the cycle never takes f.
+An SCC of the graph restricted to R holds a fair cycle iff it has a cycle (more
+than one state, or a self-loop) and, for each f in F, some transition of the
+SCC takes f or some state of the SCC has f disabled: the cycle through every
+state and every transition of the SCC is then fair; otherwise every cycle inside
+the SCC keeps f enabled and never takes it. So the SCCs are searched in order
+of their first state (BFS order) and the first fair one gives the lasso: the
+shortest stem to its shallowest state, then a loop through it that visits the
+fairness witnesses by shortest paths (with none: the state's first transition
+inside the component, in firing order, then the shortest way back);
+`loop_start` marks where the loop begins.
+
+Only fully expanded states are used: on an incomplete search a counterexample
+found is real, and "no counterexample" is left to the caller (UNKNOWN).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable
+
+import networkx as nx
+
+from verifier.engines.bfsgen import packed_predicate
+from verifier.ir.model import ActionKind
+from verifier.ir.props import Obligation, Terminates
+from verifier.result import Verdict
+from verifier.trace import Trace, build_trace
+
+Outcome = tuple[Verdict | None, Trace | None, str]
+
+
+def _matches(name: str, wanted: str) -> bool:
+    return name == wanted or name.split(" -> ")[0] == wanted
+
+
+def check_termination(space, claim: Terminates) -> Outcome:
+    model = space.model
+    final = packed_predicate(space.lay, model.end)
+    if claim.scope == "turn":
+        cut = {a for a, action in enumerate(model.actions) if action.kind is ActionKind.TURN_END}
+        what = "the turn never ends"
+    else:
+        cut = set()
+        what = "the game never ends"
+    region = [i for i in range(space.head) if not final(space.packed[i])]
+    return _find(space, region, cut, claim.fairness or model.fairness, what, pending_final=())
+
+
+def check_obligation(space, claim: Obligation) -> Outcome:
+    pending = packed_predicate(space.lay, claim.pending)
+    final = packed_predicate(space.lay, space.model.end)
+    region = [i for i in range(space.head) if pending(space.packed[i])]
+    finals = [i for i in region if final(space.packed[i])]
+    return _find(space, region, set(), claim.fairness or space.model.fairness,
+                 "the obligation stays open forever", pending_final=finals)
+
+
+def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what: str,
+          pending_final: Iterable[int]) -> Outcome:
+    stuck = set(space.deadlocks)
+    ends = set(pending_final)
+    for i in region:   # BFS order: the first is the shallowest
+        if i in stuck or i in ends:
+            how = "play stops here" if i in stuck else "the game ends here"
+            return Verdict.VIOLATED, space.trace_to(i), f"{what}: {how}"
+    inside = set(region)
+    items = space.labels.items
+    actions = space.model.actions
+    src, dst, lab = space.edge_arrays()
+    fair = tuple(fairness)
+    fair_actions = [{a for a, action in enumerate(actions) if _matches(action.name, f)} for f in fair]
+    enabled: dict[int, set[int]] = {}        # state -> fair actions with a transition there
+    adjacency: dict[int, list[tuple[int, int]]] = {}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(region)
+    for s, d, x in zip(src, dst, lab):
+        if s not in inside:
+            continue
+        a = items[x][0]
+        if fair:
+            enabled.setdefault(s, set()).add(a)
+        if d in inside and a not in cut:
+            adjacency.setdefault(s, []).append((d, x))
+            graph.add_edge(s, d)
+    for component in sorted(nx.strongly_connected_components(graph), key=min):
+        if len(component) == 1:
+            (node,) = component
+            if not graph.has_edge(node, node):
+                continue
+        witnesses = _fairness_witnesses(component, adjacency, enabled, fair_actions, items)
+        if witnesses is None:
+            continue
+        return Verdict.VIOLATED, _lasso(space, component, adjacency, witnesses), \
+            f"{what}: the loop can repeat forever"
+    return None, None, ""
+
+
+def _fairness_witnesses(component: set[int], adjacency, enabled, fair_actions, items):
+    """Per fair action: an edge of the component taking it, or a state disabling it;
+    None when one is enabled throughout and never taken (no fair cycle here)."""
+    out = []
+    order = sorted(component)
+    for wanted in fair_actions:
+        edge = next(((s, d, x) for s in order for d, x in adjacency.get(s, ())
+                     if d in component and items[x][0] in wanted), None)
+        if edge is not None:
+            out.append(("edge", edge))
+            continue
+        disabled = next((i for i in order if not enabled.get(i, set()) & wanted), None)
+        if disabled is None:
+            return None
+        out.append(("state", disabled))
+    return out
+
+
+def _path(adjacency, component: set[int], a: int, b: int) -> list[tuple[int, int]]:
+    """Shortest path a -> b inside the component as [(state, label)]; [] when a == b."""
+    if a == b:
+        return []
+    back: dict[int, tuple[int, int] | None] = {a: None}
+    queue = deque([a])
+    while queue:
+        u = queue.popleft()
+        for v, x in adjacency.get(u, ()):
+            if v in component and v not in back:
+                back[v] = (u, x)
+                if v == b:
+                    steps = []
+                    while back[v] is not None:
+                        u0, x0 = back[v]
+                        steps.append((v, x0))
+                        v = u0
+                    return steps[::-1]
+                queue.append(v)
+    raise AssertionError("a strongly connected component is strongly connected")
+
+
+def _lasso(space, component: set[int], adjacency, witnesses) -> Trace:
+    entry = min(component)                   # BFS order: the shallowest state of the component
+    loop: list[tuple[int, int]] = []
+    here = entry
+    for kind, w in witnesses:
+        if kind == "edge":
+            s, d, x = w
+            loop += _path(adjacency, component, here, s) + [(d, x)]
+            here = d
+        else:
+            loop += _path(adjacency, component, here, w)
+            here = w
+    loop += _path(adjacency, component, here, entry)
+    if not loop:    # the entry alone meets the witnesses: its first move inside, then back
+        d, x = next((d, x) for d, x in adjacency[entry] if d in component)
+        loop = [(d, x)] + _path(adjacency, component, d, entry)
+    states, firings = space.path_to(entry)
+    loop_start = len(firings)
+    for d, x in loop:
+        states.append(space.unpack(d))
+        firings.append(space.firing(x))
+    return build_trace(space.lay, states, firings, loop_start)

@@ -1,0 +1,264 @@
+"""The explored state space: packed states in BFS order with compact parent links.
+
+State `i` is `packed[i]` (an int, see `codegen.Packing`); `parent[i]` is the
+index of the state it was first reached from (-1 for an initial state) and
+`via[i]` the label of that firing (`labels.items[via[i]]` is (action index,
+choice)). `levels[d]` is the index of the first state at BFS depth d. With
+`keep_edges`, every transition is kept in three arrays (`esrc`, `edst`,
+`elab`); otherwise the graph is rebuilt on demand by re-expanding states.
+"""
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from typing import Any, Iterator
+
+import networkx as nx
+
+from verifier.engines.bfsgen import Expander, compile_expander
+from verifier.engines.actiongen import Labels
+from verifier.engines.codegen import Packing
+from verifier.ir.model import Action, Model
+from verifier.semantics import Gap, Layout, State
+from verifier.trace import Trace, build_trace
+
+
+class StatesView(Sequence):
+    """`space.states[i]`: the state tuple of index i, unpacked on access."""
+
+    def __init__(self, space: "StateSpace"):
+        self._space = space
+
+    def __len__(self) -> int:
+        return len(self._space.packed)
+
+    def __getitem__(self, i):
+        unpack = self._space.packing.unpack
+        if isinstance(i, slice):
+            return [unpack(x) for x in self._space.packed[i]]
+        return unpack(self._space.packed[i])
+
+    def __iter__(self) -> Iterator[State]:
+        return map(self._space.packing.unpack, self._space.packed)
+
+    def __contains__(self, state) -> bool:
+        return self._space.index_of(state) is not None
+
+
+class DepthView(Sequence):
+    """`space.depth[i]`: the BFS depth of state i."""
+
+    def __init__(self, space: "StateSpace"):
+        self._space = space
+
+    def __len__(self) -> int:
+        return len(self._space.packed)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._space.depth_of(j) for j in range(len(self))[i]]
+        return self._space.depth_of(i)
+
+
+class LazyState(Mapping):
+    """Slot name -> display value of one state, computed on first use."""
+
+    def __init__(self, space: "StateSpace", i: int):
+        self._space, self._i, self._values = space, i, None
+
+    def _get(self) -> dict[str, Any]:
+        if self._values is None:
+            self._values = self._space.lay.as_dict(self._space.unpack(self._i))
+        return self._values
+
+    def __getitem__(self, key):
+        return self._get()[key]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+class StateSpace:
+    """What a search found (see the module docstring for the storage)."""
+
+    def __init__(self, lay: Layout, packing: Packing, labels: Labels, keep_edges: bool = False):
+        self.lay = lay
+        self.packing = packing
+        self.labels = labels
+        self.packed: list[int] = []
+        self.seen: set[int] | dict[int, int] = {} if keep_edges else set()
+        self.parent = array("i")
+        self.via = array("I")
+        self.levels: list[int] = [0]
+        self.deadlocks: list[int] = []            # non-final states with no successor
+        self.slot_gaps: dict[tuple[int, int], tuple[int, int, Gap]] = {}   # (action, slot) -> (state, label, gap)
+        self.esrc = array("i") if keep_edges else None
+        self.edst = array("i") if keep_edges else None
+        self.elab = array("I") if keep_edges else None
+        self.transitions = 0
+        self.complete = True
+        self.reason = ""
+        self.error: tuple[int, str] | None = None   # (state, message): a model run-time error stopped the search
+        self.seconds = 0.0
+        self.head = 0                 # states below `head` are fully expanded
+        self.depth = DepthView(self)
+        self.states = StatesView(self)
+        self.found: list[int | None] = []               # first state satisfying each watched predicate
+        self.watch: list[int | None] = []
+        self.watch_errors: dict[int, tuple[int, str]] = {}
+        self.fired: dict[int, tuple[int, int, int] | None] = {}   # action -> first (state, label, target)
+        # set by the search
+        self.level_end = 0
+        self.cur_depth = 0
+        self.state_limit = -1
+        self.depth_limit = 1 << 62
+        self.tick = None
+        self._index: dict[int, int] | None = None
+        self._expander: Expander | None = None
+
+    # ---- compatibility: `space, found = explore(...)`
+    def __iter__(self):
+        return iter((self, self.found))
+
+    # ---- the search loop's callbacks
+    def record_gap(self, action: int, slot: int, value: int, i: int, label: int) -> None:
+        key = (action, slot)
+        if key not in self.slot_gaps:
+            p = self.packing
+            self.slot_gaps[key] = (i, label, Gap(p.names[slot], int(value), p.los[slot], p.his[slot]))
+
+    # ---- lookups
+    @property
+    def model(self) -> Model:
+        return self.lay.model
+
+    @property
+    def edges_kept(self) -> bool:
+        return self.esrc is not None
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+    @property
+    def max_depth(self) -> int:
+        """The deepest BFS level stored."""
+        return len(self.levels) - 1 if self.packed else 0
+
+    def depth_of(self, i: int) -> int:
+        if not 0 <= i < len(self.packed):
+            raise IndexError(i)
+        return bisect_right(self.levels, i) - 1
+
+    def unpack(self, i: int) -> State:
+        """State `i` as a `semantics` state tuple."""
+        return self.packing.unpack(self.packed[i])
+
+    def index_of(self, state: State | int) -> int | None:
+        """Index of a state (tuple or packed int), or None when it was not explored."""
+        x = state if isinstance(state, int) else self.packing.pack(state)
+        if isinstance(self.seen, dict):
+            return self.seen.get(x)
+        if self._index is None:
+            self._index = {s: i for i, s in enumerate(self.packed)}
+        return self._index.get(x)
+
+    def firing(self, label: int) -> tuple[Action, tuple]:
+        a, choice = self.labels.items[label]
+        return self.model.actions[a], choice
+
+    @property
+    def gaps(self) -> dict[tuple[int, str], tuple[int, tuple, Gap]]:
+        """The first gap per (action index, variable name): (state, choice, gap)."""
+        out: dict[tuple[int, str], tuple[int, tuple, Gap]] = {}
+        for (a, slot), (i, label, gap) in sorted(self.slot_gaps.items(), key=lambda kv: kv[1][0]):
+            key = (a, self.lay.slots[slot].var)
+            if key not in out:
+                out[key] = (i, self.labels.items[label][1], gap)
+        return out
+
+    # ---- paths and traces
+    def path_to(self, i: int) -> tuple[list[State], list[tuple[Action, tuple]]]:
+        """States and firings from an initial state to state `i` (a shortest path)."""
+        chain = []
+        while i != -1:
+            chain.append(i)
+            i = self.parent[i]
+        chain.reverse()
+        return [self.unpack(j) for j in chain], [self.firing(self.via[j]) for j in chain[1:]]
+
+    def trace_to(self, i: int) -> Trace:
+        """A shortest trace from an initial state to state `i`."""
+        return build_trace(self.lay, *self.path_to(i))
+
+    def trace_through(self, i: int, label: int, target: int) -> Trace:
+        """A shortest trace to state `i`, then the firing `label` to the packed state `target`."""
+        states, firings = self.path_to(i)
+        return build_trace(self.lay, states + [self.packing.unpack(target)], firings + [self.firing(label)])
+
+    # ---- the graph
+    def expander(self) -> Expander:
+        if self._expander is None:
+            self._expander = compile_expander(self.lay)
+        return self._expander
+
+    def successors_of(self, i: int) -> list[tuple[int, tuple, int | None]]:
+        """Every transition of state i in firing order: (action index, choice, target index);
+        the target index is None for a state the search did not store (an incomplete search)."""
+        out = []
+        for a, choice, t, _gap in self.expander().expand(self.packed[i]):
+            if t is not None:
+                out.append((a, choice, self.index_of(t)))
+        return out
+
+    def edge_arrays(self) -> tuple[array, array, array]:
+        """(sources, targets, labels) of every transition of the expanded states."""
+        if self.esrc is not None:
+            return self.esrc, self.edst, self.elab
+        src, dst, lab = array("i"), array("i"), array("I")
+        expand = self.expander().expand
+        for i in range(self.head):
+            for a, choice, t, _gap in expand(self.packed[i]):
+                if t is not None:
+                    j = self.index_of(t)
+                    if j is not None:
+                        src.append(i)
+                        dst.append(j)
+                        lab.append(self.labels(a, choice))
+        self.esrc, self.edst, self.elab = src, dst, lab
+        return src, dst, lab
+
+    @property
+    def edges(self) -> Iterator[tuple[int, int, int, tuple]]:
+        """Every transition as (source, target, action index, choice)."""
+        items = self.labels.items
+        src, dst, lab = self.edge_arrays()
+        return ((s, d, items[x][0], items[x][1]) for s, d, x in zip(src, dst, lab))
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """The state graph: nodes are state indices with attributes `depth`, `initial`,
+        `phase` (models with phases) and `state` (a lazy mapping slot -> value); one edge per
+        transition with attributes `action` (name) and `choice`. A MultiDiGraph (a DiGraph
+        subclass), so that two firings between the same states stay two edges."""
+        g = nx.MultiDiGraph()
+        phase_slot = self.lay.offsets["phase"][0] if "phase" in self.lay.offsets else None
+        p = self.packing
+        for d, first in enumerate(self.levels):
+            last = self.levels[d + 1] if d + 1 < len(self.levels) else len(self.packed)
+            for i in range(first, last):
+                attrs: dict[str, Any] = {"depth": d, "initial": self.parent[i] == -1,
+                                         "state": LazyState(self, i)}
+                if phase_slot is not None:
+                    raw = ((self.packed[i] >> p.shifts[phase_slot]) & p.mask(phase_slot)) + p.los[phase_slot]
+                    attrs["phase"] = self.lay.display(self.lay.slots[phase_slot], raw)
+                g.add_node(i, **attrs)
+        actions = self.model.actions
+        for src, dst, a, choice in self.edges:
+            g.add_edge(src, dst, action=actions[a].name, choice=choice)
+        return g

@@ -1,0 +1,392 @@
+"""The symbolic engine: claims decided with Z3 by BMC, k-induction, PDR and ranking functions.
+
+Strategies: ``bmc`` (bounded: VIOLATED or HOLDS_TO_DEPTH k), ``kind``
+(k-induction), ``pdr`` (Spacer) and ``all`` (k-induction with a small k, then
+PDR, then BMC to the depth limit). `CheckResult.engine` names the method that
+decided: "bmc", "k-induction", "pdr" or "ranking".
+
+A proof is reported as PROVED when it covers every value of the parameters
+left free (or the model has none); with every parameter fixed, the same proof
+covers only those values and is reported as HOLDS, with the method named.
+Counterexamples are replayed on the reference semantics before they are
+reported; one that does not replay is an engine bug, UNKNOWN "internal: ...".
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import z3
+
+from verifier.engines.base import Budget, ProgressFn
+from verifier.engines.symbolic.bmc import bmc
+from verifier.engines.symbolic.core import Deadline, Outcome, Safety
+from verifier.engines.symbolic.encode import (FALSE, Encoding, Term, Unsupported, conj, disj, negate)
+from verifier.engines.symbolic.kinduction import kinduction
+from verifier.engines.symbolic.pdr import pdr
+from verifier.engines.symbolic.ranking import synthesize
+from verifier.engines.symbolic.render import render
+from verifier.engines.symbolic.witness import Concrete, InternalError, concretise, raises, stuck
+from verifier.ir.model import Model
+from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
+from verifier.result import CheckResult, Stats, Verdict
+from verifier.semantics import EvalError, evaluate
+
+STRATEGIES = ("bmc", "kind", "pdr", "all")
+DEFAULT_TIMEOUT = 60.0        # seconds per claim when the budget sets none
+DEFAULT_DEPTH = 20            # BMC bound / largest k when the budget sets none
+ALL_K = 8                     # k-induction's share of strategy "all"
+
+
+class SymbolicEngine:
+    """Decides invariants, reachability, deadlock freedom, termination and obligations with Z3."""
+
+    name = "symbolic"
+
+    def __init__(self, strategy: str = "all", default_timeout: float = DEFAULT_TIMEOUT,
+                 default_depth: int = DEFAULT_DEPTH):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown symbolic strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+        self.strategy = strategy
+        self.default_timeout = default_timeout
+        self.default_depth = default_depth
+
+    # ---- the Engine protocol
+    def check(self, model: Model, properties: Sequence[Property], budget: Budget,
+              progress: ProgressFn | None = None) -> list[CheckResult]:
+        try:
+            enc = Encoding(model)
+            setup_error = self._initial_error(enc)
+        except Unsupported as err:
+            return [self._unknown(model.instantiate(), p, f"the symbolic engine cannot encode this model: {err}")
+                    for p in properties]
+        if setup_error is not None:
+            return [self._unknown(enc.model, p, setup_error) for p in properties]
+        run = _Run(self, enc, budget)
+        return [run.claim(p) for p in properties]
+
+    def _initial_error(self, enc: Encoding) -> str | None:
+        s = z3.Solver()
+        s.set("timeout", 30000)
+        s.add(enc.init_error(enc.cur))
+        if s.check() != z3.sat:
+            return None
+        m = s.model()
+        where = ", ".join(f"{n}={m.eval(p, model_completion=True)}" for n, p in enc.params.items())
+        return ("model error in the initial states" + (f" when {where}" if where else "") +
+                ": an initial value is outside its variable's range or cannot be evaluated"
+                + ("; narrow the parameter's declared min/max" if where else ""))
+
+    @staticmethod
+    def _unknown(model: Model, p: Property, reason: str, method: str = "symbolic") -> CheckResult:
+        return CheckResult(p, Verdict.UNKNOWN, method, reason=reason, params=model.param_values,
+                           variant=model.variant)
+
+
+class _Run:
+    """One `check` call: the encoding, the budget, and invariants proved so far (they
+    strengthen later ranking-function searches)."""
+
+    def __init__(self, engine: SymbolicEngine, enc: Encoding, budget: Budget):
+        self.engine = engine
+        self.enc = enc
+        self.budget = budget
+        self.known: list[Term] = []
+        self._error: Term | None = None
+
+    @property
+    def depth(self) -> int:
+        return self.budget.max_depth if self.budget.max_depth is not None else self.engine.default_depth
+
+    @property
+    def model_error(self) -> Term:
+        if self._error is None:
+            err = self.enc.error
+            self._error = FALSE if self.enc.statically_false(err) else err
+        return self._error
+
+    def claim_error(self, e) -> Term:
+        err = self.enc.claim_error(e)
+        return FALSE if self.enc.statically_false(err) else err
+
+    # ---- one claim
+    def claim(self, original: Property) -> CheckResult:
+        start = time.perf_counter()
+        deadline = Deadline(self.budget.timeout if self.budget.timeout is not None else self.engine.default_timeout)
+        p = map_claim(original, self.enc.model.fix_params)
+        try:
+            if isinstance(p, Invariant):
+                result = self.invariant(original, p, deadline)
+            elif isinstance(p, Reachable):
+                result = self.reachable(original, p, deadline)
+            elif isinstance(p, DeadlockFree):
+                result = self.deadlock(original, deadline)
+            elif isinstance(p, (Terminates, Obligation)):
+                result = self.liveness(original, p, deadline)
+            else:
+                result = self.unknown(original, f"the symbolic engine does not decide {p.kind} claims")
+        except Unsupported as err:
+            result = self.unknown(original, f"the symbolic engine cannot encode this claim: {err}")
+        except InternalError as err:
+            result = self.unknown(original, f"internal: {err}")
+        except z3.Z3Exception as err:
+            result = self.unknown(original, f"internal: Z3 failed: {err}")
+        return _with_time(result, time.perf_counter() - start)
+
+    def invariant(self, original: Property, p: Invariant, deadline: Deadline) -> CheckResult:
+        enc = self.enc
+        good = enc.predicate(p.expr, enc.cur)
+        problem = Safety(enc, negate(good), disj(self.model_error, self.claim_error(p.expr)))
+        outcome = self.safety(problem, deadline)
+        if outcome.status == "reached":
+            def confirm(c: Concrete) -> None:
+                if _holds(c, p.expr, c.states[-1]):
+                    raise InternalError("the counterexample's last state satisfies the invariant")
+            return self.reached(original, outcome, Verdict.VIOLATED, confirm, "a counterexample breaks it")
+        if outcome.status == "safe":
+            self.remember(problem, outcome)
+            return self.proved(original, outcome)
+        if outcome.status == "bounded":
+            return self.result(original, Verdict.HOLDS_TO_DEPTH, outcome, reason=_bounded(outcome))
+        return self.result(original, Verdict.UNKNOWN, outcome, reason=outcome.reason)
+
+    def reachable(self, original: Property, p: Reachable, deadline: Deadline) -> CheckResult:
+        enc = self.enc
+        if p.expr is not None:
+            target, extra = enc.predicate(p.expr, enc.cur), []
+            error = disj(self.model_error, self.claim_error(p.expr))
+        else:
+            extra = enc.action_indices(p.action or "")
+            target, error = enc.firing_of(extra), self.model_error
+        outcome = self.safety(Safety(enc, target, error, extra), deadline)
+        if outcome.status == "reached":
+            def confirm(c: Concrete) -> None:
+                if p.expr is not None and not _holds(c, p.expr, c.states[-1]):
+                    raise InternalError("the witness's last state does not satisfy the target")
+            return self.reached(original, outcome, Verdict.HOLDS, confirm, "a witness reaches it")
+        if outcome.status == "safe":
+            what = "unreachable" if p.expr is not None else "it never fires"
+            return self.result(original, Verdict.VIOLATED, outcome, evidence=self.evidence(outcome),
+                               reason=f"{what} {self.param_words()} ({_how(outcome)})")
+        if outcome.status == "bounded":
+            return self.result(original, Verdict.UNKNOWN, outcome,
+                               reason=f"no witness within {outcome.depth} steps; {outcome.reason}".rstrip("; "))
+        return self.result(original, Verdict.UNKNOWN, outcome, reason=outcome.reason)
+
+    def deadlock(self, original: Property, deadline: Deadline) -> CheckResult:
+        enc = self.enc
+        problem = Safety(enc, enc.deadlock, self.model_error)
+        outcome = self.safety(problem, deadline)
+        if outcome.status == "reached":
+            return self.reached(original, outcome, Verdict.VIOLATED, _confirm_stuck,
+                                "play stops here: no legal move and the game is not over")
+        if outcome.status == "safe":
+            self.remember(problem, outcome)
+            return self.proved(original, outcome)
+        if outcome.status == "bounded":
+            return self.result(original, Verdict.HOLDS_TO_DEPTH, outcome, reason=_bounded(outcome))
+        return self.result(original, Verdict.UNKNOWN, outcome, reason=outcome.reason)
+
+    def liveness(self, original: Property, p: Terminates | Obligation, deadline: Deadline) -> CheckResult:
+        """No stuck (or, for obligations, final) state in the region is reachable, and a ranking
+        function shows that no run stays in the region forever."""
+        enc = self.enc
+        if isinstance(p, Terminates):
+            region = negate(enc.end)
+            stop = enc.deadlock
+            actions = [a for a in enc.actions if p.scope != "turn" or a not in enc.turn_end_actions()]
+            scope_words = "a turn (every transition but the turn end)" if p.scope == "turn" else "the game"
+            what = "the turn never ends" if p.scope == "turn" else "the game never ends"
+        else:
+            region = enc.predicate(p.pending, enc.cur)
+            stop = conj(region, disj(enc.end, enc.deadlock))
+            actions = list(enc.actions)
+            scope_words = "the obligation's open states"
+            what = "the obligation stays open forever"
+        error = self.model_error if isinstance(p, Terminates) else disj(self.model_error, self.claim_error(p.pending))
+        problem = Safety(enc, stop, error)
+        outcome = self.safety(problem, deadline.share(0.6))
+        if outcome.status == "reached":
+            def confirm(c: Concrete) -> None:
+                if isinstance(p, Terminates):
+                    _confirm_stuck(c)
+            return self.reached(original, outcome, Verdict.VIOLATED, confirm,
+                                f"{what}: {'play stops' if isinstance(p, Terminates) else 'it is still open'} here")
+        if outcome.status != "safe":
+            return self.result(original, Verdict.UNKNOWN, outcome,
+                               reason=f"could not show that no run gets stuck in {scope_words}: "
+                                      f"{outcome.reason or _bounded(outcome)}; the explicit engine decides it")
+        support = conj(enc.param_constraints(), enc.ranges(enc.cur), negate(problem.bad),
+                       *([outcome.invariant] if outcome.invariant is not None else []), *self.known)
+        ranking = synthesize(enc, actions, region, support, deadline, refine=self.unreachable(deadline))
+        if ranking.components is None:
+            return self.result(original, Verdict.UNKNOWN, outcome, method="ranking",
+                               reason=f"no ranking function found: {ranking.reason}; the explicit engine's "
+                                      f"lasso search decides it")
+        text = ranking.describe(enc, scope_words)
+        verdict, scope = self.proof_scope()
+        evidence = {**self.evidence(outcome), "ranking": text,
+                    "ranking_components": [c.text for c in ranking.components]}
+        if ranking.reason:
+            evidence["ranking_support"] = ranking.reason
+        return self.result(original, verdict, outcome, method="ranking", evidence=evidence,
+                           reason=f"{scope}: {text}; no stuck state is reachable ({_how(outcome)})")
+
+    def unreachable(self, deadline: Deadline):
+        """For the ranking search: an invariant (PDR) excluding a given state, if it is unreachable."""
+        enc = self.enc
+
+        def refine(values: list[int]) -> Term | None:
+            symbols = list(enc.cur.slots) + list(enc.params.values())
+            target = conj(*(x == v for x, v in zip(symbols, values)))
+            outcome = pdr(Safety(enc, target, FALSE), deadline.share(0.25))
+            return outcome.invariant if outcome.status == "safe" else None
+
+        return refine
+
+    # ---- methods by strategy
+    def safety(self, problem: Safety, deadline: Deadline) -> Outcome:
+        strategy = self.engine.strategy
+        if strategy == "bmc":
+            return bmc(problem, self.depth, deadline)
+        if strategy == "kind":
+            return kinduction(problem, self.depth, deadline)
+        if strategy == "pdr":
+            return pdr(problem, deadline)
+        first = kinduction(problem, min(self.depth, ALL_K), deadline.share(0.3))
+        if first.status in ("reached", "safe"):
+            return first
+        second = pdr(problem, deadline.share(0.85))
+        if second.status in ("reached", "safe"):
+            return second
+        third = bmc(problem, self.depth, deadline)
+        if third.status in ("reached", "safe"):
+            return third
+        notes = [f"k-induction: {first.reason}", f"PDR: {second.reason}"]
+        if third.reason:
+            notes.append(f"BMC: {third.reason}")
+        third.reason = "; ".join(n for n in notes if not n.endswith(": "))
+        return third
+
+    def remember(self, problem: Safety, outcome: Outcome) -> None:
+        self.known.append(negate(problem.bad))
+        if outcome.invariant is not None:
+            self.known.append(outcome.invariant)
+
+    # ---- verdicts
+    def proof_scope(self) -> tuple[Verdict, str]:
+        enc = self.enc
+        if enc.free:
+            ranges = []
+            for n in enc.free:
+                d = enc.param_decls.get(n)
+                lo, hi = (None, None) if d is None else (d.lo, d.hi)
+                if lo is not None and hi is not None:
+                    ranges.append(f"{n} in {lo}..{hi}")
+                elif lo is not None or hi is not None:
+                    ranges.append(f"{n} >= {lo}" if lo is not None else f"{n} <= {hi}")
+                else:
+                    ranges.append(n)
+            return Verdict.PROVED, f"holds for every value of {', '.join(ranges)}"
+        if not enc.model.params:
+            return Verdict.PROVED, "holds in every reachable state (unbounded)"
+        return Verdict.HOLDS, ("holds for these parameter values (unbounded; leave a parameter free "
+                               "with --param NAME=* to prove it for all values)")
+
+    def param_words(self) -> str:
+        if self.enc.free:
+            return f"for every value of {', '.join(self.enc.free)} (proved for all parameter values)"
+        if not self.enc.model.params:
+            return "in every behaviour (unbounded proof)"
+        return "for these parameter values (unbounded proof)"
+
+    def proved(self, original: Property, outcome: Outcome) -> CheckResult:
+        verdict, scope = self.proof_scope()
+        return self.result(original, verdict, outcome, evidence=self.evidence(outcome),
+                           reason=f"{scope} ({_how(outcome)})")
+
+    def evidence(self, outcome: Outcome) -> dict:
+        out: dict = {"method": outcome.method}
+        if outcome.method == "k-induction" and not outcome.exhausted:
+            out["k"] = outcome.depth
+        if outcome.exhausted:
+            out["longest_run"] = outcome.depth
+        if outcome.invariant is not None:
+            out["invariant"] = render(self.enc, outcome.invariant)
+        if self.enc.free:
+            out["free_params"] = list(self.enc.free)
+        return out
+
+    def reached(self, original: Property, outcome: Outcome, verdict: Verdict, confirm, reason: str) -> CheckResult:
+        assert outcome.path is not None
+        concrete = concretise(self.enc, outcome.path)
+        last = concrete.states[-1]
+        if outcome.error:
+            message = raises(concrete.lay, last)
+            if message is None:
+                message = self._claim_raises(original, concrete)
+            if message is None:
+                raise InternalError("the path was said to end in a model error, but none occurs")
+            return CheckResult(original, Verdict.UNKNOWN, outcome.method, outcome.depth, Stats(), concrete.trace,
+                               f"model error: {message} (after {len(concrete.trace)} steps)",
+                               concrete.model.param_values, concrete.model.variant)
+        try:
+            confirm(concrete)
+        except EvalError as err:
+            raise InternalError(f"the path's last state cannot be evaluated: {err}") from None
+        evidence = {"method": outcome.method}
+        if self.enc.free:
+            evidence["free_params"] = list(self.enc.free)
+            reason = f"{reason} (for {', '.join(f'{k}={v}' for k, v in sorted(outcome.path.params.items()))})"
+        return CheckResult(original, verdict, outcome.method, len(concrete.trace), Stats(), concrete.trace,
+                           reason, concrete.model.param_values, concrete.model.variant, evidence)
+
+    def _claim_raises(self, original: Property, concrete: Concrete) -> str | None:
+        p = map_claim(original, concrete.model.fix_params)
+        for e in (getattr(p, "expr", None), getattr(p, "pending", None)):
+            if e is not None:
+                try:
+                    evaluate(concrete.lay, e, concrete.states[-1])
+                except EvalError as err:
+                    return f"the claim cannot be evaluated: {err}"
+        return None
+
+    def result(self, original: Property, verdict: Verdict, outcome: Outcome, reason: str = "",
+               evidence: dict | None = None, method: str | None = None) -> CheckResult:
+        return CheckResult(original, verdict, method or outcome.method, outcome.depth, Stats(), None, reason,
+                           self.enc.model.param_values, self.enc.model.variant,
+                           evidence if evidence is not None else {"method": outcome.method})
+
+    def unknown(self, original: Property, reason: str) -> CheckResult:
+        return CheckResult(original, Verdict.UNKNOWN, "symbolic", reason=reason,
+                           params=self.enc.model.param_values, variant=self.enc.model.variant)
+
+
+def _with_time(result: CheckResult, seconds: float) -> CheckResult:
+    from dataclasses import replace
+    return replace(result, stats=Stats(result.stats.states, result.stats.transitions, seconds))
+
+
+def _holds(c: Concrete, expr, state) -> bool:
+    return bool(evaluate(c.lay, c.model.fix_params(expr), state))
+
+
+def _confirm_stuck(c: Concrete) -> None:
+    last = c.states[-1]
+    if not stuck(c.lay, last) or _holds(c, c.model.end, last):
+        raise InternalError("the path's last state is not a deadlock of the concrete semantics")
+
+
+def _how(outcome: Outcome) -> str:
+    if outcome.exhausted:
+        return f"{outcome.method}: every behaviour ends within {outcome.depth} steps"
+    if outcome.method == "k-induction":
+        return f"k-induction, k={outcome.depth}"
+    if outcome.method == "pdr":
+        return "PDR: inductive invariant"
+    return outcome.method
+
+
+def _bounded(outcome: Outcome) -> str:
+    text = f"no counterexample within {outcome.depth} steps"
+    return f"{text}; {outcome.reason}" if outcome.reason else text

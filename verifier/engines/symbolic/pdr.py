@@ -1,0 +1,148 @@
+"""PDR / IC3 through Z3's Spacer engine, as constrained Horn clauses.
+
+    Init(s, p)                       -> Inv(s, p)
+    Inv(s, p) and T(s, s')           -> Inv(s', p)
+    Inv(s, p) and Bad(s, p)          -> Err
+
+The free parameters `p` are arguments of `Inv` that no transition changes, so
+an answer is for every parameter value at once. "unsat" (Err underivable)
+comes with an inductive invariant: Spacer's solution for `Inv`, which together with
+the declared ranges (true in every reachable state; stated in the rules) is
+inductive. It is checked again here with a plain solver (initiation,
+consecution, safety) before it is believed. "sat" comes with a derivation whose ground `Inv` facts are the
+states of a counterexample; `witness.concretise` recovers the actions between
+them from the concrete semantics.
+"""
+from __future__ import annotations
+
+import z3
+
+from verifier.engines.symbolic.core import Deadline, Outcome, Safety
+from verifier.engines.symbolic.encode import Encoding, Term, conj, negate
+from verifier.engines.symbolic.witness import Path
+
+
+FALLBACK_DEPTH = 60
+
+
+def _constants(terms: list[Term], skip: set) -> list[Term]:
+    seen: dict[int, Term] = {}
+    stack = list(terms)
+    visited: set[int] = set()
+    while stack:
+        t = stack.pop()
+        tid = t.get_id()
+        if tid in visited:
+            continue
+        visited.add(tid)
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            if t.decl().name() not in skip:
+                seen[tid] = t
+            continue
+        stack.extend(t.children())
+    return list(seen.values())
+
+
+def pdr(problem: Safety, deadline: Deadline) -> Outcome:
+    enc = problem.enc
+    params = list(enc.params.values())
+    cur = list(enc.cur.slots) + params
+    nxt = list(enc.nxt.slots) + params
+    inv = z3.Function("Inv", *([z3.IntSort()] * len(cur)), z3.BoolSort())
+    err = z3.Function("Err", z3.BoolSort())
+    fp = z3.Fixedpoint()
+    fp.set(engine="spacer")
+    fp.set("xform.slice", False)
+    fp.set("xform.inline_linear", False)
+    fp.set("xform.inline_eager", False)
+    ms = deadline.ms()
+    if ms:
+        fp.set("timeout", ms)
+    fp.register_relation(inv, err)
+    init, trans, bad = enc.init(enc.cur), enc.relation, problem.bad
+    fp.declare_var(*_constants([init, trans, bad] + cur + nxt, set()))
+    fp.rule(inv(*cur), init)
+    # the declared ranges hold in every reachable state (effects clamp, or are blocked, at the
+    # bounds); stating them in the rules spares Spacer from rediscovering them
+    fp.rule(inv(*nxt), [inv(*cur), enc.ranges(enc.cur), trans, enc.ranges(enc.nxt)])
+    fp.rule(err(), [inv(*cur), enc.ranges(enc.cur), bad])
+    try:
+        r = fp.query(err())
+    except z3.Z3Exception as e:
+        text = str(e.value if hasattr(e, "value") else e)
+        if "canceled" in text or deadline.expired():
+            return Outcome("unknown", "pdr", reason="timeout in PDR")
+        return Outcome("unknown", "pdr", reason=f"Spacer failed: {text}")
+    if r == z3.unsat:
+        invariant = z3.substitute_vars(fp.get_cover_delta(-1, inv), *cur)
+        problem_with = _verify(enc, invariant, problem, deadline)
+        if problem_with is not None:
+            return Outcome("unknown", "pdr", reason=f"internal: Spacer's invariant {problem_with}")
+        return Outcome("safe", "pdr", invariant=invariant,
+                       reason="an inductive invariant excludes every bad state")
+    if r == z3.sat:
+        facts = _ground_facts(fp.get_answer(), inv)
+        if not facts or any(len(f) != len(cur) for f in facts):
+            # no readable derivation (e.g. a model without variables): let BMC produce the path
+            from verifier.engines.symbolic.bmc import bmc
+            found = bmc(problem, FALLBACK_DEPTH, deadline)
+            if found.status == "reached":
+                found.method = "pdr"
+                return found
+            return Outcome("unknown", "pdr", reason="internal: Spacer found a violation that BMC could not "
+                                                    f"reproduce within {FALLBACK_DEPTH} steps")
+        n = len(enc.slots)
+        values = dict(zip(enc.params, facts[0][n:]))
+        path = Path(values, [tuple(f[:n]) for f in facts], None, list(problem.extra))
+        return Outcome("reached", "pdr", len(facts) - 1, path)
+    why = fp.reason_unknown()
+    if deadline.expired() or "timeout" in why or "canceled" in why:
+        return Outcome("unknown", "pdr", reason="timeout in PDR")
+    return Outcome("unknown", "pdr", reason=f"Spacer returned unknown: {why}")
+
+
+def _verify(enc: Encoding, inv: Term, problem: Safety, deadline: Deadline) -> str | None:
+    """None when `inv` is initiated, inductive and safe; else what fails."""
+    inv_next = enc.rename(inv, enc.cur, enc.nxt)
+    ranges, ranges_next = enc.ranges(enc.cur), enc.ranges(enc.nxt)
+    checks = (("does not hold initially", [enc.init(enc.cur), negate(inv)]),
+              ("is not inductive", [inv, ranges, enc.relation, ranges_next, negate(inv_next)]),
+              ("does not exclude the bad states", [inv, ranges, problem.bad]))
+    for what, parts in checks:
+        s = z3.Solver()
+        s.set("timeout", deadline.ms(cap=60.0))
+        s.add(conj(*parts))
+        r = s.check()
+        if r == z3.sat:
+            return what
+        if r == z3.unknown:
+            return f"could not be re-checked ({what.split(' ', 1)[1]}): {s.reason_unknown()}"
+    return None
+
+
+def _ground_facts(proof: Term, inv) -> list[list[int]]:
+    """The ground `Inv(...)` facts concluded by a Spacer derivation, from the initial state to the
+    last. Each ``hyper-res(rule, premises..., conclusion)`` node concludes its last argument;
+    premises are derivations themselves, so a post-order walk lists the states in order."""
+    out: list[list[int]] = []
+    stack: list[tuple[Term, bool]] = [(proof, False)]
+    while stack:
+        t, done = stack.pop()
+        if not z3.is_app(t) or t.num_args() == 0:
+            continue
+        name = t.decl().name()
+        if done:
+            fact = t.arg(t.num_args() - 1)
+            if z3.is_app(fact) and fact.decl() == inv and all(z3.is_int_value(a) for a in fact.children()):
+                out.append([a.as_long() for a in fact.children()])
+            continue
+        if name in ("asserted", "hypothesis"):
+            continue
+        if name == "hyper-res":
+            stack.append((t, True))
+            premises = t.children()[1:-1]
+        else:
+            premises = t.children()
+        for c in reversed(premises):
+            stack.append((c, False))
+    return out

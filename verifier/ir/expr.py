@@ -1,0 +1,314 @@
+"""Expressions of the IR: one AST, compiled to Python (explicit search) and to Z3.
+
+All values are integers at run time: booleans are 0/1, enum values are their
+index in the enum. Spans are kept for messages but excluded from equality.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable, Iterator, Union
+
+from verifier.diagnostics import Span
+
+
+class Op(Enum):
+    """Operators of `App`; arity in brackets."""
+
+    ADD = "+"          # [2]
+    SUB = "-"          # [2]
+    MUL = "*"          # [2]
+    DIV = "/"          # [2] floor division; the divisor must be positive
+    MOD = "%"          # [2] the divisor must be positive; result in 0..d-1
+    NEG = "neg"        # [1]
+    EQ = "=="          # [2]
+    NE = "!="          # [2]
+    LT = "<"           # [2]
+    LE = "<="          # [2]
+    GT = ">"           # [2]
+    GE = ">="          # [2]
+    AND = "and"        # [n>=2]
+    OR = "or"          # [n>=2]
+    NOT = "not"        # [1]
+    IMPLIES = "->"     # [2]
+    ITE = "if"         # [3] if c then a else b
+    MIN = "min"        # [n>=2]
+    MAX = "max"        # [n>=2]
+    ABS = "abs"        # [1]
+
+
+BOOL_OPS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR, Op.NOT, Op.IMPLIES})
+
+
+class QuantKind(Enum):
+    FORALL = "forall"   # bool
+    EXISTS = "exists"   # bool
+    SUM = "sum"         # int
+    COUNT = "count"     # int: how many bound values satisfy the body
+
+
+@dataclass(frozen=True)
+class Expr:
+    """Base class of expressions."""
+
+    span: Span | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    """An integer or boolean literal, or an enum value (its index, with the enum's name)."""
+
+    value: int
+    enum: str | None = None    # the enum's name when this is an enum value
+    is_bool: bool = False
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    """A scalar state variable."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Index(Expr):
+    """An element of an array state variable: ``name[index]``."""
+
+    name: str
+    index: Expr
+
+
+@dataclass(frozen=True)
+class Param(Expr):
+    """A model parameter; fixed by `Model.instantiate`, or left free for the symbolic engine."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Local(Expr):
+    """A name bound by an action's choice or by a quantifier."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class App(Expr):
+    op: Op
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Quant(Expr):
+    """``forall v in lo..hi: body`` and friends; the domain bounds are expressions."""
+
+    kind: QuantKind
+    var: str
+    lo: Expr
+    hi: Expr
+    body: Expr
+
+
+ExprLike = Union[Expr, int, bool]
+
+
+def const(value: int | bool) -> Const:
+    if isinstance(value, bool):
+        return Const(int(value), is_bool=True)
+    return Const(value)
+
+
+TRUE = Const(1, is_bool=True)
+FALSE = Const(0, is_bool=True)
+
+
+def _lift(e: ExprLike) -> Expr:
+    return e if isinstance(e, Expr) else const(e)
+
+
+def app(op: Op, *args: ExprLike, span: Span | None = None) -> Expr:
+    """Smart constructor: flattens AND/OR and folds trivial boolean constants."""
+    items = tuple(_lift(a) for a in args)
+    if op in (Op.AND, Op.OR):
+        unit, zero = (TRUE, FALSE) if op is Op.AND else (FALSE, TRUE)
+        flat: list[Expr] = []
+        for a in items:
+            if isinstance(a, App) and a.op is op:
+                flat.extend(a.args)
+            elif a == zero:
+                return zero
+            elif a != unit:
+                flat.append(a)
+        if not flat:
+            return unit
+        if len(flat) == 1:
+            return flat[0]
+        return App(op, tuple(flat), span=span)
+    if op is Op.NOT and items[0] in (TRUE, FALSE):
+        return FALSE if items[0] == TRUE else TRUE
+    return App(op, items, span=span)
+
+
+def conj(*args: ExprLike) -> Expr:
+    return app(Op.AND, *args)
+
+
+def disj(*args: ExprLike) -> Expr:
+    return app(Op.OR, *args)
+
+
+def neg(e: ExprLike) -> Expr:
+    return app(Op.NOT, e)
+
+
+def eq(a: ExprLike, b: ExprLike) -> Expr:
+    return app(Op.EQ, a, b)
+
+
+def apply_op(op: Op, a: list[int]) -> int:
+    """The value of a non-short-circuit operator on integer arguments (booleans are 0/1)."""
+    if op is Op.ADD:
+        return a[0] + a[1]
+    if op is Op.SUB:
+        return a[0] - a[1]
+    if op is Op.MUL:
+        return a[0] * a[1]
+    if op in (Op.DIV, Op.MOD):
+        if a[1] <= 0:
+            raise ArithmeticError(f"{'division' if op is Op.DIV else 'modulo'} by {a[1]}")
+        return a[0] // a[1] if op is Op.DIV else a[0] % a[1]
+    if op is Op.NEG:
+        return -a[0]
+    if op is Op.NOT:
+        return int(not a[0])
+    if op is Op.ABS:
+        return abs(a[0])
+    if op is Op.MIN:
+        return min(a)
+    if op is Op.MAX:
+        return max(a)
+    if op is Op.AND:
+        return int(all(a))
+    if op is Op.OR:
+        return int(any(a))
+    if op is Op.IMPLIES:
+        return int(not a[0] or bool(a[1]))
+    if op is Op.ITE:
+        return a[1] if a[0] else a[2]
+    return int({Op.EQ: a[0] == a[1], Op.NE: a[0] != a[1], Op.LT: a[0] < a[1],
+                Op.LE: a[0] <= a[1], Op.GT: a[0] > a[1], Op.GE: a[0] >= a[1]}[op])
+
+
+def fold(e: Expr) -> Expr:
+    """Evaluate every operator whose arguments are all literals (no state, no parameters)."""
+
+    def fn(node: Expr) -> Expr | None:
+        if not isinstance(node, App):
+            return None
+        args = tuple(fold(a) for a in node.args)
+        if all(isinstance(a, Const) for a in args):
+            try:
+                value = apply_op(node.op, [a.value for a in args])  # type: ignore[union-attr]
+            except ArithmeticError:
+                return App(node.op, args, span=node.span)
+            return Const(value, is_bool=node.op in BOOL_OPS, span=node.span)
+        return App(node.op, args, span=node.span)
+
+    return map_expr(e, fn)
+
+
+# ---------------------------------------------------------------- generic walk
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    if isinstance(e, Index):
+        return (e.index,)
+    if isinstance(e, App):
+        return e.args
+    if isinstance(e, Quant):
+        return (e.lo, e.hi, e.body)
+    return ()
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    """Every node of `e`, pre-order."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
+def map_expr(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
+    """Rebuild `e` top-down; `fn` may replace a node by returning an expression."""
+    replaced = fn(e)
+    if replaced is not None:
+        return replaced
+    if isinstance(e, Index):
+        return Index(e.name, map_expr(e.index, fn), span=e.span)
+    if isinstance(e, App):
+        return App(e.op, tuple(map_expr(a, fn) for a in e.args), span=e.span)
+    if isinstance(e, Quant):
+        return Quant(e.kind, e.var, map_expr(e.lo, fn), map_expr(e.hi, fn),
+                     map_expr(e.body, fn), span=e.span)
+    return e
+
+
+def substitute(e: Expr, mapping: dict[str, Expr], kind: type = Local) -> Expr:
+    """Replace `Local` (or `Param`, with kind=Param) names by expressions."""
+
+    def fn(node: Expr) -> Expr | None:
+        if isinstance(node, Quant) and kind is Local and node.var in mapping:
+            inner = {k: v for k, v in mapping.items() if k != node.var}
+            return Quant(node.kind, node.var, substitute(node.lo, mapping, kind),
+                         substitute(node.hi, mapping, kind), substitute(node.body, inner, kind),
+                         span=node.span)
+        if isinstance(node, kind) and node.name in mapping:  # type: ignore[attr-defined]
+            return mapping[node.name]  # type: ignore[attr-defined]
+        return None
+
+    return map_expr(e, fn)
+
+
+def state_vars(e: Expr) -> frozenset[str]:
+    """Names of the state variables `e` reads (scalars and arrays)."""
+    return frozenset(n.name for n in walk(e) if isinstance(n, (Var, Index)))
+
+
+def params_of(e: Expr) -> frozenset[str]:
+    return frozenset(n.name for n in walk(e) if isinstance(n, Param))
+
+
+def pretty(e: Expr, enum_names: Callable[[str, int], str] | None = None) -> str:
+    """Render in the surface syntax of the model language."""
+    if isinstance(e, Const):
+        if e.is_bool:
+            return "true" if e.value else "false"
+        if e.enum is not None and enum_names is not None:
+            return enum_names(e.enum, e.value)
+        return str(e.value)
+    if isinstance(e, (Var, Param, Local)):
+        return e.name
+    if isinstance(e, Index):
+        return f"{e.name}[{pretty(e.index, enum_names)}]"
+    if isinstance(e, Quant):
+        dom = f"{pretty(e.lo, enum_names)}..{pretty(e.hi, enum_names)}"
+        body = pretty(e.body, enum_names)
+        if e.kind in (QuantKind.SUM, QuantKind.COUNT):
+            return f"{e.kind.value}({e.var} in {dom}: {body})"
+        return f"({e.kind.value} {e.var} in {dom}: {body})"
+    assert isinstance(e, App)
+    args = [pretty(a, enum_names) for a in e.args]
+    if e.op is Op.NEG:
+        return f"-{_paren(e.args[0], args[0])}"
+    if e.op is Op.NOT:
+        return f"not {_paren(e.args[0], args[0])}"
+    if e.op is Op.ITE:
+        return f"(if {args[0]} then {args[1]} else {args[2]})"
+    if e.op in (Op.MIN, Op.MAX, Op.ABS):
+        return f"{e.op.value}({', '.join(args)})"
+    sep = f" {e.op.value} "
+    return sep.join(_paren(a, s) for a, s in zip(e.args, args))
+
+
+def _paren(e: Expr, text: str) -> str:
+    return f"({text})" if isinstance(e, App) and e.op not in (Op.MIN, Op.MAX, Op.ABS, Op.ITE) else text

@@ -1,0 +1,373 @@
+"""Declarations of the IR: types, variables, actions, phases and the Model.
+
+A Model is plain guarded commands over finite variables. The phase sugar of
+the model language is already desugared here: the implicit variables `phase`
+and `active` are ordinary variables, and phase changes are ordinary actions of
+kind ADVANCE / TURN_END. The phase list and edges are kept as metadata for
+analyses and diagrams.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Callable, Iterator, Union
+
+from verifier.diagnostics import Span
+from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Param, Var, disj, eq, fold, map_expr
+
+PHASE_VAR = "phase"
+ACTIVE_VAR = "active"
+PHASE_ENUM = "Phase"
+
+
+# ---------------------------------------------------------------- types
+
+@dataclass(frozen=True)
+class BoolType:
+    def __str__(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True)
+class IntType:
+    """Integers lo..hi inclusive; bounds may mention parameters until instantiated."""
+
+    lo: Expr
+    hi: Expr
+
+    def bounds(self) -> tuple[int, int]:
+        """Concrete bounds; only valid on an instantiated model."""
+        assert isinstance(self.lo, Const) and isinstance(self.hi, Const), "model not instantiated"
+        return self.lo.value, self.hi.value
+
+    def __str__(self) -> str:
+        from verifier.ir.expr import pretty
+        return f"{pretty(self.lo)}..{pretty(self.hi)}"
+
+
+@dataclass(frozen=True)
+class EnumType:
+    name: str
+    values: tuple[str, ...]
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Type = Union[BoolType, IntType, EnumType]
+
+
+def type_bounds(t: Type) -> tuple[int, int]:
+    """Concrete run-time range of a type (bools 0..1, enums 0..n-1)."""
+    if isinstance(t, BoolType):
+        return 0, 1
+    if isinstance(t, EnumType):
+        return 0, len(t.values) - 1
+    return t.bounds()
+
+
+# ---------------------------------------------------------------- declarations
+
+@dataclass(frozen=True)
+class Citation:
+    """Which rule an element encodes: a section and a short paraphrase in our own words."""
+
+    section: str
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.section}: {self.text}" if self.text else self.section
+
+
+@dataclass(frozen=True)
+class ParamDecl:
+    """A parameter with its default; `lo`/`hi` constrain it when it is left free."""
+
+    name: str
+    default: int
+    lo: int | None = None
+    hi: int | None = None
+    doc: str = ""
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+class Overflow(Enum):
+    """What happens when an effect would take a variable outside its range."""
+
+    UNSPECIFIED = "unspecified"   # the rules are silent: a gap; the transition is blocked
+    CLAMP = "clamp"               # keep the nearest bound (the excess is discarded)
+    FORBID = "forbid"             # the action is not allowed
+
+
+class Reset(Enum):
+    NEVER = "never"
+    TURN = "turn"        # back to the initial value when the turn passes ("until end of turn")
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A state variable; an array when `index` is set (its elements share `type`).
+
+    `init` has one entry per element (one for a scalar): an expression for the
+    initial value, or None for "any value in range" (an initial set).
+    """
+
+    name: str
+    type: Type
+    index: IntType | EnumType | None = None
+    init: tuple[Expr | None, ...] = (None,)
+    overflow: Overflow = Overflow.UNSPECIFIED
+    overflow_rule: Citation | None = None
+    reset: Reset = Reset.NEVER
+    by_player: bool = False     # the index ranges over players
+    implicit: bool = False      # introduced by the phase sugar (phase, active)
+    doc: str = ""
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def is_array(self) -> bool:
+        return self.index is not None
+
+    def size(self) -> int:
+        if self.index is None:
+            return 1
+        lo, hi = type_bounds(self.index)
+        return hi - lo + 1
+
+    def index_lo(self) -> int:
+        return 0 if self.index is None else type_bounds(self.index)[0]
+
+
+class Modality(Enum):
+    MUST = "must"           # while enabled, the phase cannot be left
+    MAY = "may"
+    MUST_NOT = "must-not"   # a prohibition: never fires; its guard says when the action is forbidden
+
+
+class ActionKind(Enum):
+    RULE = "rule"           # written by the designer
+    ADVANCE = "advance"     # implicit: leave a phase for the next one (possibly skipping optional ones)
+    TURN_END = "turn-end"   # implicit: the last phase ends, the turn passes to the next player
+
+
+@dataclass(frozen=True)
+class Assign:
+    target: Var | Index
+    value: Expr
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A nondeterministic choice lo..hi bound to `name` in the guard and effects."""
+
+    name: str
+    type: IntType | EnumType | BoolType
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A guarded command: for each value of the choices where `guard` holds,
+    apply all `effects` simultaneously (right-hand sides read the old state)."""
+
+    name: str
+    guard: Expr = TRUE
+    effects: tuple[Assign, ...] = ()
+    choices: tuple[Choice, ...] = ()
+    modality: Modality = Modality.MAY
+    phase: str | None = None
+    actor: Expr | None = None        # which player acts; None = the active player (or nobody)
+    rule: Citation | None = None
+    kind: ActionKind = ActionKind.RULE
+    target_phase: str | None = None  # for ADVANCE / TURN_END: the phase entered
+    doc: str = ""
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A phase or step (a step has a parent phase); only leaves hold actions."""
+
+    name: str
+    parent: str | None = None
+    mandatory: bool = True
+    rule: Citation | None = None
+    doc: str = ""
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class PhaseEdge:
+    """A way from one leaf phase to another, for diagrams (the actions carry the semantics)."""
+
+    src: str
+    dst: str
+    label: str = ""        # "skip Entrance", "if clash declared", "next turn"
+    guarded: bool = False
+    turn_end: bool = False
+
+
+@dataclass(frozen=True)
+class VariantDecl:
+    """One reading of an ambiguous rule."""
+
+    name: str
+    description: str
+    rule: Citation | None = None
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Acknowledgement:
+    """A consistency finding the designers know of; it stays in reports, marked as such."""
+
+    kind: str
+    subject: str          # the action, phase, variable or pair ("a|b") it concerns
+    reason: str
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    path: str = ""
+    doc: str = ""
+    players: int = 1
+    params: tuple[ParamDecl, ...] = ()
+    param_values: tuple[tuple[str, int | None], ...] = ()   # None: left free (symbolic only)
+    constants: tuple[tuple[str, Expr], ...] = ()     # named values, for claims and display
+    enums: tuple[EnumType, ...] = ()
+    variables: tuple[Variable, ...] = ()
+    actions: tuple[Action, ...] = ()
+    phases: tuple[Phase, ...] = ()
+    phase_edges: tuple[PhaseEdge, ...] = ()
+    initially: Expr = TRUE          # extra constraint on initial states
+    end: Expr = FALSE               # end of game: such states have no successors
+    winner: Expr | None = None
+    variants: tuple[VariantDecl, ...] = ()
+    variant: str | None = None
+    fairness: tuple[str, ...] = ()  # actions assumed weakly fair
+    progress: tuple[str, ...] = ()  # variables whose change counts as progress
+    ordered_pairs: tuple[tuple[str, str], ...] = ()   # action pairs whose order the rules fix
+    acknowledged: tuple[Acknowledgement, ...] = ()
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    # ---- lookups
+    def var(self, name: str) -> Variable:
+        for v in self.variables:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    def action(self, name: str) -> Action:
+        for a in self.actions:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def enum(self, name: str) -> EnumType:
+        for e in self.enums:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    def enum_value_name(self, enum: str, index: int) -> str:
+        return self.enum(enum).values[index]
+
+    @property
+    def params_dict(self) -> dict[str, int | None]:
+        return dict(self.param_values)
+
+    @property
+    def is_concrete(self) -> bool:
+        return all(v is not None for _, v in self.param_values)
+
+    @property
+    def has_phases(self) -> bool:
+        return bool(self.phases)
+
+    def leaf_phases(self) -> tuple[Phase, ...]:
+        parents = {p.parent for p in self.phases}
+        return tuple(p for p in self.phases if p.name not in parents)
+
+    def rule_actions(self) -> tuple[Action, ...]:
+        return tuple(a for a in self.actions if a.kind is ActionKind.RULE)
+
+    def instantiate(self, values: dict[str, int | None] | None = None) -> "Model":
+        """Fix parameters (defaults unless given); a value None leaves it free."""
+        chosen = {p.name: p.default for p in self.params}
+        chosen.update(self.params_dict)
+        chosen.update(values or {})
+        model = replace(self, param_values=tuple(chosen.items()))
+        return map_exprs(model, model.fix_params)
+
+    def fix_params(self, e: Expr) -> Expr:
+        """`e` with this model's fixed parameter values substituted and constants folded."""
+        fixed = {k: Const(v) for k, v in self.param_values if v is not None}
+
+        def fn(node: Expr) -> Expr | None:
+            if isinstance(node, Param) and node.name in fixed:
+                return fixed[node.name]
+            return None
+
+        return fold(map_expr(e, fn))
+
+
+def _map_type(t, f):
+    if isinstance(t, IntType):
+        return IntType(f(t.lo), f(t.hi))
+    return t
+
+
+def map_exprs(model: Model, f: Callable[[Expr], Expr]) -> Model:
+    """Apply `f` to every expression of the model (guards, effects, types, init...)."""
+
+    def var(v: Variable) -> Variable:
+        return replace(v, type=_map_type(v.type, f), index=_map_type(v.index, f) if v.index else None,
+                       init=tuple(None if i is None else f(i) for i in v.init))
+
+    def target(t: Var | Index) -> Var | Index:
+        return Index(t.name, f(t.index), span=t.span) if isinstance(t, Index) else t
+
+    def action(a: Action) -> Action:
+        return replace(
+            a, guard=f(a.guard),
+            effects=tuple(Assign(target(e.target), f(e.value), span=e.span) for e in a.effects),
+            choices=tuple(replace(c, type=_map_type(c.type, f)) for c in a.choices),
+            actor=None if a.actor is None else f(a.actor))
+
+    return replace(model, constants=tuple((k, f(v)) for k, v in model.constants),
+                   variables=tuple(var(v) for v in model.variables),
+                   actions=tuple(action(a) for a in model.actions),
+                   initially=f(model.initially), end=f(model.end),
+                   winner=None if model.winner is None else f(model.winner))
+
+
+def all_exprs(model: Model) -> Iterator[Expr]:
+    """Every top-level expression of a model, for whole-model scans."""
+    collected: list[Expr] = []
+
+    def grab(e: Expr) -> Expr:
+        collected.append(e)
+        return e
+
+    map_exprs(model, grab)
+    return iter(collected)
+
+
+def in_phase(model: Model, name: str) -> Expr:
+    """`phase == name`; for a phase with steps, being in any of its steps."""
+    enum = model.var(PHASE_VAR).type
+    assert isinstance(enum, EnumType)
+    parents = {p.name: p.parent for p in model.phases}
+
+    def within(leaf: str) -> bool:
+        node: str | None = leaf
+        while node is not None and node != name:
+            node = parents.get(node)
+        return node == name
+
+    return disj(*(eq(Var(PHASE_VAR), Const(enum.values.index(leaf.name), enum=enum.name))
+                  for leaf in model.leaf_phases() if within(leaf.name)))

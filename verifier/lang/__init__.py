@@ -1,0 +1,14 @@
+"""The model and property languages: YAML + an expression grammar (lark) -> IR.
+
+Never calls an engine.
+"""
+from importlib.resources import files
+
+from verifier.lang.expressions import parse_expression
+from verifier.lang.loader import check_model, load_model
+from verifier.lang.properties import default_properties_path, load_properties
+
+SCHEMA_PATH = str(files("verifier.lang").joinpath("model.schema.json"))
+
+__all__ = ["load_model", "check_model", "load_properties", "default_properties_path", "parse_expression",
+           "SCHEMA_PATH"]

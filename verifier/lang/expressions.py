@@ -1,0 +1,291 @@
+"""Expression text -> IR expressions whose spans point into the YAML file.
+
+Parsing is lark (grammar.lark, positions kept); names and types are resolved
+through `typecheck.Scope`. Errors go to a DiagnosticSink, never raised here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.resources import files
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from verifier.diagnostics import DiagnosticSink, Span
+from verifier.ir.expr import App, Const, Expr, Index, Op, Quant, QuantKind
+from verifier.lang.typecheck import BOOL, INT, Scope, enum_ty, mismatch_hint, ty_of, ty_words
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where each character of an expression's text lies in its file: one (line, col)
+    per character, plus one for the position just after the text."""
+
+    file: str
+    positions: tuple[tuple[int, int], ...]
+
+    @staticmethod
+    def straight(file: str, line: int, col: int, text: str) -> "Origin":
+        """Text written on one line starting at line:col (or standing alone)."""
+        pos, here = [], (line, col)
+        for ch in text + " ":
+            pos.append(here)
+            here = (here[0] + 1, 1) if ch == "\n" else (here[0], here[1] + 1)
+        return Origin(file, tuple(pos))
+
+    def span(self, start: int, end: int | None = None) -> Span:
+        """The file span of text[start:end] (character offsets)."""
+        start = min(max(start, 0), len(self.positions) - 1)
+        line, col = self.positions[start]
+        if end is None or end <= start:
+            return Span(self.file, line, col)
+        end_line, end_col = self.positions[min(end, len(self.positions) - 1) - 1]
+        return Span(self.file, line, col, end_line, end_col + 1)
+
+
+@lru_cache(maxsize=None)
+def _parser(start: str) -> Lark:
+    grammar = files("verifier.lang").joinpath("grammar.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True, start=start, maybe_placeholders=False)
+
+
+_OPS = {"+": Op.ADD, "-": Op.SUB, "*": Op.MUL, "/": Op.DIV, "%": Op.MOD, "==": Op.EQ, "!=": Op.NE,
+        "<": Op.LT, "<=": Op.LE, ">": Op.GT, ">=": Op.GE}
+_TOKEN_WORDS = {   # in the order a hint lists them
+    "NAME": "a name", "INT": "a number", "LPAR": "'('", "RPAR": "')'", "RSQB": "']'", "CMPOP": "a comparison",
+    "ADDOP": "'+'", "MULOP": "'*'", "AND": "'and'", "OR": "'or'", "IMPLIES": "'->'", "THEN": "'then'",
+    "ELSE": "'else'", "COLON": "':'", "COMMA": "','", "IN": "'in'"}
+
+
+class ExprReader:
+    """Parses and type-checks one expression text."""
+
+    def __init__(self, scope: Scope, origin: Origin, sink: DiagnosticSink, text: str):
+        self.scope, self.origin, self.sink, self.text = scope, origin, sink, text
+
+    # ---- entry points
+    def read(self, want: str | None = None) -> tuple[Expr, str] | None:
+        """The expression and its type; None after reporting an error."""
+        tree = self._parse("start")
+        out = None if tree is None else self._expr(tree, self.scope)
+        if out is None:
+            return None
+        if want is not None and out[1] != want:
+            self.sink.error(f"expected {ty_words(want)}, found {ty_words(out[1])} in '{self.text.strip()}'",
+                            self._span(tree), hint=mismatch_hint(want, out[1]))
+            return None
+        return out
+
+    def read_range(self) -> tuple[Expr, Expr] | None:
+        """`lo..hi` with integer bounds."""
+        tree = self._parse("range", "a range is written lo..hi, e.g. 0..DECK")
+        if tree is None:
+            return None
+        bounds = [self._need(t, self.scope, INT, "..") for t in tree.children]
+        return None if None in bounds else (bounds[0], bounds[1])
+
+    # ---- parsing and positions
+    def _parse(self, start: str, hint: str | None = None) -> Tree | None:
+        try:
+            return _parser(start).parse(self.text)
+        except UnexpectedInput as err:
+            self._syntax_error(err, hint)
+            return None
+
+    def _syntax_error(self, err: UnexpectedInput, hint: str | None) -> None:
+        pos = getattr(err, "pos_in_stream", None)
+        if isinstance(err, UnexpectedCharacters):
+            char = self.text[err.pos_in_stream]
+            what = f"unexpected character '{char}'"
+            hint = hint or ("compare with '=='" if char == "=" else self._expected(err.allowed))
+        elif isinstance(err, UnexpectedToken) and err.token.type != "$END":
+            what, pos = f"unexpected '{err.token}'", err.token.start_pos
+            hint = hint or self._expected(err.expected)
+        else:
+            what, pos = "unexpected end of expression", len(self.text.rstrip())
+            hint = hint or self._expected(getattr(err, "expected", ())) or \
+                "the expression stops too early: something is missing at its end"
+        self.sink.error(f"cannot parse expression '{self.text.strip()}': {what}",
+                        self.origin.span(pos if pos is not None and pos >= 0 else 0),
+                        hint=hint or "see docs/LANGUAGE.md, section Expressions")
+
+    @staticmethod
+    def _expected(terminals) -> str | None:
+        terminals = set(terminals or ())
+        if "NAME" in terminals:
+            return "expected a name, a number or '('"
+        wanted = [words for name, words in _TOKEN_WORDS.items() if name in terminals]
+        if len(wanted) > 2:
+            return "expected an operator (+ - * / %, == != < <= > >=, and, or, ->) or the end of the expression"
+        return f"expected {' or '.join(wanted)}" if wanted else None
+
+    def _span(self, node) -> Span:
+        if isinstance(node, Token):
+            return self.origin.span(node.start_pos or 0, node.end_pos)
+        meta = node.meta
+        if getattr(meta, "start_pos", None) is None:
+            return self.origin.span(0)
+        return self.origin.span(meta.start_pos, meta.end_pos)
+
+    # ---- conversion
+    def _expr(self, node, scope: Scope) -> tuple[Expr, str] | None:
+        return getattr(self, f"_n_{node.data}")(node, scope)
+
+    def _need(self, node, scope: Scope, want: str, op: str) -> Expr | None:
+        out = self._expr(node, scope)
+        if out is None:
+            return None
+        if out[1] != want:
+            self.sink.error(f"'{op}' needs {ty_words(want)}, found {ty_words(out[1])}", self._span(node),
+                            hint=mismatch_hint(want, out[1]))
+            return None
+        return out[0]
+
+    def _n_int_(self, node, scope):
+        return Const(int(node.children[0]), span=self._span(node)), INT
+
+    def _n_true(self, node, scope):
+        return Const(1, is_bool=True, span=self._span(node)), BOOL
+
+    def _n_false(self, node, scope):
+        return Const(0, is_bool=True, span=self._span(node)), BOOL
+
+    def _n_name(self, node, scope):
+        return scope.resolve(str(node.children[0]), self._span(node), self.sink)
+
+    def _n_index(self, node, scope):
+        name, span = str(node.children[0]), self._span(node)
+        found = scope.array(name, span, self.sink)
+        if found is None:
+            return None
+        var, want = found
+        idx = self._need(node.children[1], scope, want, f"{name}[...]")
+        return None if idx is None else (Index(name, idx, span=span), ty_of(var.type))
+
+    def _n_neg(self, node, scope):
+        e = self._need(node.children[0], scope, INT, "-")
+        return None if e is None else (App(Op.NEG, (e,), span=self._span(node)), INT)
+
+    def _n_not_(self, node, scope):
+        e = self._need(node.children[-1], scope, BOOL, "not")
+        return None if e is None else (App(Op.NOT, (e,), span=self._span(node)), BOOL)
+
+    def _chain(self, node, scope, want: str) -> tuple[Expr, str] | None:
+        """Left-associative `a op b op c` over one type."""
+        kids = node.children
+        acc = self._need(kids[0], scope, want, str(kids[1]))
+        for i in range(1, len(kids), 2):
+            rhs = self._need(kids[i + 1], scope, want, str(kids[i]))
+            acc = None if acc is None or rhs is None else \
+                App(_OPS[str(kids[i])], (acc, rhs), span=self._span(node))
+        return None if acc is None else (acc, want)
+
+    def _n_sum(self, node, scope):
+        return self._chain(node, scope, INT)
+
+    def _n_product(self, node, scope):
+        return self._chain(node, scope, INT)
+
+    def _flat(self, node, scope, op: Op):
+        parts = [self._need(k, scope, BOOL, op.value) for k in node.children if isinstance(k, Tree)]
+        return None if None in parts else (App(op, tuple(parts), span=self._span(node)), BOOL)
+
+    def _n_and_expr(self, node, scope):
+        return self._flat(node, scope, Op.AND)
+
+    def _n_or_expr(self, node, scope):
+        return self._flat(node, scope, Op.OR)
+
+    def _n_implies(self, node, scope):
+        a = self._need(node.children[0], scope, BOOL, "->")
+        b = self._need(node.children[2], scope, BOOL, "->")
+        return None if a is None or b is None else (App(Op.IMPLIES, (a, b), span=self._span(node)), BOOL)
+
+    def _n_cmp(self, node, scope):
+        left, op, right = node.children
+        a, b = self._expr(left, scope), self._expr(right, scope)
+        if a is None or b is None:
+            return None
+        op = str(op)
+        if op in ("==", "!=") and a[1] != b[1]:
+            self.sink.error(f"cannot compare {ty_words(a[1])} with {ty_words(b[1])}", self._span(node),
+                            hint=mismatch_hint(a[1], b[1]))
+            return None
+        bad = a[1] if a[1] != INT else b[1]
+        if op not in ("==", "!=") and bad != INT:
+            self.sink.error(f"'{op}' needs {ty_words(INT)}, found {ty_words(bad)}", self._span(node),
+                            hint=mismatch_hint(INT, bad))
+            return None
+        return App(_OPS[op], (a[0], b[0]), span=self._span(node)), BOOL
+
+    def _n_ite(self, node, scope):
+        c = self._need(node.children[0], scope, BOOL, "if")
+        a, b = self._expr(node.children[1], scope), self._expr(node.children[2], scope)
+        if c is None or a is None or b is None:
+            return None
+        if a[1] != b[1]:
+            self.sink.error(f"the branches of 'if' differ: {ty_words(a[1])} and {ty_words(b[1])}",
+                            self._span(node), hint="both branches must have the same type")
+            return None
+        return App(Op.ITE, (c, a[0], b[0]), span=self._span(node)), a[1]
+
+    def _n_func(self, node, scope):
+        name = str(node.children[0])
+        args = [self._need(k, scope, INT, name) for k in node.children[1:]]
+        if None in args:
+            return None
+        if (name == "abs") != (len(args) == 1):
+            self.sink.error(f"{name} takes {'one argument' if name == 'abs' else 'two or more arguments'}",
+                            self._span(node), hint=f"e.g. {name}(x)" if name == "abs" else f"e.g. {name}(x, 0)")
+            return None
+        op = {"min": Op.MIN, "max": Op.MAX, "abs": Op.ABS}[name]
+        return App(op, tuple(args), span=self._span(node)), INT
+
+    def _domain(self, node, scope) -> tuple[Expr, Expr, str] | None:
+        if node.data == "player_domain":
+            return Const(0), Const(scope.players - 1), INT
+        if node.data == "enum_domain":
+            name = str(node.children[0])
+            if name not in scope.enums:
+                self.sink.error(f"unknown domain '{name}'", self._span(node),
+                                hint="a domain is 'player', an enum name, or lo..hi")
+                return None
+            enum = scope.enums[name]
+            return Const(0, enum=name), Const(len(enum.values) - 1, enum=name), enum_ty(name)
+        lo = self._need(node.children[0], scope, INT, "..")
+        hi = self._need(node.children[1], scope, INT, "..")
+        return None if lo is None or hi is None else (lo, hi, INT)
+
+    def _n_quant(self, node, scope):
+        return self._binder(node, scope, BOOL)
+
+    def _n_agg(self, node, scope):
+        return self._binder(node, scope, BOOL if str(node.children[0]) == "count" else INT)
+
+    def _binder(self, node, scope, body_ty: str):
+        kind, var, dom, body = node.children
+        kind = QuantKind(str(kind))
+        d = self._domain(dom, scope)
+        if d is None:
+            return None
+        b = self._need(body, scope.with_locals({str(var): d[2]}), body_ty, kind.value)
+        if b is None:
+            return None
+        result_ty = BOOL if kind in (QuantKind.FORALL, QuantKind.EXISTS) else INT
+        return Quant(kind, str(var), d[0], d[1], b, span=self._span(node)), result_ty
+
+
+def parse_expression(text: str, scope: Scope | None = None, want: str | None = None,
+                     origin: Origin | None = None, sink: DiagnosticSink | None = None) -> Expr | None:
+    """Parse and check one expression (for tests and tools).
+
+    Errors land in `sink`; without one, they raise ModelError. Positions count
+    from `origin` (default: line 1, column 1 of a file named '<expr>').
+    """
+    own = sink is None
+    sink = sink or DiagnosticSink()
+    out = ExprReader(scope or Scope(), origin or Origin.straight("<expr>", 1, 1, text), sink, text).read(want)
+    if own:
+        sink.raise_if_errors()
+    return None if out is None else out[0]

@@ -1,0 +1,527 @@
+"""Model files -> IR: declarations, variants and actions (the phase sugar is in `phases`,
+whole-model checks in `checks`)."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from verifier.diagnostics import Diagnostic, DiagnosticSink, Span, UsageError
+from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Var, conj, fold, neg, params_of
+from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, Acknowledgement, Action, Assign, BoolType,
+                               Choice, Citation, EnumType, IntType, Modality, Model, Overflow, ParamDecl, Reset,
+                               Variable, VariantDecl)
+from verifier.lang import checks
+from verifier.lang.expressions import ExprReader, Origin
+from verifier.lang.phases import desugar_phases, read_phases
+from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, ty_of, ty_words
+from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
+
+TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "initially", "end",
+            "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
+            "turn_end", "round_end")
+VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc")
+ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "when", "do", "by", "rule", "variants", "doc")
+PARAM_KEYS = ("default", "min", "max", "doc")
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+TARGET_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.*)\])?\s*$", re.S)
+
+
+class _Sink(DiagnosticSink):
+    """A sink that keeps one copy of a message (a YAML alias repeats the same text per variant)."""
+
+    def error(self, message, span=None, hint=None, notes=()):
+        if not any(d.message == message and d.span == span for d in self.diagnostics):
+            super().error(message, span, hint, notes)
+
+
+class Loader:
+    """Reads one model file; collects every error before raising."""
+
+    def __init__(self, path: str, params: dict[str, int | None] | None, variant: str | None):
+        self.path, self.overrides, self.wanted_variant = path, dict(params or {}), variant
+        self.sink = _Sink()
+        self.root = load_yaml(path)
+        self.scope = Scope()
+        self.names: dict[str, Span | None] = {}
+        self.action_names: dict[str, tuple[Span | None, frozenset[str] | None]] = {}
+        self.variant_names: list[str] = []
+        self.variant: str | None = None
+
+    # ---- small helpers
+    def expr(self, node: Node, want: str | None, scope: Scope | None = None) -> Expr | None:
+        """The expression written at `node` (a YAML number or boolean counts), of type `want` if given."""
+        if isinstance(node.value, str):
+            out = self.reader(node, scope).read(want)
+            return None if out is None else out[0]
+        if isinstance(node.value, (bool, int)):
+            ty = BOOL if isinstance(node.value, bool) else INT
+            if want is None or ty == want:
+                return Const(int(node.value), is_bool=ty == BOOL)
+            self.sink.error(f"expected {ty_words(want)}, found {str(node.value).lower()}", node.span,
+                            hint=mismatch_hint(want, ty))
+            return None
+        self.sink.error("expected an expression", node.span, hint='write the expression as text, e.g. "x > 0"')
+        return None
+
+    def reader(self, node: Node, scope: Scope | None) -> ExprReader:
+        return ExprReader(scope or self.scope, node.origin(), self.sink, str(node.value))
+
+    def name_ok(self, name: str, span: Span | None, seen: dict[str, Span | None], what: str) -> bool:
+        if not NAME_RE.match(name):
+            self.sink.error(f"'{name}' is not a valid {what} name", span,
+                            hint="names are letters, digits and underscores, starting with a letter")
+            return False
+        if name in seen:
+            self.sink.error(f"duplicate name '{name}'", span, notes=(("first declared here", seen[name]),),
+                            hint="every variable, constant, parameter, enum value, phase and action "
+                                 "needs its own name")
+            return False
+        seen[name] = span
+        return True
+
+    def citation(self, node: Node | None) -> Citation | None:
+        if node is None:
+            return None
+        if isinstance(node.value, str):
+            section, sep, text = node.value.partition(": ")
+            return Citation(section.strip(), text.strip() if sep else "")
+        if node.is_map:
+            check_keys(node, ("section", "text"), "a rule citation", self.sink, ("section",))
+            return Citation(str(node.value.get("section", "")), str(node.value.get("text", "")))
+        self.sink.error("a rule citation is 'SECTION: paraphrase' or {section, text}", node.span,
+                        hint='e.g. rule: "Discard: excess cards above seven must go"')
+        return None
+
+    # ---- the whole model
+    def load(self) -> Model:
+        root = self.root
+        check_keys(root, TOP_KEYS, "the model", self.sink, ("model",))
+        players = self.read_players()
+        params = self.read_params()
+        self.read_constants()
+        enums = self.read_enums()
+        variants = self.read_variants()
+        phase_specs = read_phases(self, root.get("phases"))
+        phase_enum = self.declare_phases([p.name for p in phase_specs if p.is_leaf]) if phase_specs else None
+        variables = self.read_variables(phase_enum, players)
+        self.scope.variables = {v.name: v for v in variables}
+        actions = self.read_actions(root.get("actions"), bool(phase_specs))
+        end = self.top_expr("end", BOOL, FALSE)
+        model = Model(
+            name=str(root.value.get("model", "")), path=self.path, doc=str(root.value.get("doc", "") or ""),
+            players=players, params=params, param_values=tuple(self.param_values.items()),
+            constants=tuple(self.scope.constants.items()),
+            enums=tuple(enums) + ((phase_enum,) if phase_enum else ()),
+            variables=tuple(variables), actions=tuple(actions), initially=self.top_expr("initially", BOOL, TRUE),
+            end=end, winner=self.top_expr("winner", INT, None), variants=tuple(variants), variant=self.variant,
+            fairness=self.name_list("fairness"), progress=self.name_list("progress"),
+            ordered_pairs=self.read_ordered(), acknowledged=self.read_acks(), span=root.span)
+        if phase_specs:
+            model = desugar_phases(self, model, phase_specs, self.effects_block("turn_end"),
+                                   self.effects_block("round_end"))
+        if end != FALSE:
+            model = replace(model, actions=tuple(replace(a, guard=conj(a.guard, neg(end))) for a in model.actions))
+        checks.check_names(self, model)
+        self.sink.raise_if_errors()
+        checks.check_static_ranges(self, model)
+        checks.check_must_guards(self, model)
+        self.sink.raise_if_errors()
+        return model
+
+    def top_expr(self, key: str, want: str, default):
+        node = self.root.get(key)
+        return default if node is None else (self.expr(node, want) or default)
+
+    def read_players(self) -> int:
+        node = self.root.get("players")
+        players = 1
+        if node is not None:
+            if not isinstance(node.value, int) or isinstance(node.value, bool) or node.value < 1:
+                self.sink.error("players must be a positive integer", node.span, hint="e.g. players: 2")
+            else:
+                players = node.value
+        if "PLAYERS" in self.overrides:
+            value = self.overrides.pop("PLAYERS")
+            if value is None or value < 1:
+                raise UsageError(Diagnostic("PLAYERS must be a positive integer", hint="e.g. --param PLAYERS=3"))
+            players = value
+        self.scope.players = players
+        return players
+
+    def read_params(self) -> tuple[ParamDecl, ...]:
+        out = []
+        node = self.root.get("params")
+        for name, p in node.items() if node else []:
+            if not self.name_ok(name, p.key_span, self.names, "parameter"):
+                continue
+            spec = p.value if p.is_map else {"default": p.value}
+            if p.is_map:
+                check_keys(p, PARAM_KEYS, f"parameter {name}", self.sink, ("default",))
+            numbers = [spec.get(k) for k in ("default", "min", "max")]
+            if not all(x is None or (isinstance(x, int) and not isinstance(x, bool)) for x in numbers) \
+                    or numbers[0] is None:
+                self.sink.error(f"parameter {name} needs integer default, min and max", p.span,
+                                hint="e.g. {default: 10, min: 0, max: 60}")
+                continue
+            out.append(ParamDecl(name, numbers[0], numbers[1], numbers[2], str(spec.get("doc", "")), p.key_span))
+            self.scope.params.add(name)
+        known = {d.name: d for d in out}
+        for name, value in self.overrides.items():
+            if name not in known:
+                raise UsageError(Diagnostic(f"unknown parameter '{name}'",
+                                            hint=f"this model's parameters: {', '.join(['PLAYERS', *known])}"))
+            d = known[name]
+            if value is not None and ((d.lo is not None and value < d.lo) or (d.hi is not None and value > d.hi)):
+                raise UsageError(Diagnostic(f"parameter {name}={value} is outside {d.lo}..{d.hi}",
+                                            d.span, hint="choose a value in the declared range"))
+        self.param_values = {d.name: self.overrides.get(d.name, d.default) for d in out}
+        return tuple(out)
+
+    def read_constants(self) -> None:
+        node = self.root.get("constants")
+        for name, c in node.items() if node else []:
+            if self.name_ok(name, c.key_span, self.names, "constant"):
+                e = self.expr(c, INT)
+                if e is not None:
+                    self.scope.constants[name] = fold(e)
+
+    def read_enums(self) -> list[EnumType]:
+        out = []
+        node = self.root.get("enums")
+        for name, e in node.items() if node else []:
+            if not self.name_ok(name, e.key_span, self.names, "enum"):
+                continue
+            if not e.is_list or not e.value:
+                self.sink.error(f"enum {name} must list its values", e.span, hint="e.g. Mode: [story, free]")
+                continue
+            values = []
+            for i, v in enumerate(e.elements()):
+                if self.name_ok(str(v.value), v.span, self.names, "enum value"):
+                    self.scope.enum_values[str(v.value)] = (name, i)
+                values.append(str(v.value))
+            enum = EnumType(name, tuple(values), e.key_span)
+            self.scope.enums[name] = enum
+            out.append(enum)
+        return out
+
+    def declare_phases(self, leaves: list[str]) -> EnumType:
+        enum = EnumType(PHASE_ENUM, tuple(leaves))
+        for i, leaf in enumerate(leaves):
+            self.scope.enum_values.setdefault(leaf, (PHASE_ENUM, i))
+        self.scope.enums[PHASE_ENUM] = enum
+        return enum
+
+    # ---- variants
+    def read_variants(self) -> list[VariantDecl]:
+        node = self.root.get("variants")
+        out = []
+        for name, v in node.items() if node else []:
+            if v.is_map:
+                check_keys(v, ("doc", "rule"), f"variant {name}", self.sink)
+            doc = str(v.value.get("doc", "")) if v.is_map else str(v.value or "")
+            out.append(VariantDecl(name, doc, self.citation(v.get("rule")) if v.is_map else None, v.key_span))
+        self.variant_names = [v.name for v in out]
+        chosen = self.wanted_variant
+        if chosen is not None and chosen not in self.variant_names:
+            raise UsageError(Diagnostic(
+                f"unknown variant '{chosen}'",
+                hint=f"this model's variants: {', '.join(self.variant_names)}" if self.variant_names
+                else "this model declares no variants"))
+        self.variant = chosen if chosen is not None else (self.variant_names[0] if self.variant_names else None)
+        return out
+
+    def per_variant(self, node: Node | None, what: str) -> dict[str | None, Node]:
+        """`when: {A: ..., B: ...}` -> {variant: node}; a plain value -> {None: node}."""
+        if node is None:
+            return {}
+        if not node.is_map or not self.variant_names or not set(node.value) <= set(self.variant_names):
+            return {None: node}
+        missing = [v for v in self.variant_names if v not in node.value]
+        if missing:
+            self.sink.error(f"{what} gives no value for variant {', '.join(missing)}", node.span,
+                            hint="give one entry per variant (YAML anchors &x / *x repeat a value)")
+        return dict(node.items())
+
+    # ---- types and variables
+    def read_type(self, node: Node) -> BoolType | IntType | EnumType | None:
+        text = str(node.value).strip()
+        if text == "bool":
+            return BoolType()
+        if text in self.scope.enums:
+            return self.scope.enums[text]
+        if ".." in text:
+            out = self.reader(node, None).read_range()
+            return None if out is None else IntType(*out)
+        self.sink.error(f"unknown type '{text}'", node.span,
+                        hint=f"a type is bool, lo..hi or an enum ({', '.join(self.scope.enums) or 'none declared'})")
+        return None
+
+    def read_index(self, node: Node, players: int) -> IntType | EnumType | None:
+        if str(node.value).strip() == "player":
+            return IntType(Const(0), Const(players - 1))
+        t = self.read_type(node)
+        if isinstance(t, IntType) and (params_of(t.lo) or params_of(t.hi)):
+            self.sink.error("an array's size cannot depend on a parameter", node.span,
+                            hint="use constants, or 'player'")
+            return None
+        if isinstance(t, BoolType):
+            self.sink.error("arrays are indexed by player, an enum or lo..hi, not bool", node.span,
+                            hint="per: player, per: SomeEnum or per: 1..4")
+            return None
+        return t
+
+    def read_variables(self, phase_enum: EnumType | None, players: int) -> list[Variable]:
+        out: list[Variable] = []
+        if phase_enum is not None:
+            out.append(Variable(PHASE_VAR, phase_enum, init=(Const(0, enum=PHASE_ENUM),), implicit=True,
+                                doc="the current phase or step"))
+            out.append(Variable(ACTIVE_VAR, IntType(Const(0), Const(players - 1)), init=(Const(0),),
+                                implicit=True, doc="the active player"))
+            self.names.update({PHASE_VAR: None, ACTIVE_VAR: None})
+        node = self.root.get("variables")
+        for name, v in node.items() if node else []:
+            if self.name_ok(name, v.key_span, self.names, "variable"):
+                var = self.read_variable(name, v, players)
+                if var is not None:
+                    out.append(var)
+        return out
+
+    def read_variable(self, name: str, v: Node, players: int) -> Variable | None:
+        if isinstance(v.value, str):      # shorthand `x: 0..3`
+            t = self.read_type(v)
+            return None if t is None else Variable(name, t, span=v.key_span)
+        check_keys(v, VAR_KEYS, f"variable {name}", self.sink, ("type",))
+        if not v.is_map or "type" not in v.value:
+            return None
+        t = self.read_type(v.child("type"))
+        if t is None:
+            return None
+        index = None
+        if v.get("per") is not None:
+            index = self.read_index(v.child("per"), players)
+            if index is None:
+                return None
+        by_player = index is not None and str(v.value["per"]).strip() == "player"
+        var = Variable(name, t, index, doc=str(v.value.get("doc", "")), by_player=by_player, span=v.key_span)
+        var = replace(var, init=self.read_init(var, v.get("init")))
+        return self.read_policies(var, v)
+
+    def read_init(self, var: Variable, node: Node | None) -> tuple[Expr | None, ...]:
+        size = var.size() if var.index is None or _concrete(var.index) else 1
+        if node is None:
+            return (None,) * size
+        want = ty_of(var.type)
+        if node.is_list:
+            items = node.elements()
+            if len(items) != size:
+                self.sink.error(f"{var.name} has {size} elements but init lists {len(items)}", node.span,
+                                hint="give one value per element, or a single value for all")
+                return (None,) * size
+            return tuple(self.expr(i, want) for i in items)
+        return (self.expr(node, want),) * size
+
+    def read_policies(self, var: Variable, v: Node) -> Variable:
+        out = var
+        if v.get("overflow") is not None:
+            text = str(v.value["overflow"])
+            try:
+                out = replace(out, overflow=Overflow(text))
+            except ValueError:
+                self.sink.error(f"unknown overflow policy '{text}'", v.child("overflow").span,
+                                hint="one of unspecified, clamp, forbid")
+        if v.get("overflow_rule") is not None:
+            out = replace(out, overflow_rule=self.citation(v.child("overflow_rule")))
+        if v.get("reset") is not None:
+            text = str(v.value["reset"])
+            if text != "turn":
+                self.sink.error(f"unknown reset '{text}'", v.child("reset").span, hint="reset: turn")
+            elif any(i is None for i in out.init):
+                self.sink.error(f"{var.name} resets at the end of the turn but has no init", v.child("reset").span,
+                                hint="give it an init value to go back to")
+            else:
+                out = replace(out, reset=Reset.TURN)
+        return out
+
+    # ---- actions
+    def read_actions(self, node: Node | None, phased: bool) -> list[Action]:
+        if node is None:
+            return []
+        if not node.is_list:
+            self.sink.error("actions must be a list", node.span, hint="each item starts with '- name: ...'")
+            return []
+        out = [self.read_action(a, phased) for a in node.elements()]
+        return [a for a in out if a is not None]
+
+    def read_action(self, a: Node, phased: bool) -> Action | None:
+        """The action under the chosen variant (None when absent from it); every variant is checked."""
+        check_keys(a, ACTION_KEYS, "an action", self.sink, ("name",))
+        if not a.is_map or "name" not in a.value:
+            return None
+        name = str(a.value["name"])
+        only = self.action_variants(a)
+        if not self.action_name_ok(name, a.child("name").span, only):
+            return None
+        modality = Modality.MUST if a.value.get("must") is True else Modality.MAY
+        if a.get("modality") is not None:
+            try:
+                modality = Modality(str(a.value["modality"]))
+            except ValueError:
+                self.sink.error(f"unknown modality '{a.value['modality']}'", a.child("modality").span,
+                                hint="one of must, may, must-not")
+        choices, local = self.read_choices(a.get("choose"))
+        guards = {k: self.expr(n, BOOL, local)
+                  for k, n in self.per_variant(a.get("when"), f"the guard of {name}").items()}
+        effects = {k: self.read_effects(n, local, f"action {name}")
+                   for k, n in self.per_variant(a.get("do"), f"the effects of {name}").items()}
+        actor = self.expr(a.child("by"), INT, local) if a.get("by") is not None else \
+            (Var(ACTIVE_VAR) if phased else None)
+        if only is not None and self.variant not in only:
+            return None
+        return Action(name, guards.get(None, guards.get(self.variant)) or TRUE,
+                      tuple(effects.get(None, effects.get(self.variant, []))), tuple(choices), modality,
+                      str(a.value["phase"]) if a.get("phase") is not None else None, actor,
+                      self.citation(a.get("rule")), doc=str(a.value.get("doc", "")), span=a.child("name").span)
+
+    def action_variants(self, a: Node) -> frozenset[str] | None:
+        node = a.get("variants")
+        if node is None:
+            return None
+        if not node.is_list:
+            self.sink.error("variants must be a list of variant names", node.span, hint="e.g. variants: [strict]")
+            return frozenset()
+        for item in node.elements():
+            if str(item.value) not in self.variant_names:
+                self.sink.error(f"unknown variant '{item.value}'", item.span,
+                                hint=suggest(str(item.value), self.variant_names, "declared variants"))
+        return frozenset(str(x) for x in node.value)
+
+    def action_name_ok(self, name: str, span: Span | None, only: frozenset[str] | None) -> bool:
+        """Action names are unique, except between actions of disjoint variants."""
+        previous = self.action_names.get(name)
+        if previous is not None and (only is None or previous[1] is None or only & previous[1]):
+            self.sink.error(f"duplicate action '{name}'", span, notes=(("first declared here", previous[0]),),
+                            hint="rename one, or give them disjoint 'variants:' lists")
+            return False
+        if previous is None and not NAME_RE.match(name):
+            self.sink.error(f"'{name}' is not a valid action name", span,
+                            hint="names are letters, digits and underscores, starting with a letter")
+            return False
+        merged = only if previous is None or only is None else only | previous[1]
+        self.action_names[name] = (span, merged)
+        return True
+
+    def read_choices(self, node: Node | None) -> tuple[list[Choice], Scope]:
+        if node is None:
+            return [], self.scope
+        if not node.is_map:
+            self.sink.error("choose must map names to domains", node.span, hint="e.g. choose: {n: 1..2}")
+            return [], self.scope
+        out, local = [], {}
+        for name, d in node.items():
+            t = IntType(Const(0), Const(self.scope.players - 1)) if str(d.value).strip() == "player" \
+                else self.read_type(d)
+            if t is not None:
+                out.append(Choice(name, t, d.key_span))
+                local[name] = ty_of(t)
+        return out, self.scope.with_locals(local)
+
+    def read_effects(self, node: Node | None, scope: Scope, what: str) -> list[Assign]:
+        if node is None:
+            return []
+        if not node.is_map:
+            self.sink.error(f"the effects of {what} must map targets to values", node.span,
+                            hint="e.g. do: {hand[active]: hand[active] + 1}")
+            return []
+        out = []
+        targets: set[str] = set()
+        for key, value in node.items():
+            target = self.read_target(key, value, scope)
+            if target is None:
+                continue
+            if key.replace(" ", "") in targets:
+                self.sink.error(f"{what} assigns {key} twice", value.key_span, hint="merge the two assignments")
+                continue
+            targets.add(key.replace(" ", ""))
+            if target.name == ACTIVE_VAR and self.scope.variables[ACTIVE_VAR].implicit:
+                self.sink.error("'active' changes only when the turn passes", value.key_span,
+                                hint="use a phase's next: [{to: TURN_END}] to end the turn")
+                continue
+            rhs = self.expr(value, ty_of(self.scope.variables[target.name].type), scope)
+            if rhs is not None:
+                out.append(Assign(target, rhs, span=value.key_span))
+        return out
+
+    def read_target(self, key: str, value: Node, scope: Scope) -> Var | Index | None:
+        """`x` or `a[i]` written as a key of `do:`."""
+        span = value.key_span
+        m = TARGET_RE.match(key)
+        if not m or m.group(1) not in self.scope.variables:
+            self.sink.error(f"cannot assign to '{key}': not a variable", span,
+                            hint=suggest(m.group(1), list(self.scope.variables), "variables") if m else
+                            "targets are variables (x) or array elements (a[i])")
+            return None
+        var = self.scope.variables[m.group(1)]
+        if m.group(2) is None:
+            if var.index is not None:
+                self.sink.error(f"'{var.name}' is an array; assign one element", span, hint=f"{var.name}[i]: ...")
+                return None
+            return Var(var.name, span=span)
+        if var.index is None:
+            self.sink.error(f"'{var.name}' is not an array", span, hint=f"write '{var.name}: ...'")
+            return None
+        origin = value.key_origin(key)
+        inner = ExprReader(scope, Origin(origin.file, origin.positions[m.start(2):]), self.sink, m.group(2))
+        out = inner.read(ty_of(var.index))
+        return None if out is None else Index(var.name, out[0], span=span)
+
+    def effects_block(self, key: str) -> list[Assign]:
+        return self.read_effects(self.root.get(key), self.scope, key)
+
+    # ---- lists
+    def name_list(self, key: str) -> tuple[str, ...]:
+        node = self.root.get(key)
+        if node is None:
+            return ()
+        if not node.is_list:
+            self.sink.error(f"{key} must be a list of names", node.span, hint=f"e.g. {key}: [a, b]")
+            return ()
+        return tuple(str(x) for x in node.value)
+
+    def read_ordered(self) -> tuple[tuple[str, str], ...]:
+        node = self.root.get("ordered")
+        out = []
+        for item in node.elements() if node else []:
+            if not item.is_list or len(item.value) != 2:
+                self.sink.error("each ordered entry is a pair [first, second]", item.span,
+                                hint="e.g. ordered: [[reap, heal]]")
+                continue
+            out.append((str(item.value[0]), str(item.value[1])))
+        return tuple(out)
+
+    def read_acks(self) -> tuple[Acknowledgement, ...]:
+        node = self.root.get("acknowledge")
+        out = []
+        for item in node.elements() if node else []:
+            check_keys(item, ("kind", "subject", "reason"), "an acknowledgement", self.sink,
+                       ("kind", "subject", "reason"))
+            if item.is_map and {"kind", "subject", "reason"} <= set(item.value):
+                out.append(Acknowledgement(str(item.value["kind"]), str(item.value["subject"]),
+                                           str(item.value["reason"]), item.span))
+        return tuple(out)
+
+
+def _concrete(t) -> bool:
+    return isinstance(t, EnumType) or (isinstance(t.lo, Const) and isinstance(t.hi, Const))
+
+
+def check_model(path: str, params: dict[str, int | None] | None = None,
+                variant: str | None = None) -> tuple[Model, list[Diagnostic]]:
+    """Load a model and return it with its warnings (errors raise ModelError)."""
+    loader = Loader(str(path), params, variant)
+    model = loader.load()
+    return model, loader.sink.diagnostics
+
+
+def load_model(path: str, params: dict[str, int | None] | None = None, variant: str | None = None) -> Model:
+    """Load a model file into the IR (parameters set, not yet substituted; see `Model.instantiate`)."""
+    return check_model(path, params, variant)[0]

@@ -1,0 +1,265 @@
+"""The phase sugar: phases and steps become the `phase` variable and ADVANCE / TURN_END actions."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from verifier.ir.expr import TRUE, App, Const, Expr, Index, Op, Quant, QuantKind, Var, conj, disj, eq, neg, pretty
+from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, Action, ActionKind, Assign, BoolType, EnumType,
+                               IntType, Modality, Model, Phase, PhaseEdge, Reset)
+from verifier.lang.typecheck import BOOL
+from verifier.lang.yaml_source import Node, check_keys, suggest
+
+if TYPE_CHECKING:
+    from verifier.lang.loader import Loader
+
+TURN_END = "TURN_END"
+PHASE_KEYS = ("name", "mandatory", "rule", "doc", "steps", "next", "on_enter", "exit_when")
+
+
+@dataclass
+class PhaseSpec:
+    name: str
+    parent: str | None
+    mandatory: bool          # as written; a step of an optional phase is skipped with it
+    node: Node
+    children: list[str] = field(default_factory=list)
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+
+def read_phases(loader: "Loader", node: Node | None) -> list[PhaseSpec]:
+    """The phase tree in document order (parents before their steps)."""
+    out: list[PhaseSpec] = []
+    if node is None:
+        return out
+    if not node.is_list:
+        loader.sink.error("phases must be a list", node.span, hint="each item starts with '- name: ...'")
+        return out
+
+    def visit(items: list[Node], parent: PhaseSpec | None) -> None:
+        for item in items:
+            check_keys(item, PHASE_KEYS, "a phase", loader.sink, ("name",))
+            if not item.is_map or "name" not in item.value:
+                continue
+            name = str(item.value["name"])
+            if not loader.name_ok(name, item.child("name").span, loader.names, "phase"):
+                continue
+            spec = PhaseSpec(name, parent.name if parent else None, item.value.get("mandatory", True) is not False,
+                             item)
+            out.append(spec)
+            if parent:
+                parent.children.append(name)
+            steps = item.get("steps")
+            if steps is not None:
+                visit(steps.elements(), spec)
+
+    visit(node.elements(), None)
+    return out
+
+
+def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
+                   turn_end: list[Assign], round_end: list[Assign]) -> Model:
+    """Guard rule actions by their phase and add the ADVANCE / TURN_END actions."""
+    by_name = {s.name: s for s in specs}
+    leaves = [s.name for s in specs if s.is_leaf]
+
+    def at(leaf: str) -> Expr:
+        return eq(Var(PHASE_VAR), Const(leaves.index(leaf), enum=PHASE_ENUM))
+
+    def first_leaf(name: str) -> str:
+        while not by_name[name].is_leaf:
+            name = by_name[name].children[0]
+        return name
+
+    def ancestors(name: str) -> list[str]:
+        out, node = [], by_name[name].parent
+        while node is not None:
+            out.append(node)
+            node = by_name[node].parent
+        return out
+
+    rule_actions = [replace(a, guard=conj(at(a.phase), a.guard)) if a.phase in leaves else a
+                    for a in model.actions]
+    on_enter = {s.name: loader.read_effects(s.node.get("on_enter"), loader.scope, f"phase {s.name}")
+                for s in specs}
+    exit_when = {s.name: (loader.expr(s.node.child("exit_when"), BOOL) or TRUE)
+                 if s.node.get("exit_when") is not None else TRUE for s in specs}
+
+    def must_enabled(leaf: str) -> Expr:
+        options = []
+        for a in model.actions:
+            if a.phase == leaf and a.modality is Modality.MUST:
+                body = a.guard
+                for c in reversed(a.choices):
+                    lo, hi = _domain(c.type)
+                    body = Quant(QuantKind.EXISTS, c.name, lo, hi, body)
+                options.append(body)
+        return disj(*options)
+
+    def default_next(leaf: str) -> str:
+        i = leaves.index(leaf)
+        return leaves[i + 1] if i + 1 < len(leaves) else TURN_END
+
+    def explicit_next(leaf: str) -> Node | None:
+        """`next:` of the leaf, or of the phase it ends (when it is that phase's last step)."""
+        name: str | None = leaf
+        while name is not None:
+            spec = by_name[name]
+            if spec.node.get("next") is not None:
+                return spec.node.child("next")
+            parent = spec.parent
+            if parent is None or by_name[parent].children[-1] != name:
+                return None
+            name = parent
+        return None
+
+    def opened_by(leaf: str) -> list[str]:
+        """The leaf and each ancestor whose first leaf it is (entering the leaf enters them)."""
+        out = [leaf]
+        while by_name[out[-1]].parent is not None and first_leaf(by_name[out[-1]].parent) == leaf:
+            out.append(by_name[out[-1]].parent)
+        return out
+
+    def after(name: str) -> str:
+        """Where play goes when the phase `name` is over (or skipped): the leaf after its last leaf."""
+        while not by_name[name].is_leaf:
+            name = by_name[name].children[-1]
+        return default_next(name)
+
+    def with_skips(src: str, target: str, skipped: tuple[str, ...] = ()) -> list[tuple[str, list[str]]]:
+        """The target and, for each optional phase it would enter from outside, where skipping it leads."""
+        out = [(target, list(skipped))]
+        if target == TURN_END:
+            return out
+        for phase in opened_by(target):
+            if not by_name[phase].mandatory and phase != src and phase not in ancestors(src):
+                out += with_skips(src, after(phase), (*skipped, phase))
+        return out
+
+    edges: list[tuple[str, str, Expr, str, list[str]]] = []   # (src, dst, when, label, skipped)
+    for leaf in leaves:
+        nxt = explicit_next(leaf)
+        if nxt is None:
+            targets = [(default_next(leaf), TRUE, "")]
+        else:
+            targets = []
+            for item in nxt.elements():
+                check_keys(item, ("to", "when", "label"), "a next entry", loader.sink, ("to",))
+                to = str(item.value.get("to", ""))
+                if to != TURN_END and to not in by_name:
+                    loader.sink.error(f"next names an unknown phase '{to}'", item.span,
+                                      hint=suggest(to, [*by_name, TURN_END], "phases"))
+                    continue
+                when = loader.expr(item.child("when"), BOOL) if item.get("when") is not None else TRUE
+                targets.append((to if to == TURN_END else first_leaf(to), when or TRUE,
+                                str(item.value.get("label", ""))))
+        for dst, when, label in targets:
+            for real, skipped in with_skips(leaf, dst):
+                _add_edge(edges, (leaf, real, when, label, skipped))
+
+    turn_end_count = sum(1 for e in edges if e[1] == TURN_END)
+    per_source: dict[str, int] = {}
+    for src, *_ in edges:
+        per_source[src] = per_source.get(src, 0) + 1
+
+    implicit: list[Action] = []
+    diagram: list[PhaseEdge] = []
+    for src, dst, when, label, skipped in edges:
+        guard = conj(at(src), exit_when[src], when, neg(must_enabled(src)))
+        ends_turn = dst == TURN_END
+        entered = leaves[0] if ends_turn else dst
+        effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, turn_end, round_end,
+                                 leaves)
+        if ends_turn:
+            name = "pass turn" if turn_end_count == 1 else f"pass turn from {src}"
+        else:
+            name = f"end {src}" if per_source[src] == 1 else f"end {src} -> {dst}"
+        words = label or ("; ".join(f"skip {s}" for s in skipped) if skipped else "")
+        src_spec = by_name[src]
+        implicit.append(Action(name, guard, effects, (), Modality.MAY, src, Var(ACTIVE_VAR),
+                               loader.citation(src_spec.node.get("rule")),
+                               ActionKind.TURN_END if ends_turn else ActionKind.ADVANCE,
+                               target_phase=entered, doc=words, span=src_spec.node.child("name").span))
+        diagram.append(PhaseEdge(src, entered, words or ("next turn" if ends_turn else ""),
+                                 guarded=when != TRUE, turn_end=ends_turn))
+
+    _check_reachable(loader, leaves, diagram, by_name)
+    phases = tuple(Phase(s.name, s.parent, s.mandatory and all(by_name[a].mandatory for a in ancestors(s.name)),
+                         loader.citation(s.node.get("rule")),
+                         str(s.node.value.get("doc", "")), s.node.child("name").span) for s in specs)
+    return replace(model, actions=tuple(rule_actions) + tuple(implicit), phases=phases,
+                   phase_edges=tuple(diagram))
+
+
+def _add_edge(edges: list, edge: tuple) -> None:
+    """Add a phase edge; two ways between the same phases become one with either condition."""
+    for i, (src, dst, when, label, skipped) in enumerate(edges):
+        if (src, dst) == edge[:2]:
+            edges[i] = (src, dst, disj(when, edge[2]), label or edge[3], skipped if len(skipped) <= len(edge[4])
+                        else edge[4])
+            return
+    edges.append(edge)
+
+
+def _domain(t) -> tuple[Expr, Expr]:
+    if isinstance(t, IntType):
+        return t.lo, t.hi
+    if isinstance(t, EnumType):
+        return Const(0), Const(len(t.values) - 1)
+    assert isinstance(t, BoolType)
+    return Const(0), Const(1)
+
+
+def _target_key(a: Assign) -> str:
+    return a.target.name if isinstance(a.target, Var) else f"{a.target.name}[{pretty(a.target.index)}]"
+
+
+def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: dict[str, list[Assign]],
+                   ends_turn: bool, turn_end: list[Assign], round_end: list[Assign],
+                   leaves: list[str]) -> tuple[Assign, ...]:
+    """phase := entered, plus what entering it (and, at a turn's end, passing the turn) does."""
+    out: dict[str, Assign] = {PHASE_VAR: Assign(Var(PHASE_VAR), Const(leaves.index(entered), enum=PHASE_ENUM))}
+    if ends_turn:
+        players = Const(model.players)
+        out[ACTIVE_VAR] = Assign(Var(ACTIVE_VAR), App(Op.MOD, (App(Op.ADD, (Var(ACTIVE_VAR), Const(1))), players)))
+        for v in model.variables:
+            if v.reset is not Reset.TURN:
+                continue
+            if v.index is None:
+                out[v.name] = Assign(Var(v.name), v.init[0])
+            else:
+                lo = v.index_lo()
+                for i, init in enumerate(v.init):
+                    target = Index(v.name, Const(lo + i))
+                    out[_target_key(Assign(target, init))] = Assign(target, init)
+        for a in turn_end:
+            out[_target_key(a)] = a
+        last = eq(Var(ACTIVE_VAR), Const(model.players - 1))
+        for a in round_end:
+            key = _target_key(a)
+            otherwise = out[key].value if key in out else a.target
+            out[key] = Assign(a.target, App(Op.ITE, (last, a.value, otherwise)), span=a.span)
+    left = set(ancestors(src)) | {src}
+    for name in reversed([entered] + ancestors(entered)):
+        if name not in left or ends_turn:
+            for a in on_enter.get(name, []):
+                out[_target_key(a)] = a
+    return tuple(out.values())
+
+
+def _check_reachable(loader: "Loader", leaves: list[str], edges: list[PhaseEdge], by_name) -> None:
+    seen, todo = {leaves[0]}, [leaves[0]]
+    while todo:
+        here = todo.pop()
+        for e in edges:
+            if e.src == here and e.dst not in seen:
+                seen.add(e.dst)
+                todo.append(e.dst)
+    for leaf in leaves:
+        if leaf not in seen:
+            loader.sink.error(f"phase {leaf} can never be entered: no phase leads to it",
+                              by_name[leaf].node.child("name").span,
+                              hint="check the 'next:' lists; by default each phase leads to the one after it")

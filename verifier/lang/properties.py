@@ -1,0 +1,291 @@
+"""Property files -> IR claims."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from verifier.diagnostics import DiagnosticSink, PropertyError, Span
+from verifier.ir.expr import FALSE, TRUE, App, Expr, Op
+from verifier.ir.model import ActionKind, Model, in_phase
+from verifier.ir.props import (BoundedResponse, DeadlockFree, Event, Invariant, Ordering, Property, Reachable,
+                               Terminates)
+from verifier.lang.expressions import ExprReader
+from verifier.lang.typecheck import BOOL, Scope
+from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
+
+KINDS = ("invariant", "deadlock_free", "reachable", "ordering", "terminates", "bounded_response")
+CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "at", "fairness") + KINDS
+PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
+VERDICTS = ("PROVED", "HOLDS", "HOLDS_TO_DEPTH", "VIOLATED", "UNKNOWN")
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def default_properties_path(model_path: str) -> str | None:
+    """`properties/<stem>.yaml` beside the model's folder, when it exists."""
+    p = Path(model_path)
+    candidate = p.parent.parent / "properties" / f"{p.stem}.yaml"
+    return str(candidate) if candidate.is_file() else None
+
+
+def model_scope(model: Model) -> Scope:
+    """The names a claim may use: the model's variables, parameters, enums and phases."""
+    scope = Scope(players=model.players)
+    scope.variables = {v.name: v for v in model.variables}
+    scope.params = {p.name for p in model.params}
+    scope.constants = dict(model.constants)
+    for e in model.enums:
+        scope.enums[e.name] = e
+        for i, value in enumerate(e.values):
+            scope.enum_values.setdefault(value, (e.name, i))
+    return scope
+
+
+class PropertyReader:
+    def __init__(self, path: str, model: Model):
+        self.path, self.model = path, model
+        self.sink = DiagnosticSink()
+        self.scope = model_scope(model)
+        self.actions = {a.name for a in model.actions} | _variant_actions(model)
+        self.phases = {p.name for p in model.phases}
+
+    def expr(self, node: Node) -> Expr | None:
+        if isinstance(node.value, bool):
+            return TRUE if node.value else FALSE
+        out = ExprReader(self.scope, node.origin(), self.sink, str(node.value)).read(BOOL)
+        return None if out is None else out[0]
+
+    def read(self) -> list[Property]:
+        root = load_yaml(self.path, PropertyError)
+        check_keys(root, ("model", "claims"), "the property file", self.sink, ("claims",))
+        claims = root.get("claims")
+        out: list[Property] = []
+        seen: dict[str, Span | None] = {}
+        for item in claims.elements() if claims else []:
+            claim = self.claim(item, seen)
+            if claim is not None:
+                out.append(claim)
+        self.sink.raise_if_errors(PropertyError)
+        return out
+
+    def claim(self, item: Node, seen: dict[str, Span | None]) -> Property | None:
+        check_keys(item, CLAIM_KEYS, "a claim", self.sink, ("id", "says"))
+        if not item.is_map or "id" not in item.value:
+            return None
+        cid = str(item.value["id"])
+        id_span = item.child("id").span
+        if not ID_RE.match(cid):
+            self.sink.error(f"claim id '{cid}' is not lowercase words with dashes", id_span,
+                            hint="e.g. hand-limit-after-discard")
+        if cid in seen:
+            self.sink.error(f"duplicate claim id '{cid}'", id_span, notes=(("first used here", seen[cid]),),
+                            hint="every claim needs its own id")
+        seen[cid] = id_span
+        kinds = [k for k in KINDS if k in item.value]
+        if len(kinds) != 1:
+            self.sink.error(f"claim {cid} must have exactly one kind, found "
+                            f"{', '.join(kinds) if kinds else 'none'}", id_span,
+                            hint=f"one of: {', '.join(KINDS)}")
+            return None
+        expected = self.expected(item)
+        if expected is not None and expected not in VERDICTS:
+            self.sink.error(f"expected '{expected}' is not a verdict", item.child("expected").span,
+                            hint=f"one of {', '.join(VERDICTS)}")
+            expected = None
+        why = str(item.value.get("why", "") or "")
+        if expected == "VIOLATED" and not why:
+            self.sink.error(f"claim {cid} expects VIOLATED but does not say why", item.child("expected").span,
+                            hint="add why: \"...\" saying which rule breaks it and how")
+        common = dict(id=cid, statement=str(item.value.get("says", "")), expected=expected,
+                      rule=str(item.value["rule"]) if item.get("rule") is not None else None,
+                      why=why, span=id_span)
+        kind = kinds[0]
+        return getattr(self, f"k_{kind}")(item, item.child(kind), common)
+
+    def expected(self, item: Node) -> str | None:
+        """`expected: VERDICT`, or per variant: `expected: {variant: VERDICT, ...}`."""
+        node = item.get("expected")
+        if node is None or not node.is_map:
+            return None if node is None else str(node.value)
+        names = [v.name for v in self.model.variants]
+        for key, child in node.items():
+            if key not in names:
+                self.sink.error(f"unknown variant '{key}'", child.key_span,
+                                hint=f"this model's variants: {', '.join(names) or 'none'}")
+        if self.model.variant not in node.value:
+            self.sink.error(f"no expected verdict for variant '{self.model.variant}'", node.span,
+                            hint="give one for every variant")
+            return None
+        return str(node.value[self.model.variant])
+
+    # ---- kinds
+    def k_invariant(self, item: Node, node: Node, common: dict) -> Property | None:
+        e = self.expr(node)
+        if e is None:
+            return None
+        if item.get("at") is None:
+            return Invariant(expr=e, **common)
+        at = self.phase_name(item.child("at"))
+        if at is None:
+            return None
+        return Invariant(expr=App(Op.IMPLIES, (in_phase(self.model, at), e)), at_phase=at, **common)
+
+    def k_deadlock_free(self, item: Node, node: Node, common: dict) -> Property:
+        return DeadlockFree(**common)
+
+    def k_reachable(self, item: Node, node: Node, common: dict) -> Property | None:
+        if node.is_map:
+            check_keys(node, ("phase", "action", "state"), "a reachable target", self.sink)
+            if node.get("phase") is not None:
+                name = self.phase_name(node.child("phase"))
+                if name is None:
+                    return None
+                return Reachable(expr=in_phase(self.model, name), **common)
+            if node.get("action") is not None:
+                name = self.action_name(node.child("action"))
+                return None if name is None else Reachable(action=name, **common)
+            if node.get("state") is not None:
+                e = self.expr(node.child("state"))
+                return None if e is None else Reachable(expr=e, **common)
+            self.sink.error("reachable needs phase, action or state", node.span)
+            return None
+        e = self.expr(node)
+        return None if e is None else Reachable(expr=e, **common)
+
+    def k_terminates(self, item: Node, node: Node, common: dict) -> Property | None:
+        scope = str(node.value)
+        if scope not in ("turn", "game"):
+            self.sink.error(f"terminates: '{scope}' is neither turn nor game", node.span,
+                            hint="terminates: turn, or terminates: game")
+            return None
+        if scope == "turn" and not any(a.kind is ActionKind.TURN_END for a in self.model.actions):
+            self.sink.error("terminates: turn needs a model with phases (turns)", node.span)
+            return None
+        return Terminates(scope=scope, fairness=self.fairness(item), **common)
+
+    def k_ordering(self, item: Node, node: Node, common: dict) -> Property | None:
+        check_keys(node, ("pattern", "p", "s", "scope", "at_most"), "an ordering claim", self.sink,
+                   ("pattern", "p"))
+        if not node.is_map or "pattern" not in node.value or "p" not in node.value:
+            return None
+        pattern = str(node.value["pattern"])
+        if pattern not in PATTERNS:
+            self.sink.error(f"unknown pattern '{pattern}'", node.child("pattern").span,
+                            hint=f"one of {', '.join(PATTERNS)}")
+            return None
+        p = self.event(node.child("p"))
+        s = self.event(node.child("s")) if node.get("s") is not None else None
+        if pattern in ("precedence", "response") and node.get("s") is None:
+            self.sink.error(f"the {pattern} pattern needs a second event 's'", node.span)
+            return None
+        bound = node.value.get("at_most")
+        if pattern == "bounded-existence" and not isinstance(bound, int):
+            self.sink.error("bounded-existence needs at_most: N", node.span)
+            return None
+        scope, q, r = self.scope_of(node.get("scope"))
+        if p is None or scope is None or (node.get("s") is not None and s is None):
+            return None
+        return Ordering(pattern=pattern, p=p, s=s, scope=scope, q=q, r=r, bound=bound,
+                        fairness=self.fairness(item), **common)
+
+    def k_bounded_response(self, item: Node, node: Node, common: dict) -> Property | None:
+        check_keys(node, ("after", "expect", "within"), "a bounded response", self.sink,
+                   ("after", "expect", "within"))
+        if not node.is_map or not {"after", "expect", "within"} <= set(node.value):
+            return None
+        trigger, response = self.event(node.child("after")), self.event(node.child("expect"))
+        within = node.value["within"]
+        if not isinstance(within, int) or within < 0:
+            self.sink.error("within must be a number of steps", node.child("within").span)
+            return None
+        if trigger is None or response is None:
+            return None
+        return BoundedResponse(trigger=trigger, response=response, within=within, **common)
+
+    # ---- pieces
+    def fairness(self, item: Node) -> tuple[str, ...]:
+        node = item.get("fairness")
+        if node is None:
+            return ()
+        names = []
+        for n in node.elements():
+            name = self.action_name(n)
+            if name is not None:
+                names.append(name)
+        return tuple(names)
+
+    def action_name(self, node: Node) -> str | None:
+        name = str(node.value)
+        base = {a.split(" -> ")[0] for a in self.actions}
+        if name not in self.actions and name not in base:
+            self.sink.error(f"unknown action '{name}'", node.span, hint=suggest(name, sorted(self.actions), "actions"))
+            return None
+        return name
+
+    def phase_name(self, node: Node) -> str | None:
+        name = str(node.value)
+        if name not in self.phases:
+            self.sink.error(f"unknown phase '{name}'", node.span, hint=suggest(name, sorted(self.phases), "phases"))
+            return None
+        return name
+
+    def event(self, node: Node) -> Event | None:
+        if isinstance(node.value, str) and not node.is_map:
+            if node.value == "turn-end":
+                return Event(turn_end=True)
+            if node.value == "round-end":
+                return Event(round_end=True)
+            name = self.action_name(node)
+            return None if name is None else Event(action=name)
+        check_keys(node, ("action", "enter", "leave", "state"), "an event", self.sink)
+        if not node.is_map or len(node.value) != 1:
+            self.sink.error("an event is an action name or one of {action}, {enter}, {leave}, {state}", node.span)
+            return None
+        key, child = node.items()[0]
+        if key == "action":
+            name = self.action_name(child)
+            return None if name is None else Event(action=name)
+        if key in ("enter", "leave"):
+            name = self.phase_name(child)
+            return None if name is None else Event(**{key: name})
+        e = self.expr(child)
+        return None if e is None else Event(expr=e, text=str(child.value))
+
+    def scope_of(self, node: Node | None) -> tuple[str | None, Event | None, Event | None]:
+        if node is None:
+            return "globally", None, None
+        if isinstance(node.value, str):
+            if node.value in ("globally", "turn", "round"):
+                return node.value, None, None
+            self.sink.error(f"unknown scope '{node.value}'", node.span,
+                            hint="globally, turn, round, {phase: P}, {before: R}, {after: Q}, "
+                                 "{between: Q, and: R}, {after: Q, until: R}")
+            return None, None, None
+        check_keys(node, ("phase", "before", "after", "between", "and", "until"), "a scope", self.sink)
+        v = node.value
+        if "phase" in v:
+            name = self.phase_name(node.child("phase"))
+            return (None, None, None) if name is None else ("phase", Event(enter=name), Event(leave=name))
+        if "before" in v:
+            return "before", None, self.event(node.child("before"))
+        if "between" in v and "and" in v:
+            return "between", self.event(node.child("between")), self.event(node.child("and"))
+        if "after" in v and "until" in v:
+            return "after-until", self.event(node.child("after")), self.event(node.child("until"))
+        if "after" in v:
+            return "after", self.event(node.child("after")), None
+        self.sink.error("incomplete scope", node.span, hint="{between: Q, and: R} needs both events")
+        return None, None, None
+
+
+def _variant_actions(model: Model) -> set[str]:
+    """Names of the model file's actions that the chosen variant leaves out (claims may name them)."""
+    if not model.variants or not model.path or not Path(model.path).is_file():
+        return set()
+    actions = load_yaml(model.path).get("actions")
+    return {str(a.value["name"]) for a in actions.elements() if a.is_map and "name" in a.value} if actions else set()
+
+
+def load_properties(path: str, model: Model) -> list[Property]:
+    """The claims of a property file, checked against `model` (its chosen variant)."""
+    return PropertyReader(str(path), model).read()
+

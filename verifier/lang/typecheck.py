@@ -1,0 +1,103 @@
+"""Types of expressions and name resolution: what a name means, and the errors when it means nothing.
+
+Types are the strings 'bool', 'int' or 'enum:<Name>'.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from verifier.diagnostics import DiagnosticSink, Span
+from verifier.ir.expr import Const, Expr, Local, Param, Var
+from verifier.ir.model import BoolType, EnumType, Variable
+
+BOOL, INT = "bool", "int"
+
+
+def enum_ty(name: str) -> str:
+    return f"enum:{name}"
+
+
+def ty_of(t) -> str:
+    """The expression type of an IR type (a variable's, an index's or a choice's)."""
+    if isinstance(t, BoolType):
+        return BOOL
+    if isinstance(t, EnumType):
+        return enum_ty(t.name)
+    return INT
+
+
+def ty_words(ty: str) -> str:
+    if ty.startswith("enum:"):
+        return f"a value of enum {ty[5:]}"
+    return "a boolean" if ty == BOOL else "an integer"
+
+
+def mismatch_hint(want: str, got: str) -> str:
+    if want == BOOL and got == INT:
+        return "compare the number with something, e.g. 'x > 0'"
+    if want == INT and got == BOOL:
+        return "use 'if cond then 1 else 0' to turn a condition into a number"
+    if want.startswith("enum:") and got.startswith("enum:"):
+        return f"use a value of enum {want[5:]}"
+    return "values of different types cannot be mixed"
+
+
+@dataclass
+class Scope:
+    """The names an expression may use, and what each one means."""
+
+    variables: dict[str, Variable] = field(default_factory=dict)
+    params: set[str] = field(default_factory=set)
+    constants: dict[str, Expr] = field(default_factory=dict)
+    enum_values: dict[str, tuple[str, int]] = field(default_factory=dict)
+    enums: dict[str, EnumType] = field(default_factory=dict)
+    locals: dict[str, str] = field(default_factory=dict)
+    players: int = 1
+
+    def with_locals(self, more: dict[str, str]) -> "Scope":
+        return Scope(self.variables, self.params, self.constants, self.enum_values, self.enums,
+                     {**self.locals, **more}, self.players)
+
+    def known_names(self) -> list[str]:
+        return [*self.locals, *self.variables, *self.params, *self.constants, *self.enum_values, "PLAYERS"]
+
+    def unknown(self, name: str, span: Span, sink: DiagnosticSink) -> None:
+        close = difflib.get_close_matches(name, self.known_names(), n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else \
+            "declare it under variables, params, constants or enums"
+        sink.error(f"unknown name '{name}'", span, hint=hint)
+
+    def resolve(self, name: str, span: Span, sink: DiagnosticSink) -> tuple[Expr, str] | None:
+        """A bound name, a scalar variable, a constant (inlined), a parameter, an enum value, PLAYERS."""
+        if name in self.locals:
+            return Local(name, span=span), self.locals[name]
+        if name in self.variables:
+            v = self.variables[name]
+            if v.index is not None:
+                sink.error(f"'{name}' is an array; say which element", span,
+                           hint=f"index it, e.g. {name}[active]" if v.by_player else f"index it: {name}[...]")
+                return None
+            return Var(name, span=span), ty_of(v.type)
+        if name in self.constants:
+            return self.constants[name], INT
+        if name in self.params:
+            return Param(name, span=span), INT
+        if name in self.enum_values:
+            enum, idx = self.enum_values[name]
+            return Const(idx, enum=enum, span=span), enum_ty(enum)
+        if name == "PLAYERS":
+            return Const(self.players, span=span), INT
+        self.unknown(name, span, sink)
+        return None
+
+    def array(self, name: str, span: Span, sink: DiagnosticSink) -> tuple[Variable, str] | None:
+        """The array variable `name` and the type its index must have."""
+        v = self.variables.get(name)
+        if v is None:
+            self.unknown(name, span, sink)
+            return None
+        if v.index is None:
+            sink.error(f"'{name}' is not an array and cannot be indexed", span, hint=f"write just '{name}'")
+            return None
+        return v, ty_of(v.index)

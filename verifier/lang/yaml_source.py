@@ -1,0 +1,179 @@
+"""YAML documents with the position of every key and value (ruamel.yaml round-trip)."""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
+
+from verifier.diagnostics import Diagnostic, DiagnosticSink, ModelError, Span, TurnproofError
+from verifier.lang.expressions import Origin
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file's name and lines, shared by all nodes of one document."""
+
+    file: str
+    lines: tuple[str, ...]
+
+    def origin(self, line: int, col: int, text: str) -> Origin:
+        """Where each character of the scalar `text` written at line:col lies in the file.
+
+        Handles plain (folded over lines), quoted and block (``|``, ``>``) scalars by
+        aligning the text with the source; escapes and folds are skipped over. An alias
+        (``*name``) points back at its anchor; anchors and tags before a value are skipped.
+        """
+        line, col = self._value_start(line, col)
+        lead = self._char(line, col)
+        quote = lead if lead in "\"'" else ""
+        if lead in "|>":
+            line, col = line + 1, 1
+        elif quote:
+            col += 1
+        positions: list[tuple[int, int]] = []
+        for ch in text:
+            line, col = self._seek(line, col, ch, quote)
+            positions.append((line, col))
+            col += 2 if quote == '"' and self._char(line, col) == "\\" else 1
+        positions.append((line, col))
+        return Origin(self.file, tuple(positions))
+
+    def _value_start(self, line: int, col: int) -> tuple[int, int]:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        alias = re.match(r"\*([^\s,\]}]+)", text[col - 1:])
+        if alias:
+            for number, other in enumerate(self.lines, 1):
+                found = re.search(rf"&{re.escape(alias.group(1))}(?=\s)", other)
+                if found:
+                    line, col, text = number, found.start() + 1, other
+                    break
+        prefix = re.match(r"(?:[&!]\S*\s+)*", text[col - 1:])
+        return line, col + (prefix.end() if prefix else 0)
+
+    def _char(self, line: int, col: int) -> str:
+        if 0 < line <= len(self.lines):
+            text = self.lines[line - 1]
+            return text[col - 1] if 0 < col <= len(text) else "\n"
+        return ""
+
+    def _seek(self, line: int, col: int, ch: str, quote: str) -> tuple[int, int]:
+        """The next source position (from line:col) that holds `ch`, skipping folding whitespace."""
+        here = self._char(line, col)
+        if here == ch or (ch.isspace() and here.isspace()) or (quote == '"' and here == "\\"):
+            return line, col
+        start = (line, col)
+        while here.isspace() and here != "":
+            line, col = (line + 1, 1) if here == "\n" else (line, col + 1)
+            here = self._char(line, col)
+            if here == ch:
+                return line, col
+        return start
+
+
+@dataclass(frozen=True)
+class Node:
+    """A YAML value and where it is: `span` points at the value, `key_span` at its key."""
+
+    value: Any
+    span: Span
+    key_span: Span | None
+    source: Source
+
+    @property
+    def file(self) -> str:
+        return self.source.file
+
+    def get(self, key: str) -> "Node | None":
+        if not isinstance(self.value, CommentedMap) or key not in self.value:
+            return None
+        return self.child(key)
+
+    def child(self, key: Any) -> "Node":
+        v, f = self.value, self.source.file
+        if isinstance(v, CommentedMap):
+            kl, kc = v.lc.key(key)
+            vl, vc = v.lc.value(key)
+            return Node(v[key], Span(f, vl + 1, vc + 1), Span(f, kl + 1, kc + 1), self.source)
+        line, col = v.lc.item(key)
+        return Node(v[key], Span(f, line + 1, col + 1), None, self.source)
+
+    def items(self) -> list[tuple[str, "Node"]]:
+        return [(str(k), self.child(k)) for k in self.value] if self.is_map else []
+
+    def elements(self) -> list["Node"]:
+        return [self.child(i) for i in range(len(self.value))] if self.is_list else []
+
+    def with_value(self, value: Any) -> "Node":
+        return Node(value, self.span, self.key_span, self.source)
+
+    @property
+    def is_map(self) -> bool:
+        return isinstance(self.value, CommentedMap)
+
+    @property
+    def is_list(self) -> bool:
+        return isinstance(self.value, CommentedSeq)
+
+    def origin(self) -> Origin:
+        """Positions of the characters of this scalar (for expression spans)."""
+        return self.source.origin(self.span.line, self.span.col, str(self.value))
+
+    def key_origin(self, key: str) -> Origin:
+        """Positions of the characters of this node's key, which reads `key`."""
+        assert self.key_span is not None
+        return self.source.origin(self.key_span.line, self.key_span.col, key)
+
+
+def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
+    """The document at `path` as a Node; a missing file or malformed YAML raises `error`."""
+    p = Path(path)
+    if not p.is_file():
+        raise error(Diagnostic(f"no such file: {path}", hint="check the path; models live in models/, "
+                                                             "claims in properties/"))
+    try:
+        text = p.read_text(encoding="utf-8")
+        data = YAML(typ="rt").load(text)
+    except MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        span = Span(path, mark.line + 1, mark.column + 1) if mark else None
+        duplicate = re.match(r'found duplicate key "(.*?)"', str(err.problem))
+        if duplicate:
+            raise error(Diagnostic(f"duplicate name '{duplicate.group(1)}'", span,
+                                   hint="every key of a mapping needs its own name: rename or remove one")) from None
+        raise error(Diagnostic(f"malformed YAML: {err.problem or err.context}", span,
+                               hint="check indentation, colons and quotes around expressions "
+                                    "that contain ':' or start with a special character; in {...} "
+                                    "write keys with [ ] in block style")) from None
+    except UnicodeDecodeError:
+        raise error(Diagnostic(f"{path} is not UTF-8 text")) from None
+    if not isinstance(data, CommentedMap):
+        raise error(Diagnostic("the file must be a YAML mapping (key: value lines)", Span(path, 1, 1)))
+    return Node(data, Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
+
+
+def suggest(name: str, valid: list[str] | tuple[str, ...], what: str = "valid names") -> str:
+    """'did you mean ...?' from the nearest valid names, or the list of all of them."""
+    close = difflib.get_close_matches(name, list(valid), n=3, cutoff=0.5)
+    if close:
+        return f"did you mean {' or '.join(repr(c) for c in close)}?"
+    return f"{what}: {', '.join(valid)}" if valid else f"no {what} are declared"
+
+
+def check_keys(node: Node, allowed: tuple[str, ...], what: str, sink: DiagnosticSink,
+               required: tuple[str, ...] = ()) -> None:
+    """Report unknown and missing keys of a mapping."""
+    if not node.is_map:
+        sink.error(f"{what} must be a mapping", node.span, hint=f"fields: {', '.join(allowed)}")
+        return
+    for key, child in node.items():
+        if key not in allowed:
+            sink.error(f"unknown field '{key}' in {what}", child.key_span, hint=suggest(key, allowed, "allowed here"))
+    for key in required:
+        if key not in node.value:
+            sink.error(f"{what} has no '{key}'", node.span, hint=f"add '{key}: ...'")

@@ -1,0 +1,68 @@
+"""Events as expressions over one transition: what happens when an action fires.
+
+`post(model, action, e)` rewrites a state expression so that, read in the state
+before `action` fires (with its choice values bound), it gives the value of
+`e` in the state after. Events are built from it, so monitors stay plain
+guarded-command effects.
+"""
+from __future__ import annotations
+
+from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Op, Var, app, conj, eq, map_expr, neg
+from verifier.ir.model import ACTIVE_VAR, Action, ActionKind, IntType, Model, Overflow, in_phase
+from verifier.ir.props import Event
+
+
+def _clamped(model: Model, name: str, value: Expr) -> Expr:
+    var = model.var(name)
+    if var.overflow is not Overflow.CLAMP or not isinstance(var.type, IntType):
+        return value
+    return app(Op.MIN, app(Op.MAX, value, var.type.lo), var.type.hi)
+
+
+def post(model: Model, action: Action, e: Expr) -> Expr:
+    """`e` evaluated after `action`, as an expression over the state before it."""
+    scalars = {eff.target.name: _clamped(model, eff.target.name, eff.value)
+               for eff in action.effects if isinstance(eff.target, Var)}
+    indexed: dict[str, list[tuple[Expr, Expr]]] = {}
+    for eff in action.effects:
+        if isinstance(eff.target, Index):
+            indexed.setdefault(eff.target.name, []).append(
+                (eff.target.index, _clamped(model, eff.target.name, eff.value)))
+
+    def fn(node: Expr) -> Expr | None:
+        if isinstance(node, Var) and node.name in scalars:
+            return scalars[node.name]
+        if isinstance(node, Index):
+            where = post(model, action, node.index)
+            value: Expr = Index(node.name, where)
+            for idx, val in reversed(indexed.get(node.name, [])):
+                value = app(Op.ITE, eq(where, idx), val, value)
+            return value
+        return None
+
+    return map_expr(e, fn)
+
+
+def occurs(model: Model, action: Action, event: Event) -> Expr:
+    """A pre-state expression: does firing `action` make `event` happen?"""
+    if event.action is not None:
+        return TRUE if action.name == event.action or _base_name(action) == event.action else FALSE
+    if event.turn_end:
+        return TRUE if action.kind is ActionKind.TURN_END else FALSE
+    if event.round_end:
+        if action.kind is not ActionKind.TURN_END:
+            return FALSE
+        return eq(Var(ACTIVE_VAR), Const(model.players - 1))
+    if event.enter is not None:
+        now = in_phase(model, event.enter)
+        return conj(neg(now), post(model, action, now))
+    if event.leave is not None:
+        now = in_phase(model, event.leave)
+        return conj(now, neg(post(model, action, now)))
+    assert event.expr is not None
+    return post(model, action, event.expr)
+
+
+def _base_name(action: Action) -> str:
+    """`end Draw -> Play` is also an occurrence of `end Draw`."""
+    return action.name.split(" -> ")[0]

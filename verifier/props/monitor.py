@@ -1,0 +1,185 @@
+"""Compile ordering patterns and bounded response into monitors.
+
+A monitor is a few boolean/counter variables added to the model and updated
+by extra effects on every action, so engines only ever see invariants (the
+safety part: `err` never becomes true) and obligations (the liveness part: an
+open obligation is not kept pending forever).
+
+Scopes are intervals of the run: `globally` (one interval, never closed),
+`before R` (from the start to the first R), `after Q` (from the first Q on),
+`between Q and R` (each Q..R), `after-until` (each Q..R, or Q..forever), and
+the shortcuts `turn`, `round` and `phase` (each turn, round or visit of a
+phase). A transition belongs to an interval when the interval is open before
+it and the transition is not the one that closes it. As in Dwyer's catalogue,
+`before` and `between` only count intervals that close: their violations are
+recorded in `bad` and confirmed when R happens. The shortcut scopes report a
+violation at once and check "P must happen" obligations when the interval
+closes (a game that ends mid-turn leaves that turn unjudged).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from verifier.ir.expr import FALSE, TRUE, Const, Expr, Op, Var, app, conj, disj, eq, neg
+from verifier.ir.model import Action, Assign, BoolType, IntType, Modality, Model, Variable
+from verifier.ir.props import BoundedResponse, Event, Invariant, Obligation, Ordering, Property
+from verifier.ir.model import in_phase
+from verifier.props.events import occurs
+
+MONITOR_PREFIX = "monitor."
+PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
+SCOPES = ("globally", "before", "after", "between", "after-until", "turn", "round", "phase")
+DEFERRED_SCOPES = ("before", "between")
+LIVE_SCOPES = ("globally", "after", "after-until")
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A surface claim as engines see it: a product model and its core claims."""
+
+    model: Model
+    claims: tuple[Property, ...]
+    monitor_vars: tuple[str, ...]
+
+
+def _mon(name: str) -> str:
+    return MONITOR_PREFIX + name
+
+
+def _bool_var(name: str, init: Expr | None) -> Variable:
+    return Variable(_mon(name), BoolType(), init=(init,), implicit=True)
+
+
+def _scope_events(model: Model, claim: Ordering) -> tuple[Event | None, Event | None, Expr]:
+    """(Q, R, open-initially) of the claim's scope."""
+    s = claim.scope
+    if s == "turn":
+        return Event(turn_end=True), Event(turn_end=True), TRUE
+    if s == "round":
+        return Event(round_end=True), Event(round_end=True), TRUE
+    if s == "phase":
+        phase = claim.q.enter if claim.q and claim.q.enter else (claim.r.leave if claim.r else None)
+        assert phase is not None, "a phase scope names its phase"
+        return Event(enter=phase), Event(leave=phase), in_phase(model, phase)
+    if s == "globally":
+        return None, None, TRUE
+    if s == "before":
+        return None, claim.r, TRUE
+    if s == "after":
+        return claim.q, None, FALSE
+    return claim.q, claim.r, FALSE
+
+
+def compile_ordering(model: Model, claim: Ordering) -> Compiled:
+    q_event, r_event, open_init = _scope_events(model, claim)
+    pattern, deferred = claim.pattern, claim.scope in DEFERRED_SCOPES
+    variables = [_bool_var("open", None), _bool_var("err", FALSE)]
+    if deferred:
+        variables.append(_bool_var("bad", FALSE))
+    if pattern in ("existence", "precedence"):
+        variables.append(_bool_var("seen", FALSE))
+    if pattern == "response":
+        variables.append(_bool_var("pending", FALSE))
+    if pattern == "bounded-existence":
+        k = claim.bound or 0
+        variables.append(Variable(_mon("count"), IntType(Const(0), Const(k + 1)), init=(Const(0),),
+                                  implicit=True))
+    m = {v.name.removeprefix(MONITOR_PREFIX): Var(v.name) for v in variables}
+
+    def effects(action: Action) -> tuple[Assign, ...]:
+        p = occurs(model, action, claim.p)
+        s = occurs(model, action, claim.s) if claim.s else FALSE
+        q = occurs(model, action, q_event) if q_event else FALSE
+        r = occurs(model, action, r_event) if r_event else FALSE
+        inside = conj(m["open"], neg(r))
+        closing = conj(m["open"], r)
+        if pattern == "absence":
+            violation = p
+        elif pattern == "universality":
+            violation = neg(p)
+        elif pattern == "precedence":
+            violation = conj(p, neg(m["seen"]), neg(s))
+        elif pattern == "bounded-existence":
+            violation = conj(p, eq(m["count"], Const(claim.bound or 0)))
+        else:
+            violation = FALSE
+        local_violation = conj(inside, violation)
+        close_fail = FALSE
+        if pattern == "existence":
+            close_fail = neg(m["seen"])
+        elif pattern == "response":
+            close_fail = m["pending"]
+        if deferred:
+            close_fail = disj(close_fail, m["bad"])
+        err = disj(m["err"], conj(closing, close_fail),
+                   FALSE if deferred else local_violation)
+        reopen = conj(q, disj(neg(m["open"]), r)) if q_event else FALSE
+        still_open = conj(m["open"], neg(r))
+        out = [Assign(Var(_mon("open")), disj(still_open, reopen)),
+               Assign(Var(_mon("err")), err)]
+
+        def restart(value_inside: Expr, initial: Expr) -> Expr:
+            """Outside an interval (or when one closes) the local state starts afresh."""
+            return app(Op.ITE, inside, value_inside, initial)
+
+        if deferred:
+            out.append(Assign(Var(_mon("bad")), restart(disj(m["bad"], violation), FALSE)))
+        if pattern == "existence":
+            out.append(Assign(Var(_mon("seen")), restart(disj(m["seen"], p), FALSE)))
+        elif pattern == "precedence":
+            out.append(Assign(Var(_mon("seen")), restart(disj(m["seen"], s), FALSE)))
+        elif pattern == "response":
+            out.append(Assign(Var(_mon("pending")), restart(conj(disj(m["pending"], p), neg(s)), FALSE)))
+        elif pattern == "bounded-existence":
+            k1 = Const((claim.bound or 0) + 1)
+            bumped = app(Op.MIN, app(Op.ADD, m["count"], app(Op.ITE, p, Const(1), Const(0))), k1)
+            out.append(Assign(Var(_mon("count")), restart(bumped, Const(0))))
+        return tuple(out)
+
+    product = _extend(model, variables, effects, conj(model.initially, eq(m["open"], open_init)))
+    claims: list[Property] = [Invariant(id=claim.id, statement=claim.statement, expected=claim.expected,
+                                        rule=claim.rule, expr=neg(m["err"]), span=claim.span)]
+    if pattern in ("existence", "response") and claim.scope in LIVE_SCOPES:
+        pending = conj(m["open"], neg(m["seen"]) if pattern == "existence" else m["pending"])
+        claims.append(Obligation(id=claim.id, statement=claim.statement, expected=claim.expected,
+                                 rule=claim.rule, pending=pending,
+                                 fairness=claim.fairness or model.fairness, span=claim.span))
+    return Compiled(product, tuple(claims), tuple(v.name for v in variables))
+
+
+def compile_bounded_response(model: Model, claim: BoundedResponse) -> Compiled:
+    """`c` counts transitions since an unanswered trigger; more than `within` is an error."""
+    k = claim.within
+    counter = Variable(_mon("since"), IntType(Const(0), Const(k + 2)), init=(Const(0),), implicit=True)
+    c = Var(counter.name)
+
+    def effects(action: Action) -> tuple[Assign, ...]:
+        t = occurs(model, action, claim.trigger)
+        s = occurs(model, action, claim.response)
+        waiting = app(Op.GT, c, Const(0))
+        started = app(Op.ITE, conj(t, neg(s)), Const(1), Const(0))
+        value = app(Op.ITE, s, Const(0),
+                    app(Op.ITE, waiting, app(Op.MIN, app(Op.ADD, c, Const(1)), Const(k + 2)), started))
+        return (Assign(c, value),)
+
+    product = _extend(model, [counter], effects, model.initially)
+    inv = Invariant(id=claim.id, statement=claim.statement, expected=claim.expected, rule=claim.rule,
+                    expr=app(Op.LE, c, Const(k + 1)), span=claim.span)
+    return Compiled(product, (inv,), (counter.name,))
+
+
+def _extend(model: Model, variables: list[Variable], effects, initially: Expr) -> Model:
+    actions = tuple(a if a.modality is Modality.MUST_NOT else replace(a, effects=a.effects + effects(a))
+                    for a in model.actions)
+    return replace(model, variables=model.variables + tuple(variables), actions=actions,
+                   initially=initially)
+
+
+def compile_claim(model: Model, claim: Property) -> Compiled | None:
+    """The monitor product for a surface claim, or None when engines take it as it is."""
+    if isinstance(claim, Ordering):
+        return compile_ordering(model, claim)
+    if isinstance(claim, BoundedResponse):
+        return compile_bounded_response(model, claim)
+    return None
+

@@ -1,0 +1,494 @@
+"""Diagrams as DOT: the phase diagram (with a trace drawn on it) and the explored state graph.
+
+DOT text is written here by hand, deterministically (golden tests compare it);
+`render_svg` lays it out with pygraphviz, whose wheel ships the Graphviz engine.
+
+Drawing conventions (explained to readers by `verifier.report.explain.DIAGRAM_LEGEND`):
+
+- a phase is a rounded box; a phase with steps is a frame (cluster) around them;
+- a mandatory phase has a solid border, an optional one a dashed border;
+- a solid arrow is the way on; a dashed arrow is taken only under its condition;
+  a dotted grey arrow skips optional phases;
+- a bold blue arrow ends the turn and goes back to the first phase (from a phase
+  other than the last, it is an early exit);
+- a trace is drawn in red: the phases it visits are filled, the arrows it takes
+  carry the step numbers, and a lasso's loop is drawn in purple.
+"""
+from __future__ import annotations
+
+import html
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from verifier.ir.model import Action, ActionKind, Modality, Model, Phase, PhaseEdge
+from verifier.trace import Trace
+
+FONT = "Helvetica"
+TURN_END_COLOR = "#1f5fbf"
+TRACE_COLOR = "#c0392b"
+LOOP_COLOR = "#7d3c98"
+SKIP_COLOR = "#9a9a9a"
+MAX_ACTIONS_IN_NODE = 6
+WHOLE_GRAPH_LIMIT = 150
+
+
+# ---------------------------------------------------------------- DOT helpers
+
+def q(text: object) -> str:
+    """A DOT double-quoted string."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def h(text: object) -> str:
+    """Text for a DOT HTML-like label."""
+    return html.escape(str(text), quote=True)
+
+
+def _attrs(**kw: Any) -> str:
+    items = [f"{k}={v}" for k, v in kw.items() if v is not None]
+    return f" [{', '.join(items)}]" if items else ""
+
+
+def _wrap(text: str, width: int = 28) -> list[str]:
+    words, lines, line = text.split(), [], ""
+    for w in words:
+        if line and len(line) + 1 + len(w) > width:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}" if line else w
+    if line:
+        lines.append(line)
+    return lines
+
+
+# ---------------------------------------------------------------- the phase diagram
+
+@dataclass
+class TracePath:
+    """Where a trace goes on the phase diagram."""
+
+    start: str | None = None
+    edges: dict[tuple[str, str, bool], list[int]] = field(default_factory=dict)   # (src, dst, turn_end) -> steps
+    loop_edges: set[tuple[str, str, bool]] = field(default_factory=set)
+    visits: dict[str, list[int]] = field(default_factory=dict)                  # phase -> steps taken in it
+    actions: dict[str, list[str]] = field(default_factory=dict)                 # phase -> "3 draw"
+    end: str | None = None                                                      # where a finite trace stops
+
+
+def trace_path(model: Model, trace: Trace) -> TracePath:
+    """The phases a trace visits and the phase changes it makes, with step numbers (1-based)."""
+    path = TracePath()
+    initial = dict(trace.initial)
+    here = initial.get("phase")
+    if not isinstance(here, str):
+        return path
+    path.start = here
+    path.visits.setdefault(here, [])
+    kinds = {a.name: a.kind for a in model.actions}
+    for i, step in enumerate(trace.steps, 1):
+        changes = dict(step.changes)
+        in_loop = trace.loop_start is not None and i - 1 >= trace.loop_start
+        if "phase" in changes or kinds.get(step.action) in (ActionKind.ADVANCE, ActionKind.TURN_END):
+            src, dst = changes.get("phase", (here, here))
+            key = (str(src), str(dst), kinds.get(step.action) is ActionKind.TURN_END)
+            path.edges.setdefault(key, []).append(i)
+            if in_loop:
+                path.loop_edges.add(key)
+            here = str(dst)
+            path.visits.setdefault(here, [])
+        else:
+            path.visits.setdefault(here, []).append(i)
+            path.actions.setdefault(here, []).append(f"{i} {step.label}")
+    if trace.loop_start is None:
+        path.end = here
+    return path
+
+
+def _children(model: Model) -> dict[str | None, list[Phase]]:
+    out: dict[str | None, list[Phase]] = {}
+    for p in model.phases:
+        out.setdefault(p.parent, []).append(p)
+    return out
+
+
+def _phase_actions(model: Model) -> dict[str | None, list[Action]]:
+    out: dict[str | None, list[Action]] = {}
+    for a in model.rule_actions():
+        out.setdefault(a.phase, []).append(a)
+    return out
+
+
+def _action_words(a: Action) -> str:
+    mod = {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}[a.modality]
+    return f"{mod} {a.name}"
+
+
+def edge_style(model: Model, e: PhaseEdge) -> dict[str, Any]:
+    """How a phase edge is drawn (without a trace)."""
+    leaves = [p.name for p in model.leaf_phases()]
+    label = e.label
+    if e.turn_end:
+        early = bool(leaves) and e.src != leaves[-1]
+        if early and label in ("", "next turn"):
+            label = "early exit: the turn ends"
+        elif early:
+            label = f"early exit: {label}"
+        return dict(color=q(TURN_END_COLOR), fontcolor=q(TURN_END_COLOR), penwidth="2", style="bold",
+                    label=q(label or "next turn"), constraint="false")
+    if label.startswith("skip "):
+        return dict(color=q(SKIP_COLOR), fontcolor=q(SKIP_COLOR), style="dotted", constraint="false",
+                    tooltip=q(label), label=None, fontsize=None)
+    return dict(style="dashed" if e.guarded else "solid", label=q(label) if label else None)
+
+
+def phase_dot(model: Model, trace: Trace | None = None, title: str | None = None,
+              name: str = "phases") -> str:
+    """The phase diagram of `model` as DOT; with `trace`, its path drawn in red."""
+    path = trace_path(model, trace) if trace is not None else None
+    kids = _children(model)
+    acts = _phase_actions(model)
+    leaves = [p.name for p in model.leaf_phases()]
+    out = [f"digraph {q(name)} {{",
+           f"  graph [rankdir=TB, fontname={q(FONT)}, fontsize=12, nodesep=0.35, ranksep=0.45, "
+           f"labelloc=t, newrank=true{', label=' + q(title) if title else ''}];",
+           f"  node [shape=box, style=\"rounded,filled\", fillcolor=\"#f7f7f7\", fontname={q(FONT)}, "
+           f"fontsize=11, margin=\"0.12,0.06\"];",
+           f"  edge [fontname={q(FONT)}, fontsize=9, arrowsize=0.7];"]
+    if not model.phases:
+        out.append(f"  none [shape=note, label={q('This model has no phases: its actions are plain guarded commands.')}];")
+        out.append("}")
+        return "\n".join(out) + "\n"
+
+    def node(p: Phase, indent: str) -> None:
+        lines = [f'<b>{h(p.name)}</b>' + ('' if p.mandatory else ' <i>(optional)</i>')]
+        actions = acts.get(p.name, [])
+        shown = [_action_words(a) for a in actions[:MAX_ACTIONS_IN_NODE]]
+        if len(actions) > MAX_ACTIONS_IN_NODE:
+            shown.append(f"and {len(actions) - MAX_ACTIONS_IN_NODE} more")
+        for text in shown:
+            lines.append(f'<font point-size="9">{h(text)}</font>')
+        style = "rounded,filled" if p.mandatory else "rounded,filled,dashed"
+        attrs: dict[str, Any] = dict(style=q(style), tooltip=q(str(p.rule) if p.rule else p.name))
+        if path is not None and p.name in path.visits:
+            steps = path.actions.get(p.name, [])
+            for s in steps[:8]:
+                lines.append(f'<font point-size="9" color="{TRACE_COLOR}">{h(s)}</font>')
+            if len(steps) > 8:
+                lines.append(f'<font point-size="9" color="{TRACE_COLOR}">{h(f"and {len(steps) - 8} more steps")}</font>')
+            if path.end == p.name:
+                lines.append(f'<font point-size="9" color="{TRACE_COLOR}"><b>■ the trace ends here</b></font>')
+            attrs.update(color=q(TRACE_COLOR), penwidth="2.5", fillcolor=q("#fde2de"))
+        attrs["label"] = "<" + "<br/>".join(lines) + ">"
+        out.append(f"{indent}{q(p.name)}{_attrs(**attrs)};")
+
+    def cluster(p: Phase, indent: str) -> None:
+        style = "rounded" if p.mandatory else "rounded,dashed"
+        label = p.name + ("" if p.mandatory else " (optional)")
+        out.append(f"{indent}subgraph {q('cluster_' + p.name)} {{")
+        out.append(f"{indent}  graph [label={q(label)}, style={q(style)}, color=\"#555555\", "
+                   f"fontname={q(FONT)}, fontsize=11, tooltip={q(str(p.rule) if p.rule else p.name)}];")
+        for c in kids.get(p.name, []):
+            (cluster if kids.get(c.name) else node)(c, indent + "  ")
+        out.append(f"{indent}}}")
+
+    out.append(f"  start [shape=circle, style=filled, fillcolor=\"#333333\", label=\"\", width=0.18, "
+               f"tooltip={q('the turn starts here')}];")
+    for p in kids.get(None, []):
+        (cluster if kids.get(p.name) else node)(p, "  ")
+    anywhere = acts.get(None, [])
+    if anywhere:
+        words = "<br/>".join(h(_action_words(a)) for a in anywhere[:MAX_ACTIONS_IN_NODE])
+        if len(anywhere) > MAX_ACTIONS_IN_NODE:
+            words += f"<br/>and {len(anywhere) - MAX_ACTIONS_IN_NODE} more"
+        out.append(f'  anyphase [shape=note, style=filled, fillcolor="#fffbe6", '
+                   f'label=<<b>in any phase</b><br/><font point-size="9">{words}</font>>];')
+    start_attrs: dict[str, Any] = {}
+    if path is not None and path.start is not None:
+        start_attrs = dict(color=q(TRACE_COLOR), penwidth="2.5", label=q("start"), fontcolor=q(TRACE_COLOR))
+    out.append(f"  start -> {q(leaves[0])}{_attrs(**start_attrs)};")
+    for e in model.phase_edges:
+        attrs = edge_style(model, e)
+        if path is not None:
+            key = (e.src, e.dst, e.turn_end)
+            steps = path.edges.get(key)
+            if steps:
+                color = LOOP_COLOR if key in path.loop_edges else TRACE_COLOR
+                label = _steps_label(steps)
+                attrs.update(color=q(color), fontcolor=q(color), penwidth="3", style="bold",
+                             label=q(label + (f" ({e.label})" if e.label and not e.label.startswith("skip") else "")
+                                     + (" ↻" if key in path.loop_edges else "")))
+            else:
+                attrs.update(color=q("#c8c8c8"), fontcolor=q("#b0b0b0"))
+        out.append(f"  {q(e.src)} -> {q(e.dst)}{_attrs(**attrs)};")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _steps_label(steps: Sequence[int]) -> str:
+    if len(steps) > 6:
+        return "steps " + ", ".join(map(str, steps[:5])) + f", … ({len(steps)} times)"
+    return ("step " if len(steps) == 1 else "steps ") + ", ".join(map(str, steps))
+
+
+# ---------------------------------------------------------------- the state graph
+
+@dataclass
+class StateGraph:
+    """The explored state space of one instantiated model, as much as a report needs."""
+
+    model: Model                       # instantiated
+    graph: Any                         # networkx.MultiDiGraph: nodes carry depth, initial, phase
+    deadlocks: frozenset[int] = frozenset()
+    finals: frozenset[int] = frozenset()
+    complete: bool = True
+    reason: str = ""
+    labels: dict[int, str] = field(default_factory=dict)   # full state text, for small graphs
+
+    @property
+    def states(self) -> int:
+        return self.graph.number_of_nodes()
+
+    @property
+    def transitions(self) -> int:
+        return self.graph.number_of_edges()
+
+
+def explore_graph(model: Model, max_states: int | None = 300_000, timeout: float | None = None,
+                  label_limit: int = WHOLE_GRAPH_LIMIT) -> StateGraph:
+    """Explore `model` (instantiated here) with the explicit engine and keep the graph.
+
+    Only the engine's public surface is used: `explore`, `to_networkx`, the deadlocks and
+    `trace_to` (for the full text of each state of a small graph).
+    """
+    from verifier.engines.base import Budget
+    from verifier.engines.explicit import explore
+
+    concrete = model.instantiate()
+    result = explore(concrete, Budget(max_states=max_states, timeout=timeout), keep_edges=True)
+    space = result[0] if isinstance(result, tuple) else result
+    g = space.to_networkx()
+    deadlocks = frozenset(space.deadlocks)
+    # a state with no successor is final unless it is stuck; a partial search leaves unexpanded
+    # states without successors too, so it claims no final states
+    finals = frozenset(n for n in g.nodes if g.out_degree(n) == 0 and n not in deadlocks) \
+        if space.complete else frozenset()
+    labels = {}
+    if g.number_of_nodes() <= label_limit:
+        for n in g.nodes:
+            trace = space.trace_to(n)
+            last = trace.states[-1] if trace.states else trace.initial
+            labels[n] = ", ".join(f"{k}={_fmt(v)}" for k, v in last)
+    return StateGraph(concrete, g, deadlocks, finals, space.complete, space.reason, labels)
+
+
+def _fmt(v: object) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def state_dot(sg: StateGraph, limit: int = WHOLE_GRAPH_LIMIT, name: str = "states") -> str:
+    """The whole state graph when it has at most `limit` states, else its quotient by phase
+    (or by BFS depth for a model without phases)."""
+    if sg.states <= limit and sg.complete:
+        return _whole_dot(sg, name)
+    return _quotient_dot(sg, name)
+
+
+def state_graph_kind(sg: StateGraph, limit: int = WHOLE_GRAPH_LIMIT) -> str:
+    return "whole" if sg.states <= limit and sg.complete else ("phase" if sg.model.phases else "depth")
+
+
+def _header(name: str, rankdir: str = "TB") -> list[str]:
+    return [f"digraph {q(name)} {{",
+            f"  graph [rankdir={rankdir}, fontname={q(FONT)}, fontsize=11, nodesep=0.25, ranksep=0.35, newrank=true];",
+            f"  node [fontname={q(FONT)}, fontsize=9];",
+            f"  edge [fontname={q(FONT)}, fontsize=8, arrowsize=0.6];"]
+
+
+def _whole_dot(sg: StateGraph, name: str) -> str:
+    """Every state as a circle. States are numbered by depth, then by their full text, so the
+    drawing does not depend on the order in which the engine happened to find them."""
+    g = sg.graph
+    canon = {n: k for k, n in enumerate(sorted(g.nodes, key=lambda n: (g.nodes[n].get("depth", 0),
+                                                                       sg.labels.get(n, ""), n)))}
+    out = _header(name)
+    out.append('  node [shape=circle, style=filled, fillcolor="#f2f2f2", width=0.3, fixedsize=false, margin=0.02];')
+    by_phase: dict[str | None, list[int]] = {}
+    for n, data in g.nodes(data=True):
+        by_phase.setdefault(data.get("phase"), []).append(n)
+    order = [p.name for p in sg.model.leaf_phases()] if sg.model.phases else [None]
+    for phase in order + [p for p in by_phase if p not in order]:
+        nodes = by_phase.get(phase, [])
+        if not nodes:
+            continue
+        indent = "  "
+        if phase is not None:
+            out.append(f"  subgraph {q('cluster_' + str(phase))} {{")
+            out.append(f"    graph [label={q(phase)}, style=\"rounded\", color=\"#999999\"];")
+            indent = "    "
+        for n in sorted(nodes, key=canon.__getitem__):
+            data = g.nodes[n]
+            attrs: dict[str, Any] = dict(label=q(f"s{canon[n]}"), tooltip=q(sg.labels.get(n, f"state {canon[n]}")))
+            if n in sg.deadlocks:
+                attrs.update(fillcolor=q("#f5b7b1"), color=q(TRACE_COLOR), penwidth="2")
+            elif n in sg.finals:
+                attrs.update(shape="doublecircle", fillcolor=q("#d5f5e3"))
+            if data.get("initial"):
+                attrs.update(penwidth="2.5", color=q("#000000"))
+            out.append(f"{indent}s{canon[n]}{_attrs(**attrs)};")
+        if phase is not None:
+            out.append("  }")
+    initial = [n for n, d in g.nodes(data=True) if d.get("initial")]
+    if initial:
+        out.append('  init [shape=point, width=0.12, label=""];')
+        for n in sorted(initial, key=canon.__getitem__):
+            out.append(f"  init -> s{canon[n]};")
+    merged: dict[tuple[int, int], list[str]] = {}
+    for src, dst, data in g.edges(data=True):
+        label = data.get("action", "")
+        choice = data.get("choice") or ()
+        if choice:
+            label += "(" + ", ".join(f"{k}={v}" for k, v in choice) + ")"
+        key = (canon[src], canon[dst])
+        if label not in merged.setdefault(key, []):
+            merged[key].append(label)
+    kinds = {a.name: a.kind for a in sg.model.actions}
+    for (src, dst), labels in sorted(merged.items()):
+        turn = any(kinds.get(lbl.split("(")[0]) is ActionKind.TURN_END for lbl in labels)
+        labels = sorted(labels)
+        attrs = dict(label=q(" / ".join(labels)), tooltip=q(" / ".join(labels)))
+        if turn:
+            attrs.update(color=q(TURN_END_COLOR), fontcolor=q(TURN_END_COLOR), constraint="false")
+        out.append(f"  s{src} -> s{dst}{_attrs(**attrs)};")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def quotient_counts(sg: StateGraph) -> tuple[dict[Any, dict[str, int]], dict[tuple[Any, Any], int]]:
+    """Per block (a leaf phase, or a BFS depth): states, initial, stuck and final counts;
+    per (block, block, ends the turn): the number of transitions between them."""
+    g = sg.graph
+    by_phase = bool(sg.model.phases)
+
+    def block(n: int) -> Any:
+        data = g.nodes[n]
+        return data.get("phase") if by_phase else data.get("depth", 0)
+
+    nodes: dict[Any, dict[str, int]] = {}
+    for n, data in g.nodes(data=True):
+        c = nodes.setdefault(block(n), {"states": 0, "initial": 0, "stuck": 0, "final": 0})
+        c["states"] += 1
+        c["initial"] += bool(data.get("initial"))
+        c["stuck"] += n in sg.deadlocks
+        c["final"] += n in sg.finals
+    turn_end = {a.name for a in sg.model.actions if a.kind is ActionKind.TURN_END}
+    edges: dict[tuple[Any, Any, bool], int] = {}
+    for src, dst, action in g.edges(data="action"):
+        key = (block(src), block(dst), action in turn_end)
+        edges[key] = edges.get(key, 0) + 1
+    return nodes, edges
+
+
+def _quotient_dot(sg: StateGraph, name: str) -> str:
+    nodes, edges = quotient_counts(sg)
+    model = sg.model
+    out = _header(name)
+    out.append('  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontsize=10];')
+    if not sg.complete:
+        out.append(f"  graph [label={q('partial: ' + sg.reason)}, labelloc=b, fontcolor={q(TRACE_COLOR)}];")
+
+    def node_label(key: Any, title: str) -> str:
+        c = nodes.get(key, {"states": 0, "initial": 0, "stuck": 0, "final": 0})
+        lines = [f"<b>{h(title)}</b>", f"{c['states']:,} states"]
+        if c["initial"]:
+            lines.append(f'<font point-size="8">{c["initial"]:,} initial</font>')
+        if c["final"]:
+            lines.append(f'<font point-size="8" color="#1e8449">{c["final"]:,} end of game</font>')
+        if c["stuck"]:
+            lines.append(f'<font point-size="8" color="{TRACE_COLOR}">{c["stuck"]:,} stuck (deadlock)</font>')
+        return "<" + "<br/>".join(lines) + ">"
+
+    if model.phases:
+        kids = _children(model)
+
+        def put(p: Phase, indent: str) -> None:
+            if kids.get(p.name):
+                out.append(f"{indent}subgraph {q('cluster_' + p.name)} {{")
+                out.append(f"{indent}  graph [label={q(p.name)}, style={q('rounded' if p.mandatory else 'rounded,dashed')}, "
+                           f"color=\"#777777\"];")
+                for c in kids[p.name]:
+                    put(c, indent + "  ")
+                out.append(f"{indent}}}")
+                return
+            c = nodes.get(p.name)
+            attrs: dict[str, Any] = dict(label=node_label(p.name, p.name))
+            if not p.mandatory:
+                attrs["style"] = q("rounded,filled,dashed")
+            if c is None:
+                attrs.update(fillcolor=q("#f4f4f4"), fontcolor=q("#999999"), color=q("#bbbbbb"),
+                             tooltip=q("never reached"))
+            elif c["stuck"]:
+                attrs.update(color=q(TRACE_COLOR), penwidth="2")
+            out.append(f"{indent}{q(p.name)}{_attrs(**attrs)};")
+
+        for p in kids.get(None, []):
+            put(p, "  ")
+        taken = set()
+        for (src, dst, turn), count in sorted(edges.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]), kv[0][2])):
+            taken.add((src, dst, turn))
+            attrs = dict(label=q(f"{count:,}"), penwidth=q(f"{min(1 + math.log10(count), 4):.1f}"),
+                         tooltip=q(f"{count:,} transitions " + (f"within {src}" if src == dst and not turn
+                                                                else f"from {src} to {dst}")
+                                   + (" (the turn ends)" if turn else "")))
+            if turn:
+                attrs.update(color=q(TURN_END_COLOR), fontcolor=q(TURN_END_COLOR), constraint="false")
+            out.append(f"  {q(src)} -> {q(dst)}{_attrs(**attrs)};")
+        for e in model.phase_edges:
+            if (e.src, e.dst, e.turn_end) not in taken:
+                out.append(f"  {q(e.src)} -> {q(e.dst)}{_attrs(style='dashed', color=q('#bbbbbb'), fontcolor=q('#999999'), label=q('never taken'), constraint='false')};")
+    else:
+        for depth in sorted(nodes):
+            out.append(f"  d{depth}{_attrs(label=node_label(depth, f'depth {depth}'))};")
+        merged: dict[tuple[Any, Any], int] = {}
+        for (src, dst, _), count in edges.items():
+            merged[(src, dst)] = merged.get((src, dst), 0) + count
+        for (src, dst), count in sorted(merged.items()):
+            out.append(f"  d{src} -> d{dst}{_attrs(label=q(f'{count:,}'))};")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- rendering
+
+_PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def render_svg(dot: str) -> str:
+    """Lay out and draw DOT text as SVG (Graphviz `dot`, through pygraphviz)."""
+    import pygraphviz
+
+    graph = pygraphviz.AGraph(string=dot)
+    data = graph.draw(format="svg", prog="dot")
+    return data.decode("utf-8") if isinstance(data, bytes) else str(data)
+
+
+def inline_svg(svg: str, prefix: str, label: str = "") -> str:
+    """An SVG document as an element to put inside HTML: no XML prolog or comments, element
+    ids prefixed (several diagrams share one page), scaled to the page width."""
+    body = _COMMENT.sub("", _PROLOG.sub("", svg, count=1)).strip()
+    body = re.sub(r'\bid="([^"]*)"', lambda m: f'id="{prefix}-{m.group(1)}"', body)
+    body = re.sub(r'(xlink:href|href)="#([^"]*)"', lambda m: f'{m.group(1)}="#{prefix}-{m.group(2)}"', body)
+    body = re.sub(r"url\(#([^)]*)\)", lambda m: f"url(#{prefix}-{m.group(1)})", body)
+    return re.sub(r"<svg\b", f'<svg class="diagram" role="img" aria-label="{html.escape(label or prefix)}"',
+                  body, count=1)
+
+
+def dot_graph_items(dot: str) -> tuple[set[str], set[tuple[str, str]]]:
+    """The node names and (src, dst) edges of DOT text, read back through pygraphviz."""
+    import pygraphviz
+
+    graph = pygraphviz.AGraph(string=dot)
+    return set(graph.nodes()), {(str(a), str(b)) for a, b in graph.edges()}

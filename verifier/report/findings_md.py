@@ -1,0 +1,109 @@
+"""reports/FINDINGS.md: what the verifier found in each rulebook, with its evidence.
+
+Per game: the rules broken (claims expected VIOLATED, each with its trace),
+the readings that disagree (claims whose verdict differs between variants),
+the consistency findings (dead rules, deadlocks, gaps, conflicts,
+order-dependence, unspecified choices), and what was proved or shown to hold.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from verifier.result import CheckResult, ModelRun, Verdict
+from verifier.trace import Trace
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def trace_markdown(trace: Trace) -> list[str]:
+    lines = ["| # | action | player | rule | changes |", "|---|---|---|---|---|"]
+    for i, step in enumerate(trace.steps, 1):
+        loop = "↻ " if trace.loop_start is not None and i - 1 == trace.loop_start else ""
+        changes = ", ".join(f"{k}: {_fmt(a)}→{_fmt(b)}" for k, (a, b) in step.changes)
+        lines.append(f"| {i} | {loop}{_cell(step.label)} | {'' if step.player is None else step.player} | "
+                     f"{_cell(step.rule)} | {_cell(changes)} |")
+    if trace.loop_start is not None:
+        lines.append(f"\nFrom step {trace.loop_start + 1} on, the loop repeats forever.")
+    return lines
+
+
+def _fmt(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _where(r: CheckResult) -> str:
+    params = ", ".join(f"{k}={'*' if v is None else v}" for k, v in r.params)
+    variant = f"variant {r.variant}, " if r.variant else ""
+    states = f", {r.stats.states:,} states" if r.stats.states else ""
+    return f"{variant}{params or 'no parameters'}; {r.engine}{states}"
+
+
+def game_section(runs: Sequence[ModelRun]) -> list[str]:
+    model = runs[0].model
+    out = [f"## {model.name}", ""]
+    if model.variants:
+        out += ["Readings checked (interpretation variants):", ""]
+        out += [f"- **{v.name}**: {v.description}" + (f" ({v.rule})" if v.rule else "") for v in model.variants]
+        out.append("")
+    results = [r for run in runs for r in run.results]
+    broken = [r for r in results if r.verdict is Verdict.VIOLATED and r.property.expected == "VIOLATED"]
+    out += ["### Rules broken or left open (claims the rules violate)", ""]
+    if not broken:
+        out += ["None.", ""]
+    for r in broken:
+        out += [f"#### {r.property.id} — {r.property.rule or 'rules'}", "",
+                f"*Claim*: {r.property.statement}  ", f"*Finding*: {r.property.why}  ",
+                f"*Evidence* ({_where(r)}):", ""]
+        out += trace_markdown(r.trace) if r.trace else [r.reason or "exhaustive search: never reached"]
+        out.append("")
+    out += _variant_differences(runs)
+    findings = [f for run in runs for f in run.findings]
+    out += ["### Consistency findings", ""]
+    if not findings:
+        out += ["None for these parameter values.", ""]
+    for f in sorted(findings, key=lambda f: (f.kind, f.subject)):
+        ack = f" *(acknowledged: {f.acknowledged})*" if f.acknowledged else ""
+        rules = "; ".join(f.rules) or "—"
+        out += [f"- **{f.kind}** `{f.subject}`{' [' + f.variant + ']' if f.variant else ''}: {f.message}{ack}  ",
+                f"  Rule: {rules}. Evidence: " + (f"trace of {len(f.traces[0])} steps ({f.scope or f.engine})."
+                                                  if f.traces else f"{f.engine} {f.scope}.")]
+    out.append("")
+    shown = [r for r in results if r.verdict in (Verdict.PROVED, Verdict.HOLDS)]
+    out += ["### What was shown to hold", "",
+            "PROVED holds for every parameter value; HOLDS in the complete state space of the stated values.", "",
+            "| claim | rule | verdict | how |", "|---|---|---|---|"]
+    out += [f"| {r.property.id} | {_cell(r.property.rule or '')} | {r.verdict.value} | {_cell(_where(r))}"
+            + (f"; {_cell(next(iter(r.evidence.values())))}" if r.verdict is Verdict.PROVED and r.evidence else "")
+            + " |" for r in shown]
+    out.append("")
+    return out
+
+
+def _variant_differences(runs: Sequence[ModelRun]) -> list[str]:
+    if len(runs) < 2:
+        return []
+    by_claim: dict[str, dict[str, CheckResult]] = {}
+    for run in runs:
+        for r in run.results:
+            by_claim.setdefault(r.property.id, {})[run.model.variant] = r
+    rows = [(cid, per) for cid, per in by_claim.items() if len({r.verdict for r in per.values()}) > 1]
+    out = ["### Where the readings disagree", ""]
+    if not rows:
+        return out + ["Every claim has the same verdict under every reading.", ""]
+    variants = [run.model.variant for run in runs]
+    out += ["| claim | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
+    for cid, per in rows:
+        out.append(f"| {cid} | " + " | ".join(per[v].verdict.value if v in per else "-" for v in variants) + " |")
+    return out + [""]
+
+
+def findings_markdown(games: Sequence[Sequence[ModelRun]]) -> str:
+    out = ["# Findings", "",
+           "Generated by `turnproof report` from the models in `models/` and the claims in `properties/`;",
+           "do not edit by hand. Each finding names the rule it concerns and carries its evidence:",
+           "a trace that replays on the model, a difference between readings, or a proof.", ""]
+    for runs in games:
+        out += game_section(runs)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,56 @@
+"""The JSON document of a check (the stable machine format; other formats extend it)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from verifier import __version__
+from verifier.result import CheckResult, Finding, ModelRun
+from verifier.trace import Trace
+
+
+def trace_json(trace: Trace | None) -> dict[str, Any] | None:
+    return None if trace is None else trace.to_json()
+
+
+def result_json(r: CheckResult) -> dict[str, Any]:
+    return {
+        "id": r.property.id, "kind": r.property.kind, "statement": r.property.statement,
+        "rule": r.property.rule, "verdict": r.verdict.value, "expected": r.property.expected,
+        "as_expected": r.as_expected, "engine": r.engine, "depth": r.depth,
+        "stats": {"states": r.stats.states, "transitions": r.stats.transitions,
+                  "seconds": round(r.stats.seconds, 4)},
+        "reason": r.reason, "variant": r.variant, "params": dict(r.params),
+        "evidence": {k: v for k, v in r.evidence.items() if _plain(v)},
+        "trace": trace_json(r.trace),
+    }
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "kind": f.kind, "subject": f.subject, "message": f.message, "rules": list(f.rules),
+        "engine": f.engine, "scope": f.scope, "acknowledged": f.acknowledged, "variant": f.variant,
+        "evidence": {k: v for k, v in f.evidence.items() if _plain(v)},
+        "traces": [trace_json(t) for t in f.traces],
+        "line": f.span.line if f.span else None,
+    }
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool, type(None), list, dict, tuple))
+
+
+def runs_json(runs: Sequence[ModelRun]) -> dict[str, Any]:
+    """One model's runs (one per variant) as one document."""
+    model = runs[0].model
+    return {
+        "turnproof": __version__,
+        "model": {"name": model.name, "path": runs[0].path,
+                  "variant": model.variant if len(runs) == 1 else None,
+                  "variants": [r.model.variant for r in runs if r.model.variant is not None],
+                  "params": dict(model.param_values)},
+        "properties": runs[0].properties_path,
+        "results": [result_json(r) for run in runs for r in run.results],
+        "findings": [finding_json(f) for run in runs for f in run.findings],
+        "as_expected": all(r.as_expected for r in runs),
+        "seconds": round(sum(r.seconds for r in runs), 4),
+    }

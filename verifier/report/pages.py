@@ -1,0 +1,667 @@
+"""The content of the report pages: one page per game and an index, as `doc.Document`s.
+
+`build_game` gathers what a page shows (the runs of a model, its phase diagram,
+its explored state graph, every trace with its diagram); `game_document` and
+`index_document` lay it out. Markdown and HTML are renderings of the same
+documents (`markdown.py`, `html.py`); `site.py` writes them to a folder.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import textwrap
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Sequence
+
+from verifier import __version__
+from verifier.ir.expr import pretty
+from verifier.ir.model import EnumType, IntType, Modality, Model
+from verifier.report import diagrams, explain
+from verifier.report.doc import (Bullets, Defs, Document, Figure, Heading, Note, Para, Pre, Table, b, bad, code,
+                                 link, muted, ok, verdict)
+from verifier.result import CheckResult, Finding, ModelRun, Verdict
+from verifier.trace import Trace
+
+VERDICT_ORDER = [v.value for v in Verdict]
+
+
+@dataclass
+class Diagram:
+    """A diagram of a page: DOT text, rendered to SVG on first use."""
+
+    stem: str          # file name without extension: <stem>.dot, <stem>.svg
+    title: str
+    dot: str
+    alt: str = ""
+
+    @cached_property
+    def svg(self) -> str:
+        return diagrams.render_svg(self.dot)
+
+
+@dataclass
+class TraceView:
+    anchor: str
+    title: str
+    trace: Trace
+    diagram: Diagram | None
+    same_as: "TraceView | None" = None     # an identical trace shown earlier on the page
+
+
+@dataclass
+class StateGraphView:
+    diagram: Diagram
+    kind: str                  # whole | phase | depth
+    states: int
+    transitions: int
+    complete: bool
+    reason: str
+    variant: str | None
+    params: tuple[tuple[str, int | None], ...]
+
+
+@dataclass
+class GamePage:
+    slug: str
+    runs: list[ModelRun]
+    phase_diagram: Diagram
+    state_graph: StateGraphView | None = None
+    state_graph_note: str = ""
+    claim_traces: dict[tuple[str, str | None], TraceView] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    finding_traces: dict[tuple[int, int], TraceView] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)     # path -> sha256
+
+    @property
+    def model(self) -> Model:
+        return self.runs[0].model
+
+    @property
+    def results(self) -> list[CheckResult]:
+        return [r for run in self.runs for r in run.results]
+
+    def diagrams(self) -> list[Diagram]:
+        out = [self.phase_diagram]
+        if self.state_graph is not None:
+            out.append(self.state_graph.diagram)
+        views = list(self.claim_traces.values()) + list(self.finding_traces.values())
+        out += [t.diagram for t in views if t.diagram is not None and t.same_as is None]
+        return out
+
+
+def slugify(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "model"
+
+
+def file_digest(path: str | None) -> str | None:
+    if not path or not Path(path).is_file():
+        return None
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def build_game(runs: Sequence[ModelRun], slug: str | None = None, graph: bool = True,
+               graph_limit: int = diagrams.WHOLE_GRAPH_LIMIT, graph_states: int | None = 300_000,
+               graph_timeout: float | None = None) -> GamePage:
+    """Everything one game's page shows. `runs` are one model's runs (one per variant)."""
+    runs = list(runs)
+    model = runs[0].model
+    slug = slug or slugify(model.name)
+    page = GamePage(slug, runs, Diagram(f"{slug}.phases", f"Turn structure of {model.name}", diagrams.phase_dot(
+        model, name=f"{model.name} phases"), alt=f"Phase diagram of {model.name}"))
+    for path in dict.fromkeys([runs[0].path, runs[0].properties_path]):
+        digest = file_digest(path)
+        if path and digest:
+            page.sources[path] = digest
+    if graph:
+        page.state_graph, page.state_graph_note = _state_graph(model, slug, graph_limit, graph_states, graph_timeout)
+    shown: dict[str, TraceView] = {}
+
+    def view(anchor: str, title: str, trace: Trace, variant: str | None, stem: str) -> TraceView:
+        """A trace's view; one already on the page (same start, same moves) is referred to, not redrawn."""
+        key = repr((trace.initial, trace.steps, trace.loop_start))
+        if key in shown:
+            return TraceView(anchor, title, trace, None, same_as=shown[key])
+        shown[key] = TraceView(anchor, title, trace, _trace_diagram(_run_model(runs, variant), trace, stem, title))
+        return shown[key]
+
+    claim_order = {cid: k for k, cid in enumerate(claim_ids(page.results))}
+    for r in sorted(page.results, key=lambda r: claim_order[r.property.id]):   # the order the page shows them
+        if r.trace is not None:
+            anchor = f"trace-{r.property.id}" + (f"-{r.variant}" if r.variant else "")
+            title = f"Trace for claim {r.property.id}" + (f" (reading {r.variant})" if r.variant else "")
+            page.claim_traces[(r.property.id, r.variant)] = view(
+                anchor, title, r.trace, r.variant, f"{slug}.trace.{r.property.id}" + (f".{r.variant}" if r.variant else ""))
+    page.findings = sorted({id(f): f for run in runs for f in run.findings}.values(),
+                           key=lambda f: (f.acknowledged is not None, f.kind, f.subject, f.variant or ""))
+    for n, f in enumerate(page.findings, 1):
+        for k, t in enumerate(f.traces, 1):
+            stem = f"{slug}.finding{n}" + (f".{k}" if len(f.traces) > 1 else "")
+            title = f"Trace for finding {n} ({f.kind} {f.subject})" + (f", {k} of {len(f.traces)}" if len(f.traces) > 1 else "")
+            page.finding_traces[(n, k)] = view(f"finding-{n}-trace-{k}", title, t, f.variant, stem)
+    return page
+
+
+def _run_model(runs: Sequence[ModelRun], variant: str | None) -> Model:
+    for run in runs:
+        if run.model.variant == variant:
+            return run.model
+    return runs[0].model
+
+
+def _trace_diagram(model: Model, trace: Trace, stem: str, title: str) -> Diagram | None:
+    if not model.phases:
+        return None
+    return Diagram(stem, title, diagrams.phase_dot(model, trace, name=title),
+                   alt=f"{title}, drawn on the phase diagram")
+
+
+def _state_graph(model: Model, slug: str, limit: int, max_states: int | None,
+                 timeout: float | None) -> tuple[StateGraphView | None, str]:
+    if not model.is_concrete:
+        free = ", ".join(k for k, v in model.param_values if v is None)
+        return None, f"Not drawn: the parameters {free} are left free, so the states cannot be listed."
+    try:
+        sg = diagrams.explore_graph(model, max_states=max_states, timeout=timeout, label_limit=limit)
+    except Exception as err:   # a model run-time error: the claims report it; the page says why no graph
+        return None, f"Not drawn: exploring the states failed ({err})."
+    kind = diagrams.state_graph_kind(sg, limit)
+    dot = diagrams.state_dot(sg, limit, name=f"{model.name} states")
+    title = {"whole": "Every reachable state", "phase": "Reachable states grouped by phase",
+             "depth": "Reachable states grouped by depth"}[kind]
+    view = StateGraphView(Diagram(f"{slug}.states", title, dot, alt=f"State graph of {model.name}: {title.lower()}"),
+                          kind, sg.states, sg.transitions, sg.complete, sg.reason, model.variant,
+                          sg.model.param_values)
+    return view, ""
+
+
+# ---------------------------------------------------------------- shared pieces
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _params_text(params: Sequence[tuple[str, int | None]]) -> str:
+    return ", ".join(f"{k}={'any' if v is None else v}" for k, v in params) or "none"
+
+
+def _fmt(v: Any) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def verdict_counts(results: Sequence[CheckResult]) -> dict[str, int]:
+    counts = {v: 0 for v in VERDICT_ORDER}
+    for r in results:
+        counts[r.verdict.value] += 1
+    return counts
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no claims"
+
+
+def claim_ids(results: Sequence[CheckResult]) -> list[str]:
+    return list(dict.fromkeys(r.property.id for r in results))
+
+
+def trace_table(trace: Trace) -> Table:
+    rows, anchors = [], []
+    for n, step in enumerate(trace.steps, 1):
+        move: list = []
+        if trace.loop_start is not None and n - 1 == trace.loop_start:
+            move += [bad("↻ loop starts:"), " "]
+        move.append(code(step.label))
+        changes = ", ".join(f"{k}: {_fmt(a)} → {_fmt(bv)}" for k, (a, bv) in step.changes)
+        rows.append([str(n), move, "" if step.player is None else str(step.player), step.rule or "—",
+                     changes or "nothing"])
+        anchors.append(None)
+    return Table(["step", "move", "player", "rule it follows", "what changed"], rows, anchors, cls="trace")
+
+
+def trace_blocks(view: TraceView, level: int) -> list:
+    t = view.trace
+    out: list = [Heading(level, view.title, view.anchor)]
+    if view.same_as is not None:
+        return out + [Para(["The same moves as the ", link(view.same_as.title.lower(), anchor=view.same_as.anchor),
+                            f" ({len(t)} steps)."])]
+    start = ", ".join(f"{k}={_fmt(v)}" for k, v in t.initial)
+    summary = f"{len(t)} steps" + (f"; from step {t.loop_start + 1} on, the loop repeats forever"
+                                   if t.loop_start is not None else "")
+    out.append(Para([b("Starting state:"), " ", start or "—", f" ({summary})."]))
+    if view.diagram is not None:
+        out.append(Figure(view.diagram, "The trace drawn on the phase diagram: visited phases in red, "
+                                        "each arrow taken with its step numbers."))
+    out.append(trace_table(t))
+    if t.loop_start is not None:
+        steps = (f"step {len(t)} can" if t.loop_start + 1 == len(t)
+                 else f"steps {t.loop_start + 1} to {len(t)} can")
+        out.append(Para(f"After the last step the game is back where step {t.loop_start + 1} started: "
+                        f"{steps} repeat forever."))
+    return out
+
+
+def _legend_blocks(level: int) -> list:
+    return [
+        Heading(level, "How to read this report", "how-to-read"),
+        Para("Each claim is a sentence about the rules that turnproof checked by exploring every situation "
+             "the game can reach. Its verdict says what was shown:"),
+        Defs([(verdict(v), text) for v, text in explain.VERDICT_LEGEND]),
+        Defs([(b(k), text) for k, text in explain.EXPECTATION_LEGEND]),
+        Para("A trace is a sequence of legal moves from the start of the game, one row per move, with the rule "
+             "each move follows and what it changed. Findings are places where the rules themselves look "
+             "dead, stuck, silent, contradictory or ambiguous; an acknowledged finding is one the model's "
+             "authors know of and explain."),
+    ]
+
+
+def _diagram_legend(level: int) -> list:
+    return [Heading(level, "Diagram legend", "diagram-legend"),
+            Defs([(b(k), text) for k, text in explain.DIAGRAM_LEGEND])]
+
+
+# ---------------------------------------------------------------- the game page
+
+def game_document(page: GamePage, timings: bool = True) -> Document:
+    model = page.model
+    runs = page.runs
+    results = page.results
+    doc = Document(f"{model.name} — turn structure and verification", page.slug,
+                   meta={"generator": f"turnproof {__version__}", "model": runs[0].path,
+                         **{f"sha256 {p}": d for p, d in page.sources.items()}})
+    doc.add(Heading(1, [f"{model.name}: turn structure and verification"], "top"))
+    doc.add(Para([link("← all games", page="index")]))
+    paras = [p.strip("\n") for p in re.split(r"\n\s*\n", model.doc or "") if p.strip()]
+    if paras:
+        doc.add(Para(" ".join(paras[0].split())))
+    new = [f for f in page.findings if f.acknowledged is None]
+    not_expected = [r for r in results if not r.as_expected]
+    facts: list = [
+        (b("Model"), [code(runs[0].path)] + ([" with claims in ", code(runs[0].properties_path)]
+                                            if runs[0].properties_path else [" (no claim file)"])),
+        (b("Players"), str(model.players)),
+        (b("Parameters"), _params_text(model.param_values)),
+        (b("Readings checked"), ", ".join(r.model.variant for r in runs if r.model.variant) or
+         "one (the model declares no alternative readings)"),
+        (b("Claims"), f"{len(claim_ids(results))} claims, {len(results)} verdicts: "
+                      f"{counts_text(verdict_counts(results))}"),
+        (b("Findings"), f"{len(page.findings)} ({len(new)} new, {len(page.findings) - len(new)} acknowledged)"),
+    ]
+    doc.add(Defs(facts))
+    open_ = sum(1 for r in results if explain.undecided(r))
+    undecided_words = f" {_n(open_, 'verdict')} undecided (UNKNOWN): a limit was reached." if open_ else ""
+    if not_expected or new:
+        doc.add(Note([bad("Attention:"), f" {_n(len(not_expected), 'verdict')} not as expected and "
+                                         f"{_n(len(new), 'finding')} not acknowledged (listed below)."
+                                         f"{undecided_words}"], "warn"))
+    else:
+        doc.add(Note([ok("Every decided verdict is as expected" if open_ else "Every verdict is as expected"),
+                      (" and every finding is acknowledged." if page.findings else " and there are no findings.")
+                      + undecided_words]))
+    doc.add(Bullets([link("Turn structure", anchor="turn-structure"), link("Explored states", anchor="states"),
+                     link("Claims and verdicts", anchor="claims"), link("Findings", anchor="findings")]
+                    + ([link("Modelling notes", anchor="notes")] if len(paras) > 1 else [])
+                    + [link("How to read this report", anchor="how-to-read")]))
+
+    # -- turn structure
+    doc.add(Heading(2, "Turn structure", "turn-structure"))
+    if model.phases:
+        doc.add(Para("The phases and steps of a turn as the rules state them, with the actions each allows. "
+                     "See the diagram legend below the figure."))
+        doc.add(Figure(page.phase_diagram, f"Phase diagram of {model.name}."))
+        doc.blocks += _diagram_legend(3)
+        doc.blocks += _phase_table(model)
+    else:
+        doc.add(Para("This model has no phases: its actions are plain guarded commands, any of which may "
+                     "fire whenever its condition holds."))
+    doc.blocks += _actions_table(model)
+    doc.blocks += _variables_table(model)
+    doc.blocks += _params_variants(model)
+
+    # -- states
+    doc.add(Heading(2, "Explored states", "states"))
+    sgv = page.state_graph
+    if sgv is None:
+        doc.add(Para(page.state_graph_note or "Not drawn."))
+    else:
+        doc.add(Para(explain.STATE_GRAPH_LEGEND[sgv.kind]))
+        where = f"reading {sgv.variant}, " if sgv.variant else ""
+        status = ("complete" if sgv.complete else f"partial ({sgv.reason}): only the states found before "
+                                                  f"the limit are counted")
+        doc.add(Para(f"{sgv.states:,} states and {sgv.transitions:,} transitions ({where}parameters "
+                     f"{_params_text(sgv.params)}); exploration {status}."))
+        doc.add(Figure(sgv.diagram, sgv.diagram.title + "."))
+        if len(runs) > 1:
+            doc.add(Para("Other readings have their own state counts, listed with each verdict below."))
+
+    # -- claims
+    doc.add(Heading(2, "Claims and verdicts", "claims"))
+    if not results:
+        doc.add(Para("No claims were checked (the model has no claim file)."))
+    else:
+        doc.blocks += _claims_summary(page)
+        for cid in claim_ids(results):
+            doc.blocks += _claim_blocks(page, cid, timings)
+
+    # -- findings
+    doc.add(Heading(2, "Findings", "findings"))
+    doc.blocks += _findings_blocks(page, timings)
+    if len(paras) > 1:
+        doc.add(Heading(2, "Modelling notes", "notes"))
+        doc.add(Para("What the model's authors wrote about how it abstracts the rules (sizes, what is left "
+                     "out and why, readings): useful to judge what the verdicts cover."))
+        doc.add(Pre(textwrap.dedent("\n\n".join(paras[1:])).strip("\n")))
+    doc.blocks += _legend_blocks(2)
+    return doc
+
+
+def _phase_table(model: Model) -> list:
+    acts: dict[str | None, list] = {}
+    for a in model.rule_actions():
+        acts.setdefault(a.phase, []).append(a)
+    leaves = {p.name for p in model.leaf_phases()}
+    out_edges: dict[str, list[str]] = {}
+    for e in model.phase_edges:
+        if e.turn_end:
+            words = "end of turn" + (f" ({e.label})" if e.label and e.label != "next turn" else "")
+        else:
+            words = e.dst + (f" ({e.label})" if e.label else "")
+        out_edges.setdefault(e.src, []).append(words)
+    rows = []
+    for p in model.phases:
+        name = ("  " * _depth(model, p.name)) + p.name
+        actions = ", ".join(f"{_modality(a.modality)} {a.name}" for a in acts.get(p.name, [])) or "—"
+        then = "; ".join(out_edges.get(p.name, [])) if p.name in leaves else "its steps, in order"
+        rows.append([b(name) if p.parent is None else name, p.parent or "—",
+                     "mandatory" if p.mandatory else "optional", str(p.rule) if p.rule else "—",
+                     actions, then or "—"])
+    return [Heading(3, "Phases and steps", "phases"),
+            Table(["phase or step", "part of", "must it happen?", "rule", "actions", "then"], rows)]
+
+
+def _depth(model: Model, name: str) -> int:
+    parents = {p.name: p.parent for p in model.phases}
+    d, node = 0, parents.get(name)
+    while node is not None:
+        d, node = d + 1, parents.get(node)
+    return d
+
+
+def _modality(m: Modality) -> str:
+    return {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}[m]
+
+
+def _type_text(t: Any) -> str:
+    if isinstance(t, EnumType):
+        return " | ".join(t.values)
+    if isinstance(t, IntType):
+        return f"{pretty(t.lo)} to {pretty(t.hi)}"
+    return "yes / no"
+
+
+def _actions_table(model: Model) -> list:
+    rows = []
+    for a in model.rule_actions():
+        choices = ", ".join(f"{c.name} in {_type_text(c.type)}" for c in a.choices) or "—"
+        rows.append([code(a.name), a.phase or "any phase", _modality(a.modality), choices,
+                     str(a.rule) if a.rule else "—"])
+    if not rows:
+        return []
+    return [Heading(3, "Actions", "actions"),
+            Para("What a player may (or must) do, where, and which rule says so. 'must' actions have to be "
+                 "taken while possible before the phase can end; 'must not' ones state a prohibition."),
+            Table(["action", "where", "modality", "choices", "rule"], rows)]
+
+
+def _variables_table(model: Model) -> list:
+    rows = []
+    for v in model.variables:
+        if v.implicit:
+            continue
+        per = "—" if v.index is None else ("each player" if v.by_player else _type_text(v.index))
+        inits = [pretty(x) if x is not None else "any" for x in v.init]
+        init = inits[0] if len(set(inits)) == 1 else ", ".join(inits)
+        policy = {"unspecified": "not stated by the rules", "clamp": "capped (excess discarded)",
+                  "forbid": "the move is not allowed"}[v.overflow.value]
+        if v.overflow_rule:
+            policy += f" — {v.overflow_rule}"
+        extra = "reset at the end of each turn" if v.reset.value == "turn" else ""
+        rows.append([code(v.name), _type_text(v.type), per, init, policy if not isinstance(v.type, EnumType) and
+                     not _is_bool(v.type) else "—", "; ".join(x for x in (v.doc, extra) if x) or "—"])
+    if not rows:
+        return []
+    return [Heading(3, "What the model keeps track of", "variables"),
+            Table(["variable", "values", "one per", "starts at", "past its limit", "notes"], rows)]
+
+
+def _is_bool(t: Any) -> bool:
+    return not isinstance(t, (EnumType, IntType))
+
+
+def _params_variants(model: Model) -> list:
+    out: list = []
+    if model.params:
+        values = model.params_dict
+        rows = [[code(p.name), "any" if values.get(p.name, p.default) is None else str(values.get(p.name, p.default)),
+                 "—" if p.lo is None and p.hi is None else f"{'' if p.lo is None else p.lo}..{'' if p.hi is None else p.hi}",
+                 p.doc or "—"] for p in model.params]
+        out += [Heading(3, "Parameters", "parameters"),
+                Para("Sizes the rules leave open or that were scaled down to keep the search exhaustive; "
+                     "the verdicts hold for the values used unless they say PROVED."),
+                Table(["parameter", "value used", "allowed", "meaning"], rows)]
+    if model.variants:
+        rows = [[b(v.name), v.description or "—", str(v.rule) if v.rule else "—"] for v in model.variants]
+        out += [Heading(3, "Readings of ambiguous rules", "readings"),
+                Para("Where the rules can be read in more than one way, each reading is checked separately."),
+                Table(["reading", "what it assumes", "rule"], rows)]
+    return out
+
+
+def _claims_summary(page: GamePage) -> list:
+    runs = page.runs
+    variants = [run.model.variant for run in runs]
+    by: dict[tuple[str, str | None], CheckResult] = {(r.property.id, r.variant): r for r in page.results}
+    header = ["claim", "what it says", "rule"] + ([f"verdict ({v})" for v in variants] if len(runs) > 1
+                                                  else ["verdict"]) + ["as expected?"]
+    rows, anchors = [], []
+    for cid in claim_ids(page.results):
+        first = next(r for r in page.results if r.property.id == cid)
+        cells: list = [link(cid, anchor=f"claim-{cid}"), first.property.statement or "—", first.property.rule or "—"]
+        for v in variants:
+            r = by.get((cid, v))
+            cells.append(verdict(explain.verdict_label(r)) if r else muted("—"))
+        cells.append(_claim_status([r for r in page.results if r.property.id == cid]))
+        rows.append(cells)
+        anchors.append(None)
+    return [Table(header, rows, anchors, cls="claims")]
+
+
+def _claim_blocks(page: GamePage, cid: str, timings: bool) -> list:
+    results = [r for r in page.results if r.property.id == cid]
+    p = results[0].property
+    from verifier.props.describe import describe
+
+    out: list = [Heading(3, [f"Claim {cid}"], f"claim-{cid}"), Para(b(p.statement or cid))]
+    formal = describe(p)
+    facts: list = [(b("Kind"), f"{p.kind} ({explain.kind_words(p.kind)})")]
+    if formal and formal != p.statement:
+        facts.append((b("Formally"), formal))
+    facts.append((b("Rule"), p.rule or "—"))
+    expected = {r.property.expected or "anything but VIOLATED" for r in results}
+    if len(expected) == 1:
+        facts.append((b("Expected verdict"), expected.pop()))
+    else:
+        facts.append((b("Expected verdict"), "; ".join(f"{r.variant}: {r.property.expected or 'anything but VIOLATED'}"
+                                                       for r in results)))
+    whys = list(dict.fromkeys(r.property.why for r in results if r.property.why and r.property.expected == "VIOLATED"))
+    if whys:
+        facts.append((b("Known flaw"), " / ".join(whys)))
+    params = {r.params for r in results}
+    if len(params) == 1:
+        facts.append((b("Parameters"), _params_text(next(iter(params)))))
+    out.append(Defs(facts))
+    multi = any(r.variant for r in results)
+    header = (["reading"] if multi else []) + ["verdict", "as expected?", "what it means", "how it was checked"] \
+        + (["parameters"] if len(params) > 1 else []) + ["notes"]
+    rows = []
+    for r in results:
+        row: list = [b(r.variant)] if multi else []
+        row += [verdict(explain.verdict_label(r)),
+                _expectation_cell(r),
+                explain.explain_result(r), _how(r, timings)]
+        if len(params) > 1:
+            row.append(_params_text(r.params))
+        row.append(_notes(r))
+        rows.append(row)
+    out.append(Table(header, rows, cls="results"))
+    for r in results:
+        view = page.claim_traces.get((cid, r.variant))
+        if view is not None:
+            out += trace_blocks(view, 4)
+    return out
+
+
+def _expectation_cell(r: CheckResult):
+    text = explain.expectation_short(r)
+    if explain.undecided(r):
+        return muted(text)
+    return ok(text) if r.as_expected else bad(text)
+
+
+def _claim_status(results: Sequence[CheckResult]):
+    if any(not r.as_expected for r in results):
+        return bad("NO")
+    if any(explain.undecided(r) for r in results):
+        return muted("undecided")
+    return ok("yes")
+
+
+def _how(r: CheckResult, timings: bool) -> str:
+    parts = [r.engine]
+    if r.stats.states is not None:
+        parts.append(f"{r.stats.states:,} states")
+    if r.stats.transitions is not None:
+        parts.append(f"{r.stats.transitions:,} transitions")
+    if r.depth is not None:
+        parts.append(f"depth {r.depth}")
+    if timings:
+        parts.append(f"{r.stats.seconds:.2f} s")
+    return ", ".join(parts)
+
+
+def _notes(r: CheckResult) -> str:
+    notes = [r.reason] if r.reason else []
+    for k, v in r.evidence.items():
+        if isinstance(v, (str, int, float, bool)):
+            notes.append(f"{k.replace('_', ' ')}: {_fmt(v)}")
+    return "; ".join(notes) or "—"
+
+
+def _findings_blocks(page: GamePage, timings: bool) -> list:
+    findings = page.findings
+    if not findings:
+        return [Para("No consistency findings: no dead rule, stuck state, silent rule, conflict or order "
+                     "dependence was found with these parameters.")]
+    out: list = [Para("Places where the rules look dead, stuck, silent, contradictory or ambiguous. "
+                      "Acknowledged findings are known to the model's authors, who give their reason.")]
+    kinds = list(dict.fromkeys(f.kind for f in findings))
+    out.append(Defs([(b(k), explain.finding_words(k)) for k in kinds]))
+    rows = []
+    for n, f in enumerate(findings, 1):
+        status = muted(f"acknowledged: {f.acknowledged}") if f.acknowledged is not None else bad("new")
+        rows.append([link(str(n), anchor=f"finding-{n}"), b(f.kind), code(f.subject), f.message,
+                     f.variant or "all", status])
+    out.append(Table(["#", "kind", "concerns", "finding", "reading", "status"], rows, cls="findings"))
+    for n, f in enumerate(findings, 1):
+        title = f"Finding {n}: {f.kind} — {f.subject}" + (" (acknowledged)" if f.acknowledged is not None else "")
+        out.append(Heading(3, title, f"finding-{n}"))
+        out.append(Para(b(f.message)))
+        facts: list = [(b("What this means"), explain.finding_words(f.kind)),
+                       (b("Rules concerned"), "; ".join(f.rules) or "—"),
+                       (b("Established by"), f.engine + (f", {f.scope}" if f.scope else "")),
+                       (b("Reading"), f.variant or "every reading checked")]
+        if f.span is not None:
+            facts.append((b("Model element"), f"line {getattr(f.span, 'line', '?')}"))
+        if f.acknowledged is not None:
+            facts.append((b("Acknowledged"), [ok("yes"), f" — {f.acknowledged}"]))
+        else:
+            facts.append((b("Acknowledged"), bad("no")))
+        out.append(Defs(facts))
+        plain = [(k, v) for k, v in f.evidence.items() if isinstance(v, (str, int, float, bool))]
+        nested = [(k, v) for k, v in f.evidence.items() if isinstance(v, (list, tuple, dict)) and v]
+        if plain or nested:
+            rows = [[k.replace("_", " "), _fmt(v)] for k, v in plain]
+            rows += [[k.replace("_", " "), _nested(v)] for k, v in nested]
+            out.append(Table(["evidence", "value"], rows, cls="stats"))
+        for k in range(1, len(f.traces) + 1):
+            out += trace_blocks(page.finding_traces[(n, k)], 4)
+    return out
+
+
+def _nested(v: Any) -> str:
+    if isinstance(v, dict):
+        return "; ".join(f"{k}: {_nested(x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_nested(x) for x in v)
+    return _fmt(v)
+
+
+# ---------------------------------------------------------------- the index
+
+def index_document(pages: Sequence[GamePage], title: str = "Turn structures and their verification") -> Document:
+    doc = Document(title, "index", meta={"generator": f"turnproof {__version__}"})
+    doc.add(Heading(1, title, "top"))
+    doc.add(Para("For each game: its turn structure drawn as a diagram, the claims checked against its rules "
+                 "with their verdicts, and the findings where the rules look dead, stuck, silent, "
+                 "contradictory or ambiguous. Open a game's page for the diagrams, the traces and the "
+                 "evidence."))
+    rows = []
+    for page in pages:
+        results = page.results
+        counts = verdict_counts(results)
+        new = sum(1 for f in page.findings if f.acknowledged is None)
+        wrong = sum(1 for r in results if not r.as_expected)
+        tally: list = []
+        for v in VERDICT_ORDER:
+            if counts[v]:
+                tally += ([", "] if tally else []) + [f"{counts[v]} ", verdict(v)]
+        rows.append([link(page.model.name, page=page.slug), str(page.model.players),
+                     str(max(1, len(page.runs))), str(len(claim_ids(results))), tally or muted("none"),
+                     bad(str(wrong)) if wrong else ok("0"),
+                       f"{new} new, {len(page.findings) - new} acknowledged",
+                       [link("HTML", href=f"{page.slug}.html"), " · ", link("Markdown", href=f"{page.slug}.md")]])
+    doc.add(Table(["game", "players", "readings", "claims", "verdicts (claims × readings)",
+                   "not as expected", "findings", "pages"], rows, cls="games"))
+    doc.blocks += _legend_blocks(2)
+    for page in pages:
+        doc.add(Heading(2, [link(page.model.name, page=page.slug)], f"game-{page.slug}"))
+        results = page.results
+        variants = [run.model.variant for run in page.runs]
+        by = {(r.property.id, r.variant): r for r in results}
+        crow = []
+        for cid in claim_ids(results):
+            first = by.get((cid, variants[0])) or next(r for r in results if r.property.id == cid)
+            cells = [verdict(explain.verdict_label(by[(cid, v)])) if (cid, v) in by else muted("—")
+                     for v in variants]
+            joined: list = []
+            for k, c in enumerate(cells):
+                if k:
+                    joined.append(" / ")
+                joined.append(c)
+            crow.append([link(cid, page=page.slug, anchor=f"claim-{cid}"), first.property.statement or "—",
+                         joined, _claim_status([r for r in results if r.property.id == cid])])
+        if crow:
+            head = "verdict" if len(variants) < 2 else "verdicts (" + " / ".join(str(v) for v in variants) + ")"
+            doc.add(Table(["claim", "what it says", head, "as expected?"], crow, cls="claims"))
+        else:
+            doc.add(Para("No claims checked."))
+        if page.findings:
+            items = []
+            for n, f in enumerate(page.findings, 1):
+                items.append([link(f"{f.kind} {f.subject}", page=page.slug, anchor=f"finding-{n}"), ": ", f.message]
+                             + ([muted(f" (acknowledged: {f.acknowledged})")] if f.acknowledged is not None else
+                                [" ", bad("(new)")]))
+            doc.add(Bullets(items))
+        else:
+            doc.add(Para("No consistency findings."))
+    return doc

@@ -1,0 +1,134 @@
+"""Export an instantiated model to Promela, so SPIN can count the same state space.
+
+One process loops over one `d_step` per action and choice value: SPIN then
+stores exactly our states (the loop head is its only control point), which
+makes state counts directly comparable. Overflow policies become part of the
+guard (forbid, gap) or of the value (clamp).
+"""
+from __future__ import annotations
+
+import itertools
+
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, fold, substitute
+from verifier.ir.model import Model, Modality, Overflow, type_bounds
+
+
+class PromelaError(ValueError):
+    """The model uses something this exporter cannot express."""
+
+
+_BIN = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.MOD: "%", Op.EQ: "==", Op.NE: "!=",
+        Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">=", Op.AND: "&&", Op.OR: "||"}
+
+
+def _name(var: str) -> str:
+    return "v_" + var.replace(".", "_")
+
+
+def expr(model: Model, e: Expr) -> str:
+    if isinstance(e, Const):
+        return str(e.value)
+    if isinstance(e, Var):
+        return _name(e.name)
+    if isinstance(e, Index):
+        lo = model.var(e.name).index_lo()
+        return f"{_name(e.name)}[{expr(model, e.index)}{f' - {lo}' if lo else ''}]"
+    if isinstance(e, Local):
+        raise PromelaError(f"unbound name {e.name}")
+    if isinstance(e, Quant):
+        if not (isinstance(e.lo, Const) and isinstance(e.hi, Const)):
+            raise PromelaError("quantifier bounds must be constants")
+        parts = [expr(model, fold(substitute(e.body, {e.var: Const(i)}))) for i in range(e.lo.value, e.hi.value + 1)]
+        if e.kind is QuantKind.FORALL:
+            return "(" + (" && ".join(parts) or "1") + ")"
+        if e.kind is QuantKind.EXISTS:
+            return "(" + (" || ".join(parts) or "0") + ")"
+        if e.kind is QuantKind.COUNT:
+            return "(" + (" + ".join(f"({p} -> 1 : 0)" for p in parts) or "0") + ")"
+        return "(" + (" + ".join(parts) or "0") + ")"
+    assert isinstance(e, App)
+    a = [expr(model, x) for x in e.args]
+    if e.op in _BIN:
+        return "(" + f" {_BIN[e.op]} ".join(a) + ")"
+    if e.op is Op.NOT:
+        return f"(!{a[0]})"
+    if e.op is Op.NEG:
+        return f"(-{a[0]})"
+    if e.op is Op.IMPLIES:
+        return f"(!{a[0]} || {a[1]})"
+    if e.op is Op.ITE:
+        return f"({a[0]} -> {a[1]} : {a[2]})"
+    if e.op is Op.ABS:
+        return f"(({a[0]}) < 0 -> -({a[0]}) : ({a[0]}))"
+    cmp = "<" if e.op is Op.MIN else ">"
+    out = a[0]
+    for x in a[1:]:
+        out = f"(({out}) {cmp} ({x}) -> ({out}) : ({x}))"
+    return out
+
+
+def to_promela(model: Model) -> str:
+    """The model as a Promela program (one initial state; constant choice domains)."""
+    from verifier.semantics import initial_states, layout
+
+    lay = layout(model)
+    starts = initial_states(lay)
+    if len(starts) != 1:
+        raise PromelaError(f"the exporter needs exactly one initial state, the model has {len(starts)}")
+    (start,) = starts
+    lines = [f"/* {model.name}: exported by turnproof for a state-count cross-check */"]
+    pos = 0
+    for v in model.variables:
+        values = set(start[pos:pos + v.size()])
+        pos += v.size()
+        if len(values) != 1:
+            raise PromelaError(f"array {v.name} starts with different values; SPIN would count an extra "
+                               f"initialisation state")
+        size = f"[{v.size()}]" if v.index is not None else ""
+        lines.append(f"int {_name(v.name)}{size} = {values.pop()};")
+    temps = max((len(a.effects) for a in model.actions), default=0)
+    lines += [f"hidden int t{i};" for i in range(temps)]
+    lines += ["", "active proctype turnproof() {", "  do"]
+    end = expr(model, model.end)
+    for action in model.actions:
+        if action.modality is Modality.MUST_NOT:
+            continue
+        lines += _branches(model, action, end)
+    lines += ["  od", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _branches(model: Model, action, end: str) -> list[str]:
+    domains = []
+    for c in action.choices:
+        try:
+            lo, hi = type_bounds(c.type)
+        except AssertionError:
+            raise PromelaError(f"choice {c.name} of {action.name} needs constant bounds") from None
+        domains.append(range(lo, hi + 1))
+    out = []
+    for combo in itertools.product(*domains):
+        consts = {c.name: Const(v) for c, v in zip(action.choices, combo)}
+
+        def f(e: Expr) -> Expr:
+            return fold(substitute(e, consts))
+
+        guard = [f"!{end}", expr(model, f(action.guard))]
+        body = []
+        assigns = []
+        for i, eff in enumerate(action.effects):
+            var = model.var(eff.target.name)
+            lo, hi = type_bounds(var.type)
+            value = expr(model, f(eff.value))
+            if var.overflow is Overflow.CLAMP:
+                value = f"(({value}) < {lo} -> {lo} : (({value}) > {hi} -> {hi} : ({value})))"
+            else:
+                guard.append(f"({lo} <= {value} && {value} <= {hi})")
+            body.append(f"t{i} = {value}")
+            target = _name(var.name) if isinstance(eff.target, Var) else \
+                expr(model, Index(eff.target.name, f(eff.target.index)))
+            assigns.append(f"{target} = t{i}")
+        stmts = "; ".join(body + assigns) or "skip"
+        label = action.name + (f"({', '.join(map(str, combo))})" if combo else "")
+        out.append(f"  :: d_step {{ {' && '.join(guard)} -> {stmts} }}  /* {label} */")
+    return out

@@ -1,0 +1,95 @@
+"""Terminal rendering of check results: verdict tables, traces and findings (rich)."""
+from __future__ import annotations
+
+import io
+from typing import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from verifier.result import CheckResult, Finding, ModelRun, Verdict
+from verifier.trace import Trace
+
+VERDICT_STYLE = {
+    Verdict.PROVED: "bold green", Verdict.HOLDS: "green", Verdict.HOLDS_TO_DEPTH: "yellow",
+    Verdict.UNKNOWN: "magenta", Verdict.VIOLATED: "bold red",
+}
+
+
+def render_runs(runs: Sequence[ModelRun], color: bool = False, width: int = 120) -> str:
+    """The whole text report of one model's runs."""
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=color, width=width, highlight=False)
+    for run in runs:
+        _run(console, run)
+    return buf.getvalue()
+
+
+def _run(console: Console, run: ModelRun) -> None:
+    m = run.model
+    params = ", ".join(f"{k}={'*' if v is None else v}" for k, v in m.param_values)
+    title = f"{m.name}" + (f" [variant {m.variant}]" if m.variant else "")
+    console.print(Text(f"== {title}  ({run.path}; {params or 'no parameters'})", style="bold"))
+    if run.results:
+        console.print(results_table(run.results))
+        for r in run.results:
+            if r.trace is not None and (r.verdict is Verdict.VIOLATED or not r.as_expected):
+                console.print(Text(f"\n{r.property.id}: {r.verdict.value}"
+                                   + (f" (expected: {r.property.why})" if r.property.why else ""),
+                                   style=VERDICT_STYLE[r.verdict]))
+                console.print(trace_table(r.trace))
+            if r.verdict is Verdict.UNKNOWN and r.reason:
+                console.print(Text(f"{r.property.id}: UNKNOWN because {r.reason}", style="magenta"))
+    else:
+        console.print("no claims (write properties/<model>.yaml or pass -p FILE)")
+    if run.findings:
+        console.print(findings_text(run.findings))
+    console.print(f"{len(run.results)} claims, {sum(r.as_expected for r in run.results)} as expected, "
+                  f"{len(run.new_findings)} unacknowledged findings, {run.seconds:.2f} s\n")
+
+
+def results_table(results: Sequence[CheckResult]) -> Table:
+    table = Table(show_lines=False, header_style="bold")
+    for col in ("claim", "kind", "verdict", "expected", "engine", "states", "depth", "s"):
+        table.add_column(col, justify="right" if col in ("states", "depth", "s") else "left")
+    for r in results:
+        ok = "" if r.as_expected else "  ✗"
+        table.add_row(r.property.id, r.property.kind,
+                      Text(r.verdict.value + ok, style=VERDICT_STYLE[r.verdict]),
+                      r.property.expected or "-", r.engine,
+                      "-" if r.stats.states is None else f"{r.stats.states:,}",
+                      "-" if r.depth is None else str(r.depth), f"{r.stats.seconds:.2f}")
+    return table
+
+
+def trace_table(trace: Trace) -> Table:
+    """A trace as a table: one row per step, with its rule and what changed."""
+    table = Table(header_style="bold", show_lines=False)
+    for col in ("#", "action", "player", "rule", "changes"):
+        table.add_column(col)
+    table.add_row("0", "(initial state)", "", "",
+                  ", ".join(f"{k}={_v(v)}" for k, v in trace.initial))
+    for i, step in enumerate(trace.steps, 1):
+        mark = "↻ " if trace.loop_start is not None and i - 1 == trace.loop_start else ""
+        table.add_row(str(i), mark + step.label, "" if step.player is None else str(step.player),
+                      step.rule, ", ".join(f"{k}: {_v(a)}→{_v(b)}" for k, (a, b) in step.changes))
+    if trace.loop_start is not None:
+        table.caption = f"the loop from step {trace.loop_start + 1} repeats forever"
+    return table
+
+
+def findings_text(findings: Sequence[Finding]) -> Table:
+    """Findings grouped by the rule section they concern."""
+    table = Table(title="Findings", header_style="bold", title_justify="left")
+    for col in ("rule", "kind", "finding", "evidence"):
+        table.add_column(col)
+    for f in sorted(findings, key=lambda f: (f.rules[0] if f.rules else "~", f.kind, f.subject)):
+        evidence = f"trace of {len(f.traces[0])} steps" if f.traces else ", ".join(f.evidence)[:60]
+        note = f" (acknowledged: {f.acknowledged})" if f.acknowledged else ""
+        table.add_row(f.rules[0] if f.rules else "-", f.kind, f.message + note, evidence)
+    return table
+
+
+def _v(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

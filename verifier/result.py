@@ -1,0 +1,116 @@
+"""Verdicts and check results: what every engine returns and every report consumes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from verifier.ir.props import Property
+from verifier.trace import Trace
+
+
+class Verdict(Enum):
+    """Ordered from strongest good news to worst; results merge by the worst."""
+
+    PROVED = "PROVED"                  # holds for every parameter value, unbounded
+    HOLDS = "HOLDS"                    # holds in the complete state space of these parameters
+    HOLDS_TO_DEPTH = "HOLDS_TO_DEPTH"  # no counterexample up to `depth`; nothing more is claimed
+    UNKNOWN = "UNKNOWN"                # a budget or an engine limit was hit; `reason` says which
+    VIOLATED = "VIOLATED"              # a counterexample (or, for reachability, exhaustive absence)
+
+    @property
+    def rank(self) -> int:
+        return list(Verdict).index(self)
+
+    def worst(self, other: "Verdict") -> "Verdict":
+        return self if self.rank >= other.rank else other
+
+
+def satisfies(verdict: Verdict, expected: str | None) -> bool:
+    """Does `verdict` meet the expectation written in a property file?
+
+    No expectation: anything but VIOLATED (UNKNOWN is handled by its own exit code).
+    HOLDS is met by PROVED too; HOLDS_TO_DEPTH only by itself or stronger.
+    """
+    if expected is None:
+        return verdict is not Verdict.VIOLATED
+    want = Verdict(expected)
+    if want is Verdict.VIOLATED:
+        return verdict is Verdict.VIOLATED
+    if want is Verdict.UNKNOWN:
+        return verdict is Verdict.UNKNOWN
+    if verdict in (Verdict.VIOLATED, Verdict.UNKNOWN):
+        return False
+    return verdict.rank <= want.rank
+
+
+@dataclass(frozen=True)
+class Stats:
+    states: int | None = None
+    transitions: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One engine's answer to one claim."""
+
+    property: Property
+    verdict: Verdict
+    engine: str                          # "explicit", "bmc", "k-induction", "pdr", "ranking"...
+    depth: int | None = None             # BFS depth explored, BMC bound, or k
+    stats: Stats = Stats()
+    trace: Trace | None = None
+    reason: str = ""                     # for UNKNOWN: why; otherwise a short explanation
+    params: tuple[tuple[str, int | None], ...] = ()
+    variant: str | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)   # invariant found, ranking function...
+
+    @property
+    def as_expected(self) -> bool:
+        return satisfies(self.verdict, self.property.expected)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rules-consistency finding: where the rules are dead, stuck, silent, conflicting
+    or ambiguous. `traces` replay on the model; `evidence` holds the rest (a Z3 model,
+    the two outcomes of an order-dependence, the verdicts per variant...)."""
+
+    kind: str                     # dead-rule | deadlock | gap | conflict | order-dependence |
+                                  # nondeterministic-must | variant-difference
+    subject: str                  # the action, phase, variable or pair ("a|b") concerned
+    message: str                  # one sentence in the rulebook's terms
+    rules: tuple[str, ...] = ()   # citations concerned ("Discard: ...")
+    traces: tuple[Trace, ...] = ()
+    evidence: dict[str, Any] = field(default_factory=dict)
+    engine: str = "explicit"      # what established it
+    scope: str = ""               # "for these parameters" / "for all parameter values"
+    acknowledged: str | None = None   # the model's stated reason, when acknowledged
+    variant: str | None = None
+    span: Any = None              # verifier.diagnostics.Span of the model element, for SARIF
+
+    @property
+    def key(self) -> str:
+        """Stable identity for baselines and diffs."""
+        return f"{self.kind}:{self.subject}"
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """Everything one `check` of one model (one variant) produced: what reports consume."""
+
+    model: Any                    # verifier.ir.Model (loaded, with param values)
+    path: str
+    results: tuple[CheckResult, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    seconds: float = 0.0
+    properties_path: str | None = None
+
+    @property
+    def as_expected(self) -> bool:
+        return all(r.as_expected for r in self.results) and not self.new_findings
+
+    @property
+    def new_findings(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.acknowledged is None)

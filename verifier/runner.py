@@ -1,0 +1,89 @@
+"""Orchestration: load a model and its claims, run an engine per variant, collect findings.
+
+This is the one place the CLI, reports and the CI gate go through to get
+`ModelRun`s; it never prints.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from verifier.diagnostics import Diagnostic, UsageError
+from verifier.engines.base import Budget, Engine, ProgressFn
+from verifier.ir.model import Model
+from verifier.ir.props import Property
+from verifier.lang import default_properties_path, load_model, load_properties
+from verifier.props.plan import run_claims
+from verifier.result import ModelRun
+
+ENGINES = ("auto", "explicit", "symbolic", "bmc", "kind", "pdr")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    params: dict[str, int | None] = field(default_factory=dict)   # None: left free
+    variant: str | None = None        # None: every declared variant
+    engine: str = "auto"
+    budget: Budget = Budget()
+    consistency: bool = True
+    properties: str | None = None     # None: properties/<model>.yaml when it exists
+    use_properties: bool = True
+
+
+def make_engine(name: str) -> Engine:
+    if name == "explicit":
+        from verifier.engines.explicit import ExplicitEngine
+        return ExplicitEngine()
+    if name == "auto":
+        from verifier.engines.auto import AutoEngine
+        return AutoEngine()
+    if name in ("symbolic", "bmc", "kind", "pdr"):
+        from verifier.engines.symbolic.engine import SymbolicEngine
+        return SymbolicEngine(strategy="all" if name == "symbolic" else name)
+    raise UsageError(Diagnostic(f"unknown engine '{name}'", hint=f"choose one of {', '.join(ENGINES)}"))
+
+
+def load_variants(path: str, options: RunOptions) -> list[Model]:
+    """The model once per variant to check (just one when a variant is named or none exist)."""
+    first = load_model(path, options.params, options.variant)
+    if options.variant is not None or len(first.variants) < 2:
+        return [first]
+    return [first] + [load_model(path, options.params, v.name) for v in first.variants[1:]]
+
+
+def claims_for(path: str, model: Model, options: RunOptions) -> tuple[list[Property], str | None]:
+    if not options.use_properties:
+        return [], None
+    props_path = options.properties or default_properties_path(path)
+    if props_path is None:
+        return [], None
+    return load_properties(props_path, model), props_path
+
+
+def check_model(path: str, options: RunOptions = RunOptions(),
+                progress: ProgressFn | None = None) -> list[ModelRun]:
+    """Check one model file: one ModelRun per variant, results tagged with the variant."""
+    models = load_variants(path, options)
+    claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
+    engine = make_engine(options.engine)
+    runs = []
+    for model, (props, props_path) in zip(models, claims):
+        start = time.perf_counter()
+        results = run_claims(model, props,
+                             lambda m, claims: engine.check(m, claims, options.budget, progress))
+        results = [replace(r, variant=model.variant) for r in results]
+        runs.append(ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path))
+    if options.consistency:
+        runs = _with_findings(runs, options)
+    return runs
+
+
+def _with_findings(runs: list[ModelRun], options: RunOptions) -> list[ModelRun]:
+    from verifier.analysis import consistency_findings
+
+    findings = consistency_findings([r.model for r in runs], [list(r.results) for r in runs],
+                                    options.budget)
+    return [replace(r, findings=tuple(f for f in findings if f.variant in (None, r.model.variant)))
+            if i == 0 else
+            replace(r, findings=tuple(f for f in findings if f.variant == r.model.variant))
+            for i, r in enumerate(runs)]

@@ -1,0 +1,115 @@
+"""Traces: sequences of steps from an initial state, possibly ending in a loop (a lasso)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Value = int
+
+
+@dataclass(frozen=True)
+class Step:
+    """One transition: the action taken, its choice values, who took it, and what changed.
+
+    `changes` maps a slot name (``hand[1]``, ``phase``) to (old, new) in display form
+    (enum value names, true/false, integers).
+    """
+
+    action: str
+    choice: tuple[tuple[str, Value], ...] = ()
+    player: int | None = None
+    rule: str = ""
+    changes: tuple[tuple[str, tuple[Any, Any]], ...] = ()
+
+    @property
+    def label(self) -> str:
+        if not self.choice:
+            return self.action
+        return f"{self.action}({', '.join(f'{k}={v}' for k, v in self.choice)})"
+
+
+@dataclass(frozen=True)
+class Trace:
+    """`initial` is the first state (slot name -> display value); `steps` follow it.
+
+    For a lasso, `loop_start` is the index in `steps` where the loop begins: the
+    state after the last step equals the state before step `loop_start`.
+    """
+
+    initial: tuple[tuple[str, Any], ...]
+    steps: tuple[Step, ...] = ()
+    loop_start: int | None = None
+    states: tuple[tuple[tuple[str, Any], ...], ...] = field(default=(), compare=False)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "initial": dict(self.initial),
+            "steps": [{"action": s.action, "choice": dict(s.choice), "player": s.player,
+                       "rule": s.rule, "changes": {k: list(v) for k, v in s.changes}}
+                      for s in self.steps],
+            "loop_start": self.loop_start,
+        }
+
+
+# ---------------------------------------------------------------- building and replaying
+
+class ReplayError(Exception):
+    """A trace does not replay on the model: an engine bug, reported as such."""
+
+
+def build_trace(lay, states, firings, loop_start: int | None = None) -> Trace:
+    """A Trace from a state sequence and the (action, choice) pairs between them.
+
+    `lay` is a `verifier.semantics.Layout`; `states` has one more entry than `firings`.
+    """
+    from verifier.semantics import actor_of
+
+    steps = []
+    for (action, choice), before, after in zip(firings, states, states[1:]):
+        changes = tuple((slot.name, (lay.display(slot, a), lay.display(slot, b)))
+                        for slot, a, b in zip(lay.slots, before, after) if a != b)
+        steps.append(Step(action.name, tuple(choice), actor_of(lay, action, before, dict(choice)),
+                          str(action.rule) if action.rule else "", changes))
+    return Trace(tuple(lay.as_dict(states[0]).items()), tuple(steps), loop_start,
+                 tuple(tuple(lay.as_dict(s).items()) for s in states))
+
+
+def replay(lay, trace: Trace) -> list:
+    """Re-run `trace` on the reference semantics; return its states or raise ReplayError.
+
+    Checks that the first state is initial, that every step is an enabled
+    transition producing exactly the recorded changes, and for a lasso that the
+    last state closes the loop.
+    """
+    from verifier.semantics import initial_states, successors
+
+    by_name = {s.name: s for s in lay.slots}
+    start = tuple(_raw(lay, by_name[k], v) for k, v in trace.initial)
+    if start not in set(initial_states(lay)):
+        raise ReplayError("the trace does not start in an initial state")
+    states = [start]
+    for i, step in enumerate(trace.steps):
+        options = [t for t in successors(lay, states[-1])
+                   if t.action.name == step.action and t.choice == tuple(step.choice)]
+        if not options:
+            raise ReplayError(f"step {i + 1} ({step.label}) is not enabled")
+        nxt = options[0].target
+        changes = tuple((s.name, (lay.display(s, a), lay.display(s, b)))
+                        for s, a, b in zip(lay.slots, states[-1], nxt) if a != b)
+        if changes != step.changes:
+            raise ReplayError(f"step {i + 1} ({step.label}) changes {changes}, trace says {step.changes}")
+        states.append(nxt)
+    if trace.loop_start is not None and states[-1] != states[trace.loop_start]:
+        raise ReplayError("the loop of the lasso does not close")
+    return states
+
+
+def _raw(lay, slot, value) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str):
+        return lay.variables[slot.var].type.values.index(value)
+    return value
