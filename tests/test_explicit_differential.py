@@ -87,6 +87,18 @@ def bools(locals_: tuple[str, ...] = ()):
     return st.recursive(bools_flat(locals_), grow, max_leaves=4)
 
 
+def facts(moving):
+    """Guards the generator reads slot values from (`x == 1 and not (y == 0) and b`), mostly
+    about the slot the action moves: negated and mirrored equalities must fix nothing."""
+    static = st.one_of(st.just(moving), st.sampled_from([Var("x"), Var("y"), Index("a", c(0)), Index("a", c(2))]))
+    equal = st.tuples(static, st.integers(-2, 3).map(c), st.booleans()).map(
+        lambda t: App(Op.EQ, (t[0], t[1]) if t[2] else (t[1], t[0])))
+    flag = st.sampled_from([Var("b"), Index("m", Const(1, enum="Colour")), App(Op.NE, (Var("b"), c(0)))])
+    conjunct = st.one_of(equal, equal.map(lambda e: App(Op.NOT, (e,))), flag, flag.map(lambda f: App(Op.NOT, (f,))))
+    return st.lists(conjunct, min_size=1, max_size=3).map(
+        lambda cs: cs[0] if len(cs) == 1 else App(Op.AND, tuple(cs)))
+
+
 @st.composite
 def actions(draw, i: int):
     choices = draw(st.sampled_from([(), (Choice("n", IntType(c(0), c(1))),),
@@ -110,7 +122,8 @@ def actions(draw, i: int):
         else:
             index = c(int(target[1])) if target[1] != "?" else draw(ints(names))
             effects.append(Assign(Index("a", index), draw(ints(names))))
-    guard = draw(st.one_of(bools(names), bools(names).map(lambda g: App(Op.OR, (g, App(Op.NE, (Var("x"), c(3))))))))
+    guard = draw(st.one_of(bools(names), bools(names).map(lambda g: App(Op.OR, (g, App(Op.NE, (Var("x"), c(3)))))),
+                           facts(moving), facts(moving)))
     return Action(f"act{i}", guard, tuple(effects), choices)
 
 

@@ -194,6 +194,8 @@ def guard_facts(lay: Layout, guard: Expr) -> dict[int, int]:
         if isinstance(c, App) and c.op is Op.NOT:
             c, value = c.args[0], 0
         if isinstance(c, App) and c.op is Op.EQ:
+            if not value:       # `not (x == c)` fixes nothing
+                continue
             x, y = c.args
             if isinstance(x, Const):
                 x, y = y, x
