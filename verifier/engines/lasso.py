@@ -17,12 +17,12 @@ An SCC of the graph restricted to R holds a fair cycle iff it has a cycle (more
 than one state, or a self-loop) and, for each f in F, some transition of the
 SCC takes f or some state of the SCC has f disabled: the cycle through every
 state and every transition of the SCC is then fair; otherwise every cycle inside
-the SCC keeps f enabled and never takes it. So the SCCs are searched in order
-of their first state (BFS order) and the first fair one gives the lasso: the
-shortest stem to its shallowest state, then a loop through it that visits the
-fairness witnesses by shortest paths (with none: the state's first transition
-inside the component, in firing order, then the shortest way back);
-`loop_start` marks where the loop begins.
+the SCC keeps f enabled and never takes it. The SCCs are computed on the cyclic
+core of R only (`_cyclic_core`) and searched in order of their first state (BFS
+order); the first fair one gives the lasso: the shortest stem to its shallowest
+state, then a loop through it that visits the fairness witnesses by shortest
+paths (with none: the state's first transition inside the component, in firing
+order, then the shortest way back); `loop_start` marks where the loop begins.
 
 Only fully expanded states are used: on an incomplete search a counterexample
 found is real, and "no counterexample" is left to the caller (UNKNOWN).
@@ -77,23 +77,23 @@ def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what
         if i in stuck or i in ends:
             how = "play stops here" if i in stuck else "the game ends here"
             return Verdict.VIOLATED, space.trace_to(i), f"{what}: {how}"
-    inside = set(region)
     items = space.labels.items
-    actions = space.model.actions
-    src, dst, lab = space.edge_arrays()
+    cyclic = _cyclic_core(space, region, cut)
+    if not cyclic:
+        return None, None, ""
     fair = tuple(fairness)
-    fair_actions = [{a for a, action in enumerate(actions) if _matches(action.name, f)} for f in fair]
+    fair_actions = [{a for a, action in enumerate(space.model.actions) if _matches(action.name, f)} for f in fair]
     enabled: dict[int, set[int]] = {}        # state -> fair actions with a transition there
     adjacency: dict[int, list[tuple[int, int]]] = {}
     graph = nx.DiGraph()
-    graph.add_nodes_from(region)
-    for s, d, x in zip(src, dst, lab):
-        if s not in inside:
+    graph.add_nodes_from(sorted(cyclic))
+    for s, d, x in zip(*space.edge_arrays()):
+        if s not in cyclic:
             continue
         a = items[x][0]
         if fair:
             enabled.setdefault(s, set()).add(a)
-        if d in inside and a not in cut:
+        if d in cyclic and a not in cut:
             adjacency.setdefault(s, []).append((d, x))
             graph.add_edge(s, d)
     for component in sorted(nx.strongly_connected_components(graph), key=min):
@@ -107,6 +107,39 @@ def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what
         return Verdict.VIOLATED, _lasso(space, component, adjacency, witnesses), \
             f"{what}: the loop can repeat forever"
     return None, None, ""
+
+
+def _cyclic_core(space, region: list[int], cut: set[int]) -> set[int]:
+    """The states of `region` left after repeatedly removing those with no kept edge in, then
+    those with none out (kept: inside the region, not taking a `cut` action). Every state of
+    a cycle stays, so the strongly connected components with a cycle are exactly those of the
+    core, which is usually empty (no cycle) or small: the whole graph is never built."""
+    alive = bytearray(len(space.packed))
+    for i in region:
+        alive[i] = 1
+    kept_label = bytearray(a not in cut for a, _ in space.labels.items)
+    succ: dict[int, list[int]] = {}
+    pred: dict[int, list[int]] = {}
+    indeg: dict[int, int] = dict.fromkeys(region, 0)
+    outdeg: dict[int, int] = dict.fromkeys(region, 0)
+    for s, d, x in zip(*space.edge_arrays()):
+        if alive[s] and alive[d] and kept_label[x]:
+            succ.setdefault(s, []).append(d)
+            pred.setdefault(d, []).append(s)
+            indeg[d] += 1
+            outdeg[s] += 1
+    # no edge in: not on a cycle; then no edge out (a survivor's successors all survive)
+    for degree, onward in ((indeg, succ), (outdeg, pred)):
+        stack = [i for i in region if alive[i] and not degree[i]]
+        while stack:
+            i = stack.pop()
+            alive[i] = 0
+            for j in onward.get(i, ()):
+                if alive[j]:
+                    degree[j] -= 1
+                    if not degree[j]:
+                        stack.append(j)
+    return {i for i in region if alive[i]}
 
 
 def _fairness_witnesses(component: set[int], adjacency, enabled, fair_actions, items):
