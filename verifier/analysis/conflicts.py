@@ -66,16 +66,20 @@ class Conflicts(Visitor):
         except EvalError:
             return False
 
-    def visit(self, i, state, firings) -> None:
+    def visit(self, i, s, firings) -> None:
         enabled: dict[int, list] = {}
         for a, choice, target, _gap in firings:
             if a in self.musts and target is not None:
                 enabled.setdefault(a, []).append((choice, target))
         if not enabled:
             return
+        state = None
         for m, options in enabled.items():
             for p in self.banned_by[m]:
-                if (m, p) not in self.prohibited and self._applies(p, state):
+                if (m, p) in self.prohibited:
+                    continue
+                state = state or self.ctx.unpack(s)
+                if self._applies(p, state):
                     choice, target = options[0]
                     self.prohibited[(m, p)] = (i, choice, target)
         if len(enabled) < 2:

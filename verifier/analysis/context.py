@@ -1,9 +1,11 @@
 """What every analysis of one model shares: one exploration, one scan, and the words.
 
 `Context.scan` runs one pass over the explored states and hands each state,
-with its firings (`codegen.expand`: action index, choice, successor or None,
-gap or None), to the visitors of the explicit analyses, so that a model is
-explored once and every state expanded once however many analyses run.
+with its firings (`bfsgen.compile_expander`: action index, choice, successor or
+None, gap or None), to the visitors of the explicit analyses, so that a model
+is explored once and every state expanded once however many analyses run. The
+scan stays on packed states (ints); visitors unpack (`Context.unpack`) only the
+few states a finding shows.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from verifier.engines.base import Budget
-from verifier.engines.codegen import compile_model, compile_predicate
+from verifier.engines.bfsgen import compile_expander, packed_predicate
 from verifier.ir.expr import App, Expr, Op, conj, neg, pretty, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
 from verifier.result import Finding
@@ -22,7 +24,7 @@ from verifier.trace import Trace, build_trace
 EXPLORE_STATES = 2_000_000     # default cap on the analyses' own exploration (as the auto engine's)
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
 
-Firing = tuple   # (action index, choice tuple, target state or None, raw gap or None)
+Firing = tuple   # (action index, choice tuple, packed target or None, raw gap or None)
 
 
 class Deadline:
@@ -42,9 +44,10 @@ class Deadline:
 
 
 class Visitor:
-    """An explicit analysis: sees every explored state once, in BFS order (shortest first)."""
+    """An explicit analysis: sees every explored state once, in BFS order (shortest first),
+    as its index `i`, its packed value `s` and its firings."""
 
-    def visit(self, i: int, state: State, firings: list[Firing]) -> None:  # pragma: no cover - interface
+    def visit(self, i: int, s: int, firings: list[Firing]) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
 
@@ -91,23 +94,25 @@ class Context:
                         max_depth=self.budget.max_depth, max_memory_mb=self.budget.max_memory_mb)
         self.space, _ = explore(self.concrete, budget)
         self.lay = self.space.lay
-        self._expand = compile_model(self.lay).expand
+        self._expand = compile_expander(self.lay).expand
 
     def scan(self, visitors: Sequence[Visitor]) -> None:
         """Hand every explored state with its firings to each visitor."""
         assert self.space is not None
-        states = self.space.states
-        n = len(states)
+        packed = self.space.packed
+        n = len(packed)
         if self.space.error is not None:       # a model error stopped the search at this state
             n = min(n, self.space.error[0])
+        expand = self._expand
         for i in range(n):
             if i & 1023 == 1023 and self.deadline.passed:
                 self.scan_complete = False
                 return
-            firings = self.expand(states[i])
+            s = packed[i]
+            firings = expand(s)
             for v in visitors:
-                v.visit(i, states[i], firings)
-        self.scan_complete = n == len(states)
+                v.visit(i, s, firings)
+        self.scan_complete = n == len(packed)
 
     def release(self) -> None:
         """Drop what only the scan needed (the successor cache, the state index); the states,
@@ -117,35 +122,46 @@ class Context:
             self.space.index = {}
             self.space.enabled_cache = {}
 
-    # ---- concrete helpers
-    def expand(self, state: State) -> list[Firing]:
-        out = self._cache.get(state)
+    # ---- concrete helpers (states packed, as the scan sees them)
+    def expand(self, s: int) -> list[Firing]:
+        """The firings of packed state `s` (cached: look-ahead checks revisit successors)."""
+        out = self._cache.get(s)
         if out is None:
-            out = self._expand(state)
+            out = self._expand(s)
             if len(self._cache) >= EXPAND_CACHE:
                 self._cache.clear()
-            self._cache[state] = out
+            self._cache[s] = out
         return out
 
-    def predicate(self, e: Expr) -> Callable[[State], bool]:
-        """A compiled state predicate (cached by expression)."""
+    def predicate(self, e: Expr) -> Callable[[int], bool]:
+        """A compiled predicate of a packed state (cached by expression)."""
         fn = self._preds.get(e)
         if fn is None:
-            fn = self._preds[e] = compile_predicate(self.lay, e)
+            fn = self._preds[e] = packed_predicate(self.lay, e)
         return fn
 
-    def is_final(self, state: State) -> bool:
-        return self.predicate(self.concrete.end)(state)
+    def is_final(self, s: int) -> bool:
+        return self.predicate(self.concrete.end)(s)
+
+    def unpack(self, s: int) -> State:
+        """A packed state as a `semantics` state tuple."""
+        return self.space.packing.unpack(s)
+
+    def field(self, s: int, slot: int) -> int:
+        """The value of one slot of a packed state."""
+        p = self.space.packing
+        return ((s >> p.shifts[slot]) & p.mask(slot)) + p.los[slot]
 
     def action(self, index: int) -> Action:
         return self.concrete.actions[index] if self.concrete is not None else self.model.actions[index]
 
-    def trace_to(self, i: int, then: Iterable[tuple[int, tuple, State]] = ()) -> Trace:
-        """Shortest trace to explored state `i`, extended by firings (action index, choice, target)."""
+    def trace_to(self, i: int, then: Iterable[tuple[int, tuple, int]] = ()) -> Trace:
+        """Shortest trace to explored state `i`, extended by firings (action index, choice,
+        packed target)."""
         states, firings = self.space.path_to(i)
         for a, choice, target in then:
             firings.append((self.action(a), choice))
-            states.append(target)
+            states.append(self.unpack(target))
         return build_trace(self.lay, states, firings)
 
     def show(self, state: State, slots: Iterable[str] | None = None) -> dict[str, Any]:

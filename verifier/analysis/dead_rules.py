@@ -37,7 +37,7 @@ class DeadRules(Visitor):
         self.phases: set[int] = set()
         self.phase_slot = slot_index(ctx.lay, PHASE_VAR) if PHASE_VAR in ctx.lay.offsets else None
 
-    def visit(self, i, state, firings) -> None:
+    def visit(self, i, s, firings) -> None:
         for a, _choice, target, gap in firings:
             self.tried.add(a)
             if target is not None:
@@ -45,7 +45,7 @@ class DeadRules(Visitor):
             elif gap is not None:
                 self.gapped.add(a)
         if self.phase_slot is not None:
-            self.phases.add(state[self.phase_slot])
+            self.phases.add(self.ctx.field(s, self.phase_slot))
 
     def findings(self) -> list[Finding]:
         ctx = self.ctx

@@ -24,14 +24,14 @@ class Deadlocks(Visitor):
         self.count: dict[str, int] = {}
         self.forbidden: dict[str, list[int]] = {}   # actions whose guard holds but a `forbid` policy blocks
 
-    def visit(self, i, state, firings) -> None:
+    def visit(self, i, s, firings) -> None:
         if any(target is not None for _a, _c, target, _g in firings):
             return
         if any(gap is not None for _a, _c, _t, gap in firings):
             return
-        if self.ctx.is_final(state):
+        if self.ctx.is_final(s):
             return
-        subject = self.ctx.phase_of(state) or "play"
+        subject = self.ctx.phase_of(self.ctx.unpack(s)) or "play"
         self.count[subject] = self.count.get(subject, 0) + 1
         if subject not in self.first:
             self.first[subject] = i

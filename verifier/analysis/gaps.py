@@ -24,7 +24,7 @@ class Gaps(Visitor):
         self.count: dict[tuple[int, str], int] = {}
         self.stuck: dict[tuple[int, str], int] = {}    # states where the gap leaves no legal move
 
-    def visit(self, i, state, firings) -> None:
+    def visit(self, i, s, firings) -> None:
         stuck = None
         for a, choice, _target, gap in firings:
             if gap is None:

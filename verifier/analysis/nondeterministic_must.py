@@ -24,7 +24,7 @@ class NondeterministicMust(Visitor):
         self.first: dict[int, tuple[int, list]] = {}
         self.count: dict[int, int] = {}
 
-    def visit(self, i, state, firings) -> None:
+    def visit(self, i, s, firings) -> None:
         if not self.watched:
             return
         outcomes: dict[int, dict] = {}

@@ -184,7 +184,7 @@ class OrderDependence(Visitor):
         self.confirmed: dict[tuple[int, int], tuple] = {}
         self.tries: dict[tuple[int, int], int] = {}
 
-    def visit(self, i, state, firings) -> None:
+    def visit(self, i, s, firings) -> None:
         if not self.watched:
             return
         options: dict[int, list] = {}
@@ -218,8 +218,8 @@ class OrderDependence(Visitor):
                     return ca, cb, ta, tb, tab, tba
         return None
 
-    def _after(self, state, action: int, choice):
-        for a, c, t, _g in self.ctx.expand(state):
+    def _after(self, s: int, action: int, choice):
+        for a, c, t, _g in self.ctx.expand(s):
             if a == action and c == choice and t is not None:
                 return t
         return None
@@ -235,15 +235,16 @@ class OrderDependence(Visitor):
             subject = f"{x.name}|{y.name}"
             hit = self.confirmed.get((a, b))
             if hit is not None:
-                i, ca, cb, ta, tb, tab, tba = hit
+                i, ca, cb, ta, tb, pab, pba = hit      # packed states
                 state = ctx.space.states[i]
+                tab, tba = ctx.unpack(pab), ctx.unpack(pba)
                 diff = [s.name for s, u, v in zip(ctx.lay.slots, tab, tba) if u != v]
                 before = ctx.state_words(state, _unique(ctx.relevant_slots([x, y], effects=True) + diff))
                 ab, ba = ctx.show(tab, diff), ctx.show(tba, diff)
                 message = (_sentence(ctx, x, y, ca, cb) + (f" when {before}" if before else "")
                            + f"{ctx.where(state)} gives different results ({_outcome(x, y, ab)}; "
                            f"{_outcome(y, x, ba)}), and the rules do not say which comes first.")
-                traces = (ctx.trace_to(i, [(a, ca, ta), (b, cb, tab)]), ctx.trace_to(i, [(b, cb, tb), (a, ca, tba)]))
+                traces = (ctx.trace_to(i, [(a, ca, ta), (b, cb, pab)]), ctx.trace_to(i, [(b, cb, tb), (a, ca, pba)]))
                 evidence = {"state": ctx.show(state), "choices": {x.name: dict(ca), y.name: dict(cb)},
                             f"{x.name} then {y.name}": ab, f"{y.name} then {x.name}": ba,
                             "confirmed_on_reached_state": True,

@@ -104,6 +104,37 @@ def _projectors(a: Context, b: Context, names: list[str]):
     return make(a, pa), make(b, pb)
 
 
+def _shared_fields(a: Context, b: Context, names: list[str]) -> list[tuple[int, int]] | None:
+    """(shift, width) of each shared slot when every one has the same type and sits at the same
+    bits in both readings' packings (the usual case: readings that differ in rules, not in
+    variables), so that projecting is masking a packed state; else None."""
+    ka = {s.name: k for k, s in enumerate(a.lay.slots)}
+    kb = {s.name: k for k, s in enumerate(b.lay.slots)}
+    pa, pb = a.space.packing, b.space.packing
+    out = []
+    for n in names:
+        k, j = ka[n], kb[n]
+        if a.lay.variables[a.lay.slots[k].var].type != b.lay.variables[b.lay.slots[j].var].type:
+            return None
+        if (pa.shifts[k], pa.widths[k], pa.los[k]) != (pb.shifts[j], pb.widths[j], pb.los[j]):
+            return None
+        if pa.widths[k]:
+            out.append((pa.shifts[k], pa.widths[k]))
+    return out
+
+
+def _nearest_packed(x: int, seen: set[int], fields: list[tuple[int, int]]) -> int:
+    """The member of `seen` (masked packed states) differing from `x` in the fewest fields:
+    first every state one field away, by lookup; otherwise a scan."""
+    for sh, w in fields:
+        base = x & ~(((1 << w) - 1) << sh)
+        for v in range(1 << w):
+            y = base | (v << sh)
+            if y != x and y in seen:
+                return y
+    return min(seen, key=lambda y: (sum(1 for sh, w in fields if ((x ^ y) >> sh) & ((1 << w) - 1)), y))
+
+
 def _shown(ctx: Context, names: list[str], projected: tuple) -> dict:
     """A projection in display form (for messages)."""
     pos = {s.name: s for s in ctx.lay.slots}
@@ -122,12 +153,19 @@ def _first_difference(a: Context, b: Context, ref: Context) -> Finding | None:
     if not names:
         return None
     pa, pb = _projectors(a, b, names)
-    seen = {pb(s) for s in b.space.states}
     limit = len(a.space.states) if a.space.error is None else a.space.error[0]
-    for i in range(limit):
+    fields = _shared_fields(a, b, names)
+    if fields is not None:      # same bits in both packings: compare packed states, masked
+        mask = sum(((1 << w) - 1) << sh for sh, w in fields)
+        seen_packed = {x & mask for x in b.space.packed}
+        packed = a.space.packed
+        first = next((i for i in range(limit) if packed[i] & mask not in seen_packed), None)
+        candidates = [] if first is None else [first]
+    else:
+        seen = {pb(s) for s in b.space.states}
+        candidates = (i for i in range(limit) if pa(a.space.states[i]) not in seen)
+    for i in candidates:
         state = a.space.states[i]
-        if pa(state) in seen:
-            continue
         trace = a.trace_to(i)
         if not trace.steps:
             what = "starts play in a position"
@@ -142,7 +180,11 @@ def _first_difference(a: Context, b: Context, ref: Context) -> Finding | None:
             changed = ", ".join(moved[:4]) + (", ..." if len(moved) > 4 else "") \
                 or "a different combination of values"
         target = pa(state)
-        near, diff = _nearest(target, b.space.states, pb, names)
+        if fields is not None:
+            near = pb(b.space.packing.unpack(_nearest_packed(a.space.packed[i] & mask, seen_packed, fields)))
+            diff = [n for n, x, y in zip(names, near, target) if x != y]
+        else:
+            near, diff = _nearest(target, b.space.states, pb, names)
         here, there = _shown(a, names, target), _shown(b, names, near)
         if diff:
             contrast = "; the closest position it reaches differs in " + ", ".join(
