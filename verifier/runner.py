@@ -70,12 +70,27 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     for model, (props, props_path) in zip(models, claims):
         start = time.perf_counter()
         results = run_claims(model, props,
-                             lambda m, claims: engine.check(m, claims, options.budget, progress))
+                             lambda m, claims: engine.check(m, claims, options.budget, progress),
+                             _capped_search(engine, options, progress) if model.is_concrete else None)
         results = [replace(r, variant=model.variant) for r in results]
         runs.append(ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path))
     if options.consistency:
         runs = _with_findings(runs, options)
     return runs
+
+
+def _capped_search(engine: Engine, options: RunOptions, progress: ProgressFn | None):
+    """Explicit search under a state cap, for claims checked together (`plan.run_claims`);
+    None for the symbolic engines."""
+    search = {"explicit": engine.check, "auto": getattr(engine, "check_explicit", None)}.get(options.engine)
+    if search is None:
+        return None
+    budget = options.budget
+
+    def run(model: Model, claims: list[Property], cap: int):
+        return search(model, claims, replace(budget, max_states=min(cap, budget.max_states or cap)), progress)
+
+    return run
 
 
 def _with_findings(runs: list[ModelRun], options: RunOptions) -> list[ModelRun]:

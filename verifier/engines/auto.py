@@ -55,6 +55,12 @@ class AutoEngine:
             return self._free(model, properties, budget, progress)
         return self._concrete(model, properties, budget, progress)
 
+    def check_explicit(self, model: Model, properties: Sequence[Property], budget: Budget,
+                       progress: ProgressFn | None = None) -> list[CheckResult]:
+        """The explicit search alone, as `check` runs it on a concrete model (no symbolic retry)."""
+        return [_note(r, "explicit: concrete instance")
+                for r in self._explicit().check(model, properties, budget, progress)]
+
     # ---- free parameters: symbolic, then explicit at the defaults
     def _free(self, model, properties, budget, progress) -> list[CheckResult]:
         free = [n for n, v in model.param_values if v is None]

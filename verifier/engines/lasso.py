@@ -29,7 +29,10 @@ found is real, and "no counterexample" is left to the caller (UNKNOWN).
 """
 from __future__ import annotations
 
-from collections import deque
+from bisect import bisect_left
+from collections import Counter, deque
+from itertools import compress
+from operator import and_, itemgetter
 from typing import Iterable
 
 import networkx as nx
@@ -113,33 +116,40 @@ def _cyclic_core(space, region: list[int], cut: set[int]) -> set[int]:
     """The states of `region` left after repeatedly removing those with no kept edge in, then
     those with none out (kept: inside the region, not taking a `cut` action). Every state of
     a cycle stays, so the strongly connected components with a cycle are exactly those of the
-    core, which is usually empty (no cycle) or small: the whole graph is never built."""
+    core, which is usually empty (no cycle) or small: the whole graph is never built.
+    (Edges are filtered with C-level `map`/`compress`; the search stores them by source.)"""
     alive = bytearray(len(space.packed))
     for i in region:
         alive[i] = 1
-    kept_label = bytearray(a not in cut for a, _ in space.labels.items)
-    succ: dict[int, list[int]] = {}
-    pred: dict[int, list[int]] = {}
-    indeg: dict[int, int] = dict.fromkeys(region, 0)
-    outdeg: dict[int, int] = dict.fromkeys(region, 0)
-    for s, d, x in zip(*space.edge_arrays()):
-        if alive[s] and alive[d] and kept_label[x]:
-            succ.setdefault(s, []).append(d)
-            pred.setdefault(d, []).append(s)
-            indeg[d] += 1
-            outdeg[s] += 1
-    # no edge in: not on a cycle; then no edge out (a survivor's successors all survive)
-    for degree, onward in ((indeg, succ), (outdeg, pred)):
-        stack = [i for i in region if alive[i] and not degree[i]]
-        while stack:
-            i = stack.pop()
-            alive[i] = 0
-            for j in onward.get(i, ()):
-                if alive[j]:
-                    degree[j] -= 1
-                    if not degree[j]:
-                        stack.append(j)
-    return {i for i in region if alive[i]}
+    kept_label = bytes(a not in cut for a, _ in space.labels.items)
+    src, dst, lab = space.edge_arrays()
+    keep = map(and_, map(and_, map(alive.__getitem__, src), map(alive.__getitem__, dst)),
+               map(kept_label.__getitem__, lab))
+    pairs = list(compress(zip(src, dst), keep))             # sorted by source
+    survivors = _peel(region, pairs)                         # no edge in
+    if not survivors:
+        return set()
+    inside = bytearray(len(space.packed))
+    for i in survivors:
+        inside[i] = 1
+    back = sorted((d, s) for s, d in pairs if inside[s])    # a survivor's successors survive
+    return set(_peel(survivors, back))                       # no edge out
+
+
+def _peel(nodes: list[int], pairs: list[tuple[int, int]]) -> list[int]:
+    """`nodes` left after repeatedly removing those no pair (u, v) leads into; `pairs` sorted by u."""
+    heads = list(map(itemgetter(0), pairs))
+    count = Counter(map(itemgetter(1), pairs))
+    stack = [i for i in nodes if not count[i]]
+    removed = set(stack)
+    while stack:
+        i = stack.pop()
+        for _u, j in pairs[bisect_left(heads, i):bisect_left(heads, i + 1)]:
+            count[j] -= 1
+            if not count[j]:
+                stack.append(j)
+                removed.add(j)
+    return [i for i in nodes if i not in removed]
 
 
 def _fairness_witnesses(component: set[int], adjacency, enabled, fair_actions, items):

@@ -19,6 +19,7 @@ closes (a game that ends mid-turn leaves that turn unjudged).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 from verifier.ir.expr import FALSE, TRUE, Const, Expr, Op, Var, app, conj, disj, eq, neg
 from verifier.ir.model import Action, Assign, BoolType, IntType, Modality, Model, Variable
@@ -42,12 +43,12 @@ class Compiled:
     monitor_vars: tuple[str, ...]
 
 
-def _mon(name: str) -> str:
-    return MONITOR_PREFIX + name
+def _mon(name: str, tag: str = "") -> str:
+    return MONITOR_PREFIX + tag + name
 
 
-def _bool_var(name: str, init: Expr | None) -> Variable:
-    return Variable(_mon(name), BoolType(), init=(init,), implicit=True)
+def _bool_var(name: str, init: Expr | None, tag: str) -> Variable:
+    return Variable(_mon(name, tag), BoolType(), init=(init,), implicit=True)
 
 
 def _scope_events(model: Model, claim: Ordering) -> tuple[Event | None, Event | None, Expr]:
@@ -70,21 +71,21 @@ def _scope_events(model: Model, claim: Ordering) -> tuple[Event | None, Event | 
     return claim.q, claim.r, FALSE
 
 
-def compile_ordering(model: Model, claim: Ordering) -> Compiled:
+def compile_ordering(model: Model, claim: Ordering, tag: str = "") -> Compiled:
     q_event, r_event, open_init = _scope_events(model, claim)
     pattern, deferred = claim.pattern, claim.scope in DEFERRED_SCOPES
-    variables = [_bool_var("open", None), _bool_var("err", FALSE)]
+    variables = [_bool_var("open", None, tag), _bool_var("err", FALSE, tag)]
     if deferred:
-        variables.append(_bool_var("bad", FALSE))
+        variables.append(_bool_var("bad", FALSE, tag))
     if pattern in ("existence", "precedence"):
-        variables.append(_bool_var("seen", FALSE))
+        variables.append(_bool_var("seen", FALSE, tag))
     if pattern == "response":
-        variables.append(_bool_var("pending", FALSE))
+        variables.append(_bool_var("pending", FALSE, tag))
     if pattern == "bounded-existence":
         k = claim.bound or 0
-        variables.append(Variable(_mon("count"), IntType(Const(0), Const(k + 1)), init=(Const(0),),
+        variables.append(Variable(_mon("count", tag), IntType(Const(0), Const(k + 1)), init=(Const(0),),
                                   implicit=True))
-    m = {v.name.removeprefix(MONITOR_PREFIX): Var(v.name) for v in variables}
+    m = {v.name.removeprefix(MONITOR_PREFIX + tag): Var(v.name) for v in variables}
 
     def effects(action: Action) -> tuple[Assign, ...]:
         p = occurs(model, action, claim.p)
@@ -115,25 +116,24 @@ def compile_ordering(model: Model, claim: Ordering) -> Compiled:
                    FALSE if deferred else local_violation)
         reopen = conj(q, disj(neg(m["open"]), r)) if q_event else FALSE
         still_open = conj(m["open"], neg(r))
-        out = [Assign(Var(_mon("open")), disj(still_open, reopen)),
-               Assign(Var(_mon("err")), err)]
+        out = [Assign(m["open"], disj(still_open, reopen)), Assign(m["err"], err)]
 
         def restart(value_inside: Expr, initial: Expr) -> Expr:
             """Outside an interval (or when one closes) the local state starts afresh."""
             return app(Op.ITE, inside, value_inside, initial)
 
         if deferred:
-            out.append(Assign(Var(_mon("bad")), restart(disj(m["bad"], violation), FALSE)))
+            out.append(Assign(m["bad"], restart(disj(m["bad"], violation), FALSE)))
         if pattern == "existence":
-            out.append(Assign(Var(_mon("seen")), restart(disj(m["seen"], p), FALSE)))
+            out.append(Assign(m["seen"], restart(disj(m["seen"], p), FALSE)))
         elif pattern == "precedence":
-            out.append(Assign(Var(_mon("seen")), restart(disj(m["seen"], s), FALSE)))
+            out.append(Assign(m["seen"], restart(disj(m["seen"], s), FALSE)))
         elif pattern == "response":
-            out.append(Assign(Var(_mon("pending")), restart(conj(disj(m["pending"], p), neg(s)), FALSE)))
+            out.append(Assign(m["pending"], restart(conj(disj(m["pending"], p), neg(s)), FALSE)))
         elif pattern == "bounded-existence":
             k1 = Const((claim.bound or 0) + 1)
             bumped = app(Op.MIN, app(Op.ADD, m["count"], app(Op.ITE, p, Const(1), Const(0))), k1)
-            out.append(Assign(Var(_mon("count")), restart(bumped, Const(0))))
+            out.append(Assign(m["count"], restart(bumped, Const(0))))
         return tuple(out)
 
     product = _extend(model, variables, effects, conj(model.initially, eq(m["open"], open_init)))
@@ -147,10 +147,10 @@ def compile_ordering(model: Model, claim: Ordering) -> Compiled:
     return Compiled(product, tuple(claims), tuple(v.name for v in variables))
 
 
-def compile_bounded_response(model: Model, claim: BoundedResponse) -> Compiled:
+def compile_bounded_response(model: Model, claim: BoundedResponse, tag: str = "") -> Compiled:
     """`c` counts transitions since an unanswered trigger; more than `within` is an error."""
     k = claim.within
-    counter = Variable(_mon("since"), IntType(Const(0), Const(k + 2)), init=(Const(0),), implicit=True)
+    counter = Variable(_mon("since", tag), IntType(Const(0), Const(k + 2)), init=(Const(0),), implicit=True)
     c = Var(counter.name)
 
     def effects(action: Action) -> tuple[Assign, ...]:
@@ -175,11 +175,26 @@ def _extend(model: Model, variables: list[Variable], effects, initially: Expr) -
                    initially=initially)
 
 
-def compile_claim(model: Model, claim: Property) -> Compiled | None:
-    """The monitor product for a surface claim, or None when engines take it as it is."""
+def compile_claim(model: Model, claim: Property, tag: str = "") -> Compiled | None:
+    """The monitor product for a surface claim, or None when engines take it as it is.
+    `tag` goes into the monitor's variable names (``monitor.<tag>open``) so that several
+    monitors can watch one model together."""
     if isinstance(claim, Ordering):
-        return compile_ordering(model, claim)
+        return compile_ordering(model, claim, tag)
     if isinstance(claim, BoundedResponse):
-        return compile_bounded_response(model, claim)
+        return compile_bounded_response(model, claim, tag)
     return None
+
+
+def compile_together(model: Model, claims: Sequence[Property]) -> tuple[Model, list[Compiled]]:
+    """One product watched by the monitors of all `claims` (each tagged with its claim id),
+    and each claim's part (its core claims hold on the shared product: monitors only observe,
+    so every run of the model is one run of the product, whatever the other monitors do)."""
+    parts = []
+    for claim in claims:
+        part = compile_claim(model, claim, f"{claim.id}.")
+        assert part is not None, "only monitored claims are compiled together"
+        parts.append(part)
+        model = part.model
+    return model, parts
 

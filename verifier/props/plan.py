@@ -1,10 +1,18 @@
 """Run surface claims through an engine: compile monitors, check, map results back.
 
-Claims engines take as they are run together on the model; each ordering or
-bounded-response claim runs on its own monitor product (so monitors never
-multiply with each other), and its results come back as one result for the
-surface claim, with monitor variables stripped from the trace so that it
-replays on the designer's model.
+Claims engines take as they are run together on the model. Ordering and
+bounded-response claims run on monitor products; their results come back as
+one result per surface claim, with monitor variables stripped from the trace
+so that it replays on the designer's model.
+
+With `capped` (an explicit search of a concrete model), the monitored claims
+are first checked together on one product watched by all their monitors:
+monitors only observe, so verdicts and the lengths of the shortest
+counterexamples are those of separate products, and one search replaces one
+per claim. That search is capped at the states the separate searches would
+roughly take together (claims x base states); a claim it leaves UNKNOWN (the
+cap, a budget) is then checked on its own product, so monitors never multiply
+beyond what separate checks would cost.
 """
 from __future__ import annotations
 
@@ -13,35 +21,57 @@ from typing import Callable, Sequence
 
 from verifier.ir.model import Model
 from verifier.ir.props import Property
-from verifier.props.monitor import MONITOR_PREFIX, Compiled, compile_claim
+from verifier.props.monitor import MONITOR_PREFIX, Compiled, compile_claim, compile_together
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.trace import Step, Trace
 
 CheckFn = Callable[[Model, Sequence[Property]], list[CheckResult]]
+CappedCheckFn = Callable[[Model, Sequence[Property], int], list[CheckResult]]   # ... at most this many states
 
 
-def run_claims(model: Model, claims: Sequence[Property], check: CheckFn) -> list[CheckResult]:
-    """Decide every claim with `check`, in the order given."""
+def run_claims(model: Model, claims: Sequence[Property], check: CheckFn,
+               capped: CappedCheckFn | None = None) -> list[CheckResult]:
+    """Decide every claim with `check`, in the order given (see the module doc for `capped`)."""
     compiled = {c.id: compile_claim(model, c) for c in claims}
     direct = [c for c in claims if compiled[c.id] is None]
     by_id = {r.property.id: r for r in check(model, direct)} if direct else {}
     base_states = next((r.stats.states for r in by_id.values() if r.stats.states), None)
-    for claim in claims:
-        product = compiled[claim.id]
-        if product is not None:
+    monitored = [c for c in claims if compiled[c.id] is not None]
+    shared = [c for c in monitored if c.expected != Verdict.PROVED.value]   # proofs are `check`'s to find
+    if capped is not None and len(shared) > 1 and base_states:
+        by_id.update(_together(model, shared, capped, len(shared) * base_states, base_states))
+    for claim in monitored:
+        if claim.id not in by_id:
+            product = compiled[claim.id]
             by_id[claim.id] = merge(claim, check(product.model, product.claims), product, base_states)
     return [with_cycle_note(model, by_id[c.id]) for c in claims]
 
 
+def _together(model: Model, claims: Sequence[Property], capped: CappedCheckFn, cap: int,
+              base_states: int) -> dict[str, CheckResult]:
+    """The claims the shared product decides (not UNKNOWN), by id."""
+    product, parts = compile_together(model, claims)
+    results = iter(capped(product, [c for part in parts for c in part.claims], cap))
+    out = {}
+    for claim, part in zip(claims, parts):
+        mine = [next(results) for _ in part.claims]
+        if all(r.verdict is not Verdict.UNKNOWN for r in mine):
+            out[claim.id] = merge(claim, mine, part, base_states, shared_by=len(claims))
+    return out
+
+
 def merge(claim: Property, results: Sequence[CheckResult], product: Compiled,
-          base_states: int | None) -> CheckResult:
+          base_states: int | None, shared_by: int = 1) -> CheckResult:
     """One result for a surface claim from the results of its monitor claims."""
     worst = max(results, key=lambda r: r.verdict.rank)
     states = max((r.stats.states or 0 for r in results), default=0) or None
     evidence = dict(worst.evidence)
-    evidence["monitor"] = ", ".join(v.removeprefix(MONITOR_PREFIX) for v in product.monitor_vars)
+    tag = f"{MONITOR_PREFIX}{claim.id}." if shared_by > 1 else MONITOR_PREFIX
+    evidence["monitor"] = ", ".join(v.removeprefix(tag) for v in product.monitor_vars)
     if states and base_states:
         evidence["monitor_overhead"] = round(states / base_states, 2)
+    if shared_by > 1:
+        evidence["product_shared_by"] = shared_by      # the overhead is that of all their monitors
     return replace(worst, property=claim, trace=strip_monitors(worst.trace),
                    stats=Stats(states, sum(r.stats.transitions or 0 for r in results) or None,
                                sum(r.stats.seconds for r in results)),
