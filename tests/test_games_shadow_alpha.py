@@ -7,15 +7,20 @@ the rules page is shown to allow; update the table only together with the model'
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from verifier.engines.explicit import explore
+from verifier.engines.base import Budget
+from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.model import ActionKind, Modality
-from verifier.lang import load_model
+from verifier.lang import load_model, load_properties
+from verifier.props.plan import run_claims
 from verifier.result import Verdict
 from verifier.runner import RunOptions, check_model
+from verifier.semantics import layout, successors
+from verifier.trace import Trace, replay
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,6 +63,14 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "game-can-end": "HOLDS",
         "no-deadlock": "HOLDS",
         "second-player-reaches-turn": "HOLDS",
+        # ordering, termination and bounded response
+        "se-before-triggers": "HOLDS",
+        "one-sacrifice": "HOLDS",
+        "renew-before-next-turn": "HOLDS",
+        "bonus-lasts-the-turn": "HOLDS",
+        "freeze-thaws": "HOLDS",
+        "turn-ends": "HOLDS",
+        "game-ends": "VIOLATED",
     },
     "alpha_clash": {
         "expansion-before-primary": "HOLDS",
@@ -84,6 +97,17 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
                         "one_clash": "HOLDS", "reverse_dead_end": "VIOLATED"},
         "draw-from-empty-deck": "VIOLATED",
         "damage-ends-nothing": "VIOLATED",
+        # ordering, termination and bounded response
+        "expansion-order": "HOLDS",
+        "clash-step-order": "HOLDS",
+        "one-attacker-per-clash": "HOLDS",
+        "legality-before-cost": "HOLDS",
+        "no-cost-after-illegal": "HOLDS",
+        "targets-before-check": "HOLDS",
+        "procedure-completes": "HOLDS",
+        "counter-step-ends": "VIOLATED",
+        "turn-ends": "VIOLATED",
+        "game-ends": "VIOLATED",
     },
 }
 
@@ -97,6 +121,14 @@ VARIANTS = {
 GAPS = {
     "shadow_era": {("summon_rabble", "deck")},
     "alpha_clash": {("determine_cost", "avail"), ("determine_activation_cost", "avail")},
+}
+
+# violated liveness claims: variant -> "lasso" (a loop that can repeat forever) or "stuck"
+# (play stops); a variant not listed is "lasso"
+LIVENESS_SHAPE = {
+    ("shadow_era", "game-ends"): {},
+    ("alpha_clash", "turn-ends"): {"reverse_dead_end": "stuck"},
+    ("alpha_clash", "game-ends"): {"reverse_dead_end": "stuck"},
 }
 
 # defaults are meant to stay small enough for a full check in seconds
@@ -194,3 +226,132 @@ def test_every_obligation_is_in_a_phase(game_runs):
         for action in run.model.actions:
             if action.modality in (Modality.MUST, Modality.MUST_NOT):
                 assert action.phase is not None, action.name
+
+
+# ---------------------------------------------------------------- ordering, termination, bounded response
+
+def _results(runs, claim_id):
+    for run in runs:
+        lay = layout(run.model.instantiate())
+        for result in run.results:
+            if result.property.id == claim_id:
+                yield run.model.variant, lay, result
+
+
+def test_monitor_claims_report_their_monitor(game_runs):
+    _, runs = game_runs
+    for run in runs:
+        for result in run.results:
+            if result.property.kind in ("ordering", "bounded-response"):
+                assert "monitor" in result.evidence, result.property.id
+
+
+def test_every_trace_replays_on_its_variant(game_runs):
+    """Monitor variables are stripped from the traces of ordering and bounded-response claims,
+    so every trace replays on the designer's model of its reading; a lasso's loop closes."""
+    _, runs = game_runs
+    for run in runs:
+        lay = layout(run.model.instantiate())
+        for result in run.results:
+            if result.trace is None:
+                continue
+            assert not any(name.startswith("monitor.") for name, _ in result.trace.initial)
+            states = replay(lay, result.trace)
+            if result.trace.loop_start is not None:
+                assert states[-1] == states[result.trace.loop_start], result.property.id
+
+
+def test_violated_liveness_claims_have_the_pinned_shape(game_runs):
+    """Termination: a lasso whose loop, taken twice, still replays; or a stem ending where play stops."""
+    game, runs = game_runs
+    for (g, claim_id), shapes in LIVENESS_SHAPE.items():
+        if g != game:
+            continue
+        for variant, lay, result in _results(runs, claim_id):
+            assert result.verdict is Verdict.VIOLATED, (claim_id, variant)
+            trace = result.trace
+            if shapes.get(variant, "lasso") == "lasso":
+                assert trace.loop_start is not None and trace.loop_start < len(trace), (claim_id, variant)
+                twice = Trace(trace.initial, trace.steps + trace.steps[trace.loop_start:], trace.loop_start)
+                states = replay(lay, twice)
+                assert states[-1] == states[trace.loop_start]
+            else:
+                assert trace.loop_start is None, (claim_id, variant)
+                states = replay(lay, trace)
+                assert not list(successors(lay, states[-1])), (claim_id, variant)
+
+
+def _one(runs, variant, claim_id):
+    return next((lay, r) for v, lay, r in _results(runs, claim_id) if v == variant)
+
+
+def test_shadow_era_game_ends_loop_keeps_full_hands(game_runs):
+    """The loop of game-ends: every Drawing phase finds a full hand (hand_full), nobody draws,
+    plays or sacrifices, and the decks never run out (under full_hand_no_damage they are empty
+    and the full hand spares the damage)."""
+    game, runs = game_runs
+    if game != "shadow_era":
+        pytest.skip("Shadow Era only")
+    hand_max = next(p.default for p in runs[0].model.params if p.name == "HAND_MAX")   # no override here
+    for variant in VARIANTS[game]:
+        lay, result = _one(runs, variant, "game-ends")
+        loop = result.trace.steps[result.trace.loop_start:]
+        names = [s.action for s in loop]
+        assert "hand_full" in names and "pass turn" in names, variant
+        assert not {"draw_card", "empty_deck_damage", "sacrifice"} & set(names), variant
+        assert not any(name.startswith(("deck", "hand")) for s in loop for name, _ in s.changes), variant
+        at_loop = lay.as_dict(replay(lay, result.trace)[result.trace.loop_start])
+        assert at_loop["hand[0]"] == at_loop["hand[1]"] == hand_max, variant
+        if variant == "full_hand_no_damage":   # a full hand escapes the empty-deck damage too
+            assert at_loop["deck[0]"] == at_loop["deck[1]"] == 0, variant
+        else:
+            assert at_loop["deck[0]"] > 0 and at_loop["deck[1]"] > 0, variant
+
+
+def test_alpha_clash_turn_loops_on_reversed_plays(game_runs):
+    """The loop of turn-ends (and game-ends) wherever Reverse Action leads back: a card is
+    proposed, found illegal and reversed back to the hand, again and again, without the turn
+    passing; under reverse_dead_end play stops at the first Reverse Action."""
+    game, runs = game_runs
+    if game != "alpha_clash":
+        pytest.skip("Alpha Clash only")
+    for claim_id in ("turn-ends", "game-ends"):
+        for variant in ("flowchart", "decline_returns", "one_clash"):
+            _, result = _one(runs, variant, claim_id)
+            names = [s.action for s in result.trace.steps[result.trace.loop_start:]]
+            assert names[0] == "propose_card" and "play_illegal" in names, (claim_id, variant)
+            assert names[-1] == "reverse_play" and "pass turn" not in names, (claim_id, variant)
+        _, result = _one(runs, "reverse_dead_end", claim_id)
+        assert result.trace.steps[-1].action in ("play_illegal", "activation_illegal"), claim_id
+
+
+def test_alpha_clash_counter_step_shows_repeated_free_activations(game_runs):
+    """counter-step-ends: once the Counter step begins, more than 24 steps pass without leaving it,
+    spent on zero-cost activations by the defending player."""
+    game, runs = game_runs
+    if game != "alpha_clash":
+        pytest.skip("Alpha Clash only")
+    for variant, lay, result in _results(runs, "counter-step-ends"):
+        steps = result.trace.steps
+        start = max(i for i, s in enumerate(steps) if s.action == "end C1Attack")
+        attacker = lay.as_dict(replay(lay, result.trace)[start + 1])["active"]
+        after = steps[start + 1:]
+        assert len(after) > 24, variant
+        assert not any("phase" in dict(s.changes) for s in after), variant
+        costs = [dict(s.choice)["total"] for s in after if s.action == "determine_activation_cost"]
+        assert len(costs) >= 3 and set(costs) == {0}, variant
+        assert {s.player for s in after if s.action == "declare_activation"} == {1 - attacker}, variant
+
+
+def test_shadow_era_freeze_thaw_bound_is_tight():
+    """freeze-thaws: at the defaults the thaw can come as late as the 40th step after the freeze,
+    so a bound of 38 is broken and the claim's 40 is not vacuous; the counterexample stops before
+    the thaw, with the second player's ally still frozen."""
+    model = load_model(model_path("shadow_era"), variant="literal")
+    claims = {c.id: c for c in load_properties(str(ROOT / "properties" / "shadow_era.yaml"), model)}
+    assert claims["freeze-thaws"].within == 40
+    tight = replace(claims["freeze-thaws"], id="tight", within=38, expected=None)
+    (r,) = run_claims(model, [tight], lambda m, c: ExplicitEngine().check(m, c, Budget()))
+    assert r.verdict is Verdict.VIOLATED
+    last = replay(layout(model.instantiate()), r.trace)[-1]
+    assert layout(model.instantiate()).as_dict(last)["fleft[1]"] > 0

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Budget, Engine, ProgressFn
+from verifier.engines.explicit import keeping_searches
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
@@ -66,6 +67,15 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     models = load_variants(path, options)
     claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
     engine = make_engine(options.engine)
+    with keeping_searches(m.instantiate() for m in models if options.consistency and m.is_concrete):
+        runs = _run_claims(path, models, claims, engine, options, progress)
+        if options.consistency:
+            runs = _with_findings(runs, options)
+    return runs
+
+
+def _run_claims(path: str, models: list[Model], claims, engine: Engine, options: RunOptions,
+                progress: ProgressFn | None) -> list[ModelRun]:
     runs = []
     for model, (props, props_path) in zip(models, claims):
         start = time.perf_counter()
@@ -74,8 +84,6 @@ def check_model(path: str, options: RunOptions = RunOptions(),
                              _capped_search(engine, options, progress) if model.is_concrete else None)
         results = [replace(r, variant=model.variant) for r in results]
         runs.append(ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path))
-    if options.consistency:
-        runs = _with_findings(runs, options)
     return runs
 
 

@@ -85,10 +85,16 @@ class Context:
         return self.space is not None and self.space.complete and self.scan_complete
 
     def explore(self) -> None:
-        """One breadth-first exploration, capped by the budget (or `EXPLORE_STATES`)."""
-        from verifier.engines.explicit import explore
+        """One breadth-first exploration, capped by the budget (or `EXPLORE_STATES`); the
+        complete one the claims' check already ran when the runner kept it."""
+        from verifier.engines.explicit import explore, kept_search
 
         assert self.concrete is not None
+        kept = kept_search(self.concrete)
+        if kept is not None:
+            self.space, self.lay = kept, kept.lay
+            self._expand = compile_expander(self.lay).expand
+            return
         budget = Budget(max_states=self.budget.max_states or EXPLORE_STATES,
                         timeout=None if self.deadline.end is None else self.deadline.left(1e9),
                         max_depth=self.budget.max_depth, max_memory_mb=self.budget.max_memory_mb)

@@ -124,15 +124,27 @@ def _shared_fields(a: Context, b: Context, names: list[str]) -> list[tuple[int, 
 
 
 def _nearest_packed(x: int, seen: set[int], fields: list[tuple[int, int]]) -> int:
-    """The member of `seen` (masked packed states) differing from `x` in the fewest fields:
-    first every state one field away, by lookup; otherwise a scan."""
+    """A member of `seen` (masked packed states) differing from `x` in the fewest fields:
+    first the states one field away, by lookup; otherwise a scan (stopping at two)."""
     for sh, w in fields:
         base = x & ~(((1 << w) - 1) << sh)
         for v in range(1 << w):
             y = base | (v << sh)
             if y != x and y in seen:
                 return y
-    return min(seen, key=lambda y: (sum(1 for sh, w in fields if ((x ^ y) >> sh) & ((1 << w) - 1)), y))
+    # fold each field's bits of x ^ y onto the field's lowest bit, then count those bits
+    lows = [sum(1 << sh for sh, w in fields if w > j) for j in range(max(w for _sh, w in fields))]
+    best, best_n = x, len(fields) + 1
+    for y in seen:
+        z, folded = x ^ y, 0
+        for j, low in enumerate(lows):
+            folded |= (z >> j) & low
+        n = folded.bit_count()
+        if n < best_n:
+            best, best_n = y, n
+            if n == 2:
+                break
+    return best
 
 
 def _shown(ctx: Context, names: list[str], projected: tuple) -> dict:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterable, Iterator, Sequence
 
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
@@ -129,6 +131,33 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
     return space
 
 
+_kept: ContextVar[dict[Model, StateSpace] | None] = ContextVar("turnproof_kept_spaces", default=None)
+
+
+@contextmanager
+def keeping_searches(models: Iterable[Model]) -> Iterator[None]:
+    """Within the block, the engine's complete searches of these (instantiated) models are kept
+    so that a later pass over the same state space (the consistency analyses) need not search
+    again: `kept_search`."""
+    token = _kept.set({m: None for m in models})
+    try:
+        yield
+    finally:
+        _kept.reset(token)
+
+
+def kept_search(model: Model) -> StateSpace | None:
+    """A complete search of `model` the engine ran within `keeping_searches`, if any."""
+    kept = _kept.get()
+    return kept.get(model) if kept else None
+
+
+def _keep(model: Model, space: StateSpace) -> None:
+    kept = _kept.get()
+    if kept is not None and model in kept and space.complete and kept[model] is None:
+        kept[model] = space
+
+
 def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float):
     memory = budget.max_memory_mb * 2**20 if budget.max_memory_mb else memory_limit_bytes()
     memory_words = (f"--max-memory {budget.max_memory_mb} MB reached" if budget.max_memory_mb
@@ -220,6 +249,7 @@ class ExplicitEngine:
                 track |= _matching(concrete, p.action)
         needs_graph = any(isinstance(p, (Terminates, Obligation)) for p in properties)
         space = explore(concrete, budget, progress, keep_edges=needs_graph, watch=watch, track=sorted(track))
+        _keep(concrete, space)
         from verifier.engines.lasso import check_obligation, check_termination
 
         out = []

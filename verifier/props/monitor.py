@@ -148,9 +148,11 @@ def compile_ordering(model: Model, claim: Ordering, tag: str = "") -> Compiled:
 
 
 def compile_bounded_response(model: Model, claim: BoundedResponse, tag: str = "") -> Compiled:
-    """`c` counts transitions since an unanswered trigger; more than `within` is an error."""
+    """`c` is 1 after an unanswered trigger and counts on with every transition that does not
+    answer it: the response must be one of the `within` transitions after the trigger, so `c`
+    reaching `within` + 1 is the error (the counter saturates there)."""
     k = claim.within
-    counter = Variable(_mon("since", tag), IntType(Const(0), Const(k + 2)), init=(Const(0),), implicit=True)
+    counter = Variable(_mon("since", tag), IntType(Const(0), Const(k + 1)), init=(Const(0),), implicit=True)
     c = Var(counter.name)
 
     def effects(action: Action) -> tuple[Assign, ...]:
@@ -159,12 +161,12 @@ def compile_bounded_response(model: Model, claim: BoundedResponse, tag: str = ""
         waiting = app(Op.GT, c, Const(0))
         started = app(Op.ITE, conj(t, neg(s)), Const(1), Const(0))
         value = app(Op.ITE, s, Const(0),
-                    app(Op.ITE, waiting, app(Op.MIN, app(Op.ADD, c, Const(1)), Const(k + 2)), started))
+                    app(Op.ITE, waiting, app(Op.MIN, app(Op.ADD, c, Const(1)), Const(k + 1)), started))
         return (Assign(c, value),)
 
     product = _extend(model, [counter], effects, model.initially)
     inv = Invariant(id=claim.id, statement=claim.statement, expected=claim.expected, rule=claim.rule,
-                    expr=app(Op.LE, c, Const(k + 1)), span=claim.span)
+                    expr=app(Op.LE, c, Const(k)), span=claim.span)
     return Compiled(product, (inv,), (counter.name,))
 
 
