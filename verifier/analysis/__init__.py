@@ -44,9 +44,10 @@ KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondet
          "variant-difference")
 
 
-def analyse_model(model: Model, budget: Budget = Budget()) -> tuple[Context, list[Finding]]:
-    """Every per-model analysis of one model (one variant): its context and its findings."""
-    ctx = Context.create(model, budget, Deadline(budget.timeout))
+def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = None) -> tuple[Context, list[Finding]]:
+    """Every per-model analysis of one model (one variant): its context and its findings;
+    `memo` is shared by the readings of one model file (see `Context.memo`)."""
+    ctx = Context.create(model, budget, Deadline(budget.timeout), memo)
     if not ctx.explicit:
         return ctx, symbolic_findings(ctx) + OrderDependence(ctx).findings()
     ctx.explore()
@@ -64,9 +65,9 @@ def consistency_findings(models: Sequence[Model], results: Sequence[Sequence[Che
     claim results per variant in the same order."""
     if not models:
         return []
-    contexts, per_model = [], []
+    contexts, per_model, memo = [], [], {}
     for model in models:
-        ctx, findings = analyse_model(model, budget)
+        ctx, findings = analyse_model(model, budget, memo)
         contexts.append(ctx)
         per_model.append(findings)
     findings = merge_variants(per_model) if len(models) > 1 else per_model[0]

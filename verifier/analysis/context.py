@@ -62,14 +62,15 @@ class Context:
     lay: Layout | None = None
     space: Any = None                    # verifier.engines.explicit.StateSpace
     scan_complete: bool = False          # every explored state was scanned
+    memo: dict = field(default_factory=dict)   # answers shared by the readings of one model file
     _expand: Callable | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
     _preds: dict = field(default_factory=dict, repr=False)
 
     # ---- setup
     @classmethod
-    def create(cls, model: Model, budget: Budget, deadline: Deadline) -> "Context":
-        ctx = cls(model, budget, deadline)
+    def create(cls, model: Model, budget: Budget, deadline: Deadline, memo: dict | None = None) -> "Context":
+        ctx = cls(model, budget, deadline, memo={} if memo is None else memo)
         concrete = model.instantiate()
         if concrete.is_concrete:
             ctx.concrete = concrete

@@ -100,18 +100,34 @@ class Witness:
 
 
 def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], Witness]:
-    """The pairs Z3 shows non-commuting in some in-range state (within the time share)."""
+    """The pairs Z3 shows non-commuting in some in-range state (within the time share).
+
+    A query depends only on the two actions and what every action shares (variables and
+    their ranges, enums, parameters, the end of game), so answers are kept in `ctx.memo`:
+    readings of one rulebook mostly share their actions, and each pair is asked once."""
     import z3
 
     from verifier.analysis.context import Deadline
     from verifier.engines.symbolic.encode import Encoding, Unsupported, conj, disj
 
-    try:
-        enc = Encoding(ctx.model)
-    except (Unsupported, z3.Z3Exception):
-        return {}
-    mine = Deadline(ctx.deadline.left(TOTAL_SECONDS))
+    model = ctx.model
+    answers = ctx.memo.setdefault(
+        ("order-dependence", model.enums, model.variables, model.params, model.param_values, model.end), {})
     out: dict[tuple[int, int], Witness] = {}
+    asked = []
+    for a, b in pairs:
+        key = (model.actions[a], model.actions[b])
+        if key not in answers:
+            asked.append((a, b))
+        elif answers[key] is not None:
+            out[(a, b)] = answers[key]
+    if not asked:
+        return out
+    try:
+        enc = Encoding(model)
+    except (Unsupported, z3.Z3Exception):
+        return out
+    mine = Deadline(ctx.deadline.left(TOTAL_SECONDS))
     base = conj(enc.param_constraints(), enc.ranges(enc.cur))
     cur = enc.cur
     encoded: dict[int, tuple] = {}
@@ -130,10 +146,11 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
         pairs = [(x, y) for x, y in zip(cur.slots, new) if y is not x]
         return z3.substitute(term, *pairs) if pairs else term
 
-    for a, b in pairs:
+    for a, b in asked:
         left = mine.left(QUERY_SECONDS)
         if left < 0.5:
             break
+        key = (model.actions[a], model.actions[b])
         try:
             la, na, ca = encode(a)
             lb, nb, cb = encode(b)
@@ -143,7 +160,10 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
             solver = z3.Solver()
             solver.set("timeout", int(left * 1000))
             solver.add(base, la, lb, after(lb, na), after(la, nb), differ)
-            if solver.check() != z3.sat:
+            answer = solver.check()
+            if answer == z3.unsat:
+                answers[key] = None
+            if answer != z3.sat:
                 continue
             m = solver.model()
         except (Unsupported, z3.Z3Exception):
@@ -158,9 +178,9 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
         state = show(cur.slots)
         ab, ba = show(s12), show(s21)
         diff = [k for k in ab if ab[k] != ba[k]]
-        out[(a, b)] = Witness(state, {k: val(t) for k, t in ca.items()}, {k: val(t) for k, t in cb.items()},
-                              {k: ab[k] for k in diff}, {k: ba[k] for k in diff},
-                              {name: val(p) for name, p in enc.params.items()})
+        out[(a, b)] = answers[key] = Witness(
+            state, {k: val(t) for k, t in ca.items()}, {k: val(t) for k, t in cb.items()},
+            {k: ab[k] for k in diff}, {k: ba[k] for k in diff}, {name: val(p) for name, p in enc.params.items()})
     return out
 
 
