@@ -81,24 +81,22 @@ def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what
             how = "play stops here" if i in stuck else "the game ends here"
             return Verdict.VIOLATED, space.trace_to(i), f"{what}: {how}"
     items = space.labels.items
-    cyclic = _cyclic_core(space, region, cut)
-    if not cyclic:
+    core, edges = _cyclic_core(space, region, cut)
+    if not core:
         return None, None, ""
     fair = tuple(fairness)
     fair_actions = [{a for a, action in enumerate(space.model.actions) if _matches(action.name, f)} for f in fair]
     enabled: dict[int, set[int]] = {}        # state -> fair actions with a transition there
+    if fair:
+        src, dst, lab = space.edge_arrays()
+        for s, x in compress(zip(src, lab), map(core.__contains__, src)):
+            enabled.setdefault(s, set()).add(items[x][0])
     adjacency: dict[int, list[tuple[int, int]]] = {}
+    for s, d, x in edges:
+        adjacency.setdefault(s, []).append((d, x))
     graph = nx.DiGraph()
-    graph.add_nodes_from(sorted(cyclic))
-    for s, d, x in zip(*space.edge_arrays()):
-        if s not in cyclic:
-            continue
-        a = items[x][0]
-        if fair:
-            enabled.setdefault(s, set()).add(a)
-        if d in cyclic and a not in cut:
-            adjacency.setdefault(s, []).append((d, x))
-            graph.add_edge(s, d)
+    graph.add_nodes_from(sorted(core))
+    graph.add_edges_from(map(itemgetter(0, 1), edges))
     for component in sorted(nx.strongly_connected_components(graph), key=min):
         if len(component) == 1:
             (node,) = component
@@ -112,28 +110,36 @@ def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what
     return None, None, ""
 
 
-def _cyclic_core(space, region: list[int], cut: set[int]) -> set[int]:
+def _cyclic_core(space, region: list[int], cut: set[int]) -> tuple[set[int], list[tuple[int, int, int]]]:
     """The states of `region` left after repeatedly removing those with no kept edge in, then
-    those with none out (kept: inside the region, not taking a `cut` action). Every state of
-    a cycle stays, so the strongly connected components with a cycle are exactly those of the
-    core, which is usually empty (no cycle) or small: the whole graph is never built.
-    (Edges are filtered with C-level `map`/`compress`; the search stores them by source.)"""
-    alive = bytearray(len(space.packed))
+    those with none out (kept: inside the region, not taking a `cut` action), and the kept
+    edges among them (source, target, label; by source). Every state of a cycle stays, so the
+    strongly connected components with a cycle are exactly those of the core, which is usually
+    empty (no cycle) or small: the whole graph is never built. (Edges are filtered with C-level
+    `map`/`compress`; the search stores them by source.)"""
+    n = len(space.packed)
+    alive = bytearray(n)
     for i in region:
         alive[i] = 1
     kept_label = bytes(a not in cut for a, _ in space.labels.items)
     src, dst, lab = space.edge_arrays()
     keep = map(and_, map(and_, map(alive.__getitem__, src), map(alive.__getitem__, dst)),
                map(kept_label.__getitem__, lab))
-    pairs = list(compress(zip(src, dst), keep))             # sorted by source
-    survivors = _peel(region, pairs)                         # no edge in
+    edges = list(compress(zip(src, dst, lab), keep))          # sorted by source
+    survivors = _peel(region, list(map(itemgetter(0, 1), edges)))   # no edge in
     if not survivors:
-        return set()
-    inside = bytearray(len(space.packed))
+        return set(), []
+    inside = bytearray(n)
     for i in survivors:
         inside[i] = 1
-    back = sorted((d, s) for s, d in pairs if inside[s])    # a survivor's successors survive
-    return set(_peel(survivors, back))                       # no edge out
+    back = sorted((d, s) for s, d, _x in edges if inside[s])   # a survivor's successors survive
+    core = _peel(survivors, back)                               # no edge out
+    inside = bytearray(n)
+    for i in core:
+        inside[i] = 1
+    firsts = map(inside.__getitem__, map(itemgetter(0), edges))
+    seconds = map(inside.__getitem__, map(itemgetter(1), edges))
+    return set(core), list(compress(edges, map(and_, firsts, seconds)))
 
 
 def _peel(nodes: list[int], pairs: list[tuple[int, int]]) -> list[int]:
