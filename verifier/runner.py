@@ -15,7 +15,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
 from verifier.props.plan import run_claims
-from verifier.result import ModelRun
+from verifier.result import Finding, ModelRun
 
 ENGINES = ("auto", "explicit", "symbolic", "bmc", "kind", "pdr")
 
@@ -67,23 +67,23 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     models = load_variants(path, options)
     claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
     engine = make_engine(options.engine)
-    with keeping_searches(m.instantiate() for m in models if options.consistency and m.is_concrete):
-        runs = _run_claims(path, models, claims, engine, options, progress)
-        if options.consistency:
-            runs = _with_findings(runs, options)
-    return runs
-
-
-def _run_claims(path: str, models: list[Model], claims, engine: Engine, options: RunOptions,
-                progress: ProgressFn | None) -> list[ModelRun]:
+    analyses = None
+    if options.consistency:
+        from verifier.analysis import Analyses
+        analyses = Analyses(options.budget)
     runs = []
-    for model, (props, props_path) in zip(models, claims):
-        start = time.perf_counter()
-        results = run_claims(model, props,
-                             lambda m, claims: engine.check(m, claims, options.budget, progress),
-                             _capped_search(engine, options, progress) if model.is_concrete else None)
-        results = [replace(r, variant=model.variant) for r in results]
-        runs.append(ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path))
+    with keeping_searches(m.instantiate() for m in models if analyses is not None and m.is_concrete):
+        for model, (props, props_path) in zip(models, claims):
+            start = time.perf_counter()
+            results = run_claims(model, props,
+                                 lambda m, claims: engine.check(m, claims, options.budget, progress),
+                                 _capped_search(engine, options, progress) if model.is_concrete else None)
+            results = [replace(r, variant=model.variant) for r in results]
+            runs.append(ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path))
+            if analyses is not None:
+                analyses.start(model)      # in the background where it can, while the next reading runs
+        if analyses is not None:
+            runs = _with_findings(runs, analyses.finish([list(r.results) for r in runs]))
     return runs
 
 
@@ -101,11 +101,8 @@ def _capped_search(engine: Engine, options: RunOptions, progress: ProgressFn | N
     return run
 
 
-def _with_findings(runs: list[ModelRun], options: RunOptions) -> list[ModelRun]:
-    from verifier.analysis import consistency_findings
-
-    findings = consistency_findings([r.model for r in runs], [list(r.results) for r in runs],
-                                    options.budget)
+def _with_findings(runs: list[ModelRun], findings: list[Finding]) -> list[ModelRun]:
+    """Findings of every reading go with the first run; a reading's own with its run."""
     return [replace(r, findings=tuple(f for f in findings if f.variant in (None, r.model.variant)))
             if i == 0 else
             replace(r, findings=tuple(f for f in findings if f.variant == r.model.variant))

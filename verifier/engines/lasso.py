@@ -29,10 +29,9 @@ found is real, and "no counterexample" is left to the caller (UNKNOWN).
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter, deque
-from itertools import compress
-from operator import and_, itemgetter
+from itertools import accumulate, compress, repeat
+from operator import and_, itemgetter, not_
 from typing import Iterable
 
 import networkx as nx
@@ -59,14 +58,14 @@ def check_termination(space, claim: Terminates) -> Outcome:
     else:
         cut = set()
         what = "the game never ends"
-    region = [i for i in range(space.head) if not final(space.packed[i])]
+    region = list(compress(range(space.head), map(not_, map(final, space.packed[:space.head]))))
     return _find(space, region, cut, claim.fairness or model.fairness, what, pending_final=())
 
 
 def check_obligation(space, claim: Obligation) -> Outcome:
     pending = packed_predicate(space.lay, claim.pending)
     final = packed_predicate(space.lay, space.model.end)
-    region = [i for i in range(space.head) if pending(space.packed[i])]
+    region = list(compress(range(space.head), map(pending, space.packed[:space.head])))
     finals = [i for i in region if final(space.packed[i])]
     return _find(space, region, set(), claim.fairness or space.model.fairness,
                  "the obligation stays open forever", pending_final=finals)
@@ -144,13 +143,21 @@ def _cyclic_core(space, region: list[int], cut: set[int]) -> tuple[set[int], lis
 
 def _peel(nodes: list[int], pairs: list[tuple[int, int]]) -> list[int]:
     """`nodes` left after repeatedly removing those no pair (u, v) leads into; `pairs` sorted by u."""
-    heads = list(map(itemgetter(0), pairs))
-    count = Counter(map(itemgetter(1), pairs))
+    if not pairs:
+        return []
+    tails = list(map(itemgetter(1), pairs))
+    count = Counter(tails)
+    out_degree = Counter(map(itemgetter(0), pairs))
+    # first[u]: where u's pairs start (they are contiguous); first[u + 1] where they end
+    first = [0, *accumulate(map(out_degree.get, range(pairs[-1][0] + 1), repeat(0)))]
+    last = len(first) - 1
     stack = [i for i in nodes if not count[i]]
     removed = set(stack)
     while stack:
         i = stack.pop()
-        for _u, j in pairs[bisect_left(heads, i):bisect_left(heads, i + 1)]:
+        if i >= last:
+            continue
+        for j in tails[first[i]:first[i + 1]]:
             count[j] -= 1
             if not count[j]:
                 stack.append(j)
