@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Budget, Engine, ProgressFn
 from verifier.engines.explicit import keeping_searches
+from verifier.forking import fork_map
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
@@ -63,28 +64,51 @@ def claims_for(path: str, model: Model, options: RunOptions) -> tuple[list[Prope
 
 def check_model(path: str, options: RunOptions = RunOptions(),
                 progress: ProgressFn | None = None) -> list[ModelRun]:
-    """Check one model file: one ModelRun per variant, results tagged with the variant."""
+    """Check one model file: one ModelRun per variant, results tagged with the variant.
+
+    Each reading (variant) is checked, and analysed, on its own: in a forked child per
+    reading where there are CPUs to spare (`forking.fork_map`), else one after the other
+    here; the analyses' Z3 answers of finished readings serve the later ones. The
+    comparisons across readings come last, here."""
     models = load_variants(path, options)
     claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
     engine = make_engine(options.engine)
-    analyses = None
+    memo: dict = {}
+
+    def share(reading) -> None:            # a child's Z3 answers serve the readings not yet started
+        for key, answers in (reading[1][0].memo.items() if reading[1] is not None else ()):
+            memo.setdefault(key, {}).update(answers)
+
+    readings = fork_map(lambda k: _reading(path, models[k], claims[k], engine, options, progress, memo),
+                        range(len(models)), arrived=share)
+    runs = [run for run, _ in readings]
     if options.consistency:
-        from verifier.analysis import Analyses
-        analyses = Analyses(options.budget)
-    runs = []
-    with keeping_searches(m.instantiate() for m in models if analyses is not None and m.is_concrete):
-        for model, (props, props_path) in zip(models, claims):
-            start = time.perf_counter()
-            results = run_claims(model, props,
-                                 lambda m, claims: engine.check(m, claims, options.budget, progress),
-                                 _capped_search(engine, options, progress) if model.is_concrete else None)
-            results = [replace(r, variant=model.variant) for r in results]
-            runs.append(ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path))
-            if analyses is not None:
-                analyses.start(model)      # in the background where it can, while the next reading runs
-        if analyses is not None:
-            runs = _with_findings(runs, analyses.finish([list(r.results) for r in runs]))
+        from verifier.analysis import across_readings
+
+        findings = across_readings(models, [ctx for _, (ctx, _fs) in readings], [fs for _, (_ctx, fs) in readings],
+                                   [list(r.results) for r in runs])
+        runs = _with_findings(runs, findings)
     return runs
+
+
+def _reading(path: str, model: Model, claims: tuple[list[Property], str | None], engine: Engine,
+             options: RunOptions, progress: ProgressFn | None, memo: dict):
+    """One reading: its ModelRun, and with the analyses on, their context and findings (the
+    analyses reuse the state space the claims' search kept)."""
+    props, props_path = claims
+    analyse = options.consistency
+    with keeping_searches([model.instantiate()] if analyse and model.is_concrete else []):
+        start = time.perf_counter()
+        results = run_claims(model, props,
+                             lambda m, cs: engine.check(m, cs, options.budget, progress),
+                             _capped_search(engine, options, progress) if model.is_concrete else None)
+        results = [replace(r, variant=model.variant) for r in results]
+        run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path)
+        if not analyse:
+            return run, None
+        from verifier.analysis import analyse_model
+
+        return run, analyse_model(model, options.budget, memo)
 
 
 def _capped_search(engine: Engine, options: RunOptions, progress: ProgressFn | None):

@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from verifier.analysis import background
 from verifier.analysis.conflicts import Conflicts
 from verifier.analysis.context import Context, Deadline
 from verifier.analysis.dead_rules import DeadRules, symbolic_findings
@@ -39,7 +38,7 @@ from verifier.engines.base import Budget
 from verifier.ir.model import Acknowledgement, Model
 from verifier.result import CheckResult, Finding
 
-__all__ = ["Analyses", "consistency_findings", "analyse_model", "acknowledgement", "KINDS"]
+__all__ = ["consistency_findings", "analyse_model", "across_readings", "acknowledgement", "KINDS"]
 
 KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondeterministic-must",
          "variant-difference")
@@ -60,46 +59,21 @@ def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = N
     return ctx, findings
 
 
-class Analyses:
-    """The findings of one model file, one reading (variant) at a time: `start` each reading
-    once its claims are checked (its analyses may then run in the background, see
-    `background`), then `finish` with the claim results of every reading."""
-
-    def __init__(self, budget: Budget, fork: bool | None = None):
-        self.budget = budget
-        self.fork = background.can_fork() if fork is None else fork
-        self.memo: dict = {}
-        self.jobs: list[background.Job] = []
-
-    def start(self, model: Model) -> None:
-        for job in self.jobs:
-            job.poll()
-        self.jobs.append(background.Job(analyse_model, model, self.budget, self.memo, self.fork))
-
-    def finish(self, results: Sequence[Sequence[CheckResult]]) -> list[Finding]:
-        if not self.jobs:
-            return []
-        models = [job.model for job in self.jobs]
-        contexts, per_model = [], []
-        for job in self.jobs:
-            ctx, findings = job.result()
-            contexts.append(ctx)
-            per_model.append(findings)
-        return _across_readings(models, contexts, per_model, results)
-
-
 def consistency_findings(models: Sequence[Model], results: Sequence[Sequence[CheckResult]],
                          budget: Budget) -> list[Finding]:
     """The findings of one model file: `models` holds one model per variant, `results` the
-    claim results per variant in the same order (all analysed here, one after the other)."""
-    analyses = Analyses(budget, fork=False)
-    for model in models:
-        analyses.start(model)
-    return analyses.finish(results)
+    claim results per variant in the same order."""
+    if not models:
+        return []
+    memo: dict = {}
+    analysed = [analyse_model(model, budget, memo) for model in models]
+    return across_readings(models, [ctx for ctx, _ in analysed], [fs for _, fs in analysed], results)
 
 
-def _across_readings(models: Sequence[Model], contexts: Sequence[Context],
-                     per_model: Sequence[list[Finding]], results: Sequence[Sequence[CheckResult]]) -> list[Finding]:
+def across_readings(models: Sequence[Model], contexts: Sequence[Context],
+                    per_model: Sequence[list[Finding]], results: Sequence[Sequence[CheckResult]]) -> list[Finding]:
+    """Each reading's own findings (from `analyse_model`), merged, then the differences between
+    readings, every trace replayed, acknowledgements applied."""
     findings = merge_variants(per_model) if len(models) > 1 else list(per_model[0])
     findings += claim_findings(contexts, results)
     findings += behaviour_findings(contexts)

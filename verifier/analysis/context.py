@@ -67,6 +67,10 @@ class Context:
     _cache: dict = field(default_factory=dict, repr=False)
     _preds: dict = field(default_factory=dict, repr=False)
 
+    def __getstate__(self) -> dict:
+        """Pickled without generated code and caches (a reading analysed in another process)."""
+        return {**self.__dict__, "_expand": None, "_cache": {}, "_preds": {}}
+
     # ---- setup
     @classmethod
     def create(cls, model: Model, budget: Budget, deadline: Deadline, memo: dict | None = None) -> "Context":
@@ -134,6 +138,8 @@ class Context:
         """The firings of packed state `s` (cached: look-ahead checks revisit successors)."""
         out = self._cache.get(s)
         if out is None:
+            if self._expand is None:        # a context sent from another process
+                self._expand = compile_expander(self.lay).expand
             out = self._expand(s)
             if len(self._cache) >= EXPAND_CACHE:
                 self._cache.clear()

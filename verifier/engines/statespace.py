@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import networkx as nx
 
-from verifier.engines.bfsgen import Expander, compile_expander
+from verifier.engines.bfsgen import Expander, compile_expander, packing_of
 from verifier.engines.actiongen import Labels
 from verifier.engines.codegen import Packing
 from verifier.ir.model import Action, Model
@@ -122,6 +122,21 @@ class StateSpace:
         self.tick = None
         self._index: dict[int, int] | None = None
         self._expander: Expander | None = None
+
+    # ---- pickling (a reading checked in another process sends its space back)
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the generated code and the search's working sets: the states, parent
+        links, labels and verdict data travel; the visited set and the kept edges do not (a
+        copy rebuilds them on demand, as a search that kept no edges does)."""
+        dropped = {"packing", "seen", "esrc", "edst", "elab", "tick", "depth", "states", "_index", "_expander"}
+        return {k: v for k, v in self.__dict__.items() if k not in dropped}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.packing = packing_of(self.lay)
+        self.seen, self.esrc, self.edst, self.elab, self.tick = set(), None, None, None, None
+        self._index, self._expander = None, None
+        self.depth, self.states = DepthView(self), StatesView(self)
 
     # ---- compatibility: `space, found = explore(...)`
     def __iter__(self):

@@ -1,0 +1,58 @@
+"""Readings checked in forked children give exactly what checking them in turn gives; a child
+that fails leaves its job to the parent."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from verifier import forking
+from verifier.runner import check_model
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_fork = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                                reason="no fork on this platform: every job runs in the parent")
+
+
+def square_in_a_child(x: int) -> tuple[int, bool]:
+    return x * x, os.getpid() != PARENT
+
+
+PARENT = os.getpid()
+
+
+@needs_fork
+def test_results_in_order_and_computed_in_children():
+    seen = []
+    out = forking.fork_map(square_in_a_child, range(5), workers=2, arrived=seen.append)
+    assert [v for v, _ in out] == [0, 1, 4, 9, 16] and all(child for _, child in out)
+    assert sorted(seen) == sorted(out)
+
+
+@needs_fork
+def test_a_failing_child_leaves_the_job_to_the_parent():
+    def fragile(x: int) -> int:
+        if os.getpid() != PARENT and x == 2:
+            raise RuntimeError("lost in the child")
+        return -x
+
+    assert forking.fork_map(fragile, range(4), workers=2) == [0, -1, -2, -3]
+    with pytest.raises(ZeroDivisionError):           # an error of the job itself surfaces here
+        forking.fork_map(lambda x: 1 // x, [1, 0], workers=2)
+
+
+def summary(runs):
+    return ([(r.model.variant, x.property.id, x.verdict, x.trace, x.evidence) for r in runs for x in r.results],
+            [f for r in runs for f in r.findings])
+
+
+@needs_fork
+@pytest.mark.parametrize("model", ["aeons_end", "alpha_clash"])
+def test_forked_and_sequential_readings_agree(monkeypatch, model):
+    path = str(ROOT / "models" / f"{model}.yaml")
+    monkeypatch.setattr(forking, "free_cpus", lambda: 1)
+    one = summary(check_model(path))
+    monkeypatch.setattr(forking, "free_cpus", lambda: 2)
+    assert summary(check_model(path)) == one

@@ -1,0 +1,79 @@
+"""Independent jobs in forked children, one per free CPU: `fork_map`.
+
+A forked child sees everything the parent holds (models, generated code)
+without copying; only its result travels back, pickled. Where `fork` is
+missing (not POSIX) or one CPU is free, or when a child fails, the job runs
+in the parent instead, so results never depend on how they were computed
+(and an error is raised here, with its traceback, as without forking).
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from multiprocessing.connection import wait
+from typing import Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def free_cpus() -> int:
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = None,
+             arrived: Callable[[R], None] | None = None) -> list[R]:
+    """`[fn(x) for x in items]`, with up to `workers` (default: the free CPUs) children at once;
+    `arrived(result)` is called here as each result comes in, before later children start
+    (so that they can build on it)."""
+    workers = free_cpus() if workers is None else workers
+    if workers < 2 or len(items) < 2:
+        out = []
+        for x in items:
+            out.append(fn(x))
+            if arrived is not None:
+                arrived(out[-1])
+        return out
+    context = multiprocessing.get_context("fork")
+    results: dict[int, R] = {}
+    failed: list[int] = []
+    running: dict[object, tuple[int, object]] = {}      # pipe -> (item index, process)
+    todo = list(range(len(items)))[::-1]
+    while todo or running:
+        while todo and len(running) < workers:
+            k = todo.pop()
+            pipe, child_end = context.Pipe(duplex=False)
+            process = context.Process(target=_child, args=(fn, items[k], child_end), daemon=True)
+            process.start()
+            child_end.close()
+            running[pipe] = (k, process)
+        for pipe in wait(list(running)):
+            k, process = running.pop(pipe)
+            try:
+                ok, value = pipe.recv()
+            except (EOFError, OSError):
+                ok, value = False, None
+            pipe.close()
+            process.join()
+            if ok:
+                results[k] = value
+                if arrived is not None:
+                    arrived(value)
+            else:
+                failed.append(k)
+    for k in sorted(failed):
+        results[k] = fn(items[k])
+        if arrived is not None:
+            arrived(results[k])
+    return [results[k] for k in range(len(items))]
+
+
+def _child(fn, item, pipe) -> None:
+    try:
+        pipe.send((True, fn(item)))
+    except BaseException as err:  # noqa: BLE001 - the parent runs the job again and raises there
+        pipe.send((False, repr(err)))
+    finally:
+        pipe.close()
