@@ -100,6 +100,8 @@ CASES = [
     ("unknown name", '"hand[0] == 4"', '"hadn[0] == 4"', "unknown name 'hadn'", "hadn", "did you mean 'hand'"),
     ("not a boolean", '"hand[0] == 4"', '"hand[0] + 4"', "expected a boolean", "hand[0] + 4", "compare"),
     ("unknown top-level field", "claims:", "claimz:", "unknown field 'claimz'", "claimz", "did you mean 'claims'"),
+    ("for_every names no parameter", "    deadlock_free: true", "    deadlock_free: true\n    for_every: [DEK]",
+     "for_every names 'DEK', which is not a parameter of the model", "[DEK]", "parameters: DECK"),
 ]
 
 
@@ -130,3 +132,28 @@ def test_per_variant_expected(tmp_path, model):
     assert load_properties(str(path), model)[0].expected == "HOLDS"
     loose = load_model(MINI, variant="loose")
     assert load_properties(str(path), loose)[0].expected == "VIOLATED"
+
+
+def test_for_every_frees_the_parameter_for_that_claim_alone(tmp_path):
+    """`for_every: [DECK]`: the claim is proved for every deck size; the others stay at the
+    default size and are searched exhaustively."""
+    from verifier.runner import RunOptions, check_model
+
+    claims = tmp_path / "claims.yaml"
+    claims.write_text("""\
+model: lang-mini
+claims:
+  - id: decks-never-grow
+    says: "No deck ever holds more than DECK cards, whatever DECK is"
+    invariant: "deck[0] <= DECK and deck[1] <= DECK"
+    for_every: [DECK]
+    expected: PROVED
+  - id: hand-bounded
+    says: "No hand is above MAX_HAND"
+    invariant: "hand[0] <= MAX_HAND"
+""")
+    (run, *_rest) = check_model(MINI, RunOptions(properties=str(claims), consistency=False))
+    proved, searched = run.results
+    assert proved.property.for_every == ("DECK",) and proved.verdict.value == "PROVED"
+    assert dict(proved.params)["DECK"] is None and "every value of DECK" in proved.reason
+    assert searched.engine == "explicit" and dict(searched.params)["DECK"] == 3

@@ -99,16 +99,29 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
     analyse = options.consistency
     with keeping_searches([model.instantiate()] if analyse and model.is_concrete else []):
         start = time.perf_counter()
-        results = run_claims(model, props,
-                             lambda m, cs: engine.check(m, cs, options.budget, progress),
-                             _capped_search(engine, options, progress) if model.is_concrete else None)
-        results = [replace(r, variant=model.variant) for r in results]
+        by_id = {}
+        for freed, group in _by_free_parameters(model, props):
+            for r in run_claims(freed, group, lambda m, cs: engine.check(m, cs, options.budget, progress),
+                                _capped_search(engine, options, progress) if freed.is_concrete else None):
+                by_id[r.property.id] = r
+        results = [replace(by_id[p.id], variant=model.variant) for p in props]
         run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path)
         if not analyse:
             return run, None
         from verifier.analysis import analyse_model
 
         return run, analyse_model(model, options.budget, memo)
+
+
+def _by_free_parameters(model: Model, props: list[Property]) -> list[tuple[Model, list[Property]]]:
+    """The claims grouped by the parameters they leave free (`for_every`), each group with
+    the model those parameters are freed in (the claims without any come first)."""
+    groups: dict[tuple[str, ...], list[Property]] = {}
+    for p in props:
+        groups.setdefault(tuple(sorted(p.for_every)), []).append(p)
+    return [(model if not names else
+             replace(model, param_values=tuple((k, None if k in names else v) for k, v in model.param_values)),
+             group) for names, group in sorted(groups.items())]
 
 
 def _capped_search(engine: Engine, options: RunOptions, progress: ProgressFn | None):

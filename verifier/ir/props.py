@@ -20,6 +20,7 @@ class Property:
     expected: str | None = None      # a Verdict name, or None: "must not be violated"
     rule: str | None = None          # the rule section it checks
     why: str = ""                    # for expected VIOLATED: why the rules break it
+    for_every: tuple[str, ...] = ()  # parameters left free for this claim: a proof covers every value
     span: Span | None = field(default=None, compare=False, repr=False)
     kind: ClassVar[str] = "property"
 

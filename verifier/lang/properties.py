@@ -14,7 +14,7 @@ from verifier.lang.typecheck import BOOL, Scope
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
 KINDS = ("invariant", "deadlock_free", "reachable", "ordering", "terminates", "bounded_response")
-CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "at", "fairness") + KINDS
+CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "at", "fairness", "for_every") + KINDS
 PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
 VERDICTS = ("PROVED", "HOLDS", "HOLDS_TO_DEPTH", "VIOLATED", "UNKNOWN")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -97,9 +97,22 @@ class PropertyReader:
                             hint="add why: \"...\" saying which rule breaks it and how")
         common = dict(id=cid, statement=str(item.value.get("says", "")), expected=expected,
                       rule=str(item.value["rule"]) if item.get("rule") is not None else None,
-                      why=why, span=id_span)
+                      why=why, for_every=self.for_every(item), span=id_span)
         kind = kinds[0]
         return getattr(self, f"k_{kind}")(item, item.child(kind), common)
+
+    def for_every(self, item: Node) -> tuple[str, ...]:
+        """`for_every: [PARAM, ...]`: parameters of the model this claim leaves free."""
+        node = item.get("for_every")
+        if node is None:
+            return ()
+        names = [str(x.value) for x in node.elements()] if node.is_list else [str(node.value)]
+        params = [p.name for p in self.model.params]
+        for name in names:
+            if name not in params:
+                self.sink.error(f"for_every names '{name}', which is not a parameter of the model", node.span,
+                                hint=f"this model's parameters: {', '.join(params) or 'none'}")
+        return tuple(n for n in names if n in params)
 
     def expected(self, item: Node) -> str | None:
         """`expected: VERDICT`, or per variant: `expected: {variant: VERDICT, ...}`."""
