@@ -62,7 +62,7 @@ def test_render_uses_slot_and_enum_names():
     deck = enc.params["DECK"]
     f = z3.And(z3.Not(c["hand[0]"] >= 8), z3.Or(c["phase"] >= 1, c["active"] <= 0), c["pile"] - deck <= 0)
     assert render(enc, f, drop_implied=False) == \
-        "hand[0] <= 7 and (phase != Draw or active == 0) and pile <= DECK"
+        "(active == 0 or phase != Draw) and hand[0] <= 7 and pile <= DECK"
     assert render(enc, c["pile"] <= deck) == "true (the declared ranges suffice)"
 
 

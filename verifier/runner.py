@@ -76,8 +76,11 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     memo: dict = {}
 
     def share(reading) -> None:            # a child's Z3 answers serve the readings not yet started
-        for key, answers in (reading[1][0].memo.items() if reading[1] is not None else ()):
-            memo.setdefault(key, {}).update(answers)
+        _run, analysed = reading
+        if analysed is not None:
+            ctx, _findings = analysed
+            for key, answers in ctx.memo.items():
+                memo.setdefault(key, {}).update(answers)
 
     readings = fork_map(lambda k: _reading(path, models[k], claims[k], engine, options, progress, memo),
                         range(len(models)), arrived=share)

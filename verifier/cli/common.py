@@ -119,6 +119,6 @@ class Progress:
         sys.stderr.flush()
 
     def done(self) -> None:
-        if self.enabled and self._last:
+        if self.enabled:                   # also what forked children wrote
             sys.stderr.write("\r" + " " * 70 + "\r")
             sys.stderr.flush()

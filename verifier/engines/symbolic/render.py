@@ -55,7 +55,7 @@ class Renderer:
             return self._r(t.arg(0), not negated)
         if z3.is_and(t) or z3.is_or(t):
             is_and = z3.is_and(t) != negated
-            parts = [self._r(c, negated) for c in t.children()]
+            parts = sorted(self._r(c, negated) for c in t.children())   # z3's order varies between runs
             prec = 2 if is_and else 1
             return (" and " if is_and else " or ").join(self._wrap(p, prec + 1) for p in parts), prec
         if z3.is_implies(t):
@@ -242,7 +242,7 @@ def render(enc: Encoding, formula: Term, drop_implied: bool = True) -> str:
     if not parts:
         return "true (the declared ranges suffice)"
     r = Renderer(enc)
-    texts = [r._r(p, False) for p in parts]
+    texts = sorted(r._r(p, False) for p in parts)     # z3's order varies between runs
     if len(texts) == 1:
         return texts[0][0]
     return " and ".join(Renderer._wrap(t, 3) for t in texts)
