@@ -130,14 +130,23 @@ class Node:
         return self.source.origin(self.key_span.line, self.key_span.col, key)
 
 
+_PARSED: dict[str, tuple[str, object]] = {}   # path -> (text, data) of its last parse
+PARSED_KEPT = 16
+
+
 def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
-    """The document at `path` as a Node; a missing file or malformed YAML raises `error`."""
+    """The document at `path` as a Node; a missing file or malformed YAML raises `error`.
+    A file read again with the same text (each variant of a model loads it) is not parsed
+    again: the loaders only read the document."""
     p = Path(path)
     if not p.is_file():
         raise error(Diagnostic(f"no such file: {path}", hint="check the path; models live in models/, "
                                                              "claims in properties/"))
+    key = str(p.resolve())
     try:
         text = p.read_text(encoding="utf-8")
+        if key in _PARSED and _PARSED[key][0] == text:
+            return Node(_PARSED[key][1], Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
         data = YAML(typ="rt").load(text)
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
@@ -154,6 +163,9 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
         raise error(Diagnostic(f"{path} is not UTF-8 text")) from None
     if not isinstance(data, CommentedMap):
         raise error(Diagnostic("the file must be a YAML mapping (key: value lines)", Span(path, 1, 1)))
+    if len(_PARSED) >= PARSED_KEPT:
+        _PARSED.clear()
+    _PARSED[key] = (text, data)
     return Node(data, Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
 
 
