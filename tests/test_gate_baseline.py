@@ -175,3 +175,27 @@ def test_baseline_path_of_a_folder(tmp_path):
     assert baseline.baseline_path("b/x.json", "models/alice.yaml") == Path("b/x.json")
     with pytest.raises(UsageError):
         baseline.load(tmp_path / "absent.json")
+
+
+SHIPPED = sorted((Path(__file__).resolve().parent.parent / "models").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_shipped_baselines_record_every_claim_as_expected(path):
+    """The recorded baseline of each shipped game names every claim of its property file, with
+    a verdict the claim allows (the shipped checks are all as expected), in every reading;
+    regenerate with `turnproof check MODEL --baseline baselines/ --update-baseline`."""
+    from verifier.lang import default_properties_path, load_model, load_properties
+
+    recorded = json.loads((path.parent.parent / "baselines" / f"{path.stem}.json").read_text())
+    first = load_model(str(path))
+    readings = [v.name for v in first.variants] or [None]
+    entries = {v.get("variant"): v for v in recorded["variants"]}
+    assert set(entries) == set(readings)
+    for variant in readings:
+        entry = entries[variant]
+        claims = load_properties(default_properties_path(str(path)), load_model(str(path), variant=variant))
+        assert set(entry["claims"]) == {c.id for c in claims}, variant
+        for c in claims:        # no expected verdict: it must not be violated
+            allowed = {c.expected} if c.expected else {"HOLDS", "PROVED"}
+            assert entry["claims"][c.id] in allowed, (variant, c.id)
