@@ -61,7 +61,7 @@ def test_model_errors(tmp_path, capsys, what, old, new, needle, message, hint):
     code, err = run(capsys, str(path), "-p", str(PROPS))
     assert code == 2
     assert message in err
-    assert f"hint: " in err and hint in err
+    assert "hint: " in err and hint in err
     assert f"{path}:{line_of(path, needle)}:" in err
     assert "^" in err   # the caret line under the offending text
 

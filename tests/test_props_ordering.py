@@ -3,10 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
-from verifier.engines.base import Budget
-from verifier.lang import load_model, load_properties
 from verifier.result import Verdict
 from verifier.runner import RunOptions, check_model
 from verifier.semantics import layout

@@ -7,8 +7,9 @@ often are hoisted into locals once per state, and new states go straight into
 the visited set, the queue and the parent / label arrays. The loop reports
 back through a `Search` object (see `explicit.py`).
 
-`compile_model` and `compile_predicate` keep the tuple interface the analyses
-use: firings (action index, choice, successor tuple or None, raw gap or None).
+`compile_model` and `compile_predicate` work on state tuples, the reference
+semantics' states, which the differential tests compare them with: firings
+(action index, choice, successor tuple or None, raw gap or None).
 """
 from __future__ import annotations
 
@@ -221,7 +222,7 @@ def packed_predicate(lay: Layout, e: Expr) -> Callable[[int], bool]:
     return _exec(source, "predicate", {})["pred"]
 
 
-# ---------------------------------------------------------------- tuple interface (analyses)
+# ---------------------------------------------------------------- tuple interface
 
 @dataclass(frozen=True)
 class Compiled:

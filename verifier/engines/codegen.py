@@ -15,8 +15,7 @@ that leaves its range).
 
 Here: the packing, simplification and range analysis, and the expression
 writer. `actiongen.py` writes the firings of an action; `bfsgen.py` wraps them
-into the search loop, `expand`, predicates, and the tuple adapters that the
-analyses use (`compile_model`, `compile_predicate`, re-exported here).
+into the search loop, `expand` and predicates.
 """
 from __future__ import annotations
 
@@ -435,16 +434,3 @@ def _is_bool(e: Expr) -> bool:
     return isinstance(e, Quant) and e.kind in (QuantKind.FORALL, QuantKind.EXISTS) or \
         isinstance(e, App) and e.op in _BOOL or isinstance(e, Const) and e.is_bool
 
-
-# ---------------------------------------------------------------- the interface the analyses use
-
-def compile_model(lay: Layout):
-    """Firings over state tuples: see `bfsgen.compile_model`."""
-    from verifier.engines.bfsgen import compile_model as compiled
-    return compiled(lay)
-
-
-def compile_predicate(lay: Layout, e: Expr) -> Callable[[tuple], bool]:
-    """A state predicate over state tuples: see `bfsgen.compile_predicate`."""
-    from verifier.engines.bfsgen import compile_predicate as compiled
-    return compiled(lay, e)

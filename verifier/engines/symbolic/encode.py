@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 import z3
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, state_vars
-from verifier.ir.model import (Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow,
+from verifier.ir.model import (ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow,
                                Type)
 
 Term = z3.ExprRef
