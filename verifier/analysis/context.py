@@ -95,15 +95,12 @@ class Context:
         from verifier.engines.explicit import explore, kept_search
 
         assert self.concrete is not None
-        kept = kept_search(self.concrete)
-        if kept is not None:
-            self.space, self.lay = kept, kept.lay
-            self._expand = compile_expander(self.lay).expand
-            return
-        budget = Budget(max_states=self.budget.max_states or EXPLORE_STATES,
-                        timeout=None if self.deadline.end is None else self.deadline.left(1e9),
-                        max_depth=self.budget.max_depth, max_memory_mb=self.budget.max_memory_mb)
-        self.space, _ = explore(self.concrete, budget)
+        self.space = kept_search(self.concrete)
+        if self.space is None:
+            budget = Budget(max_states=self.budget.max_states or EXPLORE_STATES,
+                            timeout=None if self.deadline.end is None else self.deadline.left(1e9),
+                            max_depth=self.budget.max_depth, max_memory_mb=self.budget.max_memory_mb)
+            self.space, _ = explore(self.concrete, budget)
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
 
@@ -159,11 +156,6 @@ class Context:
     def unpack(self, s: int) -> State:
         """A packed state as a `semantics` state tuple."""
         return self.space.packing.unpack(s)
-
-    def field(self, s: int, slot: int) -> int:
-        """The value of one slot of a packed state."""
-        p = self.space.packing
-        return ((s >> p.shifts[slot]) & p.mask(slot)) + p.los[slot]
 
     def action(self, index: int) -> Action:
         return self.concrete.actions[index] if self.concrete is not None else self.model.actions[index]

@@ -45,7 +45,7 @@ class DeadRules(Visitor):
             elif gap is not None:
                 self.gapped.add(a)
         if self.phase_slot is not None:
-            self.phases.add(self.ctx.field(s, self.phase_slot))
+            self.phases.add(self.ctx.space.packing.field(s, self.phase_slot))
 
     def findings(self) -> list[Finding]:
         ctx = self.ctx

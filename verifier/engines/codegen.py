@@ -57,6 +57,10 @@ class Packing:
     def mask(self, k: int) -> int:
         return (1 << self.widths[k]) - 1
 
+    def field(self, x: int, k: int) -> int:
+        """The value of slot `k` in the packed state `x`."""
+        return ((x >> self.shifts[k]) & self.mask(k)) + self.los[k]
+
 
 def make_packing(lay: Layout) -> Packing:
     los = tuple(s.lo for s in lay.slots)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from itertools import accumulate, compress, repeat
-from operator import and_, itemgetter, not_
+from operator import and_, itemgetter
 from typing import Iterable
 
 import networkx as nx
@@ -58,17 +58,30 @@ def check_termination(space, claim: Terminates) -> Outcome:
     else:
         cut = set()
         what = "the game never ends"
-    region = list(compress(range(space.head), map(not_, map(final, space.packed[:space.head]))))
+    region = _expanded_where(space, lambda s: not final(s))
     return _find(space, region, cut, claim.fairness or model.fairness, what, pending_final=())
 
 
 def check_obligation(space, claim: Obligation) -> Outcome:
     pending = packed_predicate(space.lay, claim.pending)
     final = packed_predicate(space.lay, space.model.end)
-    region = list(compress(range(space.head), map(pending, space.packed[:space.head])))
+    region = _expanded_where(space, pending)
     finals = [i for i in region if final(space.packed[i])]
     return _find(space, region, set(), claim.fairness or space.model.fairness,
                  "the obligation stays open forever", pending_final=finals)
+
+
+def _expanded_where(space, pred) -> list[int]:
+    """The fully expanded states (indices, BFS order) whose packed value satisfies `pred`."""
+    return list(compress(range(space.head), map(pred, space.packed[:space.head])))
+
+
+def _marks(n: int, nodes: Iterable[int]) -> bytearray:
+    """A byte per state, 1 for `nodes`."""
+    out = bytearray(n)
+    for i in nodes:
+        out[i] = 1
+    return out
 
 
 def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what: str,
@@ -117,9 +130,7 @@ def _cyclic_core(space, region: list[int], cut: set[int]) -> tuple[set[int], lis
     empty (no cycle) or small: the whole graph is never built. (Edges are filtered with C-level
     `map`/`compress`; the search stores them by source.)"""
     n = len(space.packed)
-    alive = bytearray(n)
-    for i in region:
-        alive[i] = 1
+    alive = _marks(n, region)
     kept_label = bytes(a not in cut for a, _ in space.labels.items)
     src, dst, lab = space.edge_arrays()
     keep = map(and_, map(and_, map(alive.__getitem__, src), map(alive.__getitem__, dst)),
@@ -128,14 +139,10 @@ def _cyclic_core(space, region: list[int], cut: set[int]) -> tuple[set[int], lis
     survivors = _peel(region, list(map(itemgetter(0, 1), edges)))   # no edge in
     if not survivors:
         return set(), []
-    inside = bytearray(n)
-    for i in survivors:
-        inside[i] = 1
+    inside = _marks(n, survivors)
     back = sorted((d, s) for s, d, _x in edges if inside[s])   # a survivor's successors survive
     core = _peel(survivors, back)                               # no edge out
-    inside = bytearray(n)
-    for i in core:
-        inside[i] = 1
+    inside = _marks(n, core)
     firsts = map(inside.__getitem__, map(itemgetter(0), edges))
     seconds = map(inside.__getitem__, map(itemgetter(1), edges))
     return set(core), list(compress(edges, map(and_, firsts, seconds)))

@@ -263,14 +263,13 @@ class StateSpace:
         subclass), so that two firings between the same states stay two edges."""
         g = nx.MultiDiGraph()
         phase_slot = self.lay.offsets["phase"][0] if "phase" in self.lay.offsets else None
-        p = self.packing
         for d, first in enumerate(self.levels):
             last = self.levels[d + 1] if d + 1 < len(self.levels) else len(self.packed)
             for i in range(first, last):
                 attrs: dict[str, Any] = {"depth": d, "initial": self.parent[i] == -1,
                                          "state": LazyState(self, i)}
                 if phase_slot is not None:
-                    raw = ((self.packed[i] >> p.shifts[phase_slot]) & p.mask(phase_slot)) + p.los[phase_slot]
+                    raw = self.packing.field(self.packed[i], phase_slot)
                     attrs["phase"] = self.lay.display(self.lay.slots[phase_slot], raw)
                 g.add_node(i, **attrs)
         actions = self.model.actions
