@@ -178,6 +178,14 @@ def test_all_errors_are_reported_at_once(tmp_path):
     assert "unknown name 'hnad'" in messages and "unknown name 'zz'" in messages
 
 
+def test_a_bad_parameter_is_one_error_not_a_cascade(tmp_path):
+    """DECK is used throughout the model; its broken declaration is the only error reported."""
+    path = write(tmp_path, "DECK: {default: 3,", "DECK: {default: three,")
+    with pytest.raises(ModelError) as info:
+        load_model(str(path))
+    assert [d.message for d in info.value.diagnostics] == ["parameter DECK needs integer default, min and max"]
+
+
 def test_caret_under_the_bad_token(tmp_path):
     path = write(tmp_path, '"hand[active] > 0"', '"hand[active] > > 0"')
     error = the_error(path, "unexpected '>'")

@@ -162,6 +162,7 @@ class Loader:
                     or numbers[0] is None:
                 self.sink.error(f"parameter {name} needs integer default, min and max", p.span,
                                 hint="e.g. {default: 10, min: 0, max: 60}")
+                self.scope.params.add(name)        # declared all the same: no follow-on "unknown name"
                 continue
             out.append(ParamDecl(name, numbers[0], numbers[1], numbers[2], str(spec.get("doc", "")), p.key_span))
             self.scope.params.add(name)
