@@ -164,58 +164,66 @@ def _first_difference(a: Context, b: Context, ref: Context) -> Finding | None:
     names = _shared(a, b)
     if not names:
         return None
+    found = _unmatched(a, b, names)
+    if found is None:
+        return None
+    i, target, near, diff = found
+    state = a.space.states[i]
+    trace = a.trace_to(i)
+    if not trace.steps:
+        what = "starts play in a position"
+        last_rule: tuple[str, ...] = ()
+        changed = ", ".join(f"{k} = {_w(v)}" for k, v in trace.initial if k in names)
+    else:
+        step = trace.steps[-1]
+        what = f"lets '{step.label}'" + (f" ({step.rule.split(':')[0]})" if step.rule else "") \
+            + " lead from a position both readings reach to one"
+        last_rule = (step.rule,) if step.rule else ()
+        moved = [f"{k} = {_w(new)}" for k, (_old, new) in step.changes if k in names]
+        changed = ", ".join(moved[:4]) + (", ..." if len(moved) > 4 else "") \
+            or "a different combination of values"
+    here, there = _shown(a, names, target), _shown(b, names, near)
+    if diff:
+        contrast = "; the closest position it reaches differs in " + ", ".join(
+            f"{k} ({_w(here[k])} here, {_w(there[k])} there)" for k in diff[:4])
+    else:
+        contrast = ""
+    message = (f"The reading '{a.variant}' {what} that the reading '{b.variant}' never allows "
+               f"({changed}){contrast}.")
+    reading = b.variant if a is ref else a.variant      # the reading compared with the reference
+    rules = tuple(dict.fromkeys(_variant_rules([ref], [reading]) + list(last_rule)))
+    decl = {v.name: v for v in a.model.variants}.get(a.variant)
+    return Finding(KIND, f"{a.variant}|{b.variant}", message, rules=rules, traces=(trace,),
+                   evidence={"allowed_by": a.variant, "never_in": b.variant, "differs_in": diff,
+                             "state": {k: v for k, v in a.show(state).items() if k in names},
+                             "compared_variables": len(names),
+                             "states": {str(a.variant): len(a.space.states), str(b.variant): len(b.space.states)}},
+                   engine="explicit", scope=a.scope_concrete() + "; exhaustive search of the other reading",
+                   variant=a.variant, span=decl.span if decl is not None else a.model.span)
+
+
+def _unmatched(a: Context, b: Context, names: list[str]):
+    """(index of the shallowest state of `a` whose projection `b` never reaches, that projection,
+    the closest projection `b` reaches, the names where they differ), or None."""
     pa, pb = _projectors(a, b, names)
     limit = len(a.space.states) if a.space.error is None else a.space.error[0]
     fields = _shared_fields(a, b, names)
     if fields is not None:      # same bits in both packings: compare packed states, masked
         mask = sum(((1 << w) - 1) << sh for sh, w in fields)
-        seen_packed = {x & mask for x in b.space.packed}
+        seen = {x & mask for x in b.space.packed}
         packed = a.space.packed
-        first = next((i for i in range(limit) if packed[i] & mask not in seen_packed), None)
-        candidates = [] if first is None else [first]
-    else:
-        seen = {pb(s) for s in b.space.states}
-        candidates = (i for i in range(limit) if pa(a.space.states[i]) not in seen)
-    for i in candidates:
-        state = a.space.states[i]
-        trace = a.trace_to(i)
-        if not trace.steps:
-            what = "starts play in a position"
-            last_rule: tuple[str, ...] = ()
-            changed = ", ".join(f"{k} = {_w(v)}" for k, v in trace.initial if k in names)
-        else:
-            step = trace.steps[-1]
-            what = f"lets '{step.label}'" + (f" ({step.rule.split(':')[0]})" if step.rule else "") \
-                + " lead from a position both readings reach to one"
-            last_rule = (step.rule,) if step.rule else ()
-            moved = [f"{k} = {_w(new)}" for k, (_old, new) in step.changes if k in names]
-            changed = ", ".join(moved[:4]) + (", ..." if len(moved) > 4 else "") \
-                or "a different combination of values"
-        target = pa(state)
-        if fields is not None:
-            near = pb(b.space.packing.unpack(_nearest_packed(a.space.packed[i] & mask, seen_packed, fields)))
-            diff = [n for n, x, y in zip(names, near, target) if x != y]
-        else:
-            near, diff = _nearest(target, b.space.states, pb, names)
-        here, there = _shown(a, names, target), _shown(b, names, near)
-        if diff:
-            contrast = "; the closest position it reaches differs in " + ", ".join(
-                f"{k} ({_w(here[k])} here, {_w(there[k])} there)" for k in diff[:4])
-        else:
-            contrast = ""
-        message = (f"The reading '{a.variant}' {what} that the reading '{b.variant}' never allows "
-                   f"({changed}){contrast}.")
-        reading = b.variant if a is ref else a.variant      # the reading compared with the reference
-        rules = tuple(dict.fromkeys(_variant_rules([ref], [reading]) + list(last_rule)))
-        decl = {v.name: v for v in a.model.variants}.get(a.variant)
-        return Finding(KIND, f"{a.variant}|{b.variant}", message, rules=rules, traces=(trace,),
-                       evidence={"allowed_by": a.variant, "never_in": b.variant, "differs_in": diff,
-                                 "state": {k: v for k, v in a.show(state).items() if k in names},
-                                 "compared_variables": len(names),
-                                 "states": {str(a.variant): len(a.space.states), str(b.variant): len(b.space.states)}},
-                       engine="explicit", scope=a.scope_concrete() + "; exhaustive search of the other reading",
-                       variant=a.variant, span=decl.span if decl is not None else a.model.span)
-    return None
+        i = next((i for i in range(limit) if packed[i] & mask not in seen), None)
+        if i is None:
+            return None
+        target = pa(a.space.states[i])
+        near = pb(b.space.packing.unpack(_nearest_packed(packed[i] & mask, seen, fields)))
+        return i, target, near, [n for n, x, y in zip(names, near, target) if x != y]
+    seen_projected = {pb(s) for s in b.space.states}
+    i = next((i for i in range(limit) if pa(a.space.states[i]) not in seen_projected), None)
+    if i is None:
+        return None
+    target = pa(a.space.states[i])
+    return (i, target, *_nearest(target, b.space.states, pb, names))
 
 
 def _variant_rules(ctxs: Sequence[Context], names: Sequence[str | None]) -> list[str]:
