@@ -13,6 +13,8 @@ import os
 from multiprocessing.connection import wait
 from typing import Callable, Sequence, TypeVar
 
+from verifier.signals import default_signals_in_child
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -41,28 +43,31 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
     failed: list[int] = []
     running: dict[object, tuple[int, object]] = {}      # pipe -> (item index, process)
     todo = list(range(len(items)))[::-1]
-    while todo or running:
-        while todo and len(running) < workers:
-            k = todo.pop()
-            pipe, child_end = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(fn, items[k], child_end), daemon=True)
-            process.start()
-            child_end.close()
-            running[pipe] = (k, process)
-        for pipe in wait(list(running)):
-            k, process = running.pop(pipe)
-            try:
-                ok, value = pipe.recv()
-            except (EOFError, OSError):
-                ok, value = False, None
-            pipe.close()
-            process.join()
-            if ok:
-                results[k] = value
-                if arrived is not None:
-                    arrived(value)
-            else:
-                failed.append(k)
+    try:
+        while todo or running:
+            while todo and len(running) < workers:
+                k = todo.pop()
+                pipe, child_end = context.Pipe(duplex=False)
+                process = context.Process(target=_child, args=(fn, items[k], child_end), daemon=True)
+                process.start()
+                child_end.close()
+                running[pipe] = (k, process)
+            for pipe in wait(list(running)):
+                k, process = running.pop(pipe)
+                try:
+                    ok, value = pipe.recv()
+                except (EOFError, OSError):
+                    ok, value = False, None
+                pipe.close()
+                process.join()
+                if ok:
+                    results[k] = value
+                    if arrived is not None:
+                        arrived(value)
+                else:
+                    failed.append(k)
+    finally:                                 # interrupted, terminated or failed: no orphaned workers
+        _stop(running)
     for k in sorted(failed):
         results[k] = fn(items[k])
         if arrived is not None:
@@ -70,7 +75,19 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
     return [results[k] for k in range(len(items))]
 
 
+def _stop(running: dict) -> None:
+    for pipe, (_k, process) in running.items():
+        process.terminate()
+        process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        pipe.close()
+    running.clear()
+
+
 def _child(fn, item, pipe) -> None:
+    default_signals_in_child()
     try:
         pipe.send((True, fn(item)))
     except BaseException as err:  # noqa: BLE001 - the parent runs the job again and raises there

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
+import traceback
 
 from verifier import __version__
-from verifier.cli.common import EXIT_CODES_HELP, EXIT_ERROR
+from verifier.cli.common import (EXIT_BUG, EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED,
+                                 EXIT_UNKNOWN)
 from verifier.diagnostics import TurnproofError
+from verifier.signals import Terminated, terminate_on_sigterm
 
 DESCRIPTION = """\
 turnproof checks the turn structure of a card or tabletop game.
@@ -25,26 +29,55 @@ start with:
 """
 
 
+BUG_REPORT = ("a bug in turnproof, not in your files: please report it with the command line and the model "
+              "and property files; --debug prints the traceback")
+DEBUG_HELP = "on an internal error (exit 4), print the full traceback"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="turnproof", description=DESCRIPTION, epilog=EXIT_CODES_HELP,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"turnproof {__version__}")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(module, "register"):
             module.register(sub)
+    for command in sub.choices.values():          # also after the subcommand: `turnproof check M --debug`
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand; every way out is an exit code (see EXIT_CODES_HELP), never a traceback
+    unless --debug (or TURNPROOF_DEBUG=1) asks for one."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.handler(args)
-    except TurnproofError as err:
-        print(err.render(), file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    debug = args.debug or os.environ.get("TURNPROOF_DEBUG") == "1"
+    with terminate_on_sigterm():
+        try:
+            return args.handler(args)
+        except TurnproofError as err:
+            print(err.render(), file=sys.stderr)
+            return EXIT_ERROR
+        except MemoryError:
+            print("error: out of memory before the run could finish: nothing was decided (UNKNOWN); "
+                  "lower --max-states or set --max-memory", file=sys.stderr)
+            return EXIT_UNKNOWN
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Terminated:
+            print("terminated", file=sys.stderr)
+            return EXIT_TERMINATED
+        except Exception as err:  # noqa: BLE001 - the one place an unexpected error becomes exit 4
+            if debug:
+                traceback.print_exc()
+            print(f"internal error ({BUG_REPORT}): {type(err).__name__}: {_one_line(err)}", file=sys.stderr)
+            return EXIT_BUG
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return text[:200] + ("..." if len(text) > 200 else "")

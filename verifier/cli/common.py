@@ -18,12 +18,18 @@ EXIT_OK = 0          # every claim as expected, no new finding
 EXIT_FAILED = 1      # a claim violated or not as expected, or a new unacknowledged finding
 EXIT_ERROR = 2       # model, property or usage error
 EXIT_UNKNOWN = 3     # a budget left a claim UNKNOWN
+EXIT_BUG = 4         # an internal error: a bug in turnproof, never a verdict
+EXIT_INTERRUPTED = 130   # SIGINT (Ctrl-C)
+EXIT_TERMINATED = 143    # SIGTERM
+
+EXIT_BUG_HELP = "  4  internal error: a bug in turnproof, not in your files (--debug shows the traceback)"
 
 EXIT_CODES_HELP = """exit codes:
   0  every claim as expected and no unacknowledged finding
   1  a claim violated or not as expected, or a new unacknowledged finding
   2  model, property or usage error (file:line:col, the offending text and a hint)
-  3  a budget (--max-states, --timeout) left a claim UNKNOWN"""
+  3  a budget (--max-states, --timeout, --max-memory) left a claim or an analysis UNKNOWN
+""" + EXIT_BUG_HELP
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:

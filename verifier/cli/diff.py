@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from verifier.cli.common import Progress, add_model_options, add_output_options, run_options, write_output
+from verifier.cli.common import (EXIT_BUG_HELP, Progress, add_model_options, add_output_options, run_options,
+                                 write_output)
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.diffing import diff_versions, render_markdown, render_text, to_json
 
@@ -14,7 +15,8 @@ EXIT_HELP = """exit codes:
   0  nothing changed: same verdicts, same findings, same reachable behaviour
   1  something changed (listed in the output)
   2  model, property or usage error (a bad file, an unknown git revision...)
-  3  nothing else changed, but a budget stopped the exploration of a version"""
+  3  nothing else changed, but a budget stopped the exploration of a version
+""" + EXIT_BUG_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from verifier.cli.common import parse_params, write_output
+from verifier.cli.common import EXIT_BUG_HELP, parse_params, write_output
 from verifier.diagnostics import Diagnostic, UsageError
 
 TARGETS = ("mermaid", "dot", "json")
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                "  turnproof export models/wtactics.yaml --to dot --graph states --param DECK=2\n"
                "  turnproof export models/shadow_era.yaml --to json --variant literal\n\n"
                "exit codes:\n  0  written\n  2  model or usage error (file:line:col, the offending text "
-               "and a hint)")
+               "and a hint)\n" + EXIT_BUG_HELP)
     p.add_argument("model", metavar="MODEL", help="a model file (YAML, see docs/LANGUAGE.md)")
     p.add_argument("--to", choices=TARGETS, required=True, help="the format to write")
     p.add_argument("--graph", choices=("phases", "states"), default="phases",

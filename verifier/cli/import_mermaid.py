@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from verifier.cli.common import write_output
+from verifier.cli.common import EXIT_BUG_HELP, write_output
 from verifier.diagnostics import Diagnostic, UsageError
 
 
@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                "  turnproof import-mermaid rules.md --block 1 -o turn.yaml --claims turn_claims.yaml\n"
                "  turnproof check turn.yaml -p turn_claims.yaml\n\n"
                "exit codes:\n  0  the skeleton was written\n  2  the file cannot be read or holds no "
-               "flowchart (file:line, the offending text and a hint)")
+               "flowchart (file:line, the offending text and a hint)\n" + EXIT_BUG_HELP)
     p.add_argument("file", metavar="FILE", help="Markdown file with ```mermaid blocks, or a .mmd file")
     p.add_argument("-o", "--output", metavar="MODEL.yaml", help="write the skeleton here (default: standard output)")
     p.add_argument("--claims", metavar="FILE",

@@ -11,7 +11,7 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from verifier.cli.common import EXIT_FAILED, EXIT_OK, Progress, add_model_options, add_output_options, \
+from verifier.cli.common import EXIT_BUG_HELP, EXIT_FAILED, EXIT_OK, Progress, add_model_options, add_output_options, \
     run_options, write_output
 from verifier.report.json_out import runs_json
 from verifier.report.text import findings_text, trace_table
@@ -23,7 +23,9 @@ FORMATS = ("text", "json")
 EXIT_HELP = """exit codes:
   0  no finding, or every finding is acknowledged in the model's `acknowledge` list
   1  a new (unacknowledged) finding
-  2  model or usage error (file:line:col, the offending text and a hint)"""
+  2  model or usage error (file:line:col, the offending text and a hint)
+  3  a budget (--max-states, --timeout, --max-memory) cut an analysis short (UNKNOWN)
+""" + EXIT_BUG_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:

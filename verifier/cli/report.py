@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from verifier.cli.common import Progress, add_model_options, exit_code, run_options
+from verifier.cli.common import EXIT_BUG_HELP, Progress, add_model_options, exit_code, run_options
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.report.diagrams import WHOLE_GRAPH_LIMIT
 from verifier.runner import check_model
@@ -13,7 +13,8 @@ EXIT_HELP = """exit codes:
   0  the report was written (whatever the verdicts: the pages show them)
   1  with --gate: a claim not as expected or an unacknowledged finding (the report is written)
   2  model, property or usage error: nothing is written and the previous report stays as it was
-  3  with --gate: a budget left a claim UNKNOWN (the report is written)"""
+  3  with --gate: a budget left a claim UNKNOWN (the report is written)
+""" + EXIT_BUG_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,66 @@
+"""Exit code 4: an internal error is a bug, never a finding (exit 1) nor a model error (exit 2)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import verifier.cli.check as check_cli
+from verifier.cli import build_parser, main
+
+HERE = Path(__file__).parent
+GATE = HERE / "fixtures" / "gate"
+ARGS = ["check", str(GATE / "gate.yaml"), "-p", str(GATE / "gate_props.yaml"), "-q", "--no-consistency"]
+
+
+def _broken(*_args, **_kwargs):
+    raise ZeroDivisionError("a bug on purpose")
+
+
+def test_an_internal_error_exits_4_with_one_line_and_no_traceback(monkeypatch, capsys):
+    monkeypatch.setattr(check_cli, "check_model", _broken)
+    code = main(ARGS)
+    err = capsys.readouterr().err
+    assert code == 4
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "bug in turnproof" in err and "report" in err and "ZeroDivisionError: a bug on purpose" in err
+
+
+@pytest.mark.parametrize("where", ["after", "before"])
+def test_debug_prints_the_traceback(monkeypatch, capsys, where):
+    monkeypatch.setattr(check_cli, "check_model", _broken)
+    code = main([*ARGS, "--debug"] if where == "after" else ["--debug", *ARGS])
+    err = capsys.readouterr().err
+    assert code == 4 and "Traceback" in err and "ZeroDivisionError" in err
+
+
+def test_out_of_memory_is_unknown_not_a_bug(monkeypatch, capsys):
+    def no_memory(*_a, **_k):
+        raise MemoryError()
+    monkeypatch.setattr(check_cli, "check_model", no_memory)
+    assert main(ARGS) == 3
+    assert "UNKNOWN" in capsys.readouterr().err
+
+
+def test_exit_code_4_is_documented_everywhere_codes_are_listed():
+    parser = build_parser()
+    assert "4  internal error" in parser.epilog
+    commands = parser._subparsers._group_actions[0].choices
+    for name in ("check", "lint", "report", "diff", "export", "import-mermaid"):
+        assert "4  internal error" in commands[name].epilog, name
+    readme = (HERE.parent / "README.md").read_text(encoding="utf-8")
+    assert "| 4 | internal error" in readme
+
+
+def test_the_command_line_program_exits_4_on_a_bug(tmp_path):
+    """Through the real entry point, as CI runs it (a crash must not read as 'claim violated')."""
+    script = ("import sys, verifier.cli.check as c\n"
+              "def boom(*a, **k): raise RuntimeError('boom')\n"
+              "c.check_model = boom\n"
+              "from verifier.cli import main\n"
+              f"sys.exit(main({ARGS!r}))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=HERE.parent,
+                          timeout=60)
+    assert done.returncode == 4 and "Traceback" not in done.stderr
