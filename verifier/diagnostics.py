@@ -6,8 +6,25 @@ line, a caret and a hint, and exits with code 2.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+SHOWN_WIDTH = 120        # characters of a source line shown around the error
+
+
+def printable(text: str, keep_newlines: bool = True) -> str:
+    """`text` safe for a terminal: each control character (ESC, NUL, bidirectional overrides...)
+    becomes one visible placeholder, so that no escape sequence reaches the terminal and columns
+    stay aligned; tabs and (unless told otherwise) newlines are kept."""
+    out = _CONTROL.sub(_picture, text)
+    return out if keep_newlines else out.replace("\n", "\u2424")
+
+
+def _picture(m: re.Match) -> str:
+    code = ord(m.group())
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7f else "\ufffd"
 
 
 @dataclass(frozen=True)
@@ -44,21 +61,28 @@ class Diagnostic:
     notes: tuple[tuple[str, Span | None], ...] = ()
 
     def render(self, source_lines: list[str] | None = None) -> str:
-        where = f"{self.span}: " if self.span else ""
-        out = [f"{where}{self.severity}: {self.message}"]
+        """`file:line:col: error: message`, the line (a window of it when long), a caret and the
+        hint; control characters from the file are shown as placeholders, never sent raw."""
+        where = f"{printable(str(self.span))}: " if self.span else ""
+        out = [f"{where}{self.severity}: {printable(self.message)}"]
         if self.span and source_lines is None:
             source_lines = _read_lines(self.span.file)
         if self.span and source_lines and 0 < self.span.line <= len(source_lines):
             text = source_lines[self.span.line - 1].rstrip("\n")
-            out.append(f"  {self.span.line:>4} | {text}")
             width = 1
             if self.span.end_col and (self.span.end_line in (None, self.span.line)):
                 width = max(1, self.span.end_col - self.span.col)
-            out.append("       | " + " " * (self.span.col - 1) + "^" * width)
+            start = max(0, min(self.span.col - 1 - SHOWN_WIDTH // 3, len(text) - SHOWN_WIDTH))
+            shown = text[start:start + SHOWN_WIDTH]
+            lead = "..." if start else ""
+            out.append(f"  {self.span.line:>4} | {lead}{printable(shown, False)}"
+                       + ("..." if start + SHOWN_WIDTH < len(text) else ""))
+            col = len(lead) + self.span.col - 1 - start
+            out.append("       | " + " " * col + "^" * min(width, max(1, len(lead) + len(shown) - col)))
         for note, span in self.notes:
-            out.append(f"  note: {note}" + (f" ({span})" if span else ""))
+            out.append(f"  note: {printable(note)}" + (f" ({span})" if span else ""))
         if self.hint:
-            out.append(f"  hint: {self.hint}")
+            out.append(f"  hint: {printable(self.hint)}")
         return "\n".join(out)
 
 

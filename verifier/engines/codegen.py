@@ -62,6 +62,14 @@ class Packing:
         return ((x >> self.shifts[k]) & self.mask(k)) + self.los[k]
 
 
+def balanced_join(terms: list[str], op: str, group: int = 32) -> str:
+    """`a op b op ...` parenthesised in groups, so that thousands of terms nest a few levels deep
+    (Python compiles a flat chain as one deeply nested expression)."""
+    while len(terms) > group:
+        terms = [f"({op.join(terms[i:i + group])})" for i in range(0, len(terms), group)]
+    return op.join(terms)
+
+
 def make_packing(lay: Layout) -> Packing:
     los = tuple(s.lo for s in lay.slots)
     his = tuple(s.hi for s in lay.slots)
@@ -73,7 +81,7 @@ def make_packing(lay: Layout) -> Packing:
     for lo, w, sh in zip(los, widths, shifts):
         field = f"((x >> {sh}) & {(1 << w) - 1})" if sh else f"(x & {(1 << w) - 1})"
         unpack_terms.append(str(lo) if not w else (f"{field} + {lo}" if lo else field))
-    src = (f"def pack(t):\n    return {' | '.join(pack_terms) or '0'}\n"
+    src = (f"def pack(t):\n    return {balanced_join(pack_terms, ' | ') or '0'}\n"
            f"def unpack(x):\n    return ({', '.join(unpack_terms)}{',' if len(unpack_terms) == 1 else ''})\n")
     ns: dict = {}
     exec(compile(src, "<turnproof packing>", "exec"), ns)

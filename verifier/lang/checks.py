@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from verifier.ir.expr import Const, state_vars
-from verifier.ir.model import ActionKind, IntType, Modality, Model, Overflow
+from verifier.ir.expr import Const, Quant, state_vars, walk
+from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs
+from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_RANGE_WIDTH, MAX_SLOTS
 from verifier.lang.yaml_source import suggest
 
 if TYPE_CHECKING:
@@ -57,6 +58,67 @@ def check_static_ranges(loader: "Loader", model: Model) -> None:
             var = concrete.var(eff.target.name)
             if var.overflow is Overflow.UNSPECIFIED:
                 _check_value(loader, var, eff.value, orig.span, f"{action.name} sets {var.name} to")
+
+
+def check_sizes(loader: "Loader", model: Model) -> None:
+    """Ranges that are not empty, and arrays, state slots, choices and quantifiers the search can
+    hold: sizes are computed from the bounds (parameters fixed), never materialised."""
+    concrete = model.instantiate()
+    slots = 0
+    for var in concrete.variables:
+        if not _range_ok(loader, var.type, var.span, f"the type of {var.name}"):
+            continue
+        if var.index is None:
+            slots += 1
+            continue
+        size = _range_size(var.index)
+        if not _range_ok(loader, var.index, var.span, f"the index (per:) of {var.name}") or size is None:
+            continue
+        if size > MAX_ARRAY:
+            loader.sink.error(f"{var.name} has {size:,} elements; at most {MAX_ARRAY:,} are allowed", var.span,
+                              hint="a state holds counters, not a card list: count cards instead")
+        slots += size
+    if slots > MAX_SLOTS:
+        loader.sink.error(f"the state has {slots:,} slots (variables and array elements); at most "
+                          f"{MAX_SLOTS:,} are allowed", model.span, hint="use fewer or smaller arrays")
+    for action in concrete.actions:
+        ways = 1
+        for choice in action.choices:
+            if _range_ok(loader, choice.type, choice.span, f"the choice {choice.name} of {action.name}"):
+                ways *= _range_size(choice.type) or 1
+        if ways > MAX_CHOICES:
+            loader.sink.error(f"action {action.name} can choose in {ways:,} ways; at most {MAX_CHOICES:,} are "
+                              "allowed", action.span, hint="narrow its choose: domains")
+    for e in all_exprs(concrete):
+        for q in walk(e):
+            if isinstance(q, Quant) and isinstance(q.lo, Const) and isinstance(q.hi, Const) \
+                    and q.hi.value - q.lo.value >= MAX_ARRAY:
+                loader.sink.error(f"a quantifier ranges over {q.hi.value - q.lo.value + 1:,} values; at most "
+                                  f"{MAX_ARRAY:,} are allowed", q.span, hint="quantify over players or an array index")
+
+
+def _range_size(t) -> int | None:
+    if isinstance(t, EnumType):
+        return len(t.values)
+    if isinstance(t, IntType) and isinstance(t.lo, Const) and isinstance(t.hi, Const):
+        return t.hi.value - t.lo.value + 1
+    return 1 if not isinstance(t, IntType) else None
+
+
+def _range_ok(loader: "Loader", t, span, what: str) -> bool:
+    """An integer range with fixed bounds is not empty and not wider than the engines take."""
+    if not isinstance(t, IntType) or not isinstance(t.lo, Const) or not isinstance(t.hi, Const):
+        return True
+    lo, hi = t.lo.value, t.hi.value
+    if hi < lo:
+        loader.sink.error(f"{what} is the empty range {lo}..{hi}", span,
+                          hint="a range is lo..hi with lo <= hi; did you swap the bounds?")
+        return False
+    if hi - lo > MAX_RANGE_WIDTH:
+        loader.sink.error(f"{what} spans {hi - lo + 1} values; at most 2^62 are allowed", span,
+                          hint="use a smaller range")
+        return False
+    return True
 
 
 def _check_value(loader: "Loader", var, value, span, what: str) -> None:

@@ -14,6 +14,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from verifier.diagnostics import DiagnosticSink, Span
 from verifier.ir.expr import App, Const, Expr, Index, Op, Quant, QuantKind
+from verifier.lang.limits import MAX_EXPR_DEPTH, deeper_than, int_literal_problem
 from verifier.lang.typecheck import BOOL, INT, Scope, enum_ty, mismatch_hint, ty_of, ty_words
 
 
@@ -88,10 +89,16 @@ class ExprReader:
     # ---- parsing and positions
     def _parse(self, start: str, hint: str | None = None) -> Tree | None:
         try:
-            return _parser(start).parse(self.text)
+            tree = _parser(start).parse(self.text)
         except UnexpectedInput as err:
             self._syntax_error(err, hint)
             return None
+        if deeper_than(tree, MAX_EXPR_DEPTH):
+            self.sink.error(f"expression too deeply nested: more than {MAX_EXPR_DEPTH} levels of operators, "
+                            "'if' and quantifiers", self.origin.span(0, len(self.text.rstrip())),
+                            hint="split it with a constant or a helper variable, or drop repeated 'not'/'-'")
+            return None
+        return tree
 
     def _syntax_error(self, err: UnexpectedInput, hint: str | None) -> None:
         pos = getattr(err, "pos_in_stream", None)
@@ -143,6 +150,10 @@ class ExprReader:
         return out[0]
 
     def _n_int_(self, node, scope):
+        too_big = int_literal_problem(str(node.children[0]), self._span(node))
+        if too_big is not None:
+            self.sink.diagnostics.append(too_big)
+            return None
         return Const(int(node.children[0]), span=self._span(node)), INT
 
     def _n_true(self, node, scope):

@@ -12,6 +12,7 @@ from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, Acknowledgemen
                                Variable, VariantDecl)
 from verifier.lang import checks
 from verifier.lang.expressions import ExprReader, Origin
+from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
 from verifier.lang.phases import desugar_phases, read_phases
 from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, ty_of, ty_words
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
@@ -123,6 +124,8 @@ class Loader:
             model = replace(model, actions=tuple(replace(a, guard=conj(a.guard, neg(end))) for a in model.actions))
         checks.check_names(self, model)
         self.sink.raise_if_errors()
+        checks.check_sizes(self, model)
+        self.sink.raise_if_errors()
         checks.check_static_ranges(self, model)
         checks.check_must_guards(self, model)
         self.sink.raise_if_errors()
@@ -136,14 +139,16 @@ class Loader:
         node = self.root.get("players")
         players = 1
         if node is not None:
-            if not isinstance(node.value, int) or isinstance(node.value, bool) or node.value < 1:
-                self.sink.error("players must be a positive integer", node.span, hint="e.g. players: 2")
+            if not isinstance(node.value, int) or isinstance(node.value, bool) or not 1 <= node.value <= MAX_PLAYERS:
+                self.sink.error(f"players must be an integer from 1 to {MAX_PLAYERS}", node.span,
+                                hint="e.g. players: 2")
             else:
                 players = node.value
         if "PLAYERS" in self.overrides:
             value = self.overrides.pop("PLAYERS")
-            if value is None or value < 1:
-                raise UsageError(Diagnostic("PLAYERS must be a positive integer", hint="e.g. --param PLAYERS=3"))
+            if value is None or not 1 <= value <= MAX_PLAYERS:
+                raise UsageError(Diagnostic(f"PLAYERS must be an integer from 1 to {MAX_PLAYERS}",
+                                            hint="e.g. --param PLAYERS=3"))
             players = value
         self.scope.players = players
         return players
@@ -261,6 +266,8 @@ class Loader:
         if str(node.value).strip() == "player":
             return IntType(Const(0), Const(players - 1))
         t = self.read_type(node)
+        if isinstance(t, IntType):              # `per: 0..N-1` with N a constant is a fixed size
+            t = IntType(fold(t.lo), fold(t.hi))
         if isinstance(t, IntType) and (params_of(t.lo) or params_of(t.hi)):
             self.sink.error("an array's size cannot depend on a parameter", node.span,
                             hint="use constants, or 'player'")
@@ -309,6 +316,8 @@ class Loader:
 
     def read_init(self, var: Variable, node: Node | None) -> tuple[Expr | None, ...]:
         size = var.size() if var.index is None or _concrete(var.index) else 1
+        if not 0 < size <= MAX_ARRAY:           # reported by checks.check_sizes, never materialised
+            return ()
         if node is None:
             return (None,) * size
         want = ty_of(var.type)

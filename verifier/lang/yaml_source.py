@@ -9,10 +9,11 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from verifier.diagnostics import Diagnostic, DiagnosticSink, ModelError, Span, TurnproofError
 from verifier.lang.expressions import Origin
+from verifier.lang.limits import yaml_problem
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,9 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
         text = p.read_text(encoding="utf-8")
         if key in _PARSED and _PARSED[key][0] == text:
             return Node(_PARSED[key][1], Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
+        problem = yaml_problem(path, text)
+        if problem is not None:
+            raise error(problem)
         data = YAML(typ="rt").load(text)
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
@@ -161,6 +165,9 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
                                     "write keys with [ ] in block style")) from None
     except UnicodeDecodeError:
         raise error(Diagnostic(f"{path} is not UTF-8 text")) from None
+    except (YAMLError, RecursionError) as err:       # what the limits above let through
+        raise error(Diagnostic(f"malformed YAML: {' '.join(str(err).split())[:200]}", Span(path, 1, 1),
+                               hint="check indentation, colons and quotes")) from None
     if not isinstance(data, CommentedMap):
         raise error(Diagnostic("the file must be a YAML mapping (key: value lines)", Span(path, 1, 1)))
     if len(_PARSED) >= PARSED_KEPT:

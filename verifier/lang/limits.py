@@ -1,0 +1,122 @@
+"""Limits on what an input file may ask for, checked before any work is done.
+
+Model and property files are untrusted: each limit below turns what would be a
+crash, a hang or a memory blow-up into a positioned error (exit 2). The limits
+are far above what a turn structure needs; the hint of each error names it.
+"""
+from __future__ import annotations
+
+import re
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, NodeEvent, ScalarEvent
+
+from verifier.diagnostics import Diagnostic, Span
+
+MAX_FILE_BYTES = 1_000_000      # a model or property file (ruamel parses about 100 kB/s)
+MAX_YAML_NODES = 200_000        # values in a document, every alias counted as often as it is used
+MAX_YAML_DEPTH = 48             # nested mappings and lists
+MAX_EXPR_DEPTH = 48             # nested operators, parentheses, `if` and quantifiers in one expression
+MAX_INT_DIGITS = 18             # an integer literal (YAML or expression): at most 18 digits
+MAX_PLAYERS = 64
+MAX_SLOTS = 20_000              # state slots: variables, array elements
+MAX_ARRAY = 10_000              # elements of one array
+MAX_CHOICES = 100_000           # ways one action can choose (product of its choice domains)
+MAX_RANGE_WIDTH = 2 ** 62       # hi - lo of an integer type
+
+_FLAT = ("and_expr", "or_expr")       # n-ary in the IR
+_YAML_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "bool", "null", "seq", "map", "float")}
+# C0 controls but tab, newline and carriage return; DEL and the C1 controls; bidirectional overrides
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff]")
+_BIG_INT = re.compile(r"[-+]?(?:0[xob])?[0-9_a-fA-F]*[0-9][0-9_a-fA-F]*")
+
+
+def yaml_problem(path: str, text: str) -> Diagnostic | None:
+    """The first reason not to parse `text` as a model or property file, or None.
+
+    Scans the YAML events (ruamel's parser is iterative: no recursion, nothing built),
+    counting the values an alias stands for without expanding it."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        return Diagnostic(f"the file is larger than {MAX_FILE_BYTES // 1_000_000} MB", Span(path, 1, 1),
+                          hint="a model or property file is a page of YAML; split or shorten it")
+    bad = _CONTROL.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        col = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        return Diagnostic(f"control character U+{ord(bad.group()):04X} in the file", Span(path, line, col),
+                          hint="remove it: files hold printable text, tabs and newlines only "
+                               "(write escapes such as \\t inside double quotes)")
+    sizes: dict[str, int] = {}          # anchor -> values it stands for
+    open_: list[list] = []              # [anchor, values so far] per open mapping or list
+    total = 0
+    try:
+        for event in YAML(typ="rt").parse(text):
+            here = Span(path, event.start_mark.line + 1, event.start_mark.column + 1)
+            tag = getattr(event, "tag", None)
+            if isinstance(event, NodeEvent) and tag is not None and tag not in _YAML_TAGS:
+                return Diagnostic(f"YAML tag '{_short_tag(tag)}' is not allowed", here,
+                                  hint="write plain values, lists and mappings: files take no tags (!!...)")
+            if isinstance(event, CollectionStartEvent):
+                open_.append([event.anchor, 0])
+                if len(open_) > MAX_YAML_DEPTH:
+                    return Diagnostic(f"too deeply nested: more than {MAX_YAML_DEPTH} levels of lists and "
+                                      "mappings", here, hint="flatten the structure")
+                continue
+            if isinstance(event, CollectionEndEvent):
+                anchor, count = open_.pop()
+                count += 1
+            elif isinstance(event, ScalarEvent):
+                anchor, count = event.anchor, 1
+                if event.style is None and len(event.value) > MAX_INT_DIGITS and _BIG_INT.fullmatch(event.value):
+                    return _too_big(event.value, here)
+            elif isinstance(event, AliasEvent):
+                anchor, count = None, sizes.get(event.anchor, 1)
+            else:
+                continue
+            if anchor is not None:
+                sizes[anchor] = count
+            if open_:
+                open_[-1][1] += count
+            total += count if not open_ else 0
+            if count > MAX_YAML_NODES or (open_ and open_[-1][1] > MAX_YAML_NODES):
+                return Diagnostic(f"the document expands to more than {MAX_YAML_NODES:,} values "
+                                  "(aliases counted as often as they are used)", here,
+                                  hint="an alias (*name) repeats its anchor's whole value: use fewer or "
+                                       "smaller ones")
+    except MarkedYAMLError:
+        return None                     # the loader reports it with its position
+    except (YAMLError, RecursionError) as err:
+        return Diagnostic(f"malformed YAML: {' '.join(str(err).split())[:200]}", Span(path, 1, 1),
+                          hint="check indentation, colons and quotes")
+    return None
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag[:60]
+
+
+def _too_big(literal: str, where: Span | None) -> Diagnostic:
+    return Diagnostic(f"integer literal {literal[:20]}... has {len(literal)} characters; at most "
+                      f"{MAX_INT_DIGITS} digits are allowed", where,
+                      hint="counts in a turn structure are small: use a smaller number")
+
+
+def int_literal_problem(literal: str, where: Span | None) -> Diagnostic | None:
+    """An integer literal of an expression that is too long to be a count."""
+    return _too_big(literal, where) if len(literal.lstrip("+-")) > MAX_INT_DIGITS else None
+
+
+def deeper_than(tree, limit: int) -> bool:
+    """Whether a parse tree (lark Tree) nests more than `limit` levels once converted: a flat
+    chain `a + b + c` becomes nested operators, so each operator of a node counts as a level
+    (but `and`/`or` chains, which stay flat). Iterative, so any depth is measured."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = getattr(node, "children", ())
+        extra = 0 if getattr(node, "data", None) in _FLAT else len(children) // 2
+        stack.extend((child, depth + 1 + extra) for child in children)
+    return False
