@@ -22,3 +22,8 @@ def test_explicit_throughput_bench():
 def test_games_bench():
     out = bench("bench.games", "--repeat", "1", "aeons_end")
     assert "| aeons_end | 2 |" in out
+
+
+def test_simulate_bench():
+    out = bench("bench.simulate", "--games", "5", "--repeat", "1", "aeons_end")
+    assert "| aeons_end | defaults | 5 |" in out

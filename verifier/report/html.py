@@ -142,8 +142,9 @@ def _block(block, slug: str, counter: list[int]) -> str:
         svg = inline_svg(d.svg, f"{slug}-d{counter[0]}", d.alt or d.title)
         caption = inline(block.caption)
         return (f'<figure id="fig-{esc(d.stem)}">{svg}<figcaption>{caption} '
-                f'<a href="{esc(d.stem)}.svg">SVG</a> · <a href="{esc(d.stem)}.dot">DOT source</a>'
-                f"</figcaption></figure>")
+                f'<a href="{esc(d.stem)}.svg">SVG</a>'
+                + (f' · <a href="{esc(d.stem)}.dot">DOT source</a>' if d.dot else "")
+                + "</figcaption></figure>")
     if isinstance(block, Pre):
         return f"<pre>{esc(block.text)}</pre>"
     raise TypeError(f"unknown block {block!r}")
