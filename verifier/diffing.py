@@ -25,6 +25,7 @@ nothing else changed).
 """
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -33,6 +34,7 @@ from typing import Any, Sequence
 
 from verifier import __version__
 from verifier.diagnostics import Diagnostic, UsageError
+from verifier.report.escaping import file_stem, markdown_code, markdown_text
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.runner import RunOptions, check_model
 from verifier.trace import Trace
@@ -65,6 +67,8 @@ def _git(args: list[str], what: str) -> bytes:
     return done.stdout
 
 
+GIT_REV = re.compile(r"[A-Za-z0-9_@][A-Za-z0-9_./~^@{}+-]*")
+
 def resolve(spec: str, workdir: Path) -> Version:
     """A model version: a plain file, or `git:REV:path` copied (with its default property
     file from the same revision) under `workdir`."""
@@ -76,6 +80,9 @@ def resolve(spec: str, workdir: Path) -> Version:
     rev, sep, path = spec[4:].partition(":")
     if not sep or not rev or not path:
         raise UsageError(Diagnostic(f"'{spec}' is not git:REV:path", hint="e.g. git:HEAD~1:models/wtactics.yaml"))
+    if not GIT_REV.fullmatch(rev):                 # never an option to git (git:--output=...)
+        raise UsageError(Diagnostic(f"'{rev}' is not a git revision", hint="a branch, tag or commit, e.g. "
+                                    "HEAD~1 or origin/main (it cannot start with '-')"))
     if path.startswith(("./", "../")):
         prefix = _git(["rev-parse", "--show-prefix"], spec).decode().strip()
         repo_path = PurePosixPath(*(PurePosixPath(prefix + path).parts))
@@ -89,7 +96,7 @@ def resolve(spec: str, workdir: Path) -> Version:
     else:
         repo_path = PurePosixPath(path)
     text = _git(["show", f"{rev}:{repo_path}"], spec)
-    safe_rev = "".join(c if c.isalnum() or c in "-_." else "_" for c in rev)
+    safe_rev = file_stem(rev)
     root = workdir / safe_rev
     target = root / repo_path
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -491,8 +498,8 @@ def render_text(d: ModelDiff) -> str:
     return "\n".join(out) + "\n"
 
 
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+_cell = markdown_text          # model text in Markdown: escaped, one line
+_code = markdown_code
 
 
 def _md_trace(trace: Trace) -> list[str]:
@@ -512,9 +519,10 @@ def _details(summary: str, trace: Trace) -> list[str]:
 
 def render_markdown(d: ModelDiff) -> str:
     """For a pull-request comment: headline, tables, traces folded in <details>."""
-    out = [f"## turnproof diff: `{d.old.label}` → `{d.new.label}`", "",
-           f"**{'No change' if not d.changed else 'Changes'}** in model `{d.model_new}`: {d.summary()}.", ""]
-    out += [f"> note: {n}" for n in d.notes]
+    out = [f"## turnproof diff: {_code(d.old.label)} → {_code(d.new.label)}", "",
+           f"**{'No change' if not d.changed else 'Changes'}** in model {_code(d.model_new)}: {_cell(d.summary())}.",
+           ""]
+    out += [f"> note: {_cell(n)}" for n in d.notes]
     if d.notes:
         out.append("")
     if d.claims_changed:
@@ -523,35 +531,36 @@ def render_markdown(d: ModelDiff) -> str:
         groups = _grouped(d.claims_changed)
         for c, variants in groups:
             exp = c.new.property.expected if c.new is not None else None
-            out.append(f"| `{c.claim}` | {', '.join(v for v in variants if v)} | {c.old_verdict} | "
-                       f"**{c.new_verdict}** | {exp or '-'} | {_cell(c.statement)} |")
+            out.append(f"| {_code(c.claim)} | {_cell(', '.join(v for v in variants if v))} | {c.old_verdict} | "
+                       f"**{c.new_verdict}** | {_cell(exp or '-')} | {_cell(c.statement)} |")
         out.append("")
         for c, _variants_ in groups:
             why = _claim_trace(c)
             if why:
-                out += _details(f"{c.claim}{_v(c.variant)}: {why[0]} ({len(why[1])} steps)", why[1])
+                out += _details(_cell(f"{c.claim}{_v(c.variant)}: {why[0]} ({len(why[1])} steps)"), why[1])
     if d.claims_added or d.claims_removed:
         out += ["### Claims only in one version", ""]
-        out += [f"- added `{c.claim}`{_v(c.variant)}: {c.new_verdict}" for c in d.claims_added]
-        out += [f"- removed `{c.claim}`{_v(c.variant)} (was {c.old_verdict})" for c in d.claims_removed]
+        out += [f"- added {_code(c.claim, False)}{_cell(_v(c.variant))}: {c.new_verdict}" for c in d.claims_added]
+        out += [f"- removed {_code(c.claim, False)}{_cell(_v(c.variant))} (was {c.old_verdict})"
+                for c in d.claims_removed]
         out.append("")
     if d.findings_appeared or d.findings_gone:
         out += ["### Findings", "", "| | finding | variant | message |", "|---|---|---|---|"]
-        out += [f"| new | `{f.key}` | {v or ''} | {_cell(f.message)} |" for v, f in d.findings_appeared]
-        out += [f"| gone | `{f.key}` | {v or ''} | {_cell(f.message)} |" for v, f in d.findings_gone]
+        out += [f"| new | {_code(f.key)} | {_cell(v or '')} | {_cell(f.message)} |" for v, f in d.findings_appeared]
+        out += [f"| gone | {_code(f.key)} | {_cell(v or '')} | {_cell(f.message)} |" for v, f in d.findings_gone]
         out.append("")
     for b in d.behaviours:
         if not b.changed and b.complete:
             continue
-        out += [f"### Reachable behaviour{_v(b.variant)}", "",
+        out += [f"### Reachable behaviour{_cell(_v(b.variant))}", "",
                 f"OLD reaches {b.old_states:,} states, NEW {b.new_states:,}; compared on {len(b.shared)} shared "
                 f"slots.", ""]
         if b.only_old_vars or b.only_new_vars:
-            out += [f"Variables only in OLD: {', '.join(b.only_old_vars) or '-'}; "
-                    f"only in NEW: {', '.join(b.only_new_vars) or '-'}.", ""]
-        out += [f"- {n}" for n in b.notes]
+            out += [_cell(f"Variables only in OLD: {', '.join(b.only_old_vars) or '-'}; "
+                          f"only in NEW: {', '.join(b.only_new_vars) or '-'}."), ""]
+        out += [f"- {_cell(n)}" for n in b.notes]
         if not b.complete:
-            out += [f"Not compared: exploration incomplete ({b.reason}).", ""]
+            out += [f"Not compared: exploration incomplete ({_cell(b.reason)}).", ""]
             continue
         for title, side in (("NEW allows", b.new_only), ("OLD allows", b.old_only)):
             other = "OLD" if title.startswith("NEW") else "NEW"
@@ -560,10 +569,11 @@ def render_markdown(d: ModelDiff) -> str:
             out += [f"**{title} {_n(side.count, 'state')} that {other} does not**; it first departs in "
                     f"{side.departures} (shortest first, {len(side.listed)} listed):", ""]
             for i, s in enumerate(side.listed, 1):
-                novel = f" ({', '.join(f'`{k}={_fmt(v)}`' for k, v in s.novel)} never in {other})" if s.novel else ""
-                last = _cell(s.trace.steps[-1].label) if s.trace.steps else "(initial state)"
-                out.append(f"{i}. after `{last}` (step {len(s.trace)}): {_cell(s.why)}{novel}")
-                out += ["", f"   state reached: `{_state_text(s.state)}`"]
+                novel = f" ({', '.join(_code(f'{k}={_fmt(v)}', False) for k, v in s.novel)} never in {other})" \
+                    if s.novel else ""
+                last = s.trace.steps[-1].label if s.trace.steps else "(initial state)"
+                out.append(f"{i}. after {_code(last, False)} (step {len(s.trace)}): {_cell(s.why)}{novel}")
+                out += ["", f"   state reached: {_code(_state_text(s.state), False)}"]
                 out += ["", *["   " + line if line else "" for line in
                               _details(f"shortest trace ({len(s.trace)} steps)", s.trace)]]
     return "\n".join(out).rstrip() + "\n"

@@ -6,7 +6,7 @@ import json
 
 from verifier.cli.common import (EXIT_BUG_HELP, Progress, add_model_options, add_output_options, run_options,
                                  write_output)
-from verifier.diagnostics import Diagnostic, UsageError
+from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.diffing import diff_versions, render_markdown, render_text, to_json
 
 FORMATS = ("text", "json", "markdown")
@@ -62,6 +62,6 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "markdown":
         text = render_markdown(diff)
     else:
-        text = render_text(diff)
+        text = printable(render_text(diff))
     write_output(text, args.output)
     return diff.exit_code

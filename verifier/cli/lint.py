@@ -9,12 +9,11 @@ from dataclasses import replace
 from typing import Sequence
 
 from rich.console import Console
-from rich.text import Text
 
 from verifier.cli.common import EXIT_BUG_HELP, EXIT_FAILED, EXIT_OK, Progress, add_model_options, add_output_options, \
     run_options, write_output
 from verifier.report.json_out import runs_json
-from verifier.report.text import findings_text, trace_table
+from verifier.report.text import findings_text, plain, trace_table
 from verifier.result import Finding, ModelRun
 from verifier.runner import check_model
 
@@ -72,8 +71,8 @@ def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120)
     model = runs[0].model
     params = ", ".join(f"{k}={'*' if v is None else v}" for k, v in model.param_values)
     readings = [r.model.variant for r in runs if r.model.variant]
-    console.print(Text(f"== {model.name}  ({runs[0].path}; {params or 'no parameters'}"
-                       + (f"; readings: {', '.join(readings)}" if readings else "") + ")", style="bold"))
+    console.print(plain(f"== {model.name}  ({runs[0].path}; {params or 'no parameters'}"
+                        + (f"; readings: {', '.join(readings)}" if readings else "") + ")", style="bold"))
     findings = [(run, f) for run in runs for f in run.findings]
     if not findings:
         console.print("No consistency findings: no dead rule, stuck state, silent rule, conflict, "
@@ -84,16 +83,16 @@ def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120)
     for _run, f in findings:
         groups.setdefault(_section(f), []).append(f)
     for section in sorted(groups, key=lambda s: (s == "-", s)):
-        console.print(Text(f"\n{section}", style="bold underline"))
+        console.print(plain(f"\n{section}", style="bold underline"))
         for f in sorted(groups[section], key=lambda f: (f.kind, f.subject)):
             ack = f" (acknowledged: {f.acknowledged})" if f.acknowledged else ""
             reading = f" [reading {f.variant}]" if f.variant else ""
             style = "dim" if f.acknowledged else "bold"
-            console.print(Text(f"{f.kind} {f.subject}{reading}: {f.message}{ack}", style=style))
-            console.print(Text(f"  established by {f.engine}" + (f", {f.scope}" if f.scope else "")))
-            plain = {k: v for k, v in f.evidence.items() if isinstance(v, (str, int, float, bool))}
-            if plain:
-                console.print("  " + "; ".join(f"{k.replace('_', ' ')}: {_v(v)}" for k, v in plain.items()))
+            console.print(plain(f"{f.kind} {f.subject}{reading}: {f.message}{ack}", style=style))
+            console.print(plain(f"  established by {f.engine}" + (f", {f.scope}" if f.scope else "")))
+            scalars = {k: v for k, v in f.evidence.items() if isinstance(v, (str, int, float, bool))}
+            if scalars:
+                console.print(plain("  " + "; ".join(f"{k.replace('_', ' ')}: {_v(v)}" for k, v in scalars.items())))
             for k, trace in enumerate(f.traces, 1):
                 if len(f.traces) > 1:
                     console.print(f"  trace {k} of {len(f.traces)}:")

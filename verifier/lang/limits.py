@@ -29,6 +29,7 @@ _FLAT = ("and_expr", "or_expr")       # n-ary in the IR
 _YAML_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "bool", "null", "seq", "map", "float")}
 # C0 controls but tab, newline and carriage return; DEL and the C1 controls; bidirectional overrides
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff]")
+_CONTROL_VALUE = re.compile(_CONTROL.pattern.replace("\x0e", "\r\x0e"))   # a value also holds no CR
 _BIG_INT = re.compile(r"[-+]?(?:0[xob])?[0-9_a-fA-F]*[0-9][0-9_a-fA-F]*")
 
 
@@ -68,6 +69,11 @@ def yaml_problem(path: str, text: str) -> Diagnostic | None:
                 count += 1
             elif isinstance(event, ScalarEvent):
                 anchor, count = event.anchor, 1
+                value = event.value.replace("\a", "") if event.style == ">" else event.value   # ruamel's folds
+                escaped = _CONTROL_VALUE.search(value)
+                if escaped:
+                    return Diagnostic(f"control character U+{ord(escaped.group()):04X} in a value (written as an "
+                                      "escape)", here, hint="remove the escape: values are printable text")
                 if event.style is None and len(event.value) > MAX_INT_DIGITS and _BIG_INT.fullmatch(event.value):
                     return _too_big(event.value, here)
             elif isinstance(event, AliasEvent):

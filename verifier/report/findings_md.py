@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from verifier.report.escaping import markdown_code, markdown_text
 from verifier.result import CheckResult, ModelRun, Verdict
 from verifier.trace import Trace
 
 
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+_cell = markdown_text       # model text in a table cell or a sentence: escaped, one line
 
 
 def trace_markdown(trace: Trace) -> list[str]:
@@ -42,10 +42,11 @@ def _where(r: CheckResult) -> str:
 
 def game_section(runs: Sequence[ModelRun]) -> list[str]:
     model = runs[0].model
-    out = [f"## {model.name}", ""]
+    out = [f"## {_cell(model.name)}", ""]
     if model.variants:
         out += ["Readings checked (interpretation variants):", ""]
-        out += [f"- **{v.name}**: {v.description}" + (f" ({v.rule})" if v.rule else "") for v in model.variants]
+        out += [f"- **{_cell(v.name)}**: {_cell(v.description)}" + (f" ({_cell(v.rule)})" if v.rule else "")
+                for v in model.variants]
         out.append("")
     results = [r for run in runs for r in run.results]
     broken = [r for r in results if r.verdict is Verdict.VIOLATED and r.property.expected == "VIOLATED"]
@@ -53,10 +54,10 @@ def game_section(runs: Sequence[ModelRun]) -> list[str]:
     if not broken:
         out += ["None.", ""]
     for r in broken:
-        out += [f"#### {r.property.id} — {r.property.rule or 'rules'}", "",
-                f"*Claim*: {r.property.statement}  ", f"*Finding*: {r.property.why}  ",
-                f"*Evidence* ({_where(r)}):", ""]
-        out += trace_markdown(r.trace) if r.trace else [r.reason or "exhaustive search: never reached"]
+        out += [f"#### {_cell(r.property.id)} — {_cell(r.property.rule or 'rules')}", "",
+                f"*Claim*: {_cell(r.property.statement)}  ", f"*Finding*: {_cell(r.property.why)}  ",
+                f"*Evidence* ({_cell(_where(r))}):", ""]
+        out += trace_markdown(r.trace) if r.trace else [_cell(r.reason or "exhaustive search: never reached")]
         out.append("")
     out += _variant_differences(runs)
     findings = [f for run in runs for f in run.findings]
@@ -64,17 +65,19 @@ def game_section(runs: Sequence[ModelRun]) -> list[str]:
     if not findings:
         out += ["None for these parameter values.", ""]
     for f in sorted(findings, key=lambda f: (f.kind, f.subject)):
-        ack = f" *(acknowledged: {f.acknowledged})*" if f.acknowledged else ""
+        ack = f" *(acknowledged: {_cell(f.acknowledged)})*" if f.acknowledged else ""
         rules = "; ".join(f.rules) or "—"
-        out += [f"- **{f.kind}** `{f.subject}`{' [' + f.variant + ']' if f.variant else ''}: {f.message}{ack}  ",
-                f"  Rule: {rules}. Evidence: " + (f"trace of {len(f.traces[0])} steps ({f.scope or f.engine})."
-                                                  if f.traces else f"{f.engine} {f.scope}.")]
+        reading = f" \\[{_cell(f.variant)}\\]" if f.variant else ""
+        out += [f"- **{_cell(f.kind)}** {markdown_code(f.subject, False)}{reading}: {_cell(f.message)}{ack}  ",
+                f"  Rule: {_cell(rules)}. Evidence: " + _cell(f"trace of {len(f.traces[0])} steps "
+                                                              f"({f.scope or f.engine})." if f.traces else
+                                                              f"{f.engine} {f.scope}.")]
     out.append("")
     shown = [r for r in results if r.verdict in (Verdict.PROVED, Verdict.HOLDS)]
     out += ["### What was shown to hold", "",
             "PROVED holds for every parameter value; HOLDS in the complete state space of the stated values.", "",
             "| claim | rule | verdict | how |", "|---|---|---|---|"]
-    out += [f"| {r.property.id} | {_cell(r.property.rule or '')} | {r.verdict.value} | {_cell(_where(r))}"
+    out += [f"| {_cell(r.property.id)} | {_cell(r.property.rule or '')} | {r.verdict.value} | {_cell(_where(r))}"
             + (f"; {_cell(next(iter(r.evidence.values())))}" if r.verdict is Verdict.PROVED and r.evidence else "")
             + " |" for r in shown]
     out.append("")
@@ -93,9 +96,9 @@ def _variant_differences(runs: Sequence[ModelRun]) -> list[str]:
     if not rows:
         return out + ["Every claim has the same verdict under every reading.", ""]
     variants = [run.model.variant for run in runs]
-    out += ["| claim | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
+    out += ["| claim | " + " | ".join(_cell(v) for v in variants) + " |", "|---|" + "---|" * len(variants)]
     for cid, per in rows:
-        out.append(f"| {cid} | " + " | ".join(per[v].verdict.value if v in per else "-" for v in variants) + " |")
+        out.append(f"| {_cell(cid)} | " + " | ".join(per[v].verdict.value if v in per else "-" for v in variants) + " |")
     return out + [""]
 
 

@@ -5,31 +5,25 @@ link to their DOT source.
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
+from urllib.parse import quote
 
 from verifier.report.doc import (Bullets, Defs, Document, Figure, Heading, Inline, Note, Para, Pre, Span, Table,
                                  spans)
+from verifier.report.escaping import markdown_code, markdown_text
 from verifier.report.pages import GamePage, game_document, index_document
 
 EXT = ".md"
 
 
-def _escape(text: str) -> str:
-    """Plain text as Markdown: characters with a meaning escaped (an underscore inside a word,
-    as in alpha_clash, has none in GitHub Markdown and is kept as it is)."""
-    out = text.replace("\\", "\\\\")
-    for ch in "*`[]<>|":
-        out = out.replace(ch, "\\" + ch)
-    out = re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\\_", out)
-    return out.replace("\n", " ")
+_escape = markdown_text
 
 
 def _href(s: Span) -> str:
     if s.href is not None:
         return s.href
     target = "" if s.page is None else s.page + EXT
-    return target + (f"#{s.anchor}" if s.anchor else "")
+    return target + (f"#{quote(s.anchor, safe='-_.~')}" if s.anchor else "")
 
 
 def inline(x: Inline, in_table: bool = False) -> str:
@@ -43,9 +37,7 @@ def inline(x: Inline, in_table: bool = False) -> str:
         elif s.kind in ("i", "muted"):
             out.append(f"*{_escape(s.text)}*")
         elif s.kind in ("code", "verdict"):
-            ticks = "``" if "`" in s.text else "`"
-            text = s.text.replace("|", "\\|") if in_table else s.text
-            out.append(f"{ticks}{text}{ticks}")
+            out.append(markdown_code(s.text, in_table))
         elif s.kind == "link":
             out.append(f"[{_escape(s.text)}]({_href(s)})")
         elif s.kind == "bad":

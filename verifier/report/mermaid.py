@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from verifier.ir.model import Modality, Model, Phase
+from verifier.report.escaping import mermaid_text
 
 RESERVED = {"end", "graph", "flowchart", "subgraph", "style", "class", "classdef", "click", "linkstyle",
             "direction", "default"}
@@ -24,8 +25,10 @@ def node_id(name: str) -> str:
     return f"p_{safe}" if safe.lower() in RESERVED or not safe else safe
 
 
-def _label(text: str) -> str:
-    return '"' + text.replace('"', "#quot;") + '"'
+def _label(*lines: str) -> str:
+    """A quoted label: each line escaped (no quote, newline or HTML of the model's text), joined
+    by line breaks."""
+    return '"' + "<br/>".join(mermaid_text(line) for line in lines) + '"'
 
 
 def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> str:
@@ -37,7 +40,7 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
     for a in model.rule_actions():
         mod = {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}[a.modality]
         acts.setdefault(a.phase, []).append(f"{mod} {a.name}")
-    out = [f"flowchart {direction}", f"    %% {model.name}: turn structure (exported by turnproof)"]
+    out = [f"flowchart {direction}", f"    %% {mermaid_text(model.name)}: turn structure (exported by turnproof)"]
     if not model.phases:
         out.append(f"    none[{_label('no phases: plain guarded commands')}]")
         return "\n".join(out) + "\n"
@@ -52,10 +55,10 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
                 put(c, indent + "    ")
             out.append(f"{indent}end")
             return
-        text = p.name
+        lines = [p.name]
         if actions and acts.get(p.name):
-            text += "<br/>" + ", ".join(acts[p.name][:6]) + (", ..." if len(acts[p.name]) > 6 else "")
-        out.append(f"{indent}{node_id(p.name)}[{_label(text)}]")
+            lines.append(", ".join(acts[p.name][:6]) + (", ..." if len(acts[p.name]) > 6 else ""))
+        out.append(f"{indent}{node_id(p.name)}[{_label(*lines)}]")
 
     for p in kids.get(None, []):
         put(p, "    ")
@@ -66,7 +69,7 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
         out.append(f"    {node_id(e.src)} {arrow}{text} {node_id(e.dst)}")
     anywhere = acts.get(None, [])
     if actions and anywhere:
-        out.append(f"    %% in any phase: {', '.join(anywhere)}")
+        out.append(f"    %% in any phase: {mermaid_text(', '.join(anywhere))}")
     if optional:
         out.append("    classDef optional stroke-dasharray: 5 5")
         out.append(f"    class {','.join(optional)} optional")

@@ -21,6 +21,7 @@ from verifier.ir.model import EnumType, IntType, Modality, Model
 from verifier.report import diagrams, explain
 from verifier.report.doc import (Bullets, Defs, Document, Figure, Heading, Note, Para, Pre, Table, b, bad, code,
                                  link, muted, ok, verdict)
+from verifier.report.escaping import file_stem
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
 
@@ -92,7 +93,7 @@ class GamePage:
 
 
 def slugify(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "model"
+    return file_stem(name) if name.strip("-. ") else "model"
 
 
 def file_digest(path: str | None) -> str | None:
@@ -132,7 +133,7 @@ def build_game(runs: Sequence[ModelRun], slug: str | None = None, graph: bool = 
             anchor = f"trace-{r.property.id}" + (f"-{r.variant}" if r.variant else "")
             title = f"Trace for claim {r.property.id}" + (f" (reading {r.variant})" if r.variant else "")
             page.claim_traces[(r.property.id, r.variant)] = view(
-                anchor, title, r.trace, r.variant, f"{slug}.trace.{r.property.id}" + (f".{r.variant}" if r.variant else ""))
+                anchor, title, r.trace, r.variant, f"{slug}.trace.{file_stem(r.property.id)}" + (f".{file_stem(r.variant)}" if r.variant else ""))
     page.findings = sorted({id(f): f for run in runs for f in run.findings}.values(),
                            key=lambda f: (f.acknowledged is not None, f.kind, f.subject, f.variant or ""))
     for n, f in enumerate(page.findings, 1):

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from verifier.diagnostics import printable
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
 
@@ -30,17 +31,17 @@ def _run(console: Console, run: ModelRun) -> None:
     m = run.model
     params = ", ".join(f"{k}={'*' if v is None else v}" for k, v in m.param_values)
     title = f"{m.name}" + (f" [variant {m.variant}]" if m.variant else "")
-    console.print(Text(f"== {title}  ({run.path}; {params or 'no parameters'})", style="bold"))
+    console.print(plain(f"== {title}  ({run.path}; {params or 'no parameters'})", style="bold"))
     if run.results:
         console.print(results_table(run.results))
         for r in run.results:
             if r.trace is not None and (r.verdict is Verdict.VIOLATED or not r.as_expected):
-                console.print(Text(f"\n{r.property.id}: {r.verdict.value}"
-                                   + (f" (expected: {r.property.why})" if r.property.why else ""),
-                                   style=VERDICT_STYLE[r.verdict]))
+                console.print(plain(f"\n{r.property.id}: {r.verdict.value}"
+                                    + (f" (expected: {r.property.why})" if r.property.why else ""),
+                                    style=VERDICT_STYLE[r.verdict]))
                 console.print(trace_table(r.trace))
             if r.verdict is Verdict.UNKNOWN and r.reason:
-                console.print(Text(f"{r.property.id}: UNKNOWN because {r.reason}", style="magenta"))
+                console.print(plain(f"{r.property.id}: UNKNOWN because {r.reason}", style="magenta"))
     else:
         console.print("no claims (write properties/<model>.yaml or pass -p FILE)")
     if run.findings:
@@ -55,9 +56,9 @@ def results_table(results: Sequence[CheckResult]) -> Table:
         table.add_column(col, justify="right" if col in ("states", "depth", "s") else "left")
     for r in results:
         ok = "" if r.as_expected else "  ✗"
-        table.add_row(r.property.id, r.property.kind,
+        table.add_row(plain(r.property.id), plain(r.property.kind),
                       Text(r.verdict.value + ok, style=VERDICT_STYLE[r.verdict]),
-                      r.property.expected or "-", r.engine,
+                      plain(r.property.expected or "-"), plain(r.engine),
                       "-" if r.stats.states is None else f"{r.stats.states:,}",
                       "-" if r.depth is None else str(r.depth), f"{r.stats.seconds:.2f}")
     return table
@@ -69,11 +70,11 @@ def trace_table(trace: Trace) -> Table:
     for col in ("#", "action", "player", "rule", "changes"):
         table.add_column(col)
     table.add_row("0", "(initial state)", "", "",
-                  ", ".join(f"{k}={_v(v)}" for k, v in trace.initial))
+                  plain(", ".join(f"{k}={_v(v)}" for k, v in trace.initial)))
     for i, step in enumerate(trace.steps, 1):
         mark = "↻ " if trace.loop_start is not None and i - 1 == trace.loop_start else ""
-        table.add_row(str(i), mark + step.label, "" if step.player is None else str(step.player),
-                      step.rule, ", ".join(f"{k}: {_v(a)}→{_v(b)}" for k, (a, b) in step.changes))
+        table.add_row(str(i), plain(mark + step.label), "" if step.player is None else str(step.player),
+                      plain(step.rule), plain(", ".join(f"{k}: {_v(a)}→{_v(b)}" for k, (a, b) in step.changes)))
     if trace.loop_start is not None:
         table.caption = f"the loop from step {trace.loop_start + 1} repeats forever"
     return table
@@ -87,8 +88,14 @@ def findings_text(findings: Sequence[Finding]) -> Table:
     for f in sorted(findings, key=lambda f: (f.rules[0] if f.rules else "~", f.kind, f.subject)):
         evidence = f"trace of {len(f.traces[0])} steps" if f.traces else ", ".join(f.evidence)[:60]
         note = f" (acknowledged: {f.acknowledged})" if f.acknowledged else ""
-        table.add_row(f.rules[0] if f.rules else "-", f.kind, f.message + note, evidence)
+        table.add_row(plain(f.rules[0] if f.rules else "-"), plain(f.kind), plain(f.message + note), plain(evidence))
     return table
+
+
+def plain(text: object, style: str = "") -> Text:
+    """Text taken literally: rich markup in it (`[/]`, `[bold]`) is shown, not interpreted, and
+    control characters (ESC...) are shown as placeholders."""
+    return Text(printable(str(text)), style=style)
 
 
 def _v(value: object) -> str:

@@ -1,0 +1,51 @@
+"""User text (names, rule paraphrases, messages from model files) made safe for the medium
+it lands in: Markdown, Mermaid, file names. HTML is escaped in `html`, DOT in `diagrams`,
+the terminal in `text` (rich `Text`, never markup) and by `diagnostics.printable`."""
+from __future__ import annotations
+
+import hashlib
+import re
+
+from verifier.diagnostics import printable
+
+STEM_LENGTH = 60         # characters of a file name taken from user text
+
+
+def markdown_text(text: object) -> str:
+    """Plain text as inline Markdown: characters with a meaning escaped (an underscore inside a
+    word, as in alpha_clash, has none in GitHub Markdown and is kept), raw HTML shown as text,
+    newlines folded (a newline could start a heading or a list)."""
+    out = printable(str(text)).replace("\\", "\\\\")
+    for ch in "*`[]<>|":
+        out = out.replace(ch, "\\" + ch)
+    out = re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\\_", out)
+    return re.sub(r"\s*\n\s*", " ", out)
+
+
+def markdown_code(text: object, in_table: bool = True) -> str:
+    """A Markdown code span holding `text` literally: fenced by more backticks than it contains."""
+    body = re.sub(r"\s*\n\s*", " ", printable(str(text)))
+    if in_table:
+        body = body.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def mermaid_text(text: object) -> str:
+    """Text inside a double-quoted Mermaid label or a `%%` comment: one line, no quote, no HTML."""
+    out = re.sub(r"\s+", " ", printable(str(text)))
+    return out.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+
+
+def file_stem(text: object) -> str:
+    """A file-name part from user text: letters, digits, `_ . -` only, never `/` or a leading dot,
+    at most STEM_LENGTH characters (spaces become `-`); text cut short or holding other characters
+    gets a short digest of the original, so that two names never share a file."""
+    raw = str(text)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw).strip("-.") or "x"
+    if re.fullmatch(r"[A-Za-z0-9_. -]*", raw) and stem.replace("-", "") == raw.replace(" ", "").replace("-", "") \
+            and len(stem) <= STEM_LENGTH:
+        return stem
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{stem[:STEM_LENGTH - 9].rstrip('-.')}-{digest}"
