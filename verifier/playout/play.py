@@ -83,7 +83,7 @@ def simulate(model: Model, claims: Sequence[Property], options: PlayoutOptions =
     monitored = [c for c in claims if isinstance(c, (Ordering, BoundedResponse))]
     product, parts = compile_together(model, monitored) if monitored else (model, [])
     lay = layout(product)
-    checks = _checks(lay, claims, {c.id: part for c, part in zip(monitored, parts)})
+    checks = _checks(lay, claims, {c.id: part for c, part in zip(monitored, parts, strict=True)})
     starts = [packing_of(lay).pack(s) for s in initial_states(lay)]
     if not starts:
         raise UsageError(Diagnostic("the model has no initial state: nothing to play",

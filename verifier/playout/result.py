@@ -49,8 +49,8 @@ def summary(values: list[int] | tuple[int, ...]) -> dict[str, float | int | None
         return {"count": 0, "min": None, "median": None, "mean": None, "p90": None, "max": None}
     ordered = sorted(values)
     return {"count": len(ordered), "min": ordered[0], "median": statistics.median(ordered),
-            "mean": round(statistics.fmean(ordered), 2), "p90": ordered[min(len(ordered) - 1, (9 * len(ordered)) // 10)],
-            "max": ordered[-1]}
+            "mean": round(statistics.fmean(ordered), 2),
+            "p90": ordered[min(len(ordered) - 1, (9 * len(ordered)) // 10)], "max": ordered[-1]}
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Simulation:
 
     @property
     def ended_lengths(self) -> list[int]:
-        return [n for n, o in zip(self.game_lengths, self.game_outcomes) if o == ENDED]
+        return [n for n, o in zip(self.game_lengths, self.game_outcomes, strict=True) if o == ENDED]
 
     @property
     def unexpected_violations(self) -> list[ClaimTally]:

@@ -1,0 +1,1 @@
+"""Worked examples (see examples/README.md)."""

@@ -1,0 +1,1 @@
+"""A reference engine for the Aeon's End turn and its conformance test (see examples/README.md)."""
