@@ -106,10 +106,13 @@ class ModelRun:
     findings: tuple[Finding, ...] = ()
     seconds: float = 0.0
     properties_path: str | None = None
+    analyses_unknown: str = ""    # why a budget cut the consistency analyses short ("": complete or off)
 
     @property
     def as_expected(self) -> bool:
-        return all(r.as_expected for r in self.results) and not self.new_findings
+        """Every claim as expected, no new finding, and the analyses ran to the end (findings
+        beyond where a budget stopped them are UNKNOWN, not absent)."""
+        return all(r.as_expected for r in self.results) and not self.new_findings and not self.analyses_unknown
 
     @property
     def new_findings(self) -> tuple[Finding, ...]:

@@ -113,7 +113,8 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
             return run, None
         from verifier.analysis import analyse_model
 
-        return run, analyse_model(model, options.budget, memo)
+        ctx, findings = analyse_model(model, options.budget, memo)
+        return replace(run, analyses_unknown=ctx.unknown_reason), (ctx, findings)
 
 
 def _by_free_parameters(model: Model, props: list[Property]) -> list[tuple[Model, list[Property]]]:

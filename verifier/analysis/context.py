@@ -89,6 +89,17 @@ class Context:
         """The exploration saw every reachable state and the scan visited each of them."""
         return self.space is not None and self.space.complete and self.scan_complete
 
+    @property
+    def unknown_reason(self) -> str:
+        """Why the explicit analyses did not see every reachable state ("" when they did, or
+        when only the symbolic analyses ran)."""
+        if not self.explicit or self.complete:
+            return ""
+        if self.space is not None and not self.space.complete:
+            return (f"the consistency analyses stopped after {len(self.space.packed):,} states "
+                    f"({self.space.reason or 'budget reached'}): findings beyond them are UNKNOWN")
+        return "the time budget ran out while the consistency analyses scanned the states: findings are UNKNOWN"
+
     def explore(self) -> None:
         """One breadth-first exploration, capped by the budget (or `EXPLORE_STATES`); the
         complete one the claims' check already ran when the runner kept it."""

@@ -6,8 +6,8 @@ import json
 import sys
 
 from verifier import baseline
-from verifier.cli.common import (EXIT_CODES_HELP, Progress, add_model_options, add_output_options,
-                                 exit_code, run_options, write_output)
+from verifier.cli.common import (EXIT_CODES_HELP, EXIT_OK, EXIT_UNKNOWN, Progress, add_model_options,
+                                 add_output_options, exit_code, run_options, write_output)
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.report.json_out import runs_json
 from verifier.report.junit import runs_junit
@@ -72,4 +72,8 @@ def run(args: argparse.Namespace) -> int:
     write_output(text, args.output)
     if gate is not None and (args.format != "text" or args.output is not None):
         sys.stderr.write(gate.text())
-    return gate.exit_code if gate is not None else exit_code(runs)
+    if gate is None:
+        return exit_code(runs)
+    if gate.exit_code == EXIT_OK and any(run.analyses_unknown for run in runs):
+        return EXIT_UNKNOWN               # the gate cannot vouch for findings the analyses never reached
+    return gate.exit_code

@@ -86,7 +86,8 @@ def exit_code(runs: Sequence[ModelRun]) -> int:
     if failed or any(run.new_findings for run in runs):
         return EXIT_FAILED
     if any(r.verdict is Verdict.UNKNOWN and not r.as_expected for r in results) or \
-            any(r.verdict is Verdict.UNKNOWN and r.property.expected is None for r in results):
+            any(r.verdict is Verdict.UNKNOWN and r.property.expected is None for r in results) or \
+            any(run.analyses_unknown for run in runs):
         return EXIT_UNKNOWN
     return EXIT_OK
 

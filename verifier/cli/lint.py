@@ -10,8 +10,8 @@ from typing import Sequence
 
 from rich.console import Console
 
-from verifier.cli.common import EXIT_BUG_HELP, EXIT_FAILED, EXIT_OK, Progress, add_model_options, add_output_options, \
-    run_options, write_output
+from verifier.cli.common import (EXIT_BUG_HELP, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, Progress, add_model_options,
+                                 add_output_options, run_options, write_output)
 from verifier.report.json_out import runs_json
 from verifier.report.text import findings_text, plain, trace_table
 from verifier.result import Finding, ModelRun
@@ -61,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = render_lint(runs, color=args.output is None and sys.stdout.isatty())
     write_output(text, args.output)
-    return EXIT_FAILED if any(run.new_findings for run in runs) else EXIT_OK
+    if any(run.new_findings for run in runs):
+        return EXIT_FAILED
+    return EXIT_UNKNOWN if any(run.analyses_unknown for run in runs) else EXIT_OK
 
 
 def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120) -> str:
@@ -74,6 +76,13 @@ def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120)
     console.print(plain(f"== {model.name}  ({runs[0].path}; {params or 'no parameters'}"
                         + (f"; readings: {', '.join(readings)}" if readings else "") + ")", style="bold"))
     findings = [(run, f) for run in runs for f in run.findings]
+    for run in runs:
+        if run.analyses_unknown:
+            console.print(plain(f"UNKNOWN{f' [reading {run.model.variant}]' if run.model.variant else ''}: "
+                                f"{run.analyses_unknown}", style="magenta"))
+    if not findings and any(run.analyses_unknown for run in runs):
+        console.print("No consistency finding in the states explored; the rest is UNKNOWN.")
+        return buf.getvalue()
     if not findings:
         console.print("No consistency findings: no dead rule, stuck state, silent rule, conflict, "
                       "order dependence or unspecified choice was found.")

@@ -51,6 +51,8 @@ def runs_json(runs: Sequence[ModelRun]) -> dict[str, Any]:
         "properties": runs[0].properties_path,
         "results": [result_json(r) for run in runs for r in run.results],
         "findings": [finding_json(f) for run in runs for f in run.findings],
+        "analyses": [{"variant": r.model.variant, "complete": not r.analyses_unknown,
+                      "reason": r.analyses_unknown} for r in runs],
         "as_expected": all(r.as_expected for r in runs),
         "seconds": round(sum(r.seconds for r in runs), 4),
     }
