@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from verifier.cli import main
 from verifier.diagnostics import UsageError
 from verifier.lang import load_model, load_properties
-from verifier.playout.play import PlayoutOptions, simulate
+from verifier.playout.play import PlayoutOptions, game_trace, simulate
 from verifier.playout.policy import Policy, load_policy
 from verifier.semantics import layout
 from verifier.trace import replay
@@ -171,3 +171,24 @@ def test_cli_printed_numbers_play(capsys):
 def test_cli_usage_errors_exit_2(argv, message, capsys):
     assert main(["simulate", "models/wtactics.yaml", "--games", "2", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_model_text_is_not_markup_on_the_terminal(tmp_path, capsys):
+    (tmp_path / "m.yaml").write_text(COUNTER.replace("model: counter", 'model: "[bold]evil[/bold]"'))
+    assert main(["simulate", str(tmp_path / "m.yaml"), "--games", "2", "--no-properties"]) == 0
+    assert "== [bold]evil[/bold]" in capsys.readouterr().out
+
+
+MODELS = st.sampled_from(["aeons_end", "alice", "wtactics", "alpha_clash", "shadow_era"])
+
+
+@settings(max_examples=10, deadline=None)
+@given(game=MODELS, seed=SEEDS, index=st.integers(0, 4))
+def test_every_playout_is_a_path_of_the_reference_semantics(game, seed, index):
+    """The packed generated code the playouts run on against the reference interpreter: a whole
+    game, replayed step by step (`game_trace` replays it), has the length the statistics counted."""
+    model = load_model(f"models/{game}.yaml").instantiate()
+    options = PlayoutOptions(games=index + 1, seed=seed, max_steps=150)
+    trace = game_trace(model, options, index)
+    replay(layout(model), trace)
+    assert len(trace) == simulate(model, [], options).game_lengths[index]

@@ -6,7 +6,7 @@ import json
 import os
 
 from verifier.cli.common import EXIT_OK, parse_params, write_output
-from verifier.diagnostics import Diagnostic, UsageError
+from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.lang import load_model
 from verifier.testgen.writer import generate
 
@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
                "rules": [{"action": r.action, "method": r.method} for r in gen.rules]}
         print(json.dumps(doc, indent=2))
     else:
-        print(f"wrote {args.output}: {gen.machine}, {len(gen.rules)} rules (one per action of {model.name}"
-              f"{f', variant {model.variant}' if model.variant else ''}); run it with python -m pytest {args.output}")
+        print(printable(f"wrote {args.output}: {gen.machine}, {len(gen.rules)} rules (one per action of {model.name}"
+                        f"{f', variant {model.variant}' if model.variant else ''}); "
+                        f"run it with python -m pytest {args.output}"))
     return EXIT_OK

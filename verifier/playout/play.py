@@ -72,23 +72,7 @@ def default_hand(model: Model) -> str | None:
 def simulate(model: Model, claims: Sequence[Property], options: PlayoutOptions = PlayoutOptions(),
              path: str = "", done: GameDone | None = None) -> Simulation:
     """Play `options.games` games of the concrete `model`; evaluate `claims` on every state."""
-    if not model.is_concrete:
-        raise UsageError(Diagnostic("playouts need every parameter to have a value", hint="drop '=*' from --param"))
-    hand_var = options.hand or default_hand(model)
-    if hand_var is not None and hand_var not in {v.name for v in model.variables}:
-        raise UsageError(Diagnostic(f"--hand: the model has no variable '{hand_var}'",
-                                    hint=suggest(hand_var, [v.name for v in model.variables], "variables")))
-    claims = [map_claim(c, model.fix_params) for c in claims]
-    base = layout(model)
-    monitored = [c for c in claims if isinstance(c, (Ordering, BoundedResponse))]
-    product, parts = compile_together(model, monitored) if monitored else (model, [])
-    lay = layout(product)
-    checks = _checks(lay, claims, {c.id: part for c, part in zip(monitored, parts, strict=True)})
-    starts = [packing_of(lay).pack(s) for s in initial_states(lay)]
-    if not starts:
-        raise UsageError(Diagnostic("the model has no initial state: nothing to play",
-                                    hint="check 'initially' and the variables' init values"))
-    game = _Game(lay, base, options, checks, hand_var)
+    game, starts, hand_var = _prepare(model, claims, options)
     start = time.perf_counter()
     for i in range(options.games):
         game.play(i, starts)
@@ -101,12 +85,39 @@ def simulate(model: Model, claims: Sequence[Property], options: PlayoutOptions =
         outcomes={k: game.outcomes[k] for k in (ENDED, STUCK, CUT)},
         game_lengths=tuple(game.lengths), game_outcomes=tuple(game.kinds),
         turn_lengths=dict(sorted(game.turns.items())),
-        actions={a.name: game.fired[k] for k, a in enumerate(product.actions)},
+        actions={a.name: game.fired[k] for k, a in enumerate(game.lay.model.actions)},
         phase_entries=game.phase_counts(game.entries), phase_steps=game.phase_counts(game.in_phase),
         hand_var=hand_var, hand_sizes=dict(sorted(game.hand.items())),
         claims=tuple(ClaimTally(c.claim.id, c.claim.kind, c.claim.statement, c.claim.expected, c.how, c.violated,
-                                c.witnessed, c.first_game, c.trace) for c in checks),
+                                c.witnessed, c.first_game, c.trace) for c in game.checks),
         steps=game.steps, seconds=seconds)
+
+
+def game_trace(model: Model, options: PlayoutOptions, index: int) -> Trace:
+    """Game `index` of a `simulate` run with these options, alone, as a replayed trace."""
+    game, starts, _ = _prepare(model, [], options)
+    return game.trace(*game.play(index, starts))
+
+
+def _prepare(model: Model, claims: Sequence[Property],
+             options: PlayoutOptions) -> tuple[_Game, list[int], str | None]:
+    """The game loop for `model` and `claims`, the packed initial states, the hand variable."""
+    if not model.is_concrete:
+        raise UsageError(Diagnostic("playouts need every parameter to have a value", hint="drop '=*' from --param"))
+    hand_var = options.hand or default_hand(model)
+    if hand_var is not None and hand_var not in {v.name for v in model.variables}:
+        raise UsageError(Diagnostic(f"--hand: the model has no variable '{hand_var}'",
+                                    hint=suggest(hand_var, [v.name for v in model.variables], "variables")))
+    claims = [map_claim(c, model.fix_params) for c in claims]
+    monitored = [c for c in claims if isinstance(c, (Ordering, BoundedResponse))]
+    product, parts = compile_together(model, monitored) if monitored else (model, [])
+    lay = layout(product)
+    checks = _checks(lay, claims, {c.id: part for c, part in zip(monitored, parts, strict=True)})
+    starts = [packing_of(lay).pack(s) for s in initial_states(lay)]
+    if not starts:
+        raise UsageError(Diagnostic("the model has no initial state: nothing to play",
+                                    hint="check 'initially' and the variables' init values"))
+    return _Game(lay, layout(model), options, checks, hand_var), starts, hand_var
 
 
 def _checks(lay: Layout, claims: Sequence[Property], parts: dict) -> list[_Check]:
@@ -169,7 +180,8 @@ class _Game:
     def phase_counts(self, counts: Counter) -> dict[str, int]:
         return {p: counts[k] for k, p in enumerate(self.phase_values)}
 
-    def play(self, index: int, starts: list[int]) -> None:
+    def play(self, index: int, starts: list[int]) -> tuple[list[int], list[tuple[int, tuple]]]:
+        """Play game `index`, tally it; its path (packed states) and moves (action index, choice)."""
         rng = random.Random(f"{self.options.seed}:{index}")
         state = starts[rng.randrange(len(starts))] if len(starts) > 1 else starts[0]
         path: list[int] = [state]
@@ -211,6 +223,7 @@ class _Game:
         self.outcomes[outcome] += 1
         self.lengths.append(len(moves))
         self.kinds.append(outcome)
+        return path, moves
 
     def _pick(self, rng: random.Random, firings: list) -> tuple[int, tuple, int]:
         actions = sorted({f[0] for f in firings})

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from verifier.playout.result import CUT, ENDED, STUCK, ClaimTally, Simulation, summary
-from verifier.report.text import trace_table
+from verifier.report.text import plain, trace_table
 
 BAR = 30         # width of the widest bar of a text histogram
 
@@ -29,24 +29,24 @@ def header(sim: Simulation) -> str:
 
 
 def simulation_blocks(sim: Simulation) -> list:
-    out: list = [Text(header(sim), style="bold"),
+    out: list = [plain(header(sim), style="bold"),
                  Text(f"outcomes: {sim.outcomes[ENDED]} ended, {sim.outcomes[STUCK]} stuck (no move left), "
                       f"{sim.outcomes[CUT]} cut at --max-steps")]
     out.append(lengths_table(sim))
     out.append(counts_table("action", sim.actions, "taken"))
     never = [a for a, n in sim.actions.items() if n == 0]
     if never:
-        out.append(Text("never taken: " + ", ".join(never), style="yellow"))
+        out.append(plain("never taken: " + ", ".join(never), style="yellow"))
     if sim.phase_entries:
         out.append(phases_table(sim))
     if sim.hand_var:
-        out.append(histogram_table(f"{sim.hand_var} (every state, every element)", sim.hand_sizes))
+        out.append(histogram_table(plain(f"{sim.hand_var} (every state, every element)"), sim.hand_sizes))
     if sim.claims:
         out.append(claims_table(sim.claims))
         for c in sim.claims:
             if c.trace is not None:
                 expected = "expected" if not c.unexpected else "NOT expected"
-                out.append(Text(f"\n{c.id}: violated in {c.violated} of {sim.games} playouts ({expected}); "
+                out.append(plain(f"\n{c.id}: violated in {c.violated} of {sim.games} playouts ({expected}); "
                                 f"the first, game {c.first_game}, replayed:",
                                 style="bold red" if c.unexpected else "bold"))
                 out.append(trace_table(c.trace))
@@ -76,7 +76,7 @@ def counts_table(what: str, counts: dict[str, int], verb: str) -> Table:
     table.add_column(verb, justify="right")
     table.add_column("share", justify="right")
     for name, n in counts.items():
-        table.add_row(Text(name), f"{n:,}", f"{100 * n / total:.1f}%")
+        table.add_row(plain(name), f"{n:,}", f"{100 * n / total:.1f}%")
     return table
 
 
@@ -85,11 +85,11 @@ def phases_table(sim: Simulation) -> Table:
     for col in ("phase", "entered", "steps in it"):
         table.add_column(col, justify="left" if col == "phase" else "right")
     for phase, n in sim.phase_entries.items():
-        table.add_row(Text(phase), f"{n:,}", f"{sim.phase_steps.get(phase, 0):,}")
+        table.add_row(plain(phase), f"{n:,}", f"{sim.phase_steps.get(phase, 0):,}")
     return table
 
 
-def histogram_table(title: str, histogram: dict[int, int]) -> Table:
+def histogram_table(title: Text, histogram: dict[int, int]) -> Table:
     table = Table(title=title, title_justify="left", header_style="bold")
     for col in ("value", "states", ""):
         table.add_column(col, justify="right" if col != "" else "left")
@@ -106,6 +106,6 @@ def claims_table(claims: tuple[ClaimTally, ...]) -> Table:
     for c in claims:
         violated = Text(f"{c.violated} ✗" if c.unexpected else str(c.violated),
                         style="bold red" if c.unexpected else "") if c.evaluated and c.how != "witness" else Text("-")
-        table.add_row(Text(c.id), c.kind, c.how, violated, str(c.witnessed) if c.how == "witness" else "-",
-                      c.expected or "-")
+        table.add_row(plain(c.id), c.kind, c.how, violated, str(c.witnessed) if c.how == "witness" else "-",
+                      plain(c.expected or "-"))
     return table
