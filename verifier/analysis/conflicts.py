@@ -42,7 +42,7 @@ def written_vars(a: Action) -> set[str]:
 
 
 def forbids(p: Action, m: Action, model: Model) -> bool:
-    if p.phase is not None and m.phase is not None and p.phase != m.phase:
+    if p.phase_names and m.phase_names and not set(p.phase_names) & set(m.phase_names):
         return False
     return bool(prohibited_vars(p, model) & written_vars(m))
 

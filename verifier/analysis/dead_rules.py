@@ -65,7 +65,7 @@ class DeadRules(Visitor):
         for i, action in enumerate(model.actions):
             if action.kind is not ActionKind.RULE or action.modality is Modality.MUST_NOT or i in self.fired:
                 continue
-            if action.phase is not None and action.phase in dead_phases:
+            if action.phase_names and set(action.phase_names) <= dead_phases:
                 continue
             guard = ctx.pretty(own_guard(action, model))
             if i in self.gapped:
@@ -90,8 +90,8 @@ class DeadRules(Visitor):
         ctx = self.ctx
         steps = [p.name for p in ctx.concrete.phases if _within(ctx.concrete, p.name, phase.name) and p is not phase]
         actions = [a.name for a in ctx.concrete.rule_actions()
-                   if a.modality is not Modality.MUST_NOT and a.phase is not None
-                   and _within(ctx.concrete, a.phase, phase.name)]
+                   if a.modality is not Modality.MUST_NOT and a.phase_names
+                   and all(_within(ctx.concrete, p, phase.name) for p in a.phase_names)]
         what = "step" if phase.parent else "phase"
         section = phase.rule.section if phase.rule else "the turn structure"
         message = (f"Play never reaches the {phase.name} {what} ({section}): no sequence of legal moves "
@@ -176,4 +176,5 @@ def symbolic_findings(ctx: Context) -> list[Finding]:
                                    evidence=evidence, engine=result.engine, scope=scope, span=element.span))
     # actions of a dead phase are consequences, not findings of their own
     return [f for f in out if not (f.subject in {a.name for a in concrete.actions}
-                                   and concrete.action(f.subject).phase in dead_phases)]
+                                   and concrete.action(f.subject).phase_names
+                                   and set(concrete.action(f.subject).phase_names) <= dead_phases)]

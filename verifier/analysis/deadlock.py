@@ -45,8 +45,8 @@ class Deadlocks(Visitor):
             state = ctx.space.states[i]
             phase = ctx.phase(subject)
             actions = [a for a in model.actions if a.modality is not Modality.MUST_NOT and
-                       (phase is None or a.phase == subject or
-                        (a.phase is None and a.kind is ActionKind.RULE))]
+                       (phase is None or subject in a.phase_names or
+                        (not a.phase_names and a.kind is ActionKind.RULE))]
             blocked = [ctx.action(a) for a in self.forbidden[subject]]
             slots = ctx.relevant_slots(actions)
             slots += [x for x in ctx.slots_of(_forbidding(ctx, blocked)) if x not in slots]

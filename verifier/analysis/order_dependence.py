@@ -77,9 +77,9 @@ def candidate_pairs(model: Model) -> list[tuple[int, int]]:
                 continue
             if implicit:
                 rule = b if implicit[0] is a else a
-                if rule.phase is not None:
+                if rule.phase_names:
                     continue
-            elif a.phase is not None and b.phase is not None and a.phase != b.phase:
+            elif a.phase_names and b.phase_names and not set(a.phase_names) & set(b.phase_names):
                 continue
             if frozenset((a.name, b.name)) in ordered:
                 continue

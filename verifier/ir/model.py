@@ -184,6 +184,12 @@ class Action:
     target_phase: str | None = None  # for ADVANCE / TURN_END: the phase entered
     doc: str = ""
     span: Span | None = field(default=None, compare=False, repr=False)
+    phases: tuple[str, ...] = ()     # `phase: [A, B]` or `{not: [...]}`: its leaf phases (then `phase` is None)
+
+    @property
+    def phase_names(self) -> tuple[str, ...]:
+        """The leaf phases the action belongs to; () for an action of any phase."""
+        return (self.phase,) if self.phase is not None else self.phases
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,20 @@ class PhaseEdge:
     label: str = ""        # "skip Entrance", "if clash declared", "next turn"
     guarded: bool = False
     turn_end: bool = False
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A named predicate or integer macro (`define:`), kept as written: each use is expanded
+    (type-checked with its arguments) by the language layer, so engines never see it.
+    `positions` holds the file (line, col) of each character of `text`, for messages."""
+
+    name: str
+    params: tuple[str, ...]
+    text: str
+    file: str = ""
+    positions: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
+    span: Span | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -252,6 +272,7 @@ class Model:
     progress: tuple[str, ...] = ()  # variables whose change counts as progress
     ordered_pairs: tuple[tuple[str, str], ...] = ()   # action pairs whose order the rules fix
     acknowledged: tuple[Acknowledgement, ...] = ()
+    definitions: tuple[Definition, ...] = ()   # `define:` entries, already expanded where used
     span: Span | None = field(default=None, compare=False, repr=False)
 
     # ---- lookups

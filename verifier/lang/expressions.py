@@ -13,7 +13,9 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from verifier.diagnostics import DiagnosticSink, Span
-from verifier.ir.expr import App, Const, Expr, Index, Op, Quant, QuantKind
+from verifier.ir.expr import (App, Const, Expr, Index, Local, Op, Quant, QuantKind, conj, disj, map_expr, substitute,
+                              walk)
+from verifier.ir.model import Definition
 from verifier.lang.limits import MAX_EXPR_DEPTH, deeper_than, int_literal_problem
 from verifier.lang.typecheck import BOOL, INT, Scope, enum_ty, mismatch_hint, ty_of, ty_words
 
@@ -51,12 +53,15 @@ def _parser(start: str) -> Lark:
     return Lark(grammar, parser="lalr", propagate_positions=True, start=start, maybe_placeholders=False)
 
 
+EXPANSION_LIMIT = 20_000   # nodes an expanded definition may have (guards against exponential nesting)
+
 _OPS = {"+": Op.ADD, "-": Op.SUB, "*": Op.MUL, "/": Op.DIV, "%": Op.MOD, "==": Op.EQ, "!=": Op.NE,
         "<": Op.LT, "<=": Op.LE, ">": Op.GT, ">=": Op.GE}
 _TOKEN_WORDS = {   # in the order a hint lists them
     "NAME": "a name", "INT": "a number", "LPAR": "'('", "RPAR": "')'", "RSQB": "']'", "CMPOP": "a comparison",
     "ADDOP": "'+'", "MULOP": "'*'", "AND": "'and'", "OR": "'or'", "IMPLIES": "'->'", "THEN": "'then'",
-    "ELSE": "'else'", "COLON": "':'", "COMMA": "','", "IN": "'in'"}
+    "ELSE": "'else'", "COLON": "':'", "COMMA": "','", "IN": "'in'",
+    "RBRACE": "'}'"}
 
 
 class ExprReader:
@@ -85,6 +90,22 @@ class ExprReader:
             return None
         bounds = [self._need(t, self.scope, INT, "..") for t in tree.children]
         return None if None in bounds else (bounds[0], bounds[1])
+
+    def read_define_head(self) -> tuple[str, tuple[str, ...]] | None:
+        """`name` or `name(p, q)`: the head of a `define:` entry."""
+        tree = self._parse("define_head", "a definition is named 'name' or 'name(p, q)'")
+        if tree is None:
+            return None
+        names = [str(t) for t in tree.children]
+        if len(set(names[1:])) != len(names) - 1:
+            self.sink.error(f"definition {names[0]} repeats a parameter name", self.origin.span(0, len(self.text)),
+                            hint="give each parameter its own name")
+            return None
+        return names[0], tuple(names[1:])
+
+    def check_syntax(self) -> bool:
+        """Whether the text parses as an expression (errors reported); types are checked where it is used."""
+        return self._parse("start") is not None
 
     # ---- parsing and positions
     def _parse(self, start: str, hint: str | None = None) -> Tree | None:
@@ -163,7 +184,46 @@ class ExprReader:
         return Const(0, is_bool=True, span=self._span(node)), BOOL
 
     def _n_name(self, node, scope):
-        return scope.resolve(str(node.children[0]), self._span(node), self.sink)
+        name = str(node.children[0])
+        if name in scope.defines and name not in scope.locals:
+            return self._expand(scope.defines[name], [], node, scope)
+        return scope.resolve(name, self._span(node), self.sink)
+
+    def _n_call(self, node, scope):
+        name, span = str(node.children[0]), self._span(node)
+        if name not in scope.defines:
+            if name in scope.known_names():
+                self.sink.error(f"'{name}' is not a definition and takes no arguments", span,
+                                hint="only names under define: with parameters are called, e.g. can_cast(p)")
+            else:
+                scope.unknown(name, span, self.sink)
+            return None
+        args = [self._expr(k, scope) for k in node.children[1:]]
+        return None if None in args else self._expand(scope.defines[name], args, node, scope)
+
+    def _expand(self, d: Definition, args: list, node, scope: Scope) -> tuple[Expr, str] | None:
+        """The body of definition `d` with its parameters replaced by the arguments' expressions."""
+        span = self._span(node)
+        if len(args) != len(d.params):
+            want = f"{d.name}({', '.join(d.params)})" if d.params else d.name
+            self.sink.error(f"{d.name} takes {len(d.params)} argument{'s' if len(d.params) != 1 else ''}, "
+                            f"found {len(args)}", span, hint=f"write {want}")
+            return None
+        inner = DiagnosticSink()
+        origin = Origin(d.file, d.positions) if d.positions else Origin.straight(d.file, 1, 1, d.text)
+        body = ExprReader(scope.for_body(d, {p: ty for p, (_, ty) in zip(d.params, args)}), origin, inner,
+                          d.text).read()
+        for diag in inner.diagnostics:
+            self.sink.error(diag.message, diag.span, diag.hint, (*diag.notes, (f"in this use of {d.name}", span)))
+        if body is None:
+            return None
+        out = _substitute_args(body[0], {p: e for p, (e, _) in zip(d.params, args)})
+        if _larger_than(out, EXPANSION_LIMIT):
+            self.sink.error(f"{d.name} expands to more than {EXPANSION_LIMIT} expression nodes", d.span or span,
+                            hint="definitions that use other definitions several times multiply; "
+                                 "simplify them or use a helper variable")
+            return None
+        return out, body[1]
 
     def _n_index(self, node, scope):
         name, span = str(node.children[0]), self._span(node)
@@ -230,6 +290,28 @@ class ExprReader:
             return None
         return App(_OPS[op], (a[0], b[0]), span=self._span(node)), BOOL
 
+    def _n_member_set(self, node, scope):
+        """`x in {a, b}` is `x == a or x == b`."""
+        x = self._expr(node.children[0], scope)
+        items = [self._expr(k, scope) for k in node.children[1:]]
+        if x is None or None in items:
+            return None
+        for k, item in zip(node.children[1:], items):
+            if item[1] != x[1]:
+                self.sink.error(f"cannot compare {ty_words(x[1])} with {ty_words(item[1])}", self._span(k),
+                                hint=mismatch_hint(x[1], item[1]))
+                return None
+        span = self._span(node)
+        return disj(*(App(Op.EQ, (x[0], item[0]), span=span) for item in items)), BOOL
+
+    def _n_member_range(self, node, scope):
+        """`x in lo..hi` is `lo <= x and x <= hi`."""
+        x, lo, hi = (self._need(k, scope, INT, "in ..") for k in node.children)
+        if x is None or lo is None or hi is None:
+            return None
+        span = self._span(node)
+        return conj(App(Op.LE, (lo, x), span=span), App(Op.LE, (x, hi), span=span)), BOOL
+
     def _n_ite(self, node, scope):
         c = self._need(node.children[0], scope, BOOL, "if")
         a, b = self._expr(node.children[1], scope), self._expr(node.children[2], scope)
@@ -285,6 +367,41 @@ class ExprReader:
             return None
         result_ty = BOOL if kind in (QuantKind.FORALL, QuantKind.EXISTS) else INT
         return Quant(kind, str(var), d[0], d[1], b, span=self._span(node)), result_ty
+
+
+def _larger_than(e: Expr, limit: int) -> bool:
+    for n, _ in enumerate(walk(e)):
+        if n >= limit:
+            return True
+    return False
+
+
+def _substitute_args(body: Expr, args: dict[str, Expr]) -> Expr:
+    """Replace parameters by arguments; a quantifier of the body that binds a name free in an
+    argument is renamed first, so the argument keeps its meaning."""
+    free = {n.name for a in args.values() for n in walk(a) if isinstance(n, Local)}
+    taken = free | {n.var for n in walk(body) if isinstance(n, Quant)} | set(args)
+
+    def fresh(name: str) -> str:
+        i = 1
+        while f"{name}_{i}" in taken:
+            i += 1
+        taken.add(f"{name}_{i}")
+        return f"{name}_{i}"
+
+    def rename(e: Expr) -> Expr | None:
+        if isinstance(e, Quant) and e.var in free:
+            new = fresh(e.var)
+            inner = _rename_bound(e.body, e.var, new)
+            return Quant(e.kind, new, map_expr(e.lo, rename), map_expr(e.hi, rename), map_expr(inner, rename),
+                         span=e.span)
+        return None
+
+    return substitute(map_expr(body, rename), args)
+
+
+def _rename_bound(e: Expr, old: str, new: str) -> Expr:
+    return substitute(e, {old: Local(new)})
 
 
 def parse_expression(text: str, scope: Scope | None = None, want: str | None = None,

@@ -8,7 +8,7 @@ from dataclasses import replace
 from verifier.diagnostics import Diagnostic, DiagnosticSink, Span, UsageError
 from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Var, conj, fold, neg, params_of
 from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, Acknowledgement, Action, Assign, BoolType,
-                               Choice, Citation, EnumType, IntType, Modality, Model, Overflow, ParamDecl, Reset,
+                               Choice, Citation, Definition, EnumType, IntType, Modality, Model, Overflow, ParamDecl, Reset,
                                Variable, VariantDecl)
 from verifier.lang import checks
 from verifier.lang.expressions import ExprReader, Origin
@@ -17,7 +17,7 @@ from verifier.lang.phases import desugar_phases, read_phases
 from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, ty_of, ty_words
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
-TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "initially", "end",
+TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
             "turn_end", "round_end")
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc")
@@ -106,6 +106,9 @@ class Loader:
         phase_enum = self.declare_phases([p.name for p in phase_specs if p.is_leaf]) if phase_specs else None
         variables = self.read_variables(phase_enum, players)
         self.scope.variables = {v.name: v for v in variables}
+        self.read_defines()
+        self.leaves = [p.name for p in phase_specs if p.is_leaf]
+        self.phase_parents = {p.name: p.children for p in phase_specs if not p.is_leaf}
         actions = self.read_actions(root.get("actions"), bool(phase_specs))
         end = self.top_expr("end", BOOL, FALSE)
         model = Model(
@@ -116,7 +119,8 @@ class Loader:
             variables=tuple(variables), actions=tuple(actions), initially=self.top_expr("initially", BOOL, TRUE),
             end=end, winner=self.top_expr("winner", INT, None), variants=tuple(variants), variant=self.variant,
             fairness=self.name_list("fairness"), progress=self.name_list("progress"),
-            ordered_pairs=self.read_ordered(), acknowledged=self.read_acks(), span=root.span)
+            ordered_pairs=self.read_ordered(), acknowledged=self.read_acks(),
+            definitions=tuple(self.scope.defines.values()), span=root.span)
         if phase_specs:
             model = desugar_phases(self, model, phase_specs, self.effects_block("turn_end"),
                                    self.effects_block("round_end"))
@@ -216,6 +220,33 @@ class Loader:
             self.scope.enum_values.setdefault(leaf, (PHASE_ENUM, i))
         self.scope.enums[PHASE_ENUM] = enum
         return enum
+
+    # ---- definitions
+    def read_defines(self) -> None:
+        """`define:` entries `name: "expr"` or `name(p, q): "expr"`, in order (a body uses earlier ones)."""
+        node = self.root.get("define")
+        if node is None:
+            return
+        if not node.is_map:
+            self.sink.error("define must map names to expressions", node.span,
+                            hint='e.g. define: {can_cast(p): "mana[p] > 0"}')
+            return
+        for key, body in node.items():
+            head = ExprReader(self.scope, body.key_origin(key), self.sink, key).read_define_head()
+            if head is None or not self.name_ok(head[0], body.key_span, self.names, "definition"):
+                continue
+            if not isinstance(body.value, (str, int)):
+                self.sink.error(f"definition {head[0]} must be an expression", body.span,
+                                hint='write the expression as text, e.g. "x > 0"')
+                continue
+            text = str(body.value).lower() if isinstance(body.value, bool) else str(body.value)
+            origin = body.origin() if isinstance(body.value, str) else Origin.straight(
+                body.span.file, body.span.line, body.span.col, text)
+            d = Definition(head[0], head[1], text, origin.file, origin.positions, body.key_span)
+            if ExprReader(self.scope, origin, self.sink, text).check_syntax():
+                self.scope.defines[d.name] = d
+                if not d.params:       # no parameters: its types can be checked now, used or not
+                    ExprReader(self.scope.for_body(d, {}), origin, self.sink, text).read()
 
     # ---- variants
     def read_variants(self) -> list[VariantDecl]:
@@ -385,12 +416,42 @@ class Loader:
                    for k, n in self.per_variant(a.get("do"), f"the effects of {name}").items()}
         actor = self.expr(a.child("by"), INT, local) if a.get("by") is not None else \
             (Var(ACTIVE_VAR) if phased else None)
+        phase, phases = self.action_phases(a.get("phase"))
         if only is not None and self.variant not in only:
             return None
         return Action(name, guards.get(None, guards.get(self.variant)) or TRUE,
                       tuple(effects.get(None, effects.get(self.variant, []))), tuple(choices), modality,
-                      str(a.value["phase"]) if a.get("phase") is not None else None, actor,
-                      self.citation(a.get("rule")), doc=str(a.value.get("doc", "")), span=a.child("name").span)
+                      phase, actor, self.citation(a.get("rule")), doc=str(a.value.get("doc", "")),
+                      span=a.child("name").span, phases=phases)
+
+    def action_phases(self, node: Node | None) -> tuple[str | None, tuple[str, ...]]:
+        """`phase: A` (checked with the other names later), `phase: [A, B]` or `phase: {not: [A]}`."""
+        if node is None:
+            return None, ()
+        if not node.is_list and not node.is_map:
+            return str(node.value), ()
+        negated = node.is_map
+        if negated:
+            check_keys(node, ("not",), "a phase set", self.sink, ("not",))
+            if "not" not in node.value:
+                return None, ()
+            node = node.child("not")
+        names = []
+        for item in node.elements() if node.is_list else [node]:
+            name = str(item.value)
+            if name in self.phase_parents:
+                self.sink.error(f"phase '{name}' has steps; list its steps", item.span,
+                                hint=f"its steps: {', '.join(self.phase_parents[name])}")
+            elif name not in self.leaves:
+                self.sink.error(f"unknown phase '{name}'", item.span, hint=suggest(name, self.leaves, "leaf phases"))
+            else:
+                names.append(name)
+        chosen = [leaf for leaf in self.leaves if (leaf in names) != negated]
+        if not chosen and names:
+            self.sink.error("this phase set leaves no phase", node.span, hint="the action could never be taken")
+        if len(chosen) == 1:
+            return chosen[0], ()
+        return None, tuple(chosen)
 
     def action_variants(self, a: Node) -> frozenset[str] | None:
         node = a.get("variants")

@@ -81,8 +81,8 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
             node = by_name[node].parent
         return out
 
-    rule_actions = [replace(a, guard=conj(at(a.phase), a.guard)) if a.phase in leaves else a
-                    for a in model.actions]
+    rule_actions = [replace(a, guard=conj(disj(*(at(p) for p in a.phase_names)), a.guard))
+                    if set(a.phase_names) <= set(leaves) and a.phase_names else a for a in model.actions]
     on_enter = {s.name: loader.read_effects(s.node.get("on_enter"), loader.scope, f"phase {s.name}")
                 for s in specs}
     exit_when = {s.name: (loader.expr(s.node.child("exit_when"), BOOL) or TRUE)
@@ -91,7 +91,7 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
     def must_enabled(leaf: str) -> Expr:
         options = []
         for a in model.actions:
-            if a.phase == leaf and a.modality is Modality.MUST:
+            if leaf in a.phase_names and a.modality is Modality.MUST:
                 body = a.guard
                 for c in reversed(a.choices):
                     lo, hi = _domain(c.type)

@@ -33,6 +33,7 @@ def model_scope(model: Model) -> Scope:
     scope.variables = {v.name: v for v in model.variables}
     scope.params = {p.name for p in model.params}
     scope.constants = dict(model.constants)
+    scope.defines = {d.name: d for d in model.definitions}
     for e in model.enums:
         scope.enums[e.name] = e
         for i, value in enumerate(e.values):

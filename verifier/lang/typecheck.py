@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from verifier.diagnostics import DiagnosticSink, Span
 from verifier.ir.expr import Const, Expr, Local, Param, Var
-from verifier.ir.model import BoolType, EnumType, Variable
+from verifier.ir.model import BoolType, Definition, EnumType, Variable
 
 BOOL, INT = "bool", "int"
 
@@ -54,13 +54,25 @@ class Scope:
     enums: dict[str, EnumType] = field(default_factory=dict)
     locals: dict[str, str] = field(default_factory=dict)
     players: int = 1
+    defines: dict[str, Definition] = field(default_factory=dict)
 
     def with_locals(self, more: dict[str, str]) -> "Scope":
         return Scope(self.variables, self.params, self.constants, self.enum_values, self.enums,
-                     {**self.locals, **more}, self.players)
+                     {**self.locals, **more}, self.players, self.defines)
+
+    def for_body(self, d: Definition, param_types: dict[str, str]) -> "Scope":
+        """The scope of a definition's body: the model's names, the definitions before it, its parameters."""
+        before: dict[str, Definition] = {}
+        for name, other in self.defines.items():
+            if name == d.name:
+                break
+            before[name] = other
+        return Scope(self.variables, self.params, self.constants, self.enum_values, self.enums,
+                     dict(param_types), self.players, before)
 
     def known_names(self) -> list[str]:
-        return [*self.locals, *self.variables, *self.params, *self.constants, *self.enum_values, "PLAYERS"]
+        return [*self.locals, *self.variables, *self.params, *self.constants, *self.enum_values, *self.defines,
+                "PLAYERS"]
 
     def unknown(self, name: str, span: Span, sink: DiagnosticSink) -> None:
         close = difflib.get_close_matches(name, self.known_names(), n=3, cutoff=0.6)

@@ -117,7 +117,8 @@ def _children(model: Model) -> dict[str | None, list[Phase]]:
 def _phase_actions(model: Model) -> dict[str | None, list[Action]]:
     out: dict[str | None, list[Action]] = {}
     for a in model.rule_actions():
-        out.setdefault(a.phase, []).append(a)
+        for phase in a.phase_names or (None,):
+            out.setdefault(phase, []).append(a)
     return out
 
 

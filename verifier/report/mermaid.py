@@ -39,7 +39,8 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
     acts: dict[str | None, list[str]] = {}
     for a in model.rule_actions():
         mod = {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}[a.modality]
-        acts.setdefault(a.phase, []).append(f"{mod} {a.name}")
+        for phase in a.phase_names or (None,):
+            acts.setdefault(phase, []).append(f"{mod} {a.name}")
     out = [f"flowchart {direction}", f"    %% {mermaid_text(model.name)}: turn structure (exported by turnproof)"]
     if not model.phases:
         out.append(f"    none[{_label('no phases: plain guarded commands')}]")

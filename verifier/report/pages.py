@@ -359,7 +359,8 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
 def _phase_table(model: Model) -> list:
     acts: dict[str | None, list] = {}
     for a in model.rule_actions():
-        acts.setdefault(a.phase, []).append(a)
+        for phase in a.phase_names or (None,):
+            acts.setdefault(phase, []).append(a)
     leaves = {p.name for p in model.leaf_phases()}
     out_edges: dict[str, list[str]] = {}
     for e in model.phase_edges:
@@ -404,7 +405,7 @@ def _actions_table(model: Model) -> list:
     rows = []
     for a in model.rule_actions():
         choices = ", ".join(f"{c.name} in {_type_text(c.type)}" for c in a.choices) or "—"
-        rows.append([code(a.name), a.phase or "any phase", _modality(a.modality), choices,
+        rows.append([code(a.name), ", ".join(a.phase_names) or "any phase", _modality(a.modality), choices,
                      str(a.rule) if a.rule else "—"])
     if not rows:
         return []
