@@ -33,6 +33,7 @@ COUNTER_PROPS = textwrap.dedent("""\
       - {id: small, says: "x stays at most 1", invariant: "x <= 1"}
       - {id: top, says: "x reaches 3", reachable: "x == 3", expected: HOLDS}
       - {id: no-stuck, says: "never stuck", deadlock_free: true}
+      - {id: toggled, says: "y never becomes 1", reachable: "y == 1", expected: VIOLATED, why: "a test of a wrong expectation"}
     """)
 
 SEEDS = st.integers(min_value=0, max_value=2**32)
@@ -94,6 +95,10 @@ def test_statistics_of_a_known_game(counter):
     assert [s.action for s in tallies["small"].trace.steps if s.action == "up"] == ["up", "up"]
     assert tallies["top"].witnessed == 50
     assert tallies["no-stuck"].violated == 0
+    toggled = tallies["toggled"]        # claimed unreachable, reached: a refutation, with its trace
+    assert toggled.unexpected and toggled.witnessed == sim.actions["toggle"] > 0
+    assert toggled.trace.steps[-1].action == "toggle"
+    replay(layout(model), toggled.trace)
 
 
 def test_stuck_games_violate_deadlock_freedom(tmp_path):
@@ -192,3 +197,11 @@ def test_every_playout_is_a_path_of_the_reference_semantics(game, seed, index):
     trace = game_trace(model, options, index)
     replay(layout(model), trace)
     assert len(trace) == simulate(model, [], options).game_lengths[index]
+
+
+def test_cli_bad_policy_file_exit_2_with_position(tmp_path, capsys):
+    policy = tmp_path / "w.yaml"
+    policy.write_text("weights:\n  mulligan: 1\n  draw_card: 2\n")
+    assert main(["simulate", "models/wtactics.yaml", "--policy", str(policy), "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"{policy}:3:3: error: unknown action 'draw_card'" in err and "hint:" in err

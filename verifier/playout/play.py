@@ -208,7 +208,7 @@ class _Game:
             pending = self._observe(index, state, path, moves, pending)
             for c in pending:
                 if c.action == a:
-                    c.witnessed += 1
+                    self._witnessed(c, index, path, moves)
             pending = [c for c in pending if c.action != a]
         else:
             if not [f for f in self.expand(state) if f[2] is not None]:
@@ -250,10 +250,17 @@ class _Game:
             if c.test is None or c.test(state):
                 left.append(c)
             elif c.how == "witness":
-                c.witnessed += 1
+                self._witnessed(c, index, path, moves)
             else:
                 self._violated(c, index, path, moves)
         return left
+
+    def _witnessed(self, c: _Check, index: int, path: list[int], moves: list) -> None:
+        """A reachable claim's target reached; its trace is kept when the claim expects it unreachable."""
+        c.witnessed += 1
+        if c.trace is None and c.claim.expected == "VIOLATED":
+            c.first_game = index
+            c.trace = self.trace(path, moves)
 
     def _violated(self, c: _Check, index: int, path: list[int], moves: list) -> None:
         c.violated += 1

@@ -39,7 +39,10 @@ class ClaimTally:
 
     @property
     def unexpected(self) -> bool:
-        """Violated although the property file does not expect a violation."""
+        """Violated although the property file does not expect a violation, or a reachable
+        claim expected VIOLATED (unreachable) reached."""
+        if self.how == "witness":
+            return self.witnessed > 0 and self.expected == "VIOLATED"
         return self.violated > 0 and self.expected != "VIOLATED"
 
 

@@ -46,9 +46,10 @@ def simulation_blocks(sim: Simulation) -> list:
         for c in sim.claims:
             if c.trace is not None:
                 expected = "expected" if not c.unexpected else "NOT expected"
-                out.append(plain(f"\n{c.id}: violated in {c.violated} of {sim.games} playouts ({expected}); "
-                                f"the first, game {c.first_game}, replayed:",
-                                style="bold red" if c.unexpected else "bold"))
+                what = (f"reached in {c.witnessed} of {sim.games} playouts although expected unreachable"
+                        if c.how == "witness" else f"violated in {c.violated} of {sim.games} playouts ({expected})")
+                out.append(plain(f"\n{c.id}: {what}; the first, game {c.first_game}, replayed:",
+                                 style="bold red" if c.unexpected else "bold"))
                 out.append(trace_table(c.trace))
     rate = f"{sim.steps / sim.seconds:,.0f} steps/s" if sim.seconds else "-"
     out.append(Text(f"{sim.steps:,} steps in {sim.seconds:.2f} s ({rate}); a claim not violated here was not seen "
@@ -106,6 +107,8 @@ def claims_table(claims: tuple[ClaimTally, ...]) -> Table:
     for c in claims:
         violated = Text(f"{c.violated} ✗" if c.unexpected else str(c.violated),
                         style="bold red" if c.unexpected else "") if c.evaluated and c.how != "witness" else Text("-")
-        table.add_row(plain(c.id), c.kind, c.how, violated, str(c.witnessed) if c.how == "witness" else "-",
+        reached = Text(f"{c.witnessed} ✗" if c.unexpected else str(c.witnessed),
+                       style="bold red" if c.unexpected else "") if c.how == "witness" else Text("-")
+        table.add_row(plain(c.id), c.kind, c.how, violated, reached,
                       plain(c.expected or "-"))
     return table

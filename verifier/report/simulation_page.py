@@ -44,10 +44,12 @@ def simulation_document(sim: Simulation, plots: list[Plot]) -> Document:
                       [[code(c.id), c.kind, c.how,
                         (bad(f"{c.violated} (not expected)") if c.unexpected else str(c.violated))
                         if c.evaluated and c.how != "witness" else "-",
-                        str(c.witnessed) if c.how == "witness" else "-", c.expected or "-"] for c in sim.claims]))
+                        (bad(f"{c.witnessed} (expected unreachable)") if c.unexpected else str(c.witnessed))
+                        if c.how == "witness" else "-", c.expected or "-"] for c in sim.claims]))
         for c in sim.claims:
             if c.trace is not None:
-                doc.add(Heading(3, [code(c.id), f": first violation (game {c.first_game})"]), trace_table(c.trace))
+                what = "first game that reached it" if c.how == "witness" else "first violation"
+                doc.add(Heading(3, [code(c.id), f": {what} (game {c.first_game})"]), trace_table(c.trace))
     return doc
 
 
