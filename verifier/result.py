@@ -107,6 +107,7 @@ class ModelRun:
     seconds: float = 0.0
     properties_path: str | None = None
     analyses_unknown: str = ""    # why a budget cut the consistency analyses short ("": complete or off)
+    vacuous: tuple[Any, ...] = ()   # verifier.analysis.vacuity.Vacuity: claims that hold without saying anything
 
     @property
     def as_expected(self) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Budget, Engine, ProgressFn
-from verifier.engines.explicit import keeping_searches
+from verifier.engines.explicit import kept_search, keeping_searches
 from verifier.forking import fork_map
 from verifier.ir.model import Model
 from verifier.ir.props import Property
@@ -72,8 +72,17 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     comparisons across readings come last, here."""
     models = load_variants(path, options)
     claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
+    return check_loaded(path, models, claims, options, progress)
+
+
+def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Property], str | None]],
+                 options: RunOptions = RunOptions(), progress: ProgressFn | None = None,
+                 memo: dict | None = None) -> list[ModelRun]:
+    """`check_model` on models and claims already loaded (one entry per reading); mutation
+    analysis checks rewritten models of a file this way. `memo`: the analyses' Z3 answers
+    to reuse and extend (keyed by the actions and declarations they concern)."""
     engine = make_engine(options.engine)
-    memo: dict = {}
+    memo = {} if memo is None else memo
 
     def share(reading) -> None:            # a child's Z3 answers serve the readings not yet started
         _run, analysed = reading
@@ -108,13 +117,24 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
                                 _capped_search(engine, options, progress) if freed.is_concrete else None):
                 by_id[r.property.id] = r
         results = [replace(by_id[p.id], variant=model.variant) for p in props]
-        run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path)
+        run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path,
+                       vacuous=_vacuity(model, props, options))
         if not analyse:
             return run, None
         from verifier.analysis import analyse_model
 
         ctx, findings = analyse_model(model, options.budget, memo)
         return replace(run, analyses_unknown=ctx.unknown_reason), (ctx, findings)
+
+
+def _vacuity(model: Model, props: list[Property], options: RunOptions) -> tuple:
+    """The claims that hold vacuously (`analysis.vacuity`), on the claims' kept search when there is one."""
+    if not props or not model.is_concrete:
+        return ()
+    from verifier.analysis.vacuity import vacuous_claims
+
+    concrete = model.instantiate()
+    return tuple(vacuous_claims(concrete, props, options.budget, kept_search(concrete)))
 
 
 def _by_free_parameters(model: Model, props: list[Property]) -> list[tuple[Model, list[Property]]]:

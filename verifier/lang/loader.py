@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from typing import Callable
+
 from verifier.diagnostics import Diagnostic, DiagnosticSink, Span, UsageError
 from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Var, conj, fold, neg, params_of
 from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, Acknowledgement, Action, Assign, BoolType,
@@ -13,9 +15,12 @@ from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, Acknowledgemen
 from verifier.lang import checks
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
-from verifier.lang.phases import desugar_phases, read_phases
+from verifier.lang.phases import PhaseSpec, desugar_phases, read_phases
 from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, ty_of, ty_words
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
+
+# Rewrites the model as written (before the phase sugar) and its phase tree: mutation analysis
+Edit = Callable[[Model, list[PhaseSpec]], tuple[Model, list[PhaseSpec]]]
 
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
@@ -38,8 +43,10 @@ class _Sink(DiagnosticSink):
 class Loader:
     """Reads one model file; collects every error before raising."""
 
-    def __init__(self, path: str, params: dict[str, int | None] | None, variant: str | None):
+    def __init__(self, path: str, params: dict[str, int | None] | None, variant: str | None,
+                 edit: Edit | None = None):
         self.path, self.overrides, self.wanted_variant = path, dict(params or {}), variant
+        self.edit = edit
         self.sink = _Sink()
         self.root = load_yaml(path)
         self.scope = Scope()
@@ -121,6 +128,8 @@ class Loader:
             fairness=self.name_list("fairness"), progress=self.name_list("progress"),
             ordered_pairs=self.read_ordered(), acknowledged=self.read_acks(),
             definitions=tuple(self.scope.defines.values()), span=root.span)
+        if self.edit is not None:
+            model, phase_specs = self.edit(model, phase_specs)
         if phase_specs:
             model = desugar_phases(self, model, phase_specs, self.effects_block("turn_end"),
                                    self.effects_block("round_end"))
@@ -586,13 +595,15 @@ def _concrete(t) -> bool:
 
 
 def check_model(path: str, params: dict[str, int | None] | None = None,
-                variant: str | None = None) -> tuple[Model, list[Diagnostic]]:
-    """Load a model and return it with its warnings (errors raise ModelError)."""
-    loader = Loader(str(path), params, variant)
+                variant: str | None = None, edit: Edit | None = None) -> tuple[Model, list[Diagnostic]]:
+    """Load a model and return it with its warnings (errors raise ModelError); `edit`, when
+    given, rewrites the model as written before the phase sugar is expanded."""
+    loader = Loader(str(path), params, variant, edit)
     model = loader.load()
     return model, loader.sink.diagnostics
 
 
-def load_model(path: str, params: dict[str, int | None] | None = None, variant: str | None = None) -> Model:
+def load_model(path: str, params: dict[str, int | None] | None = None, variant: str | None = None,
+               edit: Edit | None = None) -> Model:
     """Load a model file into the IR (parameters set, not yet substituted; see `Model.instantiate`)."""
-    return check_model(path, params, variant)[0]
+    return check_model(path, params, variant, edit)[0]

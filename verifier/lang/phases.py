@@ -64,10 +64,13 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
                    turn_end: list[Assign], round_end: list[Assign]) -> Model:
     """Guard rule actions by their phase and add the ADVANCE / TURN_END actions."""
     by_name = {s.name: s for s in specs}
-    leaves = [s.name for s in specs if s.is_leaf]
+    leaves = [s.name for s in specs if s.is_leaf]             # in the order play visits them
+    phase_type = model.var(PHASE_VAR).type
+    assert isinstance(phase_type, EnumType)
+    values = list(phase_type.values)                          # as declared (an edit may reorder `specs`)
 
     def at(leaf: str) -> Expr:
-        return eq(Var(PHASE_VAR), Const(leaves.index(leaf), enum=PHASE_ENUM))
+        return eq(Var(PHASE_VAR), Const(values.index(leaf), enum=PHASE_ENUM))
 
     def first_leaf(name: str) -> str:
         while not by_name[name].is_leaf:
@@ -172,7 +175,7 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
         ends_turn = dst == TURN_END
         entered = leaves[0] if ends_turn else dst
         effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, turn_end, round_end,
-                                 leaves)
+                                 values)
         if ends_turn:
             name = "pass turn" if turn_end_count == 1 else f"pass turn from {src}"
         else:
@@ -219,9 +222,9 @@ def _target_key(a: Assign) -> str:
 
 def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: dict[str, list[Assign]],
                    ends_turn: bool, turn_end: list[Assign], round_end: list[Assign],
-                   leaves: list[str]) -> tuple[Assign, ...]:
+                   values: list[str]) -> tuple[Assign, ...]:
     """phase := entered, plus what entering it (and, at a turn's end, passing the turn) does."""
-    out: dict[str, Assign] = {PHASE_VAR: Assign(Var(PHASE_VAR), Const(leaves.index(entered), enum=PHASE_ENUM))}
+    out: dict[str, Assign] = {PHASE_VAR: Assign(Var(PHASE_VAR), Const(values.index(entered), enum=PHASE_ENUM))}
     if ends_turn:
         players = Const(model.players)
         out[ACTIVE_VAR] = Assign(Var(ACTIVE_VAR), App(Op.MOD, (App(Op.ADD, (Var(ACTIVE_VAR), Const(1))), players)))

@@ -48,6 +48,8 @@ def _run(console: Console, run: ModelRun) -> None:
         console.print(findings_text(run.findings))
     if run.analyses_unknown:
         console.print(plain(f"consistency analyses UNKNOWN: {run.analyses_unknown}", style="magenta"))
+    for v in run.vacuous:
+        console.print(plain(f"warning: {v.message}", style="yellow"))
     console.print(f"{len(run.results)} claims, {sum(r.as_expected for r in run.results)} as expected, "
                   f"{len(run.new_findings)} unacknowledged findings, {run.seconds:.2f} s\n")
 

@@ -1,0 +1,110 @@
+"""Mutation analysis (`turnproof mutate`) and vacuity on a tiny game: gain a coin, spend two."""
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from verifier.analysis.vacuity import vacuous_claims
+from verifier.cli import main
+from verifier.ir.model import PHASE_VAR
+from verifier.lang import load_model, load_properties
+from verifier.mutation import mutate
+from verifier.mutation.equivalence import behaviour
+from verifier.mutation.operators import OPERATORS, apply, generate
+from verifier.runner import RunOptions, check_model
+
+HERE = Path(__file__).parent / "fixtures" / "mutation"
+MODEL = str(HERE / "tally.yaml")
+PROPS = str(HERE / "tally_props.yaml")
+
+
+@pytest.fixture(scope="module")
+def report():
+    return mutate(MODEL, RunOptions(properties=PROPS))
+
+
+def outcome(report, description: str):
+    [found] = [o for o in report.outcomes if o.mutant.description == description]
+    return found
+
+
+def test_a_mutant_the_claims_notice_is_killed(report):
+    dropped = outcome(report, "gain: effect 'bonus := true' left out")
+    assert dropped.status == "killed"
+    assert dropped.reason == "claim full-purse-means-bonus: HOLDS -> VIOLATED"
+    assert outcome(report, "gain: guard 'coins < 3' -> 'coins <= 3'").reason == "finding gap:coins|gain appears"
+
+
+def test_a_change_no_claim_notices_survives(report):
+    survivor = outcome(report, "spend: may -> must")
+    assert survivor.status == "survived"
+    assert survivor.mutant.rule == "Spend: two coins buy a card"
+    assert survivor.mutant.span.line == 21        # the action, `- name: spend`
+
+
+def test_equivalent_mutants_are_proved_by_the_state_space(report):
+    redundant = outcome(report, "gain: guard '(coins < 3) and (rounds < 3)' without 'rounds < 3'")
+    assert redundant.status == "equivalent"
+    assert "same reachable states and labelled transitions" in redundant.reason
+    # and a surviving mutant really behaves differently
+    mutant = next(m for m in generate(*_as_written()) if m.description == "spend: may -> must")
+    assert behaviour(_load(mutant)) != behaviour(load_model(MODEL))
+
+
+def test_a_mutant_that_breaks_the_model_is_invalid_not_killed(report):
+    broken = outcome(report, "spend: guard 'lamp[0]' -> 'lamp[1]'")
+    assert broken.status == "invalid"
+    assert "out of range" in broken.reason
+
+
+def test_score_excludes_invalid_and_equivalent(report):
+    counts = report.counts
+    assert sum(counts.values()) == report.generated == len(report.outcomes)
+    assert counts["invalid"] == 2 and counts["equivalent"] == 6 and counts["unknown"] == 0
+    assert report.score == counts["killed"] / (counts["killed"] + counts["survived"])
+    assert {o.mutant.operator for o in report.outcomes} == set(OPERATORS)
+
+
+def test_swapped_phases_start_play_in_the_second():
+    swap = next(m for m in generate(*_as_written()) if m.operator == "swap-phases")
+    model = _load(swap)
+    phase = model.var(PHASE_VAR)
+    assert phase.type.values[phase.init[0].value] == "Spend"       # the enum keeps its order
+    assert [e.src for e in model.phase_edges] == ["Spend", "Gain"]
+
+
+def test_cli_json_max_mutants_and_budget(capsys, tmp_path):
+    out = tmp_path / "m.json"
+    assert main(["mutate", MODEL, "-p", PROPS, "--max-mutants", "5", "-f", "json", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["generated"] == 30 and doc["checked"] == len(doc["mutants"]) == 5
+    assert {"id", "operator", "rule", "where", "status", "reason"} <= set(doc["mutants"][0])
+    assert main(["mutate", MODEL, "-p", PROPS, "--timeout", "0.000001", "-q"]) == 3
+    assert "unknown" in capsys.readouterr().out
+    assert main(["mutate", MODEL, "-p", PROPS, "--max-mutants", "0"]) == 2
+
+
+def test_vacuous_trigger_and_antecedent_are_flagged():
+    model = load_model(MODEL)
+    found = {(v.claim, v.part) for v in vacuous_claims(model, load_properties(PROPS, model))}
+    assert found == {("debt-answered", "trigger"), ("full-purse-means-bonus", "antecedent")}
+    # coin-means-bonus (antecedent reached) and spend-answered (trigger reached) are not flagged
+
+
+def test_vacuity_is_a_warning_of_check():
+    [run] = check_model(MODEL, RunOptions(properties=PROPS))
+    assert [v.claim for v in run.vacuous] == ["full-purse-means-bonus", "debt-answered"]
+    assert run.as_expected
+
+
+def _as_written():
+    captured = []
+    load_model(MODEL, edit=lambda m, s: captured.append((m, s)) or (m, s))
+    return captured[0]
+
+
+def _load(mutant):
+    return load_model(MODEL, edit=partial(apply, mutant))

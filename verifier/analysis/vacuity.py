@@ -1,0 +1,157 @@
+"""Vacuity: claims that hold only because what they speak about never happens.
+
+A response or bounded response whose trigger never occurs, a precedence whose
+guarded event never occurs, a scoped pattern whose scope never opens, and an
+invariant `A -> B` whose antecedent A is never true all hold without saying
+anything. Each such part becomes a state predicate (an action's event: some
+reachable state enables it; entering or leaving a phase: some reachable state
+is in it; a turn's or a round's end: some reachable state enables the turn
+pass), an over-approximation of "it happens", so that a part reported as never
+reached really is never reached. Only a complete search of concrete parameters
+reports anything: a search cut short proves no absence.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from verifier.engines.base import Budget
+from verifier.engines.bfsgen import packed_predicate
+from verifier.engines.explicit import explore, matches
+from verifier.ir.expr import (
+    FALSE,
+    App,
+    Const,
+    Expr,
+    Op,
+    Quant,
+    QuantKind,
+    conj,
+    disj,
+    pretty,
+)
+from verifier.ir.model import ActionKind, BoolType, EnumType, Model, in_phase
+from verifier.ir.props import BoundedResponse, Event, Invariant, Ordering, Property
+from verifier.semantics import EvalError
+
+
+@dataclass(frozen=True)
+class Vacuity:
+    """One claim part never reached: the claim holds vacuously (for these parameters)."""
+
+    claim: str
+    part: str               # "trigger" | "antecedent" | "scope opener" | "guarded event"
+    text: str               # the part, as written or rendered
+    rule: str | None = None
+
+    @property
+    def message(self) -> str:
+        return (f"claim {self.claim}: its {self.part} '{self.text}' is never reached, so what the claim "
+                f"says under it holds vacuously (for these parameters)")
+
+
+def vacuous_claims(model: Model, claims: Sequence[Property], budget: Budget | None = None,
+                   space=None) -> list[Vacuity]:
+    """The never-reached triggers, scope openers and antecedents of `claims` on `model` (every
+    parameter fixed; otherwise none are reported). `space`: a complete search of the
+    instantiated model to reuse (`verifier.engines.explicit.StateSpace`), else one is run."""
+    concrete = model.instantiate()
+    if not concrete.is_concrete:
+        return []
+    parts = [(c, part, text, concrete.fix_params(pred)) for c in claims
+             for part, text, pred in _parts(concrete, c, _names(concrete))]
+    if not parts:
+        return []
+    if space is None or not space.complete:
+        space = explore(concrete, budget or Budget(), watch=[p for *_, p in parts], stop_when_found=True)
+        if not space.complete and any(f is None for f in space.found):
+            return []          # stopped early: by a budget (absence unproved), or once all were found
+        reached = [f is not None or k in space.watch_errors for k, f in enumerate(space.found)]
+    else:
+        reached = [_somewhere(space, pred) for *_, pred in parts]
+    return [Vacuity(c.id, part, text, c.rule) for (c, part, text, _p), hit in zip(parts, reached) if not hit]
+
+
+def _somewhere(space, pred: Expr) -> bool:
+    test = packed_predicate(space.lay, pred)
+    try:
+        return any(test(x) for x in space.packed)
+    except EvalError:
+        return True            # an error is not an absence
+
+
+def _names(model: Model):
+    def name(enum: str, index: int) -> str:
+        try:
+            return model.enum_value_name(enum, index)
+        except (KeyError, IndexError):
+            return str(index)
+    return name
+
+
+def _parts(model: Model, claim: Property, names) -> Iterator[tuple[str, str, Expr]]:
+    if isinstance(claim, Invariant):
+        for ante in _antecedents(claim.expr, ()):
+            yield "antecedent", pretty(ante, names), ante
+    elif isinstance(claim, BoundedResponse):
+        yield "trigger", _event_text(claim.trigger), _happens(model, claim.trigger)
+    elif isinstance(claim, Ordering):
+        if claim.pattern == "response":
+            yield "trigger", _event_text(claim.p), _happens(model, claim.p)
+        elif claim.pattern == "precedence":
+            yield "guarded event", _event_text(claim.p), _happens(model, claim.p)
+        if claim.q is not None:
+            yield "scope opener", _event_text(claim.q), _happens(model, claim.q)
+
+
+def _antecedents(e: Expr, context: tuple[Expr, ...]) -> Iterator[Expr]:
+    """The antecedent of each implication in `e` (under the antecedents enclosing it)."""
+    if isinstance(e, App) and e.op is Op.IMPLIES:
+        yield conj(*context, e.args[0])
+        yield from _antecedents(e.args[1], (*context, e.args[0]))
+    elif isinstance(e, App) and e.op is Op.AND:
+        for arg in e.args:
+            yield from _antecedents(arg, context)
+    elif isinstance(e, Quant) and e.kind is QuantKind.FORALL:
+        for inner in _antecedents(e.body, ()):
+            yield conj(*context, Quant(QuantKind.EXISTS, e.var, e.lo, e.hi, inner))
+
+
+def _happens(model: Model, event: Event) -> Expr:
+    """A state predicate true wherever `event` can happen next (or has just happened)."""
+    if event.expr is not None:
+        return event.expr
+    if event.enter is not None or event.leave is not None:
+        return in_phase(model, event.enter or event.leave)     # type: ignore[arg-type]
+    if event.turn_end or event.round_end:
+        return disj(*(_enabled(a) for a in model.actions if a.kind is ActionKind.TURN_END))
+    if event.action is None:
+        return FALSE
+    return disj(*(_enabled(a) for a in model.actions if matches(a.name, event.action)))
+
+
+def _enabled(action) -> Expr:
+    body = action.guard
+    for c in reversed(action.choices):
+        if isinstance(c.type, BoolType):
+            lo, hi = Const(0), Const(1)
+        elif isinstance(c.type, EnumType):
+            lo, hi = Const(0), Const(len(c.type.values) - 1)
+        else:
+            lo, hi = c.type.lo, c.type.hi
+        body = Quant(QuantKind.EXISTS, c.name, lo, hi, body)
+    return body
+
+
+def _event_text(event: Event) -> str:
+    if event.text:
+        return event.text
+    if event.action:
+        return event.action
+    if event.enter:
+        return f"enter {event.enter}"
+    if event.leave:
+        return f"leave {event.leave}"
+    if event.turn_end or event.round_end:
+        return "turn-end" if event.turn_end else "round-end"
+    return pretty(event.expr) if event.expr is not None else "?"

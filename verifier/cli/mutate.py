@@ -1,0 +1,99 @@
+"""`turnproof mutate MODEL`: which single-point rule changes the model's claims notice."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from verifier.cli.common import (
+    EXIT_BUG_HELP,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    add_model_options,
+    add_output_options,
+    run_options,
+    write_output,
+)
+from verifier.diagnostics import Diagnostic, UsageError
+from verifier.mutation import Outcome, mutate
+from verifier.report.mutation import mutation_json, render_mutation
+
+FORMATS = ("text", "json")
+
+EXIT_HELP = """exit codes:
+  0  every mutant checked was decided (killed, survived, equivalent or invalid)
+  2  model, property or usage error (file:line:col, the offending text and a hint)
+  3  a budget (--timeout, --max-states) left some mutants undecided (UNKNOWN)
+""" + EXIT_BUG_HELP
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "mutate", help="mutation analysis: which rule changes would the claims notice?",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Make every single-point mutant of MODEL's rules (a guard comparison changed, an "
+                    "integer literal plus or minus one, a guard condition or an effect left out, must and "
+                    "may swapped, a phase made optional or mandatory, two adjacent phases swapped, an "
+                    "action removed), check each against the model's own claims and consistency findings "
+                    "with the model's parameters, and report the kill score and the surviving mutants "
+                    "with the rule they touch: the rule changes no claim notices, i.e. the claims the "
+                    "rulebook still needs. A mutant is killed when a claim's verdict (VIOLATED versus "
+                    "HOLDS/PROVED) or the set of findings differs from the original's; invalid when it is "
+                    "not a well-formed model; equivalent when its reachable states and labelled transitions "
+                    "are the original's (checked by explicit search, not guessed). "
+                    "Kill score = killed / (killed + survived). One reading is mutated: --variant, else the "
+                    "model's first.",
+        epilog="examples:\n"
+               "  turnproof mutate models/aeons_end.yaml\n"
+               "  turnproof mutate models/alice.yaml --variant refine_all --param TURNS=2 --max-mutants 50\n"
+               "  turnproof mutate models/wtactics.yaml --format json -o out/wtactics.mutants.json\n"
+               "  turnproof mutate models/shadow_era.yaml --timeout 600 --all\n\n" + EXIT_HELP)
+    p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
+    p.add_argument("-p", "--properties", metavar="FILE", help="property file (default: properties/<model>.yaml)")
+    add_model_options(p)
+    add_output_options(p, FORMATS)
+    p.add_argument("--max-mutants", type=int, metavar="N",
+                   help="check only N mutants, spread evenly over all of them (a quick estimate)")
+    p.add_argument("--all", action="store_true", help="list every mutant in the text output, not only survivors")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.max_mutants is not None and args.max_mutants < 1:
+        raise UsageError(Diagnostic(f"--max-mutants {args.max_mutants}: need at least 1",
+                                    hint="leave it out to check every mutant"))
+    bar = _Bar(args.quiet)
+    try:
+        report = mutate(args.model, run_options(args), args.max_mutants, bar)
+    finally:
+        bar.done()
+    if args.format == "json":
+        text = json.dumps(mutation_json(report), indent=2) + "\n"
+    else:
+        text = render_mutation(report, color=args.output is None and sys.stdout.isatty(), all_mutants=args.all)
+    write_output(text, args.output)
+    return EXIT_UNKNOWN if report.count("unknown") else EXIT_OK
+
+
+class _Bar:
+    """A one-line progress bar on an interactive terminal: mutants done, killed, survived."""
+
+    def __init__(self, quiet: bool):
+        self.enabled = not quiet and sys.stderr.isatty() and os.environ.get("CI") != "true"
+        self.tally: dict[str, int] = {}
+
+    def __call__(self, outcome: Outcome, done: int, total: int) -> None:
+        self.tally[outcome.status] = self.tally.get(outcome.status, 0) + 1
+        if not self.enabled:
+            return
+        width = 30
+        filled = width * done // max(total, 1)
+        counts = "  ".join(f"{k} {v}" for k, v in sorted(self.tally.items()))
+        sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {counts}   ")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 100 + "\r")
+            sys.stderr.flush()

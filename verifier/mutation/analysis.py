@@ -1,0 +1,216 @@
+"""Mutation analysis of a model's claims: which single-point rule changes they notice.
+
+`mutate` reads one reading (variant) of a model file, makes every mutant of its
+rules (`operators.generate`), checks each like `turnproof check` (its claims and
+the consistency analyses, same engine, parameters and claims as the original)
+in forked workers, and classifies it against the original's run:
+
+  killed      some claim has a definite verdict (VIOLATED versus HOLDS or PROVED)
+              that differs from the original's, or the set of consistency findings
+              (kind and subject, acknowledged or not) differs;
+  invalid     the mutant is not a well-formed model (a model error on loading) or
+              raises a model error when run: reported apart, never killed;
+  equivalent  no difference, and proved to have the original's reachable
+              behaviour (`equivalence.behaviour`);
+  survived    no difference and not proved equivalent: a rule change no claim notices;
+  unknown     a budget (--timeout, --max-states) left the answer open: neither killed
+              nor survived.
+
+Kill score = killed / (mutants checked - invalid - equivalent - unknown).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+
+from verifier.diagnostics import TurnproofError
+from verifier.engines.base import Budget
+from verifier.forking import fork_map
+from verifier.ir.model import Model
+from verifier.ir.props import Property
+from verifier.lang import load_model
+from verifier.lang.phases import PhaseSpec
+from verifier.mutation.equivalence import METHOD, behaviour
+from verifier.mutation.operators import Mutant, apply, generate
+from verifier.result import ModelRun, Verdict
+from verifier.runner import RunOptions, check_loaded, claims_for
+
+STATUSES = ("killed", "survived", "equivalent", "invalid", "unknown")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    mutant: Mutant
+    status: str                 # one of STATUSES
+    reason: str = ""            # killed: the first difference; invalid: the error; unknown: why
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class MutationReport:
+    model: str
+    path: str
+    variant: str | None
+    params: tuple[tuple[str, int | None], ...]
+    properties_path: str | None
+    claims: int
+    generated: int                              # mutants made (more than checked under --max-mutants)
+    outcomes: tuple[Outcome, ...] = ()
+    equivalence_method: str = METHOD
+    seconds: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {s: self.count(s) for s in STATUSES}
+
+    @property
+    def score(self) -> float | None:
+        """killed / (killed + survived): the share of the decided, non-equivalent mutants noticed."""
+        decided = self.count("killed") + self.count("survived")
+        return None if decided == 0 else self.count("killed") / decided
+
+    @property
+    def survivors(self) -> tuple[Outcome, ...]:
+        return tuple(o for o in self.outcomes if o.status == "survived")
+
+
+@dataclass
+class _Reference:
+    verdicts: dict[str, Verdict]
+    findings: frozenset[str]
+    digest: bytes | None = None
+
+
+def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None = None,
+           progress: Callable[[Outcome, int, int], None] | None = None) -> MutationReport:
+    """Mutation analysis of one reading of the model file at `path` (`options.variant`, else
+    its first). `options.budget.timeout` bounds the whole run; `max_mutants` checks an
+    evenly spread selection of that many mutants. `progress(outcome, done, total)` is
+    called as each mutant is decided."""
+    start = time.perf_counter()
+    options = options or RunOptions()
+    deadline = None if options.budget.timeout is None else start + options.budget.timeout
+    captured: list[tuple[Model, list[PhaseSpec]]] = []
+
+    def capture(model: Model, specs: list[PhaseSpec]) -> tuple[Model, list[PhaseSpec]]:
+        captured.append((model, specs))
+        return model, specs
+
+    original = load_model(path, options.params, options.variant, edit=capture)
+    options = replace(options, variant=original.variant)
+    props, props_path = claims_for(path, original, options)
+    # claims proved for every parameter value are checked at these values: a mutant is compared
+    # with the original on the same parameters, and one search decides them all
+    claims = ([replace(p, for_every=()) for p in props], props_path)
+    mutants = generate(*captured[0])
+    chosen = _spread(mutants, max_mutants)
+    memo: dict = {}                 # the analyses' Z3 answers: forked workers start from the original's
+    ref_run = check_loaded(path, [original], [claims], _budgeted(options, deadline), memo=memo)[0]
+    reference = _Reference({r.property.id: r.verdict for r in ref_run.results},
+                           frozenset(f.key for f in ref_run.findings))
+    if original.is_concrete:
+        reference.digest = behaviour(original, _remaining(options.budget, deadline))
+    done = [0]
+
+    def arrived(outcome: Outcome) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(outcome, done[0], len(chosen))
+
+    job = partial(_check_mutant, path=path, options=options, claims=claims, reference=reference,
+                  deadline=deadline, memo=memo)
+    outcomes = fork_map(job, chosen, arrived=arrived)
+    return MutationReport(original.name, path, original.variant, original.instantiate().param_values,
+                          claims[1], len(claims[0]), len(mutants), tuple(outcomes),
+                          seconds=time.perf_counter() - start)
+
+
+def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[list[Property], str | None],
+                  reference: _Reference, deadline: float | None, memo: dict) -> Outcome:
+    start = time.perf_counter()
+
+    def outcome(status: str, reason: str = "") -> Outcome:
+        return Outcome(mutant, status, reason, time.perf_counter() - start)
+
+    if deadline is not None and time.perf_counter() >= deadline:
+        return outcome("unknown", "not checked: the --timeout ran out first")
+    try:
+        model = load_model(path, options.params, options.variant, edit=partial(apply, mutant))
+        run = check_loaded(path, [model], [claims], _budgeted(options, deadline), memo=memo)[0]
+    except TurnproofError as err:
+        return outcome("invalid", _first_line(err))
+    status, reason = _compare(reference, run)
+    if status != "same":
+        return outcome(status, reason)
+    if reference.digest is None:
+        return outcome("survived", "not proved equivalent: the original's state space was not explored completely")
+    digest = behaviour(model, _remaining(options.budget, deadline))
+    if digest == reference.digest:
+        return outcome("equivalent", METHOD)
+    if digest is None:
+        return outcome("survived", "not proved equivalent: a budget cut the mutant's search short")
+    return outcome("survived", "reachable behaviour differs, and no claim or finding notices")
+
+
+def _compare(reference: _Reference, run: ModelRun) -> tuple[str, str]:
+    """("killed" | "invalid" | "unknown" | "same", the first difference or why)."""
+    for r in run.results:
+        if r.reason.startswith("model error"):
+            return "invalid", f"claim {r.property.id}: {r.reason}"
+    for r in run.results:
+        before, after = _definite(reference.verdicts.get(r.property.id)), _definite(r.verdict)
+        if before is not None and after is not None and before != after:
+            return "killed", f"claim {r.property.id}: {reference.verdicts[r.property.id].value} -> {r.verdict.value}"
+    if run.analyses_unknown:
+        return "unknown", f"consistency analyses cut short: {run.analyses_unknown}"
+    keys = frozenset(f.key for f in run.findings)
+    if keys != reference.findings:
+        new, gone = sorted(keys - reference.findings), sorted(reference.findings - keys)
+        return "killed", "finding " + (f"{new[0]} appears" if new else f"{gone[0]} disappears")
+    open_claims = [r.property.id for r in run.results
+                   if _definite(r.verdict) is None and _definite(reference.verdicts.get(r.property.id)) is not None]
+    if open_claims:
+        return "unknown", f"claim {open_claims[0]} left open: {_why(run, open_claims[0])}"
+    return "same", ""
+
+
+def _definite(verdict: Verdict | None) -> str | None:
+    if verdict in (Verdict.PROVED, Verdict.HOLDS):
+        return "holds"
+    return "violated" if verdict is Verdict.VIOLATED else None
+
+
+def _why(run: ModelRun, claim: str) -> str:
+    return next((r.reason or r.verdict.value for r in run.results if r.property.id == claim), "")
+
+
+def _remaining(budget: Budget, deadline: float | None) -> Budget:
+    if deadline is None:
+        return budget
+    return replace(budget, timeout=max(0.01, deadline - time.perf_counter()))
+
+
+def _budgeted(options: RunOptions, deadline: float | None) -> RunOptions:
+    return replace(options, budget=_remaining(options.budget, deadline))
+
+
+def _spread(mutants: list[Mutant], limit: int | None) -> list[Mutant]:
+    """All mutants, or `limit` of them spread evenly over the list (every operator stays represented)."""
+    if limit is None or limit >= len(mutants):
+        return mutants
+    if limit <= 0:
+        return []
+    step = len(mutants) / limit
+    return [mutants[int(k * step)] for k in range(limit)]
+
+
+def _first_line(err: TurnproofError) -> str:
+    first = err.diagnostics[0] if err.diagnostics else None
+    if first is None:
+        return type(err).__name__
+    return f"{first.span}: {first.message}" if first.span else first.message

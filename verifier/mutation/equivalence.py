@@ -1,0 +1,38 @@
+"""Proving a mutant equivalent: the same reachable transition system as the original.
+
+`behaviour` explores an instantiated model completely with the explicit engine
+and digests what it reached: the initial states, every reachable state and
+each state's labelled transitions (action name, choice, target state, or the
+blocked firing of a gap), states as packed under the model's own encoding
+(mutants never change the variables, so original and mutant pack alike). Two
+equal digests (BLAKE2b, 32 bytes) mean the same reachable behaviour for these
+parameter values: every claim and every finding that reads only behaviour
+agrees. An incomplete search proves nothing (None).
+"""
+from __future__ import annotations
+
+import hashlib
+
+from verifier.engines.base import Budget
+from verifier.engines.explicit import explore
+from verifier.ir.model import Model
+
+METHOD = "explicit: same reachable states and labelled transitions (these parameter values)"
+
+
+def behaviour(model: Model, budget: Budget | None = None) -> bytes | None:
+    """The digest of `model`'s reachable transition system, or None when the search was cut short."""
+    concrete = model.instantiate()
+    space = explore(concrete, budget or Budget())
+    if not space.complete:
+        return None
+    names = [a.name for a in concrete.actions]
+    expand = space.expander().expand
+    digest = hashlib.blake2b(digest_size=32)
+    initial = sorted(x for x, parent in zip(space.packed, space.parent) if parent == -1)
+    digest.update(repr(initial).encode())
+    for x in sorted(space.packed):
+        moves = sorted((names[a], tuple(choice), -1 if t is None else t, repr(gap))
+                       for a, choice, t, gap in expand(x))
+        digest.update(repr((x, moves)).encode())
+    return digest.digest()
