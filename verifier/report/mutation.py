@@ -6,9 +6,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from verifier.mutation import STATUSES, MutationReport, Outcome
+from verifier.report.text import plain
 
 
 def render_mutation(report: MutationReport, color: bool = False, width: int = 120, all_mutants: bool = False) -> str:
@@ -16,28 +16,28 @@ def render_mutation(report: MutationReport, color: bool = False, width: int = 12
     console = Console(file=buf, force_terminal=color, width=width, highlight=False)
     params = ", ".join(f"{k}={'*' if v is None else v}" for k, v in report.params)
     reading = f" [variant {report.variant}]" if report.variant else ""
-    console.print(Text(f"== {report.model}{reading}  ({report.path}; {params or 'no parameters'})", style="bold"))
+    console.print(plain(f"== {report.model}{reading}  ({report.path}; {params or 'no parameters'})", style="bold"))
     checked = len(report.outcomes)
-    console.print(Text(f"{report.generated} mutants made, {checked} checked against {report.claims} claims "
+    console.print(plain(f"{report.generated} mutants made, {checked} checked against {report.claims} claims "
                        f"({report.properties_path or 'no property file'}) and the consistency findings "
                        f"in {report.seconds:.1f} s"))
     console.print(_counts_table(report))
-    console.print(Text(f"kill score: {score_words(report)}", style="bold"))
-    console.print(Text(f"equivalence: {report.equivalence_method}", style="dim"))
+    console.print(plain(f"kill score: {score_words(report)}", style="bold"))
+    console.print(plain(f"equivalence: {report.equivalence_method}", style="dim"))
     shown = report.outcomes if all_mutants else report.survivors
     if shown:
-        console.print(Text("\nall mutants:" if all_mutants else
+        console.print(plain("\nall mutants:" if all_mutants else
                            "\nsurvivors (rule changes no claim or finding notices):", style="bold"))
         console.print(_outcomes_table(shown, all_mutants))
     for status, title in (("invalid", "invalid mutants (not a well-formed model)"),
                           ("unknown", "undecided (a budget cut them short)")):
         items = [o for o in report.outcomes if o.status == status]
         if items and not all_mutants:
-            console.print(Text(f"\n{title}: {len(items)}", style="bold"))
+            console.print(plain(f"\n{title}: {len(items)}", style="bold"))
             for o in items[:10]:
-                console.print(Text(f"  {o.mutant.id} {o.mutant.description}: {o.reason}"))
+                console.print(plain(f"  {o.mutant.id} {o.mutant.description}: {o.reason}"))
             if len(items) > 10:
-                console.print(Text(f"  ... and {len(items) - 10} more (--format json lists them all)"))
+                console.print(plain(f"  ... and {len(items) - 10} more (--format json lists them all)"))
     return buf.getvalue()
 
 
@@ -65,8 +65,8 @@ def _outcomes_table(outcomes: tuple[Outcome, ...], with_status: bool) -> Table:
         table.add_column(name)
     for o in sorted(outcomes, key=lambda o: (o.mutant.rule, o.mutant.number)):
         m = o.mutant
-        row = [Text(m.id)] + ([Text(o.status)] if with_status else []) + \
-            [Text(m.rule or "-"), Text(m.description), Text(f"{m.span.line}:{m.span.col}" if m.span else "-")]
+        row = [plain(m.id)] + ([plain(o.status)] if with_status else []) + \
+            [plain(m.rule or "-"), plain(m.description), plain(f"{m.span.line}:{m.span.col}" if m.span else "-")]
         table.add_row(*row)
     return table
 
