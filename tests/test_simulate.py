@@ -170,6 +170,7 @@ def test_cli_printed_numbers_play(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--hand", "hnad"], "no variable 'hnad'"),
     (["--games", "0"], "--games 0 is out of range"),
+    (["--timeout", "nan"], "is not a positive number of seconds"),
     (["-D", "DECK=*"], "need a value for every parameter"),
     (["--policy", "missing.yaml"], "no such file"),
 ])
@@ -205,3 +206,11 @@ def test_cli_bad_policy_file_exit_2_with_position(tmp_path, capsys):
     assert main(["simulate", "models/wtactics.yaml", "--policy", str(policy), "--games", "2"]) == 2
     err = capsys.readouterr().err
     assert f"{policy}:3:3: error: unknown action 'draw_card'" in err and "hint:" in err
+
+
+def test_timeout_stops_between_games_and_exits_3(capsys):
+    assert main(["simulate", "models/shadow_era.yaml", "--games", "1000000", "--timeout", "0.3", "--no-properties",
+                 "--format", "json", "-q"]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["stopped_by_timeout"] and 0 < doc["games"] < doc["games_requested"] == 1000000
+    assert sum(doc["outcomes"].values()) == doc["games"]

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from verifier.cli.common import EXIT_FAILED, EXIT_OK, parse_params, write_output
+from verifier.cli.common import EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, parse_params, write_output
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.lang import default_properties_path, load_model, load_properties
 from verifier.playout.play import PlayoutOptions, simulate
@@ -40,7 +40,8 @@ cannot be refuted by a finite playout; `turnproof check` decides them.
 exit codes:
   0  no claim violated unless the property file expects it
   1  a claim violated in a playout that the property file does not expect to be
-  2  model, property, policy or usage error"""
+  2  model, property, policy or usage error
+  3  --timeout stopped the run before --games were played"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,6 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "its choices) or a YAML file of action weights")
     p.add_argument("--max-steps", type=int, default=1000, metavar="N",
                    help="stop a game after N steps (counted as 'cut'; default 1000)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="start no game after S seconds; the figures cover the games played (exit 3)")
     p.add_argument("--hand", metavar="VAR",
                    help="variable of the hand-size histogram (default: 'hand' when the model declares it)")
     p.add_argument("--param", "-D", action="append", default=[], metavar="NAME=VALUE",
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if props_path and not args.no_properties:
         claims = load_properties(props_path, model)
     policy = UNIFORM if args.policy == "uniform" else load_policy(args.policy, model)
-    options = PlayoutOptions(args.games, args.seed, args.max_steps, policy, args.hand)
+    options = PlayoutOptions(args.games, args.seed, args.max_steps, policy, args.hand, args.timeout)
     with _progress(args.games, args.quiet) as done:
         sim = simulate(model, claims, options, args.model, done)
     if args.format == "json":
@@ -94,10 +97,15 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         _write_html(sim, Path(args.html))
     write_output(text, args.output)
-    return EXIT_FAILED if sim.unexpected_violations else EXIT_OK
+    if sim.unexpected_violations:
+        return EXIT_FAILED
+    return EXIT_UNKNOWN if sim.timed_out else EXIT_OK
 
 
 def _check_counts(args: argparse.Namespace) -> None:
+    if args.timeout is not None and not 0 < args.timeout < float("inf"):
+        raise UsageError(Diagnostic(f"--timeout {args.timeout} is not a positive number of seconds",
+                                    hint="e.g. --timeout 60"))
     for name, value, top in (("--games", args.games, MAX_GAMES), ("--max-steps", args.max_steps, MAX_STEPS)):
         if not 1 <= value <= top:
             raise UsageError(Diagnostic(f"{name} {value} is out of range", hint=f"give 1 to {top:,}"))

@@ -49,6 +49,7 @@ class PlayoutOptions:
     max_steps: int = 1000
     policy: Policy = UNIFORM
     hand: str | None = None           # the variable of the hand-size histogram; None: `hand` if declared
+    timeout: float | None = None      # seconds: no game starts after that (the statistics cover those played)
 
 
 @dataclass
@@ -71,16 +72,21 @@ def default_hand(model: Model) -> str | None:
 
 def simulate(model: Model, claims: Sequence[Property], options: PlayoutOptions = PlayoutOptions(),
              path: str = "", done: GameDone | None = None) -> Simulation:
-    """Play `options.games` games of the concrete `model`; evaluate `claims` on every state."""
+    """Play `options.games` games of the concrete `model` (fewer when `options.timeout` passes
+    first); evaluate `claims` on every state."""
     game, starts, hand_var = _prepare(model, claims, options)
     start = time.perf_counter()
-    for i in range(options.games):
-        game.play(i, starts)
+    deadline = None if options.timeout is None else start + options.timeout
+    played = 0
+    while played < options.games and (deadline is None or time.perf_counter() < deadline):
+        game.play(played, starts)
+        played += 1
         if done is not None:
-            done(i + 1)
+            done(played)
     seconds = time.perf_counter() - start
     return Simulation(
-        model=model.name, path=path, variant=model.variant, params=model.params_dict, games=options.games,
+        model=model.name, path=path, variant=model.variant, params=model.params_dict, games=played,
+        requested=options.games,
         seed=options.seed, max_steps=options.max_steps, policy=options.policy,
         outcomes={k: game.outcomes[k] for k in (ENDED, STUCK, CUT)},
         game_lengths=tuple(game.lengths), game_outcomes=tuple(game.kinds),

@@ -62,7 +62,8 @@ class Simulation:
     path: str
     variant: str | None
     params: dict[str, int | None]
-    games: int
+    games: int                                    # games played
+    requested: int                                # games asked for (more than played: stopped by the timeout)
     seed: int
     max_steps: int
     policy: Policy
@@ -85,13 +86,18 @@ class Simulation:
         return [n for n, o in zip(self.game_lengths, self.game_outcomes, strict=True) if o == ENDED]
 
     @property
+    def timed_out(self) -> bool:
+        return self.games < self.requested
+
+    @property
     def unexpected_violations(self) -> list[ClaimTally]:
         return [c for c in self.claims if c.unexpected]
 
     def to_json(self) -> dict[str, Any]:
         return {
             "model": self.model, "path": self.path, "variant": self.variant, "params": self.params,
-            "games": self.games, "seed": self.seed, "max_steps": self.max_steps, "policy": self.policy.to_json(),
+            "games": self.games, "games_requested": self.requested, "stopped_by_timeout": self.timed_out,
+            "seed": self.seed, "max_steps": self.max_steps, "policy": self.policy.to_json(),
             "outcomes": self.outcomes,
             "game_length": {"all": summary(self.game_lengths), "ended": summary(self.ended_lengths),
                             "histogram": _keyed(Counter(self.game_lengths))},

@@ -32,6 +32,9 @@ def simulation_blocks(sim: Simulation) -> list:
     out: list = [plain(header(sim), style="bold"),
                  Text(f"outcomes: {sim.outcomes[ENDED]} ended, {sim.outcomes[STUCK]} stuck (no move left), "
                       f"{sim.outcomes[CUT]} cut at --max-steps")]
+    if sim.timed_out:
+        out.append(Text(f"stopped by --timeout after {sim.games} of {sim.requested} games: the figures cover "
+                        f"those played", style="magenta"))
     out.append(lengths_table(sim))
     out.append(counts_table("action", sim.actions, "taken"))
     never = [a for a, n in sim.actions.items() if n == 0]

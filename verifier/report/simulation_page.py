@@ -15,7 +15,8 @@ def simulation_document(sim: Simulation, plots: list[Plot]) -> Document:
     doc.add(Heading(1, title),
             Para(f"{sim.games} random playouts ({params}), seed {sim.seed}, policy {sim.policy.name}, "
                  f"at most {sim.max_steps} steps each: {sim.outcomes[ENDED]} ended, {sim.outcomes[STUCK]} stuck, "
-                 f"{sim.outcomes[CUT]} cut short."),
+                 f"{sim.outcomes[CUT]} cut short."
+                 + (f" Stopped by the timeout after {sim.games} of {sim.requested} games." if sim.timed_out else "")),
             Note("A claim not violated in playouts was only not seen violated: turnproof check decides it. "
                  "Every violation below is a trace replayed on the model."))
     turns = [k for k, n in sim.turn_lengths.items() for _ in range(n)]
