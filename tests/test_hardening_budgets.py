@@ -3,11 +3,17 @@ and in the consistency analyses alike: never 'no findings'."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from verifier.cli import main
+from verifier.engines import memory
+from verifier.engines.base import Budget
+from verifier.engines.symbolic.engine import claim_seconds
 
 DEEP = """\
 model: deep
@@ -47,3 +53,97 @@ def test_without_the_budget_the_deadlock_is_found(deep, capsys):
     code = main(["lint", deep, "-q"])
     out = capsys.readouterr().out
     assert code == 1 and "deadlock" in out
+
+
+BIG = """\
+model: big
+doc: three counters that move independently; far too many states for a small memory budget
+variables:
+  a: {type: 0..400, init: 0}
+  b: {type: 0..400, init: 0}
+  c: {type: 0..400, init: 0}
+actions:
+  - {name: inc_a, when: "a < 400", do: {a: a + 1}, rule: "A: up"}
+  - {name: inc_b, when: "b < 400", do: {b: b + 1}, rule: "B: up"}
+  - {name: inc_c, when: "c < 400", do: {c: c + 1}, rule: "C: up"}
+"""
+REPO = Path(__file__).parent.parent
+
+
+@pytest.fixture
+def big(tmp_path) -> str:
+    path = tmp_path / "big.yaml"
+    path.write_text(BIG, encoding="utf-8")
+    return str(path)
+
+
+def test_timeout_is_a_deadline_for_the_whole_run(capsys):
+    """Every search of every reading shares the one deadline (it was per search: 5 s took 20)."""
+    start = time.monotonic()
+    code = main(["check", str(REPO / "models" / "wtactics.yaml"), "--timeout", "1", "-q"])
+    elapsed = time.monotonic() - start
+    out = capsys.readouterr()
+    assert code == 3 and "Traceback" not in out.err
+    assert elapsed < 1 + max(2.0, 0.1) + 20          # the backstop's grace, and room for a loaded machine
+
+
+def test_max_memory_stops_the_search_unknown(big, capsys):
+    code = main(["lint", big, "--max-memory", "100", "-q"])
+    out = capsys.readouterr().out
+    assert code == 3 and "--max-memory 100 MB reached" in " ".join(out.split())
+
+
+@pytest.mark.slow    # explores until 70 % of the limit: about 5 s on an idle machine
+def test_a_run_under_ulimit_v_ends_unknown_not_killed(big):
+    script = ("import resource, sys\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (260 * 2**20, 260 * 2**20))\n"
+              "from verifier.cli import main\n"
+              f"sys.exit(main(['lint', {big!r}, '-q']))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "UNKNOWN" in done.stdout + done.stderr
+
+
+def test_max_states_bounds_z3_too():
+    assert claim_seconds(Budget(max_states=1000), 60.0) == 1.0
+    assert claim_seconds(Budget(max_states=10_000_000), 60.0) == 60.0
+    assert claim_seconds(Budget(), 60.0) == 60.0
+    assert claim_seconds(Budget(timeout=30, deadline=time.monotonic() + 2), 60.0) <= 2.0
+
+
+def test_a_budget_past_its_deadline_leaves_no_time():
+    budget = Budget(timeout=5, deadline=time.monotonic() - 1)
+    assert budget.time_left() == 0
+
+
+def _cgroup_tree(tmp_path: Path, lines: str, files: dict[str, str]) -> tuple[str, Path]:
+    proc = tmp_path / "cgroup"
+    proc.write_text(lines)
+    root = tmp_path / "fs"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return str(proc), root
+
+
+def test_the_memory_limit_is_read_from_the_process_own_cgroup_v2(tmp_path):
+    proc, root = _cgroup_tree(tmp_path, "0::/user.slice/job\n",
+                              {"memory.max": "max\n", "user.slice/memory.max": "4294967296\n",
+                               "user.slice/job/memory.max": "1610612736\n"})
+    assert min(memory.cgroup_limits(proc, root)) == 1610612736
+
+
+def test_the_memory_limit_is_read_from_the_process_own_cgroup_v1(tmp_path):
+    proc, root = _cgroup_tree(tmp_path, "4:memory:/process_api/abc\n3:cpu:/\n",
+                              {"memory/memory.limit_in_bytes": "9223372036854771712\n",
+                               "memory/process_api/abc/memory.limit_in_bytes": "1610612736\n"})
+    assert memory.cgroup_limits(proc, root) == [1610612736]
+
+
+def test_forked_workers_share_the_memory_limit():
+    try:
+        memory.set_workers(4)
+        assert memory.memory_limit_bytes(400) == 100 * 2**20
+    finally:
+        memory.set_workers(1)
+    assert memory.memory_limit_bytes(400) == 400 * 2**20

@@ -13,6 +13,7 @@ import os
 from multiprocessing.connection import wait
 from typing import Callable, Sequence, TypeVar
 
+from verifier.engines.memory import set_workers
 from verifier.signals import default_signals_in_child
 
 T = TypeVar("T")
@@ -48,7 +49,7 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
             while todo and len(running) < workers:
                 k = todo.pop()
                 pipe, child_end = context.Pipe(duplex=False)
-                process = context.Process(target=_child, args=(fn, items[k], child_end), daemon=True)
+                process = context.Process(target=_child, args=(fn, items[k], child_end, workers), daemon=True)
                 process.start()
                 child_end.close()
                 running[pipe] = (k, process)
@@ -86,8 +87,9 @@ def _stop(running: dict) -> None:
     running.clear()
 
 
-def _child(fn, item, pipe) -> None:
+def _child(fn, item, pipe, workers: int) -> None:
     default_signals_in_child()
+    set_workers(workers)          # the memory limit is shared, not each worker's
     try:
         pipe.send((True, fn(item)))
     except BaseException as err:  # noqa: BLE001 - the parent runs the job again and raises there

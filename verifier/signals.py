@@ -29,6 +29,31 @@ def terminate_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+class OutOfTime(BaseException):
+    """The run's --timeout (plus a grace) passed inside a step that does not watch the clock."""
+
+
+def _raise_out_of_time(_signum, _frame) -> None:
+    raise OutOfTime()
+
+
+@contextmanager
+def hard_deadline(seconds: float | None) -> Iterator[None]:
+    """Within the block, `OutOfTime` is raised once `seconds` and a grace (a tenth of them, at
+    least 2 s) have passed: the backstop behind the engines' own clocks (main thread only)."""
+    if seconds is None or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "setitimer"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _raise_out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, seconds + max(2.0, seconds / 10))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def default_signals_in_child() -> None:
     """In a forked worker: SIGTERM kills at once and SIGINT is left to the parent, which stops
     its workers itself (a worker must not unwind into the parent's handlers)."""

@@ -47,7 +47,7 @@ KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondet
 def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = None) -> tuple[Context, list[Finding]]:
     """Every per-model analysis of one model (one variant): its context and its findings;
     `memo` is shared by the readings of one model file (see `Context.memo`)."""
-    ctx = Context.create(model, budget, Deadline(budget.timeout), memo)
+    ctx = Context.create(model, budget, Deadline(budget.time_left()), memo)
     if not ctx.explicit:
         return ctx, symbolic_findings(ctx) + OrderDependence(ctx).findings()
     ctx.explore()

@@ -12,7 +12,7 @@ from verifier import __version__
 from verifier.cli.common import (EXIT_BUG, EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED,
                                  EXIT_UNKNOWN)
 from verifier.diagnostics import TurnproofError
-from verifier.signals import Terminated, terminate_on_sigterm
+from verifier.signals import OutOfTime, Terminated, hard_deadline, terminate_on_sigterm
 
 DESCRIPTION = """\
 turnproof checks the turn structure of a card or tabletop game.
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = args.debug or os.environ.get("TURNPROOF_DEBUG") == "1"
-    with terminate_on_sigterm():
+    with terminate_on_sigterm(), hard_deadline(getattr(args, "timeout", None)):
         try:
             return args.handler(args)
         except TurnproofError as err:
@@ -68,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
+        except OutOfTime:
+            if debug:
+                traceback.print_exc()
+            print(f"UNKNOWN: the --timeout of {args.timeout:g} s ran out before the run could finish; nothing "
+                  "was decided", file=sys.stderr)
+            return EXIT_UNKNOWN
         except Terminated:
             print("terminated", file=sys.stderr)
             return EXIT_TERMINATED

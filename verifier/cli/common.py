@@ -43,8 +43,14 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help="auto (default): explicit search for small concrete instances, Z3 for free "
                         "parameters and proofs; explicit: breadth-first search; symbolic: Z3 "
                         "(k-induction, PDR, BMC); bmc / kind / pdr: one symbolic method")
-    p.add_argument("--max-states", type=int, metavar="N", help="stop exploring after N states (verdict UNKNOWN)")
-    p.add_argument("--timeout", type=float, metavar="S", help="stop after S seconds (verdict UNKNOWN)")
+    p.add_argument("--max-states", type=int, metavar="N",
+                   help="stop each exploration after N states, Z3 included (what it leaves open is UNKNOWN)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="the whole run ends within S seconds (loading, searches, Z3, analyses); what "
+                        "is left open is UNKNOWN (exit 3)")
+    p.add_argument("--max-memory", type=int, metavar="MB",
+                   help="memory the whole run may use, forked workers included (default: 70%% of what the "
+                        "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN")
     p.add_argument("--max-depth", type=int, metavar="K", help="deepest BFS level / BMC bound / k")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
@@ -73,7 +79,9 @@ def parse_params(items: Sequence[str]) -> dict[str, int | None]:
 
 
 def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOptions:
-    budget = Budget(max_states=args.max_states, timeout=args.timeout, max_depth=args.max_depth)
+    budget = Budget(max_states=args.max_states, timeout=args.timeout, max_depth=args.max_depth,
+                    max_memory_mb=args.max_memory,
+                    deadline=None if args.timeout is None else time.monotonic() + args.timeout)
     return RunOptions(params=parse_params(args.param), variant=args.variant, engine=args.engine,
                       budget=budget, consistency=consistency,
                       properties=getattr(args, "properties", None),

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             progress.done()
     pages = [build_game(runs, graph=not args.no_graph, graph_limit=args.graph_limit,
-                        graph_states=args.graph_states, graph_timeout=args.timeout) for runs in all_runs]
+                        graph_states=args.graph_states, graph_timeout=options.budget.time_left()) for runs in all_runs]
     written = write_site(pages, args.output, timings=not args.no_timings, force=args.force)
     if not args.quiet:
         sys.stderr.write(f"wrote {len(written)} files to {args.output}: index.html, index.md and "

@@ -99,7 +99,7 @@ class AutoEngine:
             for r in explicit:
                 out[r.property.id] = _note(r, "explicit: concrete instance")
         retry = [p for p in rest if _undecided(out[p.id])]
-        if retry:
+        if retry and budget.time_left() != 0:          # no Z3 (not even its import) once time is up
             for r in self._symbolic().check(model, retry, budget, progress):
                 before = out[r.property.id]
                 if _undecided(r) and not (r.verdict is Verdict.HOLDS_TO_DEPTH and

@@ -1,6 +1,7 @@
 """The one interface every engine answers through."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
@@ -16,7 +17,16 @@ class Budget:
     max_states: int | None = None
     timeout: float | None = None        # seconds of wall time
     max_depth: int | None = None        # BFS depth, BMC bound or largest k
-    max_memory_mb: int | None = None    # resident memory the engine may grow to
+    max_memory_mb: int | None = None    # memory the run may grow to (shared by its workers)
+    deadline: float | None = None       # time.monotonic() by which the whole run ends (--timeout)
+
+    def time_left(self) -> float | None:
+        """Seconds a search started now may take: `timeout`, cut by what is left of the run's
+        deadline (None: unlimited)."""
+        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        if self.timeout is None:
+            return left
+        return self.timeout if left is None else min(self.timeout, left)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ every counterexample a shortest one.
 """
 from __future__ import annotations
 
-import os
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -18,6 +17,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
+from verifier.engines.memory import limit_words, memory_limit_bytes, resident_bytes
 from verifier.engines.statespace import StateSpace
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
@@ -27,36 +27,8 @@ from verifier.semantics import EvalError, State, initial_states, layout
 from verifier.trace import Trace
 
 NAME = "explicit"
-MEMORY_SHARE = 0.7          # default memory guard: this share of physical (or cgroup) memory
 TICK_STATES = 256           # the search loop calls back every this many states
 MEMORY_TICKS = 64           # ... and reads its resident memory every this many callbacks
-
-
-def memory_limit_bytes() -> int | None:
-    """MEMORY_SHARE of the physical memory, or of the cgroup limit when that is lower."""
-    limits = []
-    try:
-        with open("/proc/meminfo") as fh:
-            limits.append(int(fh.readline().split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        pass
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            with open(path) as fh:
-                text = fh.read().strip()
-            if text.isdigit() and int(text) < 1 << 60:
-                limits.append(int(text))
-        except OSError:
-            pass
-    return int(min(limits) * MEMORY_SHARE) if limits else None
-
-
-def resident_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        return 0
 
 
 def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
@@ -159,15 +131,15 @@ def _keep(model: Model, space: StateSpace) -> None:
 
 
 def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float):
-    memory = budget.max_memory_mb * 2**20 if budget.max_memory_mb else memory_limit_bytes()
-    memory_words = (f"--max-memory {budget.max_memory_mb} MB reached" if budget.max_memory_mb
-                    else f"memory guard reached ({MEMORY_SHARE:.0%} of physical memory)")
+    limit = budget.time_left()
+    memory = memory_limit_bytes(budget.max_memory_mb)
+    memory_words = limit_words(budget.max_memory_mb)
     state = {"last": start, "ticks": 0}
 
     def tick(i: int, n: int, depth: int) -> str | None:
         now = time.perf_counter()
-        if budget.timeout is not None and now - start > budget.timeout:
-            return f"--timeout {budget.timeout:g} s reached"
+        if limit is not None and now - start > limit:
+            return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
         state["ticks"] += 1
         if memory and state["ticks"] % MEMORY_TICKS == 0 and resident_bytes() > memory:
             return memory_words

@@ -21,6 +21,7 @@ back as a sequence of firings.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Sequence
@@ -150,6 +151,9 @@ class State:
 class Encoding:
     """A model (fixed parameters substituted, free ones kept as symbols) as Z3 terms."""
 
+    deadline: float | None = None      # time.monotonic() after which encoding gives up (the run's --timeout)
+    _encoded = 0
+
     def __init__(self, model: Model):
         self.source = model
         self.model = model.instantiate()
@@ -248,6 +252,9 @@ class Encoding:
 
     def encode(self, e: Expr, st: State, env: Env) -> tuple[Term, Term]:
         """(value, definedness) of `e` in state `st` with bound names `env`."""
+        self._encoded += 1
+        if self.deadline is not None and self._encoded & 255 == 0 and time.monotonic() > self.deadline:
+            raise Unsupported("the time budget (--timeout) ran out while encoding the model for Z3")
         if isinstance(e, Const):
             return (z3.BoolVal(bool(e.value)) if e.is_bool else z3.IntVal(e.value)), TRUE
         if isinstance(e, Var):

@@ -54,9 +54,13 @@ class SymbolicEngine:
     # ---- the Engine protocol
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
               progress: ProgressFn | None = None) -> list[CheckResult]:
+        if budget.time_left() == 0:
+            return [self._unknown(model.instantiate(), p, "--timeout reached before Z3 could start")
+                    for p in properties]
         try:
             enc = Encoding(model)
-            setup_error = self._initial_error(enc)
+            enc.deadline = budget.deadline
+            setup_error = self._initial_error(enc, budget)
         except Unsupported as err:
             return [self._unknown(model.instantiate(), p, f"the symbolic engine cannot encode this model: {err}")
                     for p in properties]
@@ -65,9 +69,10 @@ class SymbolicEngine:
         run = _Run(self, enc, budget)
         return [run.claim(p) for p in properties]
 
-    def _initial_error(self, enc: Encoding) -> str | None:
+    def _initial_error(self, enc: Encoding, budget: Budget) -> str | None:
         s = z3.Solver()
-        s.set("timeout", 30000)
+        left = budget.time_left()
+        s.set("timeout", 30000 if left is None else max(1, int(min(30.0, left) * 1000)))
         s.add(enc.init_error(enc.cur))
         if s.check() != z3.sat:
             return None
@@ -81,6 +86,20 @@ class SymbolicEngine:
     def _unknown(model: Model, p: Property, reason: str, method: str = "symbolic") -> CheckResult:
         return CheckResult(p, Verdict.UNKNOWN, method, reason=reason, params=model.param_values,
                            variant=model.variant)
+
+
+STATES_PER_SECOND = 50_000     # what --max-states N is worth in Z3 time: N / this, at least a second
+
+
+def claim_seconds(budget: Budget, default: float) -> float:
+    """Z3's time for one claim: what is left of --timeout; under --max-states alone, about the
+    time an explicit search of that many states takes, so that Z3 is bounded too."""
+    left = budget.time_left()
+    if left is not None:
+        return left
+    if budget.max_states is not None:
+        return min(default, max(1.0, budget.max_states / STATES_PER_SECOND))
+    return default
 
 
 class _Run:
@@ -112,7 +131,7 @@ class _Run:
     # ---- one claim
     def claim(self, original: Property) -> CheckResult:
         start = time.perf_counter()
-        deadline = Deadline(self.budget.timeout if self.budget.timeout is not None else self.engine.default_timeout)
+        deadline = Deadline(claim_seconds(self.budget, self.engine.default_timeout))
         p = map_claim(original, self.enc.model.fix_params)
         try:
             if isinstance(p, Invariant):
