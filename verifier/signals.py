@@ -41,7 +41,7 @@ def _raise_out_of_time(_signum, _frame) -> None:
 def hard_deadline(seconds: float | None) -> Iterator[None]:
     """Within the block, `OutOfTime` is raised once `seconds` and a grace (a tenth of them, at
     least 2 s) have passed: the backstop behind the engines' own clocks (main thread only)."""
-    if seconds is None or threading.current_thread() is not threading.main_thread() \
+    if seconds is None or not 0 < seconds < 1e8 or threading.current_thread() is not threading.main_thread() \
             or not hasattr(signal, "setitimer"):
         yield
         return

@@ -31,6 +31,7 @@ start with:
 
 BUG_REPORT = ("a bug in turnproof, not in your files: please report it with the command line and the model "
               "and property files; --debug prints the traceback")
+WHOLE_RUN_TIMEOUT = ("check", "lint", "report", "diff")    # commands whose --timeout bounds the whole run
 DEBUG_HELP = "on an internal error (exit 4), print the full traceback"
 
 
@@ -55,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = args.debug or os.environ.get("TURNPROOF_DEBUG") == "1"
-    with terminate_on_sigterm(), hard_deadline(getattr(args, "timeout", None)):
+    backstop = args.timeout if args.handler.__module__.rsplit(".", 1)[-1] in WHOLE_RUN_TIMEOUT else None
+    with terminate_on_sigterm(), hard_deadline(backstop):
         try:
             return args.handler(args)
         except TurnproofError as err:
