@@ -24,13 +24,12 @@ a finding does. `check --baseline FILE` compares a run with it:
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from verifier.diagnostics import Diagnostic, UsageError
+from verifier.files import write_atomic
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 
 FORMAT_VERSION = 1
@@ -240,21 +239,9 @@ def apply(runs: Sequence[ModelRun], path: str, update: bool = False) -> Outcome:
         previous = load(target) if target.is_file() else None
         comparison = compare(runs, previous) if previous is not None and previous.get("model") == runs[0].model.name \
             else None
-        _write_atomic(target, dumps(record(runs, previous)))
+        write_atomic(target, dumps(record(runs, previous)))
         return Outcome(comparison, target, True)
     return Outcome(compare(runs, load(target)), target, False)
-
-
-def _write_atomic(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def preflight(path: str, model_path: str, update: bool) -> None:

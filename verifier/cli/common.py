@@ -4,13 +4,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Sequence
 
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Budget, ProgressInfo
+from verifier.files import write_atomic
 from verifier.result import ModelRun, Verdict
 from verifier.runner import ENGINES, RunOptions
 
@@ -58,7 +57,7 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
 def add_output_options(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     p.add_argument("--format", "-f", choices=formats, default="text", help="output format (default text)")
     p.add_argument("--output", "-o", metavar="FILE",
-                   help="write the output to FILE (atomically) instead of standard output")
+                   help="write the output to FILE (atomically) instead of standard output ('-': standard output)")
 
 
 def parse_params(items: Sequence[str]) -> dict[str, int | None]:
@@ -108,20 +107,11 @@ def exit_code(runs: Sequence[ModelRun]) -> int:
 
 
 def write_output(text: str, output: str | None) -> None:
-    """To stdout, or atomically to a file: a failed run never leaves half a file."""
-    if output is None:
+    """To standard output (no -o, or `-o -`), or atomically to a file (see `files.write_atomic`)."""
+    if output is None or output == "-":
         sys.stdout.write(text)
         return
-    target = Path(output)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(output, text)
 
 
 class Progress:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import glob
 import json
 import os
 import shutil
@@ -58,7 +59,8 @@ def write_site(pages: Sequence[GamePage], out_dir: str | os.PathLike, timings: b
             hint="choose a new or empty folder, or pass --force to replace it"))
     _check_slugs(pages)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+    _remove_stale(target)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-{os.getpid()}-"))
     written: list[str] = []
     try:
         umask = os.umask(0)
@@ -87,6 +89,25 @@ def write_site(pages: Sequence[GamePage], out_dir: str | os.PathLike, timings: b
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return written
+
+
+def _remove_stale(target: Path) -> None:
+    """Temporary folders of earlier runs on `target` that were killed (SIGKILL leaves no chance
+    to clean up): those whose process is gone."""
+    for tmp in target.parent.glob(f".{glob.escape(target.name)}.tmp-*"):
+        pid = tmp.name[len(target.name) + 6:].partition("-")[0]
+        if tmp.is_dir() and (not pid.isdigit() or not _alive(int(pid))):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def manifest(pages: Sequence[GamePage], files: Sequence[str]) -> dict:

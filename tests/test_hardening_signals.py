@@ -1,0 +1,82 @@
+"""Signals and files: SIGTERM stops forked workers and exits 143; `-o -` is standard output;
+outputs and baselines get the user's umask (0644), not 0600; killed runs' folders are removed."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+from verifier.report.site import _remove_stale
+
+REPO = Path(__file__).parent.parent
+GATE = REPO / "tests" / "fixtures" / "gate"
+ARGS = [str(GATE / "gate.yaml"), "-p", str(GATE / "gate_props.yaml"), "-q", "--no-consistency"]
+
+
+def test_dash_output_is_standard_output(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", *ARGS, "-f", "json", "-o", "-"]) == 0
+    assert capsys.readouterr().out.lstrip().startswith("{")
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_outputs_and_baselines_respect_the_umask(tmp_path, capsys, umask):
+    old = os.umask(umask)
+    try:
+        out, base = tmp_path / "out" / "r.json", tmp_path / "base"
+        base.mkdir()
+        assert main(["check", *ARGS, "-f", "json", "-o", str(out)]) == 0
+        assert main(["check", *ARGS, "--baseline", str(base), "--update-baseline"]) == 0
+    finally:
+        os.umask(old)
+    capsys.readouterr()
+    for path in (out, next(base.iterdir())):
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path
+
+
+def test_folders_of_killed_report_runs_are_removed(tmp_path):
+    target = tmp_path / "site"
+    dead = tmp_path / ".site.tmp-999999999-abc"
+    alive = tmp_path / f".site.tmp-{os.getpid()}-def"
+    other = tmp_path / ".elsewhere.tmp-999999999-x"
+    for d in (dead, alive, other):
+        d.mkdir()
+    _remove_stale(target)
+    assert not dead.exists() and alive.exists() and other.exists()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to see the forked workers")
+def test_sigterm_stops_the_forked_workers():
+    proc = subprocess.Popen([sys.executable, "-m", "verifier", "check", "models/wtactics.yaml", "-q",
+                             "--no-consistency"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while not workers and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        workers = _children(proc.pid)
+    if not workers:
+        proc.kill()
+        proc.communicate()
+        pytest.skip("the check forked no worker on this machine (one free CPU)")
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "Traceback" not in err and "terminated" in err
+    time.sleep(0.2)
+    for pid in workers:
+        state = Path(f"/proc/{pid}/stat")
+        assert not state.exists() or state.read_text().split(")")[1].split()[0] in ("Z", "X"), pid
