@@ -87,6 +87,13 @@ def test_cli_json_max_mutants_and_budget(capsys, tmp_path):
     assert main(["mutate", MODEL, "-p", PROPS, "--max-mutants", "0"]) == 2
 
 
+def test_without_the_analyses_only_claims_kill():
+    report = mutate(MODEL, RunOptions(properties=PROPS, consistency=False))
+    # the gap finding noticed it before; no claim does
+    assert outcome(report, "gain: guard 'coins < 3' -> 'coins <= 3'").status == "survived"
+    assert outcome(report, "gain: effect 'bonus := true' left out").status == "killed"
+
+
 def test_vacuous_trigger_and_antecedent_are_flagged():
     model = load_model(MODEL)
     found = {(v.claim, v.part) for v in vacuous_claims(model, load_properties(PROPS, model))}

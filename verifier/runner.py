@@ -28,6 +28,7 @@ class RunOptions:
     engine: str = "auto"
     budget: Budget = Budget()
     consistency: bool = True
+    vacuity: bool = True              # warn about claims that hold vacuously (`analysis.vacuity`)
     properties: str | None = None     # None: properties/<model>.yaml when it exists
     use_properties: bool = True
 
@@ -129,7 +130,7 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
 
 def _vacuity(model: Model, props: list[Property], options: RunOptions) -> tuple:
     """The claims that hold vacuously (`analysis.vacuity`), on the claims' kept search when there is one."""
-    if not props or not model.is_concrete:
+    if not props or not model.is_concrete or not options.vacuity:
         return ()
     from verifier.analysis.vacuity import vacuous_claims
 

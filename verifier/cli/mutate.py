@@ -51,6 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                "  turnproof mutate models/shadow_era.yaml --timeout 600 --all\n\n" + EXIT_HELP)
     p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
     p.add_argument("-p", "--properties", metavar="FILE", help="property file (default: properties/<model>.yaml)")
+    p.add_argument("--no-consistency", action="store_true",
+                   help="kill mutants by the claims alone, without the consistency analyses (faster)")
     add_model_options(p)
     add_output_options(p, FORMATS)
     p.add_argument("--max-mutants", type=int, metavar="N",
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                                     hint="leave it out to check every mutant"))
     bar = _Bar(args.quiet)
     try:
-        report = mutate(args.model, run_options(args), args.max_mutants, bar)
+        report = mutate(args.model, run_options(args, consistency=not args.no_consistency), args.max_mutants, bar)
     finally:
         bar.done()
     if args.format == "json":

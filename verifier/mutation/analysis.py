@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
+from verifier.analysis import analyse_model
 from verifier.diagnostics import TurnproofError
 from verifier.engines.base import Budget
 from verifier.forking import fork_map
@@ -82,7 +83,7 @@ class MutationReport:
 @dataclass
 class _Reference:
     verdicts: dict[str, Verdict]
-    findings: frozenset[str]
+    findings: frozenset[str] | None      # None: the original's analyses were cut short
     digest: bytes | None = None
 
 
@@ -94,6 +95,7 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
     called as each mutant is decided."""
     start = time.perf_counter()
     options = options or RunOptions()
+    consistency = options.consistency
     deadline = None if options.budget.timeout is None else start + options.budget.timeout
     captured: list[tuple[Model, list[PhaseSpec]]] = []
 
@@ -109,10 +111,11 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
     claims = ([replace(p, for_every=()) for p in props], props_path)
     mutants = generate(*captured[0])
     chosen = _spread(mutants, max_mutants)
+    options = replace(options, consistency=False, vacuity=False)     # the analyses run apart, below
+    ref_run = check_loaded(path, [original], [claims], _budgeted(options, deadline))[0]
     memo: dict = {}                 # the analyses' Z3 answers: forked workers start from the original's
-    ref_run = check_loaded(path, [original], [claims], _budgeted(options, deadline), memo=memo)[0]
-    reference = _Reference({r.property.id: r.verdict for r in ref_run.results},
-                           frozenset(f.key for f in ref_run.findings))
+    findings = _findings(original, _remaining(options.budget, deadline), memo) if consistency else frozenset()
+    reference = _Reference({r.property.id: r.verdict for r in ref_run.results}, findings)
     if original.is_concrete:
         reference.digest = behaviour(original, _remaining(options.budget, deadline))
     done = [0]
@@ -123,7 +126,7 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
             progress(outcome, done[0], len(chosen))
 
     job = partial(_check_mutant, path=path, options=options, claims=claims, reference=reference,
-                  deadline=deadline, memo=memo)
+                  deadline=deadline, memo=memo if consistency else None)
     outcomes = fork_map(job, chosen, arrived=arrived)
     return MutationReport(original.name, path, original.variant, original.instantiate().param_values,
                           claims[1], len(claims[0]), len(mutants), tuple(outcomes),
@@ -131,7 +134,9 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
 
 
 def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[list[Property], str | None],
-                  reference: _Reference, deadline: float | None, memo: dict) -> Outcome:
+                  reference: _Reference, deadline: float | None, memo: dict | None) -> Outcome:
+    """Claims first (most mutants that are killed are killed there), then, when they agree, the
+    consistency analyses (`memo` None: none), then the proof of equivalence."""
     start = time.perf_counter()
 
     def outcome(status: str, reason: str = "") -> Outcome:
@@ -141,10 +146,19 @@ def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[
         return outcome("unknown", "not checked: the --timeout ran out first")
     try:
         model = load_model(path, options.params, options.variant, edit=partial(apply, mutant))
-        run = check_loaded(path, [model], [claims], _budgeted(options, deadline), memo=memo)[0]
+        run = check_loaded(path, [model], [claims], _budgeted(options, deadline))[0]
+        status, reason = _compare_claims(reference, run)
+        if status in ("killed", "invalid"):
+            return outcome(status, reason)
+        if memo is not None:
+            findings = _findings(model, _remaining(options.budget, deadline), memo)
+            if findings is None or reference.findings is None:
+                return outcome("unknown", "the consistency analyses were cut short by the budget")
+            if findings != reference.findings:
+                new, gone = sorted(findings - reference.findings), sorted(reference.findings - findings)
+                return outcome("killed", "finding " + (f"{new[0]} appears" if new else f"{gone[0]} disappears"))
     except TurnproofError as err:
         return outcome("invalid", _first_line(err))
-    status, reason = _compare(reference, run)
     if status != "same":
         return outcome(status, reason)
     if reference.digest is None:
@@ -157,7 +171,7 @@ def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[
     return outcome("survived", "reachable behaviour differs, and no claim or finding notices")
 
 
-def _compare(reference: _Reference, run: ModelRun) -> tuple[str, str]:
+def _compare_claims(reference: _Reference, run: ModelRun) -> tuple[str, str]:
     """("killed" | "invalid" | "unknown" | "same", the first difference or why)."""
     for r in run.results:
         if r.reason.startswith("model error"):
@@ -166,17 +180,17 @@ def _compare(reference: _Reference, run: ModelRun) -> tuple[str, str]:
         before, after = _definite(reference.verdicts.get(r.property.id)), _definite(r.verdict)
         if before is not None and after is not None and before != after:
             return "killed", f"claim {r.property.id}: {reference.verdicts[r.property.id].value} -> {r.verdict.value}"
-    if run.analyses_unknown:
-        return "unknown", f"consistency analyses cut short: {run.analyses_unknown}"
-    keys = frozenset(f.key for f in run.findings)
-    if keys != reference.findings:
-        new, gone = sorted(keys - reference.findings), sorted(reference.findings - keys)
-        return "killed", "finding " + (f"{new[0]} appears" if new else f"{gone[0]} disappears")
     open_claims = [r.property.id for r in run.results
                    if _definite(r.verdict) is None and _definite(reference.verdicts.get(r.property.id)) is not None]
     if open_claims:
         return "unknown", f"claim {open_claims[0]} left open: {_why(run, open_claims[0])}"
     return "same", ""
+
+
+def _findings(model: Model, budget: Budget, memo: dict) -> frozenset[str] | None:
+    """The consistency findings' keys (kind and subject), or None when a budget cut the analyses short."""
+    ctx, findings = analyse_model(model, budget, memo)
+    return None if ctx.unknown_reason else frozenset(f.key for f in findings)
 
 
 def _definite(verdict: Verdict | None) -> str | None:
