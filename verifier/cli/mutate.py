@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "not a well-formed model; equivalent when its reachable states and labelled transitions "
                     "are the original's (checked by explicit search, not guessed). "
                     "Kill score = killed / (killed + survived). One reading is mutated: --variant, else the "
-                    "model's first.",
+                    "model's first. A mutant's search stops at ten times the original's states "
+                    "(at least 100,000; --max-states sets it): such a mutant is UNKNOWN.",
         epilog="examples:\n"
                "  turnproof mutate models/aeons_end.yaml\n"
                "  turnproof mutate models/alice.yaml --variant refine_all --param TURNS=2 --max-mutants 50\n"

@@ -39,6 +39,7 @@ from verifier.result import ModelRun, Verdict
 from verifier.runner import RunOptions, check_loaded, claims_for
 
 STATUSES = ("killed", "survived", "equivalent", "invalid", "unknown")
+STATE_GROWTH, STATE_FLOOR = 10, 100_000     # default state cap of a mutant: 10 x the original's search
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,9 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
     reference = _Reference({r.property.id: r.verdict for r in ref_run.results}, findings)
     if original.is_concrete:
         reference.digest = behaviour(original, _remaining(options.budget, deadline))
+    if options.budget.max_states is None:     # a mutant whose state space explodes is left open, not waited for
+        largest = max((r.stats.states or 0 for r in ref_run.results), default=0)
+        options = replace(options, budget=replace(options.budget, max_states=max(STATE_FLOOR, STATE_GROWTH * largest)))
     done = [0]
 
     def arrived(outcome: Outcome) -> None:
