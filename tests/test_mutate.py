@@ -85,6 +85,9 @@ def test_cli_json_max_mutants_and_budget(capsys, tmp_path):
     assert main(["mutate", MODEL, "-p", PROPS, "--timeout", "0.000001", "-q"]) == 3
     assert "unknown" in capsys.readouterr().out
     assert main(["mutate", MODEL, "-p", PROPS, "--max-mutants", "0"]) == 2
+    assert main(["mutate", MODEL, "-p", PROPS, "--only", "m99"]) == 2
+    assert main(["mutate", MODEL, "-p", PROPS, "--only", "m12,m26", "-f", "json", "-o", str(out)]) == 0
+    assert [m["id"] for m in json.loads(out.read_text())["mutants"]] == ["m12", "m26"]
 
 
 def test_without_the_analyses_only_claims_kill():

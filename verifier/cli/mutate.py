@@ -49,7 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                "  turnproof mutate models/aeons_end.yaml\n"
                "  turnproof mutate models/alice.yaml --variant refine_all --param TURNS=2 --max-mutants 50\n"
                "  turnproof mutate models/wtactics.yaml --format json -o out/wtactics.mutants.json\n"
-               "  turnproof mutate models/shadow_era.yaml --timeout 600 --all\n\n" + EXIT_HELP)
+               "  turnproof mutate models/shadow_era.yaml --timeout 600 --all\n"
+               "  turnproof mutate models/aeons_end.yaml --only m12,m40   # re-check survivors after adding claims\n\n"
+               + EXIT_HELP)
     p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
     p.add_argument("-p", "--properties", metavar="FILE", help="property file (default: properties/<model>.yaml)")
     p.add_argument("--no-consistency", action="store_true",
@@ -58,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_options(p, FORMATS)
     p.add_argument("--max-mutants", type=int, metavar="N",
                    help="check only N mutants, spread evenly over all of them (a quick estimate)")
+    p.add_argument("--only", metavar="IDS",
+                   help="check only these mutants, e.g. m3,m17 (ids of an earlier run; after adding claims, "
+                        "re-checking the survivors is enough: a killed mutant stays killed)")
     p.add_argument("--all", action="store_true", help="list every mutant in the text output, not only survivors")
     p.set_defaults(handler=run)
 
@@ -68,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
                                     hint="leave it out to check every mutant"))
     bar = _Bar(args.quiet)
     try:
-        report = mutate(args.model, run_options(args, consistency=not args.no_consistency), args.max_mutants, bar)
+        only = None if args.only is None else frozenset(x.strip() for x in args.only.split(",") if x.strip())
+        report = mutate(args.model, run_options(args, consistency=not args.no_consistency), args.max_mutants, bar,
+                        only)
     finally:
         bar.done()
     if args.format == "json":

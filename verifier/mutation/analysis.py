@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from verifier.analysis import analyse_model
-from verifier.diagnostics import TurnproofError
+from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
 from verifier.engines.base import Budget
 from verifier.forking import fork_map
 from verifier.ir.model import Model
@@ -89,10 +89,12 @@ class _Reference:
 
 
 def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None = None,
-           progress: Callable[[Outcome, int, int], None] | None = None) -> MutationReport:
+           progress: Callable[[Outcome, int, int], None] | None = None,
+           only: frozenset[str] | None = None) -> MutationReport:
     """Mutation analysis of one reading of the model file at `path` (`options.variant`, else
     its first). `options.budget.timeout` bounds the whole run; `max_mutants` checks an
-    evenly spread selection of that many mutants. `progress(outcome, done, total)` is
+    evenly spread selection of that many mutants; `only` names the mutants to check (their
+    ids, `m12`: stable while the model file is unchanged). `progress(outcome, done, total)` is
     called as each mutant is decided."""
     start = time.perf_counter()
     options = options or RunOptions()
@@ -111,7 +113,12 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
     # with the original on the same parameters, and one search decides them all
     claims = ([replace(p, for_every=()) for p in props], props_path)
     mutants = generate(*captured[0])
-    chosen = _spread(mutants, max_mutants)
+    if only is not None:
+        unknown = sorted(only - {m.id for m in mutants})
+        if unknown:
+            raise UsageError(Diagnostic(f"no mutant {unknown[0]} in this model ({len(mutants)} mutants: "
+                                        f"m1..m{len(mutants)})", hint="ids come from an earlier run of mutate"))
+    chosen = _spread([m for m in mutants if only is None or m.id in only], max_mutants)
     options = replace(options, consistency=False, vacuity=False)     # the analyses run apart, below
     ref_run = check_loaded(path, [original], [claims], _budgeted(options, deadline))[0]
     memo: dict = {}                 # the analyses' Z3 answers: forked workers start from the original's
