@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from verifier.lang.loader import Loader
 
 TURN_END = "TURN_END"
-PHASE_KEYS = ("name", "mandatory", "rule", "doc", "steps", "next", "on_enter", "exit_when")
+PHASE_KEYS = ("name", "mandatory", "rule", "doc", "steps", "next", "next_any", "on_enter", "exit_when")
+NEXT_KEYS = ("to", "when", "label", "otherwise")
 
 
 @dataclass
@@ -106,13 +107,16 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
         i = leaves.index(leaf)
         return leaves[i + 1] if i + 1 < len(leaves) else TURN_END
 
-    def explicit_next(leaf: str) -> Node | None:
-        """`next:` of the leaf, or of the phase it ends (when it is that phase's last step)."""
+    def explicit_next(leaf: str) -> tuple[Node, bool] | None:
+        """`next:` / `next_any:` (then True) of the leaf, or of the phase it ends (when it is that phase's
+        last step)."""
         name: str | None = leaf
         while name is not None:
             spec = by_name[name]
-            if spec.node.get("next") is not None:
-                return spec.node.child("next")
+            given = [(spec.node.child(k), k == "next_any") for k in ("next", "next_any")
+                     if spec.node.get(k) is not None]
+            if given:
+                return given[0]
             parent = spec.parent
             if parent is None or by_name[parent].children[-1] != name:
                 return None
@@ -142,26 +146,25 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
                 out += with_skips(src, after(phase), (*skipped, phase))
         return out
 
-    edges: list[tuple[str, str, Expr, str, list[str]]] = []   # (src, dst, when, label, skipped)
-    for leaf in leaves:
+    for spec in specs:
+        if spec.node.get("next") is not None and spec.node.get("next_any") is not None:
+            loader.sink.error(f"phase {spec.name} has both next: and next_any:", spec.node.child("next_any").span,
+                              hint="next: takes the first entry whose condition holds; next_any: lets play take "
+                                   "any of them; keep one")
+
+    read_next: dict[int, list[tuple[str, Expr, str, frozenset[str]]]] = {}   # per next: node, read once
+    edges: list[tuple[str, str, Expr, str, list[str], frozenset[str]]] = []  # (src, dst, when, label, skipped,
+    for leaf in leaves:                                                     #  phases entered again)
         nxt = explicit_next(leaf)
         if nxt is None:
-            targets = [(default_next(leaf), TRUE, "")]
+            targets = [(default_next(leaf), TRUE, "", frozenset[str]())]
         else:
-            targets = []
-            for item in nxt.elements():
-                check_keys(item, ("to", "when", "label"), "a next entry", loader.sink, ("to",))
-                to = str(item.value.get("to", ""))
-                if to != TURN_END and to not in by_name:
-                    loader.sink.error(f"next names an unknown phase '{to}'", item.span,
-                                      hint=suggest(to, [*by_name, TURN_END], "phases"))
-                    continue
-                when = loader.expr(item.child("when"), BOOL) if item.get("when") is not None else TRUE
-                targets.append((to if to == TURN_END else first_leaf(to), when or TRUE,
-                                str(item.value.get("label", ""))))
-        for dst, when, label in targets:
+            if id(nxt[0].value) not in read_next:
+                read_next[id(nxt[0].value)] = _read_next(loader, *nxt, by_name, first_leaf)
+            targets = read_next[id(nxt[0].value)]
+        for dst, when, label, again in targets:
             for real, skipped in with_skips(leaf, dst):
-                _add_edge(edges, (leaf, real, when, label, skipped))
+                _add_edge(edges, (leaf, real, when, label, skipped, again if real == dst else frozenset()))
 
     turn_end_count = sum(1 for e in edges if e[1] == TURN_END)
     per_source: dict[str, int] = {}
@@ -170,12 +173,12 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
 
     implicit: list[Action] = []
     diagram: list[PhaseEdge] = []
-    for src, dst, when, label, skipped in edges:
+    for src, dst, when, label, skipped, again in edges:
         guard = conj(at(src), exit_when[src], when, neg(must_enabled(src)))
         ends_turn = dst == TURN_END
         entered = leaves[0] if ends_turn else dst
         effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, turn_end, round_end,
-                                 values)
+                                 values, again)
         if ends_turn:
             name = "pass turn" if turn_end_count == 1 else f"pass turn from {src}"
         else:
@@ -197,12 +200,79 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
                    phase_edges=tuple(diagram))
 
 
+def _read_next(loader: "Loader", node: Node, alternatives: bool, by_name: dict,
+               first_leaf) -> list[tuple[str, Expr, str, frozenset]]:
+    """The entries of `next:` (first match wins) or `next_any:` (alternatives) as (leaf, condition, label,
+    phases entered again): each entry's condition, under `next:`, excludes the earlier entries' conditions."""
+    items = node.elements() if node.is_list else []
+    if not node.is_list:
+        loader.sink.error("next must be a list of entries", node.span, hint="e.g. next: [{to: Clash, when: "
+                          '"clash"}, {otherwise: EndOfTurn}]')
+    read: list[tuple[str, Expr | None, str, frozenset[str], Node]] = []
+    for i, item in enumerate(items):
+        check_keys(item, NEXT_KEYS, "a next entry", loader.sink)
+        if not item.is_map:
+            continue
+        v = item.value
+        if ("to" in v) == ("otherwise" in v):
+            loader.sink.error("a next entry needs either 'to' or 'otherwise'", item.span,
+                              hint="{to: PHASE, when: \"...\"}, or {otherwise: PHASE} as the last entry")
+            continue
+        if "otherwise" in v and ("when" in v or i != len(items) - 1 or alternatives):
+            loader.sink.error("'otherwise' is the last entry of next: and has no condition", item.span,
+                              hint="put it last, without when; next_any: has no otherwise")
+            continue
+        to = str(v.get("to", v.get("otherwise", "")))
+        if to != TURN_END and to not in by_name:
+            loader.sink.error(f"next names an unknown phase '{to}'", item.span,
+                              hint=suggest(to, [*by_name, TURN_END], "phases"))
+            continue
+        when = loader.expr(item.child("when"), BOOL) if "when" in v else None
+        again = frozenset() if to == TURN_END else _entered_again(to, first_leaf(to), by_name)
+        read.append((TURN_END if to == TURN_END else first_leaf(to), when, str(v.get("label", "")), again, item))
+    if not alternatives:
+        alternatives = _old_reading(loader, node, read)
+    out, earlier = [], []
+    for dst, when, label, again, _ in read:
+        cond = when if when is not None else TRUE
+        out.append((dst, cond if alternatives else conj(cond, *(neg(e) for e in earlier)), label, again))
+        earlier.append(cond)
+    return out
+
+
+def _old_reading(loader: "Loader", node: Node, read: list) -> bool:
+    """Whether a `next:` list can only mean alternatives (an entry follows one without condition): then it is
+    read as `next_any:`, as before language v2, with a warning; also warn where first-match changes a reading."""
+    unconditional = [i for i, entry in enumerate(read) if entry[1] is None]
+    if unconditional and unconditional[0] < len(read) - 1:
+        loader.sink.warning("deprecated: this next: list is read as next_any: (any entry may be taken), because "
+                            "an entry follows one without a condition", node.span,
+                            hint="write next_any: to keep this reading; next: takes the first entry whose "
+                                 "condition holds (docs/LANGUAGE.md, Phases)")
+        return True
+    last = read[-1] if read else None
+    if last is not None and last[1] is None and len(read) > 1 and "to" in last[4].value:
+        loader.sink.warning("next: takes the first entry whose condition holds: this last entry applies only when "
+                            "no earlier condition holds (before language v2 it was always an alternative)",
+                            last[4].span, hint="write {otherwise: ...} to say so, or next_any: for the old reading")
+    return False
+
+
+def _entered_again(to: str, leaf: str, by_name: dict) -> frozenset[str]:
+    """The phases an explicit `to:` enters even from inside them: `to` and those between it and its first leaf."""
+    out, name = {leaf}, leaf
+    while name != to:
+        name = by_name[name].parent
+        out.add(name)
+    return frozenset(out)
+
+
 def _add_edge(edges: list, edge: tuple) -> None:
     """Add a phase edge; two ways between the same phases become one with either condition."""
-    for i, (src, dst, when, label, skipped) in enumerate(edges):
+    for i, (src, dst, when, label, skipped, again) in enumerate(edges):
         if (src, dst) == edge[:2]:
             edges[i] = (src, dst, disj(when, edge[2]), label or edge[3], skipped if len(skipped) <= len(edge[4])
-                        else edge[4])
+                        else edge[4], again | edge[5])
             return
     edges.append(edge)
 
@@ -222,7 +292,7 @@ def _target_key(a: Assign) -> str:
 
 def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: dict[str, list[Assign]],
                    ends_turn: bool, turn_end: list[Assign], round_end: list[Assign],
-                   values: list[str]) -> tuple[Assign, ...]:
+                   values: list[str], again: frozenset[str]) -> tuple[Assign, ...]:
     """phase := entered, plus what entering it (and, at a turn's end, passing the turn) does."""
     out: dict[str, Assign] = {PHASE_VAR: Assign(Var(PHASE_VAR), Const(values.index(entered), enum=PHASE_ENUM))}
     if ends_turn:
@@ -247,7 +317,7 @@ def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: di
             out[key] = Assign(a.target, App(Op.ITE, (last, a.value, otherwise)), span=a.span)
     left = set(ancestors(src)) | {src}
     for name in reversed([entered] + ancestors(entered)):
-        if name not in left or ends_turn:
+        if name not in left or ends_turn or name in again:
             for a in on_enter.get(name, []):
                 out[_target_key(a)] = a
     return tuple(out.values())
