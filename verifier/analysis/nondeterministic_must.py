@@ -3,7 +3,8 @@
 A `must` rule action with a `choose:` is reported when, in some reachable
 state, at least two of its choice values have legal firings that lead to
 different states: the rules demand the step but do not say who picks the
-option or how. Choice values that lead to the same state are one outcome (the
+option or how. An action whose chooser is named (`chooser:`, or a written
+`by:`) says who, and is not watched. Choice values that lead to the same state are one outcome (the
 choice then does not matter). Evidence: the shortest trace to the first such
 state continued once with each of two different options.
 """
@@ -20,7 +21,8 @@ class NondeterministicMust(Visitor):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.watched = {i for i, a in enumerate(ctx.concrete.actions)
-                        if a.modality is Modality.MUST and a.kind is ActionKind.RULE and a.choices}
+                        if a.modality is Modality.MUST and a.kind is ActionKind.RULE and a.choices
+                        and a.chooser is None}
         self.first: dict[int, tuple[int, list]] = {}
         self.count: dict[int, int] = {}
 

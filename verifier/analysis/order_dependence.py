@@ -19,6 +19,12 @@ Pairs declared in the model's `ordered` list (either order) are skipped, and so
 are pairs that are syntactically independent (neither writes what the other
 reads or writes; the end-of-game condition counts as read by both).
 
+Who acts: when both actions name their player (a written `by:`, or a player
+`chooser:`), the order is that player's to pick unless two different players
+may take them at the same moment, so the query also asks that the two actors
+differ (and so does the confirmation on reached states). Two actions the
+rules take (`chooser: rules`) stay candidates: the rules must say the order.
+
 Explicit step (every parameter fixed): the pairs Z3 reports are confirmed on
 the explored states in BFS order; the first reached state where both orders
 are possible and differ is the evidence (a trace for each order, and the two
@@ -34,7 +40,9 @@ from typing import Any
 
 from verifier.analysis.context import Context, Visitor
 from verifier.ir.expr import state_vars
+from verifier.ir.expr import Expr
 from verifier.ir.model import Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
+from verifier.semantics import actor_of
 from verifier.result import Finding
 
 KIND = "order-dependence"
@@ -61,6 +69,11 @@ def reads(a: Action, model: Model) -> set[str]:
 
 def writes(a: Action) -> set[str]:
     return {e.target.name for e in a.effects}
+
+
+def by_players(a: Action, b: Action) -> bool:
+    """Both actions name the player who takes them: only a race between two players is order-dependent."""
+    return all(isinstance(x.chooser, Expr) and x.actor is not None for x in (a, b))
 
 
 def candidate_pairs(model: Model) -> list[tuple[int, int]]:
@@ -160,6 +173,9 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
             solver = z3.Solver()
             solver.set("timeout", int(left * 1000))
             solver.add(base, la, lb, after(lb, na), after(la, nb), differ)
+            x, y = model.actions[a], model.actions[b]
+            if by_players(x, y):
+                solver.add(enc.value(x.actor, cur, ca) != enc.value(y.actor, cur, cb))
             answer = solver.check()
             if answer == z3.unsat:
                 answers[key] = None
@@ -220,18 +236,23 @@ class OrderDependence(Visitor):
             if tries >= CONFIRM_TRIES:
                 continue
             self.tries[pair] = tries + 1
-            hit = self._differ(pair, options)
+            hit = self._differ(pair, options, s)
             if hit is not None:
                 self.confirmed[pair] = (i,) + hit
 
-    def _differ(self, pair, options):
+    def _differ(self, pair, options, s: int):
         a, b = pair
+        x, y = self.ctx.action(a), self.ctx.action(b)
+        state = self.ctx.unpack(s) if by_players(x, y) else None
         combos = 0
         for ca, ta in options[a]:
             for cb, tb in options[b]:
                 combos += 1
                 if combos > MAX_COMBOS:
                     return None
+                if state is not None and \
+                        actor_of(self.ctx.lay, x, state, dict(ca)) == actor_of(self.ctx.lay, y, state, dict(cb)):
+                    continue            # one player takes both: the order is theirs to pick
                 tab = self._after(ta, b, cb)
                 tba = self._after(tb, a, ca)
                 if tab is not None and tba is not None and tab != tba:

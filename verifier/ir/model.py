@@ -145,6 +145,10 @@ class Modality(Enum):
     MUST_NOT = "must-not"   # a prohibition: never fires; its guard says when the action is forbidden
 
 
+RULES = "rules"     # a chooser: the rules decide (hidden information, a printed value, a fixed procedure)
+RANDOM = "random"   # a chooser: chance decides
+
+
 class ActionKind(Enum):
     RULE = "rule"           # written by the designer
     ADVANCE = "advance"     # implicit: leave a phase for the next one (possibly skipping optional ones)
@@ -185,6 +189,7 @@ class Action:
     doc: str = ""
     span: Span | None = field(default=None, compare=False, repr=False)
     phases: tuple[str, ...] = ()     # `phase: [A, B]` or `{not: [...]}`: its leaf phases (then `phase` is None)
+    chooser: Expr | str | None = None  # who picks its choices: a player, RULES, RANDOM; None: not said
 
     @property
     def phase_names(self) -> tuple[str, ...]:
@@ -357,7 +362,8 @@ def map_exprs(model: Model, f: Callable[[Expr], Expr]) -> Model:
             a, guard=f(a.guard),
             effects=tuple(Assign(target(e.target), f(e.value), span=e.span) for e in a.effects),
             choices=tuple(replace(c, type=_map_type(c.type, f)) for c in a.choices),
-            actor=None if a.actor is None else f(a.actor))
+            actor=None if a.actor is None else f(a.actor),
+            chooser=f(a.chooser) if isinstance(a.chooser, Expr) else a.chooser)
 
     return replace(model, constants=tuple((k, f(v)) for k, v in model.constants),
                    variables=tuple(var(v) for v in model.variables),

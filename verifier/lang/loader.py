@@ -9,9 +9,9 @@ from typing import Callable
 
 from verifier.diagnostics import Diagnostic, DiagnosticSink, Span, UsageError
 from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Var, conj, fold, neg, params_of
-from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, Acknowledgement, Action, Assign, BoolType,
-                               Choice, Citation, Definition, EnumType, IntType, Modality, Model, Overflow, ParamDecl, Reset,
-                               Variable, VariantDecl)
+from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, RANDOM, RULES, Acknowledgement, Action, Assign,
+                               BoolType, Choice, Citation, Definition, EnumType, IntType, Modality, Model, Overflow,
+                               ParamDecl, Reset, Variable, VariantDecl)
 from verifier.lang import checks
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
@@ -26,7 +26,8 @@ TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variable
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
             "turn_end", "round_end")
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc")
-ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "when", "do", "by", "rule", "variants", "doc")
+ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "chooser", "when", "do", "by", "rule", "variants",
+               "doc")
 PARAM_KEYS = ("default", "min", "max", "doc")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TARGET_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.*)\])?\s*$", re.S)
@@ -425,13 +426,29 @@ class Loader:
                    for k, n in self.per_variant(a.get("do"), f"the effects of {name}").items()}
         actor = self.expr(a.child("by"), INT, local) if a.get("by") is not None else \
             (Var(ACTIVE_VAR) if phased else None)
+        chooser = self.read_chooser(a, local, actor if a.get("by") is not None else None)
         phase, phases = self.action_phases(a.get("phase"))
         if only is not None and self.variant not in only:
             return None
         return Action(name, guards.get(None, guards.get(self.variant)) or TRUE,
                       tuple(effects.get(None, effects.get(self.variant, []))), tuple(choices), modality,
                       phase, actor, self.citation(a.get("rule")), doc=str(a.value.get("doc", "")),
-                      span=a.child("name").span, phases=phases)
+                      span=a.child("name").span, phases=phases, chooser=chooser)
+
+    def read_chooser(self, a: Node, local: Scope, actor: Expr | None) -> Expr | str | None:
+        """`chooser: rules | random | <player expression>`; a written `by:` names the chooser too."""
+        node = a.get("chooser")
+        if node is None:
+            return actor
+        if node.value == RULES:
+            return RULES
+        if a.get("choose") is None:
+            self.sink.error("chooser says who picks the values of choose:, and this action has none", node.span,
+                            hint="add choose: {...}; only chooser: rules (the rules take the action) needs none")
+            return None
+        if node.value == RANDOM:
+            return RANDOM
+        return self.expr(node, INT, local)
 
     def action_phases(self, node: Node | None) -> tuple[str | None, tuple[str, ...]]:
         """`phase: A` (checked with the other names later), `phase: [A, B]` or `phase: {not: [A]}`."""
