@@ -35,6 +35,19 @@ class Invariant(Property):
     kind: ClassVar[str] = "invariant"
 
 
+PREV_MARK = "prev:"    # a state variable read by `prev(...)` in a step claim: its value before the transition
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepInvariant(Property):
+    """`expr` holds over every transition (of one of `actions`, when given): its variables
+    read the state after it, those named `prev:x` (written `prev(x)`) the state before."""
+
+    expr: Expr
+    actions: tuple[str, ...] = ()
+    kind: ClassVar[str] = "step"
+
+
 @dataclass(frozen=True, kw_only=True)
 class DeadlockFree(Property):
     """Every reachable state that is not an end of game has an enabled action."""

@@ -13,9 +13,10 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from verifier.diagnostics import DiagnosticSink, Span
-from verifier.ir.expr import (App, Const, Expr, Index, Local, Op, Quant, QuantKind, conj, disj, map_expr, substitute,
-                              walk)
+from verifier.ir.expr import (App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, conj, disj, map_expr,
+                              substitute, walk)
 from verifier.ir.model import Definition
+from verifier.ir.props import PREV_MARK
 from verifier.lang.limits import MAX_EXPR_DEPTH, deeper_than, int_literal_problem
 from verifier.lang.typecheck import BOOL, INT, Scope, enum_ty, mismatch_hint, ty_of, ty_words
 
@@ -191,6 +192,8 @@ class ExprReader:
 
     def _n_call(self, node, scope):
         name, span = str(node.children[0]), self._span(node)
+        if name == "prev" and name not in scope.defines:
+            return self._prev(node, scope)
         if name not in scope.defines:
             if name in scope.known_names():
                 self.sink.error(f"'{name}' is not a definition and takes no arguments", span,
@@ -200,6 +203,33 @@ class ExprReader:
             return None
         args = [self._expr(k, scope) for k in node.children[1:]]
         return None if None in args else self._expand(scope.defines[name], args, node, scope)
+
+    def _prev(self, node, scope: Scope) -> tuple[Expr, str] | None:
+        """`prev(e)`: `e` read in the state before the transition (its variables renamed `prev:x`)."""
+        span = self._span(node)
+        if not scope.allow_prev:
+            self.sink.error("prev(...) is only meaningful in a step claim", span,
+                            hint="a step: claim judges a transition; prev(x) is x before it")
+            return None
+        if len(node.children) != 2:
+            self.sink.error("prev takes one argument", span, hint="e.g. prev(passes)")
+            return None
+        out = self._expr(node.children[1], scope)
+        if out is None:
+            return None
+        if any(isinstance(n, (Var, Index)) and n.name.startswith(PREV_MARK) for n in walk(out[0])):
+            self.sink.error("prev(...) inside prev(...)", span, hint="a step claim sees one transition: "
+                                                                     "write prev(x) once")
+            return None
+
+        def mark(e: Expr) -> Expr | None:
+            if isinstance(e, Var):
+                return Var(PREV_MARK + e.name, span=e.span)
+            if isinstance(e, Index):
+                return Index(PREV_MARK + e.name, map_expr(e.index, mark), span=e.span)
+            return None
+
+        return map_expr(out[0], mark), out[1]
 
     def _expand(self, d: Definition, args: list, node, scope: Scope) -> tuple[Expr, str] | None:
         """The body of definition `d` with its parameters replaced by the arguments' expressions."""

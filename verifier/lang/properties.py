@@ -2,19 +2,20 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from verifier.diagnostics import DiagnosticSink, PropertyError, Span
 from verifier.ir.expr import FALSE, TRUE, App, Expr, Op
 from verifier.ir.model import ActionKind, Model, in_phase
 from verifier.ir.props import (BoundedResponse, DeadlockFree, Event, Invariant, Ordering, Property, Reachable,
-                               Terminates)
+                               StepInvariant, Terminates)
 from verifier.lang.expressions import ExprReader
 from verifier.lang.typecheck import BOOL, Scope
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
-KINDS = ("invariant", "deadlock_free", "reachable", "ordering", "terminates", "bounded_response")
-CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "at", "fairness", "for_every") + KINDS
+KINDS = ("invariant", "deadlock_free", "reachable", "ordering", "terminates", "bounded_response", "step")
+CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "at", "fairness", "for_every", "actions") + KINDS
 PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
 VERDICTS = ("PROVED", "HOLDS", "HOLDS_TO_DEPTH", "VIOLATED", "UNKNOWN")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -100,6 +101,9 @@ class PropertyReader:
                       rule=str(item.value["rule"]) if item.get("rule") is not None else None,
                       why=why, for_every=self.for_every(item), span=id_span)
         kind = kinds[0]
+        if kind != "step" and item.get("actions") is not None:
+            self.sink.error("actions: belongs to step claims", item.child("actions").span,
+                            hint="it lists the moves a step: claim judges; drop it here")
         return getattr(self, f"k_{kind}")(item, item.child(kind), common)
 
     def for_every(self, item: Node) -> tuple[str, ...]:
@@ -142,6 +146,22 @@ class PropertyReader:
         if at is None:
             return None
         return Invariant(expr=App(Op.IMPLIES, (in_phase(self.model, at), e)), at_phase=at, **common)
+
+    def k_step(self, item: Node, node: Node, common: dict) -> Property | None:
+        """`step: "expr"`: over every transition (of `actions:`, when given); prev(x) is x before it."""
+        if isinstance(node.value, bool):
+            e: Expr | None = TRUE if node.value else FALSE
+        else:
+            scope = replace(self.scope, allow_prev=True)
+            out = ExprReader(scope, node.origin(), self.sink, str(node.value)).read(BOOL)
+            e = None if out is None else out[0]
+        names: list[str] = []
+        acts = item.get("actions")
+        for n in (acts.elements() if acts.is_list else [acts]) if acts is not None else []:
+            name = self.action_name(n)
+            if name is not None:
+                names.append(name)
+        return None if e is None else StepInvariant(expr=e, actions=tuple(names), **common)
 
     def k_deadlock_free(self, item: Node, node: Node, common: dict) -> Property:
         return DeadlockFree(**common)

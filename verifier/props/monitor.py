@@ -23,9 +23,10 @@ from typing import Sequence
 
 from verifier.ir.expr import FALSE, TRUE, Const, Expr, Op, Var, app, conj, disj, eq, neg
 from verifier.ir.model import Action, Assign, BoolType, IntType, Modality, Model, Variable
-from verifier.ir.props import BoundedResponse, Event, Invariant, Obligation, Ordering, Property
+from verifier.ir.expr import Index, map_expr
+from verifier.ir.props import PREV_MARK, BoundedResponse, Event, Invariant, Obligation, Ordering, Property, StepInvariant
 from verifier.ir.model import in_phase
-from verifier.props.events import occurs
+from verifier.props.events import occurs, post
 
 MONITOR_PREFIX = "monitor."
 PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
@@ -170,6 +171,32 @@ def compile_bounded_response(model: Model, claim: BoundedResponse, tag: str = ""
     return Compiled(product, (inv,), (counter.name,))
 
 
+def compile_step(model: Model, claim: StepInvariant, tag: str = "") -> Compiled:
+    """`err` becomes true on a judged transition after which the claim's expression fails: read
+    before the move, its plain variables become their values after it (`post`), and `prev:x`
+    becomes x."""
+    err = _bool_var("err", FALSE, tag)
+    e = Var(err.name)
+    judged = [Event(action=name) for name in claim.actions]
+
+    def unmark(node: Expr) -> Expr | None:
+        if isinstance(node, Var) and node.name.startswith(PREV_MARK):
+            return Var(node.name.removeprefix(PREV_MARK), span=node.span)
+        if isinstance(node, Index) and node.name.startswith(PREV_MARK):
+            return Index(node.name.removeprefix(PREV_MARK), map_expr(node.index, unmark), span=node.span)
+        return None
+
+    def effects(action: Action) -> tuple[Assign, ...]:
+        taken = disj(*(occurs(model, action, ev) for ev in judged)) if judged else TRUE
+        holds = map_expr(post(model, action, claim.expr), unmark)
+        return (Assign(e, disj(e, conj(taken, neg(holds)))),)
+
+    product = _extend(model, [err], effects, model.initially)
+    inv = Invariant(id=claim.id, statement=claim.statement, expected=claim.expected, rule=claim.rule,
+                    expr=neg(e), span=claim.span)
+    return Compiled(product, (inv,), (err.name,))
+
+
 def _extend(model: Model, variables: list[Variable], effects, initially: Expr) -> Model:
     actions = tuple(a if a.modality is Modality.MUST_NOT else replace(a, effects=a.effects + effects(a))
                     for a in model.actions)
@@ -185,6 +212,8 @@ def compile_claim(model: Model, claim: Property, tag: str = "") -> Compiled | No
         return compile_ordering(model, claim, tag)
     if isinstance(claim, BoundedResponse):
         return compile_bounded_response(model, claim, tag)
+    if isinstance(claim, StepInvariant):
+        return compile_step(model, claim, tag)
     return None
 
 

@@ -35,6 +35,7 @@ CLAIM_KINDS = {
     "ordering": "order of events",
     "bounded-response": "happens soon enough",
     "obligation": "never left pending forever",
+    "step": "every move respects it",
 }
 
 FINDING_KINDS = {
@@ -121,6 +122,8 @@ def explain_result(r: CheckResult) -> str:
                     "repeat without end.")
         if kind in ("ordering", "bounded-response"):
             return "The trace shows events in an order the claim rules out."
+        if kind == "step":
+            return "False: the trace's last move breaks it."
         return "False: the trace reaches a situation where it fails."
     what = {
         "invariant": "It is always true",
@@ -129,6 +132,7 @@ def explain_result(r: CheckResult) -> str:
         "ordering": "Events always happen in the order the claim states",
         "bounded-response": "The response always comes in time",
         "obligation": "The obligation is never left open forever",
+        "step": "Every move respects it",
     }.get(kind, "It holds")
     return f"{what}. {scope}"
 

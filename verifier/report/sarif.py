@@ -42,6 +42,7 @@ CLAIM_KINDS = {
     "ordering": "An ordering pattern (absence, existence, precedence, response...) within a scope.",
     "bounded-response": "Bounded response: after the trigger, the response follows within N steps.",
     "obligation": "An obligation: a pending condition is eventually discharged.",
+    "step": "A step claim: a condition on every transition (the state before, the move, the state after).",
 }
 FINDING_KINDS = {
     "dead-rule": "An action that can never fire, or a phase that is never reached.",
