@@ -65,10 +65,33 @@ class CheckResult:
     params: tuple[tuple[str, int | None], ...] = ()
     variant: str | None = None
     evidence: dict[str, Any] = field(default_factory=dict)   # invariant found, ranking function...
+    reductions: tuple[str, ...] = ()     # state-space reductions the search used ("symmetry")
+    scale: str | None = None             # see `scale_of`: at which numbers the verdict is known
 
     @property
     def as_expected(self) -> bool:
         return satisfies(self.verdict, self.property.expected)
+
+
+SCALE_EVERY = "every-value"   # PROVED: for every value of the parameters it leaves free
+SCALE_PRINTED = "printed"     # decided with every parameter the rules print at its printed value
+SCALE_SCALED = "scaled"       # decided only at scaled-down values
+SCALE_WORDS = {SCALE_EVERY: "for every value", SCALE_PRINTED: "at the printed values",
+               SCALE_SCALED: "only at scaled values"}
+
+
+def scale_of(verdict: Verdict, params: tuple[tuple[str, int | None], ...],
+             printed: tuple[tuple[str, int], ...] | None) -> str | None:
+    """At which numbers a verdict is known, given the values the rules print (None: the model
+    does not declare them). An UNKNOWN is known nowhere."""
+    if verdict is Verdict.UNKNOWN:
+        return None
+    if verdict is Verdict.PROVED:
+        return SCALE_EVERY
+    if printed is None:
+        return None
+    values = dict(params)
+    return SCALE_PRINTED if all(values.get(k) == v for k, v in printed) else SCALE_SCALED
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
 from verifier.props.plan import run_claims
-from verifier.result import Finding, ModelRun
+from verifier.result import Finding, ModelRun, Verdict, scale_of
 
 ENGINES = ("auto", "explicit", "symbolic", "bmc", "kind", "pdr")
+REDUCTIONS = ("symmetry",)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class RunOptions:
     vacuity: bool = True              # warn about claims that hold vacuously (`analysis.vacuity`)
     properties: str | None = None     # None: properties/<model>.yaml when it exists
     use_properties: bool = True
+    printed: bool = False             # at the model's printed values (`printed:`), falling back per claim
+    reductions: frozenset[str] = frozenset(REDUCTIONS)   # the reductions allowed where a model declares them
 
 
 def make_engine(name: str) -> Engine:
@@ -47,11 +50,19 @@ def make_engine(name: str) -> Engine:
 
 
 def load_variants(path: str, options: RunOptions) -> list[Model]:
-    """The model once per variant to check (just one when a variant is named or none exist)."""
-    first = load_model(path, options.params, options.variant)
-    if options.variant is not None or len(first.variants) < 2:
-        return [first]
-    return [first] + [load_model(path, options.params, v.name) for v in first.variants[1:]]
+    """The model once per variant to check (just one when a variant is named or none exist),
+    at the printed values with `options.printed`, without the reductions not allowed."""
+    params = options.params
+    first = load_model(path, params, options.variant)
+    if options.printed and first.printed:
+        params = {**dict(first.printed), **params}
+        first = load_model(path, params, options.variant)
+    models = [first]
+    if options.variant is None and len(first.variants) >= 2:
+        models += [load_model(path, params, v.name) for v in first.variants[1:]]
+    if "symmetry" not in options.reductions:
+        models = [replace(m, symmetry=None) for m in models]
+    return models
 
 
 def claims_for(path: str, model: Model, options: RunOptions) -> tuple[list[Property], str | None]:
@@ -66,6 +77,24 @@ def claims_for(path: str, model: Model, options: RunOptions) -> tuple[list[Prope
 def check_model(path: str, options: RunOptions = RunOptions(),
                 progress: ProgressFn | None = None) -> list[ModelRun]:
     """Check one model file: one ModelRun per variant, results tagged with the variant.
+
+    With `options.printed` the model is checked at its printed values; where that leaves a
+    claim UNKNOWN (a budget), the claim's verdict at the default (scaled) values replaces it,
+    marked as such by its `scale`. The findings are those at the printed values."""
+    runs = _check(path, options, progress)
+    if not options.printed or not any(r.verdict is Verdict.UNKNOWN for run in runs for r in run.results):
+        return runs
+    scaled = _check(path, replace(options, printed=False), progress)
+    merged = []
+    for run, other in zip(runs, scaled):
+        fallback = {r.property.id: r for r in other.results if r.verdict is not Verdict.UNKNOWN}
+        results = tuple(fallback.get(r.property.id, r) if r.verdict is Verdict.UNKNOWN else r for r in run.results)
+        merged.append(replace(run, results=results))
+    return merged
+
+
+def _check(path: str, options: RunOptions, progress: ProgressFn | None) -> list[ModelRun]:
+    """One model file at one set of parameter values: one ModelRun per variant.
 
     Each reading (variant) is checked, and analysed, on its own: in a forked child per
     reading where there are CPUs to spare (`forking.fork_map`), else one after the other
@@ -117,7 +146,8 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
             for r in run_claims(freed, group, lambda m, cs: engine.check(m, cs, options.budget, progress),
                                 _capped_search(engine, options, progress) if freed.is_concrete else None):
                 by_id[r.property.id] = r
-        results = [replace(by_id[p.id], variant=model.variant) for p in props]
+        results = [replace(r, variant=model.variant, scale=scale_of(r.verdict, r.params, model.printed))
+                   for r in (by_id[p.id] for p in props)]
         run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path,
                        vacuous=_vacuity(model, props, options))
         if not analyse:

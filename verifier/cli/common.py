@@ -11,7 +11,7 @@ from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Budget, ProgressInfo
 from verifier.files import write_atomic
 from verifier.result import ModelRun, Verdict
-from verifier.runner import ENGINES, RunOptions
+from verifier.runner import ENGINES, REDUCTIONS, RunOptions
 
 EXIT_OK = 0          # every claim as expected, no new finding
 EXIT_FAILED = 1      # a claim violated or not as expected, or a new unacknowledged finding
@@ -51,7 +51,28 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help="memory the whole run may use, forked workers included (default: 70%% of what the "
                         "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN")
     p.add_argument("--max-depth", type=int, metavar="K", help="deepest BFS level / BMC bound / k")
+    p.add_argument("--printed", action="store_true",
+                   help="check at the values the rules print (the model's `printed:` map; --param still "
+                        "overrides); a claim the budget leaves UNKNOWN there is checked again at the "
+                        "defaults, and its verdict is marked as known only at scaled values")
+    p.add_argument("--reduce", metavar="LIST", default="symmetry",
+                   help="state-space reductions the explicit search may use where the model declares them "
+                        "(comma-separated; default and only one so far: symmetry, for `symmetry: players`); "
+                        "each verdict names the reductions it used")
+    p.add_argument("--no-reduce", action="store_true", help="use no reduction (the same as --reduce none)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+
+
+def parse_reductions(text: str, off: bool) -> frozenset[str]:
+    if off or text.strip() == "none":
+        return frozenset()
+    names = frozenset(x.strip() for x in text.split(",") if x.strip())
+    unknown = sorted(names - set(REDUCTIONS))
+    if unknown:
+        raise UsageError(Diagnostic(f"unknown reduction '{unknown[0]}'",
+                                    hint=f"--reduce takes a comma-separated list of: {', '.join(REDUCTIONS)}, "
+                                         "or none"))
+    return names
 
 
 def add_output_options(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
@@ -91,7 +112,8 @@ def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOption
     return RunOptions(params=parse_params(args.param), variant=args.variant, engine=args.engine,
                       budget=budget, consistency=consistency,
                       properties=getattr(args, "properties", None),
-                      use_properties=not getattr(args, "no_properties", False))
+                      use_properties=not getattr(args, "no_properties", False),
+                      printed=args.printed, reductions=parse_reductions(args.reduce, args.no_reduce))
 
 
 def exit_code(runs: Sequence[ModelRun]) -> int:

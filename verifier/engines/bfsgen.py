@@ -75,10 +75,12 @@ class SearchCode:
 
 
 def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[int] = (),
-                   keep_edges: bool = False, stop_when_found: bool = False) -> SearchCode:
+                   keep_edges: bool = False, stop_when_found: bool = False,
+                   canon: Callable[[int], int] | None = None) -> SearchCode:
     """The BFS loop for `lay.model`; `watches` are predicates checked on every expanded state
     (the first index satisfying each is kept); `track` lists action indices whose first firing
-    is kept (state, label, target)."""
+    is kept (state, label, target). With `canon`, every successor is stored as `canon(successor)`
+    (one state per symmetry orbit, `symmetry.py`)."""
     model = lay.model
     labels = Labels()
     tracked = set(track)
@@ -86,6 +88,9 @@ def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[in
 
     def target(pad, a, label, choice, t):
         out = [f"{pad}trans += 1"]
+        if canon is not None:
+            out.append(f"{pad}c_ = _canon({t})")
+            t = "c_"
         if a in tracked:
             out.append(f"{pad}if F{a} is None: F{a} = (i, {label}, {t})")
         if keep_edges:
@@ -170,7 +175,7 @@ def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[in
     src += [f"    ctx.fired[{a}] = F{a}" for a in sorted(tracked)]
     src.append("    return status")
     source = "\n".join(src) + "\n"
-    ns = _exec(source, f"search {model.name}", {"_Full": Full})
+    ns = _exec(source, f"search {model.name}", {"_Full": Full, "_canon": canon})
     return SearchCode(ns["run"], labels, source)
 
 

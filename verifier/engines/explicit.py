@@ -19,6 +19,8 @@ from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
 from verifier.engines.memory import limit_words, memory_limit_bytes, resident_bytes
 from verifier.engines.statespace import StateSpace
+from verifier.engines.symmetry import NAME as SYMMETRY
+from verifier.engines.symmetry import canonicalizer
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
@@ -33,7 +35,7 @@ MEMORY_TICKS = 64           # ... and reads its resident memory every this many 
 
 def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
             keep_edges: bool = False, watch: Sequence[Expr | Callable[[State], bool]] = (),
-            stop_when_found: bool = False, track: Sequence[int] = ()) -> StateSpace:
+            stop_when_found: bool = False, track: Sequence[int] = (), symmetric: bool = False) -> StateSpace:
     """Breadth-first search of an instantiated model from all its initial states.
 
     `watch`: state predicates (expressions, or functions of a state tuple); `space.found[k]`
@@ -42,6 +44,8 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
     With `stop_when_found` the search stops once every watched predicate has been seen.
     `track`: action indices whose first firing is kept in `space.fired` (state, label, target).
     `keep_edges`: keep every transition (for graphs and liveness).
+    `symmetric`: store one state per orbit of the player rotations (the model must declare
+    `symmetry: players`, which its loader checked); traces are lifted back to the model.
 
     Budgets stop the search with `space.complete` False and `space.reason` saying which;
     a model run-time error stops it with `space.error` = (state index, message).
@@ -50,8 +54,11 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
     start = time.perf_counter()
     lay = layout(model)
     exprs = [w for w in watch if isinstance(w, Expr)]
-    code = compile_search(lay, exprs, track, keep_edges, stop_when_found and len(exprs) == len(watch))
+    canon = canonicalizer(lay, packing_of(lay)) if symmetric and model.symmetry == "players" else None
+    code = compile_search(lay, exprs, track, keep_edges, stop_when_found and len(exprs) == len(watch), canon)
     space = StateSpace(lay, packing_of(lay), code.labels, keep_edges)
+    if canon is not None:
+        space.canon, space.reductions = canon, (SYMMETRY,)
     space.watch = [None] * len(exprs)
     space.fired = {a: None for a in track}
     if budget.max_states is not None:
@@ -66,7 +73,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
         return space
     pack = space.packing.pack
     for s in inits:
-        x = pack(s)
+        x = pack(s) if canon is None else canon(pack(s))
         if x in space.seen:
             continue
         if len(space.packed) == space.state_limit:
@@ -126,7 +133,7 @@ def kept_search(model: Model) -> StateSpace | None:
 
 def _keep(model: Model, space: StateSpace) -> None:
     kept = _kept.get()
-    if kept is not None and model in kept and space.complete and kept[model] is None:
+    if kept is not None and model in kept and space.complete and kept[model] is None and not space.reductions:
         kept[model] = space
 
 
@@ -220,7 +227,8 @@ class ExplicitEngine:
             elif isinstance(p, Reachable) and p.action:
                 track |= _matching(concrete, p.action)
         needs_graph = any(isinstance(p, (Terminates, Obligation)) for p in properties)
-        space = explore(concrete, budget, progress, keep_edges=needs_graph, watch=watch, track=sorted(track))
+        space = explore(concrete, budget, progress, keep_edges=needs_graph, watch=watch, track=sorted(track),
+                        symmetric=True)
         _keep(concrete, space)
         from verifier.engines.lasso import check_obligation, check_termination
 
@@ -300,7 +308,7 @@ class ExplicitEngine:
                 trace: Trace | None = None, reason: str = "") -> CheckResult:
         stats = Stats() if space is None else Stats(len(space.packed), space.transitions, space.seconds)
         return CheckResult(p, verdict, NAME, None if space is None else space.max_depth, stats, trace, reason,
-                           model.param_values, model.variant)
+                           model.param_values, model.variant, reductions=() if space is None else space.reductions)
 
 
 def matches(name: str, wanted: str) -> bool:

@@ -233,4 +233,4 @@ def _lasso(space, component: set[int], adjacency, witnesses) -> Trace:
     for d, x in loop:
         states.append(space.unpack(d))
         firings.append(space.firing(x))
-    return build_trace(space.lay, states, firings, loop_start)
+    return space.trace(states, firings, loop_start)

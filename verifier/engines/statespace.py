@@ -18,7 +18,9 @@ import networkx as nx
 
 from verifier.engines.bfsgen import Expander, compile_expander, packing_of
 from verifier.engines.actiongen import Labels
+from verifier.engines import symmetry
 from verifier.engines.codegen import Packing
+from verifier.engines.symmetry import Canon, canonicalizer
 from verifier.ir.model import Action, Model
 from verifier.semantics import Gap, Layout, State
 from verifier.trace import Trace, build_trace
@@ -122,13 +124,16 @@ class StateSpace:
         self.tick = None
         self._index: dict[int, int] | None = None
         self._expander: Expander | None = None
+        self.canon: Canon | None = None               # set when states are stored one per symmetry orbit
+        self.reductions: tuple[str, ...] = ()         # the reductions the search used, for the verdicts
 
     # ---- pickling (a reading checked in another process sends its space back)
     def __getstate__(self) -> dict[str, Any]:
         """Everything but the generated code and the search's working sets: the states, parent
         links, labels and verdict data travel; the visited set and the kept edges do not (a
         copy rebuilds them on demand, as a search that kept no edges does)."""
-        dropped = {"packing", "seen", "esrc", "edst", "elab", "tick", "depth", "states", "_index", "_expander"}
+        dropped = {"packing", "seen", "esrc", "edst", "elab", "tick", "depth", "states", "_index", "_expander",
+                   "canon"}
         return {k: v for k, v in self.__dict__.items() if k not in dropped}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -136,6 +141,7 @@ class StateSpace:
         self.packing = packing_of(self.lay)
         self.seen, self.esrc, self.edst, self.elab, self.tick = set(), None, None, None, None
         self._index, self._expander = None, None
+        self.canon = canonicalizer(self.lay, self.packing) if symmetry.NAME in self.reductions else None
         self.depth, self.states = DepthView(self), StatesView(self)
 
     # ---- compatibility: `space, found = explore(...)`
@@ -178,6 +184,8 @@ class StateSpace:
     def index_of(self, state: State | int) -> int | None:
         """Index of a state (tuple or packed int), or None when it was not explored."""
         x = state if isinstance(state, int) else self.packing.pack(state)
+        if self.canon is not None:
+            x = self.canon(x)
         if isinstance(self.seen, dict):
             return self.seen.get(x)
         if self._index is None:
@@ -210,12 +218,19 @@ class StateSpace:
 
     def trace_to(self, i: int) -> Trace:
         """A shortest trace from an initial state to state `i`."""
-        return build_trace(self.lay, *self.path_to(i))
+        return self.trace(*self.path_to(i))
 
     def trace_through(self, i: int, label: int, target: int) -> Trace:
         """A shortest trace to state `i`, then the firing `label` to the packed state `target`."""
         states, firings = self.path_to(i)
-        return build_trace(self.lay, states + [self.packing.unpack(target)], firings + [self.firing(label)])
+        return self.trace(states + [self.packing.unpack(target)], firings + [self.firing(label)])
+
+    def trace(self, states: list[State], firings: list[tuple[Action, tuple]], loop_start: int | None = None) -> Trace:
+        """The trace of a path of stored states; under symmetry, the model path it stands for."""
+        if self.canon is not None:
+            states, firings, loop_start = symmetry.lift(self.lay, self.canon, self.packing.pack, states, firings,
+                                                        loop_start)
+        return build_trace(self.lay, states, firings, loop_start)
 
     # ---- the graph
     def expander(self) -> Expander:

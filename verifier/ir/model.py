@@ -278,6 +278,8 @@ class Model:
     ordered_pairs: tuple[tuple[str, str], ...] = ()   # action pairs whose order the rules fix
     acknowledged: tuple[Acknowledgement, ...] = ()
     definitions: tuple[Definition, ...] = ()   # `define:` entries, already expanded where used
+    printed: tuple[tuple[str, int], ...] | None = None   # values the rules print (HAND_LIMIT: 7); None: undeclared
+    symmetry: str | None = None     # "players": states that differ by a rotation of the players are one
     span: Span | None = field(default=None, compare=False, repr=False)
 
     # ---- lookups
@@ -305,6 +307,12 @@ class Model:
     @property
     def params_dict(self) -> dict[str, int | None]:
         return dict(self.param_values)
+
+    @property
+    def at_printed(self) -> bool:
+        """Every printed value is the one in use (False when the model does not declare them)."""
+        values = self.params_dict
+        return self.printed is not None and all(values.get(k) == v for k, v in self.printed)
 
     @property
     def is_concrete(self) -> bool:

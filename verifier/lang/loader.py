@@ -12,7 +12,7 @@ from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Var, conj, fold, n
 from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, RANDOM, RULES, Acknowledgement, Action, Assign,
                                BoolType, Choice, Citation, Definition, EnumType, IntType, Modality, Model, Overflow,
                                ParamDecl, Reset, Variable, VariantDecl)
-from verifier.lang import checks
+from verifier.lang import checks, symmetry
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
 from verifier.lang.phases import PhaseSpec, desugar_phases, read_phases
@@ -24,7 +24,7 @@ Edit = Callable[[Model, list[PhaseSpec]], tuple[Model, list[PhaseSpec]]]
 
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
-            "turn_end", "round_end")
+            "turn_end", "round_end", "printed", "symmetry")
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc")
 ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "chooser", "when", "do", "by", "rule", "variants",
                "doc")
@@ -107,6 +107,7 @@ class Loader:
         check_keys(root, TOP_KEYS, "the model", self.sink, ("model",))
         players = self.read_players()
         params = self.read_params()
+        printed = self.read_printed(params)
         self.read_constants()
         enums = self.read_enums()
         variants = self.read_variants()
@@ -128,7 +129,8 @@ class Loader:
             end=end, winner=self.top_expr("winner", INT, None), variants=tuple(variants), variant=self.variant,
             fairness=self.name_list("fairness"), progress=self.name_list("progress"),
             ordered_pairs=self.read_ordered(), acknowledged=self.read_acks(),
-            definitions=tuple(self.scope.defines.values()), span=root.span)
+            definitions=tuple(self.scope.defines.values()), printed=printed, symmetry=self.read_symmetry(),
+            span=root.span)
         if self.edit is not None:
             model, phase_specs = self.edit(model, phase_specs)
         if phase_specs:
@@ -137,6 +139,7 @@ class Loader:
         if end != FALSE:
             model = replace(model, actions=tuple(replace(a, guard=conj(a.guard, neg(end))) for a in model.actions))
         checks.check_names(self, model)
+        symmetry.check_model(model, lambda message, span, hint: self.sink.error(message, span, hint=hint))
         self.sink.raise_if_errors()
         checks.check_sizes(self, model)
         self.sink.raise_if_errors()
@@ -196,6 +199,41 @@ class Loader:
                                             d.span, hint="choose a value in the declared range"))
         self.param_values = {d.name: self.overrides.get(d.name, d.default) for d in out}
         return tuple(out)
+
+    def read_printed(self, params: tuple[ParamDecl, ...]) -> tuple[tuple[str, int], ...] | None:
+        """`printed: {HAND_LIMIT: 7}`: the values the rules print, for reports at printed numbers."""
+        node = self.root.get("printed")
+        if node is None:
+            return None
+        if not node.is_map:
+            self.sink.error("printed must map parameters to the values the rules print", node.span,
+                            hint="e.g. printed: {HAND_LIMIT: 7, OPENING: 7}")
+            return ()
+        known = {d.name: d for d in params}
+        out = []
+        for name, v in node.items():
+            d = known.get(name)
+            if d is None:
+                self.sink.error(f"printed names an unknown parameter '{name}'", v.key_span,
+                                hint=suggest(name, list(known), "parameters"))
+            elif not isinstance(v.value, int) or isinstance(v.value, bool):
+                self.sink.error(f"the printed value of {name} must be an integer", v.span, hint="e.g. 7")
+            elif (d.lo is not None and v.value < d.lo) or (d.hi is not None and v.value > d.hi):
+                self.sink.error(f"the printed value {name}={v.value} is outside the parameter's range "
+                                f"{d.lo}..{d.hi}", v.span, hint="widen min/max under params: to include it")
+            else:
+                out.append((name, v.value))
+        return tuple(out)
+
+    def read_symmetry(self) -> str | None:
+        node = self.root.get("symmetry")
+        if node is None:
+            return None
+        if node.value != "players":
+            self.sink.error(f"unknown symmetry '{node.value}'", node.span,
+                            hint="the only symmetry is 'players' (states that differ by rotating the players)")
+            return None
+        return "players"
 
     def read_constants(self) -> None:
         node = self.root.get("constants")

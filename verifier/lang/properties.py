@@ -11,6 +11,7 @@ from verifier.ir.model import ActionKind, Model, in_phase
 from verifier.ir.props import (BoundedResponse, DeadlockFree, Event, Invariant, Ordering, Property, Reachable,
                                StepInvariant, Terminates)
 from verifier.lang.expressions import ExprReader
+from verifier.lang import symmetry
 from verifier.lang.typecheck import BOOL, Scope
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
@@ -66,6 +67,7 @@ class PropertyReader:
             claim = self.claim(item, seen)
             if claim is not None:
                 out.append(claim)
+        symmetry.check_claims(self.model, out, lambda message, span, hint: self.sink.error(message, span, hint=hint))
         self.sink.raise_if_errors(PropertyError)
         return out
 

@@ -20,6 +20,7 @@ def result_json(r: CheckResult) -> dict[str, Any]:
         "stats": {"states": r.stats.states, "transitions": r.stats.transitions,
                   "seconds": round(r.stats.seconds, 4)},
         "reason": r.reason, "variant": r.variant, "params": dict(r.params),
+        "scale": r.scale, "reductions": list(r.reductions),
         "evidence": {k: v for k, v in r.evidence.items() if _plain(v)},
         "trace": trace_json(r.trace),
     }
@@ -47,7 +48,8 @@ def runs_json(runs: Sequence[ModelRun]) -> dict[str, Any]:
         "model": {"name": model.name, "path": runs[0].path,
                   "variant": model.variant if len(runs) == 1 else None,
                   "variants": [r.model.variant for r in runs if r.model.variant is not None],
-                  "params": dict(model.param_values)},
+                  "params": dict(model.param_values),
+                  "printed": None if model.printed is None else dict(model.printed)},
         "properties": runs[0].properties_path,
         "results": [result_json(r) for run in runs for r in run.results],
         "findings": [finding_json(f) for run in runs for f in run.findings],

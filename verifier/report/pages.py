@@ -22,7 +22,7 @@ from verifier.report import diagrams, explain
 from verifier.report.doc import (Bullets, Defs, Document, Figure, Heading, Note, Para, Pre, Table, b, bad, code,
                                  link, muted, ok, verdict)
 from verifier.report.escaping import file_stem
-from verifier.result import CheckResult, Finding, ModelRun, Verdict
+from verifier.result import SCALE_WORDS, CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
 
 VERDICT_ORDER = [v.value for v in Verdict]
@@ -540,6 +540,10 @@ def _claim_status(results: Sequence[CheckResult]):
 
 def _how(r: CheckResult, timings: bool) -> str:
     parts = [r.engine]
+    if r.reductions:
+        parts.append("reduced by " + " and ".join(r.reductions))
+    if r.scale:
+        parts.append(f"known {SCALE_WORDS[r.scale]}")
     if r.stats.states is not None:
         parts.append(f"{r.stats.states:,} states")
     if r.stats.transitions is not None:

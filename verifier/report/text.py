@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from verifier.diagnostics import printable
-from verifier.result import CheckResult, Finding, ModelRun, Verdict
+from verifier.result import SCALE_EVERY, SCALE_PRINTED, SCALE_SCALED, CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
 
 VERDICT_STYLE = {
@@ -54,15 +54,21 @@ def _run(console: Console, run: ModelRun) -> None:
                   f"{len(run.new_findings)} unacknowledged findings, {run.seconds:.2f} s\n")
 
 
+SHORT_SCALE = {SCALE_EVERY: "all values", SCALE_PRINTED: "printed", SCALE_SCALED: "scaled"}
+
+
 def results_table(results: Sequence[CheckResult]) -> Table:
     table = Table(show_lines=False, header_style="bold")
-    for col in ("claim", "kind", "verdict", "expected", "engine", "states", "depth", "s"):
+    scaled = any(r.scale for r in results)
+    for col in ("claim", "kind", "verdict", "expected", "engine") + (("at",) if scaled else ()) \
+            + ("states", "depth", "s"):
         table.add_column(col, justify="right" if col in ("states", "depth", "s") else "left")
     for r in results:
         ok = "" if r.as_expected else "  ✗"
         table.add_row(plain(r.property.id), plain(r.property.kind),
                       Text(r.verdict.value + ok, style=VERDICT_STYLE[r.verdict]),
-                      plain(r.property.expected or "-"), plain(r.engine),
+                      plain(r.property.expected or "-"), plain(r.engine + "".join(f" +{x}" for x in r.reductions)),
+                      *((SHORT_SCALE.get(r.scale or "", "-"),) if scaled else ()),
                       "-" if r.stats.states is None else f"{r.stats.states:,}",
                       "-" if r.depth is None else str(r.depth), f"{r.stats.seconds:.2f}")
     return table

@@ -1,0 +1,239 @@
+"""Player symmetry: the loader's check, one stored state per orbit, lifted traces.
+
+Random models that the check accepts (2 or 3 players, per-player counters and flags,
+asymmetric initial values, choices over players, a turn counter or none) are checked
+with and without the reduction: the verdicts agree, every trace replays on the
+reference semantics, and the reduced search stores exactly one state per orbit of the
+reachable states (the orbits computed here, by rotating state tuples)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from verifier.diagnostics import PropertyError
+from verifier.engines.base import Budget
+from verifier.engines.explicit import ExplicitEngine, explore
+from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind, Var
+from verifier.ir.model import ACTIVE_VAR, Action, ActionKind, Assign, BoolType, Choice, IntType, Model, Variable
+from verifier.ir.props import DeadlockFree, Invariant, Reachable, Terminates
+from verifier.lang import load_model, load_properties
+from verifier.lang.symmetry import SymmetryCheck
+from verifier.result import Verdict
+from verifier.semantics import layout
+from verifier.trace import replay
+
+ROOT = Path(__file__).resolve().parent.parent
+TOP = 3
+TRUE_ = Const(1, is_bool=True)
+FALSE_ = Const(0, is_bool=True)
+
+
+def c(v: int) -> Const:
+    return Const(v)
+
+
+def h(i) -> Index:
+    return Index("h", i)
+
+
+def f(i) -> Index:
+    return Index("f", i)
+
+
+ACT = Var(ACTIVE_VAR)
+
+
+def over_players(n: int, kind: QuantKind, body) -> Quant:
+    return Quant(kind, "q", c(0), c(n - 1), body)
+
+
+@st.composite
+def symmetric_models(draw) -> Model:
+    n = draw(st.sampled_from([2, 2, 3]))
+    who = IntType(c(0), c(n - 1))
+    inits = tuple(c(draw(st.integers(0, 2))) for _ in range(n))
+    variables = (
+        Variable(ACTIVE_VAR, who, init=(c(0),), implicit=True),
+        Variable("h", IntType(c(0), c(TOP)), index=who, init=inits, by_player=True),
+        Variable("f", BoolType(), index=who, init=(FALSE_,) * n, by_player=True),
+        Variable("g", IntType(c(0), c(2)), init=(c(0),)),
+    )
+    k = draw(st.integers(0, TOP))
+    extra = draw(st.sampled_from([TRUE_, App(Op.LT, (Var("g"), c(2))), f(ACT), App(Op.NOT, (f(ACT),)),
+                                  over_players(n, QuantKind.EXISTS, App(Op.EQ, (h(Local("q")), c(k))))]))
+    menu = [
+        Action("gain", App(Op.AND, (App(Op.LT, (h(ACT), c(TOP))), extra)),
+               (Assign(h(ACT), App(Op.ADD, (h(ACT), c(1)))),)),
+        Action("give", App(Op.AND, (App(Op.NE, (Local("p"), ACT)), App(Op.GT, (h(ACT), c(0))))),
+               (Assign(h(ACT), App(Op.SUB, (h(ACT), c(1)))),
+                Assign(h(Local("p")), App(Op.MIN, (App(Op.ADD, (h(Local("p")), c(1))), c(TOP))))),
+               (Choice("p", who),), actor=ACT),
+        Action("steal", App(Op.GT, (h(Local("p")), h(ACT))),
+               (Assign(h(Local("p")), App(Op.SUB, (h(Local("p")), c(1)))),
+                Assign(h(ACT), App(Op.ADD, (h(ACT), c(1))))), (Choice("p", who),)),
+        Action("flip", draw(st.sampled_from([TRUE_, App(Op.GE, (h(ACT), c(1)))])),
+               (Assign(f(ACT), App(Op.NOT, (f(ACT),))),)),
+        Action("clear", over_players(n, QuantKind.FORALL, f(Local("q"))),
+               tuple(Assign(f(c(i)), FALSE_) for i in range(n))),
+    ]
+    chosen = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=4, unique_by=lambda a: a.name))
+    count = draw(st.booleans())
+    passing = Action("pass", draw(st.sampled_from([TRUE_, App(Op.GE, (h(ACT), c(1))), f(ACT)])),
+                     (Assign(ACT, App(Op.MOD, (App(Op.ADD, (ACT, c(1))), c(n)))),)
+                     + ((Assign(Var("g"), App(Op.MIN, (App(Op.ADD, (Var("g"), c(1))), c(2)))),) if count else ()),
+                     kind=ActionKind.TURN_END)
+    end = draw(st.sampled_from([FALSE_, over_players(n, QuantKind.EXISTS, App(Op.EQ, (h(Local("q")), c(TOP))))]))
+    actions = tuple(replace(a, guard=App(Op.AND, (a.guard, App(Op.NOT, (end,))))) for a in chosen + [passing])
+    return Model("sym", players=n, variables=variables, actions=actions, end=end, symmetry="players")
+
+
+@st.composite
+def claims(draw, n: int):
+    k = draw(st.integers(0, TOP))
+    return [
+        Invariant(id="cap", expr=over_players(n, QuantKind.FORALL, App(Op.LE, (h(Local("q")), c(k))))),
+        Invariant(id="flag", expr=App(Op.NOT, (over_players(n, QuantKind.EXISTS, App(Op.AND, (
+            f(Local("q")), App(Op.EQ, (h(Local("q")), c(k)))))),))),
+        Invariant(id="active-small", expr=App(Op.LE, (h(ACT), c(k)))),
+        Reachable(id="total", expr=App(Op.EQ, (Quant(QuantKind.SUM, "q", c(0), c(n - 1), h(Local("q"))), c(k + 2)))),
+        Reachable(id="steal", action="steal"),
+        DeadlockFree(id="no-deadlock"),
+        Terminates(id="turns", scope="turn"),
+    ]
+
+
+MODELS = symmetric_models()
+
+
+def rotate(state: tuple, r: int, lay) -> tuple:
+    """`state` with player p's values moved to player (p + r) mod n, `active` rotated too."""
+    n = lay.model.players
+    out = list(state)
+    for var in ("h", "f"):
+        first, _lo, _size = lay.offsets[var]
+        for p in range(n):
+            out[first + (p + r) % n] = state[first + p]
+    a = lay.offsets[ACTIVE_VAR][0]
+    out[a] = (state[a] + r) % n
+    return tuple(out)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(MODELS, st.data())
+def test_symmetry_keeps_verdicts_and_stores_one_state_per_orbit(model, data):
+    SymmetryCheck(model).model_parts()        # the generator only builds models the check accepts
+    props = data.draw(claims(model.players))
+    lay = layout(model)
+    full = explore(model)
+    reduced = explore(model, symmetric=True)
+    assert full.complete and reduced.complete
+    orbits = {min(rotate(s, r, lay) for r in range(model.players)) for s in full.states}
+    assert len(reduced.packed) == len(orbits)
+    plain = ExplicitEngine().check(replace(model, symmetry=None), props, Budget())
+    sym = ExplicitEngine().check(model, props, Budget())
+    assert [r.verdict for r in sym] == [r.verdict for r in plain]
+    for r in sym:
+        assert r.reductions == ("symmetry",)
+        if r.trace is not None:
+            replay(lay, r.trace)
+
+
+def test_two_player_swap_merges_mirror_states():
+    """Without a turn counter, a state and its mirror image (players swapped) are one."""
+    n = 2
+    who = IntType(c(0), c(1))
+    model = Model("mirror", players=n, variables=(
+        Variable(ACTIVE_VAR, who, init=(c(0),), implicit=True),
+        Variable("h", IntType(c(0), c(2)), index=who, init=(c(0), c(0)), by_player=True)),
+        actions=(Action("gain", App(Op.LT, (h(ACT), c(2))), (Assign(h(ACT), App(Op.ADD, (h(ACT), c(1)))),)),
+                 Action("pass", TRUE_, (Assign(ACT, App(Op.MOD, (App(Op.ADD, (ACT, c(1))), c(n)))),),
+                        kind=ActionKind.TURN_END)),
+        symmetry="players")
+    assert len(explore(model).packed) == 18
+    assert len(explore(model, symmetric=True).packed) == 9
+    bad = Invariant(id="never-both-full", expr=App(Op.NOT, (App(Op.AND, (
+        App(Op.EQ, (h(c(0)), c(2))), App(Op.EQ, (h(c(1)), c(2))))),)))
+    [r] = ExplicitEngine().check(model, [bad], Budget())
+    assert r.verdict is Verdict.VIOLATED
+    replay(layout(model), r.trace)
+
+
+SYMMETRIC = """\
+model: duel
+players: 2
+symmetry: players
+variables:
+  hand: {type: 0..3, per: player, init: 1}
+  drew: {type: bool, init: false, reset: turn}
+phases:
+  - name: Draw
+  - name: Play
+    mandatory: false
+actions:
+  - name: draw
+    phase: Draw
+    must: true
+    when: "not drew and hand[active] < 3"
+    do:
+      hand[active]: hand[active] + 1
+      drew: true
+  - name: discard
+    choose: {p: player}
+    by: p
+    phase: Play
+    when: "hand[p] > 0 and p != active"
+    do:
+      hand[p]: hand[p] - 1
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "duel.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_symmetric_model_loads_and_cli_reports_the_reduction(tmp_path):
+    path = write(tmp_path, SYMMETRIC)
+    assert load_model(str(path)).symmetry == "players"
+    props = write(tmp_path, "claims:\n  - id: cap\n    says: hands stay small\n"
+                            "    invariant: \"forall p in player: hand[p] <= 3\"\n", "duel.props.yaml")
+    run = [sys.executable, "-m", "verifier", "check", str(path), "-p", str(props), "-q", "-f", "json",
+           "--no-consistency", "--engine", "explicit"]
+    out = subprocess.run(run, capture_output=True, text=True, cwd=ROOT)
+    assert '"reductions": [\n        "symmetry"\n      ]' in out.stdout, out.stderr
+    off = subprocess.run(run + ["--no-reduce"], capture_output=True, text=True, cwd=ROOT)
+    assert '"reductions": []' in off.stdout, off.stderr
+
+
+@pytest.mark.parametrize("change, where", [
+    ('when: "not drew and hand[active] < 3"', 'when: "not drew and hand[0] < 3"'),
+    ('when: "hand[p] > 0 and p != active"', 'when: "hand[p] > 0 and p < active"'),
+    ('when: "hand[p] > 0 and p != active"', 'when: "hand[p] > 0 and active == 1"'),
+    ("      hand[p]: hand[p] - 1", "      hand[p]: hand[p] - 1\n      hand[0]: 0"),
+])
+def test_loader_rejects_what_breaks_the_symmetry(tmp_path, change, where):
+    path = write(tmp_path, SYMMETRIC.replace(change, where))
+    out = subprocess.run([sys.executable, "-m", "verifier", "lint", str(path)], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 2
+    line = next(i for i, text in enumerate(SYMMETRIC.replace(change, where).splitlines(), 1)
+                if text.strip() == where.splitlines()[-1].strip())
+    assert f"{path}:{line}:" in out.stderr and "symmetry" in out.stderr and "hint:" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_claim_naming_a_player_is_rejected(tmp_path):
+    path = write(tmp_path, SYMMETRIC)
+    props = write(tmp_path, "claims:\n  - id: first-small\n    says: player 0 holds little\n"
+                            "    invariant: \"hand[0] <= 2\"\n", "bad.props.yaml")
+    with pytest.raises(PropertyError) as err:
+        load_properties(str(props), load_model(str(path)))
+    text = err.value.render()
+    assert "bad.props.yaml:4:17" in text and "names player 0 by number" in text and "hint:" in text

@@ -1,0 +1,107 @@
+"""Player symmetry in the explicit search: one stored state per orbit, traces lifted back.
+
+For a model that declares `symmetry: players` (checked by `lang/symmetry.py`),
+the rotations p -> (p + r) mod PLAYERS map transitions to transitions and leave
+every claim's truth unchanged, so a state and its canonical form (the smallest
+packed int among its rotations) satisfy the same claims and have the same
+futures up to rotation. The search stores canonical forms only; a path of
+canonical states is turned back into a path of the model (`lift`) by following,
+from a real initial state, the firing of the same action whose target has the
+next canonical form: that path replays on the reference semantics.
+
+In a packed state the elements of a per-player array are adjacent fields of
+one width, so rotating the players rotates that bit block; `active` becomes
+(active + r) mod PLAYERS.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from verifier.engines.codegen import Packing
+from verifier.ir.model import ACTIVE_VAR, Action
+from verifier.semantics import Layout, State, initial_states, successors
+
+Canon = Callable[[int], int]
+NAME = "symmetry"
+
+
+def canonicalizer(lay: Layout, packing: Packing) -> Canon:
+    """`canon(x)`: the smallest packed state among the player rotations of packed state `x`."""
+    n = lay.model.players
+    blocks = []          # (shift, bits of one element) per per-player array
+    for v in lay.model.variables:
+        first, _lo, size = lay.offsets[v.name]
+        if v.by_player and packing.widths[first] and size == n:
+            blocks.append((packing.shifts[first], packing.widths[first]))
+    active = None
+    if ACTIVE_VAR in lay.offsets and packing.widths[lay.offsets[ACTIVE_VAR][0]]:
+        k = lay.offsets[ACTIVE_VAR][0]
+        active = (packing.shifts[k], packing.widths[k], packing.los[k])
+    moved = 0
+    for shift, w in blocks:
+        moved |= ((1 << (w * n)) - 1) << shift
+    if active is not None:
+        moved |= ((1 << active[1]) - 1) << active[0]
+    if n < 2 or not moved:
+        return lambda x: x
+    lines = ["def canon(x):", "    best = x", f"    rest = x & {~moved}"]
+    for shift, w in blocks:
+        lines.append(f"    b{shift} = (x >> {shift}) & {(1 << (w * n)) - 1}")
+    if active is not None:
+        sh, w, lo = active
+        lines.append(f"    a = ((x >> {sh}) & {(1 << w) - 1}) + {lo}")
+    for r in range(1, n):
+        terms = ["rest"]
+        for shift, w in blocks:
+            mask = (1 << (w * n)) - 1
+            terms.append(f"((((b{shift} << {r * w}) | (b{shift} >> {(n - r) * w})) & {mask}) << {shift})")
+        if active is not None:
+            sh, w, lo = active
+            terms.append(f"((((a + {r}) % {n}) - {lo}) << {sh})")
+        lines += [f"    y = {' | '.join(terms)}", "    if y < best: best = y"]
+    lines.append("    return best")
+    ns: dict = {}
+    exec(compile("\n".join(lines) + "\n", f"<turnproof canon {lay.model.name}>", "exec"), ns)
+    return ns["canon"]
+
+
+class LiftError(Exception):
+    """A canonical path has no counterpart in the model: a bug of the reduction."""
+
+
+def lift(lay: Layout, canon: Canon, pack: Callable[[State], int], states: Sequence[State],
+         firings: Sequence[tuple[Action, tuple]], loop_start: int | None = None
+         ) -> tuple[list[State], list[tuple[Action, tuple]], int | None]:
+    """The model path that a path of canonical states stands for. A lasso's loop is followed
+    round again until a round starts in a model state where an earlier round started (within
+    PLAYERS + 1 rounds: each round maps one of the at most PLAYERS states of the orbit to
+    another); the lifted loop is the rounds from there."""
+    start = pack(states[0])
+    inits = [s for s in initial_states(lay) if canon(pack(s)) == canon(start)]
+    if not inits:
+        raise LiftError("no initial state has the canonical form the search started from")
+    first = next((s for s in inits if s == tuple(states[0])), inits[0])
+    out_states, out_firings = [first], []
+
+    def follow(path: Sequence[State], steps: Sequence[tuple[Action, tuple]]) -> None:
+        for (action, choice), after in zip(steps, path[1:]):
+            want = canon(pack(after))
+            options = [t for t in successors(lay, out_states[-1])
+                       if t.action.name == action.name and canon(pack(t.target)) == want]
+            if not options:
+                raise LiftError(f"no firing of {action.name} matches the canonical path")
+            t = next((t for t in options if t.choice == tuple(choice)), options[0])
+            out_states.append(t.target)
+            out_firings.append((t.action, t.choice))
+
+    follow(states, firings)
+    if loop_start is None:
+        return out_states, out_firings, None
+    loop_states, loop_firings = list(states[loop_start:]), list(firings[loop_start:])
+    starts = {out_states[loop_start]: loop_start}     # model state -> where a round of the loop began
+    for _ in range(lay.model.players + 1):
+        follow(loop_states, loop_firings)
+        if out_states[-1] in starts:
+            return out_states, out_firings, starts[out_states[-1]]
+        starts[out_states[-1]] = len(out_states) - 1
+    raise LiftError("the lifted loop does not close")
