@@ -8,7 +8,7 @@ are only ever *player terms* used in ways every rotation preserves:
 - player terms: `active`, a choice or quantifier variable ranging over exactly
   0..PLAYERS-1, and `if c then t1 else t2` of two player terms;
 - a player term may index a per-player array, be compared with `==` / `!=` to
-  another player term, be an action's actor (`by:`), the `winner`, or be
+  another player term, be an action's actor (`by:`) or `chooser:`, the `winner`, or be
   assigned to `active`; the turn passing (`active := (active + 1) % PLAYERS`)
   is the one arithmetic allowed;
 - anything else (a number as a per-player index, `active == 0`, `p < q`,
@@ -120,6 +120,8 @@ class SymmetryCheck:
         self.value(a.guard, env, a.span)
         if a.actor is not None:
             self.player(a.actor, env, a.span)
+        if isinstance(a.chooser, Expr):
+            self.player(a.chooser, env, a.span)
         literal: dict[str, dict[int, Expr]] = {}
         where: dict[str, Span | None] = {}
         for eff in a.effects:
