@@ -12,7 +12,8 @@ Exact semantics. A counterexample is either
     all of whose transitions are kept (scope "turn": no TURN_END transition).
     With weakly fair actions F, a cycle does not count when some f in F is
     enabled in every state of the cycle (it has a transition from there, inside
-    R or not) and the cycle never takes f.
+    R or not) and the cycle never takes f; with strongly fair actions G, when
+    some g in G is enabled in some state of the cycle and the cycle never takes g.
 An SCC of the graph restricted to R holds a fair cycle iff it has a cycle (more
 than one state, or a self-loop) and, for each f in F, some transition of the
 SCC takes f or some state of the SCC has f disabled: the cycle through every
@@ -23,6 +24,9 @@ order); the first fair one gives the lasso: the shortest stem to its shallowest
 state, then a loop through it that visits the fairness witnesses by shortest
 paths (with none: the state's first transition inside the component, in firing
 order, then the shortest way back); `loop_start` marks where the loop begins.
+Strong fairness (Streett): an SCC that never takes some g in G, though g is
+enabled in some of its states, has no fair cycle through those states; they
+are removed and the SCCs of what is left are searched in turn.
 
 Only fully expanded states are used: on an incomplete search a counterexample
 found is real, and "no counterexample" is left to the caller (UNKNOWN).
@@ -59,7 +63,8 @@ def check_termination(space, claim: Terminates) -> Outcome:
         cut = set()
         what = "the game never ends"
     region = _expanded_where(space, lambda s: not final(s))
-    return _find(space, region, cut, claim.fairness or model.fairness, what, pending_final=())
+    return _find(space, region, cut, claim.fairness or model.fairness, what, pending_final=(),
+                 strong=claim.strong_fairness)
 
 
 def check_obligation(space, claim: Obligation) -> Outcome:
@@ -68,7 +73,7 @@ def check_obligation(space, claim: Obligation) -> Outcome:
     region = _expanded_where(space, pending)
     finals = [i for i in region if final(space.packed[i])]
     return _find(space, region, set(), claim.fairness or space.model.fairness,
-                 "the obligation stays open forever", pending_final=finals)
+                 "the obligation stays open forever", pending_final=finals, strong=claim.strong_fairness)
 
 
 def _expanded_where(space, pred) -> list[int]:
@@ -85,7 +90,7 @@ def _marks(n: int, nodes: Iterable[int]) -> bytearray:
 
 
 def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what: str,
-          pending_final: Iterable[int]) -> Outcome:
+          pending_final: Iterable[int], strong: Iterable[str] = ()) -> Outcome:
     stuck = set(space.deadlocks)
     ends = set(pending_final)
     for i in region:   # BFS order: the first is the shallowest
@@ -98,8 +103,10 @@ def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what
         return None, None, ""
     fair = tuple(fairness)
     fair_actions = [{a for a, action in enumerate(space.model.actions) if _matches(action.name, f)} for f in fair]
-    enabled: dict[int, set[int]] = {}        # state -> fair actions with a transition there
-    if fair:
+    strong_actions = [{a for a, action in enumerate(space.model.actions) if _matches(action.name, g)}
+                      for g in strong]
+    enabled: dict[int, set[int]] = {}        # state -> actions with a transition there
+    if fair or strong_actions:
         src, dst, lab = space.edge_arrays()
         for s, x in compress(zip(src, lab), map(core.__contains__, src)):
             enabled.setdefault(s, set()).add(items[x][0])
@@ -109,17 +116,36 @@ def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what
     graph = nx.DiGraph()
     graph.add_nodes_from(sorted(core))
     graph.add_edges_from(map(itemgetter(0, 1), edges))
-    for component in sorted(nx.strongly_connected_components(graph), key=min):
+    todo = sorted(nx.strongly_connected_components(graph), key=min, reverse=True)
+    while todo:
+        component = todo.pop()
         if len(component) == 1:
             (node,) = component
             if not graph.has_edge(node, node):
                 continue
-        witnesses = _fairness_witnesses(component, adjacency, enabled, fair_actions, items)
+        unfair = _strongly_unfair(component, adjacency, enabled, strong_actions, items)
+        if unfair:
+            rest = graph.subgraph(component - unfair)
+            todo += sorted(nx.strongly_connected_components(rest), key=min, reverse=True)
+            todo.sort(key=min, reverse=True)
+            continue
+        witnesses = _fairness_witnesses(component, adjacency, enabled, fair_actions + strong_actions, items)
         if witnesses is None:
             continue
         return Verdict.VIOLATED, _lasso(space, component, adjacency, witnesses), \
             f"{what}: the loop can repeat forever"
     return None, None, ""
+
+
+def _strongly_unfair(component: set[int], adjacency, enabled, strong_actions, items) -> set[int]:
+    """The states of the component where a strongly fair action that no edge of the component takes
+    is enabled: no fair cycle passes through them."""
+    out: set[int] = set()
+    for wanted in strong_actions:
+        taken = any(d in component and items[x][0] in wanted for s in component for d, x in adjacency.get(s, ()))
+        if not taken:
+            out |= {i for i in component if enabled.get(i, set()) & wanted}
+    return out
 
 
 def _cyclic_core(space, region: list[int], cut: set[int]) -> tuple[set[int], list[tuple[int, int, int]]]:

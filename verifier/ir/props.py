@@ -79,6 +79,7 @@ class Terminates(Property):
 
     scope: str                       # "turn" | "game"
     fairness: tuple[str, ...] = ()
+    strong_fairness: tuple[str, ...] = ()   # a loop where one is enabled (even now and then) must take it
     kind: ClassVar[str] = "termination"
 
 
@@ -119,6 +120,7 @@ class Ordering(Property):
     r: Event | None = None
     bound: int | None = None
     fairness: tuple[str, ...] = ()
+    strong_fairness: tuple[str, ...] = ()
     kind: ClassVar[str] = "ordering"
 
 
@@ -140,6 +142,7 @@ class Obligation(Property):
 
     pending: Expr
     fairness: tuple[str, ...] = ()
+    strong_fairness: tuple[str, ...] = ()
     kind: ClassVar[str] = "obligation"
 
 

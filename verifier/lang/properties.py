@@ -196,7 +196,8 @@ class PropertyReader:
         if scope == "turn" and not any(a.kind is ActionKind.TURN_END for a in self.model.actions):
             self.sink.error("terminates: turn needs a model with phases (turns)", node.span)
             return None
-        return Terminates(scope=scope, fairness=self.fairness(item), **common)
+        weak, strong = self.fairness(item)
+        return Terminates(scope=scope, fairness=weak, strong_fairness=strong, **common)
 
     def k_ordering(self, item: Node, node: Node, common: dict) -> Property | None:
         check_keys(node, ("pattern", "p", "s", "scope", "at_most"), "an ordering claim", self.sink,
@@ -220,8 +221,9 @@ class PropertyReader:
         scope, q, r = self.scope_of(node.get("scope"))
         if p is None or scope is None or (node.get("s") is not None and s is None):
             return None
+        weak, strong = self.fairness(item)
         return Ordering(pattern=pattern, p=p, s=s, scope=scope, q=q, r=r, bound=bound,
-                        fairness=self.fairness(item), **common)
+                        fairness=weak, strong_fairness=strong, **common)
 
     def k_bounded_response(self, item: Node, node: Node, common: dict) -> Property | None:
         check_keys(node, ("after", "expect", "within"), "a bounded response", self.sink,
@@ -238,9 +240,21 @@ class PropertyReader:
         return BoundedResponse(trigger=trigger, response=response, within=within, **common)
 
     # ---- pieces
-    def fairness(self, item: Node) -> tuple[str, ...]:
+    def fairness(self, item: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(weakly fair, strongly fair) actions: `fairness: [a]` (weak) or `{weak: [a], strong: [b]}`."""
         node = item.get("fairness")
         if node is None:
+            return (), ()
+        if not node.is_map:
+            return self.action_names(node), ()
+        check_keys(node, ("weak", "strong"), "a fairness assumption", self.sink)
+        return (self.action_names(node.get("weak")), self.action_names(node.get("strong")))
+
+    def action_names(self, node: Node | None) -> tuple[str, ...]:
+        if node is None:
+            return ()
+        if not node.is_list:
+            self.sink.error("fairness lists action names", node.span, hint="e.g. fairness: {strong: [pass_prio]}")
             return ()
         names = []
         for n in node.elements():

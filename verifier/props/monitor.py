@@ -144,7 +144,8 @@ def compile_ordering(model: Model, claim: Ordering, tag: str = "") -> Compiled:
         pending = conj(m["open"], neg(m["seen"]) if pattern == "existence" else m["pending"])
         claims.append(Obligation(id=claim.id, statement=claim.statement, expected=claim.expected,
                                  rule=claim.rule, pending=pending,
-                                 fairness=claim.fairness or model.fairness, span=claim.span))
+                                 fairness=claim.fairness or model.fairness,
+                                 strong_fairness=claim.strong_fairness, span=claim.span))
     return Compiled(product, tuple(claims), tuple(v.name for v in variables))
 
 
