@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.engines.base import Budget, Engine, ProgressFn
+from verifier.engines.base import Budget, Engine, ProgressFn, SearchOptions
 from verifier.engines.explicit import kept_search, keeping_searches
 from verifier.forking import fork_map
 from verifier.ir.model import Model
@@ -34,15 +34,16 @@ class RunOptions:
     use_properties: bool = True
     printed: bool = False             # at the model's printed values (`printed:`), falling back per claim
     reductions: frozenset[str] = frozenset(REDUCTIONS)   # the reductions allowed where a model declares them
+    search: SearchOptions = SearchOptions()
 
 
-def make_engine(name: str) -> Engine:
+def make_engine(name: str, search: SearchOptions = SearchOptions()) -> Engine:
     if name == "explicit":
         from verifier.engines.explicit import ExplicitEngine
-        return ExplicitEngine()
+        return ExplicitEngine(search.store, search.workers, search.scheduler)
     if name == "auto":
         from verifier.engines.auto import AutoEngine
-        return AutoEngine()
+        return AutoEngine(search=search)
     if name in ("symbolic", "bmc", "kind", "pdr"):
         from verifier.engines.symbolic.engine import SymbolicEngine
         return SymbolicEngine(strategy="all" if name == "symbolic" else name)
@@ -102,17 +103,6 @@ def _check(path: str, options: RunOptions, progress: ProgressFn | None) -> list[
     comparisons across readings come last, here."""
     models = load_variants(path, options)
     claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
-    return check_loaded(path, models, claims, options, progress)
-
-
-def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Property], str | None]],
-                 options: RunOptions = RunOptions(), progress: ProgressFn | None = None,
-                 memo: dict | None = None) -> list[ModelRun]:
-    """`check_model` on models and claims already loaded (one entry per reading); mutation
-    analysis checks rewritten models of a file this way. `memo`: the analyses' Z3 answers
-    to reuse and extend (keyed by the actions and declarations they concern)."""
-    engine = make_engine(options.engine)
-    memo = {} if memo is None else memo
 
     def share(reading) -> None:            # a child's Z3 answers serve the readings not yet started
         _run, analysed = reading

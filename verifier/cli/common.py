@@ -8,7 +8,7 @@ import time
 from typing import Sequence
 
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.engines.base import Budget, ProgressInfo
+from verifier.engines.base import Budget, ProgressInfo, SearchOptions
 from verifier.files import write_atomic
 from verifier.result import ModelRun, Verdict
 from verifier.runner import ENGINES, REDUCTIONS, RunOptions
@@ -50,6 +50,17 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the whole run may use, forked workers included (default: 70%% of what the "
                         "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN")
+    p.add_argument("--store", choices=("python", "compact"), default="python",
+                   help="how the explicit search keeps its states: python (default, the reference) or "
+                        "compact: packed states in numpy arrays (12-16 bytes each) expanded a batch at a "
+                        "time; for state spaces of millions of states. Termination and obligation claims "
+                        "use the python store either way")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="split the compact search across N processes (a local Dask cluster); the states "
+                        "are partitioned by hash and exchanged level by level")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the compact search on the workers of this Dask scheduler instead of a "
+                        "local cluster")
     p.add_argument("--max-depth", type=int, metavar="K", help="deepest BFS level / BMC bound / k")
     p.add_argument("--printed", action="store_true",
                    help="check at the values the rules print (the model's `printed:` map; --param still "
@@ -109,7 +120,11 @@ def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOption
     budget = Budget(max_states=args.max_states, timeout=args.timeout, max_depth=args.max_depth,
                     max_memory_mb=args.max_memory,
                     deadline=None if args.timeout is None else time.monotonic() + args.timeout)
-    return RunOptions(params=parse_params(args.param), variant=args.variant, engine=args.engine,
+    if args.workers < 1:
+        raise UsageError(Diagnostic(f"--workers {args.workers}: needs at least one worker", hint="e.g. --workers 2"))
+    search = SearchOptions("compact" if args.workers > 1 or args.scheduler else args.store, args.workers,
+                           args.scheduler)
+    return RunOptions(search=search, params=parse_params(args.param), variant=args.variant, engine=args.engine,
                       budget=budget, consistency=consistency,
                       properties=getattr(args, "properties", None),
                       use_properties=not getattr(args, "no_properties", False),

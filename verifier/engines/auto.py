@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from verifier.engines.base import Budget, ProgressFn
+from verifier.engines.base import SearchOptions, Budget, ProgressFn
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.result import CheckResult, Verdict
@@ -35,13 +35,15 @@ EXPLICIT_STATES = 2_000_000     # "small": explicit search finishes within this 
 class AutoEngine:
     name = "auto"
 
-    def __init__(self, explicit_states: int = EXPLICIT_STATES, strategy: str = "all"):
+    def __init__(self, explicit_states: int = EXPLICIT_STATES, strategy: str = "all",
+                 search: SearchOptions = SearchOptions()):
         self.explicit_states = explicit_states
         self.strategy = strategy
+        self.search = search
 
     def _explicit(self):
         from verifier.engines.explicit import ExplicitEngine
-        return ExplicitEngine()
+        return ExplicitEngine(self.search.store, self.search.workers, self.search.scheduler)
 
     def _symbolic(self):
         from verifier.engines.symbolic import SymbolicEngine

@@ -30,6 +30,15 @@ class Budget:
 
 
 @dataclass(frozen=True)
+class SearchOptions:
+    """How the explicit search stores and spreads its states (see `explicit.ExplicitEngine`)."""
+
+    store: str = "python"               # "python" (reference) or "compact" (numpy)
+    workers: int = 1                    # > 1: the compact search partitioned across Dask workers
+    scheduler: str | None = None        # a Dask scheduler address (tcp://HOST:PORT) instead of a local cluster
+
+
+@dataclass(frozen=True)
 class ProgressInfo:
     states: int
     depth: int

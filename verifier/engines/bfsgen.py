@@ -184,7 +184,8 @@ def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[in
 @dataclass(frozen=True)
 class Expander:
     """`expand(s)`: firings of packed state `s` (action index, choice, successor int or None,
-    raw gap (slot name, value, lo, hi) or None); `is_final(s)`."""
+    raw gap (slot name, value, lo, hi) or None); `is_final(s)`. `expand(s, out)` appends them to
+    the list `out`, which keeps the firings before a model error."""
 
     expand: Callable[[int], list]
     is_final: Callable[[int], bool]
@@ -212,7 +213,8 @@ def _compile_expander(lay: Layout) -> Expander:
         return lines
 
     w, lines = _two_pass(lay, body)
-    src = ["def expand(s):", "    out = []; out_append = out.append"] + _hoist_lines(w, "    ") + lines
+    src = ["def expand(s, out=None):", "    if out is None: out = []",
+           "    out_append = out.append"] + _hoist_lines(w, "    ") + lines
     src += ["    return out", "", "def is_final(s):",
             f"    return bool({Writer(lay, packing_of(lay)).expr(end, {})})"]
     source = "\n".join(src) + "\n"

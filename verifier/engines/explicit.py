@@ -188,6 +188,30 @@ def _found(space: StateSpace, watch: Sequence) -> list[int | None]:
     return out
 
 
+def _visited_budget(budget: Budget) -> int | None:
+    """Bytes the compact visited set may take before it spills to disk: half this process's share
+    of the memory budget (--max-memory, or the guard's default)."""
+    memory = memory_limit_bytes(budget.max_memory_mb)
+    return memory // 2 if memory else None
+
+
+def _ticker_compact(budget: Budget, start: float) -> Callable[[int, int], str | None]:
+    """Between chunks of the compact search: the time budget and the memory guard (the visited
+    set spills to disk first, at half the budget; the guard still bounds the whole run)."""
+    limit = budget.time_left()
+    memory = memory_limit_bytes(budget.max_memory_mb)
+    words = limit_words(budget.max_memory_mb)
+
+    def tick(states: int, depth: int) -> str | None:
+        if limit is not None and time.perf_counter() - start > limit:
+            return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
+        if memory and resident_bytes() > memory:
+            return words
+        return None
+
+    return tick
+
+
 # ---------------------------------------------------------------- the engine
 
 class ExplicitEngine:
@@ -203,6 +227,12 @@ class ExplicitEngine:
     """
 
     name = NAME
+
+    def __init__(self, store: str = "python", workers: int = 1, scheduler: str | None = None):
+        """`store`: "python" (the reference: states as Python ints, edges on demand) or "compact"
+        (numpy arrays, vectorised expansion: `compact.py`); `workers` > 1 or a `scheduler` address
+        partitions the compact search across Dask workers (`distributed.py`)."""
+        self.store, self.workers, self.scheduler = store, workers, scheduler
 
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
               progress: ProgressFn | None = None) -> list[CheckResult]:
@@ -226,14 +256,19 @@ class ExplicitEngine:
                 watch.append(p.expr)
             elif isinstance(p, Reachable) and p.action:
                 track |= _matching(concrete, p.action)
-        needs_graph = any(isinstance(p, (Terminates, Obligation)) for p in properties)
-        space = explore(concrete, budget, progress, keep_edges=needs_graph, watch=watch, track=sorted(track),
-                        symmetric=True)
-        _keep(concrete, space)
+        graph_claims = [p for p in properties if isinstance(p, (Terminates, Obligation))]
+        state_claims = [p for p in properties if not isinstance(p, (Terminates, Obligation))]
+        compact = self._compact(concrete, budget, progress, watch, sorted(track)) if state_claims else None
+        reference = None
+        if compact is None or graph_claims:     # the state graph claims need the reference store's edges
+            reference = explore(concrete, budget, progress, keep_edges=bool(graph_claims), watch=watch,
+                                track=sorted(track), symmetric=True)
+            _keep(concrete, reference)
         from verifier.engines.lasso import check_obligation, check_termination
 
         out = []
         for p in properties:
+            space = compact if compact is not None and p in state_claims else reference
             if isinstance(p, (Invariant, Reachable)) and p.id in slot:
                 out.append(self._state_claim(space, p, slot[p.id]))
             elif isinstance(p, Reachable):
@@ -249,6 +284,21 @@ class ExplicitEngine:
                 out.append(self._result(model, p, Verdict.UNKNOWN, space,
                                         reason=f"the explicit engine does not decide {p.kind} claims"))
         return out
+
+    def _compact(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
+                 track: list[int]):
+        """The compact (or distributed) search, or None where the reference store must serve."""
+        if self.store != "compact" and self.workers <= 1 and self.scheduler is None:
+            return None
+        from verifier.engines.compact import explore_compact, fits
+        if not fits(model):
+            return None
+        start = time.perf_counter()
+        tick = _ticker_compact(budget, start)
+        if self.workers > 1 or self.scheduler is not None:
+            from verifier.engines.distributed import explore_distributed
+            return explore_distributed(model, budget, progress, watch, track, tick, self.workers, self.scheduler)
+        return explore_compact(model, budget, progress, watch, track, tick, visited_budget=_visited_budget(budget))
 
     # ---- verdicts
     def _incomplete(self, space: StateSpace, p: Property) -> CheckResult:
@@ -280,7 +330,8 @@ class ExplicitEngine:
     def _action_claim(self, space: StateSpace, p: Reachable, actions: set[int]) -> CheckResult:
         hits = [space.fired[a] for a in actions if space.fired.get(a) is not None]
         if hits:
-            i, label, target = min(hits, key=lambda h: (h[0], space.labels.items[h[1]][0]))
+            rank = getattr(space, "rank", {})         # the compact store names states by value
+            i, label, target = min(hits, key=lambda h: (rank.get(h[0], h[0]), space.labels.items[h[1]][0]))
             return self._result(space.model, p, Verdict.HOLDS, space, trace=space.trace_through(i, label, target),
                                 reason="a witness fires it")
         if space.complete:
@@ -306,7 +357,7 @@ class ExplicitEngine:
     @staticmethod
     def _result(model: Model, p: Property, verdict: Verdict, space: StateSpace | None,
                 trace: Trace | None = None, reason: str = "") -> CheckResult:
-        stats = Stats() if space is None else Stats(len(space.packed), space.transitions, space.seconds)
+        stats = Stats() if space is None else Stats(len(space), space.transitions, space.seconds)
         return CheckResult(p, verdict, NAME, None if space is None else space.max_depth, stats, trace, reason,
                            model.param_values, model.variant, reductions=() if space is None else space.reductions)
 

@@ -1,0 +1,123 @@
+"""The compact store (numpy batches, `compact.py`) against the reference search (`explicit.explore`)
+on random models: the same states in the same BFS order, transitions, first deadlock, first
+witness of each watched predicate, first firing of each tracked action, model errors; the
+engine's verdicts and traces (replayed) identical with either store; the visited table's
+growth and its spilling to disk keep every state and parent link."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_explicit_differential import bools, models
+
+from verifier.engines.base import Budget
+from verifier.engines.bfsgen import packing_of
+from verifier.engines.compact import explore_compact
+from verifier.engines.explicit import ExplicitEngine, explore
+from verifier.engines.vecgen import NotVectorisable, compile_batch
+from verifier.engines.actiongen import Labels
+from verifier.engines.visited import VisitedTable
+from verifier.ir.expr import App, Const, Op, Var
+from verifier.ir.model import Action, Assign, IntType, Model, Variable
+from verifier.ir.props import DeadlockFree, Invariant, Reachable
+from verifier.semantics import layout
+from verifier.trace import replay
+
+SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BUDGETS = st.sampled_from([Budget(), Budget(), Budget(max_states=7), Budget(max_depth=2)])
+
+
+@SETTINGS
+@given(models(), st.lists(bools(), max_size=2), BUDGETS)
+def test_the_compact_search_finds_what_the_reference_finds(model, watched, budget):
+    ref = explore(model, budget, watch=watched, track=range(len(model.actions)))
+    mine = explore_compact(model, budget, watch=watched, track=range(len(model.actions)))
+    assert len(mine) == len(ref.packed)
+    assert mine.complete == ref.complete
+    assert mine.max_depth == ref.max_depth
+    key = ref.packed.__getitem__
+    if ref.error is None:
+        assert mine.error is None
+        if ref.complete:
+            assert mine.transitions == ref.transitions
+    else:
+        assert mine.error == (key(ref.error[0]), ref.error[1])
+    if ref.complete or ref.error is not None:
+        assert mine.deadlocks[:1] == [key(i) for i in ref.deadlocks[:1]]
+        assert {a: f and (f[0], mine.labels.items[f[1]], f[2]) for a, f in mine.fired.items()} == \
+            {a: f and (key(f[0]), ref.labels.items[f[1]], f[2]) for a, f in ref.fired.items()}
+    assert mine.watch == [None if i is None or i == -1 else key(i) for i in ref.watch]
+    assert {k: (key(i), m) for k, (i, m) in ref.watch_errors.items()} == mine.watch_errors
+    for k, hit in enumerate(mine.watch):
+        if hit is not None:
+            assert mine.trace_to(hit) == ref.trace_to(ref.watch[k])
+
+
+CLAIMS = [DeadlockFree(id="deadlock-free"), Invariant(id="x-small", expr=App(Op.LE, (Var("x"), Const(2)))),
+          Reachable(id="y-top", expr=App(Op.EQ, (Var("y"), Const(2)))), Reachable(id="fires", action="act0")]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(models())
+def test_the_engine_gives_the_same_verdicts_and_traces_with_either_store(model):
+    want = ExplicitEngine().check(model, CLAIMS, Budget())
+    got = ExplicitEngine(store="compact").check(model, CLAIMS, Budget())
+    errors = any("model error" in r.reason for r in got)     # a path may pass the state that raises
+    for w, g in zip(want, got):
+        assert (g.verdict, g.reason, g.depth, g.stats.states) == (w.verdict, w.reason, w.depth, w.stats.states)
+        assert (g.trace is None) == (w.trace is None)
+        if g.trace is not None:
+            assert g.trace == w.trace
+            if not errors:
+                replay(layout(model), g.trace)
+
+
+def counter(n: int) -> Model:
+    """Two counters 0..n-1 moving independently: n * n states, BFS depth 2(n-1)."""
+    step = [Action(f"inc_{v}", App(Op.LT, (Var(v), Const(n - 1))), (Assign(Var(v), App(Op.ADD, (Var(v), Const(1)))),))
+            for v in ("x", "y")]
+    return Model("counters", variables=tuple(Variable(v, IntType(Const(0), Const(n - 1)), init=(Const(0),))
+                                             for v in ("x", "y")), actions=tuple(step))
+
+
+def test_a_model_the_batch_code_expresses_is_vectorised():
+    model = counter(5)
+    compile_batch(layout(model), packing_of(layout(model)), Labels())
+    assert explore_compact(model).vectorised == ""
+
+
+def test_spilling_to_disk_keeps_every_state_and_parent():
+    model = counter(60)                        # 3,600 states over 119 levels
+    mine = explore_compact(model, visited_budget=16 * 1024)
+    assert mine.table.runs, "the budget was meant to force a spill"
+    assert len(mine) == 3600 and mine.complete
+    far = packing_of(layout(model)).pack((59, 59))
+    assert len(mine.chain(far)) == 119
+    mine.table.close()
+
+
+def test_the_table_grows_and_keeps_parent_links():
+    rng = np.random.default_rng(7)
+    keys = np.unique(rng.integers(0, 1 << 62, 50_000, dtype=np.uint64))
+    table = VisitedTable(capacity=64)
+    table.reserve(1)
+    table.insert(keys[:1], np.zeros(1, np.uint32))
+    for lo in range(1, keys.shape[0], 4096):
+        batch = keys[lo:lo + 4096]
+        table.reserve(batch.shape[0])
+        parents = table.refs_of(keys[lo - 1:lo])                 # each batch hangs off the previous key
+        assert table.insert(batch, np.repeat(parents, batch.shape[0])).all()
+    assert len(table) == keys.shape[0] and (table.find(keys) >= 0).all()
+    assert table.parent_of(int(keys[5000])) == int(keys[4096])
+    assert table.nbytes <= 16 * len(table)
+
+
+def test_wide_states_are_not_vectorised():
+    wide = Model("wide", variables=tuple(Variable(f"v{i}", IntType(Const(0), Const(255)), init=(Const(0),))
+                                         for i in range(9)), actions=())
+    try:
+        compile_batch(layout(wide), packing_of(layout(wide)), Labels())
+    except NotVectorisable as err:
+        assert "72 bits" in str(err)
+    else:
+        raise AssertionError("72 bits of state were accepted")

@@ -1,0 +1,373 @@
+"""The compact store: breadth-first search level by level over numpy batches.
+
+Each BFS level is a uint64 array of packed states in discovery order. It is
+expanded CHUNK states at a time: by the vectorised code of `vecgen` where the
+model allows (and the batch has no lane that might meet a model error), else by
+the generated-Python reference `bfsgen.compile_expander`, state by state. The
+successors of a chunk are deduplicated keeping the first firing in the
+reference order (state, then firing), looked up in the visited set
+(`visited.VisitedTable`) and appended to the next level in that order, so the
+states come out in exactly the order the reference search stores them: the
+first witness, the first deadlock and the first firing of an action are the
+reference engine's, and so are their (shortest) traces.
+
+Stored per state: the packed state and a parent link (about 12 to 16 bytes);
+no transition labels (a trace re-expands its states to name the firings) and
+no edges, so claims that need the state graph (termination, obligations) stay
+with the reference store.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from verifier.engines.actiongen import Labels
+from verifier.engines.base import Budget, ProgressFn, ProgressInfo
+from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
+from verifier.engines.vecgen import MAX_BITS, BatchCode, NotVectorisable, compile_batch, compile_batch_predicate
+from verifier.engines.visited import VisitedTable
+from verifier.ir.expr import Expr
+from verifier.ir.model import Action, Model
+from verifier.semantics import EvalError, Layout, initial_states, layout
+from verifier.trace import Trace, build_trace
+
+CHUNK = 8192
+
+
+class TooWide(Exception):
+    """The packed state does not fit the compact store's 64-bit keys."""
+
+
+@dataclass
+class Firings:
+    """The successors of a chunk: lane (state in the chunk), position (firing order within the
+    state), label, successor; `final` per lane; `error` (lane, message) stops the chunk there."""
+
+    lanes: np.ndarray
+    pos: np.ndarray
+    labels: np.ndarray
+    succ: np.ndarray
+    final: np.ndarray
+    error: tuple[int, str] | None = None
+
+
+class Expansion:
+    """Expands chunks of packed states: vectorised where possible, else by the reference code."""
+
+    def __init__(self, lay: Layout, labels: Labels):
+        self.lay, self.labels = lay, labels
+        self.reference = compile_expander(lay)
+        self.batch: BatchCode | None = None
+        self.why_not = ""
+        try:
+            self.batch = compile_batch(lay, packing_of(lay), labels)
+            self.block_labels = np.asarray(self.batch.block_labels, np.int64)
+        except NotVectorisable as err:
+            self.why_not = str(err)
+
+    def __call__(self, S: np.ndarray) -> Firings:
+        out = self.batch.expand(S) if self.batch is not None else None
+        if out is None:
+            return self.one_by_one(S)
+        final, firings = out
+        if not firings:
+            empty = np.zeros(0, np.int64)
+            return Firings(empty, empty, empty, np.zeros(0, np.uint64), final)
+        lanes = np.concatenate([f[1] for f in firings])
+        pos = np.concatenate([np.full(f[1].shape[0], f[0], np.int64) for f in firings])
+        succ = np.concatenate([f[2] for f in firings])
+        return Firings(lanes, pos, self.block_labels[pos], succ, final)
+
+    def one_by_one(self, S: np.ndarray) -> Firings:
+        expand, is_final, label = self.reference.expand, self.reference.is_final, self.labels
+        lanes: list[int] = []
+        pos: list[int] = []
+        labs: list[int] = []
+        succ: list[int] = []
+        final = np.zeros(S.shape[0], bool)
+        error = None
+        for lane, x in enumerate(S.tolist()):
+            fired: list = []
+            try:
+                expand(x, fired)
+                final[lane] = not fired and is_final(x)
+            except EvalError as err:
+                error = (lane, str(err))            # the firings before the error still count
+            for k, (a, choice, t, _gap) in enumerate(fired):
+                if t is not None:
+                    lanes.append(lane)
+                    pos.append(k)
+                    labs.append(label(a, choice))
+                    succ.append(t)
+            if error is not None:
+                break
+        return Firings(np.asarray(lanes, np.int64), np.asarray(pos, np.int64), np.asarray(labs, np.int64),
+                       np.asarray(succ, np.uint64), final, error)
+
+
+class Watch:
+    """A watched predicate over chunks: vectorised where possible; the first lane where it
+    holds, or raises a model error (reported as the error)."""
+
+    def __init__(self, lay: Layout, e: Expr):
+        self.reference = packed_predicate(lay, e)
+        try:
+            self.batch = compile_batch_predicate(lay, packing_of(lay), e).holds
+        except NotVectorisable:
+            self.batch = None
+
+    def first(self, S: np.ndarray) -> tuple[int | None, str | None]:
+        mask = self.batch(S) if self.batch is not None else None
+        if mask is not None:
+            hits = np.flatnonzero(mask)
+            return (int(hits[0]) if hits.size else None), None
+        for lane, x in enumerate(S.tolist()):
+            try:
+                if self.reference(x):
+                    return lane, None
+            except EvalError as err:
+                return lane, str(err)
+        return None, None
+
+
+@dataclass
+class CompactSpace:
+    """What a compact search found. States are named by their packed value (an int); `rank`
+    gives the BFS index of the states the verdicts point at."""
+
+    lay: Layout
+    labels: Labels
+    table: VisitedTable
+    transitions: int = 0
+    levels: int = 0
+    complete: bool = True
+    reason: str = ""
+    error: tuple[int, str] | None = None
+    seconds: float = 0.0
+    vectorised: str = ""                       # "" when vectorised, else why not
+    watch: list[int | None] = field(default_factory=list)
+    watch_errors: dict[int, tuple[int, str]] = field(default_factory=dict)
+    fired: dict[int, tuple[int, int, int] | None] = field(default_factory=dict)
+    deadlocks: list[int] = field(default_factory=list)
+    rank: dict[int, int] = field(default_factory=dict)
+    reductions: tuple[str, ...] = ()           # the compact store applies none
+
+    @property
+    def model(self) -> Model:
+        return self.lay.model
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    @property
+    def max_depth(self) -> int:
+        return max(0, self.levels - 1)
+
+    def chain(self, key: int) -> list[int]:
+        """Packed states from an initial state to `key` along the parent links."""
+        out = [key]
+        parent = self.table.parent_of(key)
+        while parent is not None:
+            out.append(parent)
+            parent = self.table.parent_of(parent)
+        return out[::-1]
+
+    def depth_of(self, key: int) -> int:
+        return len(self.chain(key)) - 1
+
+    def _firing(self, source: int, target: int) -> tuple[Action, tuple]:
+        """The first firing of `source` that reaches `target` (the one the search recorded)."""
+        fired: list = []
+        try:
+            compile_expander(self.lay).expand(source, fired)
+        except EvalError:
+            pass                  # a state that raises still has the firings before the error
+        for a, choice, t, _gap in fired:
+            if t == target:
+                return self.model.actions[a], choice
+        raise AssertionError("a parent link without a firing")
+
+    def trace_to(self, key: int) -> Trace:
+        keys = self.chain(key)
+        unpack = packing_of(self.lay).unpack
+        firings = [self._firing(s, t) for s, t in zip(keys, keys[1:])]
+        return build_trace(self.lay, [unpack(k) for k in keys], firings)
+
+    def trace_through(self, key: int, label: int, target: int) -> Trace:
+        keys = self.chain(key)
+        unpack = packing_of(self.lay).unpack
+        a, choice = self.labels.items[label]
+        firings = [self._firing(s, t) for s, t in zip(keys, keys[1:])] + [(self.model.actions[a], choice)]
+        return build_trace(self.lay, [unpack(k) for k in keys + [target]], firings)
+
+
+def fits(model: Model) -> bool:
+    """Whether the compact store can hold this (instantiated) model's states."""
+    return packing_of(layout(model)).bits <= MAX_BITS
+
+
+def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
+                    watch: Sequence[Expr] = (), track: Sequence[int] = (),
+                    tick: Callable[[int, int], str | None] | None = None,
+                    visited_budget: int | None = None) -> CompactSpace:
+    """Breadth-first search of an instantiated model with the compact store.
+
+    As `explicit.explore` without edges: `space.watch[k]` is the first state (packed value) where
+    `watch[k]` holds, `space.fired[a]` the first firing (state, label, target) of each tracked
+    action, `space.deadlocks` the first deadlock. `tick(states, depth)` is called between chunks and
+    may stop the search with a reason; `visited_budget` (bytes) makes the visited set spill to
+    disk instead of growing past it."""
+    start = time.perf_counter()
+    lay = layout(model)
+    packing = packing_of(lay)
+    if packing.bits > MAX_BITS:
+        raise TooWide(f"{packing.bits} bits of state (the compact store holds at most {MAX_BITS})")
+    labels = Labels()
+    table = VisitedTable(links="slot", budget_bytes=visited_budget)
+    space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired={a: None for a in track})
+    expansion = Expansion(lay, labels)
+    space.vectorised = expansion.why_not
+    watches = [Watch(lay, e) for e in watch]
+    state_limit = budget.max_states
+    depth_limit = budget.max_depth if budget.max_depth is not None else 1 << 62
+    try:
+        inits = list(dict.fromkeys(packing.pack(s) for s in initial_states(lay)))
+    except EvalError as err:
+        space.complete, space.reason = False, f"model error in the initial states: {err}"
+        return space
+    if state_limit is not None and len(inits) > state_limit:
+        inits = inits[:state_limit]
+        space.complete, space.reason = False, f"--max-states {state_limit} reached"
+    level = np.asarray(inits, np.uint64)
+    table.reserve(level.shape[0])
+    table.insert(level, np.zeros(level.shape[0], table.refs.dtype))
+    search = _Search(space, expansion, watches, state_limit, tick)
+    unexpanded = [] if space.complete else [level]     # stored, not expanded when the search stops
+    last_report = start
+    while space.complete and level.shape[0]:
+        if space.levels >= depth_limit:
+            space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
+            unexpanded = [level]
+            break
+        space.levels += 1
+        nxt: list[np.ndarray] = []
+        for first in range(0, level.shape[0], CHUNK):
+            status = search.chunk(level[first:first + CHUNK], nxt)
+            if status is not None:
+                space.complete, space.reason = False, status
+                unexpanded = [level[first + search.expanded:], *nxt]
+                break
+            if progress is not None and time.perf_counter() - last_report >= 0.5:
+                last_report = time.perf_counter()
+                progress(ProgressInfo(len(table), space.levels - 1, last_report - start))
+        level = np.concatenate(nxt) if nxt else np.zeros(0, np.uint64)
+    if unexpanded:
+        search.watch(np.concatenate(unexpanded))
+    space.seconds = time.perf_counter() - start
+    if progress is not None:
+        progress(ProgressInfo(len(table), space.max_depth, space.seconds))
+    return space
+
+
+class _Search:
+    """The work on one chunk: watches, expansion, deduplication, insertion."""
+
+    def __init__(self, space: CompactSpace, expansion: Expansion, watches: list[Watch],
+                 state_limit: int | None, tick: Callable[[int, int], str | None] | None):
+        self.space, self.expansion, self.watches = space, expansion, watches
+        self.state_limit, self.tick = state_limit, tick
+        self.base = 0                  # BFS index of the chunk's first state
+        self.expanded = 0              # states of the last chunk expanded
+        self.full_at: int | None = None    # the lane where the state limit was reached
+
+    def watch(self, S: np.ndarray) -> None:
+        space = self.space
+        for k, w in enumerate(self.watches):
+            if space.watch[k] is not None or k in space.watch_errors or not S.shape[0]:
+                continue
+            lane, message = w.first(S)
+            if lane is None:
+                continue
+            key = int(S[lane])
+            space.rank.setdefault(key, self.base + lane)
+            if message is None:
+                space.watch[k] = key
+            else:
+                space.watch_errors[k] = (key, message)
+
+    def chunk(self, S: np.ndarray, nxt: list[np.ndarray]) -> str | None:
+        space, table = self.space, self.space.table
+        self.expanded = 0
+        if self.tick is not None:
+            status = self.tick(len(table), space.levels - 1)
+            if status is not None:
+                return status
+        self.watch(S)
+        f = self.expansion(S)
+        live = S.shape[0] if f.error is None else f.error[0]
+        space.transitions += int(f.lanes.shape[0])
+        if not space.deadlocks:
+            moved = np.bincount(f.lanes, minlength=S.shape[0])[:live] > 0
+            stuck = np.flatnonzero(~moved & ~f.final[:live])
+            if stuck.size:
+                key = int(S[stuck[0]])
+                space.deadlocks.append(key)
+                space.rank.setdefault(key, self.base + int(stuck[0]))
+        self._track(S, f)
+        self.full_at = None
+        status = self._insert(S, f, nxt)
+        self.expanded = live
+        self.base += live
+        if f.error is not None and (self.full_at is None or self.full_at > f.error[0]):
+            key = int(S[f.error[0]])
+            space.error = (key, f.error[1])
+            space.rank.setdefault(key, self.base)
+            return f"model error: {f.error[1]}"
+        return status
+
+    def _track(self, S: np.ndarray, f: Firings) -> None:
+        space = self.space
+        for a, hit in space.fired.items():
+            if hit is not None or not f.lanes.shape[0]:
+                continue
+            actions = np.asarray([space.labels.items[x][0] for x in range(len(space.labels.items))], np.int64)
+            mine = np.flatnonzero(actions[f.labels] == a)
+            if mine.size:
+                j = mine[np.lexsort((f.pos[mine], f.lanes[mine]))[0]]
+                key = int(S[f.lanes[j]])
+                space.fired[a] = (key, int(f.labels[j]), int(f.succ[j]))
+                space.rank.setdefault(key, self.base + int(f.lanes[j]))
+
+    def _insert(self, S: np.ndarray, f: Firings, nxt: list[np.ndarray]) -> str | None:
+        table = self.space.table
+        if not f.succ.shape[0]:
+            return None
+        order = np.lexsort((f.pos, f.lanes, f.succ))          # by successor, then first firing
+        succ = f.succ[order]
+        first = np.ones(succ.shape[0], bool)
+        first[1:] = succ[1:] != succ[:-1]
+        order, cand = order[first], succ[first]                  # distinct, sorted successors
+        table.reserve(cand.shape[0])                             # may spill the table to a disk run
+        if table.runs:
+            fresh = ~table.in_runs(cand)
+            order, cand = order[fresh], cand[fresh]
+        status = None
+        if self.state_limit is not None and len(table) + cand.shape[0] > self.state_limit:
+            unseen = table.find(cand) < 0
+            order, cand = order[unseen], cand[unseen]
+            ranked = np.lexsort((f.pos[order], f.lanes[order]))
+            room = self.state_limit - len(table)
+            if room < cand.shape[0]:
+                status = f"--max-states {self.state_limit} reached"
+                self.full_at = int(f.lanes[order[ranked[room]]])     # the reference stops in this state
+            keep = np.sort(ranked[:room])
+            order, cand = order[keep], cand[keep]
+        refs = table.refs_of(S)
+        new = table.insert(cand, refs[f.lanes[order]])
+        order = order[new]
+        order = order[np.lexsort((f.pos[order], f.lanes[order]))]
+        nxt.append(f.succ[order])
+        return status

@@ -1,0 +1,277 @@
+"""The compact search partitioned across processes (`--workers N`, `--scheduler tcp://HOST:PORT`).
+
+Each Dask worker holds one `Partition` (a Dask actor): the states whose hash
+falls to it, in its own visited table (`visited.VisitedTable`, parent links as
+keys, spilling to disk under a byte budget), and its share of the current BFS
+level. Level by level, every partition expands its share (`compact.Expansion`:
+vectorised where the model allows), and sends each successor, with its parent,
+to the partition that owns it; each partition keeps the ones it had not seen as
+its share of the next level. The client only routes the batches and adds up the
+reports. The search visits exactly the states of the single-process search, so
+counts and verdicts are the same; a trace is a shortest one (a witness in the
+shallowest level where one exists), though not necessarily the one the
+single-process search names first.
+
+By default the cluster is a `LocalCluster` of N single-threaded worker
+processes on this machine; with a scheduler address the workers of that
+cluster are used (every worker needs turnproof installed).
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from verifier.engines.actiongen import Labels
+from verifier.engines.base import Budget, ProgressFn, ProgressInfo
+from verifier.engines.bfsgen import packing_of
+from verifier.engines.compact import CHUNK, CompactSpace, Expansion, TooWide, Watch
+from verifier.engines.vecgen import MAX_BITS
+from verifier.engines.visited import VisitedTable, mix
+from verifier.ir.expr import Expr
+from verifier.ir.model import Model
+from verifier.semantics import EvalError, initial_states, layout
+
+
+def owner(keys: np.ndarray, parts: int) -> np.ndarray:
+    """The partition of each packed state."""
+    return ((mix(keys) >> np.uint64(16)) % np.uint64(parts)).astype(np.int64)
+
+
+def _first_occurrences(succ: np.ndarray) -> np.ndarray:
+    """Indices of the first occurrence of each distinct value (in their original order)."""
+    order = np.argsort(succ, kind="stable")
+    s = succ[order]
+    first = np.ones(s.shape[0], bool)
+    first[1:] = s[1:] != s[:-1]
+    return np.sort(order[first])
+
+
+class Partition:
+    """One worker's share of the search (a Dask actor; every method runs in the worker)."""
+
+    def __init__(self, model: Model, index: int, parts: int, watch: Sequence[Expr], track: Sequence[int],
+                 visited_budget: int | None):
+        self.lay = layout(model)
+        self.index, self.parts = index, parts
+        self.labels = Labels()
+        self.expansion = Expansion(self.lay, self.labels)
+        self.watches = [Watch(self.lay, e) for e in watch]
+        self.track = set(track)
+        self.table = VisitedTable(links="key", budget_bytes=visited_budget)
+        self.level = np.zeros(0, np.uint64)
+        self.incoming: list[np.ndarray] = []
+
+    def receive(self, batches: list[tuple[np.ndarray, np.ndarray]]) -> int:
+        """Successors (with parent links) sent to this partition: keep the unseen ones."""
+        succ = np.concatenate([b[0] for b in batches] or [np.zeros(0, np.uint64)])
+        refs = np.concatenate([b[1] for b in batches] or [np.zeros(0, np.uint64)])
+        if not succ.shape[0]:
+            return 0
+        pick = _first_occurrences(succ)
+        succ, refs = succ[pick], refs[pick]
+        self.table.reserve(succ.shape[0])
+        if self.table.runs:
+            order = np.argsort(succ)
+            fresh = np.ones(succ.shape[0], bool)
+            fresh[order] = ~self.table.in_runs(succ[order])
+            succ, refs = succ[fresh], refs[fresh]
+        new = self.table.insert(succ, refs)
+        self.incoming.append(succ[new])
+        return int(new.sum())
+
+    def expand(self) -> dict:
+        """Expand this partition's share of the current level; returns the report and the
+        outgoing batches (one per partition)."""
+        self.level = np.concatenate(self.incoming) if self.incoming else np.zeros(0, np.uint64)
+        self.incoming = []
+        report: dict = {"transitions": 0, "watch": {}, "deadlock": None, "fired": {}, "error": None}
+        out_succ: list[np.ndarray] = []
+        out_refs: list[np.ndarray] = []
+        for first in range(0, self.level.shape[0], CHUNK):
+            S = self.level[first:first + CHUNK]
+            for k, w in enumerate(self.watches):
+                if k not in report["watch"]:
+                    lane, message = w.first(S)
+                    if lane is not None:
+                        report["watch"][k] = (int(S[lane]), message)
+            f = self.expansion(S)
+            live = S.shape[0] if f.error is None else f.error[0]
+            report["transitions"] += int(f.lanes.shape[0])
+            if report["deadlock"] is None:
+                moved = np.bincount(f.lanes, minlength=S.shape[0])[:live] > 0
+                stuck = np.flatnonzero(~moved & ~f.final[:live])
+                if stuck.size:
+                    report["deadlock"] = int(S[stuck[0]])
+            for j in range(f.lanes.shape[0]):
+                if not self.track:
+                    break
+                a, choice = self.labels.items[int(f.labels[j])]
+                if a in self.track and a not in report["fired"]:
+                    report["fired"][a] = (int(S[f.lanes[j]]), (a, choice), int(f.succ[j]))
+            out_succ.append(f.succ)
+            out_refs.append(S[f.lanes] + np.uint64(1))
+            if f.error is not None:
+                report["error"] = (int(S[f.error[0]]), f.error[1])
+                break
+        succ = np.concatenate(out_succ or [np.zeros(0, np.uint64)])
+        refs = np.concatenate(out_refs or [np.zeros(0, np.uint64)])
+        pick = _first_occurrences(succ)
+        succ, refs = succ[pick], refs[pick]
+        dest = owner(succ, self.parts)
+        report["out"] = [(succ[dest == p], refs[dest == p]) for p in range(self.parts)]
+        return report
+
+    def pending(self) -> np.ndarray:
+        """The stored states not yet expanded (the next level)."""
+        return np.concatenate(self.incoming) if self.incoming else np.zeros(0, np.uint64)
+
+    def parent_of(self, key: int) -> int | None:
+        return self.table.parent_of(key)
+
+    def size(self) -> int:
+        return len(self.table)
+
+
+class ChainTable:
+    """The parent links of the states a verdict names, fetched from the partitions before the
+    cluster closes (a `CompactSpace` reads only `parent_of` and the size)."""
+
+    def __init__(self, states: int):
+        self.parents: dict[int, int | None] = {}
+        self.states = states
+        self.runs: list = []
+
+    def __len__(self) -> int:
+        return self.states
+
+    def parent_of(self, key: int) -> int | None:
+        return self.parents[key]
+
+    def close(self) -> None:
+        pass
+
+
+def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
+                        track: Sequence[int], tick: Callable[[int, int], str | None] | None, workers: int,
+                        scheduler: str | None = None, visited_budget: int | None = None) -> CompactSpace:
+    """`compact.explore_compact` with the states partitioned across `workers` Dask workers (a
+    local cluster, or the workers of `scheduler`)."""
+    from distributed import Client, LocalCluster
+
+    lay = layout(model)
+    if packing_of(lay).bits > MAX_BITS:
+        raise TooWide(f"{packing_of(lay).bits} bits of state (the compact store holds at most {MAX_BITS})")
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=50)
+    client = Client(cluster if cluster is not None else scheduler)
+    try:
+        return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
+            track: Sequence[int], tick, workers: int, visited_budget: int | None) -> CompactSpace:
+    start = time.perf_counter()
+    lay = layout(model)
+    addresses = sorted(client.scheduler_info()["workers"])
+    parts = workers if client.cluster is not None or workers > 1 else len(addresses)
+    actors = [client.submit(Partition, model, i, parts, list(watch), list(track), visited_budget, actor=True,
+                            workers=[addresses[i % len(addresses)]], pure=False).result() for i in range(parts)]
+    labels = Labels()
+    table = ChainTable(0)
+    space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired={a: None for a in track})
+    try:
+        inits = np.asarray(list(dict.fromkeys(packing_of(lay).pack(s) for s in initial_states(lay))), np.uint64)
+    except EvalError as err:
+        space.complete, space.reason = False, f"model error in the initial states: {err}"
+        return space
+    dest = owner(inits, parts)
+    for p, actor in enumerate(actors):
+        actor.receive([(inits[dest == p], np.zeros(int((dest == p).sum()), np.uint64))]).result()
+    stored = inits.shape[0]
+    depth_limit = budget.max_depth if budget.max_depth is not None else 1 << 62
+    frontier = stored
+    while frontier:
+        if budget.max_states is not None and stored > budget.max_states:
+            space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
+            break
+        if space.levels >= depth_limit:
+            space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
+            break
+        status = tick(stored, space.levels) if tick is not None else None
+        if status is not None:
+            space.complete, space.reason = False, status
+            break
+        space.levels += 1
+        reports = [f.result() for f in [a.expand() for a in actors]]
+        for r in reports:
+            _merge(space, r)
+        if space.error is not None:
+            space.complete, space.reason = False, f"model error: {space.error[1]}"
+            break
+        received = [actors[p].receive([r["out"][p] for r in reports]) for p in range(parts)]
+        frontier = sum(f.result() for f in received)
+        stored += frontier
+        if progress is not None:
+            progress(ProgressInfo(stored, space.levels, time.perf_counter() - start))
+    if not space.complete and any(w is None for w in space.watch):
+        _watch_pending(space, actors, lay, watch)
+    table.states = stored if space.complete or budget.max_states is None else min(stored, budget.max_states)
+    _fetch_chains(space, actors, parts)
+    space.seconds = time.perf_counter() - start
+    return space
+
+
+def _merge(space: CompactSpace, r: dict) -> None:
+    space.transitions += r["transitions"]
+    for k, (key, message) in r["watch"].items():
+        if space.watch[k] is None and k not in space.watch_errors:
+            if message is None:
+                space.watch[k] = key
+            else:
+                space.watch_errors[k] = (key, message)
+    if r["deadlock"] is not None and not space.deadlocks:
+        space.deadlocks.append(r["deadlock"])
+    for a, (key, firing, target) in r["fired"].items():
+        if space.fired.get(a) is None:
+            space.fired[a] = (key, space.labels(*firing), target)
+    if r["error"] is not None and space.error is None:
+        space.error = r["error"]
+
+
+def _watch_pending(space: CompactSpace, actors: list, lay, watch: Sequence[Expr]) -> None:
+    """Watched predicates on the states stored but not expanded when the search stopped."""
+    pending = [a.pending().result() for a in actors]
+    for k, e in enumerate(watch):
+        if space.watch[k] is not None or k in space.watch_errors:
+            continue
+        w = Watch(lay, e)
+        for S in pending:
+            lane, message = w.first(S)
+            if lane is not None:
+                if message is None:
+                    space.watch[k] = int(S[lane])
+                else:
+                    space.watch_errors[k] = (int(S[lane]), message)
+                break
+
+
+def _fetch_chains(space: CompactSpace, actors: list, parts: int) -> None:
+    """Parent links from each named state back to an initial state."""
+    named = [k for k in space.watch if k is not None] + [k for k, _ in space.watch_errors.values()]
+    named += space.deadlocks + [f[0] for f in space.fired.values() if f is not None]
+    if space.error is not None:
+        named.append(space.error[0])
+    table = space.table
+    for key in named:
+        while key is not None and key not in table.parents:
+            p = int(owner(np.asarray([key], np.uint64), parts)[0])
+            table.parents[key] = parent = actors[p].parent_of(key).result()
+            key = parent
