@@ -103,6 +103,17 @@ def _check(path: str, options: RunOptions, progress: ProgressFn | None) -> list[
     comparisons across readings come last, here."""
     models = load_variants(path, options)
     claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
+    return check_loaded(path, models, claims, options, progress)
+
+
+def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Property], str | None]],
+                 options: RunOptions = RunOptions(), progress: ProgressFn | None = None,
+                 memo: dict | None = None) -> list[ModelRun]:
+    """`check_model` on models and claims already loaded (one entry per reading); mutation
+    analysis checks rewritten models of a file this way. `memo`: the analyses' Z3 answers
+    to reuse and extend (keyed by the actions and declarations they concern)."""
+    engine = make_engine(options.engine, options.search)
+    memo = {} if memo is None else memo
 
     def share(reading) -> None:            # a child's Z3 answers serve the readings not yet started
         _run, analysed = reading
