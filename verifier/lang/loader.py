@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Callable
 
 from verifier.diagnostics import Diagnostic, DiagnosticSink, Span, UsageError
-from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Var, conj, fold, neg, params_of
+from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Var, conj, fold, neg, params_of, pretty, substitute
 from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, RANDOM, RULES, Acknowledgement, Action, Assign,
                                BoolType, Choice, Citation, Definition, EnumType, IntType, Modality, Model, Overflow,
                                ParamDecl, Reset, Variable, VariantDecl)
@@ -30,6 +30,7 @@ ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "chooser", "when",
                "doc")
 PARAM_KEYS = ("default", "min", "max", "doc")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+FOR_RE = re.compile(r"^\s*for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+(.+?)\s*$", re.S)
 TARGET_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.*)\])?\s*$", re.S)
 
 
@@ -570,6 +571,17 @@ class Loader:
         out = []
         targets: set[str] = set()
         for key, value in node.items():
+            loop = FOR_RE.match(key)
+            if loop is not None:
+                for a in self.read_for_each(key, loop, value, scope, what):
+                    written = pretty(a.target).replace(" ", "")
+                    if written in targets:
+                        self.sink.error(f"{what} assigns {pretty(a.target)} twice", value.key_span,
+                                        hint="each element may be assigned once per effect block")
+                        continue
+                    targets.add(written)
+                    out.append(a)
+                continue
             target = self.read_target(key, value, scope)
             if target is None:
                 continue
@@ -585,6 +597,47 @@ class Loader:
             if rhs is not None:
                 out.append(Assign(target, rhs, span=value.key_span))
         return out
+
+    def read_for_each(self, key: str, loop: re.Match, value: Node, scope: Scope, what: str) -> list[Assign]:
+        """`for p in player: {...}` (or an enum, or lo..hi with constant bounds): the block's
+        assignments once per value of p (unrolled: the engines see plain assignments)."""
+        name = loop.group(1)
+        if not value.is_map:
+            self.sink.error(f"'{loop.group(0).strip()}' must map targets to values", value.key_span,
+                            hint="e.g. for p in player: {mana[p]: 2} (in block style for indexed targets)")
+            return []
+        values = self.loop_domain(key, loop, value)
+        if values is None:
+            return []
+        inner = self.read_effects(value, scope.with_locals({name: values[1]}), what)
+        out = []
+        for v in values[0]:
+            def fix(e: Expr, v=v) -> Expr:
+                return fold(substitute(e, {name: v}))
+            for a in inner:
+                target = Index(a.target.name, fix(a.target.index), span=a.target.span) \
+                    if isinstance(a.target, Index) else a.target
+                out.append(Assign(target, fix(a.value), span=a.span))
+        return out
+
+    def loop_domain(self, key: str, loop: re.Match, value: Node) -> tuple[list[Const], str] | None:
+        """The values of a `for` loop's domain (player, an enum, or lo..hi folding to constants)."""
+        text = loop.group(2)
+        if text == "player":
+            return [Const(i) for i in range(self.scope.players)], INT
+        if text in self.scope.enums:
+            enum = self.scope.enums[text]
+            return [Const(i, enum=text) for i in range(len(enum.values))], f"enum:{text}"
+        origin = value.key_origin(key)
+        inner = Origin(origin.file, origin.positions[loop.start(2):])
+        bounds = ExprReader(self.scope, inner, self.sink, text).read_range() if ".." in text else None
+        if bounds is not None:
+            lo, hi = fold(bounds[0]), fold(bounds[1])
+            if isinstance(lo, Const) and isinstance(hi, Const):
+                return [Const(i) for i in range(lo.value, hi.value + 1)], INT
+        self.sink.error(f"a for loop ranges over player, an enum or constant lo..hi, not '{text}'", value.key_span,
+                        hint="e.g. for p in player:, for z in Zone:, for i in 0..N-1:")
+        return None
 
     def read_target(self, key: str, value: Node, scope: Scope) -> Var | Index | None:
         """`x` or `a[i]` written as a key of `do:`."""
