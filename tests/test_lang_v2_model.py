@@ -23,7 +23,7 @@ def test_it_uses_every_construct():
     assert model.action("cast").phases == ("Main", "Main2") and len(model.action("pass_prio").phases) == 2
     assert model.action("draw").chooser == RANDOM and model.action("cast").chooser is not None
     assert "end Main -> Main" in {a.name for a in model.actions}
-    assert all(word in text for word in ("next_any:", "otherwise:", " in {", " in 0..1"))
+    assert all(word in text for word in ("next_any:", "otherwise:", " in {", " in 0..1", "on_turn_start:", "own_turn"))
     claims = (MODELS / "priority_props.yaml").read_text()
     assert all(word in claims for word in ("step:", "prev(", "strong:", "main_phase"))
 

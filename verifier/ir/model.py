@@ -103,6 +103,7 @@ class Overflow(Enum):
 class Reset(Enum):
     NEVER = "never"
     TURN = "turn"        # back to the initial value when the turn passes ("until end of turn")
+    OWN_TURN = "own_turn"  # per player: an element back to its initial value when that player's turn starts
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ Edit = Callable[[Model, list[PhaseSpec]], tuple[Model, list[PhaseSpec]]]
 
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
-            "turn_end", "round_end", "printed", "symmetry")
+            "turn_end", "round_end", "on_turn_start", "printed", "symmetry")
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc")
 ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "chooser", "when", "do", "by", "rule", "variants",
                "doc")
@@ -136,7 +136,10 @@ class Loader:
             model, phase_specs = self.edit(model, phase_specs)
         if phase_specs:
             model = desugar_phases(self, model, phase_specs, self.effects_block("turn_end"),
-                                   self.effects_block("round_end"))
+                                   self.effects_block("round_end"), self.effects_block("on_turn_start"))
+        elif self.root.get("on_turn_start") is not None:
+            self.sink.error("on_turn_start needs turns: this model has no phases", self.root.child("on_turn_start").span,
+                            hint="declare phases, or put the effects in an action")
         if end != FALSE:
             model = replace(model, actions=tuple(replace(a, guard=conj(a.guard, neg(end))) for a in model.actions))
         checks.check_names(self, model)
@@ -423,13 +426,16 @@ class Loader:
             out = replace(out, overflow_rule=self.citation(v.child("overflow_rule")))
         if v.get("reset") is not None:
             text = str(v.value["reset"])
-            if text != "turn":
-                self.sink.error(f"unknown reset '{text}'", v.child("reset").span, hint="reset: turn")
+            if text not in ("turn", "own_turn"):
+                self.sink.error(f"unknown reset '{text}'", v.child("reset").span, hint="reset: turn or own_turn")
+            elif text == "own_turn" and (not var.by_player or len(set(out.init)) != 1):
+                self.sink.error(f"reset: own_turn needs an array per: player with one init value", v.child("reset").span,
+                                hint="each player's element goes back to it when their next turn starts")
             elif any(i is None for i in out.init):
                 self.sink.error(f"{var.name} resets at the end of the turn but has no init", v.child("reset").span,
                                 hint="give it an init value to go back to")
             else:
-                out = replace(out, reset=Reset.TURN)
+                out = replace(out, reset=Reset(text))
         return out
 
     # ---- actions

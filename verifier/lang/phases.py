@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from verifier.ir.expr import TRUE, App, Const, Expr, Index, Op, Quant, QuantKind, Var, conj, disj, eq, neg, pretty
+from verifier.ir.expr import (TRUE, App, Const, Expr, Index, Op, Quant, QuantKind, Var, conj, disj, eq, map_expr, neg,
+                              pretty)
 from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, Action, ActionKind, Assign, BoolType, EnumType,
                                IntType, Modality, Model, Phase, PhaseEdge, Reset)
 from verifier.lang.typecheck import BOOL
@@ -62,7 +63,7 @@ def read_phases(loader: "Loader", node: Node | None) -> list[PhaseSpec]:
 
 
 def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
-                   turn_end: list[Assign], round_end: list[Assign]) -> Model:
+                   turn_end: list[Assign], round_end: list[Assign], turn_start: list[Assign] = ()) -> Model:
     """Guard rule actions by their phase and add the ADVANCE / TURN_END actions."""
     by_name = {s.name: s for s in specs}
     leaves = [s.name for s in specs if s.is_leaf]             # in the order play visits them
@@ -178,7 +179,7 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
         ends_turn = dst == TURN_END
         entered = leaves[0] if ends_turn else dst
         effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, turn_end, round_end,
-                                 values, again)
+                                 values, again, list(turn_start))
         if ends_turn:
             name = "pass turn" if turn_end_count == 1 else f"pass turn from {src}"
         else:
@@ -292,7 +293,7 @@ def _target_key(a: Assign) -> str:
 
 def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: dict[str, list[Assign]],
                    ends_turn: bool, turn_end: list[Assign], round_end: list[Assign],
-                   values: list[str], again: frozenset[str]) -> tuple[Assign, ...]:
+                   values: list[str], again: frozenset[str], turn_start: list[Assign]) -> tuple[Assign, ...]:
     """phase := entered, plus what entering it (and, at a turn's end, passing the turn) does."""
     out: dict[str, Assign] = {PHASE_VAR: Assign(Var(PHASE_VAR), Const(values.index(entered), enum=PHASE_ENUM))}
     if ends_turn:
@@ -315,12 +316,46 @@ def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: di
             key = _target_key(a)
             otherwise = out[key].value if key in out else a.target
             out[key] = Assign(a.target, App(Op.ITE, (last, a.value, otherwise)), span=a.span)
+        _turn_start(model, out, turn_start)
     left = set(ancestors(src)) | {src}
     for name in reversed([entered] + ancestors(entered)):
         if name not in left or ends_turn or name in again:
             for a in on_enter.get(name, []):
                 out[_target_key(a)] = a
     return tuple(out.values())
+
+
+def _turn_start(model: Model, out: dict[str, Assign], turn_start: list[Assign]) -> None:
+    """`reset: own_turn` and `on_turn_start`, on the turn-passing action: `active` in them is the player
+    whose turn starts; they read the state before the turn passes and override, element by element,
+    what the turn's end assigns."""
+    new_active = out[ACTIVE_VAR].value
+    starts = [Assign(Index(v.name, Var(ACTIVE_VAR)), v.init[0]) for v in model.variables if v.reset is Reset.OWN_TURN]
+    if not starts and not turn_start:
+        return
+
+    def now(e: Expr) -> Expr:
+        return map_expr(e, lambda n: new_active if isinstance(n, Var) and n.name == ACTIVE_VAR else None)
+
+    for a in starts + turn_start:
+        target = a.target if isinstance(a.target, Var) else Index(a.target.name, now(a.target.index))
+        moved = Assign(target, now(a.value), span=a.span)
+        out.pop(_target_key(moved), None)
+        out[_target_key(moved)] = moved
+    arrays = {a.target.name for a in out.values() if isinstance(a.target, Index) and not isinstance(a.target.index, Const)}
+    for name in arrays:
+        var = model.var(name)
+        elements = {i: Index(name, Const(i)) for i in range(var.index_lo(), var.index_lo() + len(var.init))}
+        for key in [k for k, a in out.items() if isinstance(a.target, Index) and a.target.name == name]:
+            a = out.pop(key)
+            for i, value in elements.items():
+                if isinstance(a.target.index, Const):
+                    elements[i] = a.value if a.target.index.value == i else value
+                else:
+                    elements[i] = App(Op.ITE, (eq(a.target.index, Const(i)), a.value, value))
+        for i, value in elements.items():
+            if value != Index(name, Const(i)):
+                out[f"{name}[{i}]"] = Assign(Index(name, Const(i)), value)
 
 
 def _check_reachable(loader: "Loader", leaves: list[str], edges: list[PhaseEdge], by_name) -> None:
