@@ -55,6 +55,12 @@ CASES = {   # name -> (model text, words of the message, 1-based line of the err
     "huge YAML integer": (MODEL.replace("LIMIT: 2", "LIMIT: " + "9" * 5000), "at most 18 digits", 8),
     "huge expression integer": (MODEL.replace("LIMIT: 2", 'LIMIT: "' + "9" * 5000 + '"'), "at most 18 digits", 8),
     "players": (MODEL.replace("players: 1", "players: 100000"), f"from 1 to {MAX_PLAYERS}", 6),
+    "definition chain": (MODEL.replace("players: 1\n", "players: 1\ndefine:\n  d0: \"hand + 1\"\n" + "".join(
+        f"  d{k}: \"d{k - 1} + 1\"\n" for k in range(1, 600))).replace(PLAY_GUARD, 'when: "d599 > 0"'),
+                         "nested definitions", 9),
+    "deep definitions": (MODEL.replace("players: 1\n", "players: 1\ndefine:\n" + "".join(
+        f"  d{k}: \"{'- ' * 44}{'hand' if k == 0 else f'd{k - 1}'}\"\n" for k in range(3))).replace(
+        PLAY_GUARD, 'when: "d2 > 0"'), "nested more than 96 levels", 10),
     "huge array": (MODEL.replace("  hand: {type: 0..3, init: 0}\n",
                                  "  hand: {type: 0..3, init: 0}\n  arr: {type: bool, per: 0..1000000000, init: false}\n"),
                    "1,000,000,001 elements", 12),

@@ -17,7 +17,8 @@ from verifier.ir.expr import (App, Const, Expr, Index, Local, Op, Quant, QuantKi
                               substitute, walk)
 from verifier.ir.model import Definition
 from verifier.ir.props import PREV_MARK
-from verifier.lang.limits import MAX_EXPR_DEPTH, deeper_than, int_literal_problem
+from verifier.lang.limits import (MAX_DEFINITION_NESTING, MAX_EXPANDED_DEPTH, MAX_EXPR_DEPTH, deeper_than,
+                                  expr_deeper_than, int_literal_problem)
 from verifier.lang.typecheck import BOOL, INT, Scope, enum_ty, mismatch_hint, ty_of, ty_words
 
 
@@ -67,6 +68,8 @@ _TOKEN_WORDS = {   # in the order a hint lists them
 
 class ExprReader:
     """Parses and type-checks one expression text."""
+
+    nesting = 0          # definitions being expanded around this text
 
     def __init__(self, scope: Scope, origin: Origin, sink: DiagnosticSink, text: str):
         self.scope, self.origin, self.sink, self.text = scope, origin, sink, text
@@ -239,13 +242,24 @@ class ExprReader:
             self.sink.error(f"{d.name} takes {len(d.params)} argument{'s' if len(d.params) != 1 else ''}, "
                             f"found {len(args)}", span, hint=f"write {want}")
             return None
+        if self.nesting >= MAX_DEFINITION_NESTING:
+            self.sink.error(f"{d.name} is used inside more than {MAX_DEFINITION_NESTING} nested definitions",
+                            span, hint="a chain of definitions, each using the one before, is too long: shorten it")
+            return None
         inner = DiagnosticSink()
         origin = Origin(d.file, d.positions) if d.positions else Origin.straight(d.file, 1, 1, d.text)
-        body = ExprReader(scope.for_body(d, {p: ty for p, (_, ty) in zip(d.params, args)}), origin, inner,
-                          d.text).read()
+        reader = ExprReader(scope.for_body(d, {p: ty for p, (_, ty) in zip(d.params, args)}), origin, inner, d.text)
+        reader.nesting = self.nesting + 1
+        body = reader.read()
         for diag in inner.diagnostics:
             self.sink.error(diag.message, diag.span, diag.hint, (*diag.notes, (f"in this use of {d.name}", span)))
         if body is None:
+            return None
+        if expr_deeper_than(body[0], MAX_EXPANDED_DEPTH) or \
+                any(expr_deeper_than(e, MAX_EXPANDED_DEPTH) for e, _ in args):
+            self.sink.error(f"{d.name} expands to an expression nested more than {MAX_EXPANDED_DEPTH} levels",
+                            d.span or span, hint="a chain of definitions, each using the one before, nests "
+                                                 "deeper at each step: shorten it")
             return None
         out = _substitute_args(body[0], {p: e for p, (e, _) in zip(d.params, args)})
         if _larger_than(out, EXPANSION_LIMIT):

@@ -18,6 +18,8 @@ MAX_FILE_BYTES = 1_000_000      # a model or property file (ruamel parses about 
 MAX_YAML_NODES = 200_000        # values in a document, every alias counted as often as it is used
 MAX_YAML_DEPTH = 48             # nested mappings and lists
 MAX_EXPR_DEPTH = 48             # nested operators, parentheses, `if` and quantifiers in one expression
+MAX_EXPANDED_DEPTH = 2 * MAX_EXPR_DEPTH   # ... and once the definitions it uses are expanded
+MAX_DEFINITION_NESTING = 32     # definitions expanded inside one another
 MAX_INT_DIGITS = 18             # an integer literal (YAML or expression): at most 18 digits
 MAX_PLAYERS = 64
 MAX_SLOTS = 20_000              # state slots: variables, array elements
@@ -111,6 +113,19 @@ def _too_big(literal: str, where: Span | None) -> Diagnostic:
 def int_literal_problem(literal: str, where: Span | None) -> Diagnostic | None:
     """An integer literal of an expression that is too long to be a count."""
     return _too_big(literal, where) if len(literal.lstrip("+-")) > MAX_INT_DIGITS else None
+
+
+def expr_deeper_than(e, limit: int) -> bool:
+    """Whether an IR expression nests more than `limit` levels (definitions expanded); iterative."""
+    from verifier.ir.expr import children
+
+    stack = [(e, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children(node))
+    return False
 
 
 def deeper_than(tree, limit: int) -> bool:

@@ -1,0 +1,110 @@
+"""Fuzzing the command line with hostile model and property files.
+
+Hypothesis mutates the text of real inputs (byte, line and token mutations; deep nesting,
+aliases, control characters, huge numbers, bad tags) and runs `turnproof check` in-process
+under small budgets. Whatever the input, the run ends with 0, 1, 2 or 3, without a
+traceback or an internal error, within a time bound. The small gate fixture gets most of
+the cases (it checks in milliseconds); the shipped models and property files a few each run.
+With --slow: thousands.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier.cli import main
+
+REPO = Path(__file__).parent.parent
+SLOW = os.environ.get("TURNPROOF_SLOW") == "1"
+GATE = (REPO / "tests/fixtures/gate/gate.yaml").read_text(encoding="utf-8"), \
+    (REPO / "tests/fixtures/gate/gate_props.yaml").read_text(encoding="utf-8")
+SHIPPED = [(p.read_text(encoding="utf-8"), (REPO / "properties" / p.name).read_text(encoding="utf-8"))
+           for p in sorted((REPO / "models").glob("*.yaml")) if (REPO / "properties" / p.name).is_file()]
+TIME_BOUND = 120.0          # seconds per case: a hang, not a slow machine, fails it
+EXITS = {0, 1, 2, 3}
+
+PIECES = ["\x00", "\x0c", "\x1b[2J", "\u202e", "\t", "[/]", "[bold]x[/bold]", "<script>", "(" * 60, "not " * 80,
+          "-" * 90, "[" * 120, "&a [1, 2]", "*a", "*nope", "!!omap [{a: 1}]", "!!python/object/apply:os.system [x]",
+          "9" * 30, "-1", "1000000000", "0..1000000000", "5..2", "..", ":", ": ", "\n  - ", "\n", "'", '"', "{", "}",
+          "per: 5..2", "players: 100000", "forall i in 0..100000000: true", "if true then 1 else", "#", "- name: x",
+          "\\e[31m", "%", "@", "`", "|", ">-"]
+NUMBER = re.compile(r"\b\d+\b")
+
+
+def _mutate(text: str, op: str, at: int, piece: str) -> str:
+    lines = text.split("\n")
+    i = at % max(1, len(lines))
+    pos = at % max(1, len(text))
+    if op == "insert":
+        return text[:pos] + piece + text[pos:]
+    if op == "replace":
+        return text[:pos] + piece + text[pos + 1 + at % 7:]
+    if op == "delete_line":
+        return "\n".join(lines[:i] + lines[i + 1:])
+    if op == "duplicate_line":
+        return "\n".join(lines[:i + 1] + lines[i:])
+    if op == "swap_lines":
+        j = (at // 7) % max(1, len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+        return "\n".join(lines)
+    if op == "number":
+        numbers = list(NUMBER.finditer(text))
+        if not numbers:
+            return text
+        m = numbers[at % len(numbers)]
+        return text[:m.start()] + ["0", "-1", "99999999999", "9" * 25, "2147483648"][at % 5] + text[m.end():]
+    if op == "truncate":
+        return text[:pos]
+    raise AssertionError(op)
+
+
+MUTATIONS = st.lists(st.tuples(st.sampled_from(["insert", "replace", "delete_line", "duplicate_line", "swap_lines",
+                                                 "number", "truncate"]),
+                               st.integers(0, 10**6), st.sampled_from(PIECES)), min_size=1, max_size=3)
+WHICH = st.sampled_from(["model", "properties"])
+
+
+def _run(model: str, props: str, *extra: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        m, p = Path(tmp) / "m.yaml", Path(tmp) / "p.yaml"
+        m.write_text(model, encoding="utf-8", errors="surrogatepass")
+        p.write_text(props, encoding="utf-8", errors="surrogatepass")
+        out, err = io.StringIO(), io.StringIO()
+        start = time.monotonic()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["check", str(m), "-p", str(p), "-q", "--timeout", "5", "--max-states", "300", *extra])
+        elapsed = time.monotonic() - start
+    assert code in EXITS, err.getvalue()[-3000:]
+    assert "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()[-3000:]
+    assert "\x1b" not in err.getvalue()
+    assert elapsed < TIME_BOUND
+
+
+def _mutated(pair: tuple[str, str], which: str, mutations) -> tuple[str, str]:
+    model, props = pair
+    for op, at, piece in mutations:
+        if which == "model":
+            model = _mutate(model, op, at, piece)
+        else:
+            props = _mutate(props, op, at, piece)
+    return model, props
+
+
+@settings(max_examples=3000 if SLOW else 150, deadline=None)
+@given(which=WHICH, mutations=MUTATIONS)
+def test_fuzzed_gate_model_and_claims(which, mutations):
+    _run(*_mutated(GATE, which, mutations))
+
+
+@settings(max_examples=300 if SLOW else 8, deadline=None)
+@given(pair=st.sampled_from(SHIPPED), which=WHICH, mutations=MUTATIONS)
+def test_fuzzed_shipped_models_and_claims(pair, which, mutations):
+    _run(*_mutated(pair, which, mutations), "--engine", "explicit", "--no-consistency")
