@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from verifier.cli import main
@@ -20,8 +20,7 @@ from verifier.testgen.writer import generate, identifier
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "aeons_end" / "test_conformance.py"
 ADAPTER = "examples.aeons_end.adapter:make_engine"
-FAST = settings(max_examples=25, derandomize=True, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=25, derandomize=True, deadline=None, database=None)
 
 
 @pytest.fixture()
