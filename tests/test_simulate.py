@@ -33,6 +33,8 @@ COUNTER_PROPS = textwrap.dedent("""\
       - {id: small, says: "x stays at most 1", invariant: "x <= 1"}
       - {id: top, says: "x reaches 3", reachable: "x == 3", expected: HOLDS}
       - {id: no-stuck, says: "never stuck", deadlock_free: true}
+      - {id: up-by-one, says: "x grows by one at most", step: "x <= prev(x) + 1", expected: HOLDS}
+      - {id: y-still, says: "y never changes", step: "y == prev(y)", expected: VIOLATED, why: "toggle"}
       - {id: toggled, says: "y never becomes 1", reachable: "y == 1", expected: VIOLATED, why: "a test of a wrong expectation"}
     """)
 
@@ -95,6 +97,10 @@ def test_statistics_of_a_known_game(counter):
     assert [s.action for s in tallies["small"].trace.steps if s.action == "up"] == ["up", "up"]
     assert tallies["top"].witnessed == 50
     assert tallies["no-stuck"].violated == 0
+    assert tallies["up-by-one"].how == "monitor" and tallies["up-by-one"].violated == 0
+    still = tallies["y-still"]          # a step claim, through its monitor
+    assert still.violated == sim.actions["toggle"] and not still.unexpected
+    assert still.trace.steps[-1].action == "toggle"
     toggled = tallies["toggled"]        # claimed unreachable, reached: a refutation, with its trace
     assert toggled.unexpected and toggled.witnessed == sim.actions["toggle"] > 0
     assert toggled.trace.steps[-1].action == "toggle"
@@ -159,6 +165,15 @@ def test_cli_html_page_with_plots(tmp_path, capsys):
     assert (out / "hand-sizes.svg").exists()
 
 
+def test_cli_printed_values(counter, capsys):
+    assert main(["simulate", "models/wtactics.yaml", "--printed", "-D", "DECK=20", "--games", "2",
+                 "--no-properties", "--format", "json"]) == 0
+    params = json.loads(capsys.readouterr().out)["params"]
+    assert params["HAND_LIMIT"] == 7 and params["OPENING"] == 7 and params["DECK"] == 20
+    assert main(["simulate", str(counter / "counter.yaml"), "--printed", "--games", "2"]) == 2
+    assert "declares no printed values" in capsys.readouterr().err
+
+
 def test_cli_printed_numbers_play(capsys):
     assert main(["simulate", "models/wtactics.yaml", "-D", "HAND_LIMIT=7", "-D", "OPENING=7", "-D", "DECK=20",
                  "--games", "3", "--format", "json"]) == 0
@@ -171,7 +186,7 @@ def test_cli_printed_numbers_play(capsys):
     (["--hand", "hnad"], "no variable 'hnad'"),
     (["--games", "0"], "--games 0 is out of range"),
     (["--timeout", "nan"], "is not a positive number of seconds"),
-    (["-D", "DECK=*"], "need a value for every parameter"),
+    (["-D", "DECK=*"], "needs a value for every parameter"),
     (["--policy", "missing.yaml"], "no such file"),
 ])
 def test_cli_usage_errors_exit_2(argv, message, capsys):

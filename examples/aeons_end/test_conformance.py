@@ -15,7 +15,7 @@ from verifier.testgen.runtime import Conformance, Oracle
 from examples.aeons_end.adapter import make_engine as make_engine
 
 MODEL = Path(__file__).parent / '../../models/aeons_end.yaml'
-MODEL_SHA256 = 'c69daf613d018abc3f04f47f9d6967ef8633c769e077f1f78c04b6afcb038148'
+MODEL_SHA256 = 'abc3538cee407f09c797814a20e0271840447885ff815a8f054617eb3d644db2'
 PARAMS = {}
 VARIANT = 'flip_on_draw'
 

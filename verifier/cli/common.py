@@ -10,6 +10,8 @@ from typing import Sequence
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Budget, ProgressInfo, SearchOptions
 from verifier.files import write_atomic
+from verifier.ir.model import Model
+from verifier.lang import load_model
 from verifier.result import ModelRun, Verdict
 from verifier.runner import ENGINES, REDUCTIONS, RunOptions
 
@@ -107,6 +109,20 @@ def parse_params(items: Sequence[str]) -> dict[str, int | None]:
             raise UsageError(Diagnostic(f"--param {name}: '{value}' is not an integer",
                                         hint="parameters are integers; '*' leaves one free")) from None
     return out
+
+
+def concrete_model(path: str, params: dict[str, int | None], variant: str | None, printed: bool) -> Model:
+    """One reading of a model with every parameter fixed; with `printed`, at the values the
+    rules print (the model's `printed:` map), which --param still overrides."""
+    if any(v is None for v in params.values()):
+        raise UsageError(Diagnostic("this command needs a value for every parameter", hint="drop '=*' from --param"))
+    model = load_model(path, params, variant)
+    if printed:
+        if not model.printed:
+            raise UsageError(Diagnostic(f"{path} declares no printed values",
+                                        hint="add printed: {NAME: value} to the model, or give --param NAME=VALUE"))
+        model = load_model(path, {**dict(model.printed), **params}, variant)
+    return model.instantiate()
 
 
 def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOptions:

@@ -7,9 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from verifier.cli.common import EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, parse_params, write_output
+from verifier.cli.common import EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, concrete_model, parse_params, write_output
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.lang import default_properties_path, load_model, load_properties
+from verifier.lang import default_properties_path, load_properties
 from verifier.playout.play import PlayoutOptions, simulate
 from verifier.playout.policy import UNIFORM, load_policy
 
@@ -20,6 +20,7 @@ EPILOG = """\
 examples:
   turnproof simulate models/aeons_end.yaml --games 1000 --seed 7
   turnproof simulate models/wtactics.yaml -D HAND_LIMIT=7 -D OPENING=7 -D DECK=20 --games 500
+  turnproof simulate models/shadow_era.yaml --printed --games 500        (the numbers the rules print)
   turnproof simulate models/alice.yaml --policy weights.yaml --format json -o alice-playouts.json
   turnproof simulate models/shadow_era.yaml --html out/shadow-playouts     (page with plots)
 
@@ -65,6 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="variable of the hand-size histogram (default: 'hand' when the model declares it)")
     p.add_argument("--param", "-D", action="append", default=[], metavar="NAME=VALUE",
                    help="override a parameter (repeatable)")
+    p.add_argument("--printed", action="store_true",
+                   help="play at the values the rules print (the model's `printed:` map; --param still overrides)")
     p.add_argument("--variant", metavar="NAME", help="the reading to play (default: the model's first variant)")
     p.add_argument("-p", "--properties", metavar="FILE", help="property file (default: properties/<model>.yaml)")
     p.add_argument("--no-properties", action="store_true", help="evaluate no claims")
@@ -77,10 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_counts(args)
-    params = parse_params(args.param)
-    if any(v is None for v in params.values()):
-        raise UsageError(Diagnostic("playouts need a value for every parameter", hint="drop '=*' from --param"))
-    model = load_model(args.model, params, args.variant).instantiate()
+    model = concrete_model(args.model, parse_params(args.param), args.variant, args.printed)
     claims = []
     props_path = args.properties or (None if args.no_properties else default_properties_path(args.model))
     if props_path and not args.no_properties:

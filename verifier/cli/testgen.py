@@ -5,9 +5,8 @@ import argparse
 import json
 import os
 
-from verifier.cli.common import EXIT_OK, parse_params, write_output
+from verifier.cli.common import EXIT_OK, concrete_model, parse_params, write_output
 from verifier.diagnostics import Diagnostic, UsageError, printable
-from verifier.lang import load_model
 from verifier.testgen.writer import generate
 
 EPILOG = """\
@@ -54,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the test)")
     p.add_argument("--param", "-D", action="append", default=[], metavar="NAME=VALUE",
                    help="override a parameter (repeatable); the engine must play at these values")
+    p.add_argument("--printed", action="store_true",
+                   help="the engine plays at the values the rules print (the model's `printed:` map)")
     p.add_argument("--variant", metavar="NAME", help="the reading the engine implements (default: the first)")
     p.add_argument("--max-examples", type=int, default=100, metavar="N", help="games per test run (default 100)")
     p.add_argument("--steps", type=int, default=50, metavar="N", help="most moves per game (default 50)")
@@ -67,11 +68,9 @@ def run(args: argparse.Namespace) -> int:
         if not 1 <= value <= 1_000_000:
             raise UsageError(Diagnostic(f"{name} {value} is out of range", hint="give 1 to 1,000,000"))
     params = parse_params(args.param)
-    if any(v is None for v in params.values()):
-        raise UsageError(Diagnostic("a conformance test needs a value for every parameter",
-                                    hint="drop '=*' from --param"))
-    model = load_model(args.model, params, args.variant).instantiate()
-    concrete = {k: v for k, v in params.items() if v is not None}
+    model = concrete_model(args.model, params, args.variant, args.printed)
+    printed = dict(model.printed or ()) if args.printed else {}
+    concrete = {**printed, **{k: v for k, v in params.items() if v is not None}}      # what the test loads with
     gen = generate(model, args.model, os.path.dirname(args.output), args.adapter, concrete,
                    args.max_examples, args.steps)
     write_output(gen.source, args.output)

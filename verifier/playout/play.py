@@ -1,6 +1,6 @@
 """Play random games on a model's packed generated code and tally what happens.
 
-The games run on the monitor product of the model's ordering and
+The games run on the monitor product of the model's step, ordering and
 bounded-response claims (`props.monitor.compile_together`): monitors only
 observe, so each game is a game of the model, and the safety part of those
 claims is an invariant over the monitors. Only the current game's path is
@@ -22,19 +22,11 @@ from dataclasses import dataclass
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.ir.model import ActionKind, EnumType, Model
-from verifier.ir.props import (
-    BoundedResponse,
-    DeadlockFree,
-    Invariant,
-    Ordering,
-    Property,
-    Reachable,
-    map_claim,
-)
+from verifier.ir.props import DeadlockFree, Invariant, Property, Reachable, map_claim
 from verifier.lang.yaml_source import suggest
 from verifier.playout.policy import UNIFORM, Policy
 from verifier.playout.result import CUT, ENDED, STUCK, ClaimTally, Simulation
-from verifier.props.monitor import compile_together
+from verifier.props.monitor import compile_claim, compile_together
 from verifier.props.plan import strip_monitors
 from verifier.semantics import Layout, initial_states, layout
 from verifier.trace import Trace, build_trace, replay
@@ -115,7 +107,7 @@ def _prepare(model: Model, claims: Sequence[Property],
         raise UsageError(Diagnostic(f"--hand: the model has no variable '{hand_var}'",
                                     hint=suggest(hand_var, [v.name for v in model.variables], "variables")))
     claims = [map_claim(c, model.fix_params) for c in claims]
-    monitored = [c for c in claims if isinstance(c, (Ordering, BoundedResponse))]
+    monitored = [c for c in claims if compile_claim(model, c) is not None]
     product, parts = compile_together(model, monitored) if monitored else (model, [])
     lay = layout(product)
     checks = _checks(lay, claims, {c.id: part for c, part in zip(monitored, parts, strict=True)})

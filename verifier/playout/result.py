@@ -16,11 +16,12 @@ ENDED, STUCK, CUT = "ended", "stuck", "cut"   # an end of game, no move left, --
 class ClaimTally:
     """One claim over the playouts.
 
-    `how` says what was evaluated: ``every state`` (an invariant), ``monitor`` (the safety part
-    of an ordering or bounded-response claim), ``stuck states`` (deadlock freedom), ``witness``
-    (a reachable claim: `witnessed` games reached it), or ``not on finite playouts`` (claims
-    about infinite behaviour: termination, obligations). A violation is a replayed trace, so a
-    claim violated here is violated; one never violated is only *not seen violated*.
+    `how` says what was evaluated: ``every state`` (an invariant), ``monitor`` (a step claim,
+    or the safety part of an ordering or bounded-response claim, through its monitor),
+    ``stuck states`` (deadlock freedom), ``witness`` (a reachable claim: `witnessed` games
+    reached it), or ``not on finite playouts`` (claims about infinite behaviour: termination,
+    obligations). A violation is a replayed trace, so a claim violated here is violated; one
+    never violated is only *not seen violated*.
     """
 
     id: str
