@@ -206,9 +206,9 @@ def test_symmetric_model_loads_and_cli_reports_the_reduction(tmp_path):
                             "    invariant: \"forall p in player: hand[p] <= 3\"\n", "duel.props.yaml")
     run = [sys.executable, "-m", "verifier", "check", str(path), "-p", str(props), "-q", "-f", "json",
            "--no-consistency", "--engine", "explicit"]
-    out = subprocess.run(run, capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(run, check=False, capture_output=True, text=True, cwd=ROOT)
     assert '"reductions": [\n        "symmetry"\n      ]' in out.stdout, out.stderr
-    off = subprocess.run(run + ["--no-reduce"], capture_output=True, text=True, cwd=ROOT)
+    off = subprocess.run(run + ["--no-reduce"], check=False, capture_output=True, text=True, cwd=ROOT)
     assert '"reductions": []' in off.stdout, off.stderr
 
 
@@ -220,7 +220,7 @@ def test_symmetric_model_loads_and_cli_reports_the_reduction(tmp_path):
 ])
 def test_loader_rejects_what_breaks_the_symmetry(tmp_path, change, where):
     path = write(tmp_path, SYMMETRIC.replace(change, where))
-    out = subprocess.run([sys.executable, "-m", "verifier", "lint", str(path)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "verifier", "lint", str(path)], check=False, capture_output=True, text=True,
                          cwd=ROOT)
     assert out.returncode == 2
     line = next(i for i, text in enumerate(SYMMETRIC.replace(change, where).splitlines(), 1)

@@ -15,7 +15,7 @@ one width, so rotating the players rotates that bit block; `active` becomes
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from verifier.engines.codegen import Packing
 from verifier.ir.model import ACTIVE_VAR, Action
@@ -86,13 +86,13 @@ def lift(lay: Layout, canon: Canon, pack: Callable[[State], int], states: Sequen
     def follow(path: Sequence[State], steps: Sequence[tuple[Action, tuple]]) -> None:
         for (action, choice), after in zip(steps, path[1:]):
             want = canon(pack(after))
-            options = [t for t in successors(lay, out_states[-1])
-                       if t.action.name == action.name and canon(pack(t.target)) == want]
+            options = [(t.action, t.choice, t.target) for t in successors(lay, out_states[-1])
+                       if t.target is not None and t.action.name == action.name and canon(pack(t.target)) == want]
             if not options:
                 raise LiftError(f"no firing of {action.name} matches the canonical path")
-            t = next((t for t in options if t.choice == tuple(choice)), options[0])
-            out_states.append(t.target)
-            out_firings.append((t.action, t.choice))
+            fired, values, target = next((o for o in options if o[1] == tuple(choice)), options[0])
+            out_states.append(target)
+            out_firings.append((fired, values))
 
     follow(states, firings)
     if loop_start is None:

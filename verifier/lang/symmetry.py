@@ -25,7 +25,7 @@ commute with the rotations.
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Callable
+from collections.abc import Callable
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, fold, pretty, substitute
@@ -56,7 +56,7 @@ class SymmetryCheck:
         self.plain_arrays = {v.name for v in model.variables if v.is_array and not v.by_player}
 
     def over_players(self, lo: Expr, hi: Expr) -> bool:
-        players = {"PLAYERS": Const(self.model.players)}
+        players: dict[str, Expr] = {"PLAYERS": Const(self.model.players)}
         lo, hi = fold(substitute(lo, players, Param)), fold(substitute(hi, players, Param))
         return lo == Const(0) and hi == Const(self.model.players - 1)
 

@@ -1,0 +1,126 @@
+"""The shipped games at their printed numbers: how much of each check is decided, and how fast.
+
+Run: python -m bench.printed [--repeat N] [--timeout S] [--wall S] [CASE ...]
+
+Each case is `python -m verifier check MODEL -D NAME=VALUE... --variant V --timeout S`
+with the model's printed values (its `printed:` map) and the case's other values, in
+a fresh process (claims and consistency analyses, as a designer runs it), stopped
+from outside after --wall seconds if the tool's own budget does not stop it first.
+The table gives the median wall time over the repetitions, the largest search, the
+verdict counts and the UNKNOWNs (the claims left undecided, with the first reason).
+The machine is shared: medians, and expect noise.
+
+The cases: the issue's target (WTactics, literal reading, HAND_LIMIT=7 OPENING=7
+DECK=20) and every other game at its printed hand / board numbers with the smallest
+deck (and model bounds) that let every rule fire.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    game: str
+    variant: str
+    params: tuple[str, ...]      # -D values beyond the printed ones
+
+    @property
+    def path(self) -> Path:
+        return ROOT / "models" / f"{self.game}.yaml"
+
+    def values(self) -> list[str]:
+        from verifier.lang import load_model
+        return [f"{k}={v}" for k, v in load_model(str(self.path)).printed or ()] + list(self.params)
+
+    def command(self, timeout: float, out: Path) -> list[str]:
+        cmd = [sys.executable, "-m", "verifier", "check", str(self.path), "--variant", self.variant,
+               "--timeout", str(timeout), "-q", "--format", "json", "-o", str(out)]
+        for p in self.values():
+            cmd += ["-D", p]
+        return cmd
+
+
+CASES = [
+    Case("wtactics-target", "wtactics", "literal", ("DECK=20",)),
+    Case("wtactics-small-deck", "wtactics", "literal", ("DECK=8",)),
+    Case("alice", "alice", "literal", ("DECK=1",)),
+    Case("aeons_end", "aeons_end", "flip_on_draw", ("CARDS=6", "CARDS_MAX=7")),
+    Case("shadow_era", "shadow_era", "literal", ("DECK=2", "SE_CAP=4")),
+    Case("alpha_clash", "alpha_clash", "flowchart", ()),
+]
+
+
+@dataclass
+class Outcome:
+    seconds: float
+    finished: bool
+    report: dict | None
+
+
+def run_once(case: Case, timeout: float, wall: float, out: Path) -> Outcome:
+    out.unlink(missing_ok=True)
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(case.command(timeout, out), check=False, cwd=ROOT, capture_output=True, text=True, timeout=wall)
+    except subprocess.TimeoutExpired:
+        return Outcome(time.perf_counter() - start, False, None)
+    seconds = time.perf_counter() - start
+    if done.returncode not in (0, 1, 3):
+        sys.exit(f"{case.name}: check failed with exit code {done.returncode}\n{done.stderr}")
+    return Outcome(seconds, True, json.loads(out.read_text()))
+
+
+def row(case: Case, outcomes: list[Outcome], wall: float) -> str:
+    median = statistics.median(o.seconds for o in outcomes)
+    report = next((o.report for o in reversed(outcomes) if o.report is not None), None)
+    params = " ".join(case.values()) or "-"
+    if report is None:
+        return f"| {case.name} | {params} | - | - | - | not finished in {wall:.0f} s (stopped) |"
+    results = [r for r in report["results"] if r["variant"] == case.variant] or report["results"]
+    states = max((r["stats"]["states"] or 0 for r in results), default=0)
+    counts = Counter(r["verdict"] for r in results)
+    unknown = [r for r in results if r["verdict"] == "UNKNOWN"]
+    verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    why = f" ({unknown[0]['id']}: {unknown[0]['reason'][:80]})" if unknown else ""
+    scales = Counter(r.get("scale") for r in results if r["verdict"] != "UNKNOWN")
+    at = ", ".join(f"{n} {s}" for s, n in sorted(scales.items(), key=lambda kv: str(kv[0])))
+    return (f"| {case.name} | {params} | {median:.1f} s | {states:,} | {verdicts}; known: {at} | "
+            f"{len(unknown)}{why} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.printed", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cases", nargs="*", default=[c.name for c in CASES],
+                    help=f"cases to run (default: all): {', '.join(c.name for c in CASES)}")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per case; the median is reported")
+    ap.add_argument("--timeout", type=float, default=60, help="the tool's --timeout for each run (default 60)")
+    ap.add_argument("--wall", type=float, default=300, help="stop a run from outside after S seconds (default 300)")
+    args = ap.parse_args(argv)
+    chosen = [c for c in CASES if c.name in args.cases]
+    if len(chosen) != len(args.cases):
+        ap.error(f"unknown case; choose from {', '.join(c.name for c in CASES)}")
+    print("| case | parameters (printed values first) | median wall time | largest search (states) | verdicts | UNKNOWN |")
+    print("|---|---|---:|---:|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run.json"
+        for case in chosen:
+            outcomes = [run_once(case, args.timeout, args.wall, out) for _ in range(args.repeat)]
+            print(row(case, outcomes, args.wall), flush=True)
+
+
+if __name__ == "__main__":
+    main()
