@@ -80,15 +80,17 @@ def run_once(case: Case, timeout: float, wall: float, out: Path) -> Outcome:
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 1, 3):
         sys.exit(f"{case.name}: check failed with exit code {done.returncode}\n{done.stderr}")
-    return Outcome(seconds, True, json.loads(out.read_text()))
+    return Outcome(seconds, True, json.loads(out.read_text()) if out.is_file() else None)
 
 
 def row(case: Case, outcomes: list[Outcome], wall: float) -> str:
     median = statistics.median(o.seconds for o in outcomes)
     report = next((o.report for o in reversed(outcomes) if o.report is not None), None)
     params = " ".join(case.values()) or "-"
+    if report is None and not any(o.finished for o in outcomes):
+        return f"| {case.name} | {params} | - | - | - | all: not finished in {wall:.0f} s (stopped from outside) |"
     if report is None:
-        return f"| {case.name} | {params} | - | - | - | not finished in {wall:.0f} s (stopped) |"
+        return f"| {case.name} | {params} | {median:.1f} s | - | - | all: the budget ran out before anything was decided |"
     results = [r for r in report["results"] if r["variant"] == case.variant] or report["results"]
     states = max((r["stats"]["states"] or 0 for r in results), default=0)
     counts = Counter(r["verdict"] for r in results)
