@@ -11,8 +11,10 @@ Policy:
   reason says that it covers only them.
 - **Concrete instances**: explicit search first, capped at `explicit_states`
   states (or the budget's own cap). It is exact and fast on small instances
-  and gives shortest traces and lassos. Claims it cannot finish (the cap, the
-  time limit) go to the symbolic engine, which proves them without
+  and gives shortest traces and lassos. For the invariants and reachability
+  claims it cannot finish, seeded random runs (`walk.py`, a few seconds) look
+  for a deeper witness or counterexample (a trace, not necessarily shortest);
+  what is still open goes to the symbolic engine, which proves claims without
   enumerating states. Claims whose expected verdict is PROVED go to the
   symbolic engine first, since only a proof can meet that expectation.
 
@@ -26,10 +28,11 @@ from typing import Sequence
 
 from verifier.engines.base import SearchOptions, Budget, ProgressFn
 from verifier.ir.model import Model
-from verifier.ir.props import Property
+from verifier.ir.props import Invariant, Property, Reachable
 from verifier.result import CheckResult, Verdict
 
 EXPLICIT_STATES = 2_000_000     # "small": explicit search finishes within this many states
+WALK_SECONDS = 5.0              # random runs look for the witnesses a stopped search did not reach
 
 
 class AutoEngine:
@@ -101,6 +104,15 @@ class AutoEngine:
             for r in explicit:
                 out[r.property.id] = _note(r, "explicit: concrete instance")
         retry = [p for p in rest if _undecided(out[p.id])]
+        walkable = [p for p in retry if isinstance(p, (Invariant, Reachable))]
+        left = budget.time_left()
+        if walkable and left != 0:
+            from verifier.engines import walk
+            for r in walk.check(model, walkable, WALK_SECONDS if left is None else min(WALK_SECONDS, left / 4)):
+                if not _undecided(r):
+                    out[r.property.id] = _note(r, f"random runs: explicit search stopped "
+                                                  f"({out[r.property.id].reason})")
+            retry = [p for p in retry if _undecided(out[p.id])]
         if retry and budget.time_left() != 0:          # no Z3 (not even its import) once time is up
             for r in self._symbolic().check(model, retry, budget, progress):
                 before = out[r.property.id]

@@ -1,0 +1,102 @@
+"""Random runs as witnesses: reachability and violations deeper than a capped search goes.
+
+On a model whose state space is far too large to enumerate (the games at their
+printed numbers), breadth-first search stops at its state cap long before the
+end of a game, so a claim whose witness lies deep (a game can end; a finished
+game can have no winner) stays UNKNOWN. A run from an initial state that picks
+an enabled firing at random reaches such states quickly, and any run that
+reaches one is a proof: a trace that replays. So `check` answers only with
+evidence, never from absence: HOLDS for a reachability claim a run reaches,
+VIOLATED for an invariant a run breaks; everything else stays UNKNOWN. Runs are
+seeded, so the same model gives the same traces.
+"""
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+
+from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
+from verifier.ir.expr import neg
+from verifier.ir.model import Model
+from verifier.ir.props import Invariant, Property, Reachable, map_claim
+from verifier.result import CheckResult, Stats, Verdict
+from verifier.semantics import EvalError, initial_states, layout
+from verifier.trace import build_trace
+
+NAME = "walk"
+MAX_STEPS = 100_000      # one run stops here if it has not ended (a model with endless plays)
+
+
+def check(model: Model, properties: Sequence[Property], seconds: float, seed: int = 0) -> list[CheckResult]:
+    """Random runs for `seconds` at most; a result per claim (UNKNOWN where no run decided it)."""
+    start = time.perf_counter()
+    concrete = model.instantiate()
+    lay = layout(concrete)
+    packing = packing_of(lay)
+    expand = compile_expander(lay).expand
+    claims = [map_claim(p, concrete.fix_params) for p in properties]
+    targets: dict[int, Callable[[int], bool]] = {}
+    actions: dict[int, set[int]] = {}
+    for k, p in enumerate(claims):
+        if isinstance(p, Invariant):
+            targets[k] = packed_predicate(lay, neg(p.expr))
+        elif isinstance(p, Reachable) and p.expr is not None:
+            targets[k] = packed_predicate(lay, p.expr)
+        elif isinstance(p, Reachable) and p.action:
+            from verifier.engines.explicit import matches
+            actions[k] = {i for i, a in enumerate(concrete.actions) if matches(a.name, p.action)}
+    found: dict[int, tuple[list[int], list[tuple[int, tuple]]]] = {}
+    rng = random.Random(seed)
+    inits = [packing.pack(s) for s in initial_states(lay)]
+    runs = steps = 0
+    while inits and len(found) < len(targets) + len(actions) and time.perf_counter() - start < seconds:
+        runs += 1
+        path, fired = [rng.choice(inits)], []
+        _look(targets, found, path, fired)
+        for _ in range(MAX_STEPS):
+            if not len(path) & 1023 and time.perf_counter() - start >= seconds:
+                break
+            try:
+                options = [(a, choice, t) for a, choice, t, _gap in expand(path[-1]) if t is not None]
+            except EvalError:        # a model run-time error: the explicit engine reports it
+                break
+            if not options:
+                break
+            a, choice, t = rng.choice(options)
+            steps += 1
+            for k, wanted in actions.items():
+                if k not in found and a in wanted:
+                    found[k] = (path + [t], fired + [(a, choice)])
+            path.append(t)
+            fired.append((a, choice))
+            _look(targets, found, path, fired)
+    stats = Stats(steps, steps, time.perf_counter() - start)
+    out = []
+    for k, p in enumerate(properties):
+        if k not in found:
+            out.append(CheckResult(p, Verdict.UNKNOWN, NAME, None, stats, None,
+                                   f"no random run reached it ({runs:,} runs, {steps:,} steps)",
+                                   model.param_values, model.variant))
+            continue
+        path, fired = found[k]
+        trace = build_trace(lay, [packing.unpack(x) for x in path],
+                            [(concrete.actions[a], choice) for a, choice in fired])
+        verdict = Verdict.VIOLATED if isinstance(p, Invariant) else Verdict.HOLDS
+        what = "breaks it" if verdict is Verdict.VIOLATED else "reaches it"
+        out.append(CheckResult(p, verdict, NAME, len(fired), stats, trace, f"a random run {what}",
+                               model.param_values, model.variant))
+    return out
+
+
+def _look(targets: dict[int, Callable[[int], bool]], found: dict, path: list[int], fired: list) -> None:
+    """Record the run so far as the witness of every target its last state meets."""
+    for k, pred in targets.items():
+        if k in found:
+            continue
+        try:
+            hit = pred(path[-1])
+        except EvalError:
+            continue
+        if hit:
+            found[k] = (list(path), list(fired))
