@@ -61,8 +61,8 @@ CASES = {   # name -> (model text, words of the message, 1-based line of the err
     "deep definitions": (MODEL.replace("players: 1\n", "players: 1\ndefine:\n" + "".join(
         f"  d{k}: \"{'- ' * 44}{'hand' if k == 0 else f'd{k - 1}'}\"\n" for k in range(3))).replace(
         PLAY_GUARD, 'when: "d2 > 0"'), "nested more than 96 levels", 10),
-    "huge array": (MODEL.replace("  hand: {type: 0..3, init: 0}\n",
-                                 "  hand: {type: 0..3, init: 0}\n  arr: {type: bool, per: 0..1000000000, init: false}\n"),
+    "huge array": (MODEL.replace("  hand: {type: 0..3, init: 0}\n", "  hand: {type: 0..3, init: 0}\n"
+                                 "  arr: {type: bool, per: 0..1000000000, init: false}\n"),
                    "1,000,000,001 elements", 12),
 }
 

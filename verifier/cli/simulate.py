@@ -7,7 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from verifier.cli.common import EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, concrete_model, parse_params, write_output
+from verifier.cli.common import (EXIT_BUG_HELP, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, concrete_model, parse_params,
+                                 write_output)
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.lang import default_properties_path, load_properties
 from verifier.playout.play import PlayoutOptions, simulate
@@ -42,7 +43,8 @@ exit codes:
   0  no claim violated unless the property file expects it
   1  a claim violated in a playout that the property file does not expect to be
   2  model, property, policy or usage error
-  3  --timeout stopped the run before --games were played"""
+  3  --timeout stopped the run before --games were played
+""" + EXIT_BUG_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:

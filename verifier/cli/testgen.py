@@ -5,7 +5,7 @@ import argparse
 import json
 import os
 
-from verifier.cli.common import EXIT_OK, concrete_model, parse_params, write_output
+from verifier.cli.common import EXIT_BUG_HELP, EXIT_OK, concrete_model, parse_params, write_output
 from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.testgen.writer import generate
 
@@ -36,7 +36,8 @@ turnproof testgen again' once the model file changes.
 
 exit codes:
   0  written
-  2  model or usage error"""
+  2  model or usage error
+""" + EXIT_BUG_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:

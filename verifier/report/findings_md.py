@@ -13,7 +13,6 @@ from verifier.report.escaping import markdown_code, markdown_text
 from verifier.result import CheckResult, ModelRun, Verdict
 from verifier.trace import Trace
 
-
 _cell = markdown_text       # model text in a table cell or a sentence: escaped, one line
 
 
@@ -98,7 +97,8 @@ def _variant_differences(runs: Sequence[ModelRun]) -> list[str]:
     variants = [run.model.variant for run in runs]
     out += ["| claim | " + " | ".join(_cell(v) for v in variants) + " |", "|---|" + "---|" * len(variants)]
     for cid, per in rows:
-        out.append(f"| {_cell(cid)} | " + " | ".join(per[v].verdict.value if v in per else "-" for v in variants) + " |")
+        verdicts = " | ".join(per[v].verdict.value if v in per else "-" for v in variants)
+        out.append(f"| {_cell(cid)} | {verdicts} |")
     return out + [""]
 
 
