@@ -1,8 +1,12 @@
 """Explicit-engine throughput: states/s and bytes/state on models with a million states or more.
 
-Run: python -m bench [--repeat N] [--spin] [MODEL.yaml ...]
+Run: python -m bench [--repeat N] [--spin] [--store compact] [--workers N] [MODEL.yaml ...]
 Each model is explored in a fresh process (so memory figures do not mix);
-the table gives the median over the repetitions. With --spin, the same model
+the table gives the median over the repetitions of the search time, the
+resident bytes per stored state (growth over the search) and the peak
+resident memory of the process. --store compact times the compact store
+(`verifier/engines/compact.py`), --workers N the compact search across N
+local Dask worker processes (their memory is not counted). With --spin, the same model
 is exported to Promela and SPIN's exhaustive search (compiled pan, no partial
 order reduction) is timed too: both must store the same number of states.
 """
@@ -23,25 +27,39 @@ HERE = Path(__file__).parent
 DEFAULT = [HERE / "models" / "hanoi13.yaml", HERE / "models" / "peterson4.yaml"]
 
 PROBE = r"""
-import json, os, sys, time
+import json, os, resource, sys, time
 from verifier.lang import load_model
+from verifier.engines.base import Budget
 from verifier.engines.explicit import explore
+from verifier.engines.compact import explore_compact
+from verifier.engines.distributed import explore_distributed
 def rss():
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-model = load_model(sys.argv[1]).instantiate()
-before = rss()
-start = time.perf_counter()
-space, _ = explore(model)
-seconds = time.perf_counter() - start
-print(json.dumps({"states": len(space.states), "transitions": space.transitions, "seconds": seconds,
-                  "bytes": rss() - before}))
+if __name__ == "__main__":
+    model = load_model(sys.argv[1]).instantiate()
+    store, workers = sys.argv[2], int(sys.argv[3])
+    before = rss()
+    start = time.perf_counter()
+    if workers > 1:
+        space = explore_distributed(model, Budget(), None, [], [], None, workers)
+    elif store == "compact":
+        space = explore_compact(model)
+    else:
+        space, _ = explore(model)
+    seconds = time.perf_counter() - start
+    print(json.dumps({"states": len(space), "transitions": space.transitions, "seconds": seconds,
+                      "bytes": rss() - before, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 
-def measure(path: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+def measure(path: Path, store: str = "python", workers: int = 1) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp, "probe.py")            # a file, so that Dask's worker processes can start
+        probe.write_text(PROBE)
+        out = subprocess.run([sys.executable, str(probe), str(path), store, str(workers)], capture_output=True,
+                             text=True, check=True, cwd=Path.cwd())
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def measure_spin(path: Path) -> dict:
@@ -55,10 +73,11 @@ def measure_spin(path: Path) -> dict:
         subprocess.run(["gcc", "-O2", "-DNOREDUCE", "-DSAFETY", "-DNOCLAIM", "-o", "pan", "pan.c"], cwd=tmp,
                        check=True, capture_output=True)
         start = time.perf_counter()
-        out = subprocess.run(["./pan", "-E", "-m100000000", "-w22"], cwd=tmp, check=True, capture_output=True,
-                             text=True).stdout
+        run = subprocess.run(["/usr/bin/time", "-f", "peak %M", "./pan", "-E", "-m10000000", "-w26"], cwd=tmp,
+                             check=True, capture_output=True, text=True)
         seconds = time.perf_counter() - start
-    return {"states": int(re.search(r"(\d+) states, stored", out).group(1)), "seconds": seconds}
+    return {"states": int(re.search(r"(\d+) states, stored", run.stdout).group(1)), "seconds": seconds,
+            "peak": int(re.search(r"peak (\d+)", run.stderr).group(1)) * 1024}
 
 
 def main() -> None:
@@ -66,23 +85,30 @@ def main() -> None:
     parser.add_argument("models", nargs="*", type=Path, default=DEFAULT)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--spin", action="store_true", help="also time SPIN on the same model")
+    parser.add_argument("--store", choices=("python", "compact"), default="python",
+                        help="the explicit engine's store (default python, the reference)")
+    parser.add_argument("--workers", type=int, default=1, help="compact search across N Dask worker processes")
     args = parser.parse_args()
     if args.spin and shutil.which("spin") is None:
         parser.error("--spin needs SPIN (apt-get install spin)")
-    print(f"{'model':<16}{'states':>12}{'transitions':>14}{'median s':>10}{'states/s':>12}{'bytes/state':>13}")
+    print(f"{'model':<16}{'states':>12}{'transitions':>14}{'median s':>10}{'states/s':>12}{'bytes/state':>13}"
+          f"{'peak MB':>9}")
     for path in args.models:
-        runs = [measure(path) for _ in range(args.repeat)]
+        runs = [measure(path, args.store, args.workers) for _ in range(args.repeat)]
         secs = statistics.median(r["seconds"] for r in runs)
         states = runs[0]["states"]
         per_state = statistics.median(r["bytes"] for r in runs) / states
+        peak = statistics.median(r["peak"] for r in runs) / 2**20
         print(f"{path.stem:<16}{states:>12,}{runs[0]['transitions']:>14,}{secs:>10.2f}"
-              f"{states / secs:>12,.0f}{per_state:>13,.0f}")
+              f"{states / secs:>12,.0f}{per_state:>13,.1f}{peak:>9,.0f}", flush=True)
         if args.spin:
             spin = [measure_spin(path) for _ in range(args.repeat)]
             spin_secs = statistics.median(r["seconds"] for r in spin)
+            spin_peak = statistics.median(r["peak"] for r in spin) / 2**20
             same = "same states" if spin[0]["states"] == states else f"DIFFERENT: {spin[0]['states']:,}"
             print(f"{'  SPIN':<16}{spin[0]['states']:>12,}{'':>14}{spin_secs:>10.2f}"
-                  f"{spin[0]['states'] / spin_secs:>12,.0f}  ({same}; turnproof/SPIN time {secs / spin_secs:.1f}x)")
+                  f"{spin[0]['states'] / spin_secs:>12,.0f}{'':>13}{spin_peak:>9,.0f}"
+                  f"  ({same}; turnproof/SPIN time {secs / spin_secs:.2f}x)", flush=True)
 
 
 if __name__ == "__main__":

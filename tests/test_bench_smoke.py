@@ -19,6 +19,11 @@ def test_explicit_throughput_bench():
     assert "phils" in out
 
 
+def test_compact_store_bench():
+    out = bench("bench", "--repeat", "1", "--store", "compact", str(ROOT / "tests" / "models" / "phils.yaml"))
+    assert "phils" in out
+
+
 def test_games_bench():
     out = bench("bench.games", "--repeat", "1", "aeons_end")
     assert "| aeons_end | 2 |" in out

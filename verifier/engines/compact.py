@@ -2,7 +2,8 @@
 
 Each BFS level is a uint64 array of packed states in discovery order. It is
 expanded CHUNK states at a time: by the vectorised code of `vecgen` where the
-model allows (and the batch has no lane that might meet a model error), else by
+model allows (and the batch is at least VECTOR_MIN states, none of which might
+meet a model error), else by
 the generated-Python reference `bfsgen.compile_expander`, state by state. The
 successors of a chunk are deduplicated keeping the first firing in the
 reference order (state, then firing), looked up in the visited set
@@ -35,6 +36,7 @@ from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace
 
 CHUNK = 8192
+VECTOR_MIN = 256          # smaller batches (narrow BFS levels) go state by state: numpy's per-call cost
 
 
 class TooWide(Exception):
@@ -69,7 +71,7 @@ class Expansion:
             self.why_not = str(err)
 
     def __call__(self, S: np.ndarray) -> Firings:
-        out = self.batch.expand(S) if self.batch is not None else None
+        out = self.batch.expand(S) if self.batch is not None and S.shape[0] >= VECTOR_MIN else None
         if out is None:
             return self.one_by_one(S)
         final, firings = out
