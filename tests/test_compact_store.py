@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_explicit_differential import bools, models
 
+from verifier.engines.actiongen import Labels
 from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import explore_compact
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.vecgen import NotVectorisable, compile_batch
-from verifier.engines.actiongen import Labels
 from verifier.engines.visited import VisitedTable
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable

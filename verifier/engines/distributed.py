@@ -19,7 +19,7 @@ cluster are used (every worker needs turnproof installed).
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

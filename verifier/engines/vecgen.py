@@ -23,8 +23,8 @@ compact store then expands every state with the reference code.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
