@@ -1,4 +1,4 @@
-"""The analyses end to end: through the runner on the core fixture, and over the shipped games (slow)."""
+"""The analyses end to end: through the runner on the core fixture, and over the shipped games."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,7 +29,6 @@ def test_runner_routes_findings_to_their_reading():
                            RunOptions(engine="explicit", use_properties=False, consistency=False))[0].findings
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("game", ["wtactics", "shadow_era", "alice", "aeons_end", "alpha_clash"])
 def test_shipped_games(game):
     findings = analyse(str(ROOT / "models" / f"{game}.yaml"))    # every trace replays

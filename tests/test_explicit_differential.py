@@ -5,7 +5,9 @@ policies, quantifiers with constant and state-dependent bounds, division and mod
 possibly non-positive numbers, constant and state-dependent choice domains."""
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from functools import cache
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines.bfsgen import compile_model, compile_predicate, packed_predicate, packing_of
@@ -37,6 +39,7 @@ def variables(draw) -> tuple[Variable, ...]:
 LEAVES = [Var("x"), Var("y"), Var("z"), Var("e"), Index("a", c(0)), Index("a", c(2))]
 
 
+@cache
 def ints(locals_: tuple[str, ...] = ()):
     leaves = st.one_of(st.integers(-2, 4).map(c), st.sampled_from(LEAVES + [Local(n) for n in locals_]))
 
@@ -62,6 +65,7 @@ def ints(locals_: tuple[str, ...] = ()):
     return st.recursive(leaves, grow, max_leaves=4)
 
 
+@cache
 def bools_flat(locals_: tuple[str, ...] = ()):
     leaves = [Var("b"), Index("m", Const(0, enum="Colour")), Index("m", Var("e"))]
     cmp = st.tuples(st.sampled_from([Op.LT, Op.LE, Op.EQ, Op.NE, Op.GT, Op.GE]),
@@ -71,6 +75,7 @@ def bools_flat(locals_: tuple[str, ...] = ()):
     return st.one_of(cmp, st.sampled_from(leaves))
 
 
+@cache
 def bools(locals_: tuple[str, ...] = ()):
     def grow(inner):
         return st.one_of(
@@ -87,6 +92,7 @@ def bools(locals_: tuple[str, ...] = ()):
     return st.recursive(bools_flat(locals_), grow, max_leaves=4)
 
 
+@cache
 def facts(moving):
     """Guards the generator reads slot values from (`x == 1 and not (y == 0) and b`), mostly
     about the slot the action moves: negated and mirrored equalities must fix nothing."""
@@ -163,7 +169,7 @@ def naive_bfs(model: Model):
     return seen, count, stuck, gaps, None
 
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=120, deadline=None)
 
 
 @SETTINGS

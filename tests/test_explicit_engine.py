@@ -1,6 +1,7 @@
 """The explicit engine against the reference semantics, with every emitted trace replayed."""
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -47,6 +48,7 @@ VARS = (Variable("x", INT3, init=(Const(0),)), Variable("y", INT3, init=(None,))
         Variable("a", INT3, index=IntType(Const(0), Const(1)), init=(Const(1), Const(2))))
 
 
+@cache
 def int_terms(local: bool = True):
     names = [Var("x"), Var("y")] + ([Local("n")] if local else [])
     leaves = st.one_of(st.integers(0, 3).map(Const), st.sampled_from(names),
@@ -56,6 +58,7 @@ def int_terms(local: bool = True):
                         max_leaves=4)
 
 
+@cache
 def guards(local: bool = True):
     cmp = st.tuples(st.sampled_from([Op.LT, Op.LE, Op.EQ, Op.NE]), int_terms(local), int_terms(local)).map(
         lambda t: App(t[0], (t[1], t[2])))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines.base import Budget
@@ -158,7 +158,7 @@ def found(r) -> bool:
     return r.verdict is BAD[type(r.property)]
 
 
-@settings(max_examples=N_BMC, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=N_BMC, deadline=None)
 @given(models(), claims())
 def test_bmc_agrees_with_explicit(model, claim):
     ref = explicit(model, claim)
@@ -173,7 +173,7 @@ def test_bmc_agrees_with_explicit(model, claim):
         assert r.verdict in (Verdict.HOLDS_TO_DEPTH, Verdict.HOLDS, Verdict.PROVED)
 
 
-@settings(max_examples=N_PROOF, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=N_PROOF, deadline=None)
 @given(models(param=False), claims(), st.sampled_from(["kind", "pdr", "all"]))
 def test_proofs_never_meet_a_counterexample(model, claim, strategy):
     ref = explicit(model, claim)
@@ -184,7 +184,7 @@ def test_proofs_never_meet_a_counterexample(model, claim, strategy):
     assert found(r) == found(ref), (strategy, r.verdict, r.engine, r.reason, ref.verdict)
 
 
-@settings(max_examples=N_PARAM, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=N_PARAM, deadline=None)
 @given(models(param=True), claims(param=True))
 def test_free_parameter(model, claim):
     free = model.instantiate({"P": None})
@@ -216,7 +216,7 @@ def _all_solutions(solver, terms, limit=500):
     return out
 
 
-@settings(max_examples=N_BMC, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=N_BMC, deadline=None)
 @given(models(), st.randoms(use_true_random=False))
 def test_initial_states_and_successors_agree(model, rnd):
     """Z3's initial states are the semantics' initial states; from sampled reachable states, Z3's

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 import z3
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines.symbolic.encode import Encoding, State, as_int
@@ -88,7 +88,7 @@ def z3_eval(e, state):
     return z3.simplify(as_int(value)), z3.simplify(defined)
 
 
-@settings(max_examples=3000 if SLOW else 400, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=3000 if SLOW else 400, deadline=None)
 @given(st.one_of(INTS, BOOLS), states)
 def test_python_and_z3_agree(e, state):
     try:
