@@ -24,9 +24,10 @@ a finding does. `check --baseline FILE` compares a run with it:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.files import write_atomic
@@ -59,7 +60,7 @@ def record(runs: Sequence[ModelRun], previous: dict[str, Any] | None = None) -> 
         }
     ordered = sorted(entries.values(), key=lambda e: (e["variant"] is not None, e["variant"] or ""))
     return {"turnproof_baseline": FORMAT_VERSION, "model": model.name,
-            "params": {k: v for k, v in model.param_values}, "variants": ordered}
+            "params": dict(model.param_values), "variants": ordered}
 
 
 def dumps(doc: dict[str, Any]) -> str:
@@ -169,7 +170,7 @@ def compare(runs: Sequence[ModelRun], doc: dict[str, Any]) -> Comparison:
     if doc.get("model") != model.name:
         raise UsageError(Diagnostic(f"the baseline records model '{doc.get('model')}', not '{model.name}'",
                                     hint="give the baseline file of this model"))
-    params = {k: v for k, v in model.param_values}
+    params = dict(model.param_values)
     if doc.get("params", {}) != params:
         out.notes.append(f"the baseline was recorded with parameters {doc.get('params')}, this run uses {params}")
     recorded = {e.get("variant"): e for e in doc["variants"]}

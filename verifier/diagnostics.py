@@ -40,7 +40,7 @@ class Span:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
-    def shifted(self, line_offset: int, col_offset: int) -> "Span":
+    def shifted(self, line_offset: int, col_offset: int) -> Span:
         """This span moved into a host text (an expression inside a YAML scalar)."""
         col = self.col + col_offset if self.line == 1 else self.col
         end_col = self.end_col

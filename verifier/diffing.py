@@ -28,9 +28,10 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Sequence
+from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import Diagnostic, UsageError
@@ -534,7 +535,7 @@ def render_markdown(d: ModelDiff) -> str:
             out.append(f"| {_code(c.claim)} | {_cell(', '.join(v for v in variants if v))} | {c.old_verdict} | "
                        f"**{c.new_verdict}** | {_cell(exp or '-')} | {_cell(c.statement)} |")
         out.append("")
-        for c, _variants_ in groups:
+        for c, _ in groups:
             why = _claim_trace(c)
             if why:
                 out += _details(_cell(f"{c.claim}{_v(c.variant)}: {why[0]} ({len(why[1])} steps)"), why[1])

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import wait
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
 
 from verifier.engines.memory import set_workers
 from verifier.signals import default_signals_in_child
@@ -92,7 +93,7 @@ def _child(fn, item, pipe, workers: int) -> None:
     set_workers(workers)          # the memory limit is shared, not each worker's
     try:
         pipe.send((True, fn(item)))
-    except BaseException as err:  # noqa: BLE001 - the parent runs the job again and raises there
+    except BaseException as err:
         pipe.send((False, repr(err)))
     finally:
         pipe.close()

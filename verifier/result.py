@@ -22,7 +22,7 @@ class Verdict(Enum):
     def rank(self) -> int:
         return list(Verdict).index(self)
 
-    def worst(self, other: "Verdict") -> "Verdict":
+    def worst(self, other: Verdict) -> Verdict:
         return self if self.rank >= other.rank else other
 
 

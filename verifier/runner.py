@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Budget, Engine, ProgressFn, SearchOptions
-from verifier.engines.explicit import kept_search, keeping_searches
+from verifier.engines.explicit import keeping_searches, kept_search
 from verifier.forking import fork_map
 from verifier.ir.model import Model
 from verifier.ir.props import Property

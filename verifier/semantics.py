@@ -8,13 +8,12 @@ they emit is replayed here.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op
-from verifier.ir.model import (Action, BoolType, EnumType, IntType, Modality, Model, Overflow, Type,
-                               Variable, type_bounds)
+from verifier.ir.model import Action, BoolType, EnumType, IntType, Modality, Model, Overflow, Type, Variable, type_bounds
 
 State = tuple[int, ...]
 

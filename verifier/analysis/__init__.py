@@ -23,8 +23,8 @@ in the finding's evidence (`internal_error`).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from verifier.analysis.conflicts import Conflicts
 from verifier.analysis.context import Context, Deadline
@@ -38,7 +38,7 @@ from verifier.engines.base import Budget
 from verifier.ir.model import Acknowledgement, Model
 from verifier.result import CheckResult, Finding
 
-__all__ = ["consistency_findings", "analyse_model", "across_readings", "acknowledgement", "KINDS"]
+__all__ = ["KINDS", "acknowledgement", "across_readings", "analyse_model", "consistency_findings"]
 
 KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondeterministic-must",
          "variant-difference")

@@ -10,8 +10,9 @@ few states a finding shows.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from verifier.engines.base import Budget
 from verifier.engines.bfsgen import compile_expander, packed_predicate
@@ -73,7 +74,7 @@ class Context:
 
     # ---- setup
     @classmethod
-    def create(cls, model: Model, budget: Budget, deadline: Deadline, memo: dict | None = None) -> "Context":
+    def create(cls, model: Model, budget: Budget, deadline: Deadline, memo: dict | None = None) -> Context:
         ctx = cls(model, budget, deadline, memo={} if memo is None else memo)
         concrete = model.instantiate()
         if concrete.is_concrete:
@@ -184,7 +185,7 @@ class Context:
         """Slot name -> display value (true/false, enum names), optionally only some slots."""
         values = self.lay.as_dict(state)
         if slots is None:
-            return {k: v for k, v in values.items()}
+            return dict(values.items())
         wanted = set(slots)
         return {k: v for k, v in values.items() if k in wanted}
 

@@ -39,11 +39,10 @@ from __future__ import annotations
 from typing import Any
 
 from verifier.analysis.context import Context, Visitor
-from verifier.ir.expr import state_vars
-from verifier.ir.expr import Expr
+from verifier.ir.expr import Expr, state_vars
 from verifier.ir.model import Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
-from verifier.semantics import actor_of
 from verifier.result import Finding
+from verifier.semantics import actor_of
 
 KIND = "order-dependence"
 QUERY_SECONDS = 10.0            # Z3 time per pair
@@ -185,7 +184,7 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
         except (Unsupported, z3.Z3Exception):
             continue
 
-        def val(t) -> int:
+        def val(t, m=m) -> int:
             return m.eval(t, model_completion=True).as_long()
 
         def show(slots) -> dict:

@@ -17,8 +17,8 @@
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import itemgetter
-from typing import Sequence
 
 from verifier.analysis.context import Context
 from verifier.result import CheckResult, Finding, Verdict

@@ -9,8 +9,7 @@ import sys
 import traceback
 
 from verifier import __version__
-from verifier.cli.common import (EXIT_BUG, EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED,
-                                 EXIT_UNKNOWN)
+from verifier.cli.common import EXIT_BUG, EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_UNKNOWN
 from verifier.diagnostics import TurnproofError
 from verifier.signals import OutOfTime, Terminated, hard_deadline, terminate_on_sigterm
 
@@ -79,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         except Terminated:
             print("terminated", file=sys.stderr)
             return EXIT_TERMINATED
-        except Exception as err:  # noqa: BLE001 - the one place an unexpected error becomes exit 4
+        except Exception as err:
             if debug:
                 traceback.print_exc()
             print(f"internal error ({BUG_REPORT}): {type(err).__name__}: {_one_line(err)}", file=sys.stderr)

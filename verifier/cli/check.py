@@ -6,8 +6,17 @@ import json
 import sys
 
 from verifier import baseline
-from verifier.cli.common import (EXIT_CODES_HELP, EXIT_OK, EXIT_UNKNOWN, Progress, add_model_options,
-                                 add_output_options, exit_code, run_options, write_output)
+from verifier.cli.common import (
+    EXIT_CODES_HELP,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    Progress,
+    add_model_options,
+    add_output_options,
+    exit_code,
+    run_options,
+    write_output,
+)
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.report.json_out import runs_json
 from verifier.report.junit import runs_junit

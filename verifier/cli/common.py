@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Budget, ProgressInfo, SearchOptions

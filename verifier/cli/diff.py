@@ -4,8 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from verifier.cli.common import (EXIT_BUG_HELP, Progress, add_model_options, add_output_options, run_options,
-                                 write_output)
+from verifier.cli.common import EXIT_BUG_HELP, Progress, add_model_options, add_output_options, run_options, write_output
 from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.diffing import diff_versions, render_markdown, render_text, to_json
 

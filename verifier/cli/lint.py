@@ -5,13 +5,22 @@ import argparse
 import io
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from rich.console import Console
 
-from verifier.cli.common import (EXIT_BUG_HELP, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, Progress, add_model_options,
-                                 add_output_options, run_options, write_output)
+from verifier.cli.common import (
+    EXIT_BUG_HELP,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    Progress,
+    add_model_options,
+    add_output_options,
+    run_options,
+    write_output,
+)
 from verifier.report.json_out import runs_json
 from verifier.report.text import findings_text, plain, trace_table
 from verifier.result import Finding, ModelRun

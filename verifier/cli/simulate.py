@@ -7,8 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from verifier.cli.common import (EXIT_BUG_HELP, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, concrete_model, parse_params,
-                                 write_output)
+from verifier.cli.common import EXIT_BUG_HELP, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, concrete_model, parse_params, write_output
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.lang import default_properties_path, load_properties
 from verifier.playout.play import PlayoutOptions, simulate

@@ -12,8 +12,8 @@ lists it).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from verifier.engines.codegen import Interval, Writer, _shl, interval, may_raise, simplify
 from verifier.ir.expr import App, Const, Expr, Index, Op, Var, substitute

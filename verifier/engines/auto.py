@@ -23,10 +23,10 @@ Policy:
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
-from verifier.engines.base import SearchOptions, Budget, ProgressFn
+from verifier.engines.base import Budget, ProgressFn, SearchOptions
 from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Property, Reachable
 from verifier.result import CheckResult, Verdict

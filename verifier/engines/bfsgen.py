@@ -13,8 +13,8 @@ semantics' states, which the differential tests compare them with: firings
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from verifier.engines.actiongen import Labels, Sink, action_lines
 from verifier.engines.codegen import RUNTIME, Packing, Writer, make_packing, simplify

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from verifier.ir.expr import (App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op,
-                              substitute)
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op, substitute
 from verifier.semantics import EvalError, Layout
 
 UNROLL = 32          # quantifiers over fewer values are unrolled
@@ -205,7 +204,7 @@ def may_raise(e: Expr, bound: dict[str, Interval] | None = None, lay: Layout | N
             return True
         if lay is None:
             return True
-        first, lo, size = lay.offsets[e.name]
+        _first, lo, size = lay.offsets[e.name]
         iv = interval(lay, e.index, bound)
         return iv is None or iv[0] < lo or iv[1] >= lo + size
     if isinstance(e, Quant):
@@ -443,6 +442,6 @@ class Writer:
 
 
 def _is_bool(e: Expr) -> bool:
-    return isinstance(e, Quant) and e.kind in (QuantKind.FORALL, QuantKind.EXISTS) or \
-        isinstance(e, App) and e.op in _BOOL or isinstance(e, Const) and e.is_bool
+    return (isinstance(e, Quant) and e.kind in (QuantKind.FORALL, QuantKind.EXISTS)) or \
+        (isinstance(e, App) and e.op in _BOOL) or (isinstance(e, Const) and e.is_bool)
 

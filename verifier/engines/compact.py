@@ -19,6 +19,7 @@ with the reference store.
 """
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -195,14 +196,14 @@ class CompactSpace:
     def trace_to(self, key: int) -> Trace:
         keys = self.chain(key)
         unpack = packing_of(self.lay).unpack
-        firings = [self._firing(s, t) for s, t in zip(keys, keys[1:])]
+        firings = [self._firing(s, t) for s, t in itertools.pairwise(keys)]
         return build_trace(self.lay, [unpack(k) for k in keys], firings)
 
     def trace_through(self, key: int, label: int, target: int) -> Trace:
         keys = self.chain(key)
         unpack = packing_of(self.lay).unpack
         a, choice = self.labels.items[label]
-        firings = [self._firing(s, t) for s, t in zip(keys, keys[1:])] + [(self.model.actions[a], choice)]
+        firings = [self._firing(s, t) for s, t in itertools.pairwise(keys)] + [(self.model.actions[a], choice)]
         return build_trace(self.lay, [unpack(k) for k in keys + [target]], firings)
 
 
@@ -229,7 +230,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
         raise TooWide(f"{packing.bits} bits of state (the compact store holds at most {MAX_BITS})")
     labels = Labels()
     table = VisitedTable(links="slot", budget_bytes=visited_budget)
-    space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired={a: None for a in track})
+    space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired=dict.fromkeys(track))
     expansion = Expansion(lay, labels)
     space.vectorised = expansion.why_not
     watches = [Watch(lay, e) for e in watch]

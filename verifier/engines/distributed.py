@@ -186,7 +186,7 @@ def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, w
                             workers=[addresses[i % len(addresses)]], pure=False).result() for i in range(parts)]
     labels = Labels()
     table = ChainTable(0)
-    space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired={a: None for a in track})
+    space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired=dict.fromkeys(track))
     try:
         inits = np.asarray(list(dict.fromkeys(packing_of(lay).pack(s) for s in initial_states(lay))), np.uint64)
     except EvalError as err:

@@ -11,9 +11,9 @@ every counterexample a shortest one.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Callable, Iterable, Iterator, Sequence
 
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
@@ -60,7 +60,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
     if canon is not None:
         space.canon, space.reductions = canon, (SYMMETRY,)
     space.watch = [None] * len(exprs)
-    space.fired = {a: None for a in track}
+    space.fired = dict.fromkeys(track)
     if budget.max_states is not None:
         space.state_limit = budget.max_states
     if budget.max_depth is not None:
@@ -118,7 +118,7 @@ def keeping_searches(models: Iterable[Model]) -> Iterator[None]:
     """Within the block, the engine's complete searches of these (instantiated) models are kept
     so that a later pass over the same state space (the consistency analyses) need not search
     again: `kept_search`."""
-    token = _kept.set({m: None for m in models})
+    token = _kept.set(dict.fromkeys(models))
     try:
         yield
     finally:

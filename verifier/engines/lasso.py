@@ -34,9 +34,9 @@ found is real, and "no counterexample" is left to the caller (UNKNOWN).
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Iterable
 from itertools import accumulate, compress, repeat
 from operator import and_, itemgetter
-from typing import Iterable
 
 import networkx as nx
 
@@ -44,7 +44,7 @@ from verifier.engines.bfsgen import packed_predicate
 from verifier.ir.model import ActionKind
 from verifier.ir.props import Obligation, Terminates
 from verifier.result import Verdict
-from verifier.trace import Trace, build_trace
+from verifier.trace import Trace
 
 Outcome = tuple[Verdict | None, Trace | None, str]
 
@@ -107,7 +107,7 @@ def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what
                       for g in strong]
     enabled: dict[int, set[int]] = {}        # state -> actions with a transition there
     if fair or strong_actions:
-        src, dst, lab = space.edge_arrays()
+        src, _dst, lab = space.edge_arrays()
         for s, x in compress(zip(src, lab), map(core.__contains__, src)):
             enabled.setdefault(s, set()).add(items[x][0])
     adjacency: dict[int, list[tuple[int, int]]] = {}

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
-from typing import Any, Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import networkx as nx
 
-from verifier.engines.bfsgen import Expander, compile_expander, packing_of
-from verifier.engines.actiongen import Labels
 from verifier.engines import symmetry
+from verifier.engines.actiongen import Labels
+from verifier.engines.bfsgen import Expander, compile_expander, packing_of
 from verifier.engines.codegen import Packing
 from verifier.engines.symmetry import Canon, canonicalizer
 from verifier.ir.model import Action, Model
@@ -29,7 +29,7 @@ from verifier.trace import Trace, build_trace
 class StatesView(Sequence):
     """`space.states[i]`: the state tuple of index i, unpacked on access."""
 
-    def __init__(self, space: "StateSpace"):
+    def __init__(self, space: StateSpace):
         self._space = space
 
     def __len__(self) -> int:
@@ -51,7 +51,7 @@ class StatesView(Sequence):
 class DepthView(Sequence):
     """`space.depth[i]`: the BFS depth of state i."""
 
-    def __init__(self, space: "StateSpace"):
+    def __init__(self, space: StateSpace):
         self._space = space
 
     def __len__(self) -> int:
@@ -66,7 +66,7 @@ class DepthView(Sequence):
 class LazyState(Mapping):
     """Slot name -> display value of one state, computed on first use."""
 
-    def __init__(self, space: "StateSpace", i: int):
+    def __init__(self, space: StateSpace, i: int):
         self._space, self._i, self._values = space, i, None
 
     def _get(self) -> dict[str, Any]:

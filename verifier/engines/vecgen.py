@@ -186,7 +186,7 @@ class _Writer:
         """`e` as int64 values (or an int literal)."""
         if isinstance(e, Const):
             return str(e.value)
-        if isinstance(e, Var) or isinstance(e, Index) and isinstance(e.index, Const):
+        if isinstance(e, Var) or (isinstance(e, Index) and isinstance(e.index, Const)):
             return self._num(e, ctx)
         return self.cached("num", e, ctx, self._num)
 

@@ -2,6 +2,6 @@
 
 It imports nothing from the project except `verifier.diagnostics`.
 """
-from verifier.ir.expr import *  # noqa: F401,F403
-from verifier.ir.model import *  # noqa: F401,F403
-from verifier.ir.props import *  # noqa: F401,F403
+from verifier.ir.expr import *  # noqa: F403
+from verifier.ir.model import *  # noqa: F403
+from verifier.ir.props import *  # noqa: F403

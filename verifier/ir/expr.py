@@ -5,9 +5,9 @@ index in the enum. Spans are kept for messages but excluded from equality.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, Iterator, Union
 
 from verifier.diagnostics import Span
 
@@ -109,7 +109,7 @@ class Quant(Expr):
     body: Expr
 
 
-ExprLike = Union[Expr, int, bool]
+ExprLike = Expr | int | bool
 
 
 def const(value: int | bool) -> Const:

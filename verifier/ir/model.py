@@ -8,9 +8,9 @@ analyses and diagrams.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Callable, Iterator, Union
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Param, Var, disj, eq, fold, map_expr
@@ -55,7 +55,7 @@ class EnumType:
         return self.name
 
 
-Type = Union[BoolType, IntType, EnumType]
+Type = BoolType | IntType | EnumType
 
 
 def type_bounds(t: Type) -> tuple[int, int]:
@@ -330,7 +330,7 @@ class Model:
     def rule_actions(self) -> tuple[Action, ...]:
         return tuple(a for a in self.actions if a.kind is ActionKind.RULE)
 
-    def instantiate(self, values: dict[str, int | None] | None = None) -> "Model":
+    def instantiate(self, values: dict[str, int | None] | None = None) -> Model:
         """Fix parameters (defaults unless given); a value None leaves it free."""
         chosen = {p.name: p.default for p in self.params}
         chosen.update(self.params_dict)

@@ -6,8 +6,9 @@ patterns, phase-scoped invariants) are compiled down to these by `props/`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import Expr

@@ -10,5 +10,11 @@ from verifier.lang.properties import default_properties_path, load_properties
 
 SCHEMA_PATH = str(files("verifier.lang").joinpath("model.schema.json"))
 
-__all__ = ["load_model", "check_model", "load_properties", "default_properties_path", "parse_expression",
-           "SCHEMA_PATH"]
+__all__ = [
+           "SCHEMA_PATH",
+           "check_model",
+           "default_properties_path",
+           "load_model",
+           "load_properties",
+           "parse_expression",
+]

@@ -17,7 +17,7 @@ def _action_known(name: str, names: set[str]) -> bool:
     return name in names or any(n.split(" -> ")[0] == name for n in names)
 
 
-def check_names(loader: "Loader", model: Model) -> None:
+def check_names(loader: Loader, model: Model) -> None:
     """`fairness`, `ordered` and `progress` name things that exist; actions name leaf phases."""
     declared = {a.name for a in model.actions} | set(loader.action_names)
     listed = [("fairness", i, name) for i, name in enumerate(model.fairness)]
@@ -47,7 +47,7 @@ def check_names(loader: "Loader", model: Model) -> None:
                               "declare phases, or drop 'phase:'")
 
 
-def check_static_ranges(loader: "Loader", model: Model) -> None:
+def check_static_ranges(loader: Loader, model: Model) -> None:
     """A constant initial or assigned value outside the variable's range (parameters fixed) is an error."""
     concrete = model.instantiate()
     for original, var in zip(model.variables, concrete.variables):
@@ -60,7 +60,7 @@ def check_static_ranges(loader: "Loader", model: Model) -> None:
                 _check_value(loader, var, eff.value, orig.span, f"{action.name} sets {var.name} to")
 
 
-def check_sizes(loader: "Loader", model: Model) -> None:
+def check_sizes(loader: Loader, model: Model) -> None:
     """Ranges that are not empty, and arrays, state slots, choices and quantifiers the search can
     hold: sizes are computed from the bounds (parameters fixed), never materialised."""
     concrete = model.instantiate()
@@ -105,7 +105,7 @@ def _range_size(t) -> int | None:
     return 1 if not isinstance(t, IntType) else None
 
 
-def _range_ok(loader: "Loader", t, span, what: str) -> bool:
+def _range_ok(loader: Loader, t, span, what: str) -> bool:
     """An integer range with fixed bounds is not empty and not wider than the engines take."""
     if not isinstance(t, IntType) or not isinstance(t.lo, Const) or not isinstance(t.hi, Const):
         return True
@@ -121,7 +121,7 @@ def _range_ok(loader: "Loader", t, span, what: str) -> bool:
     return True
 
 
-def _check_value(loader: "Loader", var, value, span, what: str) -> None:
+def _check_value(loader: Loader, var, value, span, what: str) -> None:
     t = var.type
     if not isinstance(t, IntType) or not all(isinstance(x, Const) for x in (value, t.lo, t.hi)):
         return
@@ -130,7 +130,7 @@ def _check_value(loader: "Loader", var, value, span, what: str) -> None:
                           hint="widen the variable's type or fix the value")
 
 
-def check_must_guards(loader: "Loader", model: Model) -> None:
+def check_must_guards(loader: Loader, model: Model) -> None:
     """Warn when a `must` action's guard reads nothing it changes: once enabled it stays enabled."""
     for a in model.actions:
         if a.kind is not ActionKind.RULE or a.modality is not Modality.MUST or not a.effects:

@@ -6,19 +6,24 @@ through `typecheck.Scope`. Errors go to a DiagnosticSink, never raised here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib.resources import files
 
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from verifier.diagnostics import DiagnosticSink, Span
-from verifier.ir.expr import (App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, conj, disj, map_expr,
-                              substitute, walk)
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, conj, disj, map_expr, substitute, walk
 from verifier.ir.model import Definition
 from verifier.ir.props import PREV_MARK
-from verifier.lang.limits import (MAX_DEFINITION_NESTING, MAX_EXPANDED_DEPTH, MAX_EXPR_DEPTH, deeper_than,
-                                  expr_deeper_than, int_literal_problem)
+from verifier.lang.limits import (
+    MAX_DEFINITION_NESTING,
+    MAX_EXPANDED_DEPTH,
+    MAX_EXPR_DEPTH,
+    deeper_than,
+    expr_deeper_than,
+    int_literal_problem,
+)
 from verifier.lang.typecheck import BOOL, INT, Scope, enum_ty, mismatch_hint, ty_of, ty_words
 
 
@@ -31,7 +36,7 @@ class Origin:
     positions: tuple[tuple[int, int], ...]
 
     @staticmethod
-    def straight(file: str, line: int, col: int, text: str) -> "Origin":
+    def straight(file: str, line: int, col: int, text: str) -> Origin:
         """Text written on one line starting at line:col (or standing alone)."""
         pos, here = [], (line, col)
         for ch in text + " ":
@@ -49,7 +54,7 @@ class Origin:
         return Span(self.file, line, col, end_line, end_col + 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parser(start: str) -> Lark:
     grammar = files("verifier.lang").joinpath("grammar.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", propagate_positions=True, start=start, maybe_placeholders=False)
@@ -414,10 +419,7 @@ class ExprReader:
 
 
 def _larger_than(e: Expr, limit: int) -> bool:
-    for n, _ in enumerate(walk(e)):
-        if n >= limit:
-            return True
-    return False
+    return any(n >= limit for n, _ in enumerate(walk(e)))
 
 
 def _substitute_args(body: Expr, args: dict[str, Expr]) -> Expr:

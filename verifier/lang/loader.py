@@ -3,15 +3,34 @@ whole-model checks in `checks`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
-
-from typing import Callable
 
 from verifier.diagnostics import Diagnostic, DiagnosticSink, Span, UsageError
 from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Var, conj, fold, neg, params_of, pretty, substitute
-from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, RANDOM, RULES, Acknowledgement, Action, Assign,
-                               BoolType, Choice, Citation, Definition, EnumType, IntType, Modality, Model, Overflow,
-                               ParamDecl, Reset, Variable, VariantDecl)
+from verifier.ir.model import (
+    ACTIVE_VAR,
+    PHASE_ENUM,
+    PHASE_VAR,
+    RANDOM,
+    RULES,
+    Acknowledgement,
+    Action,
+    Assign,
+    BoolType,
+    Choice,
+    Citation,
+    Definition,
+    EnumType,
+    IntType,
+    Modality,
+    Model,
+    Overflow,
+    ParamDecl,
+    Reset,
+    Variable,
+    VariantDecl,
+)
 from verifier.lang import checks, symmetry
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
@@ -429,7 +448,7 @@ class Loader:
             if text not in ("turn", "own_turn"):
                 self.sink.error(f"unknown reset '{text}'", v.child("reset").span, hint="reset: turn or own_turn")
             elif text == "own_turn" and (not var.by_player or len(set(out.init)) != 1):
-                self.sink.error(f"reset: own_turn needs an array per: player with one init value", v.child("reset").span,
+                self.sink.error("reset: own_turn needs an array per: player with one init value", v.child("reset").span,
                                 hint="each player's element goes back to it when their next turn starts")
             elif any(i is None for i in out.init):
                 self.sink.error(f"{var.name} resets at the end of the turn but has no init", v.child("reset").span,

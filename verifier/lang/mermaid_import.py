@@ -323,7 +323,7 @@ class SPhase:
     source: str                      # node id or subgraph id
     citation: tuple[str, str]        # (section, text)
     mandatory: bool = True
-    steps: list["SPhase"] = field(default_factory=list)
+    steps: list[SPhase] = field(default_factory=list)
     nexts: list[tuple[str, str, str | None]] | None = None   # (to, label, when); None: inherit / default
     doc: str = ""
 
@@ -421,7 +421,8 @@ def _convert(chart: Flowchart, section: str, used: set[str], dead_ends: list[str
             if nd.subgraph != sub.parent or nid in owner.values() or not nd.label:
                 continue
             lab = _norm(nd.label)
-            if lab and (title == lab or title.startswith(lab + " ")) and (best is None or len(lab) > len(_norm(nodes[best].label))):
+            longer = best is None or len(lab) > len(_norm(nodes[best].label))
+            if lab and (title == lab or title.startswith(lab + " ")) and longer:
                 best = nid
         if best is not None:
             owner[sid] = best

@@ -4,10 +4,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from verifier.ir.expr import (TRUE, App, Const, Expr, Index, Op, Quant, QuantKind, Var, conj, disj, eq, map_expr, neg,
-                              pretty)
-from verifier.ir.model import (ACTIVE_VAR, PHASE_ENUM, PHASE_VAR, Action, ActionKind, Assign, BoolType, EnumType,
-                               IntType, Modality, Model, Phase, PhaseEdge, Reset)
+from verifier.ir.expr import TRUE, App, Const, Expr, Index, Op, Quant, QuantKind, Var, conj, disj, eq, map_expr, neg, pretty
+from verifier.ir.model import (
+    ACTIVE_VAR,
+    PHASE_ENUM,
+    PHASE_VAR,
+    Action,
+    ActionKind,
+    Assign,
+    BoolType,
+    EnumType,
+    IntType,
+    Modality,
+    Model,
+    Phase,
+    PhaseEdge,
+    Reset,
+)
 from verifier.lang.typecheck import BOOL
 from verifier.lang.yaml_source import Node, check_keys, suggest
 
@@ -32,7 +45,7 @@ class PhaseSpec:
         return not self.children
 
 
-def read_phases(loader: "Loader", node: Node | None) -> list[PhaseSpec]:
+def read_phases(loader: Loader, node: Node | None) -> list[PhaseSpec]:
     """The phase tree in document order (parents before their steps)."""
     out: list[PhaseSpec] = []
     if node is None:
@@ -62,7 +75,7 @@ def read_phases(loader: "Loader", node: Node | None) -> list[PhaseSpec]:
     return out
 
 
-def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
+def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
                    turn_end: list[Assign], round_end: list[Assign], turn_start: list[Assign] = ()) -> Model:
     """Guard rule actions by their phase and add the ADVANCE / TURN_END actions."""
     by_name = {s.name: s for s in specs}
@@ -201,7 +214,7 @@ def desugar_phases(loader: "Loader", model: Model, specs: list[PhaseSpec],
                    phase_edges=tuple(diagram))
 
 
-def _read_next(loader: "Loader", node: Node, alternatives: bool, by_name: dict,
+def _read_next(loader: Loader, node: Node, alternatives: bool, by_name: dict,
                first_leaf) -> list[tuple[str, Expr, str, frozenset]]:
     """The entries of `next:` (first match wins) or `next_any:` (alternatives) as (leaf, condition, label,
     phases entered again): each entry's condition, under `next:`, excludes the earlier entries' conditions."""
@@ -241,7 +254,7 @@ def _read_next(loader: "Loader", node: Node, alternatives: bool, by_name: dict,
     return out
 
 
-def _old_reading(loader: "Loader", node: Node, read: list) -> bool:
+def _old_reading(loader: Loader, node: Node, read: list) -> bool:
     """Whether a `next:` list can only mean alternatives (an entry follows one without condition): then it is
     read as `next_any:`, as before language v2, with a warning; also warn where first-match changes a reading."""
     unconditional = [i for i, entry in enumerate(read) if entry[1] is None]
@@ -358,7 +371,7 @@ def _turn_start(model: Model, out: dict[str, Assign], turn_start: list[Assign]) 
                 out[f"{name}[{i}]"] = Assign(Index(name, Const(i)), value)
 
 
-def _check_reachable(loader: "Loader", leaves: list[str], edges: list[PhaseEdge], by_name) -> None:
+def _check_reachable(loader: Loader, leaves: list[str], edges: list[PhaseEdge], by_name) -> None:
     seen, todo = {leaves[0]}, [leaves[0]]
     while todo:
         here = todo.pop()

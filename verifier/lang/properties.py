@@ -8,10 +8,19 @@ from pathlib import Path
 from verifier.diagnostics import DiagnosticSink, PropertyError, Span
 from verifier.ir.expr import FALSE, TRUE, App, Expr, Op
 from verifier.ir.model import ActionKind, Model, in_phase
-from verifier.ir.props import (BoundedResponse, DeadlockFree, Event, Invariant, Ordering, Property, Reachable,
-                               StepInvariant, Terminates)
-from verifier.lang.expressions import ExprReader
+from verifier.ir.props import (
+    BoundedResponse,
+    DeadlockFree,
+    Event,
+    Invariant,
+    Ordering,
+    Property,
+    Reachable,
+    StepInvariant,
+    Terminates,
+)
 from verifier.lang import symmetry
+from verifier.lang.expressions import ExprReader
 from verifier.lang.typecheck import BOOL, Scope
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 

@@ -24,8 +24,8 @@ commute with the rotations.
 """
 from __future__ import annotations
 
-from dataclasses import fields
 from collections.abc import Callable
+from dataclasses import fields
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, fold, pretty, substitute

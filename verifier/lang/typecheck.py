@@ -57,11 +57,11 @@ class Scope:
     defines: dict[str, Definition] = field(default_factory=dict)
     allow_prev: bool = False        # `prev(e)` reads the state before a transition (step claims)
 
-    def with_locals(self, more: dict[str, str]) -> "Scope":
+    def with_locals(self, more: dict[str, str]) -> Scope:
         return Scope(self.variables, self.params, self.constants, self.enum_values, self.enums,
                      {**self.locals, **more}, self.players, self.defines, self.allow_prev)
 
-    def for_body(self, d: Definition, param_types: dict[str, str]) -> "Scope":
+    def for_body(self, d: Definition, param_types: dict[str, str]) -> Scope:
         """The scope of a definition's body: the model's names, the definitions before it, its parameters."""
         before: dict[str, Definition] = {}
         for name, other in self.defines.items():

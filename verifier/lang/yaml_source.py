@@ -90,12 +90,12 @@ class Node:
     def file(self) -> str:
         return self.source.file
 
-    def get(self, key: str) -> "Node | None":
+    def get(self, key: str) -> Node | None:
         if not isinstance(self.value, CommentedMap) or key not in self.value:
             return None
         return self.child(key)
 
-    def child(self, key: Any) -> "Node":
+    def child(self, key: Any) -> Node:
         v, f = self.value, self.source.file
         if isinstance(v, CommentedMap):
             kl, kc = v.lc.key(key)
@@ -104,13 +104,13 @@ class Node:
         line, col = v.lc.item(key)
         return Node(v[key], Span(f, line + 1, col + 1), None, self.source)
 
-    def items(self) -> list[tuple[str, "Node"]]:
+    def items(self) -> list[tuple[str, Node]]:
         return [(str(k), self.child(k)) for k in self.value] if self.is_map else []
 
-    def elements(self) -> list["Node"]:
+    def elements(self) -> list[Node]:
         return [self.child(i) for i in range(len(self.value))] if self.is_list else []
 
-    def with_value(self, value: Any) -> "Node":
+    def with_value(self, value: Any) -> Node:
         return Node(value, self.span, self.key_span, self.source)
 
     @property

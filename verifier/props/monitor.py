@@ -18,14 +18,12 @@ closes (a game that ends mid-turn leaves that turn unjudged).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
-from verifier.ir.expr import FALSE, TRUE, Const, Expr, Op, Var, app, conj, disj, eq, neg
-from verifier.ir.model import Action, Assign, BoolType, IntType, Modality, Model, Variable
-from verifier.ir.expr import Index, map_expr
+from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Op, Var, app, conj, disj, eq, map_expr, neg
+from verifier.ir.model import Action, Assign, BoolType, IntType, Modality, Model, Variable, in_phase
 from verifier.ir.props import PREV_MARK, BoundedResponse, Event, Invariant, Obligation, Ordering, Property, StepInvariant
-from verifier.ir.model import in_phase
 from verifier.props.events import occurs, post
 
 MONITOR_PREFIX = "monitor."

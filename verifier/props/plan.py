@@ -16,8 +16,8 @@ beyond what separate checks would cost.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Callable, Sequence
 
 from verifier.ir.model import Model
 from verifier.ir.props import Property

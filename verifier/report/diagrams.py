@@ -19,8 +19,9 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from verifier.ir.model import Action, ActionKind, Modality, Model, Phase, PhaseEdge
 from verifier.trace import Trace
@@ -448,7 +449,9 @@ def _quotient_dot(sg: StateGraph, name: str) -> str:
             out.append(f"  {q(src)} -> {q(dst)}{_attrs(**attrs)};")
         for e in model.phase_edges:
             if (e.src, e.dst, e.turn_end) not in taken:
-                out.append(f"  {q(e.src)} -> {q(e.dst)}{_attrs(style='dashed', color=q('#bbbbbb'), fontcolor=q('#999999'), label=q('never taken'), constraint='false')};")
+                never = _attrs(style='dashed', color=q('#bbbbbb'), fontcolor=q('#999999'), label=q('never taken'),
+                               constraint='false')
+                out.append(f"  {q(e.src)} -> {q(e.dst)}{never};")
     else:
         for depth in sorted(nodes):
             out.append(f"  d{depth}{_attrs(label=node_label(depth, f'depth {depth}'))};")

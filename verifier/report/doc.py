@@ -6,8 +6,9 @@ with kind one of b (bold), i (italic), code, link, verdict, ok, bad.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class Span:
     href: str | None = None    # link: a file beside the page (a DOT source)
 
 
-Inline = Union[str, Span, Sequence[Union[str, Span]]]
+Inline = str | Span | Sequence[str | Span]
 
 
 def spans(x: Inline) -> list[str | Span]:
@@ -113,7 +114,7 @@ class Pre:
     text: str
 
 
-Block = Union[Heading, Para, Note, Bullets, Defs, Table, Figure, Pre]
+Block = Heading | Para | Note | Bullets | Defs | Table | Figure | Pre
 
 
 @dataclass

@@ -7,7 +7,7 @@ order-dependence, unspecified choices), and what was proved or shown to hold.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from verifier.report.escaping import markdown_code, markdown_text
 from verifier.result import CheckResult, ModelRun, Verdict

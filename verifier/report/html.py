@@ -7,11 +7,10 @@ offline, and prints.
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from collections.abc import Sequence
 
 from verifier.report.diagrams import inline_svg
-from verifier.report.doc import (Bullets, Defs, Document, Figure, Heading, Inline, Note, Para, Pre, Span, Table,
-                                 spans)
+from verifier.report.doc import Bullets, Defs, Document, Figure, Heading, Inline, Note, Para, Pre, Span, Table, spans
 from verifier.report.pages import GamePage, game_document, index_document
 
 EXT = ".html"

@@ -1,7 +1,8 @@
 """The JSON document of a check (the stable machine format; other formats extend it)."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from verifier import __version__
 from verifier.result import CheckResult, Finding, ModelRun

@@ -19,7 +19,8 @@ import datetime as _dt
 import re
 import textwrap
 import xml.etree.ElementTree as ET
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from verifier import __version__
 from verifier.result import CheckResult, Finding, ModelRun, Verdict

@@ -5,11 +5,10 @@ link to their DOT source.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 from urllib.parse import quote
 
-from verifier.report.doc import (Bullets, Defs, Document, Figure, Heading, Inline, Note, Para, Pre, Span, Table,
-                                 spans)
+from verifier.report.doc import Bullets, Defs, Document, Figure, Heading, Inline, Note, Para, Pre, Span, Table, spans
 from verifier.report.escaping import markdown_code, markdown_text
 from verifier.report.pages import GamePage, game_document, index_document
 

@@ -10,17 +10,34 @@ from __future__ import annotations
 import hashlib
 import re
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from verifier import __version__
 from verifier.ir.expr import pretty
 from verifier.ir.model import EnumType, IntType, Modality, Model
 from verifier.report import diagrams, explain
-from verifier.report.doc import (Bullets, Defs, Document, Figure, Heading, Note, Para, Pre, Table, b, bad, code,
-                                 link, muted, ok, verdict)
+from verifier.report.doc import (
+    Bullets,
+    Defs,
+    Document,
+    Figure,
+    Heading,
+    Note,
+    Para,
+    Pre,
+    Table,
+    b,
+    bad,
+    code,
+    link,
+    muted,
+    ok,
+    verdict,
+)
 from verifier.report.escaping import file_stem
 from verifier.result import SCALE_WORDS, CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
@@ -48,7 +65,7 @@ class TraceView:
     title: str
     trace: Trace
     diagram: Diagram | None
-    same_as: "TraceView | None" = None     # an identical trace shown earlier on the page
+    same_as: TraceView | None = None     # an identical trace shown earlier on the page
 
 
 @dataclass
@@ -132,8 +149,8 @@ def build_game(runs: Sequence[ModelRun], slug: str | None = None, graph: bool = 
         if r.trace is not None:
             anchor = f"trace-{r.property.id}" + (f"-{r.variant}" if r.variant else "")
             title = f"Trace for claim {r.property.id}" + (f" (reading {r.variant})" if r.variant else "")
-            page.claim_traces[(r.property.id, r.variant)] = view(
-                anchor, title, r.trace, r.variant, f"{slug}.trace.{file_stem(r.property.id)}" + (f".{file_stem(r.variant)}" if r.variant else ""))
+            stem = f"{slug}.trace.{file_stem(r.property.id)}" + (f".{file_stem(r.variant)}" if r.variant else "")
+            page.claim_traces[(r.property.id, r.variant)] = view(anchor, title, r.trace, r.variant, stem)
     page.findings = sorted({id(f): f for run in runs for f in run.findings}.values(),
                            key=lambda f: (f.acknowledged is not None, f.kind, f.subject, f.variant or ""))
     for n, f in enumerate(page.findings, 1):
@@ -192,7 +209,7 @@ def _fmt(v: Any) -> str:
 
 
 def verdict_counts(results: Sequence[CheckResult]) -> dict[str, int]:
-    counts = {v: 0 for v in VERDICT_ORDER}
+    counts = dict.fromkeys(VERDICT_ORDER, 0)
     for r in results:
         counts[r.verdict.value] += 1
     return counts

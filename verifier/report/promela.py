@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, fold, substitute
-from verifier.ir.model import Model, Modality, Overflow, type_bounds
+from verifier.ir.model import Modality, Model, Overflow, type_bounds
 
 
 class PromelaError(ValueError):
@@ -110,7 +110,7 @@ def _branches(model: Model, action, end: str) -> list[str]:
     for combo in itertools.product(*domains):
         consts = {c.name: Const(v) for c, v in zip(action.choices, combo)}
 
-        def f(e: Expr) -> Expr:
+        def f(e: Expr, consts=consts) -> Expr:
             return fold(substitute(e, consts))
 
         guard = [f"!{end}", expr(model, f(action.guard))]

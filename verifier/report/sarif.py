@@ -24,8 +24,9 @@ result's `baselineState`.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import Span

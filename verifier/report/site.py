@@ -18,8 +18,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from verifier import __version__
 from verifier.diagnostics import Diagnostic, UsageError

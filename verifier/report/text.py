@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import io
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table

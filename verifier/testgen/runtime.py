@@ -73,7 +73,7 @@ class Oracle:
     memo: dict[State, dict[str, tuple[str, State]]] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def load(cls, path: str | Path, params: dict[str, int], variant: str | None, expected_digest: str) -> "Oracle":
+    def load(cls, path: str | Path, params: dict[str, int], variant: str | None, expected_digest: str) -> Oracle:
         """The model at its first initial state (the layout and the moves met so far are shared
         by every oracle of the same model: a test run loads it once)."""
         if digest(path) != expected_digest:

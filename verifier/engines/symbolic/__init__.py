@@ -7,4 +7,4 @@ maps claims to these methods and results (`SymbolicEngine`).
 """
 from verifier.engines.symbolic.engine import STRATEGIES, SymbolicEngine
 
-__all__ = ["SymbolicEngine", "STRATEGIES"]
+__all__ = ["STRATEGIES", "SymbolicEngine"]

@@ -69,7 +69,7 @@ class Deadline:
             return 0
         return max(1, int(left * 1000))
 
-    def share(self, fraction: float) -> "Deadline":
+    def share(self, fraction: float) -> Deadline:
         """A sub-deadline using at most `fraction` of the time left."""
         left = self.left()
         return Deadline(None if left is None else left * fraction)

@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Sequence
 
 import z3
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, state_vars
-from verifier.ir.model import (ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow,
-                               Type)
+from verifier.ir.model import ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow, Type
 
 Term = z3.ExprRef
 Env = dict[str, Term]

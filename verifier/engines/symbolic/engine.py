@@ -14,14 +14,14 @@ reported; one that does not replay is an engine bug, UNKNOWN "internal: ...".
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import z3
 
 from verifier.engines.base import Budget, ProgressFn
 from verifier.engines.symbolic.bmc import bmc
 from verifier.engines.symbolic.core import Deadline, Outcome, Safety
-from verifier.engines.symbolic.encode import (FALSE, Encoding, Term, Unsupported, conj, disj, negate)
+from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, conj, disj, negate
 from verifier.engines.symbolic.kinduction import kinduction
 from verifier.engines.symbolic.pdr import pdr
 from verifier.engines.symbolic.ranking import synthesize

@@ -7,10 +7,21 @@ termination; "reachable" / "unreachable" for reachability.
 """
 from __future__ import annotations
 
-from verifier.ir.expr import (FALSE, TRUE, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, app,
-                              conj, disj, eq, neg)
-from verifier.ir.model import (Action, ActionKind, Assign, BoolType, Choice, EnumType, IntType, Modality,
-                               Model, Overflow, ParamDecl, Variable)
+from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, app, conj, disj, eq, neg
+from verifier.ir.model import (
+    Action,
+    ActionKind,
+    Assign,
+    BoolType,
+    Choice,
+    EnumType,
+    IntType,
+    Modality,
+    Model,
+    Overflow,
+    ParamDecl,
+    Variable,
+)
 from verifier.ir.props import DeadlockFree, Invariant, Property, Reachable, Terminates
 
 

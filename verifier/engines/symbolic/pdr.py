@@ -21,7 +21,6 @@ from verifier.engines.symbolic.core import Deadline, Outcome, Safety
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate
 from verifier.engines.symbolic.witness import Path
 
-
 FALLBACK_DEPTH = 60
 
 

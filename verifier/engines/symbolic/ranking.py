@@ -21,8 +21,8 @@ limit what can be found.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import z3
 

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 
 import z3
 
+from verifier.engines.symbolic.encode import Encoding
 from verifier.ir.model import Model
 from verifier.semantics import EvalError, Layout, State, layout, successors, transitions
 from verifier.trace import ReplayError, Trace, build_trace, replay
-
-from verifier.engines.symbolic.encode import Encoding
 
 
 class InternalError(Exception):
