@@ -46,7 +46,7 @@ if __name__ == "__main__":
     elif store == "compact":
         space = explore_compact(model)
     else:
-        space, _ = explore(model)
+        space = explore(model)
     seconds = time.perf_counter() - start
     print(json.dumps({"states": len(space), "transitions": space.transitions, "seconds": seconds,
                       "bytes": rss() - before, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))

@@ -42,7 +42,7 @@ def test_plain_guarded_commands():
 
 def test_states_stuck_on_a_gap_are_reported_as_gaps_only():
     model = load_model(fixture("gap_yes")).instantiate()
-    space, _ = explore(model)
+    space = explore(model)
     assert space.deadlocks            # the engine sees stuck states...
     findings = analyse("gap_yes")
     assert of_kind(findings, "deadlock") == {}                  # ...the analysis blames the gap

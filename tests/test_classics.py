@@ -24,7 +24,7 @@ MODELS = Path(__file__).parent / "models"
 ])
 def test_beem_counts(name, states, transitions):
     model = load_model(str(MODELS / f"{name}.yaml")).instantiate()
-    space, _ = explore(model)
+    space = explore(model)
     assert space.complete
     assert (len(space.states), space.transitions) == (states, transitions)
 

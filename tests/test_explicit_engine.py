@@ -90,7 +90,7 @@ def models(draw):
 @settings(max_examples=150, deadline=None)
 @given(models())
 def test_explore_agrees_with_the_reference_semantics(model):
-    space, _ = explore(model)
+    space = explore(model)
     states, count, stuck = naive_bfs(model)
     assert set(space.states) == states
     assert space.transitions == count

@@ -196,7 +196,7 @@ def test_gaps_left_to_the_verifier_are_reached(game):
     """Where the page is silent the model states no overflow policy; the explicit search
     must meet exactly those gaps (and no others) in the first variant."""
     model = load_model(model_path(game)).instantiate()
-    space, _ = explore(model)
+    space = explore(model)
     seen = {(model.actions[head].name, var) for (head, var) in space.gaps}
     assert seen == GAPS[game]
 

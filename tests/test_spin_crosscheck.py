@@ -38,7 +38,7 @@ def spin_counts(promela: str, workdir: Path) -> tuple[int, int]:
 @pytest.mark.parametrize("path,variant", CASES, ids=lambda x: getattr(x, "stem", x))
 def test_same_state_count_as_spin(tmp_path, path, variant):
     model = load_model(str(path), variant=variant).instantiate()
-    space, _ = explore(model)
+    space = explore(model)
     states, transitions = spin_counts(to_promela(model), tmp_path)
     assert states == len(space.states)
     assert transitions == space.transitions + 1    # SPIN also counts the step into the initial state

@@ -234,7 +234,7 @@ def test_initial_states_and_successors_agree(model, rnd):
     s = z3.Solver()
     s.add(enc.init(enc.cur))
     assert _all_solutions(s, enc.cur.slots) == set(initial_states(lay))
-    space, _ = explore(concrete)
+    space = explore(concrete)
     for state in rnd.sample(space.states, min(4, len(space.states))):
         fixed = [x == v for x, v in zip(enc.cur.slots, state)]
         s = z3.Solver()

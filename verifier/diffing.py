@@ -284,7 +284,7 @@ class _Projection:
             p = self(state)
             if p not in self.first:
                 self.first[p] = k
-        self.values = [set() for _ in names]
+        self.values: list[set[Any]] = [set() for _ in names]
         for p in self.first:
             for j, value in enumerate(p):
                 self.values[j].add(value)
@@ -361,8 +361,8 @@ def compare_behaviours(old_model, new_model, options: RunOptions, limit: int = 1
     base = BehaviourDiff(new_model.variant, shared,
                          tuple(sorted(old_vars.keys() - new_vars.keys())),
                          tuple(sorted(new_vars.keys() - old_vars.keys())), notes=tuple(sorted(notes)))
-    old_space, _ = explore(old_m, options.budget)
-    new_space, _ = explore(new_m, options.budget)
+    old_space = explore(old_m, options.budget)
+    new_space = explore(new_m, options.budget)
     base = replace(base, old_states=len(old_space.states), new_states=len(new_space.states))
     reasons = [f"{which}: {s.reason}" for which, s in (("OLD", old_space), ("NEW", new_space)) if not s.complete]
     if reasons:

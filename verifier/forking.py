@@ -11,8 +11,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import wait
-from typing import TypeVar
+from multiprocessing.connection import Connection, wait
+from typing import Any, TypeVar, cast
 
 from verifier.engines.memory import set_workers
 from verifier.signals import default_signals_in_child
@@ -43,7 +43,7 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
     context = multiprocessing.get_context("fork")
     results: dict[int, R] = {}
     failed: list[int] = []
-    running: dict[object, tuple[int, object]] = {}      # pipe -> (item index, process)
+    running: dict[Any, tuple[int, Any]] = {}      # pipe -> (item index, process)
     todo = list(range(len(items)))[::-1]
     try:
         while todo or running:
@@ -54,8 +54,9 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
                 process.start()
                 child_end.close()
                 running[pipe] = (k, process)
-            for pipe in wait(list(running)):
-                k, process = running.pop(pipe)
+            for ready in wait(list(running)):
+                k, process = running.pop(ready)
+                pipe = cast(Connection, ready)
                 try:
                     ok, value = pipe.recv()
                 except (EOFError, OSError):

@@ -1,6 +1,7 @@
 """Verdicts and check results: what every engine returns and every report consumes."""
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -68,7 +69,7 @@ class CheckResult:
     reductions: tuple[str, ...] = ()     # state-space reductions the search used ("symmetry")
     scale: str | None = None             # see `scale_of`: at which numbers the verdict is known
 
-    @property
+    @builtins.property          # the field `property` shadows the builtin in this class body
     def as_expected(self) -> bool:
         return satisfies(self.verdict, self.property.expected)
 

@@ -97,6 +97,7 @@ def replay(lay, trace: Trace) -> list:
         if not options:
             raise ReplayError(f"step {i + 1} ({step.label}) is not enabled")
         nxt = options[0].target
+        assert nxt is not None, "successors() has a target on every transition"
         changes = tuple((s.name, (lay.display(s, a), lay.display(s, b)))
                         for s, a, b in zip(lay.slots, states[-1], nxt) if a != b)
         if changes != step.changes:

@@ -50,17 +50,17 @@ def forbids(p: Action, m: Action, model: Model) -> bool:
 class Conflicts(Visitor):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        model = ctx.concrete
+        model = ctx.instance
         self.musts = {i for i, a in enumerate(model.actions)
                       if a.modality is Modality.MUST and a.kind is ActionKind.RULE}
         bans = [i for i, a in enumerate(model.actions) if a.modality is Modality.MUST_NOT]
         self.banned_by = {m: [p for p in bans if forbids(model.actions[p], model.actions[m], model)] for m in self.musts}
-        self.prohibited: dict[tuple[int, int], tuple[int, tuple, tuple]] = {}   # (M, P) -> (state, choice, target)
+        self.prohibited: dict[tuple[int, int], tuple[int, tuple, int]] = {}   # (M, P) -> (state, choice, target)
         self.exclusive: dict[tuple[int, int], tuple[int, list, list]] = {}      # (M1, M2) -> (state, firings...)
 
     def _applies(self, p: int, state) -> bool:
-        lay = self.ctx.lay
-        action = self.ctx.concrete.actions[p]
+        lay = self.ctx.layout
+        action = self.ctx.instance.actions[p]
         try:
             return any(holds(lay, action.guard, state, env) for env in choice_values(lay, action, state))
         except EvalError:
@@ -106,7 +106,7 @@ class Conflicts(Visitor):
 
     def findings(self) -> list[Finding]:
         ctx = self.ctx
-        model = ctx.concrete
+        model = ctx.instance
         out = []
         for (m, p), (i, choice, target) in self.prohibited.items():
             must, ban = model.actions[m], model.actions[p]

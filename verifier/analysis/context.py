@@ -10,6 +10,7 @@ few states a finding shows.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,12 +45,15 @@ class Deadline:
         return self.end is not None and time.perf_counter() > self.end
 
 
-class Visitor:
+class Visitor(ABC):
     """An explicit analysis: sees every explored state once, in BFS order (shortest first),
-    as its index `i`, its packed value `s` and its firings."""
+    as its index `i`, its packed value `s` and its firings; then says what it found."""
 
-    def visit(self, i: int, s: int, firings: list[Firing]) -> None:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def visit(self, i: int, s: int, firings: list[Firing]) -> None: ...
+
+    @abstractmethod
+    def findings(self) -> list[Finding]: ...
 
 
 @dataclass
@@ -82,6 +86,18 @@ class Context:
         return ctx
 
     @property
+    def instance(self) -> Model:
+        """The instantiated model; only explicit analyses (every parameter fixed) ask for it."""
+        assert self.concrete is not None, "an explicit analysis of a model with free parameters"
+        return self.concrete
+
+    @property
+    def layout(self) -> Layout:
+        """The explored model's layout; only asked for after `explore`."""
+        assert self.lay is not None, "the layout is known once the model is explored"
+        return self.lay
+
+    @property
     def explicit(self) -> bool:
         return self.concrete is not None
 
@@ -112,7 +128,7 @@ class Context:
             budget = Budget(max_states=self.budget.max_states or EXPLORE_STATES,
                             timeout=None if self.deadline.end is None else self.deadline.left(1e9),
                             max_depth=self.budget.max_depth, max_memory_mb=self.budget.max_memory_mb)
-            self.space, _ = explore(self.concrete, budget)
+            self.space = explore(self.concrete, budget)
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
 
@@ -124,6 +140,7 @@ class Context:
         if self.space.error is not None:       # a model error stopped the search at this state
             n = min(n, self.space.error[0])
         expand = self._expand
+        assert expand is not None, "explore() compiles the expander"
         for i in range(n):
             if i & 1023 == 1023 and self.deadline.passed:
                 self.scan_complete = False
@@ -139,8 +156,7 @@ class Context:
         their parents and depths stay for traces and the comparison of variants."""
         self._cache.clear()
         if self.space is not None:
-            self.space.index = {}
-            self.space.enabled_cache = {}
+            self.space.release_lookups()
 
     # ---- concrete helpers (states packed, as the scan sees them)
     def expand(self, s: int) -> list[Firing]:
@@ -148,7 +164,7 @@ class Context:
         out = self._cache.get(s)
         if out is None:
             if self._expand is None:        # a context sent from another process
-                self._expand = compile_expander(self.lay).expand
+                self._expand = compile_expander(self.layout).expand
             out = self._expand(s)
             if len(self._cache) >= EXPAND_CACHE:
                 self._cache.clear()
@@ -159,11 +175,11 @@ class Context:
         """A compiled predicate of a packed state (cached by expression)."""
         fn = self._preds.get(e)
         if fn is None:
-            fn = self._preds[e] = packed_predicate(self.lay, e)
+            fn = self._preds[e] = packed_predicate(self.layout, e)
         return fn
 
     def is_final(self, s: int) -> bool:
-        return self.predicate(self.concrete.end)(s)
+        return self.predicate(self.instance.end)(s)
 
     def unpack(self, s: int) -> State:
         """A packed state as a `semantics` state tuple."""
@@ -179,11 +195,11 @@ class Context:
         for a, choice, target in then:
             firings.append((self.action(a), choice))
             states.append(self.unpack(target))
-        return build_trace(self.lay, states, firings)
+        return build_trace(self.layout, states, firings)
 
     def show(self, state: State, slots: Iterable[str] | None = None) -> dict[str, Any]:
         """Slot name -> display value (true/false, enum names), optionally only some slots."""
-        values = self.lay.as_dict(state)
+        values = self.layout.as_dict(state)
         if slots is None:
             return dict(values.items())
         wanted = set(slots)
@@ -191,7 +207,7 @@ class Context:
 
     def slots_of(self, var_names: Iterable[str]) -> list[str]:
         names = set(var_names)
-        return [s.name for s in self.lay.slots if s.var in names]
+        return [s.name for s in self.layout.slots if s.var in names]
 
     # ---- words
     @property
@@ -271,20 +287,20 @@ class Context:
         return ", ".join(f"{k} = {_word(v)}" for k, v in shown.items())
 
     def who(self, state: State) -> str:
-        if self.model.players > 1 and ACTIVE_VAR in self.lay.offsets:
-            return f"player {state[self.lay.offsets[ACTIVE_VAR][0]]}"
+        if self.model.players > 1 and ACTIVE_VAR in self.layout.offsets:
+            return f"player {state[self.layout.offsets[ACTIVE_VAR][0]]}"
         return "the player"
 
     def where(self, state: State) -> str:
-        if PHASE_VAR in self.lay.offsets:
+        if PHASE_VAR in self.layout.offsets:
             return f" in {self.phase_of(state)}"
         return ""
 
     def phase_of(self, state: State) -> str | None:
-        if PHASE_VAR not in self.lay.offsets:
+        if PHASE_VAR not in self.layout.offsets:
             return None
-        k = slot_index(self.lay, PHASE_VAR)
-        return str(self.lay.display(self.lay.slots[k], state[k]))
+        k = slot_index(self.layout, PHASE_VAR)
+        return str(self.layout.display(self.layout.slots[k], state[k]))
 
     def finding(self, kind: str, subject: str, message: str, **kw) -> Finding:
         kw.setdefault("variant", self.variant)

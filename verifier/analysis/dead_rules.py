@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from verifier.analysis.context import Context, Visitor, own_guard, slot_index
 from verifier.engines.base import Budget
-from verifier.ir.model import PHASE_VAR, ActionKind, Modality, Model, Overflow, Phase, in_phase
+from verifier.ir.model import PHASE_VAR, Action, ActionKind, EnumType, Modality, Model, Overflow, Phase, in_phase
 from verifier.ir.props import Reachable
 from verifier.result import Finding, Verdict
 
@@ -35,7 +35,7 @@ class DeadRules(Visitor):
         self.tried: set[int] = set()       # the guard held for some choice (maybe blocked)
         self.gapped: set[int] = set()      # some firing was blocked by a gap
         self.phases: set[int] = set()
-        self.phase_slot = slot_index(ctx.lay, PHASE_VAR) if PHASE_VAR in ctx.lay.offsets else None
+        self.phase_slot = slot_index(ctx.layout, PHASE_VAR) if PHASE_VAR in ctx.layout.offsets else None
 
     def visit(self, i, s, firings) -> None:
         for a, _choice, target, gap in firings:
@@ -51,11 +51,12 @@ class DeadRules(Visitor):
         ctx = self.ctx
         if not ctx.complete:
             return []          # "never" needs the whole state space
-        model = ctx.concrete
+        model = ctx.instance
         out: list[Finding] = []
         dead_phases: set[str] = set()
         if self.phase_slot is not None:
             enum = model.var(PHASE_VAR).type
+            assert isinstance(enum, EnumType), "the phase variable is an enum of the leaf phases"
             seen = {enum.values[k] for k in self.phases}
             dead_phases = _dead_phases(model, seen)
             for phase in model.phases:
@@ -88,15 +89,15 @@ class DeadRules(Visitor):
 
     def _phase_finding(self, phase: Phase, dead: set[str]) -> Finding:
         ctx = self.ctx
-        steps = [p.name for p in ctx.concrete.phases if _within(ctx.concrete, p.name, phase.name) and p is not phase]
-        actions = [a.name for a in ctx.concrete.rule_actions()
+        steps = [p.name for p in ctx.instance.phases if _within(ctx.instance, p.name, phase.name) and p is not phase]
+        actions = [a.name for a in ctx.instance.rule_actions()
                    if a.modality is not Modality.MUST_NOT and a.phase_names
-                   and all(_within(ctx.concrete, p, phase.name) for p in a.phase_names)]
+                   and all(_within(ctx.instance, p, phase.name) for p in a.phase_names)]
         what = "step" if phase.parent else "phase"
         section = phase.rule.section if phase.rule else "the turn structure"
         message = (f"Play never reaches the {phase.name} {what} ({section}): no sequence of legal moves "
                    f"leads into it, so the rules written for it never apply.")
-        evidence = {"states_explored": len(ctx.space.states)}
+        evidence: dict[str, object] = {"states_explored": len(ctx.space.states)}
         if steps:
             evidence["steps"] = steps
         if actions:
@@ -130,7 +131,7 @@ def symbolic_findings(ctx: Context) -> list[Finding]:
 
     model = ctx.model
     concrete = model.instantiate()
-    claims: list[tuple[Reachable, object]] = []
+    claims: list[tuple[Reachable, Action | Phase]] = []
     for a in concrete.actions:
         if a.kind is ActionKind.RULE and a.modality is not Modality.MUST_NOT:
             claims.append((Reachable(id=f"fires:{a.name}", action=a.name), a))
@@ -155,7 +156,7 @@ def symbolic_findings(ctx: Context) -> list[Finding]:
         if result.verdict is not Verdict.VIOLATED or result.engine not in ("k-induction", "pdr"):
             continue
         scope = "for all parameter values" if not concrete.is_concrete else ctx.scope_concrete()
-        evidence = {"proof": result.engine, "reason": result.reason}
+        evidence: dict[str, object] = {"proof": result.engine, "reason": result.reason}
         evidence.update({k: v for k, v in result.evidence.items() if isinstance(v, (str, int, float, bool))})
         if isinstance(element, Phase):
             if element.parent in dead_phases:

@@ -39,7 +39,7 @@ class Deadlocks(Visitor):
 
     def findings(self) -> list[Finding]:
         ctx = self.ctx
-        model = ctx.concrete
+        model = ctx.instance
         out = []
         for subject, i in self.first.items():
             state = ctx.space.states[i]
@@ -75,4 +75,4 @@ class Deadlocks(Visitor):
 def _forbidding(ctx: Context, blocked) -> list[str]:
     """The variables with a `forbid` policy that the blocked actions write."""
     names = {e.target.name for a in blocked for e in a.effects}
-    return sorted(n for n in names if ctx.concrete.var(n).overflow is Overflow.FORBID)
+    return sorted(n for n in names if ctx.instance.var(n).overflow is Overflow.FORBID)

@@ -20,7 +20,7 @@ KIND = "nondeterministic-must"
 class NondeterministicMust(Visitor):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        self.watched = {i for i, a in enumerate(ctx.concrete.actions)
+        self.watched = {i for i, a in enumerate(ctx.instance.actions)
                         if a.modality is Modality.MUST and a.kind is ActionKind.RULE and a.choices
                         and a.chooser is None}
         self.first: dict[int, tuple[int, list]] = {}

@@ -174,6 +174,7 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
             solver.add(base, la, lb, after(lb, na), after(la, nb), differ)
             x, y = model.actions[a], model.actions[b]
             if by_players(x, y):
+                assert x.actor is not None and y.actor is not None, "by_players: both name their player"
                 solver.add(enc.value(x.actor, cur, ca) != enc.value(y.actor, cur, cb))
             answer = solver.check()
             if answer == z3.unsat:
@@ -250,7 +251,7 @@ class OrderDependence(Visitor):
                 if combos > MAX_COMBOS:
                     return None
                 if state is not None and \
-                        actor_of(self.ctx.lay, x, state, dict(ca)) == actor_of(self.ctx.lay, y, state, dict(cb)):
+                        actor_of(self.ctx.layout, x, state, dict(ca)) == actor_of(self.ctx.layout, y, state, dict(cb)):
                     continue            # one player takes both: the order is theirs to pick
                 tab = self._after(ta, b, cb)
                 tba = self._after(tb, a, ca)
@@ -278,19 +279,19 @@ class OrderDependence(Visitor):
                 i, ca, cb, ta, tb, pab, pba = hit      # packed states
                 state = ctx.space.states[i]
                 tab, tba = ctx.unpack(pab), ctx.unpack(pba)
-                diff = [s.name for s, u, v in zip(ctx.lay.slots, tab, tba) if u != v]
+                diff = [s.name for s, u, v in zip(ctx.layout.slots, tab, tba) if u != v]
                 before = ctx.state_words(state, _unique(ctx.relevant_slots([x, y], effects=True) + diff))
                 ab, ba = ctx.show(tab, diff), ctx.show(tba, diff)
                 message = (_sentence(ctx, x, y, ca, cb) + (f" when {before}" if before else "")
                            + f"{ctx.where(state)} gives different results ({_outcome(x, y, ab)}; "
                            f"{_outcome(y, x, ba)}), and the rules do not say which comes first.")
                 traces = (ctx.trace_to(i, [(a, ca, ta), (b, cb, pab)]), ctx.trace_to(i, [(b, cb, tb), (a, ca, pba)]))
-                evidence = {"state": ctx.show(state), "choices": {x.name: dict(ca), y.name: dict(cb)},
+                found: dict[str, Any] = {"state": ctx.show(state), "choices": {x.name: dict(ca), y.name: dict(cb)},
                             f"{x.name} then {y.name}": ab, f"{y.name} then {x.name}": ba,
                             "confirmed_on_reached_state": True,
                             "z3_state": w.state}
                 out.append(ctx.finding(KIND, subject, message, rules=ctx.citations(x, y), traces=traces,
-                                       evidence=evidence, engine="z3", scope=ctx.scope_concrete(), span=x.span))
+                                       evidence=found, engine="z3", scope=ctx.scope_concrete(), span=x.span))
                 continue
             if exhaustive and self.tries.get((a, b), 0) < CONFIRM_TRIES:
                 continue        # every reachable state where both apply commutes: the witness is unreachable

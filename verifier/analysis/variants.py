@@ -22,6 +22,7 @@ from operator import itemgetter
 
 from verifier.analysis.context import Context
 from verifier.result import CheckResult, Finding, Verdict
+from verifier.trace import Trace
 
 KIND = "variant-difference"
 HOLDS = (Verdict.PROVED, Verdict.HOLDS)
@@ -48,7 +49,7 @@ def claim_findings(ctxs: Sequence[Context], results: Sequence[Sequence[CheckResu
         message = (f"Whether \"{said}\" {kind_words} depends on how the rules are read"
                    + (f" ({first.rule})" if first.rule else "")
                    + f": it {kind_words} under {_names(holds)} but {not_words} under {_names(broken)}.")
-        traces = ()
+        traces: tuple[Trace, ...] = ()
         mine = per.get(ref.variant)
         if mine is not None and mine.trace is not None:
             traces = (mine.trace,)
@@ -76,19 +77,19 @@ def behaviour_findings(ctxs: Sequence[Context]) -> list[Finding]:
 
 
 def _shared(a: Context, b: Context) -> list[str]:
-    names_b = {s.name for s in b.lay.slots}
-    return [s.name for s in a.lay.slots if s.name in names_b]
+    names_b = {s.name for s in b.layout.slots}
+    return [s.name for s in a.layout.slots if s.name in names_b]
 
 
 def _projectors(a: Context, b: Context, names: list[str]):
     """Projections of a's and b's states on the shared slots: raw values where the two readings
     give the variable the same type, display values (enum names, true/false) where they differ."""
     def picks(ctx: Context):
-        pos = {s.name: k for k, s in enumerate(ctx.lay.slots)}
-        return [(pos[n], ctx.lay.slots[pos[n]]) for n in names]
+        pos = {s.name: k for k, s in enumerate(ctx.layout.slots)}
+        return [(pos[n], ctx.layout.slots[pos[n]]) for n in names]
 
     pa, pb = picks(a), picks(b)
-    same = [a.lay.variables[sa.var].type == b.lay.variables[sb.var].type for (_k, sa), (_j, sb) in zip(pa, pb)]
+    same = [a.layout.variables[sa.var].type == b.layout.variables[sb.var].type for (_k, sa), (_j, sb) in zip(pa, pb)]
 
     def make(ctx: Context, chosen):
         if all(same):
@@ -97,7 +98,7 @@ def _projectors(a: Context, b: Context, names: list[str]):
                 return lambda state: (state[keys[0]],)
             getter = itemgetter(*keys)
             return getter
-        lay = ctx.lay
+        lay = ctx.layout
         plan = [(k, None if eq else slot) for (k, slot), eq in zip(chosen, same)]
         return lambda state: tuple(state[k] if slot is None else lay.display(slot, state[k]) for k, slot in plan)
 
@@ -108,13 +109,13 @@ def _shared_fields(a: Context, b: Context, names: list[str]) -> list[tuple[int, 
     """(shift, width) of each shared slot when every one has the same type and sits at the same
     bits in both readings' packings (the usual case: readings that differ in rules, not in
     variables), so that projecting is masking a packed state; else None."""
-    ka = {s.name: k for k, s in enumerate(a.lay.slots)}
-    kb = {s.name: k for k, s in enumerate(b.lay.slots)}
+    ka = {s.name: k for k, s in enumerate(a.layout.slots)}
+    kb = {s.name: k for k, s in enumerate(b.layout.slots)}
     pa, pb = a.space.packing, b.space.packing
     out = []
     for n in names:
         k, j = ka[n], kb[n]
-        if a.lay.variables[a.lay.slots[k].var].type != b.lay.variables[b.lay.slots[j].var].type:
+        if a.layout.variables[a.layout.slots[k].var].type != b.layout.variables[b.layout.slots[j].var].type:
             return None
         if (pa.shifts[k], pa.widths[k], pa.los[k]) != (pb.shifts[j], pb.widths[j], pb.los[j]):
             return None
@@ -149,11 +150,11 @@ def _nearest_packed(x: int, seen: set[int], fields: list[tuple[int, int]]) -> in
 
 def _shown(ctx: Context, names: list[str], projected: tuple) -> dict:
     """A projection in display form (for messages)."""
-    pos = {s.name: s for s in ctx.lay.slots}
+    pos = {s.name: s for s in ctx.layout.slots}
     out = {}
     for n, v in zip(names, projected):
         slot = pos[n]
-        out[n] = v if isinstance(v, str) else ctx.lay.display(slot, v) if isinstance(v, int) else v
+        out[n] = v if isinstance(v, str) else ctx.layout.display(slot, v) if isinstance(v, int) else v
     return out
 
 
@@ -192,7 +193,7 @@ def _first_difference(a: Context, b: Context, ref: Context) -> Finding | None:
                f"({changed}){contrast}.")
     reading = b.variant if a is ref else a.variant      # the reading compared with the reference
     rules = tuple(dict.fromkeys(_variant_rules([ref], [reading]) + list(last_rule)))
-    decl = {v.name: v for v in a.model.variants}.get(a.variant)
+    decl = {v.name: v for v in a.model.variants}.get(a.variant or "")
     return Finding(KIND, f"{a.variant}|{b.variant}", message, rules=rules, traces=(trace,),
                    evidence={"allowed_by": a.variant, "never_in": b.variant, "differs_in": diff,
                              "state": {k: v for k, v in a.show(state).items() if k in names},

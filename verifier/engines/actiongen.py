@@ -73,7 +73,7 @@ def constant_choices(action: Action) -> list[dict[str, int]] | None:
 
 def specialise(action: Action, values: dict[str, int], lay: Layout | None = None) -> Action:
     """The action with its choices fixed: guard and effects simplified, indices made constant."""
-    consts = {k: Const(v) for k, v in values.items()}
+    consts: dict[str, Expr] = {k: Const(v) for k, v in values.items()}
 
     def f(e: Expr) -> Expr:
         return simplify(substitute(e, consts), lay)
@@ -114,10 +114,10 @@ def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels
     for _, name in ranges:
         lines.append(f"{inner}for {name} in r{name}:")
         inner += "    "
-    choice = "(" + "".join(f"({cname!r}, {name}), " for cname, name in ranges) + ")"
-    label = f"_lab({a}, {choice})"
+    choice_code = "(" + "".join(f"({cname!r}, {name}), " for cname, name in ranges) + ")"
+    label = f"_lab({a}, {choice_code})"
     plain = specialise(action, {}, w.lay)
-    body = _firing(w, a, plain, inner, sink, label, choice, env)
+    body = _firing(w, a, plain, inner, sink, label, choice_code, env)
     return lines + body if body else []
 
 
@@ -159,9 +159,9 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
         check = viv is None or viv[0] < lo or viv[1] > hi
         code = w.expr(eff.value, env)
         if check or may_raise(eff.value, bound, lay):
-            value = w.fresh("n")
-            lines.append(f"{pad}{value} = {code}")
-            code = value
+            temp = w.fresh("n")
+            lines.append(f"{pad}{temp} = {code}")
+            code = temp
         if check:
             slot_code = str(static) if idx is None else f"({idx} + {first - ilo})"
             if var.overflow is Overflow.CLAMP:
@@ -199,8 +199,9 @@ def guard_facts(lay: Layout, guard: Expr) -> dict[int, int]:
             x, y = c.args
             if isinstance(x, Const):
                 x, y = y, x
-            if isinstance(y, Const) and _static_slot(lay, x) is not None:
-                facts[_static_slot(lay, x)] = y.value
+            slot = _static_slot(lay, x)
+            if isinstance(y, Const) and slot is not None:
+                facts[slot] = y.value
             continue
         k = _static_slot(lay, c)
         if k is not None and (lay.slots[k].lo, lay.slots[k].hi) == (0, 1):

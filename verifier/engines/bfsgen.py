@@ -187,7 +187,7 @@ class Expander:
     raw gap (slot name, value, lo, hi) or None); `is_final(s)`. `expand(s, out)` appends them to
     the list `out`, which keeps the firings before a model error."""
 
-    expand: Callable[[int], list]
+    expand: Callable[..., list]      # (s) or (s, out)
     is_final: Callable[[int], bool]
     source: str
 

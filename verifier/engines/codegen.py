@@ -147,9 +147,10 @@ def simplify(e: Expr, lay: Layout | None = None) -> Expr:
         return e
     args = tuple(simplify(a, lay) for a in e.args)
     op = e.op
-    if all(isinstance(a, Const) for a in args):
+    consts = [a for a in args if isinstance(a, Const)]
+    if len(consts) == len(args):
         try:
-            return Const(apply_op(op, [a.value for a in args]), is_bool=op in _BOOL)  # type: ignore[union-attr]
+            return Const(apply_op(op, [a.value for a in consts]), is_bool=op in _BOOL)
         except ArithmeticError:
             return App(op, args)
     if op in (Op.AND, Op.OR):
@@ -252,11 +253,12 @@ def interval(lay: Layout | None, e: Expr, bound: dict[str, Interval]) -> Interva
         return None
     if e.op in _BOOL:
         return (0, 1)
-    ivs = [interval(lay, a, bound) for a in e.args]
+    maybe = [interval(lay, a, bound) for a in e.args]
     if e.op is Op.ITE:
-        a, b = ivs[1], ivs[2]
+        a, b = maybe[1], maybe[2]
         return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
-    if any(iv is None for iv in ivs):
+    ivs = [iv for iv in maybe if iv is not None]
+    if len(ivs) < len(maybe):
         return None
     op = e.op
     if op is Op.ADD:
@@ -269,8 +271,8 @@ def interval(lay: Layout | None, e: Expr, bound: dict[str, Interval]) -> Interva
     if op is Op.NEG:
         return (-ivs[0][1], -ivs[0][0])
     if op is Op.ABS:
-        lo, hi = ivs[0]
-        return (0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
+        a_lo, a_hi = ivs[0]
+        return (0 if a_lo <= 0 <= a_hi else min(abs(a_lo), abs(a_hi)), max(abs(a_lo), abs(a_hi)))
     if op is Op.MIN:
         return (min(iv[0] for iv in ivs), min(iv[1] for iv in ivs))
     if op is Op.MAX:

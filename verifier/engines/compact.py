@@ -23,6 +23,7 @@ import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -117,6 +118,7 @@ class Watch:
 
     def __init__(self, lay: Layout, e: Expr):
         self.reference = packed_predicate(lay, e)
+        self.batch: Callable | None
         try:
             self.batch = compile_batch_predicate(lay, packing_of(lay), e).holds
         except NotVectorisable:
@@ -143,7 +145,7 @@ class CompactSpace:
 
     lay: Layout
     labels: Labels
-    table: VisitedTable
+    table: Any                  # VisitedTable, or the distributed search's ChainTable
     transitions: int = 0
     levels: int = 0
     complete: bool = True

@@ -49,7 +49,6 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
 
     Budgets stop the search with `space.complete` False and `space.reason` saying which;
     a model run-time error stops it with `space.error` = (state index, message).
-    (`space, found = explore(...)` still works: a StateSpace unpacks to itself and `found`.)
     """
     start = time.perf_counter()
     lay = layout(model)
@@ -79,7 +78,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
         if len(space.packed) == space.state_limit:
             space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
             break
-        if keep_edges:
+        if isinstance(space.seen, dict):
             space.seen[x] = len(space.packed)
         else:
             space.seen.add(x)
@@ -110,7 +109,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
     return space
 
 
-_kept: ContextVar[dict[Model, StateSpace] | None] = ContextVar("turnproof_kept_spaces", default=None)
+_kept: ContextVar[dict[Model, StateSpace | None] | None] = ContextVar("turnproof_kept_spaces", default=None)
 
 
 @contextmanager
@@ -269,6 +268,7 @@ class ExplicitEngine:
         out = []
         for p in properties:
             space = compact if compact is not None and p in state_claims else reference
+            assert space is not None, "a claim of each kind has the store that answers it"
             if isinstance(p, (Invariant, Reachable)) and p.id in slot:
                 out.append(self._state_claim(space, p, slot[p.id]))
             elif isinstance(p, Reachable):
@@ -312,8 +312,8 @@ class ExplicitEngine:
 
     def _state_claim(self, space: StateSpace, p: Property, k: int) -> CheckResult:
         if k in space.watch_errors:
-            i, message = space.watch_errors[k]
-            return self._result(space.model, p, Verdict.UNKNOWN, space, trace=space.trace_to(i),
+            at, message = space.watch_errors[k]
+            return self._result(space.model, p, Verdict.UNKNOWN, space, trace=space.trace_to(at),
                                 reason=f"model error evaluating the claim: {message} (in the state the trace "
                                        f"reaches)")
         i = space.watch[k]
@@ -328,7 +328,7 @@ class ExplicitEngine:
         return self._violation_or_hold(space, p, i)
 
     def _action_claim(self, space: StateSpace, p: Reachable, actions: set[int]) -> CheckResult:
-        hits = [space.fired[a] for a in actions if space.fired.get(a) is not None]
+        hits = [h for a in actions if (h := space.fired.get(a)) is not None]
         if hits:
             rank = getattr(space, "rank", {})         # the compact store names states by value
             i, label, target = min(hits, key=lambda h: (rank.get(h[0], h[0]), space.labels.items[h[1]][0]))

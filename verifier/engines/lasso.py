@@ -37,6 +37,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from itertools import accumulate, compress, repeat
 from operator import and_, itemgetter
+from typing import Any
 
 import networkx as nx
 
@@ -201,7 +202,7 @@ def _peel(nodes: list[int], pairs: list[tuple[int, int]]) -> list[int]:
 def _fairness_witnesses(component: set[int], adjacency, enabled, fair_actions, items):
     """Per fair action: an edge of the component taking it, or a state disabling it;
     None when one is enabled throughout and never taken (no fair cycle here)."""
-    out = []
+    out: list[tuple[str, Any]] = []     # ("edge", (state, target, label)) or ("state", state)
     order = sorted(component)
     for wanted in fair_actions:
         edge = next(((s, d, x) for s in order for d, x in adjacency.get(s, ())
@@ -229,8 +230,8 @@ def _path(adjacency, component: set[int], a: int, b: int) -> list[tuple[int, int
                 back[v] = (u, x)
                 if v == b:
                     steps = []
-                    while back[v] is not None:
-                        u0, x0 = back[v]
+                    while (step := back[v]) is not None:
+                        u0, x0 = step
                         steps.append((v, x0))
                         v = u0
                     return steps[::-1]

@@ -67,7 +67,8 @@ class LazyState(Mapping):
     """Slot name -> display value of one state, computed on first use."""
 
     def __init__(self, space: StateSpace, i: int):
-        self._space, self._i, self._values = space, i, None
+        self._space, self._i = space, i
+        self._values: dict[str, Any] | None = None
 
     def _get(self) -> dict[str, Any]:
         if self._values is None:
@@ -144,9 +145,10 @@ class StateSpace:
         self.canon = canonicalizer(self.lay, self.packing) if symmetry.NAME in self.reductions else None
         self.depth, self.states = DepthView(self), StatesView(self)
 
-    # ---- compatibility: `space, found = explore(...)`
-    def __iter__(self):
-        return iter((self, self.found))
+    def release_lookups(self) -> None:
+        """Free the visited set and the state index of a finished search (`index_of`
+        rebuilds an index from `packed` when it is asked again)."""
+        self.seen, self._index = set(), None
 
     # ---- the search loop's callbacks
     def record_gap(self, action: int, slot: int, value: int, i: int, label: int) -> None:
@@ -249,7 +251,7 @@ class StateSpace:
 
     def edge_arrays(self) -> tuple[array, array, array]:
         """(sources, targets, labels) of every transition of the expanded states."""
-        if self.esrc is not None:
+        if self.esrc is not None and self.edst is not None and self.elab is not None:
             return self.esrc, self.edst, self.elab
         src, dst, lab = array("i"), array("i"), array("I")
         expand = self.expander().expand

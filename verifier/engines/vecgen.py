@@ -353,8 +353,8 @@ def _block(w: _Writer, b: int, action: Action, alive: str) -> None:
                            f"(_u64_of({stored}) << {w.u64(sh)})")
         else:
             base = p.shifts[first] - width * lay.offsets[lay.slots[first].var][1]
-            sh = w.emit("h", f"_u64_of(_at({shift}, {lanes}) * {width} + {base})")
-            w.lines.append(f"    {succ} = ({succ} & ~({w.u64(mask)} << {sh})) | (_u64_of({stored}) << {sh})")
+            sh_code = w.emit("h", f"_u64_of(_at({shift}, {lanes}) * {width} + {base})")
+            w.lines.append(f"    {succ} = ({succ} & ~({w.u64(mask)} << {sh_code})) | (_u64_of({stored}) << {sh_code})")
     w.lines.append(f"    out.append(({b}, {lanes}, {succ}))")
 
 

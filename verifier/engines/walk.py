@@ -52,7 +52,8 @@ def check(model: Model, properties: Sequence[Property], seconds: float, seed: in
     runs = steps = 0
     while inits and len(found) < len(targets) + len(actions) and time.perf_counter() - start < seconds:
         runs += 1
-        path, fired = [rng.choice(inits)], []
+        path = [rng.choice(inits)]
+        fired: list = []
         _look(targets, found, path, fired)
         for _ in range(MAX_STEPS):
             if not len(path) & 1023 and time.perf_counter() - start >= seconds:

@@ -206,9 +206,10 @@ def fold(e: Expr) -> Expr:
         if not isinstance(node, App):
             return None
         args = tuple(fold(a) for a in node.args)
-        if all(isinstance(a, Const) for a in args):
+        consts = [a for a in args if isinstance(a, Const)]
+        if len(consts) == len(args):
             try:
-                value = apply_op(node.op, [a.value for a in args])  # type: ignore[union-attr]
+                value = apply_op(node.op, [a.value for a in consts])
             except ArithmeticError:
                 return App(node.op, args, span=node.span)
             return Const(value, is_bool=node.op in BOOL_OPS, span=node.span)

@@ -332,7 +332,7 @@ class Model:
 
     def instantiate(self, values: dict[str, int | None] | None = None) -> Model:
         """Fix parameters (defaults unless given); a value None leaves it free."""
-        chosen = {p.name: p.default for p in self.params}
+        chosen: dict[str, int | None] = {p.name: p.default for p in self.params}
         chosen.update(self.params_dict)
         chosen.update(values or {})
         model = replace(self, param_values=tuple(chosen.items()))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import Expr
@@ -149,7 +149,7 @@ class Obligation(Property):
 
 def map_claim(claim: Property, f: Callable[[Expr], Expr]) -> Property:
     """`claim` with `f` applied to each of its expressions (events included)."""
-    changes = {}
+    changes: dict[str, Any] = {}
     for fd in fields(claim):
         value = getattr(claim, fd.name)
         if isinstance(value, Expr):

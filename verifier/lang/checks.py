@@ -20,7 +20,7 @@ def _action_known(name: str, names: set[str]) -> bool:
 def check_names(loader: Loader, model: Model) -> None:
     """`fairness`, `ordered` and `progress` name things that exist; actions name leaf phases."""
     declared = {a.name for a in model.actions} | set(loader.action_names)
-    listed = [("fairness", i, name) for i, name in enumerate(model.fairness)]
+    listed: list[tuple[str, int, str | tuple[str, str]]] = [("fairness", i, name) for i, name in enumerate(model.fairness)]
     listed += [("ordered", i, pair) for i, pair in enumerate(model.ordered_pairs)]
     for key, i, entry in listed:
         for name in entry if isinstance(entry, tuple) else (entry,):
@@ -50,9 +50,9 @@ def check_names(loader: Loader, model: Model) -> None:
 def check_static_ranges(loader: Loader, model: Model) -> None:
     """A constant initial or assigned value outside the variable's range (parameters fixed) is an error."""
     concrete = model.instantiate()
-    for original, var in zip(model.variables, concrete.variables):
+    for original_var, var in zip(model.variables, concrete.variables):
         for init in var.init:
-            _check_value(loader, var, init, original.span, f"{var.name} starts at")
+            _check_value(loader, var, init, original_var.span, f"{var.name} starts at")
     for original, action in zip(model.actions, concrete.actions):
         for eff, orig in zip(action.effects, original.effects):
             var = concrete.var(eff.target.name)
@@ -123,7 +123,7 @@ def _range_ok(loader: Loader, t, span, what: str) -> bool:
 
 def _check_value(loader: Loader, var, value, span, what: str) -> None:
     t = var.type
-    if not isinstance(t, IntType) or not all(isinstance(x, Const) for x in (value, t.lo, t.hi)):
+    if not (isinstance(t, IntType) and isinstance(value, Const) and isinstance(t.lo, Const) and isinstance(t.hi, Const)):
         return
     if not t.lo.value <= value.value <= t.hi.value:
         loader.sink.error(f"{what} {value.value}, outside its range {t.lo.value}..{t.hi.value}", span,

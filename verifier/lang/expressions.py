@@ -97,8 +97,8 @@ class ExprReader:
         tree = self._parse("range", "a range is written lo..hi, e.g. 0..DECK")
         if tree is None:
             return None
-        bounds = [self._need(t, self.scope, INT, "..") for t in tree.children]
-        return None if None in bounds else (bounds[0], bounds[1])
+        bounds = [b for t in tree.children if (b := self._need(t, self.scope, INT, "..")) is not None]
+        return (bounds[0], bounds[1]) if len(bounds) == len(tree.children) == 2 else None
 
     def read_define_head(self) -> tuple[str, tuple[str, ...]] | None:
         """`name` or `name(p, q)`: the head of a `define:` entry."""
@@ -133,7 +133,7 @@ class ExprReader:
     def _syntax_error(self, err: UnexpectedInput, hint: str | None) -> None:
         pos = getattr(err, "pos_in_stream", None)
         if isinstance(err, UnexpectedCharacters):
-            char = self.text[err.pos_in_stream]
+            char = self.text[err.pos_in_stream or 0]
             what = f"unexpected character '{char}'"
             hint = hint or ("compare with '=='" if char == "=" else self._expected(err.allowed))
         elif isinstance(err, UnexpectedToken) and err.token.type != "$END":
@@ -308,8 +308,9 @@ class ExprReader:
         return self._chain(node, scope, INT)
 
     def _flat(self, node, scope, op: Op):
-        parts = [self._need(k, scope, BOOL, op.value) for k in node.children if isinstance(k, Tree)]
-        return None if None in parts else (App(op, tuple(parts), span=self._span(node)), BOOL)
+        kids = [k for k in node.children if isinstance(k, Tree)]
+        parts = [p for k in kids if (p := self._need(k, scope, BOOL, op.value)) is not None]
+        return None if len(parts) < len(kids) else (App(op, tuple(parts), span=self._span(node)), BOOL)
 
     def _n_and_expr(self, node, scope):
         return self._flat(node, scope, Op.AND)

@@ -567,7 +567,7 @@ class Loader:
             self.sink.error(f"'{name}' is not a valid action name", span,
                             hint="names are letters, digits and underscores, starting with a letter")
             return False
-        merged = only if previous is None or only is None else only | previous[1]
+        merged = only if previous is None or only is None or previous[1] is None else only | previous[1]
         self.action_names[name] = (span, merged)
         return True
 

@@ -131,7 +131,8 @@ def _split_statements(body: str, first_line: int) -> list[tuple[int, str]]:
         stripped = raw.strip()
         if not stripped or stripped.startswith("%%"):
             continue
-        depth, quote, cur = 0, False, []
+        depth, quote = 0, False
+        cur: list[str] = []
         for ch in raw:
             if ch == '"':
                 quote = not quote
@@ -457,7 +458,7 @@ def _convert(chart: Flowchart, section: str, used: set[str], dead_ends: list[str
 
     def targets(src: str) -> list[tuple[str, str, str | None]]:
         nonlocal turn_end
-        out = []
+        out: list[tuple[str, str, str | None]] = []
         for e in out_edges.get(src, []):
             if implied_skip(e.label):
                 continue

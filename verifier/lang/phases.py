@@ -1,6 +1,7 @@
 """The phase sugar: phases and steps become the `phase` variable and ADVANCE / TURN_END actions."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -76,7 +77,7 @@ def read_phases(loader: Loader, node: Node | None) -> list[PhaseSpec]:
 
 
 def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
-                   turn_end: list[Assign], round_end: list[Assign], turn_start: list[Assign] = ()) -> Model:
+                   turn_end: list[Assign], round_end: list[Assign], turn_start: Sequence[Assign] = ()) -> Model:
     """Guard rule actions by their phase and add the ADVANCE / TURN_END actions."""
     by_name = {s.name: s for s in specs}
     leaves = [s.name for s in specs if s.is_leaf]             # in the order play visits them
@@ -140,8 +141,8 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
     def opened_by(leaf: str) -> list[str]:
         """The leaf and each ancestor whose first leaf it is (entering the leaf enters them)."""
         out = [leaf]
-        while by_name[out[-1]].parent is not None and first_leaf(by_name[out[-1]].parent) == leaf:
-            out.append(by_name[out[-1]].parent)
+        while (parent := by_name[out[-1]].parent) is not None and first_leaf(parent) == leaf:
+            out.append(parent)
         return out
 
     def after(name: str) -> str:
@@ -170,6 +171,7 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
     edges: list[tuple[str, str, Expr, str, list[str], frozenset[str]]] = []  # (src, dst, when, label, skipped,
     for leaf in leaves:                                                     #  phases entered again)
         nxt = explicit_next(leaf)
+        targets: list[tuple[str, Expr, str, frozenset[str]]]
         if nxt is None:
             targets = [(default_next(leaf), TRUE, "", frozenset[str]())]
         else:
@@ -246,7 +248,8 @@ def _read_next(loader: Loader, node: Node, alternatives: bool, by_name: dict,
         read.append((TURN_END if to == TURN_END else first_leaf(to), when, str(v.get("label", "")), again, item))
     if not alternatives:
         alternatives = _old_reading(loader, node, read)
-    out, earlier = [], []
+    out: list[tuple[str, Expr, str, frozenset[str]]] = []
+    earlier: list[Expr] = []
     for dst, when, label, again, _ in read:
         cond = when if when is not None else TRUE
         out.append((dst, cond if alternatives else conj(cond, *(neg(e) for e in earlier)), label, again))
@@ -315,11 +318,13 @@ def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: di
         for v in model.variables:
             if v.reset is not Reset.TURN:
                 continue
+            inits = [i for i in v.init if i is not None]
+            assert len(inits) == len(v.init), "the loader refuses a reset variable without an init"
             if v.index is None:
-                out[v.name] = Assign(Var(v.name), v.init[0])
+                out[v.name] = Assign(Var(v.name), inits[0])
             else:
                 lo = v.index_lo()
-                for i, init in enumerate(v.init):
+                for i, init in enumerate(inits):
                     target = Index(v.name, Const(lo + i))
                     out[_target_key(Assign(target, init))] = Assign(target, init)
         for a in turn_end:
@@ -338,19 +343,20 @@ def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: di
     return tuple(out.values())
 
 
-def _turn_start(model: Model, out: dict[str, Assign], turn_start: list[Assign]) -> None:
+def _turn_start(model: Model, out: dict[str, Assign], turn_start: Sequence[Assign]) -> None:
     """`reset: own_turn` and `on_turn_start`, on the turn-passing action: `active` in them is the player
     whose turn starts; they read the state before the turn passes and override, element by element,
     what the turn's end assigns."""
     new_active = out[ACTIVE_VAR].value
-    starts = [Assign(Index(v.name, Var(ACTIVE_VAR)), v.init[0]) for v in model.variables if v.reset is Reset.OWN_TURN]
+    starts = [Assign(Index(v.name, Var(ACTIVE_VAR)), init) for v in model.variables
+              if v.reset is Reset.OWN_TURN and (init := v.init[0]) is not None]
     if not starts and not turn_start:
         return
 
     def now(e: Expr) -> Expr:
         return map_expr(e, lambda n: new_active if isinstance(n, Var) and n.name == ACTIVE_VAR else None)
 
-    for a in starts + turn_start:
+    for a in [*starts, *turn_start]:
         target = a.target if isinstance(a.target, Var) else Index(a.target.name, now(a.target.index))
         moved = Assign(target, now(a.value), span=a.span)
         out.pop(_target_key(moved), None)
@@ -358,9 +364,10 @@ def _turn_start(model: Model, out: dict[str, Assign], turn_start: list[Assign]) 
     arrays = {a.target.name for a in out.values() if isinstance(a.target, Index) and not isinstance(a.target.index, Const)}
     for name in arrays:
         var = model.var(name)
-        elements = {i: Index(name, Const(i)) for i in range(var.index_lo(), var.index_lo() + len(var.init))}
+        elements: dict[int, Expr] = {i: Index(name, Const(i)) for i in range(var.index_lo(), var.index_lo() + len(var.init))}
         for key in [k for k, a in out.items() if isinstance(a.target, Index) and a.target.name == name]:
             a = out.pop(key)
+            assert isinstance(a.target, Index)
             for i, value in elements.items():
                 if isinstance(a.target.index, Const):
                     elements[i] = a.value if a.target.index.value == i else value

@@ -305,7 +305,9 @@ class PropertyReader:
             return None if name is None else Event(action=name)
         if key in ("enter", "leave"):
             name = self.phase_name(child)
-            return None if name is None else Event(**{key: name})
+            if name is None:
+                return None
+            return Event(enter=name) if key == "enter" else Event(leave=name)
         e = self.expr(child)
         return None if e is None else Event(expr=e, text=str(child.value))
 

@@ -104,7 +104,7 @@ def compile_ordering(model: Model, claim: Ordering, tag: str = "") -> Compiled:
         else:
             violation = FALSE
         local_violation = conj(inside, violation)
-        close_fail = FALSE
+        close_fail: Expr = FALSE
         if pattern == "existence":
             close_fail = neg(m["seen"])
         elif pattern == "response":

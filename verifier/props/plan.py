@@ -43,6 +43,7 @@ def run_claims(model: Model, claims: Sequence[Property], check: CheckFn,
     for claim in monitored:
         if claim.id not in by_id:
             product = compiled[claim.id]
+            assert product is not None, "a monitored claim is compiled"
             by_id[claim.id] = merge(claim, check(product.model, product.claims), product, base_states)
     return [with_cycle_note(model, by_id[c.id]) for c in claims]
 

@@ -368,7 +368,7 @@ def _whole_dot(sg: StateGraph, name: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def quotient_counts(sg: StateGraph) -> tuple[dict[Any, dict[str, int]], dict[tuple[Any, Any], int]]:
+def quotient_counts(sg: StateGraph) -> tuple[dict[Any, dict[str, int]], dict[tuple[Any, Any, bool], int]]:
     """Per block (a leaf phase, or a BFS depth): states, initial, stuck and final counts;
     per (block, block, ends the turn): the number of transitions between them."""
     g = sg.graph
@@ -424,14 +424,14 @@ def _quotient_dot(sg: StateGraph, name: str) -> str:
                     put(c, indent + "  ")
                 out.append(f"{indent}}}")
                 return
-            c = nodes.get(p.name)
+            counts = nodes.get(p.name)
             attrs: dict[str, Any] = dict(label=node_label(p.name, p.name))
             if not p.mandatory:
                 attrs["style"] = q("rounded,filled,dashed")
-            if c is None:
+            if counts is None:
                 attrs.update(fillcolor=q("#f4f4f4"), fontcolor=q("#999999"), color=q("#bbbbbb"),
                              tooltip=q("never reached"))
-            elif c["stuck"]:
+            elif counts["stuck"]:
                 attrs.update(color=q(TRACE_COLOR), penwidth="2")
             out.append(f"{indent}{q(p.name)}{_attrs(**attrs)};")
 

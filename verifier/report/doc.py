@@ -83,20 +83,20 @@ class Note:
 
 @dataclass
 class Bullets:
-    items: list[Inline]
+    items: Sequence[Inline]
 
 
 @dataclass
 class Defs:
     """Terms and their explanations (a legend)."""
 
-    items: list[tuple[Inline, Inline]]
+    items: Sequence[tuple[Inline, Inline]]
 
 
 @dataclass
 class Table:
     header: list[str]
-    rows: list[list[Inline]]
+    rows: Sequence[Sequence[Inline]]
     anchors: list[str | None] = field(default_factory=list)   # per row, optional
     cls: str = ""
 

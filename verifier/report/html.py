@@ -130,8 +130,8 @@ def _block(block, slug: str, counter: list[int]) -> str:
         head = "<tr>" + "".join(f"<th>{esc(h)}</th>" for h in block.header) + "</tr>"
         body = []
         for k, row in enumerate(block.rows):
-            anchor = block.anchors[k] if k < len(block.anchors) else None
-            rid = f' id="{esc(anchor)}"' if anchor else ""
+            row_anchor = block.anchors[k] if k < len(block.anchors) else None
+            rid = f' id="{esc(row_anchor)}"' if row_anchor else ""
             body.append(f"<tr{rid}>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>")
         return (f'<div class="scroll"><table{cls}><thead>{head}</thead><tbody>' + "".join(body)
                 + "</tbody></table></div>")

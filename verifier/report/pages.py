@@ -26,9 +26,11 @@ from verifier.report.doc import (
     Document,
     Figure,
     Heading,
+    Inline,
     Note,
     Para,
     Pre,
+    Span,
     Table,
     b,
     bad,
@@ -224,7 +226,8 @@ def claim_ids(results: Sequence[CheckResult]) -> list[str]:
 
 
 def trace_table(trace: Trace) -> Table:
-    rows, anchors = [], []
+    rows: list[list[Inline]] = []
+    anchors: list[str | None] = []
     for n, step in enumerate(trace.steps, 1):
         move: list = []
         if trace.loop_start is not None and n - 1 == trace.loop_start:
@@ -386,7 +389,7 @@ def _phase_table(model: Model) -> list:
         else:
             words = e.dst + (f" ({e.label})" if e.label else "")
         out_edges.setdefault(e.src, []).append(words)
-    rows = []
+    rows: list[list[Inline]] = []
     for p in model.phases:
         name = ("  " * _depth(model, p.name)) + p.name
         actions = ", ".join(f"{_modality(a.modality)} {a.name}" for a in acts.get(p.name, [])) or "—"
@@ -419,7 +422,7 @@ def _type_text(t: Any) -> str:
 
 
 def _actions_table(model: Model) -> list:
-    rows = []
+    rows: list[list[Inline]] = []
     for a in model.rule_actions():
         choices = ", ".join(f"{c.name} in {_type_text(c.type)}" for c in a.choices) or "—"
         rows.append([code(a.name), ", ".join(a.phase_names) or "any phase", _modality(a.modality), choices,
@@ -433,7 +436,7 @@ def _actions_table(model: Model) -> list:
 
 
 def _variables_table(model: Model) -> list:
-    rows = []
+    rows: list[list[Inline]] = []
     for v in model.variables:
         if v.implicit:
             continue
@@ -461,7 +464,8 @@ def _params_variants(model: Model) -> list:
     out: list = []
     if model.params:
         values = model.params_dict
-        rows = [[code(p.name), "any" if values.get(p.name, p.default) is None else str(values.get(p.name, p.default)),
+        rows: list[list[Inline]] = [
+                [code(p.name), "any" if values.get(p.name, p.default) is None else str(values.get(p.name, p.default)),
                  "—" if p.lo is None and p.hi is None else f"{'' if p.lo is None else p.lo}..{'' if p.hi is None else p.hi}",
                  p.doc or "—"] for p in model.params]
         out += [Heading(3, "Parameters", "parameters"),
@@ -469,10 +473,10 @@ def _params_variants(model: Model) -> list:
                      "the verdicts hold for the values used unless they say PROVED."),
                 Table(["parameter", "value used", "allowed", "meaning"], rows)]
     if model.variants:
-        rows = [[b(v.name), v.description or "—", str(v.rule) if v.rule else "—"] for v in model.variants]
+        readings: list[list[Inline]] = [[b(v.name), v.description or "—", str(v.rule) if v.rule else "—"] for v in model.variants]
         out += [Heading(3, "Readings of ambiguous rules", "readings"),
                 Para("Where the rules can be read in more than one way, each reading is checked separately."),
-                Table(["reading", "what it assumes", "rule"], rows)]
+                Table(["reading", "what it assumes", "rule"], readings)]
     return out
 
 
@@ -482,7 +486,8 @@ def _claims_summary(page: GamePage) -> list:
     by: dict[tuple[str, str | None], CheckResult] = {(r.property.id, r.variant): r for r in page.results}
     header = ["claim", "what it says", "rule"] + ([f"verdict ({v})" for v in variants] if len(runs) > 1
                                                   else ["verdict"]) + ["as expected?"]
-    rows, anchors = [], []
+    rows: list[list[Inline]] = []
+    anchors: list[str | None] = []
     for cid in claim_ids(page.results):
         first = next(r for r in page.results if r.property.id == cid)
         cells: list = [link(cid, anchor=f"claim-{cid}"), first.property.statement or "—", first.property.rule or "—"]
@@ -522,9 +527,9 @@ def _claim_blocks(page: GamePage, cid: str, timings: bool) -> list:
     multi = any(r.variant for r in results)
     header = (["reading"] if multi else []) + ["verdict", "as expected?", "what it means", "how it was checked"] \
         + (["parameters"] if len(params) > 1 else []) + ["notes"]
-    rows = []
+    rows: list[list[Inline]] = []
     for r in results:
-        row: list = [b(r.variant)] if multi else []
+        row: list = [b(r.variant or "")] if multi else []
         row += [verdict(explain.verdict_label(r)),
                 _expectation_cell(r),
                 explain.explain_result(r), _how(r, timings)]
@@ -589,7 +594,7 @@ def _findings_blocks(page: GamePage, timings: bool) -> list:
                       "Acknowledged findings are known to the model's authors, who give their reason.")]
     kinds = list(dict.fromkeys(f.kind for f in findings))
     out.append(Defs([(b(k), explain.finding_words(k)) for k in kinds]))
-    rows = []
+    rows: list[list[Inline]] = []
     for n, f in enumerate(findings, 1):
         status = muted(f"acknowledged: {f.acknowledged}") if f.acknowledged is not None else bad("new")
         rows.append([link(str(n), anchor=f"finding-{n}"), b(f.kind), code(f.subject), f.message,
@@ -638,7 +643,7 @@ def index_document(pages: Sequence[GamePage], title: str = "Turn structures and 
                  "with their verdicts, and the findings where the rules look dead, stuck, silent, "
                  "contradictory or ambiguous. Open a game's page for the diagrams, the traces and the "
                  "evidence."))
-    rows = []
+    rows: list[list[Inline]] = []
     for page in pages:
         results = page.results
         counts = verdict_counts(results)
@@ -679,11 +684,12 @@ def index_document(pages: Sequence[GamePage], title: str = "Turn structures and 
         else:
             doc.add(Para("No claims checked."))
         if page.findings:
-            items = []
+            items: list[Inline] = []
             for n, f in enumerate(page.findings, 1):
-                items.append([link(f"{f.kind} {f.subject}", page=page.slug, anchor=f"finding-{n}"), ": ", f.message]
-                             + ([muted(f" (acknowledged: {f.acknowledged})")] if f.acknowledged is not None else
-                                [" ", bad("(new)")]))
+                status: list[str | Span] = ([muted(f" (acknowledged: {f.acknowledged})")] if f.acknowledged is not None
+                                            else [" ", bad("(new)")])
+                items.append([link(f"{f.kind} {f.subject}", page=page.slug, anchor=f"finding-{n}"), ": ", f.message,
+                              *status])
             doc.add(Bullets(items))
         else:
             doc.add(Para("No consistency findings."))

@@ -25,13 +25,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeAlias
 
 import z3
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, state_vars
 from verifier.ir.model import ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow, Type
 
-Term = z3.ExprRef
+# z3 ships no type information, so to mypy this alias is Any; it names what the helpers pass around.
+Term: TypeAlias = z3.ExprRef
 Env = dict[str, Term]
 
 ENUMERATE_LIMIT = 256      # choice combinations expanded by enumeration (else quantifier elimination)
@@ -318,7 +320,8 @@ class Encoding:
 
     def choice_ranges(self, action: int, st: State, env: Env) -> tuple[Term, Term]:
         """(all choices within their ranges, the ranges are defined) for the given choice terms."""
-        inside, d = [], []
+        inside: list[Term] = []
+        d: list[Term] = []
         for c in self.model.actions[action].choices:
             lo, hi = self._choice_bounds(c.type, st, env, d)
             inside.append(conj(lo <= env[c.name], env[c.name] <= hi))
@@ -429,11 +432,15 @@ class Encoding:
         return disj(*(conj(act == i, self.step(i, self.cur, self.nxt, self.choices(i, "t")))
                       for i in self.actions))
 
-    def transition(self, i: int, j: int | str | None = None, src: State | None = None,
+    def transition(self, i: int | str, j: int | str | None = None, src: State | None = None,
                    dst: State | None = None) -> Term:
         """T(s_i, s_j) with the selector and choices of step i."""
         src = src or self.state(i)
-        dst = dst or self.state(j if j is not None else i + 1)
+        if dst is None:
+            if j is None:
+                assert isinstance(i, int), "a named step needs its successor state"
+                j = i + 1
+            dst = self.state(j)
         pairs = list(zip(self.cur.slots, src.slots)) + list(zip(self.nxt.slots, dst.slots))
         pairs.append((self.act("t"), self.act(i)))
         for a in self.actions:

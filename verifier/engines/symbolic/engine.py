@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import z3
 
@@ -353,7 +354,7 @@ class _Run:
             confirm(concrete)
         except EvalError as err:
             raise InternalError(f"the path's last state cannot be evaluated: {err}") from None
-        evidence = {"method": outcome.method}
+        evidence: dict[str, Any] = {"method": outcome.method}
         if self.enc.free:
             evidence["free_params"] = list(self.enc.free)
             reason = f"{reason} (for {', '.join(f'{k}={v}' for k, v in sorted(outcome.path.params.items()))})"

@@ -77,7 +77,7 @@ def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, d
     states: `refine(values)` (values of the slots, then of the free parameters) returns an
     invariant excluding such a state, or None when it is reachable (or unknown); the search is
     then repeated within the strengthened support."""
-    notes = []
+    notes: list[str] = []
     for _ in range(max_refinements + 1):
         ranking, failure = _synthesize(enc, actions, region, support, deadline)
         if ranking.components is not None or failure is None or refine is None:

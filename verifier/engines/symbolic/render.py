@@ -108,7 +108,8 @@ class Renderer:
         if z3.is_int_value(b) and op in ("<", ">"):
             op, b = ("<=", z3.IntVal(b.as_long() - 1)) if op == "<" else (">=", z3.IntVal(b.as_long() + 1))
         if z3.is_int_value(b) and (z3.is_add(a) or z3.is_mul(a)):
-            pos, neg = [], []
+            pos: list[z3.ExprRef] = []
+            neg: list[z3.ExprRef] = []
             for c in (a.children() if z3.is_add(a) else [a]):
                 coeff, _ = self._coeff(c)
                 (neg if coeff is not None and coeff < 0 else pos).append(c)

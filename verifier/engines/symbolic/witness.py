@@ -90,6 +90,7 @@ def concretise(enc: Encoding, path: Path) -> Concrete:
                 if not options:
                     raise InternalError(f"no action leads from state {i} to state {i + 1} of the derivation")
                 t = options[0]
+            assert t.target is not None, "successors() has a target on every transition"
             firings.append((t.action, t.choice))
             states.append(t.target)
         if path.extra:
@@ -97,8 +98,10 @@ def concretise(enc: Encoding, path: Path) -> Concrete:
             options = [t for t in successors(lay, states[-1]) if t.action.name in names]
             if not options:
                 raise InternalError("the witnessed action cannot fire at the end of the path")
-            firings.append((options[0].action, options[0].choice))
-            states.append(options[0].target)
+            last = options[0]
+            assert last.target is not None, "successors() has a target on every transition"
+            firings.append((last.action, last.choice))
+            states.append(last.target)
     except EvalError as err:
         raise InternalError(f"model error while re-running the path: {err}") from None
     trace = build_trace(lay, states, firings)
