@@ -1,7 +1,7 @@
 """Shared pytest options.
 
-``--slow`` lets Hypothesis-driven tests generate many more examples (tests read
-``TURNPROOF_SLOW``; CI runs without it).
+``--slow`` runs the tests marked ``slow`` and lets Hypothesis-driven tests
+generate many more examples (tests read ``TURNPROOF_SLOW``; CI runs without it).
 ``--regen-golden`` rewrites the golden files of the report tests (tests read
 ``TURNPROOF_REGEN_GOLDEN``); without it a golden mismatch fails.
 """
@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 
 def pytest_addoption(parser):
     parser.addoption("--slow", action="store_true", default=False,
-                     help="run the long Hypothesis profiles (thousands of examples)")
+                     help="run slow tests and the long Hypothesis profiles (thousands of examples)")
     parser.addoption("--regen-golden", action="store_true", default=False,
                      help="rewrite the golden files under tests/golden/ from the current output "
                           "(same as TURNPROOF_REGEN_GOLDEN=1); review the diff before committing")
@@ -24,3 +26,11 @@ def pytest_configure(config):
     if config.getoption("--regen-golden"):
         os.environ["TURNPROOF_REGEN_GOLDEN"] = "1"
 
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
