@@ -5,7 +5,7 @@ index in the enum. Spans are kept for messages but excluded from equality.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -254,7 +254,7 @@ def map_expr(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
     return e
 
 
-def substitute(e: Expr, mapping: dict[str, Expr], kind: type = Local) -> Expr:
+def substitute(e: Expr, mapping: Mapping[str, Expr], kind: type = Local) -> Expr:
     """Replace `Local` (or `Param`, with kind=Param) names by expressions."""
 
     def fn(node: Expr) -> Expr | None:
