@@ -78,10 +78,6 @@ def test_a_model_diffed_with_itself_reports_nothing(model, capsys):
 
 
 def _with_findings() -> RunOptions:
-    try:
-        from verifier.analysis import consistency_findings  # noqa: F401
-    except ImportError:
-        pytest.skip("the consistency analyses are not available")
     return RunOptions(engine="explicit", properties=PROPS)
 
 

@@ -2,9 +2,8 @@
 
 The structural validator below reads the element and attribute rules from the
 XSD file itself (which attributes each element takes, which are required, their
-types) and checks the content model the XSD declares. When lxml is installed
-the documents are also validated by libxml2 against the same XSD, and both
-validators must reject the same broken documents.
+types) and checks the content model the XSD declares; it must reject each of a
+list of broken documents.
 """
 from __future__ import annotations
 
@@ -146,16 +145,6 @@ def junit_errors(text: str) -> list[str]:
     return errors
 
 
-def lxml_errors(text: str) -> list[str] | None:
-    try:
-        from lxml import etree
-    except ImportError:
-        return None
-    schema = etree.XMLSchema(etree.parse(str(XSD)))
-    ok = schema.validate(etree.fromstring(text.encode("utf-8")))
-    return [] if ok else [str(e) for e in schema.error_log]
-
-
 # ---------------------------------------------------------------- documents
 
 def gate_runs(model: str = "gate_limit") -> list[ModelRun]:
@@ -201,7 +190,6 @@ def test_output_is_valid(case, tmp_path, monkeypatch):
                                                                budget=Budget(max_states=1)))
     text = runs_junit(runs)
     assert junit_errors(text) == []
-    assert lxml_errors(text) in (None, [])
     root = ET.fromstring(text)
     assert len(root) == len(runs)                      # one testsuite per model run (variant)
     for suite, run in zip(root, runs):
@@ -271,8 +259,6 @@ def test_validators_reject_broken_documents(what, breakage):
     breakage(root)
     text = ET.tostring(root, encoding="unicode")
     assert junit_errors(text), what
-    lx = lxml_errors(text)
-    assert lx is None or lx, f"lxml accepts a document with {what}"
 
 
 def test_check_writes_junit(tmp_path, capsys):
@@ -281,7 +267,7 @@ def test_check_writes_junit(tmp_path, capsys):
                  "explicit", "--no-consistency", "-q", "--format", "junit", "-o", str(out)])
     assert code == 1
     text = out.read_text(encoding="utf-8")
-    assert junit_errors(text) == [] and lxml_errors(text) in (None, [])
+    assert junit_errors(text) == []
     assert capsys.readouterr().out == ""
 
 
@@ -295,13 +281,9 @@ def test_plain_trace_of_a_lasso():
 
 
 def test_real_findings_are_valid():
-    try:
-        from verifier.analysis import consistency_findings  # noqa: F401
-    except ImportError:
-        pytest.skip("the consistency analyses are not available")
     runs = check_model(str(GATE / "gate_limit.yaml"),
                        RunOptions(engine="explicit", properties=str(GATE / "gate_props.yaml")))
     text = runs_junit(runs)
-    assert junit_errors(text) == [] and lxml_errors(text) in (None, [])
+    assert junit_errors(text) == []
     cases = {c.get("name"): c for c in ET.fromstring(text).iter("testcase")}
     assert cases["dead-rule:discard"].find("failure").get("type") == "dead-rule"

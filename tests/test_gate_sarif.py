@@ -169,10 +169,6 @@ def test_check_writes_sarif(tmp_path, capsys, monkeypatch):
 
 
 def test_real_findings_are_valid_and_placed():
-    try:
-        from verifier.analysis import consistency_findings  # noqa: F401
-    except ImportError:
-        pytest.skip("the consistency analyses are not available")
     runs = check_model(str(GATE / "gate_limit.yaml"),
                        RunOptions(engine="explicit", properties=str(GATE / "gate_props.yaml")))
     doc = runs_sarif(runs, root=str(REPO))

@@ -20,7 +20,6 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-
 from report_helpers import mini_runs, with_findings
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
@@ -228,9 +227,11 @@ def browser():
 def site(tmp_path_factory):
     from verifier.report.pages import build_game
     from verifier.report.site import write_site
+    from verifier.stategraph import game_graph
 
     out = tmp_path_factory.mktemp("report") / "site"
-    write_site([build_game(with_findings(mini_runs()))], out)
+    runs = with_findings(mini_runs())
+    write_site([build_game(runs, state_graph=game_graph(runs[0].model))], out)
     return out
 
 

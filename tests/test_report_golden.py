@@ -8,12 +8,13 @@ Regenerate with `pytest --regen-golden` (or TURNPROOF_REGEN_GOLDEN=1) and review
 from __future__ import annotations
 
 import pytest
-
 from report_helpers import MINI, ROOT, check_golden, golden_runs
+
 from verifier.lang import load_model
 from verifier.report import diagrams
 from verifier.report.markdown import game_markdown, index_markdown
 from verifier.report.pages import build_game
+from verifier.stategraph import explore_graph, game_graph
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def runs():
 
 @pytest.fixture(scope="module")
 def page(runs):
-    return build_game(runs)
+    return build_game(runs, state_graph=game_graph(runs[0].model))
 
 
 def test_phase_diagram_dot():
@@ -32,14 +33,14 @@ def test_phase_diagram_dot():
 
 
 def test_state_graph_quotient_dot():
-    sg = diagrams.explore_graph(load_model(str(ROOT / MINI)))
+    sg = explore_graph(load_model(str(ROOT / MINI)))
     assert sg.states > diagrams.WHOLE_GRAPH_LIMIT and sg.complete
     assert diagrams.state_graph_kind(sg) == "phase"
     check_golden("mini.states.dot", diagrams.state_dot(sg, name="mini states"))
 
 
 def test_state_graph_whole_dot():
-    sg = diagrams.explore_graph(load_model(str(ROOT / MINI), {"DECK": 1}))
+    sg = explore_graph(load_model(str(ROOT / MINI), {"DECK": 1}))
     assert sg.states <= diagrams.WHOLE_GRAPH_LIMIT
     assert diagrams.state_graph_kind(sg) == "whole"
     check_golden("mini-deck1.states.dot", diagrams.state_dot(sg, name="mini states"))

@@ -11,17 +11,19 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from report_helpers import MINI, MINI_PROPS, ROOT, mini_runs, with_findings
+
 from verifier.cli import main
 from verifier.report import site as site_mod
 from verifier.report.pages import build_game
 from verifier.report.site import MANIFEST, stale_games, write_site
+from verifier.stategraph import game_graph
 
 
 @pytest.fixture(scope="module")
 def page():
-    return build_game(with_findings(mini_runs()))
+    runs = with_findings(mini_runs())
+    return build_game(runs, state_graph=game_graph(runs[0].model))
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -174,7 +176,7 @@ def test_the_report_layer_never_imports_z3():
             "import verifier.report.pages, verifier.report.html, verifier.report.markdown, verifier.report.site\n"
             "import verifier.report.mermaid, verifier.report.model_json, verifier.cli.report, verifier.cli.export\n"
             "import verifier.lang.mermaid_import, verifier.cli.import_mermaid\n"
-            "from verifier.report.diagrams import explore_graph\n"
+            "from verifier.stategraph import explore_graph\n"
             "from verifier.lang import load_model\n"
             f"explore_graph(load_model({str(ROOT / MINI)!r}))\n"
             "assert 'z3' not in sys.modules, 'z3 was imported'\n")

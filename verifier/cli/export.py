@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from verifier.lang import load_model
     from verifier.report import diagrams
+    from verifier.stategraph import explore_graph
 
     if args.graph == "states" and args.to != "dot":
         raise UsageError(Diagnostic("--graph states is only available with --to dot",
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(Diagnostic("the state graph needs every parameter fixed",
                                         hint="give a value with --param NAME=VALUE"))
         limit = diagrams.WHOLE_GRAPH_LIMIT if args.graph_limit is None else args.graph_limit
-        sg = diagrams.explore_graph(model, max_states=args.max_states, label_limit=limit)
+        sg = explore_graph(model, max_states=args.max_states, label_limit=limit)
         text = diagrams.state_dot(sg, limit, name=f"{model.name} states")
     else:
         text = diagrams.phase_dot(model, name=f"{model.name} phases")

@@ -58,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from verifier.report.pages import build_game
     from verifier.report.site import write_site
+    from verifier.stategraph import game_graph
 
     if args.properties and len(args.models) > 1:
         raise UsageError(Diagnostic("-p/--properties goes with a single MODEL",
@@ -73,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
             all_runs.append(check_model(path, options, progress))
         finally:
             progress.done()
-    pages = [build_game(runs, graph=not args.no_graph, graph_limit=args.graph_limit,
-                        graph_states=args.graph_states, graph_timeout=options.budget.time_left()) for runs in all_runs]
+    pages = [build_game(runs, state_graph=None if args.no_graph else game_graph(
+                 runs[0].model, args.graph_limit, args.graph_states, options.budget.time_left()), graph_limit=args.graph_limit)
+             for runs in all_runs]
     written = write_site(pages, args.output, timings=not args.no_timings, force=args.force)
     if not args.quiet:
         sys.stderr.write(f"wrote {len(written)} files to {args.output}: index.html, index.md and "

@@ -22,6 +22,8 @@ from verifier.ir.expr import Const, Expr
 from verifier.ir.model import Modality
 from verifier.semantics import Layout
 
+TICK_STATES = 256       # the search loop calls back (progress, budgets) every this many states; a power of 2
+
 
 class Full(Exception):
     """Raised by the search loop when `max_states` is reached."""
@@ -159,7 +161,7 @@ def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[in
             "                if depth + 1 >= max_depth:",
             "                    status = 'depth'; break",
             "                depth += 1; levels_append(i); level_end = n",
-            "            if not i & 255:",
+            f"            if not i & {TICK_STATES - 1}:",
             "                status = tick(i, n, depth)",
             "                if status is not None: break",
             "            s = states[i]"]

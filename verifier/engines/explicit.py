@@ -29,7 +29,6 @@ from verifier.semantics import EvalError, State, initial_states, layout
 from verifier.trace import Trace
 
 NAME = "explicit"
-TICK_STATES = 256           # the search loop calls back every this many states
 MEMORY_TICKS = 64           # ... and reads its resident memory every this many callbacks
 
 

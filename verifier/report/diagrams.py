@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import html
 import math
+import os
 import re
-from collections.abc import Sequence
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.ir.model import Action, ActionKind, Modality, Model, Phase, PhaseEdge
+from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
 from verifier.trace import Trace
 
 FONT = "Helvetica"
@@ -32,7 +37,7 @@ TRACE_COLOR = "#c0392b"
 LOOP_COLOR = "#7d3c98"
 SKIP_COLOR = "#9a9a9a"
 MAX_ACTIONS_IN_NODE = 6
-WHOLE_GRAPH_LIMIT = 150
+WHOLE_GRAPH_LIMIT = DEFAULT_LABEL_LIMIT   # up to this many states a graph is drawn whole
 
 
 # ---------------------------------------------------------------- DOT helpers
@@ -237,59 +242,6 @@ def _steps_label(steps: Sequence[int]) -> str:
 
 # ---------------------------------------------------------------- the state graph
 
-@dataclass
-class StateGraph:
-    """The explored state space of one instantiated model, as much as a report needs."""
-
-    model: Model                       # instantiated
-    graph: Any                         # networkx.MultiDiGraph: nodes carry depth, initial, phase
-    deadlocks: frozenset[int] = frozenset()
-    finals: frozenset[int] = frozenset()
-    complete: bool = True
-    reason: str = ""
-    labels: dict[int, str] = field(default_factory=dict)   # full state text, for small graphs
-
-    @property
-    def states(self) -> int:
-        return self.graph.number_of_nodes()
-
-    @property
-    def transitions(self) -> int:
-        return self.graph.number_of_edges()
-
-
-def explore_graph(model: Model, max_states: int | None = 300_000, timeout: float | None = None,
-                  label_limit: int = WHOLE_GRAPH_LIMIT) -> StateGraph:
-    """Explore `model` (instantiated here) with the explicit engine and keep the graph.
-
-    Only the engine's public surface is used: `explore`, `to_networkx`, the deadlocks and
-    `trace_to` (for the full text of each state of a small graph).
-    """
-    from verifier.engines.base import Budget
-    from verifier.engines.explicit import explore
-
-    concrete = model.instantiate()
-    result = explore(concrete, Budget(max_states=max_states, timeout=timeout), keep_edges=True)
-    space = result[0] if isinstance(result, tuple) else result
-    g = space.to_networkx()
-    deadlocks = frozenset(space.deadlocks)
-    # a state with no successor is final unless it is stuck; a partial search leaves unexpanded
-    # states without successors too, so it claims no final states
-    finals = frozenset(n for n in g.nodes if g.out_degree(n) == 0 and n not in deadlocks) \
-        if space.complete else frozenset()
-    labels = {}
-    if g.number_of_nodes() <= label_limit:
-        for n in g.nodes:
-            trace = space.trace_to(n)
-            last = trace.states[-1] if trace.states else trace.initial
-            labels[n] = ", ".join(f"{k}={_fmt(v)}" for k, v in last)
-    return StateGraph(concrete, g, deadlocks, finals, space.complete, space.reason, labels)
-
-
-def _fmt(v: object) -> str:
-    return str(v).lower() if isinstance(v, bool) else str(v)
-
-
 def state_dot(sg: StateGraph, limit: int = WHOLE_GRAPH_LIMIT, name: str = "states") -> str:
     """The whole state graph when it has at most `limit` states, else its quotient by phase
     (or by BFS depth for a model without phases)."""
@@ -475,8 +427,28 @@ def render_svg(dot: str) -> str:
     import pygraphviz
 
     graph = pygraphviz.AGraph(string=dot)
-    data = graph.draw(format="svg", prog="dot")
+    with _without_fontconfig_warnings():
+        data = graph.draw(format="svg", prog="dot")
     return data.decode("utf-8") if isinstance(data, bytes) else str(data)
+
+
+@contextmanager
+def _without_fontconfig_warnings() -> Iterator[None]:
+    """Graphviz's own fontconfig warns (on file descriptor 2, from C) about system font
+    configuration newer than itself; those lines are dropped, anything else written is kept."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            for line in caught.read().decode("utf-8", "replace").splitlines(keepends=True):
+                if not line.startswith("Fontconfig "):
+                    sys.stderr.write(line)
 
 
 def inline_svg(svg: str, prefix: str, label: str = "") -> str:

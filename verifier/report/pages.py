@@ -42,6 +42,7 @@ from verifier.report.doc import (
 )
 from verifier.report.escaping import file_stem
 from verifier.result import SCALE_WORDS, CheckResult, Finding, ModelRun, Verdict
+from verifier.stategraph import StateGraph
 from verifier.trace import Trace
 
 VERDICT_ORDER = [v.value for v in Verdict]
@@ -121,10 +122,11 @@ def file_digest(path: str | None) -> str | None:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def build_game(runs: Sequence[ModelRun], slug: str | None = None, graph: bool = True,
-               graph_limit: int = diagrams.WHOLE_GRAPH_LIMIT, graph_states: int | None = 300_000,
-               graph_timeout: float | None = None) -> GamePage:
-    """Everything one game's page shows. `runs` are one model's runs (one per variant)."""
+def build_game(runs: Sequence[ModelRun], slug: str | None = None, state_graph: StateGraph | str | None = None,
+               graph_limit: int = diagrams.WHOLE_GRAPH_LIMIT) -> GamePage:
+    """Everything one game's page shows. `runs` are one model's runs (one per variant);
+    `state_graph` is the first reading's explored graph (`stategraph.game_graph`), or why
+    there is none; None leaves the graph off the page."""
     runs = list(runs)
     model = runs[0].model
     slug = slug or slugify(model.name)
@@ -134,8 +136,10 @@ def build_game(runs: Sequence[ModelRun], slug: str | None = None, graph: bool = 
         digest = file_digest(path)
         if path and digest:
             page.sources[path] = digest
-    if graph:
-        page.state_graph, page.state_graph_note = _state_graph(model, slug, graph_limit, graph_states, graph_timeout)
+    if isinstance(state_graph, str):
+        page.state_graph_note = state_graph
+    elif state_graph is not None:
+        page.state_graph = _state_graph(state_graph, slug, graph_limit)
     shown: dict[str, TraceView] = {}
 
     def view(anchor: str, title: str, trace: Trace, variant: str | None, stem: str) -> TraceView:
@@ -177,15 +181,8 @@ def _trace_diagram(model: Model, trace: Trace, stem: str, title: str) -> Diagram
                    alt=f"{title}, drawn on the phase diagram")
 
 
-def _state_graph(model: Model, slug: str, limit: int, max_states: int | None,
-                 timeout: float | None) -> tuple[StateGraphView | None, str]:
-    if not model.is_concrete:
-        free = ", ".join(k for k, v in model.param_values if v is None)
-        return None, f"Not drawn: the parameters {free} are left free, so the states cannot be listed."
-    try:
-        sg = diagrams.explore_graph(model, max_states=max_states, timeout=timeout, label_limit=limit)
-    except Exception as err:   # a model run-time error: the claims report it; the page says why no graph
-        return None, f"Not drawn: exploring the states failed ({err})."
+def _state_graph(sg: StateGraph, slug: str, limit: int) -> StateGraphView:
+    model = sg.model
     kind = diagrams.state_graph_kind(sg, limit)
     dot = diagrams.state_dot(sg, limit, name=f"{model.name} states")
     title = {"whole": "Every reachable state", "phase": "Reachable states grouped by phase",
@@ -193,7 +190,7 @@ def _state_graph(model: Model, slug: str, limit: int, max_states: int | None,
     view = StateGraphView(Diagram(f"{slug}.states", title, dot, alt=f"State graph of {model.name}: {title.lower()}"),
                           kind, sg.states, sg.transitions, sg.complete, sg.reason, model.variant,
                           sg.model.param_values)
-    return view, ""
+    return view
 
 
 # ---------------------------------------------------------------- shared pieces

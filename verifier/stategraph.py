@@ -1,0 +1,77 @@
+"""The explored state graph of one model, for reports to draw.
+
+The runner's layer explores; `report/diagrams.py` only draws a `StateGraph` it is
+given. `game_graph` is what `turnproof report` asks for: the graph of a model's
+first reading, or the sentence a page shows instead when it cannot be drawn.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.engines.base import Budget
+from verifier.engines.explicit import explore
+from verifier.ir.model import Model
+from verifier.semantics import EvalError
+
+DEFAULT_LABEL_LIMIT = 150      # states up to which each state's full text is kept (a whole-graph drawing)
+
+
+@dataclass
+class StateGraph:
+    """The explored state space of one instantiated model, as much as a report needs."""
+
+    model: Model                       # instantiated
+    graph: Any                         # networkx.MultiDiGraph: nodes carry depth, initial, phase
+    deadlocks: frozenset[int] = frozenset()
+    finals: frozenset[int] = frozenset()
+    complete: bool = True
+    reason: str = ""
+    labels: dict[int, str] = field(default_factory=dict)   # full state text, for small graphs
+
+    @property
+    def states(self) -> int:
+        return self.graph.number_of_nodes()
+
+    @property
+    def transitions(self) -> int:
+        return self.graph.number_of_edges()
+
+
+def explore_graph(model: Model, max_states: int | None = 300_000, timeout: float | None = None,
+                  label_limit: int = DEFAULT_LABEL_LIMIT) -> StateGraph:
+    """Explore `model` (instantiated here) with the explicit engine and keep the graph; each
+    state's full text is kept when there are at most `label_limit` states."""
+    concrete = model.instantiate()
+    space = explore(concrete, Budget(max_states=max_states, timeout=timeout), keep_edges=True)
+    g = space.to_networkx()
+    deadlocks = frozenset(space.deadlocks)
+    # a state with no successor is final unless it is stuck; a partial search leaves unexpanded
+    # states without successors too, so it claims no final states
+    finals = frozenset(n for n in g.nodes if g.out_degree(n) == 0 and n not in deadlocks) \
+        if space.complete else frozenset()
+    labels = {}
+    if g.number_of_nodes() <= label_limit:
+        for n in g.nodes:
+            trace = space.trace_to(n)
+            last = trace.states[-1] if trace.states else trace.initial
+            labels[n] = ", ".join(f"{k}={_fmt(v)}" for k, v in last)
+    return StateGraph(concrete, g, deadlocks, finals, space.complete, space.reason, labels)
+
+
+def game_graph(model: Model, label_limit: int = DEFAULT_LABEL_LIMIT, max_states: int | None = 300_000,
+               timeout: float | None = None) -> StateGraph | str:
+    """The state graph of `model`, or why a page cannot show one."""
+    if not model.is_concrete:
+        free = ", ".join(k for k, v in model.param_values if v is None)
+        return f"Not drawn: the parameters {free} are left free, so the states cannot be listed."
+    try:
+        sg = explore_graph(model, max_states=max_states, timeout=timeout, label_limit=label_limit)
+    except EvalError as err:   # a model run-time error: the claims report it; the page says why no graph
+        return f"Not drawn: exploring the states failed ({err})."
+    sg.reason = sg.reason.replace("--max-states", "--graph-states")   # the report's option for this cap
+    return sg
+
+
+def _fmt(v: object) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
