@@ -28,7 +28,7 @@ def test_hook_manifest_shape():
         assert hook["language"] == "python"
         re.compile(hook["files"])
     assert re.search(HOOKS[0]["files"], "models/wtactics.yaml")
-    assert not re.search(HOOKS[0]["files"], "properties/wtactics.yaml")
+    assert re.search(HOOKS[0]["files"], "properties/wtactics.yaml")        # a claim edited: its model is checked
     assert re.search(HOOKS[1]["files"], "properties/wtactics.yaml") and HOOKS[1]["pass_filenames"] is False
 
 
@@ -65,6 +65,9 @@ def test_check_hook(project):
     shutil.copy(GATE / "gate_limit.yaml", root / "models" / "gate.yaml")
     done = run_hook(hook, root, env, ["models/gate.yaml"])
     assert done.returncode == 1 and "limit-at-draw" in done.stdout
+    by_claims = run_hook(hook, root, env, ["properties/gate.yaml", "models/gate.yaml"])   # the model once
+    assert by_claims.returncode == 1 and by_claims.stdout.count("limit-at-draw") == done.stdout.count("limit-at-draw")
+    assert run_hook(hook, root, env, ["properties/no_such_model.yaml"]).returncode == 0
 
 
 def test_gate_hook(project):
