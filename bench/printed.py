@@ -76,7 +76,8 @@ def run_once(case: Case, timeout: float, wall: float, out: Path, claims_only: bo
     out.unlink(missing_ok=True)
     start = time.perf_counter()
     try:
-        done = subprocess.run(case.command(timeout, out, claims_only), check=False, cwd=ROOT, capture_output=True, text=True, timeout=wall)
+        done = subprocess.run(case.command(timeout, out, claims_only), check=False, cwd=ROOT, capture_output=True,
+                              text=True, timeout=wall)
     except subprocess.TimeoutExpired:
         return Outcome(time.perf_counter() - start, False, None)
     seconds = time.perf_counter() - start

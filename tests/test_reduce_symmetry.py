@@ -229,6 +229,14 @@ def test_loader_rejects_what_breaks_the_symmetry(tmp_path, change, where):
     assert "Traceback" not in out.stderr
 
 
+def test_round_end_is_rejected_as_such(tmp_path):
+    path = write(tmp_path, SYMMETRIC + "round_end:\n  drew: false\n")
+    out = subprocess.run([sys.executable, "-m", "verifier", "lint", str(path)], check=False, capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.returncode == 2 and "round_end effects tell the players apart" in out.stderr, out.stderr
+    assert f"{path}:27:3:" in out.stderr
+
+
 def test_claim_naming_a_player_is_rejected(tmp_path):
     path = write(tmp_path, SYMMETRIC)
     props = write(tmp_path, "claims:\n  - id: first-small\n    says: player 0 holds little\n"

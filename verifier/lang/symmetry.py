@@ -131,6 +131,8 @@ class SymmetryCheck:
                 if not _is_rotation(eff.value, self.model.players):
                     self.player(eff.value, env, span)
                 continue
+            if _is_round_end(eff.value, self.model.players):
+                raise Broken("round_end effects tell the players apart: a round starts with player 0", span)
             self.value(eff.value, env, span)
             if isinstance(t, Index) and t.name in self.arrays and isinstance(t.index, Const):
                 literal.setdefault(t.name, {})[t.index.value] = eff.value
@@ -199,6 +201,12 @@ def _is_rotation(e: Expr, players: int) -> bool:
     return (isinstance(e, App) and e.op is Op.MOD and fold(e.args[1]) == Const(players)
             and isinstance(e.args[0], App) and e.args[0].op is Op.ADD
             and e.args[0].args[0] == Var(ACTIVE_VAR) and fold(e.args[0].args[1]) == Const(1))
+
+
+def _is_round_end(e: Expr, players: int) -> bool:
+    """`if active == PLAYERS - 1 then ... else ...`: how the phase sugar writes a round_end effect."""
+    return (isinstance(e, App) and e.op is Op.ITE and isinstance(e.args[0], App) and e.args[0].op is Op.EQ
+            and e.args[0].args == (Var(ACTIVE_VAR), Const(players - 1)))
 
 
 def _show(e: Expr) -> str:
