@@ -37,10 +37,6 @@ class Layout:
 
     model: Model
 
-    def __getstate__(self) -> dict:
-        """Pickled without what engines cache on it (generated code, rebuilt on demand)."""
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_turnproof")}
-
     @cached_property
     def slots(self) -> tuple[Slot, ...]:
         out = []
