@@ -40,15 +40,6 @@ class Span:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
-    def shifted(self, line_offset: int, col_offset: int) -> Span:
-        """This span moved into a host text (an expression inside a YAML scalar)."""
-        col = self.col + col_offset if self.line == 1 else self.col
-        end_col = self.end_col
-        if end_col is not None and (self.end_line or self.line) == 1:
-            end_col += col_offset
-        end_line = None if self.end_line is None else self.end_line + line_offset
-        return Span(self.file, self.line + line_offset, col, end_line, end_col)
-
 
 @dataclass(frozen=True)
 class Diagnostic:

@@ -439,8 +439,8 @@ def _variants(variants: Sequence[str | None]) -> str:
 
 
 def _wrapped_state(items: Sequence[tuple[str, Any]], indent: str, width: int = 100) -> list[str]:
-    from verifier.report.junit import _wrap_items
-    return [indent + line for line in _wrap_items([f"{k}={_fmt(v)}" for k, v in items], width)]
+    from verifier.report.junit import wrap_items
+    return [indent + line for line in wrap_items([f"{k}={_fmt(v)}" for k, v in items], width)]
 
 
 def render_text(d: ModelDiff) -> str:

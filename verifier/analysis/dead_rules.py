@@ -62,7 +62,7 @@ class DeadRules(Visitor):
             for phase in model.phases:
                 if phase.name not in dead_phases or (phase.parent in dead_phases):
                     continue
-                out.append(self._phase_finding(phase, dead_phases))
+                out.append(self._phase_finding(phase))
         for i, action in enumerate(model.actions):
             if action.kind is not ActionKind.RULE or action.modality is Modality.MUST_NOT or i in self.fired:
                 continue
@@ -87,7 +87,7 @@ class DeadRules(Visitor):
                                    engine="explicit", scope=ctx.scope_search(), span=action.span))
         return out
 
-    def _phase_finding(self, phase: Phase, dead: set[str]) -> Finding:
+    def _phase_finding(self, phase: Phase) -> Finding:
         ctx = self.ctx
         steps = [p.name for p in ctx.instance.phases if _within(ctx.instance, p.name, phase.name) and p is not phase]
         actions = [a.name for a in ctx.instance.rule_actions()

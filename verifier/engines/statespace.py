@@ -162,10 +162,6 @@ class StateSpace:
     def model(self) -> Model:
         return self.lay.model
 
-    @property
-    def edges_kept(self) -> bool:
-        return self.esrc is not None
-
     def __len__(self) -> int:
         return len(self.packed)
 
@@ -239,15 +235,6 @@ class StateSpace:
         if self._expander is None:
             self._expander = compile_expander(self.lay)
         return self._expander
-
-    def successors_of(self, i: int) -> list[tuple[int, tuple, int | None]]:
-        """Every transition of state i in firing order: (action index, choice, target index);
-        the target index is None for a state the search did not store (an incomplete search)."""
-        out = []
-        for a, choice, t, _gap in self.expander().expand(self.packed[i]):
-            if t is not None:
-                out.append((a, choice, self.index_of(t)))
-        return out
 
     def edge_arrays(self) -> tuple[array, array, array]:
         """(sources, targets, labels) of every transition of the expanded states."""

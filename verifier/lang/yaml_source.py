@@ -110,9 +110,6 @@ class Node:
     def elements(self) -> list[Node]:
         return [self.child(i) for i in range(len(self.value))] if self.is_list else []
 
-    def with_value(self, value: Any) -> Node:
-        return Node(value, self.span, self.key_span, self.source)
-
     @property
     def is_map(self) -> bool:
         return isinstance(self.value, CommentedMap)

@@ -38,7 +38,7 @@ def _fmt(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _wrap_items(items: list[str], width: int) -> list[str]:
+def wrap_items(items: list[str], width: int) -> list[str]:
     """Comma-separated items in lines of at most `width` characters (an item is never split)."""
     lines: list[str] = []
     for item in items:
@@ -61,7 +61,7 @@ def trace_text(trace: Trace, indent: str = "", width: int = 64) -> str:
         loop = "loop> " if trace.loop_start is not None and i - 1 == trace.loop_start else ""
         rows.append((str(i), loop + step.label, "" if step.player is None else str(step.player), step.rule,
                      [f"{k}: {_fmt(a)} -> {_fmt(b)}" for k, (a, b) in step.changes]))
-    cells = [[[r[0]], [r[1]], [r[2]], textwrap.wrap(r[3], 44) or [""], _wrap_items(r[4], width)] for r in rows]
+    cells = [[[r[0]], [r[1]], [r[2]], textwrap.wrap(r[3], 44) or [""], wrap_items(r[4], width)] for r in rows]
     widths = [max(len(line) for c in cells for line in c[col]) for col in range(4)]
     lines = []
     for c in cells:

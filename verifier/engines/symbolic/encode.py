@@ -542,9 +542,6 @@ class Encoding:
     def turn_end_actions(self) -> list[int]:
         return [i for i in self.actions if self.model.actions[i].kind is ActionKind.TURN_END]
 
-    def is_bool_slot(self, k: int) -> bool:
-        return isinstance(self.slots[k].type, BoolType)
-
 
 def _subterms(t: Term):
     stack = [t]
