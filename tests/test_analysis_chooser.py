@@ -3,6 +3,7 @@ named, and order-dependence only between actions two different players may take 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from test_analysis_support import analyse, fixture, of_kind
@@ -16,7 +17,7 @@ CHOOSER = fixture("chooser")
 
 def unnamed(tmp_path) -> str:
     """The same model with every `by:` and `chooser:` line removed."""
-    text = re.sub(r"\n    (by|chooser): [^\n]*", "", open(CHOOSER).read())
+    text = re.sub(r"\n    (by|chooser): [^\n]*", "", Path(CHOOSER).read_text())
     path = tmp_path / "unnamed.yaml"
     path.write_text(text)
     return str(path)
@@ -44,7 +45,7 @@ def test_chooser_forms(tmp_path):
     model = load_model(CHOOSER)
     assert model.action("pay").chooser is not None and model.action("cast").chooser is not None
     assert model.action("counter").chooser is not None       # a written by: names the chooser
-    text = open(CHOOSER).read().replace("    chooser: active\n", "    chooser: random\n")
+    text = Path(CHOOSER).read_text().replace("    chooser: active\n", "    chooser: random\n")
     path = tmp_path / "random.yaml"
     path.write_text(text.replace("  - name: counter\n", "  - name: counter\n    chooser: rules\n"))
     model = load_model(str(path))
@@ -62,7 +63,7 @@ CASES = [
 @pytest.mark.parametrize("what,old,new,message,needle,hint", CASES, ids=[c[0] for c in CASES])
 def test_error(tmp_path, what, old, new, message, needle, hint):
     path = tmp_path / "model.yaml"
-    path.write_text(open(CHOOSER).read().replace(old, new, 1))
+    path.write_text(Path(CHOOSER).read_text().replace(old, new, 1))
     error = the_error(path, message)
     assert str(error.span) == where(path, needle)
     assert error.hint and hint in error.hint, error.hint
