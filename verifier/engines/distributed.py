@@ -198,10 +198,9 @@ def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, w
     stored = inits.shape[0]
     depth_limit = budget.max_depth if budget.max_depth is not None else 1 << 62
     frontier = stored
-    while frontier:
-        if budget.max_states is not None and stored > budget.max_states:
-            space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
-            break
+    if budget.max_states is not None and stored > budget.max_states:
+        space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
+    while space.complete and frontier:
         if space.levels >= depth_limit:
             space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
             break
@@ -219,6 +218,9 @@ def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, w
         received = [actors[p].receive([r["out"][p] for r in reports]) for p in range(parts)]
         frontier = sum(f.result() for f in received)
         stored += frontier
+        if budget.max_states is not None and stored > budget.max_states:
+            space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
+            break
         if progress is not None:
             progress(ProgressInfo(stored, space.levels, time.perf_counter() - start))
     if not space.complete and any(w is None for w in space.watch):
