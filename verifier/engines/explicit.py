@@ -296,7 +296,9 @@ class ExplicitEngine:
         tick = _ticker_compact(budget, start)
         if self.workers > 1 or self.scheduler is not None:
             from verifier.engines.distributed import explore_distributed
-            return explore_distributed(model, budget, progress, watch, track, tick, self.workers, self.scheduler)
+            share = _visited_budget(budget)          # each worker's visited set spills at its share
+            return explore_distributed(model, budget, progress, watch, track, tick, self.workers, self.scheduler,
+                                       None if share is None else share // self.workers)
         return explore_compact(model, budget, progress, watch, track, tick, visited_budget=_visited_budget(budget))
 
     # ---- verdicts
