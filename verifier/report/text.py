@@ -37,7 +37,8 @@ def _run(console: Console, run: ModelRun) -> None:
         for r in run.results:
             if r.trace is not None and (r.verdict is Verdict.VIOLATED or not r.as_expected):
                 console.print(plain(f"\n{r.property.id}: {r.verdict.value}"
-                                    + (f" (expected: {r.property.why})" if r.property.why else ""),
+                                    + (f" (expected: {r.property.why})"
+                                       if r.property.why and r.property.expected == Verdict.VIOLATED.value else ""),
                                     style=VERDICT_STYLE[r.verdict]))
                 console.print(trace_table(r.trace))
             if r.verdict is Verdict.UNKNOWN and r.reason:
