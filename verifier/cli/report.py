@@ -47,8 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="explore at most N states for the state graph (default 300000; a larger space is "
                         "drawn partially, and says so)")
     p.add_argument("--no-graph", action="store_true", help="do not explore or draw the state graph")
-    p.add_argument("--no-timings", action="store_true",
-                   help="leave run times out of the pages (reproducible output)")
+    p.add_argument("--timings", action="store_true",
+                   help="show run times on the pages (they change on every run; without them the same "
+                        "models give the same files, so a committed report folder stays unchanged)")
     p.add_argument("--force", action="store_true",
                    help="replace DIR even when it is not a turnproof report folder")
     p.add_argument("--gate", action="store_true", help="exit as `turnproof check` does (see exit codes)")
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     pages = [build_game(runs, state_graph=None if args.no_graph else game_graph(
                  runs[0].model, args.graph_limit, args.graph_states, options.budget.time_left()), graph_limit=args.graph_limit)
              for runs in all_runs]
-    written = write_site(pages, args.output, timings=not args.no_timings, force=args.force)
+    written = write_site(pages, args.output, timings=args.timings, force=args.force)
     if not args.quiet:
         sys.stderr.write(f"wrote {len(written)} files to {args.output}: index.html, index.md and "
                          f"{len(pages)} game page{'s' if len(pages) != 1 else ''}\n")
