@@ -54,6 +54,11 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "one-discard-phase": "HOLDS",
         "turn-ends": "HOLDS",
         "game-ends": "HOLDS",
+        "cards-never-created": "HOLDS",
+        "last-card-playable": "HOLDS",
+        "drawn-card-kept-in-draw": "HOLDS",
+        "second-phase-attack-alone": "HOLDS",
+        "move-attack-optional": "HOLDS",
     },
     "alice": {
         "refine-clears-all-gems": {"literal": "VIOLATED", "refine_all": "HOLDS",
@@ -84,6 +89,7 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "no-reap-after-heal": "HOLDS",
         "refine-only-first": "HOLDS",
         "one-fight-per-turn-ordering": "HOLDS",
+        "free-mode-never-collapses": "HOLDS",
         "turn-ends": "VIOLATED",
     },
     "aeons_end": {
@@ -107,6 +113,16 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "no-deadlock": "HOLDS",
         "casting-before-main": "HOLDS",
         "turn-ends": "HOLDS",
+        "cards-kept": "HOLDS",
+        "collection-full-with-prepped-spell": "HOLDS",
+        "first-turn-budget": "HOLDS",
+        "relic-gives-a-charge": "HOLDS",
+        "open-breach-spell-defeats-nemesis": "HOLDS",
+        "focus-lowers-open-cost": "HOLDS",
+        "no-opening-in-first-turn": "VIOLATED",
+        "power-discarded-once": "HOLDS",
+        "while-prepped-needs-spell": "HOLDS",
+        "main-phase-every-turn": "HOLDS",
     },
 }
 
