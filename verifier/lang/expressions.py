@@ -260,17 +260,16 @@ class ExprReader:
             self.sink.error(diag.message, diag.span, diag.hint, (*diag.notes, (f"in this use of {d.name}", span)))
         if body is None:
             return None
-        if expr_deeper_than(body[0], MAX_EXPANDED_DEPTH) or \
-                any(expr_deeper_than(e, MAX_EXPANDED_DEPTH) for e, _ in args):
-            self.sink.error(f"{d.name} expands to an expression nested more than {MAX_EXPANDED_DEPTH} levels",
-                            d.span or span, hint="a chain of definitions, each using the one before, nests "
-                                                 "deeper at each step: shorten it")
-            return None
         out = _substitute_args(body[0], {p: e for p, (e, _) in zip(d.params, args)})
         if _larger_than(out, EXPANSION_LIMIT):
             self.sink.error(f"{d.name} expands to more than {EXPANSION_LIMIT} expression nodes", d.span or span,
                             hint="definitions that use other definitions several times multiply; "
                                  "simplify them or use a helper variable")
+            return None
+        if expr_deeper_than(out, MAX_EXPANDED_DEPTH):     # after the size check: `out` is small by then
+            self.sink.error(f"{d.name} expands to an expression nested more than {MAX_EXPANDED_DEPTH} levels",
+                            d.span or span, hint="a chain of definitions, each using the one before, nests "
+                                                 "deeper at each step: shorten it")
             return None
         return out, body[1]
 

@@ -116,15 +116,24 @@ def int_literal_problem(literal: str, where: Span | None) -> Diagnostic | None:
 
 
 def expr_deeper_than(e, limit: int) -> bool:
-    """Whether an IR expression nests more than `limit` levels (definitions expanded); iterative."""
+    """Whether an IR expression nests more than `limit` levels (definitions expanded). Iterative,
+    and each shared subexpression (an argument used twice) is measured once."""
     from verifier.ir.expr import children
 
-    stack = [(e, 1)]
+    depth: dict[int, int] = {}
+    stack = [(e, False)]
     while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children(node))
+        node, kids_done = stack.pop()
+        if id(node) in depth:
+            continue
+        kids = children(node)
+        if kids_done:
+            depth[id(node)] = 1 + max((depth[id(k)] for k in kids), default=0)
+            if depth[id(node)] > limit:
+                return True
+        else:
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in depth)
     return False
 
 
