@@ -13,18 +13,12 @@ semantics' states, which the differential tests compare them with: firings
 """
 from __future__ import annotations
 
-import itertools
-import linecache
-import os
-import re
 import weakref
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from verifier.engines.actiongen import Labels, Sink, action_lines
-from verifier.engines.codegen import RUNTIME, Packing, Writer, make_packing, simplify
+from verifier.engines.codegen import RUNTIME, Packing, Writer, make_packing, simplify, source_file
 from verifier.ir.expr import Const, Expr
 from verifier.ir.model import Modality
 from verifier.semantics import Layout
@@ -46,9 +40,6 @@ class GeneratedCode:
 
 
 _generated: dict[int, GeneratedCode] = {}      # id(layout) -> its code; dropped with the layout
-_sources = itertools.count(1)
-_registered: deque[str] = deque()               # pseudo-file names in linecache, oldest first
-KEEP_SOURCES = 64                               # generated sources kept for tracebacks
 
 
 def _code_of(lay: Layout) -> GeneratedCode:
@@ -66,27 +57,8 @@ def packing_of(lay: Layout) -> Packing:
 def _exec(source: str, name: str, extra: dict) -> dict:
     ns = dict(RUNTIME)
     ns.update(extra)
-    exec(compile(source, _source_file(source, name), "exec"), ns)
+    exec(compile(source, source_file(source, name), "exec"), ns)
     return ns
-
-
-def _source_file(source: str, name: str) -> str:
-    """The file name generated code is compiled under. With `TURNPROOF_DUMP_CODE=DIR` the
-    source is written to DIR (one file per generated module); otherwise it is a pseudo-file
-    registered with `linecache`, so that tracebacks and debuggers show the generated lines."""
-    stem = f"{os.getpid()}-{next(_sources):04d}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)[:60]}"
-    folder = os.environ.get("TURNPROOF_DUMP_CODE")
-    if folder:
-        path = Path(folder) / f"{stem}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(source, encoding="utf-8")
-        return str(path)
-    filename = f"<turnproof {stem}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    _registered.append(filename)
-    while len(_registered) > KEEP_SOURCES:
-        linecache.cache.pop(_registered.popleft(), None)
-    return filename
 
 
 def _hoist_lines(w: Writer, pad: str) -> list[str]:

@@ -20,9 +20,13 @@ into the search loop, `expand` and predicates.
 from __future__ import annotations
 
 import itertools
-from collections import Counter
+import linecache
+import os
+import re
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op, substitute
 from verifier.semantics import EvalError, Layout
@@ -33,6 +37,32 @@ _BIN = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.EQ: "==", Op.NE: "!=", Op.LT: 
 _BOOL = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR, Op.NOT, Op.IMPLIES})
 
 Interval = tuple[int, int] | None
+
+
+# ---------------------------------------------------------------- generated sources
+
+_sources = itertools.count(1)
+_registered: deque[str] = deque()               # pseudo-file names in linecache, oldest first
+KEEP_SOURCES = 64                               # generated sources kept for tracebacks
+
+
+def source_file(source: str, name: str) -> str:
+    """The file name generated code is compiled under. With `TURNPROOF_DUMP_CODE=DIR` the
+    source is written to DIR (one file per generated module); otherwise it is a pseudo-file
+    registered with `linecache`, so that tracebacks and debuggers show the generated lines."""
+    stem = f"{os.getpid()}-{next(_sources):04d}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)[:60]}"
+    folder = os.environ.get("TURNPROOF_DUMP_CODE")
+    if folder:
+        path = Path(folder) / f"{stem}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        return str(path)
+    filename = f"<turnproof {stem}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    _registered.append(filename)
+    while len(_registered) > KEEP_SOURCES:
+        linecache.cache.pop(_registered.popleft(), None)
+    return filename
 
 
 # ---------------------------------------------------------------- packing

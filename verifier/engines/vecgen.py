@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifier.engines.actiongen import Labels, specialise
-from verifier.engines.codegen import Packing, interval, may_raise, simplify
+from verifier.engines.codegen import Packing, interval, may_raise, simplify, source_file
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, substitute
 from verifier.ir.model import Action, IntType, Modality, Overflow, type_bounds
 from verifier.semantics import Layout
@@ -261,7 +261,7 @@ def _exec(w: _Writer, source: str, name: str) -> dict:
     ns = dict(_RUNTIME)
     ns.update(w.consts)
     ns["_as_int"] = _as_int
-    exec(compile(source, f"<turnproof {name}>", "exec"), ns)
+    exec(compile(source, source_file(source, name), "exec"), ns)
     return ns
 
 
