@@ -251,13 +251,17 @@ class ExprReader:
             self.sink.error(f"{d.name} is used inside more than {MAX_DEFINITION_NESTING} nested definitions",
                             span, hint="a chain of definitions, each using the one before, is too long: shorten it")
             return None
-        inner = DiagnosticSink()
-        origin = Origin(d.file, d.positions) if d.positions else Origin.straight(d.file, 1, 1, d.text)
-        reader = ExprReader(scope.for_body(d, {p: ty for p, (_, ty) in zip(d.params, args)}), origin, inner, d.text)
-        reader.nesting = self.nesting + 1
-        body = reader.read()
-        for diag in inner.diagnostics:
-            self.sink.error(diag.message, diag.span, diag.hint, (*diag.notes, (f"in this use of {d.name}", span)))
+        key = (d.name, tuple(ty for _, ty in args))
+        if key not in scope.bodies:       # each definition is read once per argument types
+            inner = DiagnosticSink()
+            origin = Origin(d.file, d.positions) if d.positions else Origin.straight(d.file, 1, 1, d.text)
+            reader = ExprReader(scope.for_body(d, dict(zip(d.params, key[1]))), origin, inner, d.text)
+            reader.nesting = self.nesting + 1
+            scope.bodies[key] = reader.read()
+            for diag in inner.diagnostics:
+                self.sink.error(diag.message, diag.span, diag.hint,
+                                (*diag.notes, (f"in this use of {d.name}", span)))
+        body = scope.bodies[key]
         if body is None:
             return None
         out = _substitute_args(body[0], {p: e for p, (e, _) in zip(d.params, args)})

@@ -56,10 +56,11 @@ class Scope:
     players: int = 1
     defines: dict[str, Definition] = field(default_factory=dict)
     allow_prev: bool = False        # `prev(e)` reads the state before a transition (step claims)
+    bodies: dict = field(default_factory=dict)   # (definition, argument types) -> its body as read, shared
 
     def with_locals(self, more: dict[str, str]) -> Scope:
         return Scope(self.variables, self.params, self.constants, self.enum_values, self.enums,
-                     {**self.locals, **more}, self.players, self.defines, self.allow_prev)
+                     {**self.locals, **more}, self.players, self.defines, self.allow_prev, self.bodies)
 
     def for_body(self, d: Definition, param_types: dict[str, str]) -> Scope:
         """The scope of a definition's body: the model's names, the definitions before it, its parameters."""
@@ -69,7 +70,7 @@ class Scope:
                 break
             before[name] = other
         return Scope(self.variables, self.params, self.constants, self.enum_values, self.enums,
-                     dict(param_types), self.players, before)
+                     dict(param_types), self.players, before, bodies=self.bodies)
 
     def known_names(self) -> list[str]:
         return [*self.locals, *self.variables, *self.params, *self.constants, *self.enum_values, *self.defines,
