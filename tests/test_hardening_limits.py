@@ -57,7 +57,7 @@ CASES = {   # name -> (model text, words of the message, 1-based line of the err
     "players": (MODEL.replace("players: 1", "players: 100000"), f"from 1 to {MAX_PLAYERS}", 6),
     "definition chain": (MODEL.replace("players: 1\n", "players: 1\ndefine:\n  d0: \"hand + 1\"\n" + "".join(
         f"  d{k}: \"d{k - 1} + 1\"\n" for k in range(1, 600))).replace(PLAY_GUARD, 'when: "d599 > 0"'),
-                         "nested definitions", 9),
+                         "nested more than", r"\d+"),   # at the use, or at the definition where the chain gets too deep
     "deep definitions": (MODEL.replace("players: 1\n", "players: 1\ndefine:\n" + "".join(
         f"  d{k}: \"{'- ' * 44}{'hand' if k == 0 else f'd{k - 1}'}\"\n" for k in range(3))).replace(
         PLAY_GUARD, 'when: "d2 > 0"'), "nested more than 96 levels", 10),

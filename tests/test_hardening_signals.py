@@ -59,6 +59,21 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _still_running(pid: int, within: float) -> bool:
+    """Whether process `pid` is still alive (neither gone nor a zombie) after waiting up to `within` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return False
+        if state in ("Z", "X"):
+            return False
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.1)
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to see the forked workers")
 def test_sigterm_stops_the_forked_workers():
     proc = subprocess.Popen([sys.executable, "-m", "verifier", "check", "models/wtactics.yaml", "-q",
@@ -76,7 +91,4 @@ def test_sigterm_stops_the_forked_workers():
     proc.send_signal(signal.SIGTERM)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "Traceback" not in err and "terminated" in err
-    time.sleep(0.2)
-    for pid in workers:
-        state = Path(f"/proc/{pid}/stat")
-        assert not state.exists() or state.read_text().split(")")[1].split()[0] in ("Z", "X"), pid
+    assert [pid for pid in workers if _still_running(pid, within=10.0)] == []

@@ -22,7 +22,7 @@ from verifier.trace import replay
 
 ROWS = table()
 ENGINES = ("explicit", "bmc", "kind", "pdr", "all", "auto")
-BUDGET = Budget(timeout=30, max_depth=30)
+BUDGET = Budget(timeout=90, max_depth=30)
 SLOW_BMC = {"peterson-mutex": 12, "arith-sum": 8, "peterson-live": 16}   # BMC depth for rows whose unrolling is costly
 
 
@@ -48,7 +48,7 @@ def explicit_result(row_id, model, claim):
 def test_table(row_id, model, claim, truth, engine):
     budget = BUDGET
     if engine == "bmc" and row_id in SLOW_BMC:
-        budget = Budget(timeout=30, max_depth=SLOW_BMC[row_id])
+        budget = Budget(timeout=90, max_depth=SLOW_BMC[row_id])
     (r,) = make(engine).check(model, [claim], budget)
     proof = Verdict.PROVED if not model.params else Verdict.HOLDS   # fixed parameters: HOLDS, never PROVED
     v = r.verdict
