@@ -167,11 +167,35 @@ def write_output(text: str, output: str | None) -> None:
     write_atomic(output, text)
 
 
-class Progress:
-    """States, depth and rate on an interactive terminal; silent otherwise."""
+def wants_progress(quiet: bool) -> bool:
+    """Whether to draw progress: on an interactive terminal, outside CI, unless --quiet."""
+    return not quiet and sys.stderr.isatty() and os.environ.get("CI") != "true"
+
+
+class StatusLine:
+    """One progress line on standard error, redrawn in place; silent where `wants_progress` says no."""
+
+    CLEAR_WIDTH = 70
 
     def __init__(self, quiet: bool):
-        self.enabled = not quiet and sys.stderr.isatty() and os.environ.get("CI") != "true"
+        self.enabled = wants_progress(quiet)
+
+    def show(self, text: str) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + text)
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:                   # also what forked children wrote
+            sys.stderr.write("\r" + " " * self.CLEAR_WIDTH + "\r")
+            sys.stderr.flush()
+
+
+class Progress(StatusLine):
+    """States, depth and rate of a search."""
+
+    def __init__(self, quiet: bool):
+        super().__init__(quiet)
         self._last = 0.0
 
     def __call__(self, info: ProgressInfo) -> None:
@@ -179,11 +203,4 @@ class Progress:
         if not self.enabled or now - self._last < 0.2:
             return
         self._last = now
-        sys.stderr.write(f"\r  {info.states:,} states  depth {info.depth}  "
-                         f"{info.rate:,.0f} states/s  {info.elapsed:.1f} s   ")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.enabled:                   # also what forked children wrote
-            sys.stderr.write("\r" + " " * 70 + "\r")
-            sys.stderr.flush()
+        self.show(f"  {info.states:,} states  depth {info.depth}  {info.rate:,.0f} states/s  {info.elapsed:.1f} s   ")

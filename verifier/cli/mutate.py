@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from verifier.cli.common import (
     EXIT_BUG_HELP,
     EXIT_OK,
     EXIT_UNKNOWN,
+    StatusLine,
     add_model_options,
     add_output_options,
     run_options,
@@ -86,24 +86,18 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNKNOWN if report.count("unknown") else EXIT_OK
 
 
-class _Bar:
-    """A one-line progress bar on an interactive terminal: mutants done, killed, survived."""
+class _Bar(StatusLine):
+    """Mutants done, killed, survived."""
+
+    CLEAR_WIDTH = 100
 
     def __init__(self, quiet: bool):
-        self.enabled = not quiet and sys.stderr.isatty() and os.environ.get("CI") != "true"
+        super().__init__(quiet)
         self.tally: dict[str, int] = {}
 
     def __call__(self, outcome: Outcome, done: int, total: int) -> None:
         self.tally[outcome.status] = self.tally.get(outcome.status, 0) + 1
-        if not self.enabled:
-            return
         width = 30
         filled = width * done // max(total, 1)
         counts = "  ".join(f"{k} {v}" for k, v in sorted(self.tally.items()))
-        sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {counts}   ")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 100 + "\r")
-            sys.stderr.flush()
+        self.show(f"  [{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {counts}   ")

@@ -3,12 +3,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-from verifier.cli.common import EXIT_BUG_HELP, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, concrete_model, parse_params, write_output
+from verifier.cli.common import (
+    EXIT_BUG_HELP,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    concrete_model,
+    parse_params,
+    wants_progress,
+    write_output,
+)
 from verifier.diagnostics import Diagnostic, UsageError
+from verifier.files import write_atomic
 from verifier.lang import default_properties_path, load_properties
 from verifier.playout.play import PlayoutOptions, simulate
 from verifier.playout.policy import UNIFORM, load_policy
@@ -120,14 +129,8 @@ def _write_html(sim, folder: Path) -> None:
     page = simulation_html(sim, plots)
     for plot in plots:
         write_output(plot.svg, str(folder / f"{plot.stem}.svg"))
-        _write_bytes(plot.png, folder / f"{plot.stem}.png")
+        write_atomic(folder / f"{plot.stem}.png", plot.png)
     write_output(page, str(folder / "index.html"))
-
-
-def _write_bytes(data: bytes, target: Path) -> None:
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
 
 
 class _progress:
@@ -135,7 +138,7 @@ class _progress:
 
     def __init__(self, games: int, quiet: bool):
         self.games = games
-        self.enabled = not quiet and sys.stderr.isatty() and os.environ.get("CI") != "true" and games >= 50
+        self.enabled = wants_progress(quiet) and games >= 50
         self.bar = None
 
     def __enter__(self):
