@@ -82,6 +82,15 @@ def test_a_hostile_model_is_a_positioned_error(tmp_path, capsys, name):
     assert "\x1b" not in err and "\x00" not in err and max(len(x) for x in err.splitlines()) < 400
 
 
+def test_the_nesting_hint_names_define(tmp_path, capsys):
+    """Too deep an expression: the hint says how to name a sub-expression (`define:`)."""
+    model = tmp_path / "deep.yaml"
+    model.write_text(CASES["nested not"][0], encoding="utf-8")
+    assert main(["check", str(model), "-p", PROPS, "-q"]) == 2
+    hint = next(line for line in capsys.readouterr().err.splitlines() if "hint:" in line)
+    assert "define:" in hint
+
+
 def test_the_limits_leave_room_for_real_models():
     """The shipped models are far inside every limit (a limit that rejects them is wrong)."""
     assert MAX_EXPR_DEPTH >= 40 and MAX_YAML_DEPTH >= 40

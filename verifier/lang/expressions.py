@@ -126,7 +126,8 @@ class ExprReader:
         if deeper_than(tree, MAX_EXPR_DEPTH):
             self.sink.error(f"expression too deeply nested: more than {MAX_EXPR_DEPTH} levels of operators, "
                             "'if' and quantifiers", self.origin.span(0, len(self.text.rstrip())),
-                            hint="split it with a constant or a helper variable, or drop repeated 'not'/'-'")
+                            hint="name a sub-expression under `define:` (e.g. `define: {ready: \"...\"}`) and use "
+                                 "the name here, or drop repeated 'not'/'-'")
             return None
         return tree
 

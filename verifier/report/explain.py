@@ -146,6 +146,12 @@ def expectation_short(r: CheckResult) -> str:
     return f"NO: expected {r.property.expected or 'not VIOLATED'}"
 
 
+def shown_why(r: CheckResult) -> str:
+    """A claim's `why` (why the rules break it), under the readings where its violation is
+    expected only; elsewhere "" (every output format follows this rule)."""
+    return r.property.why if r.property.expected == Verdict.VIOLATED.value else ""
+
+
 def undecided(r: CheckResult) -> bool:
     """UNKNOWN where the claim file did not expect it: not a failure, not a success either."""
     return r.verdict is Verdict.UNKNOWN and r.property.expected != "UNKNOWN"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from verifier.report.escaping import markdown_code, markdown_text
+from verifier.report.explain import shown_why
 from verifier.result import CheckResult, ModelRun, Verdict
 from verifier.trace import Trace
 
@@ -54,8 +55,10 @@ def game_section(runs: Sequence[ModelRun]) -> list[str]:
         out += ["None.", ""]
     for r in broken:
         out += [f"#### {_cell(r.property.id)} — {_cell(r.property.rule or 'rules')}", "",
-                f"*Claim*: {_cell(r.property.statement)}  ", f"*Finding*: {_cell(r.property.why)}  ",
-                f"*Evidence* ({_cell(_where(r))}):", ""]
+                f"*Claim*: {_cell(r.property.statement)}  "]
+        if shown_why(r):
+            out.append(f"*Finding*: {_cell(shown_why(r))}  ")
+        out += [f"*Evidence* ({_cell(_where(r))}):", ""]
         out += trace_markdown(r.trace) if r.trace else [_cell(r.reason or "exhaustive search: never reached")]
         out.append("")
     out += _variant_differences(runs)

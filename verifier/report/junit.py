@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verifier import __version__
+from verifier.report.explain import shown_why
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
 
@@ -86,6 +87,8 @@ def _claim_detail(r: CheckResult) -> str:
              + (f", depth {r.depth}" if r.depth is not None else "")]
     if p.rule:
         lines.append(f"rule: {p.rule}")
+    if shown_why(r):
+        lines.append(f"why (expected VIOLATED): {shown_why(r)}")
     if p.span is not None:
         lines.append(f"declared at {p.span}")
     if r.reason:
@@ -118,8 +121,7 @@ def _claim_case(suite: ET.Element, run: ModelRun, r: CheckResult, out: list[str]
     undecided = r.verdict is Verdict.UNKNOWN and r.property.expected != Verdict.UNKNOWN.value
     if r.as_expected and not undecided:
         if r.verdict is Verdict.VIOLATED:
-            out.append("known flaw (expected VIOLATED): " + _claim_detail(r)
-                       + (f"\nwhy: {r.property.why}" if r.property.why else ""))
+            out.append("known flaw (expected VIOLATED): " + _claim_detail(r))
         return 0, 0
     if r.verdict is Verdict.UNKNOWN:
         el = ET.SubElement(case, "error", type="UNKNOWN", message=_clean(r.reason or "undecided"))

@@ -30,6 +30,7 @@ from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import Span
+from verifier.report.explain import shown_why
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
 
@@ -154,7 +155,7 @@ def _claim_result(run: ModelRun, r: CheckResult, where: _Locator, rule_index: di
         result["level"] = "note"
         text = f"Known flaw: claim '{p.id}' is VIOLATED as documented{_variant(run)}: {p.statement}"
         result["suppressions"] = [{"kind": "inSource", "status": "accepted",
-                                   "justification": p.why or "expected: VIOLATED in the property file"}]
+                                   "justification": shown_why(r) or "expected: VIOLATED in the property file"}]
     elif r.as_expected and not undecided:
         if not include_passing:
             return None
@@ -168,6 +169,8 @@ def _claim_result(run: ModelRun, r: CheckResult, where: _Locator, rule_index: di
         text = f"Claim '{p.id}' is {r.verdict.value}, expected {expected}{_variant(run)}: {p.statement}"
         if r.trace is not None:
             text += f" Counterexample of {len(r.trace)} steps."
+        if shown_why(r):
+            text += f" Expected VIOLATED because: {shown_why(r)}."
     if p.rule:
         text += f" Rule: {p.rule}."
     result["message"] = {"text": text}

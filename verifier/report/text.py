@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from verifier.diagnostics import printable
+from verifier.report.explain import shown_why
 from verifier.result import SCALE_EVERY, SCALE_PRINTED, SCALE_SCALED, CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
 
@@ -36,9 +37,8 @@ def _run(console: Console, run: ModelRun) -> None:
         console.print(results_table(run.results))
         for r in run.results:
             if r.trace is not None and (r.verdict is Verdict.VIOLATED or not r.as_expected):
-                console.print(plain(f"\n{r.property.id}: {r.verdict.value}"
-                                    + (f" (expected: {r.property.why})"
-                                       if r.property.why and r.property.expected == Verdict.VIOLATED.value else ""),
+                why = shown_why(r)
+                console.print(plain(f"\n{r.property.id}: {r.verdict.value}" + (f" (expected: {why})" if why else ""),
                                     style=VERDICT_STYLE[r.verdict]))
                 console.print(trace_table(r.trace))
             if r.verdict is Verdict.UNKNOWN and r.reason:
