@@ -22,11 +22,13 @@ from verifier.cli.common import (
     write_output,
 )
 from verifier.report.json_out import runs_json
+from verifier.report.junit import runs_junit
+from verifier.report.sarif import runs_sarif
 from verifier.report.text import findings_text, plain, trace_table
 from verifier.result import Finding, ModelRun
 from verifier.runner import check_model
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "junit", "sarif")
 
 EXIT_HELP = """exit codes:
   0  no finding, or every finding is acknowledged in the model's `acknowledge` list
@@ -50,7 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="examples:\n"
                "  turnproof lint models/wtactics.yaml\n"
                "  turnproof lint models/alice.yaml --variant literal --param TURNS=4\n"
-               "  turnproof lint models/aeons_end.yaml --format json -o out/aeons_end.lint.json\n\n"
+               "  turnproof lint models/aeons_end.yaml --format json -o out/aeons_end.lint.json\n"
+               "  turnproof lint models/alice.yaml --format sarif -o lint.sarif     # code scanning: findings on "
+               "their lines\n"
+               "  turnproof lint models/alice.yaml --format junit -o lint.xml       # one testcase per finding\n\n"
                + EXIT_HELP)
     p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
     add_model_options(p)
@@ -67,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
         progress.done()
     if args.format == "json":
         text = json.dumps(runs_json(runs), indent=2) + "\n"
+    elif args.format == "junit":
+        text = runs_junit(runs)
+    elif args.format == "sarif":
+        text = json.dumps(runs_sarif(runs), indent=2) + "\n"
     else:
         text = render_lint(runs, color=args.output is None and sys.stdout.isatty())
     write_output(text, args.output)

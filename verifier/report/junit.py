@@ -10,6 +10,7 @@ each `testsuite` with `properties`, its `testcase`s, then `system-out` and
   (type UNKNOWN, the reason as message): the claim was not decided;
 - an unacknowledged consistency finding is a `failure` (type = its kind) with
   its rules, evidence and traces; an acknowledged one passes;
+- consistency analyses a budget cut short are one `error` testcase (type UNKNOWN);
 - known flaws (claims expected VIOLATED and violated) pass; their traces and the
   acknowledged findings are listed in the suite's `system-out`.
 """
@@ -173,7 +174,13 @@ def runs_junit(runs: Sequence[ModelRun], timestamp: _dt.datetime | None = None,
             failures, errors = failures + f, errors + e
         for finding in run.findings:
             failures += _finding_case(suite, run, finding, out)
-        suite.set("tests", str(len(run.results) + len(run.findings)))
+        if run.analyses_unknown:           # a budget cut the analyses short: findings beyond it are not absent
+            case = ET.SubElement(suite, "testcase", name="consistency analyses",
+                                 classname=_clean(f"{_suite_name(run)}.findings"), time="0.000")
+            ET.SubElement(case, "error", type="UNKNOWN", message=_clean(run.analyses_unknown)).text = \
+                _clean(f"the consistency analyses did not finish: {run.analyses_unknown}")
+            errors += 1
+        suite.set("tests", str(len(run.results) + len(run.findings) + bool(run.analyses_unknown)))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
         suite.set("skipped", "0")

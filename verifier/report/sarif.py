@@ -13,6 +13,7 @@ One SARIF run for one check. The tool's rules are the claim kinds
 - an unacknowledged finding: level `warning` at the line of the action, phase or
   variable it concerns (or `Finding.span`); an acknowledged one: `note`, suppressed
   with the model's stated reason;
+- consistency analyses that a budget cut short: a warning notification of the invocation;
 - claims that hold as expected are left out unless `include_passing` (then
   kind `pass`, level `none`).
 
@@ -259,8 +260,12 @@ def runs_sarif(runs: Sequence[ModelRun], root: str | None = None, include_passin
               "shortDescription": {"text": "A model checker and rules-consistency verifier for the turn "
                                            "structures of card and tabletop games."},
               "rules": rules}
+    notes = [{"level": "warning", "message": {"text": f"consistency analyses UNKNOWN{_variant(run)}: "
+                                                      f"{run.analyses_unknown}"}}
+             for run in runs if run.analyses_unknown]
     run_doc: dict[str, Any] = {
         "tool": {"driver": driver},
+        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],
         "automationDetails": {"id": f"turnproof/{runs[0].model.name if runs else 'none'}/"},
         "artifacts": [{"location": {"uri": uri}, "roles": ["analysisTarget"]} for uri in artifacts],
         "results": results,
