@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from verifier.report import trace_view
 from verifier.report.escaping import markdown_code, markdown_text
 from verifier.report.explain import shown_why
 from verifier.result import CheckResult, ModelRun, Verdict
@@ -18,19 +19,16 @@ _cell = markdown_text       # model text in a table cell or a sentence: escaped,
 
 
 def trace_markdown(trace: Trace) -> list[str]:
-    lines = ["| # | action | player | rule | changes |", "|---|---|---|---|---|"]
-    for i, step in enumerate(trace.steps, 1):
-        loop = "↻ " if trace.loop_start is not None and i - 1 == trace.loop_start else ""
-        changes = ", ".join(f"{k}: {_fmt(a)}→{_fmt(b)}" for k, (a, b) in step.changes)
-        lines.append(f"| {i} | {loop}{_cell(step.label)} | {'' if step.player is None else step.player} | "
-                     f"{_cell(step.rule)} | {_cell(changes)} |")
+    """The start compactly, then a row per step or run of repeated steps (`report.trace_view`)."""
+    lines = ["| # | action | player | rule | changes |", "|---|---|---|---|---|",
+             f"| 0 | (initial state) | | | {_cell(trace_view.start_text(trace))} |"]
+    for row in trace_view.rows(trace):
+        loop = "↻ " if row.loop_start else ""
+        lines.append(f"| {row.steps} | {loop}{_cell(row.move)} | {'' if row.player is None else row.player} | "
+                     f"{_cell(row.rule)} | {_cell(row.changes_text())} |")
     if trace.loop_start is not None:
         lines.append(f"\nFrom step {trace.loop_start + 1} on, the loop repeats forever.")
     return lines
-
-
-def _fmt(value: object) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _where(r: CheckResult) -> str:

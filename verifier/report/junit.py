@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verifier import __version__
+from verifier.report import trace_view
 from verifier.report.explain import shown_why
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
@@ -54,15 +55,16 @@ def wrap_items(items: list[str], width: int) -> list[str]:
 
 
 def trace_text(trace: Trace, indent: str = "", width: int = 64) -> str:
-    """A trace as an aligned plain-text table (ASCII only): one row per step with its
-    player, the rule it cites and what changed; long rules and change lists wrap
-    within their columns (changes at `width` characters)."""
+    """A trace as an aligned plain-text table (ASCII only; `report.trace_view`): the start
+    compactly, then one row per step or run of repeated steps (`x n`) with its player, the rule
+    it cites (its text once, then its section) and what changed; long rules and change lists
+    wrap within their columns (changes at `width` characters)."""
     rows = [("#", "action", "player", "rule", ["changes"]),
-            ("0", "(initial state)", "", "", [f"{k}={_fmt(v)}" for k, v in trace.initial])]
-    for i, step in enumerate(trace.steps, 1):
-        loop = "loop> " if trace.loop_start is not None and i - 1 == trace.loop_start else ""
-        rows.append((str(i), loop + step.label, "" if step.player is None else str(step.player), step.rule,
-                     [f"{k}: {_fmt(a)} -> {_fmt(b)}" for k, (a, b) in step.changes]))
+            ("0", "(initial state)", "", "", trace_view.start_items(trace))]
+    for row in trace_view.rows(trace):
+        rows.append((row.steps.replace("–", "-"), ("loop> " if row.loop_start else "") + row.move.replace("×", "x"),
+                     "" if row.player is None else str(row.player), row.rule.replace("…", "..."),
+                     [f"{k}: {c}" for k, c in _ascii_changes(row)]))
     cells = [[[r[0]], [r[1]], [r[2]], textwrap.wrap(r[3], 44) or [""], wrap_items(r[4], width)] for r in rows]
     widths = [max(len(line) for c in cells for line in c[col]) for col in range(4)]
     lines = []
@@ -73,6 +75,11 @@ def trace_text(trace: Trace, indent: str = "", width: int = 64) -> str:
     if trace.loop_start is not None:
         lines.append(f"{indent}from step {trace.loop_start + 1} on, the loop repeats forever")
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _ascii_changes(row: trace_view.Row) -> list[tuple[str, str]]:
+    return [(k, f"{_fmt(a)} -> " + ("... -> " if a == b and row.count > 1 else "") + _fmt(b))
+            for k, (a, b) in row.changes]
 
 
 def _suite_name(run: ModelRun) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 from verifier import __version__
 from verifier.ir.expr import pretty
 from verifier.ir.model import EnumType, IntType, Modality, Model
-from verifier.report import diagrams, explain
+from verifier.report import diagrams, explain, trace_view
 from verifier.report.doc import (
     Bullets,
     Defs,
@@ -223,16 +223,17 @@ def claim_ids(results: Sequence[CheckResult]) -> list[str]:
 
 
 def trace_table(trace: Trace) -> Table:
+    """One row per step, or per run of repeated steps ("times n"); a rule's text at its first step only
+    (`report.trace_view`)."""
     rows: list[list[Inline]] = []
     anchors: list[str | None] = []
-    for n, step in enumerate(trace.steps, 1):
+    for row in trace_view.rows(trace):
         move: list = []
-        if trace.loop_start is not None and n - 1 == trace.loop_start:
+        if row.loop_start:
             move += [bad("↻ loop starts:"), " "]
-        move.append(code(step.label))
-        changes = ", ".join(f"{k}: {_fmt(a)} → {_fmt(bv)}" for k, (a, bv) in step.changes)
-        rows.append([str(n), move, "" if step.player is None else str(step.player), step.rule or "—",
-                     changes or "nothing"])
+        move.append(code(row.move))
+        rows.append([row.steps, move, "" if row.player is None else str(row.player), row.rule or "—",
+                     row.changes_text(" → ") or "nothing"])
         anchors.append(None)
     return Table(["step", "move", "player", "rule it follows", "what changed"], rows, anchors, cls="trace")
 
@@ -243,7 +244,7 @@ def trace_blocks(view: TraceView, level: int) -> list:
     if view.same_as is not None:
         return out + [Para(["The same moves as the ", link(view.same_as.title.lower(), anchor=view.same_as.anchor),
                             f" ({len(t)} steps)."])]
-    start = ", ".join(f"{k}={_fmt(v)}" for k, v in t.initial)
+    start = trace_view.start_text(t)
     summary = f"{len(t)} steps" + (f"; from step {t.loop_start + 1} on, the loop repeats forever"
                                    if t.loop_start is not None else "")
     out.append(Para([b("Starting state:"), " ", start or "—", f" ({summary})."]))

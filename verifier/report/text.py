@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from verifier.diagnostics import printable
+from verifier.report import trace_view
 from verifier.report.explain import shown_why
 from verifier.result import SCALE_EVERY, SCALE_PRINTED, SCALE_SCALED, CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
@@ -76,16 +77,15 @@ def results_table(results: Sequence[CheckResult]) -> Table:
 
 
 def trace_table(trace: Trace) -> Table:
-    """A trace as a table: one row per step, with its rule and what changed."""
+    """A trace as a table (`report.trace_view`): the start compactly, then one row per step, or per
+    run of repeated steps ("times n"), with what changed; a rule's text at its first step only."""
     table = Table(header_style="bold", show_lines=False)
     for col in ("#", "action", "player", "rule", "changes"):
         table.add_column(col)
-    table.add_row("0", "(initial state)", "", "",
-                  plain(", ".join(f"{k}={_v(v)}" for k, v in trace.initial)))
-    for i, step in enumerate(trace.steps, 1):
-        mark = "↻ " if trace.loop_start is not None and i - 1 == trace.loop_start else ""
-        table.add_row(str(i), plain(mark + step.label), "" if step.player is None else str(step.player),
-                      plain(step.rule), plain(", ".join(f"{k}: {_v(a)}→{_v(b)}" for k, (a, b) in step.changes)))
+    table.add_row("0", "(initial state)", "", "", plain(trace_view.start_text(trace)))
+    for row in trace_view.rows(trace):
+        table.add_row(row.steps, plain(("↻ " if row.loop_start else "") + row.move),
+                      "" if row.player is None else str(row.player), plain(row.rule), plain(row.changes_text()))
     if trace.loop_start is not None:
         table.caption = f"the loop from step {trace.loop_start + 1} repeats forever"
     return table

@@ -1,0 +1,129 @@
+"""A trace as people read it, shared by the terminal, plain text (JUnit), Markdown and HTML.
+
+- The starting state is written compactly (`start_items`): an array on one item
+  (`hand=[2,1]`), and the variables that are all true or all false named in two groups.
+- Each later row shows only what changed, old → new.
+- A rule's text is given at its first step; a later step that follows the same rule
+  refers to it by its section (the text before the first ':') and that step's number.
+- A run of repeated steps (the same move by the same player under the same rule,
+  changing the same variables) is one row, "times n", with each variable's change over
+  the whole run; a lasso's loop start always begins a row of its own.
+
+Only the rendering is folded: the `Trace` itself (what replays) is unchanged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from verifier.trace import Step, Trace
+
+SECTION_CHARS = 40          # a rule without a ':' is referred to by its first characters
+
+
+def fmt(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a trace table: `count` repeated steps from step number `first` on."""
+
+    first: int
+    count: int
+    label: str
+    player: int | None
+    rule: str                       # the rule's text at its first step, else a reference to it
+    changes: tuple[tuple[str, tuple[Any, Any]], ...]
+    loop_start: bool = False
+
+    @property
+    def steps(self) -> str:
+        """The step numbers the row stands for: `4`, or `4` to `8` joined by an en dash."""
+        return str(self.first) if self.count == 1 else f"{self.first}–{self.first + self.count - 1}"
+
+    @property
+    def move(self) -> str:
+        return self.label + (f" × {self.count}" if self.count > 1 else "")
+
+    def changes_text(self, arrow: str = "→", ellipsis: str = "…") -> str:
+        """`x: 1→3, y: a→b`; over a folded run a variable back at its old value reads `x: 0→…→0`."""
+        return ", ".join(f"{k}: {fmt(a)}{arrow}" + (f"{ellipsis}{arrow}" if a == b and self.count > 1 else "") + fmt(b)
+                         for k, (a, b) in self.changes)
+
+
+def section_of(rule: str) -> str:
+    head, sep, _rest = rule.partition(":")
+    if sep and head.strip():
+        return head.strip()
+    return rule if len(rule) <= SECTION_CHARS else rule[:SECTION_CHARS - 1].rstrip() + "…"
+
+
+def rows(trace: Trace) -> list[Row]:
+    """The trace's steps as rows: repeated steps folded, each rule's text once."""
+    runs: list[list[Step]] = []
+    starts: list[int] = []
+    for i, step in enumerate(trace.steps):
+        loop_here = trace.loop_start is not None and i == trace.loop_start
+        if runs and not loop_here and _same_move(runs[-1][-1], step):
+            runs[-1].append(step)
+        else:
+            runs.append([step])
+            starts.append(i + 1)
+    out: list[Row] = []
+    rule_at: dict[str, int] = {}
+    for first, run in zip(starts, runs):
+        step = run[0]
+        rule = step.rule
+        if rule in rule_at:
+            rule = f"{section_of(rule)} (see step {rule_at[rule]})"
+        elif rule:
+            rule_at[rule] = first
+        out.append(Row(first, len(run), step.label, step.player, rule, _net_changes(run),
+                       trace.loop_start is not None and first - 1 == trace.loop_start))
+    return out
+
+
+def _same_move(a: Step, b: Step) -> bool:
+    return (a.label, a.player, a.rule, [k for k, _ in a.changes]) == (b.label, b.player, b.rule, [k for k, _ in b.changes])
+
+
+def _net_changes(run: list[Step]) -> tuple[tuple[str, tuple[Any, Any]], ...]:
+    """Each variable's value before the run and after it (the runs change the same variables)."""
+    last = dict(run[-1].changes)
+    return tuple((k, (old, last[k][1])) for k, (old, _new) in run[0].changes)
+
+
+def start_items(trace: Trace) -> list[str]:
+    """The starting state, compact: `name=value`, an array as `name=[v0,v1]` (`[a:v0,b:v1]` where its
+    index is not 0, 1, ...), then the variables whose every element is false (true) named in one
+    item `false: x, y` (`true: ...`)."""
+    scalars = {name for name, _ in trace.initial}
+    grouped: dict[str, list[tuple[str, Any]]] = {}
+    for name, value in trace.initial:
+        base, bracket, index = name.partition("[")
+        grouped.setdefault(base if bracket else name, []).append((index.rstrip("]"), value))
+    items: list[str] = []
+    flags: dict[bool, list[str]] = {False: [], True: []}
+    for name, pairs in grouped.items():
+        values = [v for _, v in pairs]
+        if all(isinstance(v, bool) for v in values) and len(set(values)) == 1:
+            flags[values[0]].append(name)
+        elif name in scalars:
+            items.append(f"{name}={fmt(values[0])}")
+        elif [i for i, _ in pairs] == [str(k) for k in range(len(pairs))]:
+            items.append(f"{name}=[{','.join(fmt(v) for v in values)}]")
+        else:
+            items.append(f"{name}=[{','.join(f'{i}:{fmt(v)}' for i, v in pairs)}]")
+    for flag in (True, False):
+        if flags[flag]:
+            items.append(f"{fmt(flag)}: {', '.join(flags[flag])}")
+    return items
+
+
+def start_text(trace: Trace) -> str:
+    """`start_items` on one line: values, then `; true: ...; false: ...`."""
+    items = start_items(trace)
+    values = [x for x in items if not x.startswith(("true: ", "false: "))]
+    groups = items[len(values):]
+    return "; ".join(([", ".join(values)] if values else []) + groups)
