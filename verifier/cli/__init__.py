@@ -7,8 +7,10 @@ import os
 import pkgutil
 import sys
 import traceback
+from pathlib import Path
 
 from verifier import __version__
+from verifier.cli import config
 from verifier.cli.common import EXIT_BUG, EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_UNKNOWN
 from verifier.diagnostics import TurnproofError
 from verifier.signals import OutOfTime, Terminated, hard_deadline, terminate_on_sigterm
@@ -25,6 +27,10 @@ broke, and finds where the rulebook is ambiguous, contradictory or silent.
 start with:
   turnproof check models/wtactics.yaml     verdicts, traces and findings
   turnproof check MODEL --help             every option of a subcommand
+
+project defaults: a [tool.turnproof] table in pyproject.toml (the nearest one from
+the current folder up) sets options such as timeout, max-states or baseline; the
+command line overrides them (README.md, "Project defaults").
 """
 
 
@@ -44,8 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(module, "register"):
             module.register(sub)
-    for command in sub.choices.values():          # also after the subcommand: `turnproof check M --debug`
+    for name, command in sub.choices.items():     # also after the subcommand: `turnproof check M --debug`
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+        command.epilog = (command.epilog or "") + config.help_line(name, command)
     return parser
 
 
@@ -53,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; every way out is an exit code (see EXIT_CODES_HELP), never a traceback
     unless --debug (or TURNPROOF_DEBUG=1) asks for one."""
     parser = build_parser()
+    try:
+        found = config.find(Path.cwd())
+        if found is not None:
+            config.apply(config.load(found), parser)
+    except TurnproofError as err:
+        print(err.render(), file=sys.stderr)
+        return EXIT_ERROR
     args = parser.parse_args(argv)
     debug = args.debug or os.environ.get("TURNPROOF_DEBUG") == "1"
     backstop = args.timeout if args.handler.__module__.rsplit(".", 1)[-1] in WHOLE_RUN_TIMEOUT else None

@@ -51,10 +51,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="compare with recorded verdicts and findings (FILE, or DIR/<model>.json) and fail only "
                         "on changes: exit 1 on a changed verdict or a new finding not in the baseline")
     p.add_argument("--update-baseline", action="store_true", help="(re)write the --baseline file from this run")
+    p.add_argument("--no-baseline", action="store_true",
+                   help="compare with no baseline, even one set by baseline = ... in [tool.turnproof]")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.no_baseline:
+        args.baseline = None
     if args.update_baseline and not args.baseline:
         raise UsageError(Diagnostic("--update-baseline needs --baseline FILE", hint="e.g. --baseline baselines/"))
     if args.baseline:

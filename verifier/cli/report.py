@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                "  turnproof report models/wtactics.yaml -o out/wt --param DECK=4\n"
                "  turnproof report models/alice.yaml -o out/alice --graph-limit 300\n\n" + EXIT_HELP)
     p.add_argument("models", nargs="+", metavar="MODEL", help="model files (YAML, see docs/LANGUAGE.md)")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="the report folder to (re)write")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="the report folder to (re)write (required, unless output-dir is set in [tool.turnproof])")
     p.add_argument("-p", "--properties", metavar="FILE",
                    help="property file (only with one MODEL; default: properties/<model>.yaml)")
     p.add_argument("--no-properties", action="store_true", help="check no claims, only consistency")
@@ -52,7 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "models give the same files, so a committed report folder stays unchanged)")
     p.add_argument("--force", action="store_true",
                    help="replace DIR even when it is not a turnproof report folder")
-    p.add_argument("--gate", action="store_true", help="exit as `turnproof check` does (see exit codes)")
+    p.add_argument("--gate", action=argparse.BooleanOptionalAction, default=False,
+                   help="exit as `turnproof check` does (see exit codes); --no-gate overrides gate = true "
+                        "in [tool.turnproof]")
     p.set_defaults(handler=run)
 
 
@@ -61,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     from verifier.report.site import write_site
     from verifier.stategraph import game_graph
 
+    if not args.output:
+        raise UsageError(Diagnostic("report needs the folder to write: -o DIR",
+                                    hint='e.g. -o reports, or output-dir = "reports" under [tool.turnproof] '
+                                         "in pyproject.toml"))
     if args.properties and len(args.models) > 1:
         raise UsageError(Diagnostic("-p/--properties goes with a single MODEL",
                                     hint="each model's claims are read from properties/<model>.yaml"))
