@@ -14,8 +14,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "export", help="export a model's turn structure as Mermaid, DOT or JSON",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Write MODEL's phase diagram as a Mermaid flowchart (for wikis and Markdown; "
-                    "`turnproof import-mermaid` reads it back), as Graphviz DOT (the diagram of the "
+        description="Write MODEL's phase diagram as a Mermaid flowchart (for wikis and Markdown: each arrow "
+                    "labelled with its condition, `when: ...`, each action listed in the phases its `phase:` or "
+                    "its guard allows; `turnproof import-mermaid` reads it back), as Graphviz DOT (the diagram of the "
                     "reports; --graph states for the explored state graph), or its whole structure as JSON "
                     "(phases, steps, ways between them, actions and variables with their rule citations).",
         epilog="examples:\n"

@@ -219,6 +219,9 @@ class PhaseEdge:
     label: str = ""        # "skip Entrance", "if clash declared", "next turn"
     guarded: bool = False
     turn_end: bool = False
+    # the phase's exit_when and the `next:` entry's condition, for the diagram (the guard of the edge's
+    # action also wants no `must` action pending); not part of the edge's identity
+    condition: Expr = field(default=TRUE, compare=False)
 
 
 @dataclass(frozen=True)

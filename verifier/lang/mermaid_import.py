@@ -5,7 +5,8 @@ The skeleton keeps the flowchart as it is drawn, so that checking it shows the
 flowchart's own dead ends and loops:
 
 - every node becomes a phase (named from its label), the label kept as its
-  rule citation; every arrow becomes a `next:` entry with the arrow's label;
+  rule citation; every arrow becomes a `next:` entry with the arrow's label
+  (less the `when: ...` line of turnproof's export: a skeleton has no variables);
 - a decision node (`{...}`) becomes a phase whose `next:` offers each answer:
   a nondeterministic choice between its arrows;
 - a subgraph becomes nested steps: of the node its title names ("Expansion
@@ -41,6 +42,7 @@ LINK_RE = re.compile(r"\s*(<)?(-{2,}>|-{3,}|-\.+->|-\.+-|={2,}>|={3,}|--[ox]|-{2
 TEXT_LINK_RE = re.compile(r"\s*(<)?(--|-\.|==)\s+(.+?)\s+(-{2,}>|-{3,}|\.+->|\.+-|={2,}>|={3,})")
 PIPE_RE = re.compile(r"\s*\|([^|]*)\|")
 HEADER_RE = re.compile(r"^\s*(graph|flowchart)\b(?:\s+(TB|TD|BT|RL|LR))?\s*;?\s*$", re.I)
+CONDITION_LINE = re.compile(r"(?:^|<br\s*/?>)when: .*$", re.S)
 SKIP_RE = re.compile(r"^skip \w+(; skip \w+)*$")
 TURN_RE = re.compile(r"^\s*(next\s+(player'?s?\s+)?turn|pass\s+(the\s+)?turn)\b", re.I)
 
@@ -148,6 +150,12 @@ def _split_statements(body: str, first_line: int) -> list[tuple[int, str]]:
         if "".join(cur).strip():
             out.append((line, "".join(cur).strip()))
     return [(ln, s) for ln, s in out if s]
+
+
+def without_condition(label: str) -> str:
+    """An arrow's label without the `when: ...` line turnproof's export adds (a skeleton has no
+    variables to state a condition on)."""
+    return CONDITION_LINE.sub("", label).strip()
 
 
 def _clean_label(text: str) -> str:
@@ -446,7 +454,7 @@ def _convert(chart: Flowchart, section: str, used: set[str], dead_ends: list[str
     for e in chart.edges:
         src = owner_of(e.src, owner)
         dst = owner_of(e.dst, owner)
-        out_edges.setdefault(src, []).append(FEdge(src, dst, e.label, e.kind, e.line))
+        out_edges.setdefault(src, []).append(FEdge(src, dst, without_condition(e.label), e.kind, e.line))
     turn_end = False
     optional = {names[x] for x, nd in nodes.items() if "optional" in nd.classes and x in names}
     optional |= {names[x] for x, sub in subs.items() if "optional" in sub.classes}

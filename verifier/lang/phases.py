@@ -206,7 +206,7 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
                                ActionKind.TURN_END if ends_turn else ActionKind.ADVANCE,
                                target_phase=entered, doc=words, span=src_spec.node.child("name").span))
         diagram.append(PhaseEdge(src, entered, words or ("next turn" if ends_turn else ""),
-                                 guarded=when != TRUE, turn_end=ends_turn))
+                                 guarded=when != TRUE, turn_end=ends_turn, condition=conj(exit_when[src], when)))
 
     _check_reachable(loader, leaves, diagram, by_name)
     phases = tuple(Phase(s.name, s.parent, s.mandatory and all(by_name[a].mandatory for a in ancestors(s.name)),

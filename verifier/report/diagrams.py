@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.ir.model import Action, ActionKind, Modality, Model, Phase, PhaseEdge
+from verifier.report.phase_actions import actions_by_phase
 from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
 from verifier.trace import Trace
 
@@ -121,11 +122,7 @@ def _children(model: Model) -> dict[str | None, list[Phase]]:
 
 
 def _phase_actions(model: Model) -> dict[str | None, list[Action]]:
-    out: dict[str | None, list[Action]] = {}
-    for a in model.rule_actions():
-        for phase in a.phase_names or (None,):
-            out.setdefault(phase, []).append(a)
-    return out
+    return actions_by_phase(model)
 
 
 def _action_words(a: Action) -> str:

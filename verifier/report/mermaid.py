@@ -7,14 +7,22 @@ to the same turn structure):
   actions); a phase with steps is a `subgraph` with the same id;
 - optional phases carry the class `optional` (drawn dashed);
 - `-->` is the way on, `-.->` a conditional way or one that skips optional
-  phases, `==>` the end of the turn (back to the first phase); labels as `|...|`.
+  phases, `==>` the end of the turn (back to the first phase); labels as `|...|`;
+  an arrow's condition (the phase's `exit_when` and the `next:` entry's `when`) is
+  the label's last line, `when: ...` (the importer drops it: a skeleton has no variables);
+- an action is listed in the phases it can fire in (`report.phase_actions`: its
+  `phase:`, or the phases its guard allows), "in any phase" only when none is ruled out.
 """
 from __future__ import annotations
 
 import re
 
+from verifier.ir.expr import TRUE, pretty
 from verifier.ir.model import Modality, Model, Phase
 from verifier.report.escaping import mermaid_text
+from verifier.report.phase_actions import ANY_PHASE, actions_by_phase
+
+GUARD_PREFIX = "when: "      # the last line of an arrow's label: its condition
 
 RESERVED = {"end", "graph", "flowchart", "subgraph", "style", "class", "classdef", "click", "linkstyle",
             "direction", "default"}
@@ -36,11 +44,9 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
     kids: dict[str | None, list[Phase]] = {}
     for p in model.phases:
         kids.setdefault(p.parent, []).append(p)
-    acts: dict[str | None, list[str]] = {}
-    for a in model.rule_actions():
-        mod = {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}[a.modality]
-        for phase in a.phase_names or (None,):
-            acts.setdefault(phase, []).append(f"{mod} {a.name}")
+    words = {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}
+    acts = {phase: [f"{words[a.modality]} {a.name}" for a in actions_of]
+            for phase, actions_of in actions_by_phase(model).items()}
     out = [f"flowchart {direction}", f"    %% {mermaid_text(model.name)}: turn structure (exported by turnproof)"]
     if not model.phases:
         out.append(f"    none[{_label('no phases: plain guarded commands')}]")
@@ -63,12 +69,19 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
 
     for p in kids.get(None, []):
         put(p, "    ")
+    enum_name = model.enum_value_name if model.enums else None
+    if any(e.condition != TRUE for e in model.phase_edges):
+        out.append("    %% an arrow is taken when its condition (when: ...) holds and no required (must) "
+                   "action of its phase is left")
     for e in model.phase_edges:
-        arrow = "==>" if e.turn_end else ("-.->" if e.guarded or e.label.startswith("skip ") else "-->")
-        label = e.label or ("next turn" if e.turn_end else "")
-        text = f"|{_label(label)}|" if label else ""
+        conditional = e.guarded or e.condition != TRUE or e.label.startswith("skip ")
+        arrow = "==>" if e.turn_end else ("-.->" if conditional else "-->")
+        lines = [e.label or ("next turn" if e.turn_end else "")]
+        if e.condition != TRUE:
+            lines.append(f"{GUARD_PREFIX}{pretty(e.condition, enum_name)}")
+        text = f"|{_label(*(line for line in lines if line))}|" if any(lines) else ""
         out.append(f"    {node_id(e.src)} {arrow}{text} {node_id(e.dst)}")
-    anywhere = acts.get(None, [])
+    anywhere = acts.get(ANY_PHASE, [])
     if actions and anywhere:
         out.append(f"    %% in any phase: {mermaid_text(', '.join(anywhere))}")
     if optional:

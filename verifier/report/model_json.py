@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from verifier import __version__
-from verifier.ir.expr import pretty
+from verifier.ir.expr import TRUE, pretty
 from verifier.ir.model import EnumType, IntType, Model
 
 
@@ -45,7 +45,8 @@ def model_json(model: Model) -> dict[str, Any]:
         "phases": [{"name": p.name, "parent": p.parent, "mandatory": p.mandatory, "rule": _cite(p.rule),
                     "doc": p.doc} for p in model.phases],
         "phase_edges": [{"from": e.src, "to": e.dst, "label": e.label, "conditional": e.guarded,
-                         "turn_end": e.turn_end} for e in model.phase_edges],
+                         "turn_end": e.turn_end, "condition": None if e.condition == TRUE else show(e.condition)}
+                        for e in model.phase_edges],
         "actions": [{"name": a.name, "kind": a.kind.value, "phase": a.phase, "modality": a.modality.value,
                      "choices": [{"name": c.name, "type": _type(c.type)} for c in a.choices],
                      "guard": show(a.guard),
