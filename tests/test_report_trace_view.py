@@ -32,7 +32,9 @@ def test_repeats_fold_and_rules_are_referred_to_by_section():
         ("1–3", "draw × 3", RULES[0], "hand[0]: 2→5"),
         ("4", "pass", RULES[2], ""),
         ("5", "draw", "Draw (see step 1)", "hand[1]: 0→1")]
-    assert trace_view.start_text(trace) == "phase=Draw, hand=[2,0]; true: seen; false: drew"
+    assert trace_view.start_text(trace) == "phase=Draw, hand=[2,0], seen=true, drew=false"
+    two = Trace((("a", False), ("b", False), ("c[0]", True), ("c[1]", True), ("d", True)))
+    assert trace_view.start_text(two) == "true: c, d; false: a, b"
     text = trace_text(trace)
     assert text.count(RULES[0]) == 1 and "draw x 3" in text and "1-3" in text and text.isascii()
 

@@ -28,6 +28,7 @@ class StateGraph:
     complete: bool = True
     reason: str = ""
     labels: dict[int, str] = field(default_factory=dict)   # full state text, for small graphs
+    values: dict[int, tuple[tuple[str, object], ...]] = field(default_factory=dict)   # (slot, value), same states
 
     @property
     def states(self) -> int:
@@ -50,13 +51,13 @@ def explore_graph(model: Model, max_states: int | None = 300_000, timeout: float
     # states without successors too, so it claims no final states
     finals = frozenset(n for n in g.nodes if g.out_degree(n) == 0 and n not in deadlocks) \
         if space.complete else frozenset()
-    labels = {}
+    labels, values = {}, {}
     if g.number_of_nodes() <= label_limit:
         for n in g.nodes:
             trace = space.trace_to(n)
-            last = trace.states[-1] if trace.states else trace.initial
-            labels[n] = ", ".join(f"{k}={_fmt(v)}" for k, v in last)
-    return StateGraph(concrete, g, deadlocks, finals, space.complete, space.reason, labels)
+            values[n] = tuple(trace.states[-1] if trace.states else trace.initial)
+            labels[n] = ", ".join(f"{k}={_fmt(v)}" for k, v in values[n])
+    return StateGraph(concrete, g, deadlocks, finals, space.complete, space.reason, labels, values)
 
 
 def game_graph(model: Model, label_limit: int = DEFAULT_LABEL_LIMIT, max_states: int | None = 300_000,

@@ -6,7 +6,7 @@ import sys
 
 from verifier.cli.common import EXIT_BUG_HELP, Progress, add_model_options, exit_code, run_options
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.report.diagrams import WHOLE_GRAPH_LIMIT
+from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
 from verifier.runner import check_model
 
 EXIT_HELP = """exit codes:
@@ -42,8 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-consistency", action="store_true", help="skip the rules-consistency analyses")
     add_model_options(p)
     p.add_argument("--graph-limit", type=int, default=WHOLE_GRAPH_LIMIT, metavar="N",
-                   help=f"draw every state when there are at most N (default {WHOLE_GRAPH_LIMIT}); "
-                        "otherwise group them by phase")
+                   help=f"draw every state when there are at most N (default {WHOLE_GRAPH_LIMIT}; up to "
+                        f"{SMALL_GRAPH_LIMIT} each is a box listing the values that set it apart, beyond that a "
+                        "numbered circle); otherwise group them by phase")
     p.add_argument("--graph-states", type=int, default=300_000, metavar="N",
                    help="explore at most N states for the state graph (default 300000; a larger space is "
                         "drawn partially, and says so)")

@@ -27,7 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.ir.model import Action, ActionKind, Modality, Model, Phase, PhaseEdge
+from verifier.ir.model import PHASE_VAR, Action, ActionKind, Modality, Model, Phase, PhaseEdge
+from verifier.report import trace_view
 from verifier.report.phase_actions import actions_by_phase
 from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
 from verifier.trace import Trace
@@ -39,6 +40,8 @@ LOOP_COLOR = "#7d3c98"
 SKIP_COLOR = "#9a9a9a"
 MAX_ACTIONS_IN_NODE = 6
 WHOLE_GRAPH_LIMIT = DEFAULT_LABEL_LIMIT   # up to this many states a graph is drawn whole
+SMALL_GRAPH_LIMIT = 50      # up to this many, each state is a box listing its values
+BOX_TEXT_WIDTH = 34         # characters of a line in a state's box
 
 
 # ---------------------------------------------------------------- DOT helpers
@@ -248,7 +251,47 @@ def state_dot(sg: StateGraph, limit: int = WHOLE_GRAPH_LIMIT, name: str = "state
 
 
 def state_graph_kind(sg: StateGraph, limit: int = WHOLE_GRAPH_LIMIT) -> str:
-    return "whole" if sg.states <= limit and sg.complete else ("phase" if sg.model.phases else "depth")
+    """boxes (every state, each listing its values), whole (every state as a circle), or grouped
+    by phase or depth."""
+    if sg.states <= limit and sg.complete:
+        return "boxes" if _boxed(sg) else "whole"
+    return "phase" if sg.model.phases else "depth"
+
+
+def _boxed(sg: StateGraph) -> bool:
+    return sg.states <= SMALL_GRAPH_LIMIT and len(sg.values) == sg.states
+
+
+def _state_texts(sg: StateGraph) -> tuple[dict[int, str], list[str]]:
+    """Per state, the values that set it apart (the variables whose value differs between states;
+    the phase is its cluster), wrapped for a box; and the values every state shares."""
+    names = {_var_of(slot) for state in sg.values.values() for slot, _ in state}
+    clustered = {PHASE_VAR} if sg.model.phases else set()
+    varying = {v for v in names if _differs(sg, v)} - clustered
+    texts = {n: _wrap_items(trace_view.compact_items([(k, v) for k, v in state if _var_of(k) in varying]))
+             for n, state in sg.values.items()}
+    first = next(iter(sg.values.values()), ())
+    common = trace_view.compact_items([(k, v) for k, v in first if _var_of(k) not in varying | clustered])
+    return texts, common
+
+
+def _var_of(slot: str) -> str:
+    return slot.partition("[")[0]
+
+
+def _differs(sg: StateGraph, var: str) -> bool:
+    seen = {tuple((k, v) for k, v in state if _var_of(k) == var) for state in sg.values.values()}
+    return len(seen) > 1
+
+
+def _wrap_items(items: list[str], width: int = BOX_TEXT_WIDTH) -> str:
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 2 + len(item) <= width:
+            lines[-1] += ", " + item
+        else:
+            lines.append(item)
+    return "\n".join(lines)
 
 
 def _header(name: str, rankdir: str = "TB") -> list[str]:
@@ -259,13 +302,25 @@ def _header(name: str, rankdir: str = "TB") -> list[str]:
 
 
 def _whole_dot(sg: StateGraph, name: str) -> str:
-    """Every state as a circle. States are numbered by depth, then by their full text, so the
-    drawing does not depend on the order in which the engine happened to find them."""
+    """Every state: up to SMALL_GRAPH_LIMIT states as a box listing the values that set it apart
+    (the graph's label gives those all share), beyond as a numbered circle (its values in the
+    tooltip). States are numbered by depth, then by their full text, so the drawing does not
+    depend on the order in which the engine happened to find them."""
     g = sg.graph
     canon = {n: k for k, n in enumerate(sorted(g.nodes, key=lambda n: (g.nodes[n].get("depth", 0),
                                                                        sg.labels.get(n, ""), n)))}
     out = _header(name)
-    out.append('  node [shape=circle, style=filled, fillcolor="#f2f2f2", width=0.3, fixedsize=false, margin=0.02];')
+    boxed = _boxed(sg)
+    texts: dict[int, str] = {}
+    if boxed:
+        texts, common = _state_texts(sg)
+        out.append('  node [shape=box, style="rounded,filled", fillcolor="#f2f2f2", margin="0.08,0.03"];')
+        if common:
+            out.append(f"  graph [label={q(_wrap_items(['in every state: ' + common[0], *common[1:]], 90))}, "
+                       "labelloc=b, labeljust=l, fontsize=9];")
+    else:
+        out.append('  node [shape=circle, style=filled, fillcolor="#f2f2f2", width=0.3, fixedsize=false, '
+                   'margin=0.02];')
     by_phase: dict[str | None, list[int]] = {}
     for n, data in g.nodes(data=True):
         by_phase.setdefault(data.get("phase"), []).append(n)
@@ -281,11 +336,12 @@ def _whole_dot(sg: StateGraph, name: str) -> str:
             indent = "    "
         for n in sorted(nodes, key=canon.__getitem__):
             data = g.nodes[n]
-            attrs: dict[str, Any] = dict(label=q(f"s{canon[n]}"), tooltip=q(sg.labels.get(n, f"state {canon[n]}")))
+            text = f"s{canon[n]}" + (f"\n{texts[n]}" if texts.get(n) else "")
+            attrs: dict[str, Any] = dict(label=q(text), tooltip=q(sg.labels.get(n, f"state {canon[n]}")))
             if n in sg.deadlocks:
                 attrs.update(fillcolor=q("#f5b7b1"), color=q(TRACE_COLOR), penwidth="2")
             elif n in sg.finals:
-                attrs.update(shape="doublecircle", fillcolor=q("#d5f5e3"))
+                attrs.update({"peripheries": "2"} if boxed else {"shape": "doublecircle"}, fillcolor=q("#d5f5e3"))
             if data.get("initial"):
                 attrs.update(penwidth="2.5", color=q("#000000"))
             out.append(f"{indent}s{canon[n]}{_attrs(**attrs)};")

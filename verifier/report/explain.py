@@ -69,6 +69,11 @@ DIAGRAM_LEGEND: tuple[tuple[str, str], ...] = (
 )
 
 STATE_GRAPH_LEGEND = {
+    "boxes": "Every situation (state) the game can reach with these parameters, as a box: its number, "
+             "then the values that set it apart (what every state shares is written under the drawing); "
+             "arrows are moves. States are grouped by phase. A thick black border marks a starting state, a "
+             "double border an end of game, a red fill a state where the player is stuck. Hover a box to "
+             "see the full state.",
     "whole": "Every situation (state) the game can reach with these parameters, as a circle; arrows are "
              "moves. States are grouped by phase. A thick black border marks a starting state, a double "
              "circle an end of game, a red fill a state where the player is stuck. Hover a circle to see "

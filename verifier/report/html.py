@@ -32,14 +32,15 @@ table { border-collapse: collapse; margin: 0.6rem 0 1rem; width: 100%; }
 th, td { border: 1px solid var(--line); padding: 0.3rem 0.55rem; text-align: left; vertical-align: top;
          overflow-wrap: break-word; }
 table.stats { width: auto; }
-.scroll { overflow-x: auto; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; }   /* a table wider than the page scrolls, the page does not */
 table.results td:nth-child(-n+3) { white-space: nowrap; }
 th { background: var(--bg2); font-weight: 600; }
 table.trace td:nth-child(5), table.trace td:nth-child(4) { font-size: 0.9em; }
 table.stats td:first-child { color: var(--muted); white-space: nowrap; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0.5rem 0 1rem; }
+dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.25rem 1rem; margin: 0.5rem 0 1rem; }
 dt { font-weight: 600; }
-dd { margin: 0; }
+dd { margin: 0; min-width: 0; }
+p, li, dd, h1, h2, h3, h4 { overflow-wrap: anywhere; }   /* long names and paths break rather than widen the page */
 .verdict { font: 600 0.82em/1 ui-monospace, Menlo, Consolas, monospace; padding: 0.2em 0.45em;
            border-radius: 4px; white-space: nowrap; border: 1px solid transparent; }
 .v-PROVED { background: #d4f0dc; color: #0f5323; border-color: #9fd8ae; }

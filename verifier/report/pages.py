@@ -185,7 +185,7 @@ def _state_graph(sg: StateGraph, slug: str, limit: int) -> StateGraphView:
     model = sg.model
     kind = diagrams.state_graph_kind(sg, limit)
     dot = diagrams.state_dot(sg, limit, name=f"{model.name} states")
-    title = {"whole": "Every reachable state", "phase": "Reachable states grouped by phase",
+    title = {"boxes": "Every reachable state", "whole": "Every reachable state", "phase": "Reachable states grouped by phase",
              "depth": "Reachable states grouped by depth"}[kind]
     view = StateGraphView(Diagram(f"{slug}.states", title, dot, alt=f"State graph of {model.name}: {title.lower()}"),
                           kind, sg.states, sg.transitions, sg.complete, sg.reason, model.variant,

@@ -13,6 +13,7 @@ Only the rendering is folded: the `Trace` itself (what replays) is unchanged.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,12 +96,17 @@ def _net_changes(run: list[Step]) -> tuple[tuple[str, tuple[Any, Any]], ...]:
 
 
 def start_items(trace: Trace) -> list[str]:
-    """The starting state, compact: `name=value`, an array as `name=[v0,v1]` (`[a:v0,b:v1]` where its
-    index is not 0, 1, ...), then the variables whose every element is false (true) named in one
-    item `false: x, y` (`true: ...`)."""
-    scalars = {name for name, _ in trace.initial}
+    """The starting state, compact (`compact_items`)."""
+    return compact_items(trace.initial)
+
+
+def compact_items(state: Sequence[tuple[str, Any]]) -> list[str]:
+    """A state (slot name, value), compact: `name=value`, an array as `name=[v0,v1]` (`[a:v0,b:v1]`
+    where its index is not 0, 1, ...), then the variables whose every element is true (false)
+    named in one item `true: x, y` (`false: ...`; one alone as `x=true`)."""
+    scalars = {name for name, _ in state}
     grouped: dict[str, list[tuple[str, Any]]] = {}
-    for name, value in trace.initial:
+    for name, value in state:
         base, bracket, index = name.partition("[")
         grouped.setdefault(base if bracket else name, []).append((index.rstrip("]"), value))
     items: list[str] = []
@@ -116,7 +122,9 @@ def start_items(trace: Trace) -> list[str]:
         else:
             items.append(f"{name}=[{','.join(f'{i}:{fmt(v)}' for i, v in pairs)}]")
     for flag in (True, False):
-        if flags[flag]:
+        if len(flags[flag]) == 1:
+            items.append(f"{flags[flag][0]}={fmt(flag)}")
+        elif flags[flag]:
             items.append(f"{fmt(flag)}: {', '.join(flags[flag])}")
     return items
 
