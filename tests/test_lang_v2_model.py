@@ -36,3 +36,9 @@ def test_explicit_and_symbolic_agree_on_its_claims():
     assert [r.verdict for r in explicit] == [Verdict.HOLDS] * len(claims)
     assert all(r.verdict in (Verdict.PROVED, Verdict.HOLDS) for r in symbolic), \
         [(r.property.id, r.verdict) for r in symbolic]
+
+
+def test_the_json_export_lists_the_phases_of_a_multi_phase_action():
+    from verifier.report.model_json import model_json
+    actions = {a["name"]: a for a in model_json(check_model(str(MODELS / "priority.yaml"))[0])["actions"]}
+    assert actions["cast"]["phase"] == ["Main", "Main2"] and actions["untap"]["phase"] == "Untap"

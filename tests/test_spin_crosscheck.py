@@ -15,7 +15,7 @@ from verifier.report.promela import to_promela
 TESTS = Path(__file__).parent
 CASES = [(TESTS / "models" / "phils.yaml", None), (TESTS / "models" / "peterson.yaml", None),
          (TESTS / "models" / "hanoi.yaml", None), (TESTS / "models" / "priority.yaml", None),
-         (TESTS / "fixtures" / "lang" / "turn_start.yaml", None),
+         (TESTS / "fixtures" / "lang" / "turn_start.yaml", None), (TESTS / "fixtures" / "lang" / "grid.yaml", None),
          (TESTS / "fixtures" / "core" / "mini.yaml", "strict"), (TESTS / "fixtures" / "core" / "mini.yaml", "loose"),
          (TESTS / "fixtures" / "props" / "order.yaml", "loose")]
 

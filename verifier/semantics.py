@@ -47,8 +47,7 @@ class Layout:
                 continue
             ilo, ihi = type_bounds(v.index)
             for i in range(ilo, ihi + 1):
-                label = v.index.values[i] if isinstance(v.index, EnumType) else str(i)
-                out.append(Slot(v.name, i, lo, hi, f"{v.name}[{label}]"))
+                out.append(Slot(v.name, i, lo, hi, v.name + v.element_label(i)))
         return tuple(out)
 
     @cached_property

@@ -112,6 +112,10 @@ class Variable:
 
     `init` has one entry per element (one for a scalar): an expression for the
     initial value, or None for "any value in range" (an initial set).
+
+    A 2-D array (`per: [player, Zone]`) has its two index domains in `dims`; it is
+    stored flat: `index` is 0..n1*n2-1 and element [i][j] sits at (i - lo1) * n2 + (j - lo2).
+    Engines see an ordinary array; `dims` only names the elements for display.
     """
 
     name: str
@@ -122,6 +126,7 @@ class Variable:
     overflow_rule: Citation | None = None
     reset: Reset = Reset.NEVER
     by_player: bool = False     # the index ranges over players
+    dims: tuple[IntType | EnumType, ...] = ()   # a 2-D array's index domains (`index` is then flat)
     implicit: bool = False      # introduced by the phase sugar (phase, active)
     doc: str = ""
     span: Span | None = field(default=None, compare=False, repr=False)
@@ -138,6 +143,18 @@ class Variable:
 
     def index_lo(self) -> int:
         return 0 if self.index is None else type_bounds(self.index)[0]
+
+    def element_label(self, i: int) -> str:
+        """How element `i` (an index value; flat for a 2-D array) is written: ``[1]``, ``[red]``, ``[0][Hand]``."""
+        if self.dims:
+            n2 = type_bounds(self.dims[1])[1] - type_bounds(self.dims[1])[0] + 1
+            return "".join(_index_label(d, type_bounds(d)[0] + k) for d, k in zip(self.dims, divmod(i, n2)))
+        assert self.index is not None
+        return _index_label(self.index, i)
+
+
+def _index_label(t: IntType | EnumType, i: int) -> str:
+    return f"[{t.values[i]}]" if isinstance(t, EnumType) else f"[{i}]"
 
 
 class Modality(Enum):

@@ -16,6 +16,7 @@ from verifier.diagnostics import DiagnosticSink, Span
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, conj, disj, map_expr, substitute, walk
 from verifier.ir.model import Definition
 from verifier.ir.props import PREV_MARK
+from verifier.lang.arrays import flat_index
 from verifier.lang.limits import (
     MAX_DEFINITION_NESTING,
     MAX_EXPANDED_DEPTH,
@@ -284,8 +285,27 @@ class ExprReader:
         if found is None:
             return None
         var, want = found
-        idx = self._need(node.children[1], scope, want, f"{name}[...]")
+        kids = node.children[1:]
+        if var.dims:
+            if len(kids) != len(var.dims):
+                self.sink.error(f"'{name}' is a 2-D array: give two indices, found {len(kids)}", span,
+                                hint=f"write {name}[i][j]")
+                return None
+            pair = [self._need(k, scope, ty_of(d), f"{name}[...]") for k, d in zip(kids, var.dims)]
+            if pair[0] is None or pair[1] is None:
+                return None
+            return Index(name, flat_index(var, pair[0], pair[1], scope.variables), span=span), ty_of(var.type)
+        if len(kids) != 1:
+            self.sink.error(f"'{name}' has one index, found {len(kids)}", span, hint=f"write {name}[i]")
+            return None
+        idx = self._need(kids[0], scope, want, f"{name}[...]")
         return None if idx is None else (Index(name, idx, span=span), ty_of(var.type))
+
+    def _n_index_comma(self, node, scope):
+        name = str(node.children[0])
+        self.sink.error(f"indices are written in brackets each: '{name}[i, j]' is not an index", self._span(node),
+                        hint=f"write {name}[i][j]")
+        return None
 
     def _n_neg(self, node, scope):
         e = self._need(node.children[0], scope, INT, "-")

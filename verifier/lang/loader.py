@@ -30,8 +30,10 @@ from verifier.ir.model import (
     Reset,
     Variable,
     VariantDecl,
+    type_bounds,
 )
 from verifier.lang import checks, symmetry
+from verifier.lang.arrays import flat_size
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
 from verifier.lang.phases import PhaseSpec, desugar_phases, read_phases
@@ -380,6 +382,18 @@ class Loader:
             return None
         return t
 
+    def read_dims(self, node: Node, players: int) -> tuple[IntType | EnumType, ...] | None:
+        """`per: [player, Zone]`: the two index domains of a 2-D array."""
+        items = node.elements()
+        if len(items) != 2:
+            self.sink.error(f"per: lists the index domains of a 2-D array: two, found {len(items)}", node.span,
+                            hint="e.g. per: [player, Zone]; one domain is written per: player")
+            return None
+        dims = [self.read_index(item, players) for item in items]
+        if dims[0] is None or dims[1] is None:
+            return None
+        return dims[0], dims[1]
+
     def read_variables(self, phase_enum: EnumType | None, players: int) -> list[Variable]:
         out: list[Variable] = []
         if phase_enum is not None:
@@ -406,13 +420,20 @@ class Loader:
         t = self.read_type(v.child("type"))
         if t is None:
             return None
-        index = None
-        if v.get("per") is not None:
+        index: IntType | EnumType | None = None
+        dims: tuple[IntType | EnumType, ...] | None = ()
+        if v.get("per") is not None and v.child("per").is_list:
+            dims = self.read_dims(v.child("per"), players)
+            if dims is None:
+                return None
+            index = IntType(Const(0), Const(flat_size(dims) - 1))
+        elif v.get("per") is not None:
             index = self.read_index(v.child("per"), players)
             if index is None:
                 return None
         by_player = index is not None and str(v.value["per"]).strip() == "player"
-        var = Variable(name, t, index, doc=str(v.value.get("doc", "")), by_player=by_player, span=v.key_span)
+        var = Variable(name, t, index, doc=str(v.value.get("doc", "")), by_player=by_player, dims=dims or (),
+                       span=v.key_span)
         var = replace(var, init=self.read_init(var, v.get("init")))
         return self.read_policies(var, v)
 
@@ -423,6 +444,8 @@ class Loader:
         if node is None:
             return (None,) * size
         want = ty_of(var.type)
+        if node.is_list and var.dims:
+            return self.read_init_rows(var, node, size)
         if node.is_list:
             items = node.elements()
             if len(items) != size:
@@ -431,6 +454,19 @@ class Loader:
                 return (None,) * size
             return tuple(self.expr(i, want) for i in items)
         return (self.expr(node, want),) * size
+
+    def read_init_rows(self, var: Variable, node: Node, size: int) -> tuple[Expr | None, ...]:
+        """A 2-D array's init as a list of rows (one list per value of the first index)."""
+        rows = node.elements()
+        lo1, hi1 = type_bounds(var.dims[0])
+        width = size // (hi1 - lo1 + 1)
+        if len(rows) != hi1 - lo1 + 1 or any(not r.is_list or len(r.value) != width for r in rows):
+            self.sink.error(f"{var.name} is {hi1 - lo1 + 1} by {width}: init lists one row of {width} values "
+                            f"for each of the {hi1 - lo1 + 1} values of its first index", node.span,
+                            hint="e.g. init: [[1, 0, 0], [1, 0, 0]], or a single value for all")
+            return (None,) * size
+        want = ty_of(var.type)
+        return tuple(self.expr(i, want) for r in rows for i in r.elements())
 
     def read_policies(self, var: Variable, v: Node) -> Variable:
         out = var
@@ -674,6 +710,9 @@ class Loader:
                             "targets are variables (x) or array elements (a[i])")
             return None
         var = self.scope.variables[m.group(1)]
+        if var.dims:            # `x[i][j]`: read as an expression, which flattens the index
+            out = ExprReader(scope, value.key_origin(key), self.sink, key).read()
+            return out[0] if out is not None and isinstance(out[0], Index) else None
         if m.group(2) is None:
             if var.index is not None:
                 self.sink.error(f"'{var.name}' is an array; assign one element", span, hint=f"{var.name}[i]: ...")

@@ -176,6 +176,12 @@ def check_model(model: Model, report: Report) -> None:
     """Report (at most) the first place where `model` breaks its declared player symmetry."""
     if model.symmetry != "players":
         return
+    grid = next((v for v in model.variables if v.dims), None)
+    if grid is not None:
+        report(f"symmetry: players does not cover 2-D arrays ({grid.name})", grid.span,
+               "remove the symmetry line, or split the array into one per-player array per value of its "
+               "other index")
+        return
     try:
         SymmetryCheck(model).model_parts()
     except Broken as err:

@@ -38,7 +38,8 @@ def model_json(model: Model) -> dict[str, Any]:
                     "min": p.lo, "max": p.hi, "doc": p.doc} for p in model.params],
         "variants": [{"name": v.name, "doc": v.description, "rule": _cite(v.rule)} for v in model.variants],
         "variables": [{"name": v.name, "type": _type(v.type), "index": None if v.index is None else _type(v.index),
-                       "per_player": v.by_player, "init": [None if i is None else show(i) for i in v.init],
+                       "per_player": v.by_player, "dims": [_type(d) for d in v.dims] or None,
+                       "init": [None if i is None else show(i) for i in v.init],
                        "overflow": v.overflow.value, "overflow_rule": _cite(v.overflow_rule),
                        "reset": v.reset.value, "implicit": v.implicit, "doc": v.doc}
                       for v in model.variables],
@@ -47,7 +48,8 @@ def model_json(model: Model) -> dict[str, Any]:
         "phase_edges": [{"from": e.src, "to": e.dst, "label": e.label, "conditional": e.guarded,
                          "turn_end": e.turn_end, "condition": None if e.condition == TRUE else show(e.condition)}
                         for e in model.phase_edges],
-        "actions": [{"name": a.name, "kind": a.kind.value, "phase": a.phase, "modality": a.modality.value,
+        "actions": [{"name": a.name, "kind": a.kind.value, "phase": a.phase if a.phase is not None else (list(a.phases) or None),
+                     "modality": a.modality.value,
                      "choices": [{"name": c.name, "type": _type(c.type)} for c in a.choices],
                      "guard": show(a.guard),
                      "effects": {show(x.target): show(x.value) for x in a.effects},

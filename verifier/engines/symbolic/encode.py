@@ -172,8 +172,7 @@ class Encoding:
             ilo, ihi = self._const_bounds(v.index, f"the index of array {v.name}")
             self.offsets[v.name] = (len(slots), ilo, ihi - ilo + 1)
             for i in range(ilo, ihi + 1):
-                label = v.index.values[i] if isinstance(v.index, EnumType) else str(i)
-                slots.append(SlotInfo(v.name, i, f"{v.name}[{label}]", v.type))
+                slots.append(SlotInfo(v.name, i, v.name + v.element_label(i), v.type))
         self.slots = tuple(slots)
         self.variables = {v.name: v for v in self.model.variables}
         self.actions = tuple(i for i, a in enumerate(self.model.actions) if a.modality is not Modality.MUST_NOT)
