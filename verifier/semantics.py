@@ -11,6 +11,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import assert_never
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op
 from verifier.ir.model import Action, BoolType, EnumType, IntType, Modality, Model, Overflow, Type, Variable, type_bounds
@@ -93,27 +94,38 @@ def layout(model: Model) -> Layout:
 def evaluate(lay: Layout, e: Expr, state: State, env: dict[str, int] | None = None) -> int:
     """Value of `e` in `state`; booleans come back as 0/1."""
     env = env or {}
-    if isinstance(e, Const):
-        return e.value
-    if isinstance(e, Var):
-        return state[lay.slot_of(e.name, None)]
-    if isinstance(e, Index):
-        return state[lay.slot_of(e.name, evaluate(lay, e.index, state, env))]
-    if isinstance(e, Local):
-        return env[e.name]
-    if isinstance(e, Param):
-        raise EvalError(f"parameter {e.name} has no value")
-    if isinstance(e, Quant):
-        lo, hi = evaluate(lay, e.lo, state, env), evaluate(lay, e.hi, state, env)
-        values = [evaluate(lay, e.body, state, {**env, e.var: i}) for i in range(lo, hi + 1)]
-        if e.kind is QuantKind.FORALL:
-            return int(all(values))
-        if e.kind is QuantKind.EXISTS:
-            return int(any(values))
-        if e.kind is QuantKind.COUNT:
-            return sum(1 for v in values if v)
-        return sum(values)
-    assert isinstance(e, App)
+    match e:
+        case Const():
+            return e.value
+        case Var():
+            return state[lay.slot_of(e.name, None)]
+        case Index():
+            return state[lay.slot_of(e.name, evaluate(lay, e.index, state, env))]
+        case Local():
+            return env[e.name]
+        case Param():
+            raise EvalError(f"parameter {e.name} has no value")
+        case Quant():
+            return _evaluate_quant(lay, e, state, env)
+        case App():
+            return _evaluate_app(lay, e, state, env)
+        case _:
+            assert_never(e)
+
+
+def _evaluate_quant(lay: Layout, e: Quant, state: State, env: dict[str, int]) -> int:
+    lo, hi = evaluate(lay, e.lo, state, env), evaluate(lay, e.hi, state, env)
+    values = [evaluate(lay, e.body, state, {**env, e.var: i}) for i in range(lo, hi + 1)]
+    if e.kind is QuantKind.FORALL:
+        return int(all(values))
+    if e.kind is QuantKind.EXISTS:
+        return int(any(values))
+    if e.kind is QuantKind.COUNT:
+        return sum(1 for v in values if v)
+    return sum(values)
+
+
+def _evaluate_app(lay: Layout, e: App, state: State, env: dict[str, int]) -> int:
     op = e.op
     if op is Op.AND:
         return int(all(evaluate(lay, a, state, env) for a in e.args))

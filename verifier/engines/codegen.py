@@ -27,6 +27,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import assert_never
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op, substitute
 from verifier.semantics import EvalError, Layout
@@ -159,22 +160,34 @@ RUNTIME = {"_rd": _rd, "_bad_index": _bad_index, "_div": _div, "_mod": _mod, "_i
 def simplify(e: Expr, lay: Layout | None = None) -> Expr:
     """Fold constants; drop constant operands of and/or/->/if where that cannot hide an error;
     flatten nested and/or; unroll small forall/exists whose bodies cannot raise (with `lay`)."""
-    if isinstance(e, Index):
-        return Index(e.name, simplify(e.index, lay))
-    if isinstance(e, Quant):
-        lo, hi = simplify(e.lo, lay), simplify(e.hi, lay)
-        if lay is not None and e.kind in (QuantKind.FORALL, QuantKind.EXISTS) and isinstance(lo, Const) \
-                and isinstance(hi, Const) and hi.value - lo.value < UNROLL:
-            bodies = [simplify(substitute(e.body, {e.var: Const(i)}), lay) for i in range(lo.value, hi.value + 1)]
-            if not any(may_raise(b, {}, lay) for b in bodies):
-                if not bodies:
-                    return Const(int(e.kind is QuantKind.FORALL), is_bool=True)
-                if len(bodies) == 1:
-                    return simplify(_as_bool(bodies[0]), lay)
-                return simplify(App(Op.AND if e.kind is QuantKind.FORALL else Op.OR, tuple(bodies)), lay)
-        return Quant(e.kind, e.var, lo, hi, simplify(e.body, lay))
-    if not isinstance(e, App):
-        return e
+    match e:
+        case Const() | Var() | Param() | Local():
+            return e
+        case Index():
+            return Index(e.name, simplify(e.index, lay))
+        case Quant():
+            return _simplify_quant(e, lay)
+        case App():
+            return _simplify_app(e, lay)
+        case _:
+            assert_never(e)
+
+
+def _simplify_quant(e: Quant, lay: Layout | None) -> Expr:
+    lo, hi = simplify(e.lo, lay), simplify(e.hi, lay)
+    if lay is not None and e.kind in (QuantKind.FORALL, QuantKind.EXISTS) and isinstance(lo, Const) \
+            and isinstance(hi, Const) and hi.value - lo.value < UNROLL:
+        bodies = [simplify(substitute(e.body, {e.var: Const(i)}), lay) for i in range(lo.value, hi.value + 1)]
+        if not any(may_raise(b, {}, lay) for b in bodies):
+            if not bodies:
+                return Const(int(e.kind is QuantKind.FORALL), is_bool=True)
+            if len(bodies) == 1:
+                return simplify(_as_bool(bodies[0]), lay)
+            return simplify(App(Op.AND if e.kind is QuantKind.FORALL else Op.OR, tuple(bodies)), lay)
+    return Quant(e.kind, e.var, lo, hi, simplify(e.body, lay))
+
+
+def _simplify_app(e: App, lay: Layout | None) -> Expr:
     args = tuple(simplify(a, lay) for a in e.args)
     op = e.op
     consts = [a for a in args if isinstance(a, Const)]
@@ -224,63 +237,73 @@ def _as_bool(e: Expr) -> Expr:
 def may_raise(e: Expr, bound: dict[str, Interval] | None = None, lay: Layout | None = None) -> bool:
     """Could evaluating `e` raise EvalError? (Conservative: True when unsure.)"""
     bound = bound or {}
-    if isinstance(e, (Const, Var)):
-        return False
-    if isinstance(e, Local):
-        return False
-    if isinstance(e, Param):
-        return True
-    if isinstance(e, Index):
-        if may_raise(e.index, bound, lay):
+    match e:
+        case Const() | Var() | Local():
+            return False
+        case Param():
             return True
-        if lay is None:
-            return True
-        _first, lo, size = lay.offsets[e.name]
-        iv = interval(lay, e.index, bound)
-        return iv is None or iv[0] < lo or iv[1] >= lo + size
-    if isinstance(e, Quant):
-        if may_raise(e.lo, bound, lay) or may_raise(e.hi, bound, lay):
-            return True
-        qlo, qhi = interval(lay, e.lo, bound) if lay else None, interval(lay, e.hi, bound) if lay else None
-        inner = {**bound, e.var: (qlo[0], qhi[1]) if qlo and qhi else None}
-        return may_raise(e.body, inner, lay)
-    assert isinstance(e, App)
-    if e.op in (Op.DIV, Op.MOD):
-        d = interval(lay, e.args[1], bound) if lay else None
-        if d is None or d[0] <= 0:
-            return True
-    return any(may_raise(a, bound, lay) for a in e.args)
+        case Index():
+            if may_raise(e.index, bound, lay):
+                return True
+            if lay is None:
+                return True
+            _first, lo, size = lay.offsets[e.name]
+            iv = interval(lay, e.index, bound)
+            return iv is None or iv[0] < lo or iv[1] >= lo + size
+        case Quant():
+            if may_raise(e.lo, bound, lay) or may_raise(e.hi, bound, lay):
+                return True
+            qlo, qhi = interval(lay, e.lo, bound) if lay else None, interval(lay, e.hi, bound) if lay else None
+            inner = {**bound, e.var: (qlo[0], qhi[1]) if qlo and qhi else None}
+            return may_raise(e.body, inner, lay)
+        case App():
+            if e.op in (Op.DIV, Op.MOD):
+                d = interval(lay, e.args[1], bound) if lay else None
+                if d is None or d[0] <= 0:
+                    return True
+            return any(may_raise(a, bound, lay) for a in e.args)
+        case _:
+            assert_never(e)
 
 
 def interval(lay: Layout | None, e: Expr, bound: dict[str, Interval]) -> Interval:
     """Static range of the values of `e`, or None."""
-    if isinstance(e, Const):
-        return (e.value, e.value)
-    if lay is None:
-        return None
-    if isinstance(e, Var):
-        first = lay.offsets[e.name][0]
-        return lay.slots[first].lo, lay.slots[first].hi
-    if isinstance(e, Index):
-        first = lay.offsets[e.name][0]
-        return lay.slots[first].lo, lay.slots[first].hi
-    if isinstance(e, Local):
-        return bound.get(e.name)
-    if isinstance(e, Quant):
-        if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
-            return (0, 1)
-        lo, hi = interval(lay, e.lo, bound), interval(lay, e.hi, bound)
-        if lo is None or hi is None:
+    match e:
+        case Const():
+            return (e.value, e.value)
+        case _ if lay is None:
             return None
-        count = max(0, hi[1] - lo[0] + 1)
-        if e.kind is QuantKind.COUNT:
-            return (0, count)
-        body = interval(lay, e.body, {**bound, e.var: (lo[0], hi[1])})
-        if body is None:
+        case Var() | Index():
+            first = lay.offsets[e.name][0]
+            return lay.slots[first].lo, lay.slots[first].hi
+        case Local():
+            return bound.get(e.name)
+        case Param():
             return None
-        return (min(0, count * body[0]), max(0, count * body[1]))
-    if not isinstance(e, App):
+        case Quant():
+            return _quant_interval(lay, e, bound)
+        case App():
+            return _app_interval(lay, e, bound)
+        case _:
+            assert_never(e)
+
+
+def _quant_interval(lay: Layout, e: Quant, bound: dict[str, Interval]) -> Interval:
+    if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
+        return (0, 1)
+    lo, hi = interval(lay, e.lo, bound), interval(lay, e.hi, bound)
+    if lo is None or hi is None:
         return None
+    count = max(0, hi[1] - lo[0] + 1)
+    if e.kind is QuantKind.COUNT:
+        return (0, count)
+    body = interval(lay, e.body, {**bound, e.var: (lo[0], hi[1])})
+    if body is None:
+        return None
+    return (min(0, count * body[0]), max(0, count * body[1]))
+
+
+def _app_interval(lay: Layout, e: App, bound: dict[str, Interval]) -> Interval:
     if e.op in _BOOL:
         return (0, 1)
     maybe = [interval(lay, a, bound) for a in e.args]
@@ -401,19 +424,25 @@ class Writer:
 
     # ---- expressions
     def expr(self, e: Expr, env: dict[str, tuple[str, Interval]]) -> str:
-        if isinstance(e, Const):
-            return str(e.value)
-        if isinstance(e, Var):
-            return self.read(e.name, None, env)
-        if isinstance(e, Index):
-            return self.read(e.name, e.index, env)
-        if isinstance(e, Local):
-            return env[e.name][0]
-        if isinstance(e, Param):
-            raise EvalError(f"parameter {e.name} has no value")
-        if isinstance(e, Quant):
-            return self.quant(e, env)
-        assert isinstance(e, App)
+        match e:
+            case Const():
+                return str(e.value)
+            case Var():
+                return self.read(e.name, None, env)
+            case Index():
+                return self.read(e.name, e.index, env)
+            case Local():
+                return env[e.name][0]
+            case Param():
+                raise EvalError(f"parameter {e.name} has no value")
+            case Quant():
+                return self.quant(e, env)
+            case App():
+                return self.app(e, env)
+            case _:
+                assert_never(e)
+
+    def app(self, e: App, env: dict[str, tuple[str, Interval]]) -> str:
         a = [self.expr(x, env) for x in e.args]
         op = e.op
         if op in _BIN:
@@ -474,6 +503,15 @@ class Writer:
 
 
 def _is_bool(e: Expr) -> bool:
-    return (isinstance(e, Quant) and e.kind in (QuantKind.FORALL, QuantKind.EXISTS)) or \
-        (isinstance(e, App) and e.op in _BOOL) or (isinstance(e, Const) and e.is_bool)
+    match e:
+        case Quant():
+            return e.kind in (QuantKind.FORALL, QuantKind.EXISTS)
+        case App():
+            return e.op in _BOOL
+        case Const():
+            return e.is_bool
+        case Var() | Index() | Param() | Local():
+            return False
+        case _:
+            assert_never(e)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import assert_never
 
 import numpy as np
 
@@ -184,29 +185,43 @@ class _Writer:
 
     def num(self, e: Expr, ctx: tuple[str, ...]) -> str:
         """`e` as int64 values (or an int literal)."""
-        if isinstance(e, Const):
-            return str(e.value)
-        if isinstance(e, Var) or (isinstance(e, Index) and isinstance(e.index, Const)):
-            return self._num(e, ctx)
-        return self.cached("num", e, ctx, self._num)
+        match e:
+            case Const():
+                return str(e.value)
+            case Var() | Index(index=Const()):
+                return self._num(e, ctx)
+            case _:
+                return self.cached("num", e, ctx, self._num)
 
     def _num(self, e: Expr, ctx: tuple[str, ...]) -> str:
-        if isinstance(e, Var):
-            return self.read(e.name, None, ctx)
-        if isinstance(e, Index):
-            return self.read(e.name, e.index, ctx)
-        if isinstance(e, (Param, Local)):
-            raise NotVectorisable(f"free name {e.name}")
+        match e:
+            case Const():
+                return str(e.value)
+            case Var():
+                return self.read(e.name, None, ctx)
+            case Index():
+                return self.read(e.name, e.index, ctx)
+            case Param() | Local():
+                raise NotVectorisable(f"free name {e.name}")
+            case Quant():
+                self.check_range(e)
+                if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
+                    return self.emit("i", f"_as_int({self.truth(e, ctx)})")
+                parts = [f"_as_int({self.truth(b, ctx)})" if e.kind is QuantKind.COUNT else self.num(b, ctx)
+                         for b in self.bodies(e)]
+                return self.emit("i", " + ".join(parts)) if parts else "0"
+            case App():
+                self.check_range(e)
+                return self.app_num(e, ctx)
+            case _:
+                assert_never(e)
+
+    def check_range(self, e: Expr) -> None:
         iv = interval(self.lay, e, {})
         if iv is None or max(abs(iv[0]), abs(iv[1])) > INT_LIMIT:
             raise NotVectorisable("arithmetic without a static range")
-        if isinstance(e, Quant):
-            if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
-                return self.emit("i", f"_as_int({self.truth(e, ctx)})")
-            parts = [f"_as_int({self.truth(b, ctx)})" if e.kind is QuantKind.COUNT else self.num(b, ctx)
-                     for b in self.bodies(e)]
-            return self.emit("i", " + ".join(parts)) if parts else "0"
-        assert isinstance(e, App)
+
+    def app_num(self, e: App, ctx: tuple[str, ...]) -> str:
         op = e.op
         if op in _CMP or op in (Op.AND, Op.OR, Op.NOT, Op.IMPLIES):
             return self.emit("i", f"_as_int({self.truth(e, ctx)})")

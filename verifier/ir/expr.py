@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TypeAlias, assert_never
 
 from verifier.diagnostics import Span
 
@@ -48,14 +49,14 @@ class QuantKind(Enum):
 
 
 @dataclass(frozen=True)
-class Expr:
-    """Base class of expressions."""
+class ExprBase:
+    """Base class of the expression nodes; what they share (the span). Annotate with `Expr`."""
 
     span: Span | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Const(Expr):
+class Const(ExprBase):
     """An integer or boolean literal, or an enum value (its index, with the enum's name)."""
 
     value: int
@@ -64,14 +65,14 @@ class Const(Expr):
 
 
 @dataclass(frozen=True)
-class Var(Expr):
+class Var(ExprBase):
     """A scalar state variable."""
 
     name: str
 
 
 @dataclass(frozen=True)
-class Index(Expr):
+class Index(ExprBase):
     """An element of an array state variable: ``name[index]``."""
 
     name: str
@@ -79,27 +80,27 @@ class Index(Expr):
 
 
 @dataclass(frozen=True)
-class Param(Expr):
+class Param(ExprBase):
     """A model parameter; fixed by `Model.instantiate`, or left free for the symbolic engine."""
 
     name: str
 
 
 @dataclass(frozen=True)
-class Local(Expr):
+class Local(ExprBase):
     """A name bound by an action's choice or by a quantifier."""
 
     name: str
 
 
 @dataclass(frozen=True)
-class App(Expr):
+class App(ExprBase):
     op: Op
     args: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
-class Quant(Expr):
+class Quant(ExprBase):
     """``forall v in lo..hi: body`` and friends; the domain bounds are expressions."""
 
     kind: QuantKind
@@ -108,6 +109,10 @@ class Quant(Expr):
     hi: Expr
     body: Expr
 
+
+Expr: TypeAlias = Const | Var | Index | Param | Local | App | Quant
+"""An expression: one of the node classes. Dispatch on it with `match` and end with
+`case _: assert_never(e)`, so that mypy names every match a new node class is missing from."""
 
 ExprLike = Expr | int | bool
 
@@ -221,13 +226,17 @@ def fold(e: Expr) -> Expr:
 # ---------------------------------------------------------------- generic walk
 
 def children(e: Expr) -> tuple[Expr, ...]:
-    if isinstance(e, Index):
-        return (e.index,)
-    if isinstance(e, App):
-        return e.args
-    if isinstance(e, Quant):
-        return (e.lo, e.hi, e.body)
-    return ()
+    match e:
+        case Const() | Var() | Param() | Local():
+            return ()
+        case Index():
+            return (e.index,)
+        case App():
+            return e.args
+        case Quant():
+            return (e.lo, e.hi, e.body)
+        case _:
+            assert_never(e)
 
 
 def walk(e: Expr) -> Iterator[Expr]:
@@ -244,17 +253,21 @@ def map_expr(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
     replaced = fn(e)
     if replaced is not None:
         return replaced
-    if isinstance(e, Index):
-        return Index(e.name, map_expr(e.index, fn), span=e.span)
-    if isinstance(e, App):
-        return App(e.op, tuple(map_expr(a, fn) for a in e.args), span=e.span)
-    if isinstance(e, Quant):
-        return Quant(e.kind, e.var, map_expr(e.lo, fn), map_expr(e.hi, fn),
-                     map_expr(e.body, fn), span=e.span)
-    return e
+    match e:
+        case Const() | Var() | Param() | Local():
+            return e
+        case Index():
+            return Index(e.name, map_expr(e.index, fn), span=e.span)
+        case App():
+            return App(e.op, tuple(map_expr(a, fn) for a in e.args), span=e.span)
+        case Quant():
+            return Quant(e.kind, e.var, map_expr(e.lo, fn), map_expr(e.hi, fn),
+                         map_expr(e.body, fn), span=e.span)
+        case _:
+            assert_never(e)
 
 
-def substitute(e: Expr, mapping: Mapping[str, Expr], kind: type = Local) -> Expr:
+def substitute(e: Expr, mapping: Mapping[str, Expr], kind: type[Local] | type[Param] = Local) -> Expr:
     """Replace `Local` (or `Param`, with kind=Param) names by expressions."""
 
     def fn(node: Expr) -> Expr | None:
@@ -263,8 +276,8 @@ def substitute(e: Expr, mapping: Mapping[str, Expr], kind: type = Local) -> Expr
             return Quant(node.kind, node.var, substitute(node.lo, mapping, kind),
                          substitute(node.hi, mapping, kind), substitute(node.body, inner, kind),
                          span=node.span)
-        if isinstance(node, kind) and node.name in mapping:  # type: ignore[attr-defined]
-            return mapping[node.name]  # type: ignore[attr-defined]
+        if isinstance(node, kind) and node.name in mapping:
+            return mapping[node.name]
         return None
 
     return map_expr(e, fn)
@@ -281,24 +294,30 @@ def params_of(e: Expr) -> frozenset[str]:
 
 def pretty(e: Expr, enum_names: Callable[[str, int], str] | None = None) -> str:
     """Render in the surface syntax of the model language."""
-    if isinstance(e, Const):
-        if e.is_bool:
-            return "true" if e.value else "false"
-        if e.enum is not None and enum_names is not None:
-            return enum_names(e.enum, e.value)
-        return str(e.value)
-    if isinstance(e, (Var, Param, Local)):
-        return e.name
-    if isinstance(e, Index):
-        return f"{e.name}[{pretty(e.index, enum_names)}]"
-    if isinstance(e, Quant):
-        dom = f"{pretty(e.lo, enum_names)}..{pretty(e.hi, enum_names)}"
-        body = pretty(e.body, enum_names)
-        if e.kind in (QuantKind.SUM, QuantKind.COUNT):
-            return f"{e.kind.value}({e.var} in {dom}: {body})"
-        return f"({e.kind.value} {e.var} in {dom}: {body})"
-    assert isinstance(e, App)
-    args = [pretty(a, enum_names) for a in e.args]
+    match e:
+        case Const():
+            if e.is_bool:
+                return "true" if e.value else "false"
+            if e.enum is not None and enum_names is not None:
+                return enum_names(e.enum, e.value)
+            return str(e.value)
+        case Var() | Param() | Local():
+            return e.name
+        case Index():
+            return f"{e.name}[{pretty(e.index, enum_names)}]"
+        case Quant():
+            dom = f"{pretty(e.lo, enum_names)}..{pretty(e.hi, enum_names)}"
+            body = pretty(e.body, enum_names)
+            if e.kind in (QuantKind.SUM, QuantKind.COUNT):
+                return f"{e.kind.value}({e.var} in {dom}: {body})"
+            return f"({e.kind.value} {e.var} in {dom}: {body})"
+        case App():
+            return _pretty_app(e, [pretty(a, enum_names) for a in e.args])
+        case _:
+            assert_never(e)
+
+
+def _pretty_app(e: App, args: list[str]) -> str:
     if e.op is Op.NEG:
         return f"-{_paren(e.args[0], args[0])}"
     if e.op is Op.NOT:
@@ -309,7 +328,6 @@ def pretty(e: Expr, enum_names: Callable[[str, int], str] | None = None) -> str:
         return f"{e.op.value}({', '.join(args)})"
     sep = f" {e.op.value} "
     return sep.join(_paren(a, s) for a, s in zip(e.args, args))
-
 
 def _paren(e: Expr, text: str) -> str:
     return f"({text})" if isinstance(e, App) and e.op not in (Op.MIN, Op.MAX, Op.ABS, Op.ITE) else text

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
+from typing import assert_never
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, fold, pretty, substitute
@@ -62,21 +63,27 @@ class SymmetryCheck:
 
     def kind(self, e: Expr, env: frozenset[str], span: Span | None) -> str:
         span = e.span or span
-        if isinstance(e, Var):
-            return PLAYER if e.name == ACTIVE_VAR else VALUE
-        if isinstance(e, Local):
-            return PLAYER if e.name in env else VALUE
-        if isinstance(e, (Const, Param)):
-            return VALUE
-        if isinstance(e, Index):
-            return self.index(e, env, span)
-        if isinstance(e, Quant):
-            self.value(e.lo, env, span)
-            self.value(e.hi, env, span)
-            inner = env | {e.var} if self.over_players(e.lo, e.hi) else env - {e.var}
-            self.value(e.body, inner, span)
-            return VALUE
-        assert isinstance(e, App)
+        match e:
+            case Var():
+                return PLAYER if e.name == ACTIVE_VAR else VALUE
+            case Local():
+                return PLAYER if e.name in env else VALUE
+            case Const() | Param():
+                return VALUE
+            case Index():
+                return self.index(e, env, span)
+            case Quant():
+                self.value(e.lo, env, span)
+                self.value(e.hi, env, span)
+                inner = env | {e.var} if self.over_players(e.lo, e.hi) else env - {e.var}
+                self.value(e.body, inner, span)
+                return VALUE
+            case App():
+                return self.app(e, env, span)
+            case _:
+                assert_never(e)
+
+    def app(self, e: App, env: frozenset[str], span: Span | None) -> str:
         kinds = [self.kind(a, env, span) for a in e.args]
         if e.op in (Op.EQ, Op.NE):
             if kinds[0] != kinds[1]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import pairwise
+from typing import assert_never
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import (
@@ -29,8 +30,11 @@ from verifier.ir.expr import (
     Const,
     Expr,
     Index,
+    Local,
     Op,
+    Param,
     Quant,
+    Var,
     children,
     conj,
     pretty,
@@ -207,16 +211,21 @@ def _replace_at(e: Expr, path: tuple[int, ...], new: Expr) -> Expr:
     if not path:
         return new
     k, rest = path[0], path[1:]
-    if isinstance(e, Index):
-        return Index(e.name, _replace_at(e.index, rest, new), span=e.span)
-    if isinstance(e, App):
-        args = list(e.args)
-        args[k] = _replace_at(args[k], rest, new)
-        return App(e.op, tuple(args), span=e.span)
-    assert isinstance(e, Quant)
-    parts = [e.lo, e.hi, e.body]
-    parts[k] = _replace_at(parts[k], rest, new)
-    return Quant(e.kind, e.var, parts[0], parts[1], parts[2], span=e.span)
+    match e:
+        case Index():
+            return Index(e.name, _replace_at(e.index, rest, new), span=e.span)
+        case App():
+            args = list(e.args)
+            args[k] = _replace_at(args[k], rest, new)
+            return App(e.op, tuple(args), span=e.span)
+        case Quant():
+            parts = [e.lo, e.hi, e.body]
+            parts[k] = _replace_at(parts[k], rest, new)
+            return Quant(e.kind, e.var, parts[0], parts[1], parts[2], span=e.span)
+        case Const() | Var() | Param() | Local():
+            raise AssertionError(f"a path leads below a leaf: {path}")
+        case _:
+            assert_never(e)
 
 
 def _swap(model: Model, specs: list[PhaseSpec], first: str, second: str) -> tuple[Model, list[PhaseSpec]]:

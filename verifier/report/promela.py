@@ -8,8 +8,9 @@ guard (forbid, gap) or of the value (clamp).
 from __future__ import annotations
 
 import itertools
+from typing import assert_never
 
-from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, fold, substitute
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, fold, substitute
 from verifier.ir.model import Modality, Model, Overflow, type_bounds
 
 
@@ -26,27 +27,40 @@ def _name(var: str) -> str:
 
 
 def expr(model: Model, e: Expr) -> str:
-    if isinstance(e, Const):
-        return str(e.value)
-    if isinstance(e, Var):
-        return _name(e.name)
-    if isinstance(e, Index):
-        lo = model.var(e.name).index_lo()
-        return f"{_name(e.name)}[{expr(model, e.index)}{f' - {lo}' if lo else ''}]"
-    if isinstance(e, Local):
-        raise PromelaError(f"unbound name {e.name}")
-    if isinstance(e, Quant):
-        if not (isinstance(e.lo, Const) and isinstance(e.hi, Const)):
-            raise PromelaError("quantifier bounds must be constants")
-        parts = [expr(model, fold(substitute(e.body, {e.var: Const(i)}))) for i in range(e.lo.value, e.hi.value + 1)]
-        if e.kind is QuantKind.FORALL:
-            return "(" + (" && ".join(parts) or "1") + ")"
-        if e.kind is QuantKind.EXISTS:
-            return "(" + (" || ".join(parts) or "0") + ")"
-        if e.kind is QuantKind.COUNT:
-            return "(" + (" + ".join(f"({p} -> 1 : 0)" for p in parts) or "0") + ")"
-        return "(" + (" + ".join(parts) or "0") + ")"
-    assert isinstance(e, App)
+    match e:
+        case Const():
+            return str(e.value)
+        case Var():
+            return _name(e.name)
+        case Index():
+            lo = model.var(e.name).index_lo()
+            return f"{_name(e.name)}[{expr(model, e.index)}{f' - {lo}' if lo else ''}]"
+        case Local():
+            raise PromelaError(f"unbound name {e.name}")
+        case Param():
+            raise PromelaError(f"parameter {e.name} has no value")
+        case Quant():
+            return _quant(model, e)
+        case App():
+            return _app(model, e)
+        case _:
+            assert_never(e)
+
+
+def _quant(model: Model, e: Quant) -> str:
+    if not (isinstance(e.lo, Const) and isinstance(e.hi, Const)):
+        raise PromelaError("quantifier bounds must be constants")
+    parts = [expr(model, fold(substitute(e.body, {e.var: Const(i)}))) for i in range(e.lo.value, e.hi.value + 1)]
+    if e.kind is QuantKind.FORALL:
+        return "(" + (" && ".join(parts) or "1") + ")"
+    if e.kind is QuantKind.EXISTS:
+        return "(" + (" || ".join(parts) or "0") + ")"
+    if e.kind is QuantKind.COUNT:
+        return "(" + (" + ".join(f"({p} -> 1 : 0)" for p in parts) or "0") + ")"
+    return "(" + (" + ".join(parts) or "0") + ")"
+
+
+def _app(model: Model, e: App) -> str:
     a = [expr(model, x) for x in e.args]
     if e.op in _BIN:
         return "(" + f" {_BIN[e.op]} ".join(a) + ")"

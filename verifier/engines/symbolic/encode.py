@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypeAlias
+from typing import TypeAlias, assert_never
 
 import z3
 
@@ -255,26 +255,29 @@ class Encoding:
         self._encoded += 1
         if self.deadline is not None and self._encoded & 255 == 0 and time.monotonic() > self.deadline:
             raise Unsupported("the time budget (--timeout) ran out while encoding the model for Z3")
-        if isinstance(e, Const):
-            return (z3.BoolVal(bool(e.value)) if e.is_bool else z3.IntVal(e.value)), TRUE
-        if isinstance(e, Var):
-            first, _, _ = self._offset(e.name)
-            return st.slots[first], TRUE
-        if isinstance(e, Index):
-            idx, d = self.encode(e.index, st, env)
-            return self.element(e.name, as_int(idx), st, d)
-        if isinstance(e, Local):
-            if e.name not in env:
-                raise Unsupported(f"unbound name {e.name}")
-            return env[e.name], TRUE
-        if isinstance(e, Param):
-            if e.name not in self.params:
-                raise Unsupported(f"parameter {e.name} has neither a value nor a declaration")
-            return self.params[e.name], TRUE
-        if isinstance(e, Quant):
-            return self._quant(e, st, env)
-        assert isinstance(e, App)
-        return _OPS[e.op](self, e.args, st, env)
+        match e:
+            case Const():
+                return (z3.BoolVal(bool(e.value)) if e.is_bool else z3.IntVal(e.value)), TRUE
+            case Var():
+                first, _, _ = self._offset(e.name)
+                return st.slots[first], TRUE
+            case Index():
+                idx, d = self.encode(e.index, st, env)
+                return self.element(e.name, as_int(idx), st, d)
+            case Local():
+                if e.name not in env:
+                    raise Unsupported(f"unbound name {e.name}")
+                return env[e.name], TRUE
+            case Param():
+                if e.name not in self.params:
+                    raise Unsupported(f"parameter {e.name} has neither a value nor a declaration")
+                return self.params[e.name], TRUE
+            case Quant():
+                return self._quant(e, st, env)
+            case App():
+                return _OPS[e.op](self, e.args, st, env)
+            case _:
+                assert_never(e)
 
     def _offset(self, name: str) -> tuple[int, int, int]:
         if name not in self.offsets:
