@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar, cast
 
-from verifier.engines.memory import set_workers
+from verifier.engines.memory import resident_bytes, rewatch_in_child, set_workers
 from verifier.signals import default_signals_in_child
 
 T = TypeVar("T")
@@ -50,7 +50,8 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
             while todo and len(running) < workers:
                 k = todo.pop()
                 pipe, child_end = context.Pipe(duplex=False)
-                process = context.Process(target=_child, args=(fn, items[k], child_end, workers), daemon=True)
+                process = context.Process(target=_child, args=(fn, items[k], child_end, workers, resident_bytes()),
+                                          daemon=True)
                 process.start()
                 child_end.close()
                 running[pipe] = (k, process)
@@ -89,10 +90,11 @@ def _stop(running: dict) -> None:
     running.clear()
 
 
-def _child(fn, item, pipe, workers: int) -> None:
-    default_signals_in_child()
-    set_workers(workers)          # the memory limit is shared, not each worker's
+def _child(fn, item, pipe, workers: int, shared: int) -> None:
     try:
+        default_signals_in_child()
+        set_workers(workers, shared)  # the memory limit is shared, not each worker's
+        rewatch_in_child()
         pipe.send((True, fn(item)))
     except BaseException as err:
         pipe.send((False, repr(err)))

@@ -11,12 +11,15 @@ from dataclasses import dataclass, field, replace
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Budget, Engine, ProgressFn, SearchOptions
 from verifier.engines.explicit import keeping_searches, kept_search
+from verifier.engines.memory import OutOfMemory
+from verifier.engines.memory import after_cut as memory_after_cut
 from verifier.forking import fork_map
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
 from verifier.props.plan import run_claims
-from verifier.result import Finding, ModelRun, Verdict, scale_of
+from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
+from verifier.signals import OutOfTime, after_cut
 
 ENGINES = ("auto", "explicit", "symbolic", "bmc", "kind", "pdr")
 REDUCTIONS = ("symmetry",)
@@ -137,26 +140,57 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
 def _reading(path: str, model: Model, claims: tuple[list[Property], str | None], engine: Engine,
              options: RunOptions, progress: ProgressFn | None, memo: dict):
     """One reading: its ModelRun, and with the analyses on, their context and findings (the
-    analyses reuse the state space the claims' search kept)."""
+    analyses reuse the state space the claims' search kept). A budget's backstop (`CUT_SHORT`)
+    cuts it short: the claims decided by then keep their verdicts, the rest is UNKNOWN."""
     props, props_path = claims
     analyse = options.consistency
     with keeping_searches([model.instantiate()] if analyse and model.is_concrete else []):
         start = time.perf_counter()
-        by_id = {}
-        for freed, group in _by_free_parameters(model, props):
-            for r in run_claims(freed, group, lambda m, cs: engine.check(m, cs, options.budget, progress),
-                                _capped_search(engine, options, progress) if freed.is_concrete else None):
-                by_id[r.property.id] = r
+        by_id: dict[str, CheckResult] = {}
+        cut = ""
+        try:
+            for freed, group in _by_free_parameters(model, props):
+                run_claims(freed, group, lambda m, cs: engine.check(m, cs, options.budget, progress),
+                           _capped_search(engine, options, progress) if freed.is_concrete else None, decided=by_id)
+            vacuous = _vacuity(model, props, options)
+        except CUT_SHORT as err:
+            cut, vacuous = _cut_reason(err, options.budget), ()
         results = [replace(r, variant=model.variant, scale=scale_of(r.verdict, r.params, model.printed))
-                   for r in (by_id[p.id] for p in props)]
-        run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path,
-                       vacuous=_vacuity(model, props, options))
+                   for r in (by_id.get(p.id) or _cut_result(model, p, cut) for p in props)]
+        run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path, vacuous=vacuous)
         if not analyse:
             return run, None
         from verifier.analysis import analyse_model
+        from verifier.analysis.context import Context, Deadline
 
-        ctx, findings = analyse_model(model, options.budget, memo)
+        findings: list[Finding] = []
+        if cut:
+            ctx = Context.create(model, options.budget, Deadline(0), memo)
+        else:
+            try:
+                ctx, findings = analyse_model(model, options.budget, memo)
+            except CUT_SHORT as err:
+                cut = _cut_reason(err, options.budget)
+                ctx = Context.create(model, options.budget, Deadline(0), memo)
+        ctx.cut_short = cut
         return replace(run, analyses_unknown=ctx.unknown_reason), (ctx, findings)
+
+
+CUT_SHORT = (OutOfTime, OutOfMemory, MemoryError)    # a budget's backstop, in whatever step it hits
+
+
+def _cut_reason(err: BaseException, budget: Budget) -> str:
+    """Why a step was cut short; the backstop gets one more grace for what is left."""
+    if isinstance(err, OutOfTime):
+        after_cut()
+        return f"cut short by --timeout ({budget.timeout:g} s)" if budget.timeout else "cut short by --timeout"
+    memory_after_cut()
+    return f"cut short ({err.words})" if isinstance(err, OutOfMemory) else "cut short (out of memory)"
+
+
+def _cut_result(model: Model, claim: Property, reason: str) -> CheckResult:
+    assert reason, "a claim without a result was cut short"
+    return CheckResult(claim, Verdict.UNKNOWN, "none", reason=reason, params=model.param_values)
 
 
 def _vacuity(model: Model, props: list[Property], options: RunOptions) -> tuple:

@@ -68,6 +68,7 @@ class Context:
     space: Any = None                    # verifier.engines.explicit.StateSpace
     scan_complete: bool = False          # every explored state was scanned
     memo: dict = field(default_factory=dict)   # answers shared by the readings of one model file
+    cut_short: str = ""                  # why a budget cut the analyses short ("": it did not)
     _expand: Callable | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
     _preds: dict = field(default_factory=dict, repr=False)
@@ -109,13 +110,27 @@ class Context:
     @property
     def unknown_reason(self) -> str:
         """Why the explicit analyses did not see every reachable state ("" when they did, or
-        when only the symbolic analyses ran)."""
+        when only the symbolic analyses ran and finished)."""
+        if self.cut_short:
+            return f"the consistency analyses were {self.cut_short}: findings are UNKNOWN"
         if not self.explicit or self.complete:
             return ""
         if self.space is not None and not self.space.complete:
             return (f"the consistency analyses stopped after {len(self.space.packed):,} states "
                     f"({self.space.reason or 'budget reached'}): findings beyond them are UNKNOWN")
         return "the time budget ran out while the consistency analyses scanned the states: findings are UNKNOWN"
+
+    def cut(self, reason: str) -> None:
+        """A budget cut an analysis short (the first reason is kept)."""
+        self.cut_short = self.cut_short or reason
+
+    def out_of_time(self, what: str) -> str:
+        """`what` stopped for want of time: the reason to `cut` when the run's --timeout is what
+        ran out ("" when only an analysis's own time share did)."""
+        if self.budget.deadline is None or self.budget.time_left():
+            return ""
+        return f"cut short by --timeout ({self.budget.timeout:g} s) {what}" if self.budget.timeout \
+            else f"cut short by --timeout {what}"
 
     def explore(self) -> None:
         """One breadth-first exploration, capped by the budget (or `EXPLORE_STATES`); the

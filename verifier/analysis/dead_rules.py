@@ -144,15 +144,18 @@ def symbolic_findings(ctx: Context) -> list[Finding]:
     mine = Deadline(total)
     out: list[Finding] = []
     dead_phases: set[str] = set()
-    for claim, element in claims:
+    for n, (claim, element) in enumerate(claims):
         left = mine.left(SYMBOLIC_CLAIM_SECONDS)
         if left < 1.0:
+            ctx.cut(ctx.out_of_time(f"after {n} of {len(claims)} dead-rule proofs"))
             break
-        budget = Budget(timeout=left, max_depth=ctx.budget.max_depth)
+        budget = Budget(timeout=left, max_depth=ctx.budget.max_depth, deadline=ctx.budget.deadline)
         try:
             (result,) = engine.check(model, [claim], budget)
         except Exception:
             continue
+        if "out of memory" in result.reason:
+            ctx.cut(f"cut short ({result.reason})")
         if result.verdict is not Verdict.VIOLATED or result.engine not in ("k-induction", "pdr"):
             continue
         scope = "for all parameter values" if not concrete.is_concrete else ctx.scope_concrete()

@@ -104,6 +104,14 @@ def candidate_pairs(model: Model) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------- the Z3 query
 
+def z3_cut(said: object) -> str:
+    """Why an analysis was cut short when Z3 said `said` ("" when no budget is to blame)."""
+    from verifier.engines.memory import z3_out_of_memory
+
+    reason = z3_out_of_memory(said)
+    return f"cut short ({reason})" if reason else ""
+
+
 class Witness:
     """A Z3 model of a non-commuting pair: the state, the choices and both outcomes (display values)."""
 
@@ -120,6 +128,7 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
     import z3
 
     from verifier.analysis.context import Deadline
+    from verifier.engines.memory import bound_z3
     from verifier.engines.symbolic.encode import Encoding, Unsupported, conj, disj
 
     model = ctx.model
@@ -136,8 +145,10 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
     if not asked:
         return out
     try:
+        bound_z3()
         enc = Encoding(model)
-    except (Unsupported, z3.Z3Exception):
+    except (Unsupported, z3.Z3Exception) as err:
+        ctx.cut(z3_cut(err))
         return out
     mine = Deadline(ctx.deadline.left(TOTAL_SECONDS))
     base = conj(enc.param_constraints(), enc.ranges(enc.cur))
@@ -158,9 +169,10 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
         pairs = [(x, y) for x, y in zip(cur.slots, new) if y is not x]
         return z3.substitute(term, *pairs) if pairs else term
 
-    for a, b in asked:
+    for n, (a, b) in enumerate(asked):
         left = mine.left(QUERY_SECONDS)
         if left < 0.5:
+            ctx.cut(ctx.out_of_time(f"after {n} of {len(asked)} order-dependence queries to Z3"))
             break
         key = (model.actions[a], model.actions[b])
         try:
@@ -169,6 +181,7 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
             s12 = [after(y, na) if y is not x else z for x, y, z in zip(cur.slots, nb, na)]
             s21 = [after(z, nb) if z is not x else y for x, y, z in zip(cur.slots, nb, na)]
             differ = disj(*(x != y for x, y in zip(s12, s21)))
+            bound_z3()
             solver = z3.Solver()
             solver.set("timeout", int(left * 1000))
             solver.add(base, la, lb, after(lb, na), after(la, nb), differ)
@@ -180,9 +193,11 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
             if answer == z3.unsat:
                 answers[key] = None
             if answer != z3.sat:
+                ctx.cut(z3_cut(solver.reason_unknown()) if answer == z3.unknown else "")
                 continue
             m = solver.model()
-        except (Unsupported, z3.Z3Exception):
+        except (Unsupported, z3.Z3Exception) as err:
+            ctx.cut(z3_cut(err))
             continue
 
         def val(t, m=m) -> int:

@@ -13,6 +13,7 @@ from verifier import __version__
 from verifier.cli import config
 from verifier.cli.common import EXIT_BUG, EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_UNKNOWN
 from verifier.diagnostics import TurnproofError
+from verifier.engines import memory
 from verifier.signals import OutOfTime, Terminated, hard_deadline, terminate_on_sigterm
 
 DESCRIPTION = """\
@@ -70,15 +71,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     debug = args.debug or os.environ.get("TURNPROOF_DEBUG") == "1"
     backstop = args.timeout if args.handler.__module__.rsplit(".", 1)[-1] in WHOLE_RUN_TIMEOUT else None
-    with terminate_on_sigterm(), hard_deadline(backstop):
+    with terminate_on_sigterm(), hard_deadline(backstop), memory.watching(getattr(args, "max_memory", None)):
         try:
             return args.handler(args)
         except TurnproofError as err:
             print(err.render(), file=sys.stderr)
             return EXIT_ERROR
-        except MemoryError:
-            print("error: out of memory before the run could finish: nothing was decided (UNKNOWN); "
-                  "lower --max-states or set --max-memory", file=sys.stderr)
+        except (MemoryError, memory.OutOfMemory) as err:
+            why = f" ({err.words})" if isinstance(err, memory.OutOfMemory) else ""
+            print(f"UNKNOWN: out of memory{why} before the run could finish: nothing was decided; "
+                  "lower --max-states or raise --max-memory", file=sys.stderr)
             return EXIT_UNKNOWN
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)

@@ -17,7 +17,7 @@ from contextvars import ContextVar
 
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
-from verifier.engines.memory import limit_words, memory_limit_bytes, resident_bytes
+from verifier.engines.memory import limit_words, memory_limit_bytes, over_soft, table_growth
 from verifier.engines.statespace import StateSpace
 from verifier.engines.symmetry import NAME as SYMMETRY
 from verifier.engines.symmetry import canonicalizer
@@ -29,7 +29,6 @@ from verifier.semantics import EvalError, State, initial_states, layout
 from verifier.trace import Trace
 
 NAME = "explicit"
-MEMORY_TICKS = 64           # ... and reads its resident memory every this many callbacks
 
 
 def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
@@ -137,16 +136,14 @@ def _keep(model: Model, space: StateSpace) -> None:
 
 def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float):
     limit = budget.time_left()
-    memory = memory_limit_bytes(budget.max_memory_mb)
     memory_words = limit_words(budget.max_memory_mb)
-    state = {"last": start, "ticks": 0}
+    state = {"last": start}
 
     def tick(i: int, n: int, depth: int) -> str | None:
         now = time.perf_counter()
         if limit is not None and now - start > limit:
             return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
-        state["ticks"] += 1
-        if memory and state["ticks"] % MEMORY_TICKS == 0 and resident_bytes() > memory:
+        if over_soft(budget.max_memory_mb, table_growth(space.seen)):
             return memory_words
         if progress is not None and now - state["last"] >= 0.5:
             state["last"] = now
@@ -197,13 +194,12 @@ def _ticker_compact(budget: Budget, start: float) -> Callable[[int, int], str | 
     """Between chunks of the compact search: the time budget and the memory guard (the visited
     set spills to disk first, at half the budget; the guard still bounds the whole run)."""
     limit = budget.time_left()
-    memory = memory_limit_bytes(budget.max_memory_mb)
     words = limit_words(budget.max_memory_mb)
 
     def tick(states: int, depth: int) -> str | None:
         if limit is not None and time.perf_counter() - start > limit:
             return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
-        if memory and resident_bytes() > memory:
+        if over_soft(budget.max_memory_mb):
             return words
         return None
 

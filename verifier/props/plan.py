@@ -30,22 +30,34 @@ CappedCheckFn = Callable[[Model, Sequence[Property], int], list[CheckResult]]   
 
 
 def run_claims(model: Model, claims: Sequence[Property], check: CheckFn,
-               capped: CappedCheckFn | None = None) -> list[CheckResult]:
-    """Decide every claim with `check`, in the order given (see the module doc for `capped`)."""
+               capped: CappedCheckFn | None = None, decided: dict[str, CheckResult] | None = None) -> list[CheckResult]:
+    """Decide every claim with `check`, in the order given (see the module doc for `capped`);
+    `decided` (by claim id) is filled as results come, so that what was decided before a
+    run is cut short is kept."""
     compiled = {c.id: compile_claim(model, c) for c in claims}
     direct = [c for c in claims if compiled[c.id] is None]
-    by_id = {r.property.id: r for r in check(model, direct)} if direct else {}
+    by_id: dict[str, CheckResult] = {}
+    if direct:
+        by_id.update((r.property.id, r) for r in check(model, direct))
+        _note(model, decided, by_id)
     base_states = next((r.stats.states for r in by_id.values() if r.stats.states), None)
     monitored = [c for c in claims if compiled[c.id] is not None]
     shared = [c for c in monitored if c.expected != Verdict.PROVED.value]   # proofs are `check`'s to find
     if capped is not None and len(shared) > 1 and base_states:
         by_id.update(_together(model, shared, capped, len(shared) * base_states, base_states))
+        _note(model, decided, by_id)
     for claim in monitored:
         if claim.id not in by_id:
             product = compiled[claim.id]
             assert product is not None, "a monitored claim is compiled"
             by_id[claim.id] = merge(claim, check(product.model, product.claims), product, base_states)
+            _note(model, decided, by_id)
     return [with_cycle_note(model, by_id[c.id]) for c in claims]
+
+
+def _note(model: Model, decided: dict[str, CheckResult] | None, by_id: dict[str, CheckResult]) -> None:
+    if decided is not None:
+        decided.update((k, with_cycle_note(model, r)) for k, r in by_id.items() if k not in decided)
 
 
 def _together(model: Model, claims: Sequence[Property], capped: CappedCheckFn, cap: int,

@@ -62,8 +62,10 @@ def game_section(runs: Sequence[ModelRun]) -> list[str]:
     out += _variant_differences(runs)
     findings = [f for run in runs for f in run.findings]
     out += ["### Consistency findings", ""]
+    cut = [run for run in runs if run.analyses_unknown]
+    out += [f"**UNKNOWN**{_reading(run)}: {_cell(run.analyses_unknown)}  " for run in cut] + ([""] if cut else [])
     if not findings:
-        out += ["None for these parameter values.", ""]
+        out += ["None found in what was analysed." if cut else "None for these parameter values.", ""]
     for f in sorted(findings, key=lambda f: (f.kind, f.subject)):
         ack = f" *(acknowledged: {_cell(f.acknowledged)})*" if f.acknowledged else ""
         rules = "; ".join(f.rules) or "—"
@@ -81,7 +83,16 @@ def game_section(runs: Sequence[ModelRun]) -> list[str]:
             + (f"; {_cell(next(iter(r.evidence.values())))}" if r.verdict is Verdict.PROVED and r.evidence else "")
             + " |" for r in shown]
     out.append("")
+    unknown = [r for r in results if r.verdict is Verdict.UNKNOWN]
+    if unknown:
+        out += ["### Left UNKNOWN", "", "| claim | rule | why |", "|---|---|---|"]
+        out += [f"| {_cell(r.property.id)} | {_cell(r.property.rule or '')} | {_cell(r.reason)} |" for r in unknown]
+        out.append("")
     return out
+
+
+def _reading(run: ModelRun) -> str:
+    return f" \\[{_cell(run.model.variant)}\\]" if run.model.variant else ""
 
 
 def _variant_differences(runs: Sequence[ModelRun]) -> list[str]:

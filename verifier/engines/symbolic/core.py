@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.encode import Encoding, Term, disj
 from verifier.engines.symbolic.witness import Path
 
@@ -79,6 +80,7 @@ class Deadline:
 
 
 def solver(deadline: Deadline) -> z3.Solver:
+    bound_z3()
     s = z3.Solver()
     ms = deadline.ms()
     if ms:
@@ -92,4 +94,5 @@ def check(s: z3.Solver, deadline: Deadline, *assumptions: Term) -> z3.CheckSatRe
         s.set("timeout", ms)
     if deadline.expired():
         return z3.unknown
+    bound_z3()
     return s.check(*assumptions)

@@ -20,6 +20,7 @@ from typing import Any
 import z3
 
 from verifier.engines.base import Budget, ProgressFn
+from verifier.engines.memory import bound_z3, z3_out_of_memory
 from verifier.engines.symbolic.bmc import bmc
 from verifier.engines.symbolic.core import Deadline, Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, conj, disj, negate
@@ -59,11 +60,15 @@ class SymbolicEngine:
             return [self._unknown(model.instantiate(), p, "--timeout reached before Z3 could start")
                     for p in properties]
         try:
+            bound_z3()
             enc = Encoding(model)
             enc.deadline = budget.deadline
             setup_error = self._initial_error(enc, budget)
         except Unsupported as err:
             return [self._unknown(model.instantiate(), p, f"the symbolic engine cannot encode this model: {err}")
+                    for p in properties]
+        except z3.Z3Exception as err:
+            return [self._unknown(model.instantiate(), p, z3_out_of_memory(err) or f"internal: Z3 failed: {err}")
                     for p in properties]
         if setup_error is not None:
             return [self._unknown(enc.model, p, setup_error) for p in properties]
@@ -135,6 +140,7 @@ class _Run:
         deadline = Deadline(claim_seconds(self.budget, self.engine.default_timeout))
         p = map_claim(original, self.enc.model.fix_params)
         try:
+            bound_z3()
             if isinstance(p, Invariant):
                 result = self.invariant(original, p, deadline)
             elif isinstance(p, Reachable):
@@ -150,7 +156,7 @@ class _Run:
         except InternalError as err:
             result = self.unknown(original, f"internal: {err}")
         except z3.Z3Exception as err:
-            result = self.unknown(original, f"internal: Z3 failed: {err}")
+            result = self.unknown(original, z3_out_of_memory(err) or f"internal: Z3 failed: {err}")
         return _with_time(result, time.perf_counter() - start)
 
     def invariant(self, original: Property, p: Invariant, deadline: Deadline) -> CheckResult:

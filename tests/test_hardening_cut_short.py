@@ -1,0 +1,209 @@
+"""A budget's backstop (the --timeout alarm, the memory watchdog, Z3's memory bound) cuts a run
+short in whatever stage it hits: what was decided keeps its verdict, the rest is UNKNOWN with
+the reason, in every output format, exit 3; never a traceback, exit 4 or "nothing decided"."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import z3
+
+from verifier import runner, signals
+from verifier.cli import main
+from verifier.engines import memory
+from verifier.engines.explicit import ExplicitEngine
+
+GATE = Path(__file__).parent / "fixtures" / "gate"
+MODEL = str(GATE / "gate.yaml")
+PROPS = str(GATE / "gate_props.yaml")
+TWO_GROUPS = """\
+claims:
+  - id: hand-in-range
+    says: "The hand holds at most three cards"
+    invariant: "hand <= 3"
+  - id: no-play-after-discard
+    says: "No card is played after the discard"
+    ordering: {pattern: absence, p: play, scope: {after: discard, until: turn-end}}
+"""
+
+
+@pytest.fixture
+def two_groups(tmp_path) -> str:
+    """A direct claim and a monitored one: the engine is asked twice."""
+    path = tmp_path / "props.yaml"
+    path.write_text(TWO_GROUPS, encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def z3_restored():
+    yield
+    memory.bound_z3()          # Z3's memory bound back to this process's real headroom
+
+
+def _json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+# ---------------------------------------------------------------- Z3's memory bound
+
+def test_z3_out_of_memory_is_unknown_with_the_reason(monkeypatch, capsys, z3_restored):
+    """Z3 allowed almost nothing beyond what it holds: every claim UNKNOWN, saying so, exit 3."""
+    monkeypatch.setattr(memory, "Z3_MIN_BYTES", 0)
+    monkeypatch.setattr(memory, "memory_limit_bytes", lambda *_: memory.resident_bytes() + 2**16)
+    code = main(["check", MODEL, "-p", PROPS, "--engine", "symbolic", "--no-consistency", "-q", "-f", "json"])
+    results = _json(capsys)["results"]
+    assert code == 3
+    assert all(r["verdict"] == "UNKNOWN" and "Z3 ran out of memory" in r["reason"] for r in results), results
+
+
+def test_z3_works_again_once_bounded_with_room(monkeypatch, z3_restored):
+    monkeypatch.setattr(memory, "Z3_MIN_BYTES", 0)
+    monkeypatch.setattr(memory, "memory_limit_bytes", lambda *_: memory.resident_bytes() + 2**16)
+    memory.bound_z3()
+    assert int(z3.get_param("memory_max_size")) <= z3.Z3_get_estimated_alloc_size() // memory.MB + 1
+    monkeypatch.undo()
+    memory.bound_z3()
+    s = z3.Solver()
+    s.add(z3.Int("x") == 1)
+    assert s.check() == z3.sat
+
+
+def test_z3_is_not_started_without_room(monkeypatch):
+    monkeypatch.setattr(memory, "memory_limit_bytes", lambda *_: memory.resident_bytes() + memory.Z3_MIN_BYTES - 1)
+    with pytest.raises(memory.OutOfMemory, match="no room left for Z3"):
+        memory.bound_z3()
+
+
+# ---------------------------------------------------------------- the memory watchdog
+
+def _hog(*_args, **_kwargs):
+    hog = []
+    while True:                          # only the watchdog ends this
+        hog.append(bytearray(2**20))
+
+
+def test_the_watchdog_cuts_the_analyses_short_and_the_claims_keep_their_verdicts(monkeypatch, capsys):
+    monkeypatch.setattr(memory, "safe_to_raise", lambda _frame: True)     # the hog lives in this file
+    monkeypatch.setattr("verifier.analysis.analyse_model", _hog)
+    z3.main_ctx()                         # started first under --max-memory: counted in what is left
+    limit = memory.resident_bytes() // memory.MB + 80
+    code = main(["check", MODEL, "-p", PROPS, "--max-memory", str(limit), "-q", "-f", "json"])
+    doc = _json(capsys)
+    assert code == 3
+    assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS", "HOLDS", "HOLDS"]
+    assert f"cut short (--max-memory {limit} MB reached)" in doc["analyses"][0]["reason"]
+    assert memory.resident_bytes() < (limit + 200) * memory.MB      # the hog was stopped, not the test
+
+
+def test_a_search_accounts_for_the_growth_of_its_table_before_it_comes():
+    """Just before a large set resizes, `table_growth` foresees the new table; just after, nothing."""
+    table: set[int] = set()
+    resizes = 0
+    for k in range(300_000):
+        before, foreseen = sys.getsizeof(table), memory.table_growth(table)
+        table.add(k)
+        if sys.getsizeof(table) > before and before > 2**20:
+            resizes += 1
+            assert foreseen >= 0.9 * sys.getsizeof(table)
+            assert memory.table_growth(table) == 0
+    assert resizes >= 2
+
+
+# ---------------------------------------------------------------- the --timeout backstop
+
+def _hang(*_args, **_kwargs):
+    while True:                          # only the backstop ends this
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def fast_backstop(monkeypatch):
+    monkeypatch.setattr(signals, "safe_to_raise", lambda _frame: True)    # the hang lives in this file
+    monkeypatch.setattr(signals, "grace_seconds", lambda _s: 0.5)
+
+
+def test_the_backstop_keeps_the_decided_claims(monkeypatch, capsys, fast_backstop):
+    monkeypatch.setattr("verifier.analysis.analyse_model", _hang)
+    start = time.monotonic()
+    code = main(["check", MODEL, "-p", PROPS, "--timeout", "0.5", "-q", "-f", "json"])
+    doc = _json(capsys)
+    assert code == 3 and time.monotonic() - start < 30
+    assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS", "HOLDS", "HOLDS"]
+    assert "cut short by --timeout (0.5 s)" in doc["analyses"][0]["reason"]
+
+
+def test_the_backstop_makes_the_undecided_claims_unknown(monkeypatch, capsys, fast_backstop, two_groups):
+    original = ExplicitEngine.check
+
+    def second_call_hangs(self, model, claims, *args, **kwargs):
+        if any(c.id.startswith("no-play") for c in claims):
+            _hang()
+        return original(self, model, claims, *args, **kwargs)
+
+    monkeypatch.setattr(ExplicitEngine, "check", second_call_hangs)
+    code = main(["check", MODEL, "-p", two_groups, "--engine", "explicit", "--timeout", "0.5", "-q", "-f", "json"])
+    doc = _json(capsys)
+    verdicts = {r["id"]: (r["verdict"], r["reason"]) for r in doc["results"]}
+    assert code == 3
+    assert verdicts["hand-in-range"][0] == "HOLDS"
+    assert verdicts["no-play-after-discard"] == ("UNKNOWN", "cut short by --timeout (0.5 s)")
+    assert "cut short by --timeout" in doc["analyses"][0]["reason"]
+
+
+def test_cut_short_reasons_name_the_budget():
+    from verifier.engines.base import Budget
+
+    assert runner._cut_reason(memory.OutOfMemory("--max-memory 9 MB reached"), Budget()) == \
+        "cut short (--max-memory 9 MB reached)"
+    assert runner._cut_reason(MemoryError(), Budget()) == "cut short (out of memory)"
+
+
+# ---------------------------------------------------------------- every format says where the analyses stopped
+
+DEEP = """\
+model: deep
+doc: a counter that runs to 5000, where play is stuck
+variables:
+  n: {type: 0..5000, init: 0}
+actions:
+  - name: step
+    when: "n < 5000"
+    do: {n: n + 1}
+    rule: "Count: one more"
+"""
+
+
+@pytest.fixture
+def deep(tmp_path) -> str:
+    path = tmp_path / "deep.yaml"
+    path.write_text(DEEP, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif"])
+def test_every_format_says_the_analyses_were_cut_short(deep, capsys, fmt):
+    code = main(["check", deep, "--no-properties", "--max-states", "1000", "-q", "-f", fmt])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 3
+    assert "--max-states 1000 reached" in out
+    if fmt == "junit":
+        assert ET.fromstring(out).find(".//error[@type='UNKNOWN']") is not None
+    if fmt == "sarif":
+        notes = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        assert any("1,000 states" in n["message"]["text"] for n in notes)
+
+
+def test_findings_md_says_what_was_left_unknown(deep):
+    from verifier.engines.base import Budget
+    from verifier.report.findings_md import findings_markdown
+    from verifier.runner import RunOptions, check_model
+
+    runs = check_model(deep, RunOptions(budget=Budget(max_states=1000), use_properties=False))
+    text = findings_markdown([runs])
+    assert "**UNKNOWN**: the consistency analyses stopped after 1,000 states" in text
+    assert "None found in what was analysed." in text and "None for these parameter values." not in text
