@@ -116,6 +116,8 @@ class Variable:
     A 2-D array (`per: [player, Zone]`) has its two index domains in `dims`; it is
     stored flat: `index` is 0..n1*n2-1 and element [i][j] sits at (i - lo1) * n2 + (j - lo2).
     Engines see an ordinary array; `dims` only names the elements for display.
+    A bounded sequence is an array (bottom first) with a length variable (`seq_length`),
+    see `verifier.lang.sequences`; engines see the array and the length.
     """
 
     name: str
@@ -127,6 +129,7 @@ class Variable:
     reset: Reset = Reset.NEVER
     by_player: bool = False     # the index ranges over players
     dims: tuple[IntType | EnumType, ...] = ()   # a 2-D array's index domains (`index` is then flat)
+    seq_length: str | None = None   # a bounded sequence (`type: seq[T, 0..N]`): the name of its length variable
     implicit: bool = False      # introduced by the phase sugar (phase, active)
     doc: str = ""
     span: Span | None = field(default=None, compare=False, repr=False)

@@ -16,6 +16,7 @@ from verifier.diagnostics import DiagnosticSink, Span
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, conj, disj, map_expr, substitute, walk
 from verifier.ir.model import Definition
 from verifier.ir.props import PREV_MARK
+from verifier.lang import sequences
 from verifier.lang.arrays import flat_index
 from verifier.lang.limits import (
     MAX_DEFINITION_NESTING,
@@ -204,6 +205,8 @@ class ExprReader:
         name, span = str(node.children[0]), self._span(node)
         if name == "prev" and name not in scope.defines:
             return self._prev(node, scope)
+        if name in ("top", "len") and name not in scope.defines:
+            return self._seq_call(name, node, scope)
         if name not in scope.defines:
             if name in scope.known_names():
                 self.sink.error(f"'{name}' is not a definition and takes no arguments", span,
@@ -213,6 +216,20 @@ class ExprReader:
             return None
         args = [self._expr(k, scope) for k in node.children[1:]]
         return None if None in args else self._expand(scope.defines[name], args, node, scope)
+
+    def _seq_call(self, name: str, node, scope: Scope) -> tuple[Expr, str] | None:
+        """`top(s)` (the last element pushed) and `len(s)` of a sequence `s`."""
+        span = self._span(node)
+        arg = node.children[1] if len(node.children) == 2 else None
+        var = scope.variables.get(str(arg.children[0])) if isinstance(arg, Tree) and arg.data == "name" else None
+        if var is None or var.seq_length is None:
+            seqs = [v.name for v in scope.variables.values() if v.seq_length is not None]
+            self.sink.error(f"{name}(...) takes one sequence variable", span,
+                            hint=f"e.g. {name}({seqs[0] if seqs else 'stack'}) with a variable of type seq[T, 0..N]")
+            return None
+        if name == "len":
+            return sequences.length(var), INT
+        return sequences.top(var, span), ty_of(var.type)
 
     def _prev(self, node, scope: Scope) -> tuple[Expr, str] | None:
         """`prev(e)`: `e` read in the state before the transition (its variables renamed `prev:x`)."""
@@ -286,6 +303,9 @@ class ExprReader:
             return None
         var, want = found
         kids = node.children[1:]
+        if var.seq_length is not None and len(kids) == 1:
+            i = self._need(kids[0], scope, INT, f"{name}[...]")
+            return None if i is None else (sequences.element(var, i, span), ty_of(var.type))
         if var.dims:
             if len(kids) != len(var.dims):
                 self.sink.error(f"'{name}' is a 2-D array: give two indices, found {len(kids)}", span,

@@ -32,7 +32,7 @@ from verifier.ir.model import (
     VariantDecl,
     type_bounds,
 )
-from verifier.lang import checks, symmetry
+from verifier.lang import checks, sequences, symmetry
 from verifier.lang.arrays import flat_size
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
@@ -77,6 +77,7 @@ class Loader:
         self.action_names: dict[str, tuple[Span | None, frozenset[str] | None]] = {}
         self.variant_names: list[str] = []
         self.variant: str | None = None
+        self.lengths: dict[str, str] = {}    # a sequence's length variable -> the sequence
 
     # ---- small helpers
     def expr(self, node: Node, want: str | None, scope: Scope | None = None) -> Expr | None:
@@ -137,6 +138,7 @@ class Loader:
         phase_enum = self.declare_phases([p.name for p in phase_specs if p.is_leaf]) if phase_specs else None
         variables = self.read_variables(phase_enum, players)
         self.scope.variables = {v.name: v for v in variables}
+        self.lengths = {v.seq_length: v.name for v in variables if v.seq_length is not None}
         self.read_defines()
         self.leaves = [p.name for p in phase_specs if p.is_leaf]
         self.phase_parents = {p.name: p.children for p in phase_specs if not p.is_leaf}
@@ -354,16 +356,20 @@ class Loader:
 
     # ---- types and variables
     def read_type(self, node: Node) -> BoolType | IntType | EnumType | None:
-        text = str(node.value).strip()
+        return self.type_of_text(str(node.value), node.origin(), node.span)
+
+    def type_of_text(self, raw: str, origin: Origin, span: Span) -> BoolType | IntType | EnumType | None:
+        text = raw.strip()
         if text == "bool":
             return BoolType()
         if text in self.scope.enums:
             return self.scope.enums[text]
         if ".." in text:
-            out = self.reader(node, None).read_range()
+            out = ExprReader(self.scope, origin, self.sink, raw).read_range()
             return None if out is None else IntType(*out)
-        self.sink.error(f"unknown type '{text}'", node.span,
-                        hint=f"a type is bool, lo..hi or an enum ({', '.join(self.scope.enums) or 'none declared'})")
+        self.sink.error(f"unknown type '{text}'", span,
+                        hint=f"a type is bool, lo..hi or an enum ({', '.join(self.scope.enums) or 'none declared'})"
+                        + ("; a sequence is seq[T, 0..N]" if text.startswith("seq") else ""))
         return None
 
     def read_index(self, node: Node, players: int) -> IntType | EnumType | None:
@@ -404,11 +410,71 @@ class Loader:
             self.names.update({PHASE_VAR: None, ACTIVE_VAR: None})
         node = self.root.get("variables")
         for name, v in node.items() if node else []:
-            if self.name_ok(name, v.key_span, self.names, "variable"):
-                var = self.read_variable(name, v, players)
-                if var is not None:
-                    out.append(var)
+            if not self.name_ok(name, v.key_span, self.names, "variable"):
+                continue
+            type_node = v.child("type") if v.is_map and v.get("type") is not None else v
+            if isinstance(type_node.value, str) and sequences.SEQ_RE.match(type_node.value):
+                out.extend(self.read_sequence(name, v, type_node, players))
+                continue
+            var = self.read_variable(name, v, players)
+            if var is not None:
+                out.append(var)
         return out
+
+    def read_sequence(self, name: str, v: Node, type_node: Node, players: int) -> list[Variable]:
+        """`type: seq[T, 0..N]`: the array and the length variable (`sequences.declare`)."""
+        if v.is_map:
+            check_keys(v, VAR_KEYS, f"variable {name}", self.sink, ("type",))
+        text = str(type_node.value)
+        m = sequences.SEQ_RE.match(text)
+        assert m is not None
+        origin = type_node.origin()
+        parts = m.group(1).rsplit(",", 1)
+        hint = "e.g. type: seq[Card, 0..8] (an element type and the capacity 0..N; quote it inside {...})"
+        if len(parts) != 2:
+            self.sink.error(f"a sequence type names its elements and its capacity: '{text.strip()}'",
+                            type_node.span, hint=hint)
+            return []
+        elem_text, cap_text = parts[0].strip(), parts[1]
+        cap_at = m.start(1) + len(parts[0]) + 1
+        bounds = ExprReader(self.scope, Origin(origin.file, origin.positions[cap_at:]), self.sink,
+                            cap_text).read_range()
+        elem = IntType(Const(0), Const(players - 1)) if elem_text == "player" else \
+            self.type_of_text(parts[0], Origin(origin.file, origin.positions[m.start(1):]), type_node.span) \
+            if elem_text else None
+        if bounds is None or elem is None:
+            if not elem_text:
+                self.sink.error("a sequence type needs an element type", type_node.span, hint=hint)
+            return []
+        lo, hi = fold(bounds[0]), fold(bounds[1])
+        if not (isinstance(lo, Const) and isinstance(hi, Const)) or lo.value != 0 or hi.value < 1:
+            self.sink.error(f"a sequence's capacity is 0..N with a constant N >= 1, not '{cap_text.strip()}'",
+                            type_node.span, hint="a sequence starts empty and holds up to N elements: "
+                                                 "write seq[Card, 0..8] (sizes never depend on parameters)")
+            return []
+        for forbidden in ("per", "overflow"):
+            if v.is_map and v.get(forbidden) is not None:
+                self.sink.error(f"a sequence takes no '{forbidden}:'", v.child(forbidden).span,
+                                hint="a sequence is one variable; pushing onto a full one is a model error")
+                return []
+        var = Variable(name, elem, init=(sequences.first_value(elem),), span=v.key_span)
+        if v.is_map:
+            var = self.read_policies(replace(var, doc=str(v.value.get("doc", ""))), v)
+        items = self.read_seq_items(var, v.get("init") if v.is_map else None, hi.value)
+        length = sequences.length_name(name)
+        if not self.name_ok(length, v.key_span, self.names, "variable"):
+            return []
+        return list(sequences.declare(replace(var, init=(None,)), hi.value, items))
+
+    def read_seq_items(self, var: Variable, node: Node | None, capacity: int) -> list[Expr | None]:
+        """A sequence's `init`: a list of its elements, bottom first (absent: empty)."""
+        if node is None:
+            return []
+        if not node.is_list or len(node.value) > capacity:
+            self.sink.error(f"sequence {var.name} starts with a list of at most {capacity} elements", node.span,
+                            hint="bottom first, e.g. init: [] or init: [fireball]")
+            return []
+        return [self.expr(i, ty_of(var.type)) for i in node.elements()]
 
     def read_variable(self, name: str, v: Node, players: int) -> Variable | None:
         if isinstance(v.value, str):      # shorthand `x: 0..3`
@@ -643,8 +709,28 @@ class Loader:
                     targets.add(written)
                     out.append(a)
                 continue
+            seq = self.scope.variables.get(key.strip())
+            if seq is not None and seq.seq_length is not None:
+                if seq.name in targets or seq.name + "[]" in targets:
+                    self.sink.error(f"{what} changes sequence {seq.name} twice", value.key_span,
+                                    hint="one push, pop or element write per sequence in an effect block")
+                    continue
+                out.extend(self.read_seq_effect(seq, value, scope))
+                targets.add(seq.name)
+                continue
             target = self.read_target(key, value, scope)
             if target is None:
+                continue
+            if self.scope.variables[target.name].seq_length is not None and target.name in targets:
+                self.sink.error(f"{what} changes sequence {target.name} twice", value.key_span,
+                                hint="one push, pop or element write per sequence in an effect block")
+                continue
+            if self.scope.variables[target.name].seq_length is not None:
+                targets.add(target.name + "[]")
+            if target.name in self.lengths:
+                self.sink.error(f"{target.name} is the length of sequence {self.lengths[target.name]}: it changes "
+                                f"by push and pop", value.key_span,
+                                hint=f"write {self.lengths[target.name]}: push(v) or {self.lengths[target.name]}: pop")
                 continue
             if key.replace(" ", "") in targets:
                 self.sink.error(f"{what} assigns {key} twice", value.key_span, hint="merge the two assignments")
@@ -658,6 +744,22 @@ class Loader:
             if rhs is not None:
                 out.append(Assign(target, rhs, span=value.key_span))
         return out
+
+    def read_seq_effect(self, seq: Variable, value: Node, scope: Scope) -> list[Assign]:
+        """`s: push(v)` or `s: pop` (see `sequences`)."""
+        text = value.value if isinstance(value.value, str) else ""
+        pushed = sequences.PUSH_RE.match(text)
+        if pushed is not None:
+            origin = value.origin()
+            inner = ExprReader(scope, Origin(origin.file, origin.positions[pushed.start(1):]), self.sink,
+                               pushed.group(1)).read(ty_of(seq.type))
+            return [] if inner is None else sequences.push(seq, inner[0], value.key_span)
+        if sequences.POP_RE.match(text):
+            return sequences.pop(seq, value.key_span)
+        self.sink.error(f"sequence {seq.name} changes by push(v) or pop, not '{value.value}'", value.span,
+                        hint=f"e.g. {seq.name}: push(x) puts x on top, {seq.name}: pop takes the top off; "
+                             f"{seq.name}[i]: v rewrites element i")
+        return []
 
     def read_for_each(self, key: str, loop: re.Match, value: Node, scope: Scope, what: str) -> list[Assign]:
         """`for p in player: {...}` (or an enum, or lo..hi with constant bounds): the block's
@@ -710,7 +812,8 @@ class Loader:
                             "targets are variables (x) or array elements (a[i])")
             return None
         var = self.scope.variables[m.group(1)]
-        if var.dims:            # `x[i][j]`: read as an expression, which flattens the index
+        if var.dims or (var.seq_length is not None and m.group(2) is not None):
+            # `x[i][j]` or a sequence's `s[i]`: read as an expression, which places the index
             out = ExprReader(scope, value.key_origin(key), self.sink, key).read()
             return out[0] if out is not None and isinstance(out[0], Index) else None
         if m.group(2) is None:

@@ -88,6 +88,10 @@ class Scope:
             return Local(name, span=span), self.locals[name]
         if name in self.variables:
             v = self.variables[name]
+            if v.seq_length is not None:
+                sink.error(f"'{name}' is a sequence; say what of it", span,
+                           hint=f"top({name}), len({name}) or {name}[i] (i from 0, the bottom)")
+                return None
             if v.index is not None:
                 sink.error(f"'{name}' is an array; say which element", span,
                            hint=f"index it, e.g. {name}[active]" if v.by_player else f"index it: {name}[...]")

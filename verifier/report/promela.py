@@ -102,6 +102,7 @@ def to_promela(model: Model) -> str:
         lines.append(f"int {_name(v.name)}{size} = {values.pop()};")
     temps = max((len(a.effects) for a in model.actions), default=0)
     lines += [f"hidden int t{i};" for i in range(temps)]
+    lines += [f"hidden int i{i};" for i in range(temps)]     # target indices, read before any write
     lines += ["", "active proctype turnproof() {", "  do"]
     end = expr(model, model.end)
     for action in model.actions:
@@ -139,8 +140,14 @@ def _branches(model: Model, action, end: str) -> list[str]:
             else:
                 guard.append(f"({lo} <= {value} && {value} <= {hi})")
             body.append(f"t{i} = {value}")
-            target = _name(var.name) if isinstance(eff.target, Var) else \
-                expr(model, Index(eff.target.name, f(eff.target.index)))
+            if isinstance(eff.target, Var):
+                target = _name(var.name)
+            elif isinstance(index := f(eff.target.index), Const):
+                target = expr(model, Index(eff.target.name, index))
+            else:       # effects are simultaneous: an index reads the state before any write
+                body.append(f"i{i} = {expr(model, index)}")
+                lo = var.index_lo()
+                target = f"{_name(var.name)}[i{i}{f' - {lo}' if lo else ''}]"
             assigns.append(f"{target} = t{i}")
         stmts = "; ".join(body + assigns) or "skip"
         label = action.name + (f"({', '.join(map(str, combo))})" if combo else "")
