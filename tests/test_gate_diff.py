@@ -25,7 +25,10 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import main
-from verifier.diffing import ModelDiff, Version, compare_checks, diff_versions, render_markdown, render_text, to_json
+from verifier.diffing.changes import ModelDiff
+from verifier.diffing.compare import compare_checks, diff_versions
+from verifier.diffing.versions import Version
+from verifier.report.diff import diff_json, render_markdown, render_text, summary_line
 from verifier.lang import load_model
 from verifier.result import Finding
 from verifier.runner import RunOptions, check_model
@@ -66,10 +69,10 @@ def key(state: dict) -> tuple:
 @pytest.mark.parametrize("model", ["gate", "gate_tight", "gate_limit", "gate_nophase"])
 def test_a_model_diffed_with_itself_reports_nothing(model, capsys):
     d = diff(model, model)
-    assert not d.changed and d.exit_code == 0 and d.summary() == "nothing changed"
+    assert not d.changed and d.exit_code == 0 and summary_line(d) == "nothing changed"
     (b,) = d.behaviours
     assert b.complete and b.new_only.count == b.old_only.count == 0 and b.old_states == b.new_states
-    doc = to_json(d)
+    doc = diff_json(d)
     assert doc["claims"] == {"changed": [], "added": [], "removed": []}
     assert doc["findings"] == {"appeared": [], "disappeared": []}
     assert main(["diff", str(GATE / f"{model}.yaml"), str(GATE / f"{model}.yaml"), "-p", PROPS,
@@ -163,7 +166,7 @@ def test_limit_keeps_the_counts():
     d = diff("gate_nophase", limit=1)
     (b,) = d.behaviours
     assert len(b.old_only.listed) == 1 and b.old_only.departures == 4 and b.old_only.count == 24
-    assert "(1 listed)" in render_text(d)
+    assert "(1 listed)" in render_text(d, full=True)
 
 
 def test_reverse_direction_swaps_the_sides():
@@ -176,14 +179,20 @@ def test_reverse_direction_swaps_the_sides():
 
 def test_renderings(capsys):
     d = diff("gate_limit")
-    text = render_text(d)
+    text = render_text(d, full=True)
     assert "limit-at-draw: HOLDS -> VIOLATED" in text
     assert "NEW allows 3 states OLD does not; it first departs from OLD in 1:" in text
     assert "phase=Draw, active=0, deck=0, hand=3, drawn=false" in text
+    summary = render_text(d)
+    assert "  limit-at-draw: HOLDS -> VIOLATED; trace [1]\n" in summary
+    assert "NEW allows 3 states OLD does not (1 where it first departs); the shortest: after pass turn (step 9): " \
+           "OLD does not allow pass turn" in summary
+    assert summary.count("[1] limit-at-draw: NEW counterexample (9 steps):") == 1   # the departure's trace too
+    assert "[2]" not in summary and len(summary.splitlines()) < len(text.splitlines())
     md = render_markdown(d)
     assert md.startswith("## turnproof diff:") and "| `limit-at-draw` |" in md and "<details>" in md
     assert "**NEW allows 3 states that OLD does not**" in md
-    doc = json.loads(json.dumps(to_json(d)))
+    doc = json.loads(json.dumps(diff_json(d)))
     assert doc["changed"] is True and doc["exit_code"] == 1
     assert doc["claims"]["changed"][0]["new_trace"]["steps"][-1]["action"] == "pass turn"
     assert doc["behaviours"][0]["new_only"]["listed"][0]["state"] == S("Draw", 0, 3, False)
@@ -192,6 +201,33 @@ def test_renderings(capsys):
                      "--engine", "explicit", "--no-consistency", "-q", "-f", fmt])
         assert code == 1
         assert capsys.readouterr().out
+    code = main(["diff", str(GATE / "gate.yaml"), str(GATE / "gate_limit.yaml"), "-p", PROPS,
+                 "--engine", "explicit", "--no-consistency", "-q", "--full"])
+    assert code == 1 and "shortest trace (9 steps):" in capsys.readouterr().out
+
+
+def test_the_summary_gives_a_change_in_several_variants_one_line_and_its_shortest_trace():
+    d = diff("gate_limit")
+    (c,) = d.claims_changed
+    assert c.new is not None and c.new.trace is not None
+    short = replace(c.new, trace=replace(c.new.trace, steps=c.new.trace.steps[:2]))
+    d.claims_changed = [replace(c, variant="a"), replace(c, variant="b", new=short)]
+    text = render_text(d)
+    assert text.count("limit-at-draw [variants a, b]: HOLDS -> VIOLATED; trace [1]") == 1
+    assert "[1] limit-at-draw [variant b]: NEW counterexample (2 steps):" in text
+
+
+def test_the_summary_lists_the_shortest_departure_only():
+    d = diff("gate_nophase")
+    (b,) = d.behaviours
+    assert len(b.old_only.listed) == 4
+    text, full = render_text(d), render_text(d, full=True)
+    assert text.count("OLD allows 24 states NEW does not (4 where it first departs)") == 1
+    assert "phase=Play, active=0, deck=2, hand=1, drawn=true" in text
+    assert "phase=Play, active=0, deck=1, hand=2, drawn=true" not in text and \
+        "phase=Play, active=0, deck=1, hand=2, drawn=true" in full
+    md, md_full = render_markdown(d), render_markdown(d, full=True)
+    assert "(shortest first, 1 listed)" in md and "(shortest first, 4 listed)" in md_full
 
 
 def test_variables_and_findings(tmp_path):

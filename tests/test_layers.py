@@ -66,3 +66,14 @@ def test_the_report_layer_runs_no_engine():
         if _top(module) == "report":
             climbed = [i for i in _imports(path) if _top(i) in ("engines", "analysis", "runner")]
             assert climbed == [], f"{module}: {climbed}"
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """A name with a leading underscore stays in its module: what others need is public."""
+    private = []
+    for module, path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("verifier"):
+                private += [f"{module} imports {node.module}.{a.name}" for a in node.names
+                            if a.name.startswith("_") and not a.name.startswith("__")]
+    assert private == []

@@ -6,7 +6,8 @@ import json
 
 from verifier.cli.common import EXIT_BUG_HELP, Progress, add_model_options, add_output_options, run_options, write_output
 from verifier.diagnostics import Diagnostic, UsageError, printable
-from verifier.diffing import diff_versions, render_markdown, render_text, to_json
+from verifier.diffing.compare import diff_versions
+from verifier.report.diff import diff_json, render_markdown, render_text
 
 FORMATS = ("text", "json", "markdown")
 
@@ -25,8 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Check OLD and NEW (two files, or git:REV:path for a file at a git revision) and "
                     "report which claims changed verdict, which consistency findings appeared or "
                     "disappeared, and which reachable states (projected on the state variables both "
-                    "versions share) one version allows and the other does not, each with a shortest "
-                    "trace. Without -p, each version uses its own properties/<model>.yaml (for git:REV:path, "
+                    "versions share) one version allows and the other does not. The text and Markdown "
+                    "summarise: one line per changed claim, finding and behaviour, and only the shortest "
+                    "trace of each change (repeated steps folded); --full lists every departure (up to "
+                    "--limit) with the state it reaches and its trace; JSON always holds everything. "
+                    "Without -p, each version uses its own properties/<model>.yaml (for git:REV:path, "
                     "the one at that revision).",
         epilog="examples:\n"
                "  turnproof diff git:HEAD:models/wtactics.yaml models/wtactics.yaml\n"
@@ -40,8 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-properties", action="store_true", help="compare no claims")
     p.add_argument("--no-consistency", action="store_true", help="do not compare consistency findings")
     p.add_argument("--no-behaviours", action="store_true", help="do not compare reachable states")
+    p.add_argument("--full", action="store_true",
+                   help="list every departure (up to --limit) with its state and trace, not only the shortest")
     p.add_argument("--limit", type=int, default=10, metavar="N",
-                   help="list at most N new states each way (default 10; the counts cover all)")
+                   help="with --full or -f json: list at most N departures each way (default 10; the counts "
+                        "cover all)")
     add_model_options(p)
     add_output_options(p, FORMATS)
     p.set_defaults(handler=run)
@@ -57,10 +64,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.done()
     if args.format == "json":
-        text = json.dumps(to_json(diff), indent=2) + "\n"
+        text = json.dumps(diff_json(diff), indent=2) + "\n"
     elif args.format == "markdown":
-        text = render_markdown(diff)
+        text = render_markdown(diff, full=args.full)
     else:
-        text = printable(render_text(diff))
+        text = printable(render_text(diff, full=args.full))
     write_output(text, args.output)
     return diff.exit_code

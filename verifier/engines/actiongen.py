@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from verifier.engines.codegen import Interval, Writer, _shl, interval, may_raise, simplify
+from verifier.engines.codegen import Interval, Writer, interval, may_raise, scaled, shifted_left, simplify
 from verifier.ir.expr import App, Const, Expr, Index, Op, Var, substitute
 from verifier.ir.model import Action, Assign, IntType, Overflow, type_bounds
 from verifier.semantics import Layout
@@ -251,11 +251,11 @@ def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[
                     delta += (int(code) - old) << sh
                     continue
                 old_code = str(old) if old is not None else w.static(k)
-                terms.append(_shl(f"({code} - {old_code})", sh))
+                terms.append(shifted_left(f"({code} - {old_code})", sh))
             else:
                 sh_name = w.fresh("sh")
                 base = p.shifts[first] - width * ilo
-                lines.append(f"{pad}{sh_name} = {Writer._scaled(width, idx)} + {base}")
+                lines.append(f"{pad}{sh_name} = {scaled(width, idx)} + {base}")
                 old_code = f"((s >> {sh_name}) & {(1 << width) - 1})"
                 terms.append(f"(({code} - {lo} - {old_code}) << {sh_name})" if lo else
                              f"(({code} - {old_code}) << {sh_name})")
@@ -270,9 +270,9 @@ def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[
         mask = (1 << width) - 1
         stored = f"({code} - {lo})" if lo else code
         if k is not None:
-            lines.append(f"{pad}u = (u & {~(mask << p.shifts[k])}) | {_shl(stored, p.shifts[k])}")
+            lines.append(f"{pad}u = (u & {~(mask << p.shifts[k])}) | {shifted_left(stored, p.shifts[k])}")
         else:
             sh_name = w.fresh("sh")
-            lines.append(f"{pad}{sh_name} = {Writer._scaled(width, idx)} + {p.shifts[first] - width * ilo}")
+            lines.append(f"{pad}{sh_name} = {scaled(width, idx)} + {p.shifts[first] - width * ilo}")
             lines.append(f"{pad}u = (u & ~({mask} << {sh_name})) | ({stored} << {sh_name})")
     return "u"

@@ -105,7 +105,7 @@ def make_packing(lay: Layout) -> Packing:
     his = tuple(s.hi for s in lay.slots)
     widths = tuple(max(0, hi - lo).bit_length() for lo, hi in zip(los, his))
     shifts = tuple(itertools.accumulate((0,) + widths[:-1])) if widths else ()
-    pack_terms = [_shl(f"(t[{k}] - {lo})" if lo else f"t[{k}]", sh)
+    pack_terms = [shifted_left(f"(t[{k}] - {lo})" if lo else f"t[{k}]", sh)
                   for k, (lo, w, sh) in enumerate(zip(los, widths, shifts)) if w]
     unpack_terms = []
     for lo, w, sh in zip(los, widths, shifts):
@@ -118,8 +118,14 @@ def make_packing(lay: Layout) -> Packing:
     return Packing(tuple(s.name for s in lay.slots), los, his, widths, shifts, ns["pack"], ns["unpack"])
 
 
-def _shl(text: str, sh: int) -> str:
+def shifted_left(text: str, sh: int) -> str:
+    """Source of `text` shifted left by `sh` bits."""
     return f"({text} << {sh})" if sh else text
+
+
+def scaled(w: int, code: str) -> str:
+    """Source of `code` times the slot width `w`."""
+    return code if w == 1 else f"{w} * {code}"
 
 
 # ---------------------------------------------------------------- run-time helpers of generated code
@@ -411,16 +417,12 @@ class Writer:
             return str(vlo) if safe else f"({vlo} if {lo} <= {code} < {lo + size} else _bad_index({name!r}, {code}))"
         plus = f" + {vlo}" if vlo else ""
         if safe:
-            return f"(((s >> ({self._scaled(w, code)} + {base})) & {mask}){plus})"
+            return f"(((s >> ({scaled(w, code)} + {base})) & {mask}){plus})"
         if self.no_walrus:
             return f"_rd(s, {code}, {base}, {w}, {mask}, {vlo}, {lo}, {size}, {name!r})"
         q = self.fresh("_q")
-        return (f"((((s >> ({self._scaled(w, q)} + {base})) & {mask}){plus}) if {lo} <= ({q} := {code}) < {lo + size}"
+        return (f"((((s >> ({scaled(w, q)} + {base})) & {mask}){plus}) if {lo} <= ({q} := {code}) < {lo + size}"
                 f" else _bad_index({name!r}, {q}))")
-
-    @staticmethod
-    def _scaled(w: int, code: str) -> str:
-        return code if w == 1 else f"{w} * {code}"
 
     # ---- expressions
     def expr(self, e: Expr, env: dict[str, tuple[str, Interval]]) -> str:

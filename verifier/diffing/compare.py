@@ -1,0 +1,183 @@
+"""Check two versions of a model and compare them (see the package doc): claims by id,
+findings by key, reachable states projected on the slots both versions share."""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from verifier.diagnostics import Diagnostic, UsageError
+from verifier.diffing.changes import BehaviourDiff, ClaimDiff, ModelDiff, NewState, OneWay
+from verifier.diffing.versions import resolve
+from verifier.report.trace_view import fmt
+from verifier.result import ModelRun
+from verifier.runner import RunOptions, check_model
+from verifier.trace import Trace
+
+
+def compare_checks(old_runs: Sequence[ModelRun], new_runs: Sequence[ModelRun], diff: ModelDiff) -> None:
+    """Fill in the claim, finding and variant differences of two checks."""
+    old_by = {r.model.variant: r for r in old_runs}
+    new_by = {r.model.variant: r for r in new_runs}
+    diff.variants_removed = [v for v in old_by if v not in new_by]
+    diff.variants_added = [v for v in new_by if v not in old_by]
+    for variant in [v for v in new_by if v in old_by]:
+        old, new = old_by[variant], new_by[variant]
+        old_results = {r.property.id: r for r in old.results}
+        new_results = {r.property.id: r for r in new.results}
+        for cid, n in new_results.items():
+            o = old_results.get(cid)
+            item = ClaimDiff(variant, cid, n.property.kind, n.property.statement, o, n)
+            if o is None:
+                diff.claims_added.append(item)
+            elif o.verdict is not n.verdict:
+                diff.claims_changed.append(item)
+        diff.claims_removed += [ClaimDiff(variant, cid, o.property.kind, o.property.statement, o, None)
+                                for cid, o in old_results.items() if cid not in new_results]
+        old_keys = {f.key for f in old.findings}
+        new_keys = {f.key for f in new.findings}
+        diff.findings_appeared += [(variant, f) for f in new.findings if f.key not in old_keys]
+        diff.findings_gone += [(variant, f) for f in old.findings if f.key not in new_keys]
+
+
+def _instantiated(model):
+    if not model.is_concrete:
+        free = ", ".join(k for k, v in model.param_values if v is None)
+        raise UsageError(Diagnostic(f"diff compares reachable states, which needs every parameter fixed "
+                                    f"({free} is free)",
+                                    hint="give --param NAME=VALUE"))
+    return model.instantiate()
+
+
+class _Projection:
+    """Display values of the shared slots of one explored state space."""
+
+    def __init__(self, space, names: Sequence[str]):
+        lay = space.lay
+        where = {s.name: i for i, s in enumerate(lay.slots)}
+        self.space = space
+        self.idx = [where[n] for n in names]
+        self.tables = []
+        for i in self.idx:
+            slot = lay.slots[i]
+            self.tables.append((slot.lo, [lay.display(slot, v) for v in range(slot.lo, slot.hi + 1)]))
+        self.first: dict[tuple, int] = {}
+        for k, state in enumerate(space.states):       # BFS order: the first occurrence is the shallowest
+            p = self(state)
+            if p not in self.first:
+                self.first[p] = k
+        self.values: list[set[Any]] = [set() for _ in names]
+        for p in self.first:
+            for j, value in enumerate(p):
+                self.values[j].add(value)
+
+    def __call__(self, state) -> tuple:
+        return tuple(table[state[i] - lo] for i, (lo, table) in zip(self.idx, self.tables))
+
+
+def _one_way(mine: _Projection, other: _Projection, names: Sequence[str], limit: int,
+             me: str, them: str) -> OneWay:
+    space = mine.space
+    only = [p for p in mine.first if p not in other.first]
+    only.sort(key=lambda p: (space.depth[mine.first[p]], mine.first[p]))
+    departures = []
+    for p in only:
+        i = mine.first[p]
+        parent = space.parent[i]
+        if parent == -1 or mine(space.states[parent]) in other.first:
+            departures.append(p)
+    listed = []
+    for p in departures[:limit]:
+        i = mine.first[p]
+        novel = tuple((n, value) for j, (n, value) in enumerate(zip(names, p)) if value not in other.values[j])
+        trace = space.trace_to(i)
+        listed.append(NewState(tuple(zip(names, p)), novel, space.depth[i], trace,
+                               _why(mine, other, i, p, names, trace, me, them)))
+    return OneWay(len(only), len(departures), tuple(listed))
+
+
+def _why(mine: _Projection, other: _Projection, i: int, p: tuple, names: Sequence[str], trace: Trace,
+         me: str, them: str) -> str:
+    """Why `them` does not reach the departure state `i` of `me`: the last step, taken in a state
+    both versions allow, is not allowed there in `them`, or leads elsewhere."""
+    from verifier.semantics import successors
+
+    parent = mine.space.parent[i]
+    if parent == -1:
+        return f"an initial state {them} does not have"
+    step = trace.steps[-1]
+    j = other.first[mine(mine.space.states[parent])]
+    moves = successors(other.space.lay, other.space.states[j])
+    labels = sorted({_label(t.action.name, t.choice) for t in moves})
+    same = [t for t in moves if t.action.name == step.action and tuple(t.choice) == tuple(step.choice)]
+    if not same:
+        allowed = f"{them} allows only {', '.join(labels)}" if labels else f"{them} has no move there"
+        return f"{them} does not allow {step.label} in the state before it ({allowed})"
+    diffs = []
+    for t in same[:1]:
+        q = other(t.target)
+        diffs = [f"{n}={fmt(b)} instead of {fmt(a)}" for n, a, b in zip(names, p, q) if a != b]
+    return f"in {them}, {step.label} from the state before it leads to " + ", ".join(diffs)
+
+
+def _label(action: str, choice) -> str:
+    return action if not choice else f"{action}({', '.join(f'{k}={v}' for k, v in choice)})"
+
+
+def compare_behaviours(old_model, new_model, options: RunOptions, limit: int = 10) -> BehaviourDiff:
+    """Reachable states of two versions (one variant), projected on the slots both share."""
+    from verifier.engines.explicit import explore
+    from verifier.semantics import layout
+
+    old_m, new_m = _instantiated(old_model), _instantiated(new_model)
+    old_slots = [s.name for s in layout(old_m).slots]
+    new_slot_set = {s.name for s in layout(new_m).slots}
+    shared = tuple(n for n in old_slots if n in new_slot_set)
+    old_vars = {v.name: v for v in old_m.variables}
+    new_vars = {v.name: v for v in new_m.variables}
+    notes = []
+    for name in old_vars.keys() & new_vars.keys():
+        a, b = old_vars[name], new_vars[name]
+        if str(a.type) != str(b.type) or a.size() != b.size():
+            notes.append(f"variable {name} changed type: {a.type}{_size(a)} -> {b.type}{_size(b)}")
+    base = BehaviourDiff(new_model.variant, shared,
+                         tuple(sorted(old_vars.keys() - new_vars.keys())),
+                         tuple(sorted(new_vars.keys() - old_vars.keys())), notes=tuple(sorted(notes)))
+    old_space = explore(old_m, options.budget)
+    new_space = explore(new_m, options.budget)
+    base = replace(base, old_states=len(old_space.states), new_states=len(new_space.states))
+    reasons = [f"{which}: {s.reason}" for which, s in (("OLD", old_space), ("NEW", new_space)) if not s.complete]
+    if reasons:
+        return replace(base, complete=False, reason="; ".join(reasons))
+    old_p, new_p = _Projection(old_space, shared), _Projection(new_space, shared)
+    return replace(base, new_only=_one_way(new_p, old_p, shared, limit, "NEW", "OLD"),
+                   old_only=_one_way(old_p, new_p, shared, limit, "OLD", "NEW"))
+
+
+def _size(v) -> str:
+    return f" (per {v.index}, {v.size()} elements)" if v.index is not None else ""
+
+
+def diff_versions(old_spec: str, new_spec: str, options: RunOptions = RunOptions(), limit: int = 10,
+                  behaviours: bool = True, progress=None) -> ModelDiff:
+    """Check both versions and compare them (see the module doc)."""
+    with tempfile.TemporaryDirectory(prefix="turnproof-diff-") as tmp:
+        old, new = resolve(old_spec, Path(tmp)), resolve(new_spec, Path(tmp))
+        old_runs = check_model(old.path, options, progress)
+        new_runs = check_model(new.path, options, progress)
+        diff = ModelDiff(old, new, old_runs[0].model.name, new_runs[0].model.name, limit=limit)
+        if diff.model_old != diff.model_new:
+            diff.notes.append(f"the model is named {diff.model_old} in OLD and {diff.model_new} in NEW")
+        old_params, new_params = dict(old_runs[0].model.param_values), dict(new_runs[0].model.param_values)
+        if old_params != new_params:
+            diff.notes.append(f"parameters differ: OLD {old_params}, NEW {new_params}")
+        compare_checks(old_runs, new_runs, diff)
+        if behaviours:
+            old_models = {r.model.variant: r.model for r in old_runs}
+            for run in new_runs:
+                if run.model.variant in old_models:
+                    diff.behaviours.append(compare_behaviours(old_models[run.model.variant], run.model,
+                                                              options, limit))
+    return diff
