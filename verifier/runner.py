@@ -43,7 +43,7 @@ class RunOptions:
 def make_engine(name: str, search: SearchOptions = SearchOptions()) -> Engine:
     if name == "explicit":
         from verifier.engines.explicit import ExplicitEngine
-        return ExplicitEngine(search.store, search.workers, search.scheduler)
+        return ExplicitEngine(search.store, search.workers, search.scheduler, search.por)
     if name == "auto":
         from verifier.engines.auto import AutoEngine
         return AutoEngine(search=search)

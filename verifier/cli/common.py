@@ -72,7 +72,15 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help="state-space reductions the explicit search may use where the model declares them "
                         "(comma-separated; default and only one so far: symmetry, for `symmetry: players`); "
                         "each verdict names the reductions it used")
-    p.add_argument("--no-reduce", action="store_true", help="use no reduction (the same as --reduce none)")
+    p.add_argument("--no-reduce", action="store_true", help="use no reduction (the same as --reduce none, "
+                                                            "and --no-por)")
+    p.add_argument("--por", action=argparse.BooleanOptionalAction, default=False,
+                   help="partial-order reduction (default off): the explicit search of invariants, reachability "
+                        "and deadlocks fires only a stubborn set of independent actions in each state, with "
+                        "the visibility condition per claim and the cycle proviso, so the verdicts are those "
+                        "of the full search (traces replay but may be longer than the shortest). Not used for "
+                        "termination and obligation claims, with --store compact or --workers, or where "
+                        "`symmetry: players` applies; a verdict it decided says 'por'")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
 
@@ -139,7 +147,7 @@ def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOption
     if args.workers < 1:
         raise UsageError(Diagnostic(f"--workers {args.workers}: needs at least one worker", hint="e.g. --workers 2"))
     search = SearchOptions("compact" if args.workers > 1 or args.scheduler else args.store, args.workers,
-                           args.scheduler)
+                           args.scheduler, por=args.por and not args.no_reduce)
     return RunOptions(search=search, params=parse_params(args.param), variant=args.variant, engine=args.engine,
                       budget=budget, consistency=consistency,
                       properties=getattr(args, "properties", None),

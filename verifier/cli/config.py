@@ -43,6 +43,7 @@ KEYS: dict[str, Key] = {
     "engine": Key("engine", "choice", tuple(ENGINES)),
     "store": Key("store", "choice", ("python", "compact")),
     "workers": Key("workers", "int"),
+    "por": Key("por", "bool"),
     "variant": Key("variant", "str"),
     "properties": Key("properties", "path"),
     "baseline": Key("baseline", "path"),

@@ -46,7 +46,7 @@ class AutoEngine:
 
     def _explicit(self):
         from verifier.engines.explicit import ExplicitEngine
-        return ExplicitEngine(self.search.store, self.search.workers, self.search.scheduler)
+        return ExplicitEngine(self.search.store, self.search.workers, self.search.scheduler, self.search.por)
 
     def _symbolic(self):
         from verifier.engines.symbolic import SymbolicEngine

@@ -37,6 +37,7 @@ class SearchOptions:
     store: str = "python"               # "python" (reference) or "compact" (numpy)
     workers: int = 1                    # > 1: the compact search partitioned across Dask workers
     scheduler: str | None = None        # a Dask scheduler address (tcp://HOST:PORT) instead of a local cluster
+    por: bool = False                   # partial-order reduction of the python store's search (`por.py`)
 
 
 @dataclass(frozen=True)

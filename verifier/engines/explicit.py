@@ -84,7 +84,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
         space.parent.append(-1)
         space.via.append(0)
     space.level_end = len(space.packed)
-    space.tick = _ticker(space, budget, progress, start)
+    space.tick = _ticker(budget, progress, start)
     status = None
     if space.complete and space.packed and space.depth_limit <= 0:
         status = "depth"
@@ -134,7 +134,7 @@ def _keep(model: Model, space: StateSpace) -> None:
         kept[model] = space
 
 
-def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float):
+def _ticker(budget: Budget, progress: ProgressFn | None, start: float):
     limit = budget.time_left()
     memory_words = limit_words(budget.max_memory_mb)
     state = {"last": start}
@@ -222,11 +222,13 @@ class ExplicitEngine:
 
     name = NAME
 
-    def __init__(self, store: str = "python", workers: int = 1, scheduler: str | None = None):
+    def __init__(self, store: str = "python", workers: int = 1, scheduler: str | None = None, por: bool = False):
         """`store`: "python" (the reference: states as Python ints, edges on demand) or "compact"
         (numpy arrays, vectorised expansion: `compact.py`); `workers` > 1 or a `scheduler` address
-        partitions the compact search across Dask workers (`distributed.py`)."""
-        self.store, self.workers, self.scheduler = store, workers, scheduler
+        partitions the compact search across Dask workers (`distributed.py`). `por`: the python
+        store's search of invariants, reachability and deadlocks fires stubborn sets (`por.py`)
+        where no claim needs the state graph and no symmetry reduction applies."""
+        self.store, self.workers, self.scheduler, self.por = store, workers, scheduler, por
 
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
               progress: ProgressFn | None = None) -> list[CheckResult]:
@@ -254,7 +256,9 @@ class ExplicitEngine:
         state_claims = [p for p in properties if not isinstance(p, (Terminates, Obligation))]
         compact = self._compact(concrete, budget, progress, watch, sorted(track)) if state_claims else None
         reference = None
-        if compact is None or graph_claims:     # the state graph claims need the reference store's edges
+        if compact is None and self.por and not graph_claims and concrete.symmetry != "players":
+            reference = self._reduced(concrete, budget, progress, watch, sorted(track))
+        elif compact is None or graph_claims:     # the state graph claims need the reference store's edges
             reference = explore(concrete, budget, progress, keep_edges=bool(graph_claims), watch=watch,
                                 track=sorted(track), symmetric=True)
             _keep(concrete, reference)
@@ -296,6 +300,13 @@ class ExplicitEngine:
             return explore_distributed(model, budget, progress, watch, track, tick, self.workers, self.scheduler,
                                        None if share is None else share // self.workers)
         return explore_compact(model, budget, progress, watch, track, tick, visited_budget=_visited_budget(budget))
+
+    @staticmethod
+    def _reduced(model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
+                 track: list[int]) -> StateSpace:
+        """The search with partial-order reduction (`por.py`)."""
+        from verifier.engines.por import explore_reduced
+        return explore_reduced(model, budget, progress, watch, track, _ticker(budget, progress, time.perf_counter()))
 
     # ---- verdicts
     def _incomplete(self, space: StateSpace, p: Property) -> CheckResult:

@@ -127,6 +127,7 @@ class StateSpace:
         self._expander: Expander | None = None
         self.canon: Canon | None = None               # set when states are stored one per symmetry orbit
         self.reductions: tuple[str, ...] = ()         # the reductions the search used, for the verdicts
+        self.reduced = 0                              # states partial-order reduction did not fully expand
 
     # ---- pickling (a reading checked in another process sends its space back)
     def __getstate__(self) -> dict[str, Any]:
