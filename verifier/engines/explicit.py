@@ -84,7 +84,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
         space.parent.append(-1)
         space.via.append(0)
     space.level_end = len(space.packed)
-    space.tick = _ticker(budget, progress, start)
+    space.tick = _ticker(space, budget, progress, start)
     status = None
     if space.complete and space.packed and space.depth_limit <= 0:
         status = "depth"
@@ -134,7 +134,7 @@ def _keep(model: Model, space: StateSpace) -> None:
         kept[model] = space
 
 
-def _ticker(budget: Budget, progress: ProgressFn | None, start: float):
+def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float):
     limit = budget.time_left()
     memory_words = limit_words(budget.max_memory_mb)
     state = {"last": start}
@@ -306,7 +306,9 @@ class ExplicitEngine:
                  track: list[int]) -> StateSpace:
         """The search with partial-order reduction (`por.py`)."""
         from verifier.engines.por import explore_reduced
-        return explore_reduced(model, budget, progress, watch, track, _ticker(budget, progress, time.perf_counter()))
+        start = time.perf_counter()
+        return explore_reduced(model, budget, progress, watch, track,
+                               lambda space: _ticker(space, budget, progress, start))
 
     # ---- verdicts
     def _incomplete(self, space: StateSpace, p: Property) -> CheckResult:

@@ -240,11 +240,12 @@ class Stubborn:
 
 
 def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
-                    track: Sequence[int], tick: Tick) -> StateSpace:
+                    track: Sequence[int], ticker: Callable[[StateSpace], Tick]) -> StateSpace:
     """Breadth-first search of an instantiated model firing stubborn sets (see the module
     docstring); the result is read as `explicit.explore`'s (`space.watch`, `space.fired`,
     `space.deadlocks`, `complete`, `reason`, `error`), with `space.reductions` naming POR.
-    `tick(i, n, depth)` is called every TICK_STATES states and may stop the search."""
+    `ticker(space)` makes the `tick(i, n, depth)` called every TICK_STATES states, which may stop
+    the search (budgets, progress)."""
     start = time.perf_counter()
     lay = layout(model)
     packing = packing_of(lay)
@@ -263,6 +264,7 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
         space.complete, space.reason = False, f"model error in the initial states: {err}"
         return space
     seen: dict[int, int] = {}
+    space.seen = seen
     limit = budget.max_states
     for s in inits:
         x = packing.pack(s)
@@ -275,8 +277,8 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
         space.packed.append(x)
         space.parent.append(-1)
         space.via.append(0)
-    status = _search(space, seen, chooser, preds, set(track), expander.expand, expander.is_final, budget, tick,
-                     proviso=bool(visible))
+    status = _search(space, seen, chooser, preds, set(track), expander.expand, expander.is_final, budget,
+                     ticker(space), proviso=bool(visible))
     if status is not None:
         space.complete = False
         if isinstance(status, EvalError):
