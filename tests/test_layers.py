@@ -77,3 +77,41 @@ def test_no_module_imports_a_private_name_of_another():
                 private += [f"{module} imports {node.module}.{a.name}" for a in node.names
                             if a.name.startswith("_") and not a.name.startswith("__")]
     assert private == []
+
+
+def _module_file(module: str) -> Path | None:
+    base = ROOT.parent.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _loads(module: str) -> set[str]:
+    """The verifier modules importing `module` loads: its imports (lazy ones too), theirs, and the
+    packages above each of them (a package's `__init__` runs first)."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        parts = name.split(".")
+        for k in range(2, len(parts) + 1):
+            prefix = ".".join(parts[:k])
+            path = _module_file(prefix)
+            if prefix in seen or path is None:
+                continue
+            seen.add(prefix)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    todo.append(node.module)
+                    todo += [f"{node.module}.{a.name}" for a in node.names]     # a submodule named in the list
+                elif isinstance(node, ast.Import):
+                    todo += [a.name for a in node.names]
+    return {m for m in seen if m.startswith("verifier.")}
+
+
+def test_mutation_reports_do_not_reach_the_runner():
+    # report/ and mutation/ share a layer, but reading mutation results must not load the checking machinery
+    loaded = _loads("verifier.report.mutation")
+    assert "verifier.mutation.results" in loaded
+    assert not {"verifier.runner", "verifier.mutation.analysis", "verifier.engines"} & loaded

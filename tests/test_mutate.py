@@ -9,9 +9,10 @@ import pytest
 
 from verifier.analysis.vacuity import vacuous_claims
 from verifier.cli import main
+from verifier.ir.expr import pretty
 from verifier.ir.model import PHASE_VAR
 from verifier.lang import load_model, load_properties
-from verifier.mutation import mutate
+from verifier.mutation.analysis import mutate
 from verifier.mutation.equivalence import behaviour
 from verifier.mutation.operators import OPERATORS, apply, generate
 from verifier.runner import RunOptions, check_model
@@ -19,11 +20,18 @@ from verifier.runner import RunOptions, check_model
 HERE = Path(__file__).parent / "fixtures" / "mutation"
 MODEL = str(HERE / "tally.yaml")
 PROPS = str(HERE / "tally_props.yaml")
+TURNS = str(HERE / "turns.yaml")
+TURNS_PROPS = str(HERE / "turns_props.yaml")
 
 
 @pytest.fixture(scope="module")
 def report():
     return mutate(MODEL, RunOptions(properties=PROPS))
+
+
+@pytest.fixture(scope="module")
+def turns_report():
+    return mutate(TURNS, RunOptions(properties=TURNS_PROPS))
 
 
 def outcome(report, description: str):
@@ -60,12 +68,82 @@ def test_a_mutant_that_breaks_the_model_is_invalid_not_killed(report):
     assert "out of range" in broken.reason
 
 
-def test_score_excludes_invalid_and_equivalent(report):
+def test_score_excludes_invalid_and_equivalent(report, turns_report):
     counts = report.counts
     assert sum(counts.values()) == report.generated == len(report.outcomes)
     assert counts["invalid"] == 2 and counts["equivalent"] == 6 and counts["unknown"] == 0
     assert report.score == counts["killed"] / (counts["killed"] + counts["survived"])
-    assert {o.mutant.operator for o in report.outcomes} == set(OPERATORS)
+    assert {o.mutant.operator for o in report.outcomes + turns_report.outcomes} == set(OPERATORS)
+
+
+def test_the_turn_structure_is_mutated():
+    made = {m.description: m for m in generate(*_as_written(TURNS))}
+    for description, operator, block in [
+            ("phase Start: on_enter 'attacks := 0' -> 'attacks := 1'", "literal", "on_enter"),
+            ("phase Start: on_enter 'attacks := 0' left out", "drop-effect", "on_enter"),
+            ("phase Main: next to Combat when 'energy[active] >= 1' -> 'energy[active] > 1'", "relational", "next"),
+            ("phase Main: next to Combat when 'energy[active] >= 1' -> 'energy[active] >= 2'", "literal", "next"),
+            ("phase Main: next to Combat when 'energy[active] >= 1' without 'energy[active] >= 1'", "drop-conjunct",
+             "next"),
+            ("phase Main: next entry 'otherwise: Finish' left out", "drop-next", "next"),
+            ("phase Combat: next_any entry 'to: TURN_END' left out", "drop-next", "next"),
+            ("phase Combat: exit_when 'attacks > 0' -> 'attacks >= 0'", "relational", "exit_when"),
+            ("round_end: effect 'rounds := rounds + 1' left out", "drop-effect", "round_end"),
+            ("on_turn_start: effect 'energy[active] := 1' -> 'energy[active] := 2'", "literal", "on_turn_start"),
+            ("bank: effect 'banked[0] := true' -> 'banked[1] := true'", "literal", "action")]:
+        assert (made[description].operator, made[description].block) == (operator, block), description
+    # an index moved out of the array, or onto an element the effects assign already, is not made
+    assert not [d for d in made if "banked[-1]" in d]
+    assert made["phase Main: next entry 'otherwise: Finish' left out"].span.line == 19
+
+
+def _effects_of(model, action: str) -> dict[str, str]:
+    [a] = [a for a in model.actions if a.name == action]
+    return {pretty(e.target): pretty(e.value) for e in a.effects}
+
+
+def _edges(model) -> dict[tuple[str, str], str]:
+    return {(e.src, e.dst): pretty(e.condition) for e in model.phase_edges}
+
+
+def test_turn_structure_mutants_change_the_desugared_model():
+    original = load_model(TURNS)
+    mutants = {m.description: m for m in generate(*_as_written(TURNS))}
+
+    def mutant(description):
+        return load_model(TURNS, edit=partial(apply, mutants[description]))
+
+    assert _effects_of(original, "pass turn from Finish")["attacks"] == "0"
+    assert "attacks" not in _effects_of(mutant("phase Start: on_enter 'attacks := 0' left out"),
+                                        "pass turn from Finish")
+    assert ("Main", "Finish") in _edges(original)
+    assert ("Main", "Finish") not in _edges(mutant("phase Main: next entry 'otherwise: Finish' left out"))
+    relational = "phase Main: next to Combat when 'energy[active] >= 1' -> 'energy[active] > 1'"
+    assert _edges(mutant(relational))[("Main", "Combat")] == "energy[active] > 1"
+    assert _edges(mutant("phase Combat: exit_when 'attacks > 0' -> 'attacks >= 0'"))[("Combat", "Finish")] == \
+        "attacks >= 0"
+    assert "rounds" in _effects_of(original, "pass turn from Finish")
+    assert "rounds" not in _effects_of(mutant("round_end: effect 'rounds := rounds + 1' left out"),
+                                       "pass turn from Finish")
+    started = _effects_of(mutant("on_turn_start: effect 'energy[active] := 1' -> 'energy[active] := 2'"),
+                          "pass turn from Finish")
+    assert "2" in started["energy[0]"] and "2" in started["energy[1]"]
+    assert _effects_of(mutant("bank: effect 'banked[0] := true' -> 'banked[1] := true'"), "bank") == \
+        {"banked[1]": "true"}
+
+
+def test_turn_structure_mutants_are_killed_by_claims_and_findings(turns_report):
+    def status(description):
+        return outcome(turns_report, description)
+
+    assert status("phase Start: on_enter 'attacks := 0' left out").reason == \
+        "claim main-without-attacks: HOLDS -> VIOLATED"
+    assert status("phase Main: next to Combat when 'energy[active] >= 1' -> 'energy[active] > 1'").reason == \
+        "finding dead-rule:Combat appears"
+    assert status("phase Combat: exit_when 'attacks > 0' without 'attacks > 0'").status == "equivalent"
+    assert "can never be entered" in status("phase Main: next entry 'to: Combat when energy[active] >= 1' "
+                                            "left out").reason
+    assert status("round_end: effect 'rounds := rounds + 1' left out").status == "survived"
 
 
 def test_swapped_phases_start_play_in_the_second():
@@ -80,7 +158,7 @@ def test_cli_json_max_mutants_and_budget(capsys, tmp_path):
     out = tmp_path / "m.json"
     assert main(["mutate", MODEL, "-p", PROPS, "--max-mutants", "5", "-f", "json", "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["generated"] == 30 and doc["checked"] == len(doc["mutants"]) == 5
+    assert doc["generated"] == 33 and doc["checked"] == len(doc["mutants"]) == 5
     assert {"id", "operator", "rule", "where", "status", "reason"} <= set(doc["mutants"][0])
     assert main(["mutate", MODEL, "-p", PROPS, "--timeout", "0.000001", "-q"]) == 3
     assert "unknown" in capsys.readouterr().out
@@ -110,9 +188,9 @@ def test_vacuity_is_a_warning_of_check():
     assert run.as_expected
 
 
-def _as_written():
+def _as_written(path=MODEL):
     captured = []
-    load_model(MODEL, edit=lambda m, s: captured.append((m, s)) or (m, s))
+    load_model(path, edit=lambda m, s, b: captured.append((m, s, b)) or (m, s, b))
     return captured[0]
 
 

@@ -16,7 +16,8 @@ from verifier.cli.common import (
     write_output,
 )
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.mutation import Outcome, mutate
+from verifier.mutation.analysis import mutate
+from verifier.mutation.results import Outcome
 from verifier.report.mutation import mutation_json, render_mutation
 
 FORMATS = ("text", "json")
@@ -32,10 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "mutate", help="mutation analysis: which rule changes would the claims notice?",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Make every single-point mutant of MODEL's rules (a guard comparison changed, an "
-                    "integer literal plus or minus one, a guard condition or an effect left out, must and "
-                    "may swapped, a phase made optional or mandatory, two adjacent phases swapped, an "
-                    "action removed), check each against the model's own claims and consistency findings "
+        description="Make every single-point mutant of MODEL's rules (a comparison changed, an "
+                    "integer literal or a literal index plus or minus one, a condition, an effect or a "
+                    "next: entry left out, must and may swapped, a phase made optional or mandatory, two "
+                    "adjacent phases swapped, an action removed; in the actions, the phases' on_enter, "
+                    "exit_when and next:/next_any:, and turn_end, round_end and on_turn_start), check each against the model's own claims and consistency findings "
                     "with the model's parameters, and report the kill score and the surviving mutants "
                     "with the rule they touch: the rule changes no claim notices, i.e. the claims the "
                     "rulebook still needs. A mutant is killed when a claim's verdict (VIOLATED versus "

@@ -36,12 +36,12 @@ from verifier.lang import checks, sequences, symmetry
 from verifier.lang.arrays import flat_size
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
-from verifier.lang.phases import PhaseSpec, desugar_phases, read_phases
+from verifier.lang.phases import PhaseSpec, TurnBlocks, desugar_phases, read_phase_rules, read_phases
 from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, ty_of, ty_words
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
-# Rewrites the model as written (before the phase sugar) and its phase tree: mutation analysis
-Edit = Callable[[Model, list[PhaseSpec]], tuple[Model, list[PhaseSpec]]]
+# Rewrites the model as written (before the phase sugar), its phase tree and its turn blocks: mutation analysis
+Edit = Callable[[Model, list[PhaseSpec], TurnBlocks], tuple[Model, list[PhaseSpec], TurnBlocks]]
 
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
@@ -155,11 +155,14 @@ class Loader:
             ordered_pairs=self.read_ordered(), acknowledged=self.read_acks(),
             definitions=tuple(self.scope.defines.values()), printed=printed, symmetry=self.read_symmetry(),
             span=root.span)
-        if self.edit is not None:
-            model, phase_specs = self.edit(model, phase_specs)
+        blocks = TurnBlocks()
         if phase_specs:
-            model = desugar_phases(self, model, phase_specs, self.effects_block("turn_end"),
-                                   self.effects_block("round_end"), self.effects_block("on_turn_start"))
+            blocks = TurnBlocks(*(tuple(self.effects_block(k)) for k in ("turn_end", "round_end", "on_turn_start")))
+            phase_specs = read_phase_rules(self, phase_specs)
+        if self.edit is not None:
+            model, phase_specs, blocks = self.edit(model, phase_specs, blocks)
+        if phase_specs:
+            model = desugar_phases(self, model, phase_specs, blocks)
         elif self.root.get("on_turn_start") is not None:
             self.sink.error("on_turn_start needs turns: this model has no phases", self.root.child("on_turn_start").span,
                             hint="declare phases, or put the effects in an action")

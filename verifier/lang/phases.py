@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from verifier.diagnostics import Span
 from verifier.ir.expr import TRUE, App, Const, Expr, Index, Op, Quant, QuantKind, Var, conj, disj, eq, map_expr, neg, pretty
 from verifier.ir.model import (
     ACTIVE_VAR,
@@ -33,6 +34,18 @@ PHASE_KEYS = ("name", "mandatory", "rule", "doc", "steps", "next", "next_any", "
 NEXT_KEYS = ("to", "when", "label", "otherwise")
 
 
+@dataclass(frozen=True)
+class NextEntry:
+    """One entry of a `next:` / `next_any:` list, read: where play goes (a phase or TURN_END), the
+    condition (None: none written; an `otherwise` entry has none) and the label."""
+
+    to: str
+    when: Expr | None
+    label: str = ""
+    otherwise: bool = False
+    span: Span | None = None
+
+
 @dataclass
 class PhaseSpec:
     name: str
@@ -40,6 +53,10 @@ class PhaseSpec:
     mandatory: bool          # as written; a step of an optional phase is skipped with it
     node: Node
     children: list[str] = field(default_factory=list)
+    on_enter: tuple[Assign, ...] = ()                # read by `read_phase_rules`
+    exit_when: Expr = TRUE
+    next: tuple[NextEntry, ...] | None = None         # None: no next:/next_any: (the default successor)
+    alternatives: bool = False                        # the entries are alternatives (next_any:, or an old next:)
 
     @property
     def is_leaf(self) -> bool:
@@ -76,9 +93,43 @@ def read_phases(loader: Loader, node: Node | None) -> list[PhaseSpec]:
     return out
 
 
-def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
-                   turn_end: list[Assign], round_end: list[Assign], turn_start: Sequence[Assign] = ()) -> Model:
-    """Guard rule actions by their phase and add the ADVANCE / TURN_END actions."""
+@dataclass(frozen=True)
+class TurnBlocks:
+    """The effects written for the turn passing: `turn_end`, `round_end`, `on_turn_start`."""
+
+    turn_end: tuple[Assign, ...] = ()
+    round_end: tuple[Assign, ...] = ()
+    turn_start: tuple[Assign, ...] = ()
+
+
+def read_phase_rules(loader: Loader, specs: list[PhaseSpec]) -> list[PhaseSpec]:
+    """The phase tree with each phase's `on_enter`, `exit_when` and `next:`/`next_any:` read (the variables
+    and definitions must be in scope)."""
+    by_name = {s.name: s for s in specs}
+    out = [replace(s, on_enter=tuple(loader.read_effects(s.node.get("on_enter"), loader.scope, f"phase {s.name}")))
+           for s in specs]
+    out = [replace(s, exit_when=loader.expr(s.node.child("exit_when"), BOOL) or TRUE)
+           if s.node.get("exit_when") is not None else s for s in out]
+    for spec in specs:
+        if spec.node.get("next") is not None and spec.node.get("next_any") is not None:
+            loader.sink.error(f"phase {spec.name} has both next: and next_any:", spec.node.child("next_any").span,
+                              hint="next: takes the first entry whose condition holds; next_any: lets play take "
+                                   "any of them; keep one")
+    read: dict[int, tuple[tuple[NextEntry, ...], bool]] = {}       # per next: node (a YAML alias shares one)
+    for i, spec in enumerate(out):
+        given = [(spec.node.child(k), k == "next_any") for k in ("next", "next_any") if spec.node.get(k) is not None]
+        if given:
+            node, alternatives = given[0]
+            if id(node.value) not in read:
+                read[id(node.value)] = _read_next(loader, node, alternatives, by_name)
+            entries, alternatives = read[id(node.value)]
+            out[i] = replace(spec, next=entries, alternatives=alternatives)
+    return out
+
+
+def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> Model:
+    """Guard rule actions by their phase and add the ADVANCE / TURN_END actions (`specs` as read by
+    `read_phase_rules`)."""
     by_name = {s.name: s for s in specs}
     leaves = [s.name for s in specs if s.is_leaf]             # in the order play visits them
     phase_type = model.var(PHASE_VAR).type
@@ -102,10 +153,8 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
 
     rule_actions = [replace(a, guard=conj(disj(*(at(p) for p in a.phase_names)), a.guard))
                     if set(a.phase_names) <= set(leaves) and a.phase_names else a for a in model.actions]
-    on_enter = {s.name: loader.read_effects(s.node.get("on_enter"), loader.scope, f"phase {s.name}")
-                for s in specs}
-    exit_when = {s.name: (loader.expr(s.node.child("exit_when"), BOOL) or TRUE)
-                 if s.node.get("exit_when") is not None else TRUE for s in specs}
+    on_enter = {s.name: list(s.on_enter) for s in specs}
+    exit_when = {s.name: s.exit_when for s in specs}
 
     def must_enabled(leaf: str) -> Expr:
         options = []
@@ -122,16 +171,13 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
         i = leaves.index(leaf)
         return leaves[i + 1] if i + 1 < len(leaves) else TURN_END
 
-    def explicit_next(leaf: str) -> tuple[Node, bool] | None:
-        """`next:` / `next_any:` (then True) of the leaf, or of the phase it ends (when it is that phase's
-        last step)."""
+    def explicit_next(leaf: str) -> PhaseSpec | None:
+        """The leaf, or the phase it ends (when it is that phase's last step), that has `next:`/`next_any:`."""
         name: str | None = leaf
         while name is not None:
             spec = by_name[name]
-            given = [(spec.node.child(k), k == "next_any") for k in ("next", "next_any")
-                     if spec.node.get(k) is not None]
-            if given:
-                return given[0]
+            if spec.next is not None:
+                return spec
             parent = spec.parent
             if parent is None or by_name[parent].children[-1] != name:
                 return None
@@ -161,13 +207,6 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
                 out += with_skips(src, after(phase), (*skipped, phase))
         return out
 
-    for spec in specs:
-        if spec.node.get("next") is not None and spec.node.get("next_any") is not None:
-            loader.sink.error(f"phase {spec.name} has both next: and next_any:", spec.node.child("next_any").span,
-                              hint="next: takes the first entry whose condition holds; next_any: lets play take "
-                                   "any of them; keep one")
-
-    read_next: dict[int, list[tuple[str, Expr, str, frozenset[str]]]] = {}   # per next: node, read once
     edges: list[tuple[str, str, Expr, str, list[str], frozenset[str]]] = []  # (src, dst, when, label, skipped,
     for leaf in leaves:                                                     #  phases entered again)
         nxt = explicit_next(leaf)
@@ -175,9 +214,7 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
         if nxt is None:
             targets = [(default_next(leaf), TRUE, "", frozenset[str]())]
         else:
-            if id(nxt[0].value) not in read_next:
-                read_next[id(nxt[0].value)] = _read_next(loader, *nxt, by_name, first_leaf)
-            targets = read_next[id(nxt[0].value)]
+            targets = _next_targets(nxt, by_name, first_leaf)
         for dst, when, label, again in targets:
             for real, skipped in with_skips(leaf, dst):
                 _add_edge(edges, (leaf, real, when, label, skipped, again if real == dst else frozenset()))
@@ -193,8 +230,8 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
         guard = conj(at(src), exit_when[src], when, neg(must_enabled(src)))
         ends_turn = dst == TURN_END
         entered = leaves[0] if ends_turn else dst
-        effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, turn_end, round_end,
-                                 values, again, list(turn_start))
+        effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, list(blocks.turn_end),
+                                 list(blocks.round_end), values, again, list(blocks.turn_start))
         if ends_turn:
             name = "pass turn" if turn_end_count == 1 else f"pass turn from {src}"
         else:
@@ -216,15 +253,15 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec],
                    phase_edges=tuple(diagram))
 
 
-def _read_next(loader: Loader, node: Node, alternatives: bool, by_name: dict,
-               first_leaf) -> list[tuple[str, Expr, str, frozenset]]:
-    """The entries of `next:` (first match wins) or `next_any:` (alternatives) as (leaf, condition, label,
-    phases entered again): each entry's condition, under `next:`, excludes the earlier entries' conditions."""
+def _read_next(loader: Loader, node: Node, alternatives: bool,
+               by_name: dict) -> tuple[tuple[NextEntry, ...], bool]:
+    """The entries of `next:` (first match wins) or `next_any:` (alternatives), and whether they are
+    alternatives (also an old `next:` that can only mean them)."""
     items = node.elements() if node.is_list else []
     if not node.is_list:
         loader.sink.error("next must be a list of entries", node.span, hint="e.g. next: [{to: Clash, when: "
                           '"clash"}, {otherwise: EndOfTurn}]')
-    read: list[tuple[str, Expr | None, str, frozenset[str], Node]] = []
+    read: list[tuple[NextEntry, Node]] = []
     for i, item in enumerate(items):
         check_keys(item, NEXT_KEYS, "a next entry", loader.sink)
         if not item.is_map:
@@ -244,15 +281,22 @@ def _read_next(loader: Loader, node: Node, alternatives: bool, by_name: dict,
                               hint=suggest(to, [*by_name, TURN_END], "phases"))
             continue
         when = loader.expr(item.child("when"), BOOL) if "when" in v else None
-        again = frozenset() if to == TURN_END else _entered_again(to, first_leaf(to), by_name)
-        read.append((TURN_END if to == TURN_END else first_leaf(to), when, str(v.get("label", "")), again, item))
+        read.append((NextEntry(to, when, str(v.get("label", "")), "otherwise" in v, item.span), item))
     if not alternatives:
         alternatives = _old_reading(loader, node, read)
+    return tuple(entry for entry, _ in read), alternatives
+
+
+def _next_targets(spec: PhaseSpec, by_name: dict, first_leaf) -> list[tuple[str, Expr, str, frozenset[str]]]:
+    """`spec`'s next entries as (leaf, condition, label, phases entered again); under `next:` each
+    entry's condition excludes the earlier entries' conditions."""
     out: list[tuple[str, Expr, str, frozenset[str]]] = []
     earlier: list[Expr] = []
-    for dst, when, label, again, _ in read:
-        cond = when if when is not None else TRUE
-        out.append((dst, cond if alternatives else conj(cond, *(neg(e) for e in earlier)), label, again))
+    for entry in spec.next or ():
+        dst = TURN_END if entry.to == TURN_END else first_leaf(entry.to)
+        again = frozenset() if entry.to == TURN_END else _entered_again(entry.to, dst, by_name)
+        cond = entry.when if entry.when is not None else TRUE
+        out.append((dst, cond if spec.alternatives else conj(cond, *(neg(e) for e in earlier)), entry.label, again))
         earlier.append(cond)
     return out
 
@@ -260,7 +304,7 @@ def _read_next(loader: Loader, node: Node, alternatives: bool, by_name: dict,
 def _old_reading(loader: Loader, node: Node, read: list) -> bool:
     """Whether a `next:` list can only mean alternatives (an entry follows one without condition): then it is
     read as `next_any:`, as before language v2, with a warning; also warn where first-match changes a reading."""
-    unconditional = [i for i, entry in enumerate(read) if entry[1] is None]
+    unconditional = [i for i, (entry, _) in enumerate(read) if entry.when is None]
     if unconditional and unconditional[0] < len(read) - 1:
         loader.sink.warning("deprecated: this next: list is read as next_any: (any entry may be taken), because "
                             "an entry follows one without a condition", node.span,
@@ -268,10 +312,10 @@ def _old_reading(loader: Loader, node: Node, read: list) -> bool:
                                  "condition holds (docs/LANGUAGE.md, Phases)")
         return True
     last = read[-1] if read else None
-    if last is not None and last[1] is None and len(read) > 1 and "to" in last[4].value:
+    if last is not None and last[0].when is None and len(read) > 1 and not last[0].otherwise:
         loader.sink.warning("next: takes the first entry whose condition holds: this last entry applies only when "
                             "no earlier condition holds (before language v2 it was always an alternative)",
-                            last[4].span, hint="write {otherwise: ...} to say so, or next_any: for the old reading")
+                            last[1].span, hint="write {otherwise: ...} to say so, or next_any: for the old reading")
     return False
 
 

@@ -32,53 +32,14 @@ from verifier.forking import fork_map
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import load_model
-from verifier.lang.phases import PhaseSpec
-from verifier.mutation.equivalence import METHOD, behaviour
+from verifier.lang.phases import PhaseSpec, TurnBlocks
+from verifier.mutation.equivalence import behaviour
 from verifier.mutation.operators import Mutant, apply, generate
+from verifier.mutation.results import METHOD, MutationReport, Outcome
 from verifier.result import ModelRun, Verdict
 from verifier.runner import RunOptions, check_loaded, claims_for
 
-STATUSES = ("killed", "survived", "equivalent", "invalid", "unknown")
 STATE_GROWTH, STATE_FLOOR = 10, 100_000     # default state cap of a mutant: 10 x the original's search
-
-
-@dataclass(frozen=True)
-class Outcome:
-    mutant: Mutant
-    status: str                 # one of STATUSES
-    reason: str = ""            # killed: the first difference; invalid: the error; unknown: why
-    seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class MutationReport:
-    model: str
-    path: str
-    variant: str | None
-    params: tuple[tuple[str, int | None], ...]
-    properties_path: str | None
-    claims: int
-    generated: int                              # mutants made (more than checked under --max-mutants)
-    outcomes: tuple[Outcome, ...] = ()
-    equivalence_method: str = METHOD
-    seconds: float = 0.0
-
-    def count(self, status: str) -> int:
-        return sum(1 for o in self.outcomes if o.status == status)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return {s: self.count(s) for s in STATUSES}
-
-    @property
-    def score(self) -> float | None:
-        """killed / (killed + survived): the share of the decided, non-equivalent mutants noticed."""
-        decided = self.count("killed") + self.count("survived")
-        return None if decided == 0 else self.count("killed") / decided
-
-    @property
-    def survivors(self) -> tuple[Outcome, ...]:
-        return tuple(o for o in self.outcomes if o.status == "survived")
 
 
 @dataclass
@@ -100,11 +61,11 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
     options = options or RunOptions()
     consistency = options.consistency
     deadline = None if options.budget.timeout is None else start + options.budget.timeout
-    captured: list[tuple[Model, list[PhaseSpec]]] = []
+    captured: list[tuple[Model, list[PhaseSpec], TurnBlocks]] = []
 
-    def capture(model: Model, specs: list[PhaseSpec]) -> tuple[Model, list[PhaseSpec]]:
-        captured.append((model, specs))
-        return model, specs
+    def capture(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> tuple[Model, list[PhaseSpec], TurnBlocks]:
+        captured.append((model, specs, blocks))
+        return model, specs, blocks
 
     original = load_model(path, options.params, options.variant, edit=capture)
     options = replace(options, variant=original.variant)

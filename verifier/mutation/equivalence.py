@@ -17,8 +17,6 @@ from verifier.engines.base import Budget
 from verifier.engines.explicit import explore
 from verifier.ir.model import Model
 
-METHOD = "explicit: same reachable states and labelled transitions (these parameter values)"
-
 
 def behaviour(model: Model, budget: Budget | None = None) -> bytes | None:
     """The digest of `model`'s reachable transition system, or None when the search was cut short."""

@@ -6,11 +6,17 @@ or a swapped pair of phases is desugared like the designer's own text. Each
 `Mutant` is plain data (it travels to forked workers and into JSON); `apply`
 rewrites a freshly read model and phase tree with it.
 
-Operators (the `operator` names):
-  relational      a comparison of a guard: < <-> <=, > <-> >=, == <-> !=
-  literal         an integer literal of a guard or an effect, plus or minus one
-  drop-conjunct   one conjunct of a guard left out (a one-condition guard: the guard dropped)
-  drop-effect     one assignment of an effect left out
+Operators (the `operator` names), over the rule actions and the turn structure
+(each phase's `on_enter`, `exit_when` and `next:`/`next_any:` entries, and the
+`turn_end`, `round_end` and `on_turn_start` blocks):
+  relational      a comparison of a condition (a guard, an exit_when, a next entry's
+                  when): < <-> <=, > <-> >=, == <-> !=
+  literal         an integer literal of a condition or an effect's value, plus or minus one;
+                  also an assignment's literal index (`hand[0]:`), to another element of
+                  the array that the same effects do not assign already
+  drop-conjunct   one conjunct of a condition left out (a one-condition one: dropped)
+  drop-effect     one assignment of an action's or a block's effects left out
+  drop-next       one entry of a next:/next_any: list (an `otherwise` too) left out
   modality        must <-> may
   mandatory       a phase or step made optional, or an optional one mandatory
   swap-phases     two adjacent sibling phases (or steps) in the other order
@@ -21,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import pairwise
-from typing import assert_never
+from typing import TypeGuard, assert_never
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import (
@@ -40,10 +46,11 @@ from verifier.ir.expr import (
     pretty,
 )
 from verifier.ir.model import PHASE_ENUM, PHASE_VAR, Action, Assign, Modality, Model
-from verifier.lang.phases import PhaseSpec
+from verifier.lang.phases import PhaseSpec, TurnBlocks
 
-OPERATORS = ("relational", "literal", "drop-conjunct", "drop-effect", "modality", "mandatory", "swap-phases",
-             "remove-action")
+OPERATORS = ("relational", "literal", "drop-conjunct", "drop-effect", "drop-next", "modality", "mandatory",
+             "swap-phases", "remove-action")
+BLOCKS = ("turn_end", "round_end", "on_turn_start")     # TurnBlocks field of each: turn_end, round_end, turn_start
 
 SWAPPED_OPS = {Op.LT: Op.LE, Op.LE: Op.LT, Op.GT: Op.GE, Op.GE: Op.GT, Op.EQ: Op.NE, Op.NE: Op.EQ}
 
@@ -51,20 +58,24 @@ SWAPPED_OPS = {Op.LT: Op.LE, Op.LE: Op.LT, Op.GT: Op.GE, Op.GE: Op.GT, Op.EQ: Op
 @dataclass(frozen=True)
 class Mutant:
     """One single-point change: what it changes (words), the rule and the place it touches,
-    and the edit itself (`action`/`part`/`effect`/`path`/`new`, or `phases`)."""
+    and the edit itself: where (`block`, with `action` or the phase in `phases`, and `entry`),
+    then `part`/`effect`/`path`/`new`, or `phases` for mandatory and swap-phases."""
 
     number: int
     operator: str
-    subject: str                       # the action or phase changed
+    subject: str                       # the action, phase or block changed
     description: str                   # one line: the change, in the model's syntax
     rule: str = ""                     # the citation of the action or phase ("Step 5: ...")
     span: Span | None = None           # where in the model file
-    action: str | None = None
-    part: str = ""                     # "guard" | "effect" (expression mutants)
-    effect: int = -1                   # which assignment, for part "effect" and drop-effect
+    block: str = "action"              # action | phases | on_enter | exit_when | next | turn_end | round_end
+    action: str | None = None          # | on_turn_start
+    entry: int = -1                    # which entry of a next:/next_any: list
+    part: str = ""                     # "guard" | "effect" | "target" (expression mutants)
+    effect: int = -1                   # which assignment, for parts "effect"/"target" and drop-effect
     path: tuple[int, ...] = ()         # the node of that expression replaced (child indices)
     new: Expr | None = None            # its replacement
-    phases: tuple[str, ...] = ()       # mandatory: (phase,); swap-phases: (first, second)
+    phases: tuple[str, ...] = ()       # the phase of on_enter/exit_when/next; mandatory: (phase,);
+                                       # swap-phases: (first, second)
 
     @property
     def id(self) -> str:
@@ -73,64 +84,101 @@ class Mutant:
 
 # ---------------------------------------------------------------- generating
 
-def generate(model: Model, specs: list[PhaseSpec]) -> list[Mutant]:
-    """Every mutant of the rule actions and the phase tree of a model as written (the
-    model `lang.loader.Edit` receives), in file order per operator."""
+def generate(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> list[Mutant]:
+    """Every mutant of the rule actions, the phase tree and the turn blocks of a model as written
+    (what `lang.loader.Edit` receives), in file order per operator."""
     found: list[dict] = []
     for a in model.actions:
-        found += _action_mutants(a)
-    found += _phase_mutants(specs)
+        found += _action_mutants(a, model)
+    found += _phase_mutants(specs, model)
+    for name, effects in zip(BLOCKS, (blocks.turn_end, blocks.round_end, blocks.turn_start), strict=True):
+        found += _effect_mutants(effects, {"subject": name, "block": name}, name, "effect", model)
     return [Mutant(number=k, **m) for k, m in enumerate(found, 1)]
 
 
-def _action_mutants(a: Action) -> list[dict]:
-    rule = str(a.rule) if a.rule else ""
-    base = {"subject": a.name, "rule": rule, "action": a.name}
-    out: list[dict] = []
-    guard_text = pretty(a.guard)
-    for path, node in _sites(a.guard):
-        if isinstance(node, App) and node.op in SWAPPED_OPS:
-            new = App(SWAPPED_OPS[node.op], node.args, span=node.span)
-            out.append({**base, "operator": "relational", "part": "guard", "path": path, "new": new,
-                        "span": node.span or a.span,
-                        "description": f"{a.name}: guard '{pretty(node)}' -> '{pretty(new)}'"})
-    out += _literal_mutants(a.guard, base, "guard", -1, a)
-    conjuncts = a.guard.args if isinstance(a.guard, App) and a.guard.op is Op.AND else \
-        (() if a.guard == TRUE else (a.guard,))
-    for k, c in enumerate(conjuncts):
-        path = (k,) if len(conjuncts) > 1 else ()
-        out.append({**base, "operator": "drop-conjunct", "part": "guard", "path": path, "new": TRUE,
-                    "span": c.span or a.span,
-                    "description": f"{a.name}: guard '{guard_text}' without '{pretty(c)}'"})
-    for k, eff in enumerate(a.effects):
-        out += _literal_mutants(eff.value, base, "effect", k, a)
-        out.append({**base, "operator": "drop-effect", "effect": k, "span": eff.span or a.span,
-                    "description": f"{a.name}: effect '{_assign_text(eff)}' left out"})
+def _action_mutants(a: Action, model: Model) -> list[dict]:
+    base = {"subject": a.name, "rule": str(a.rule) if a.rule else "", "action": a.name, "span": a.span}
+    out = _condition_mutants(a.guard, base, a.name, "guard")
+    out += _effect_mutants(a.effects, base, a.name, "effect", model)
     if a.modality in (Modality.MUST, Modality.MAY):
         flipped = Modality.MAY if a.modality is Modality.MUST else Modality.MUST
-        out.append({**base, "operator": "modality", "span": a.span,
+        out.append({**base, "operator": "modality",
                     "description": f"{a.name}: {a.modality.value} -> {flipped.value}"})
-    out.append({**base, "operator": "remove-action", "span": a.span,
-                "description": f"{a.name}: removed from the rules"})
+    out.append({**base, "operator": "remove-action", "description": f"{a.name}: removed from the rules"})
     return out
 
 
-def _literal_mutants(e: Expr, base: dict, part: str, effect: int, a: Action) -> list[dict]:
-    out = []
-    prefix = "" if part == "guard" else f"{pretty(a.effects[effect].target)} := "
+def _condition_mutants(e: Expr, base: dict, owner: str, what: str) -> list[dict]:
+    """relational, literal and drop-conjunct mutants of the condition `e` ("{owner}: {what} '...'")."""
+    out: list[dict] = []
     for path, node in _sites(e):
-        if isinstance(node, Const) and node.enum is None and not node.is_bool:
-            # a guard's literal is shown with its operation, an effect's with the whole assignment
-            shown = path[:-1] if part == "guard" else ()
-            context = _node_at(e, shown)
-            for delta in (1, -1):
-                new = Const(node.value + delta, span=node.span)
-                changed = _replace_at(context, path[len(shown):], new)
-                out.append({**base, "operator": "literal", "part": part, "effect": effect, "path": path, "new": new,
-                            "span": node.span or a.span,
-                            "description": f"{a.name}: {part} '{prefix}{pretty(context)}' -> "
-                                           f"'{prefix}{pretty(changed)}'"})
+        if isinstance(node, App) and node.op in SWAPPED_OPS:
+            swapped = App(SWAPPED_OPS[node.op], node.args, span=node.span)
+            out.append({**base, "operator": "relational", "part": "guard", "path": path, "new": swapped,
+                        "span": node.span or base["span"],
+                        "description": f"{owner}: {what} '{pretty(node)}' -> '{pretty(swapped)}'"})
+    for path, node in _sites(e):
+        if _is_number(node):
+            context = _node_at(e, path[:-1])     # shown with its operation
+            for new in _plus_minus(node):
+                out.append({**base, "operator": "literal", "part": "guard", "path": path, "new": new,
+                            "span": node.span or base["span"],
+                            "description": f"{owner}: {what} '{pretty(context)}' -> "
+                                           f"'{pretty(_replace_at(context, path[-1:], new))}'"})
+    conjuncts = e.args if isinstance(e, App) and e.op is Op.AND else (() if e == TRUE else (e,))
+    for k, c in enumerate(conjuncts):
+        out.append({**base, "operator": "drop-conjunct", "part": "guard", "path": (k,) if len(conjuncts) > 1 else (),
+                    "new": TRUE, "span": c.span or base["span"],
+                    "description": f"{owner}: {what} '{pretty(e)}' without '{pretty(c)}'"})
     return out
+
+
+def _effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: str, model: Model) -> list[dict]:
+    """literal mutants of each value and literal index of the effects, and each assignment left out."""
+    out: list[dict] = []
+    base = {"span": None, **base}
+    written = {pretty(a.target) for a in effects}
+    for k, eff in enumerate(effects):
+        prefix = f"{pretty(eff.target)} := "
+        span = eff.span or base["span"]
+        for path, node in _sites(eff.value):
+            if _is_number(node):
+                for new in _plus_minus(node):
+                    changed = _replace_at(eff.value, path, new)
+                    out.append({**base, "operator": "literal", "part": "effect", "effect": k, "path": path,
+                                "new": new, "span": node.span or span,
+                                "description": f"{owner}: {what} '{prefix}{pretty(eff.value)}' -> "
+                                               f"'{prefix}{pretty(changed)}'"})
+        for new_target, new in _other_elements(eff.target, model, written):
+            out.append({**base, "operator": "literal", "part": "target", "effect": k, "new": new, "span": span,
+                        "description": f"{owner}: {what} '{_assign_text(eff)}' -> "
+                                       f"'{pretty(new_target)} := {pretty(eff.value)}'"})
+        out.append({**base, "operator": "drop-effect", "effect": k, "span": span,
+                    "description": f"{owner}: {what} '{_assign_text(eff)}' left out"})
+    return out
+
+
+def _other_elements(target: Expr, model: Model, written: set[str]) -> Iterator[tuple[Index, Const]]:
+    """The target with its literal index plus or minus one, where that is an element of the array that
+    the same effects do not assign (a clash or an index out of range is no single-point rule change)."""
+    if not isinstance(target, Index) or not _is_number(target.index):
+        return
+    var = next((v for v in model.variables if v.name == target.name), None)
+    if var is None or var.index is None:
+        return
+    lo = var.index_lo()
+    for new in _plus_minus(target.index):
+        moved = Index(target.name, new, span=target.span)
+        if lo <= new.value < lo + len(var.init) and pretty(moved) not in written:
+            yield moved, new
+
+
+def _is_number(node: Expr) -> TypeGuard[Const]:
+    return isinstance(node, Const) and node.enum is None and not node.is_bool
+
+
+def _plus_minus(node: Const) -> tuple[Const, Const]:
+    return Const(node.value + 1, span=node.span), Const(node.value - 1, span=node.span)
 
 
 def _node_at(e: Expr, path: tuple[int, ...]) -> Expr:
@@ -139,23 +187,40 @@ def _node_at(e: Expr, path: tuple[int, ...]) -> Expr:
     return e
 
 
-def _phase_mutants(specs: list[PhaseSpec]) -> list[dict]:
+def _phase_mutants(specs: list[PhaseSpec], model: Model) -> list[dict]:
     out: list[dict] = []
     for s in specs:
         rule = _spec_rule(s)
         span = s.node.child("name").span if s.node.get("name") is not None else s.node.span
         words = "optional" if s.mandatory else "mandatory"
-        out.append({"operator": "mandatory", "subject": s.name, "rule": rule, "span": span, "phases": (s.name,),
-                    "description": f"phase {s.name}: made {words}"})
+        out.append({"operator": "mandatory", "subject": s.name, "rule": rule, "span": span, "block": "phases",
+                    "phases": (s.name,), "description": f"phase {s.name}: made {words}"})
     siblings: dict[str | None, list[PhaseSpec]] = {}
     for s in specs:
         siblings.setdefault(s.parent, []).append(s)
     for group in siblings.values():
         for first, second in pairwise(group):
             span = first.node.child("name").span if first.node.get("name") is not None else first.node.span
-            out.append({"operator": "swap-phases", "subject": f"{first.name}|{second.name}",
+            out.append({"operator": "swap-phases", "subject": f"{first.name}|{second.name}", "block": "phases",
                         "rule": _spec_rule(first), "span": span, "phases": (first.name, second.name),
                         "description": f"phases {first.name} and {second.name}: played in the other order"})
+    for s in specs:
+        span = s.node.child("name").span if s.node.get("name") is not None else s.node.span
+        base = {"subject": s.name, "rule": _spec_rule(s), "span": span, "phases": (s.name,)}
+        owner = f"phase {s.name}"
+        out += _effect_mutants(s.on_enter, {**base, "block": "on_enter"}, owner, "on_enter", model)
+        if s.exit_when != TRUE:
+            out += _condition_mutants(s.exit_when, {**base, "block": "exit_when"}, owner, "exit_when")
+        for k, entry in enumerate(s.next or ()):
+            key = "next_any" if s.node.get("next_any") is not None else "next"
+            here = {**base, "block": "next", "entry": k, "span": entry.span or span}
+            where = "otherwise" if entry.otherwise else "to"
+            if entry.when is not None:
+                out += _condition_mutants(entry.when, here, owner, f"{key} {where} {entry.to} when")
+            out.append({**here, "operator": "drop-next",
+                        "description": f"{owner}: {key} entry '{where}: {entry.to}"
+                                       + (f" when {pretty(entry.when)}" if entry.when is not None else "")
+                                       + "' left out"})
     return out
 
 
@@ -179,32 +244,68 @@ def _sites(e: Expr, path: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...
 
 # ---------------------------------------------------------------- applying
 
-def apply(mutant: Mutant, model: Model, specs: list[PhaseSpec]) -> tuple[Model, list[PhaseSpec]]:
-    """The model as written and its phase tree with `mutant`'s change (a `lang.loader.Edit`)."""
-    if mutant.operator == "mandatory":
-        return model, [replace(s, mandatory=not s.mandatory) if s.name == mutant.phases[0] else s for s in specs]
-    if mutant.operator == "swap-phases":
-        return _swap(model, specs, *mutant.phases)
-    if mutant.operator == "remove-action":
-        return replace(model, actions=tuple(a for a in model.actions if a.name != mutant.action)), specs
-    return replace(model, actions=tuple(_mutate_action(mutant, a) if a.name == mutant.action else a
-                                        for a in model.actions)), specs
+def apply(mutant: Mutant, model: Model, specs: list[PhaseSpec],
+          blocks: TurnBlocks) -> tuple[Model, list[PhaseSpec], TurnBlocks]:
+    """The model as written, its phase tree and its turn blocks with `mutant`'s change (a `lang.loader.Edit`)."""
+    m = mutant
+    if m.operator == "mandatory":
+        return model, [replace(s, mandatory=not s.mandatory) if s.name == m.phases[0] else s for s in specs], blocks
+    if m.operator == "swap-phases":
+        return (*_swap(model, specs, *m.phases), blocks)
+    if m.block in BLOCKS:
+        field = "turn_start" if m.block == "on_turn_start" else m.block
+        return model, specs, replace(blocks, **{field: _edit_effects(getattr(blocks, field), m)})
+    if m.block in ("on_enter", "exit_when", "next"):
+        return model, [_mutate_phase(m, s) if s.name == m.phases[0] else s for s in specs], blocks
+    if m.operator == "remove-action":
+        return replace(model, actions=tuple(a for a in model.actions if a.name != m.action)), specs, blocks
+    return replace(model, actions=tuple(_mutate_action(m, a) if a.name == m.action else a
+                                        for a in model.actions)), specs, blocks
 
 
 def _mutate_action(m: Mutant, a: Action) -> Action:
     if m.operator == "modality":
         return replace(a, modality=Modality.MAY if a.modality is Modality.MUST else Modality.MUST)
-    if m.operator == "drop-effect":
-        return replace(a, effects=a.effects[:m.effect] + a.effects[m.effect + 1:])
-    assert m.new is not None
     if m.part == "guard":
-        guard = _replace_at(a.guard, m.path, m.new)
-        if m.operator == "drop-conjunct" and isinstance(guard, App) and guard.op is Op.AND:
-            guard = conj(*guard.args)          # TRUE in place of the conjunct: fold it away
-        return replace(a, guard=guard)
-    effects = list(a.effects)
-    effects[m.effect] = replace(effects[m.effect], value=_replace_at(effects[m.effect].value, m.path, m.new))
-    return replace(a, effects=tuple(effects))
+        return replace(a, guard=_edit_condition(a.guard, m))
+    return replace(a, effects=_edit_effects(a.effects, m))
+
+
+def _mutate_phase(m: Mutant, s: PhaseSpec) -> PhaseSpec:
+    if m.block == "on_enter":
+        return replace(s, on_enter=_edit_effects(s.on_enter, m))
+    if m.block == "exit_when":
+        return replace(s, exit_when=_edit_condition(s.exit_when, m))
+    entries = list(s.next or ())
+    if m.operator == "drop-next":
+        del entries[m.entry]
+    else:
+        when = entries[m.entry].when
+        assert when is not None
+        entries[m.entry] = replace(entries[m.entry], when=_edit_condition(when, m))
+    return replace(s, next=tuple(entries))
+
+
+def _edit_condition(e: Expr, m: Mutant) -> Expr:
+    assert m.new is not None
+    changed = _replace_at(e, m.path, m.new)
+    if m.operator == "drop-conjunct" and isinstance(changed, App) and changed.op is Op.AND:
+        changed = conj(*changed.args)          # TRUE in place of the conjunct: fold it away
+    return changed
+
+
+def _edit_effects(effects: tuple[Assign, ...], m: Mutant) -> tuple[Assign, ...]:
+    if m.operator == "drop-effect":
+        return effects[:m.effect] + effects[m.effect + 1:]
+    assert m.new is not None
+    out = list(effects)
+    eff = out[m.effect]
+    if m.part == "target":
+        assert isinstance(eff.target, Index)
+        out[m.effect] = replace(eff, target=Index(eff.target.name, m.new, span=eff.target.span))
+    else:
+        out[m.effect] = replace(eff, value=_replace_at(eff.value, m.path, m.new))
+    return tuple(out)
 
 
 def _replace_at(e: Expr, path: tuple[int, ...], new: Expr) -> Expr:

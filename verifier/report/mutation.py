@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from verifier.mutation import STATUSES, MutationReport, Outcome
+from verifier.mutation.results import STATUSES, MutationReport, Outcome
 from verifier.report.text import plain
 
 
