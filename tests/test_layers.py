@@ -1,26 +1,38 @@
-"""Every module imports only from its own layer or the layers below it (ARCHITECTURE.md).
+"""Every module imports only from its own layer or the layers below it, as ARCHITECTURE.md
+lists them.
 
-The imports are read from the source (module level and inside functions), so a lazy
-import that climbs a layer fails here as well. A new top-level module or package must
-be given its layer below.
+The layer table is read from ARCHITECTURE.md (so the two cannot drift), and the diagram
+there must draw the layers in the same order, highest on top. The imports are read from
+the source (module level and inside functions), so a lazy import that climbs a layer fails
+here as well. A new top-level module or package must be given its layer in ARCHITECTURE.md.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "verifier"
+ARCHITECTURE = (ROOT.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+NAME = re.compile(r"`([A-Za-z_]\w*)(?:/|\.py)`")
 
-LAYERS = {                      # top-level module or package -> layer, lowest first
-    "ir": 0, "diagnostics": 0, "signals": 0, "files": 0,
-    "lang": 1,
-    "semantics": 2, "trace": 2, "result": 2,
-    "engines": 3, "props": 3, "analysis": 3,
-    "playout": 4, "testgen": 4,
-    "runner": 5, "forking": 5, "stategraph": 5,
-    "report": 6, "baseline": 6, "diffing": 6, "mutation": 6,
-    "cli": 7, "__main__": 7,
-}
+
+def _layers(text: str) -> dict[str, int]:
+    """The `| layer | modules |` table: top-level module or package -> layer, lowest first."""
+    layers: dict[str, int] = {}
+    for number, modules in re.findall(r"^\| (\d+) \| (.+) \|$", text, re.MULTILINE):
+        for name in NAME.findall(modules):
+            assert name not in layers, f"{name} is in two layers of ARCHITECTURE.md"
+            layers[name] = int(number)
+    return layers
+
+
+LAYERS = _layers(ARCHITECTURE)
+
+
+def _diagram_lines(text: str) -> list[str]:
+    start = text.index("```\n") + 4
+    return text[start:text.index("```", start)].splitlines()
 
 
 def _top(module: str) -> str | None:
@@ -44,10 +56,10 @@ def _modules() -> list[tuple[str, Path]]:
 
 def test_every_top_level_module_has_a_layer():
     tops = {_top(m) for m, _ in _modules()} - {None, "__init__"}
-    assert tops <= set(LAYERS), f"give these a layer in LAYERS and ARCHITECTURE.md: {sorted(tops - set(LAYERS))}"
+    assert tops <= set(LAYERS), f"give these a layer in ARCHITECTURE.md: {sorted(tops - set(LAYERS))}"
 
 
-def test_no_module_imports_a_layer_above_it():
+def _upward(layers: dict[str, int]) -> list[str]:
     upward = []
     for module, path in _modules():
         mine = _top(module)
@@ -55,9 +67,19 @@ def test_no_module_imports_a_layer_above_it():
             continue
         for imported in _imports(path):
             theirs = _top(imported)
-            if theirs is not None and LAYERS.get(theirs, 99) > LAYERS[mine]:
+            if theirs is not None and layers.get(theirs, 99) > layers[mine]:
                 upward.append(f"{module} imports {imported}")
-    assert upward == []
+    return upward
+
+
+def test_no_module_imports_a_layer_above_it():
+    assert _upward(LAYERS) == []
+
+
+def test_an_import_against_the_table_is_found():
+    """The same check with ir/ and lang/ swapped in the table finds lang/ imported from below."""
+    swapped = _layers(ARCHITECTURE.replace("| 0 | `ir/`", "| 9 | `ir/`").replace("| 1 | `lang/`", "| 0 | `lang/`"))
+    assert any(v.startswith("verifier.lang.") and " imports verifier.ir." in v for v in _upward(swapped))
 
 
 def test_the_report_layer_runs_no_engine():
@@ -115,3 +137,59 @@ def test_mutation_reports_do_not_reach_the_runner():
     loaded = _loads("verifier.report.mutation")
     assert "verifier.mutation.results" in loaded
     assert not {"verifier.runner", "verifier.mutation.analysis", "verifier.engines"} & loaded
+
+
+def test_the_layer_table_is_read():
+    assert LAYERS["ir"] == 0 and LAYERS["cli"] == max(LAYERS.values())
+    assert sorted(set(LAYERS.values())) == list(range(max(LAYERS.values()) + 1))
+
+
+def test_every_layer_entry_exists():
+    present = {_top(m) for m, _ in _modules()} - {None}
+    assert set(LAYERS) <= present, f"ARCHITECTURE.md names modules that do not exist: {sorted(set(LAYERS) - present)}"
+
+
+def test_the_diagram_draws_the_layers_in_order():
+    """Each top-level module is in the diagram, and a higher layer is drawn above a lower one."""
+    assert _misplaced(LAYERS, _diagram_lines(ARCHITECTURE)) == []
+
+
+def test_a_layer_drawn_out_of_order_is_found():
+    lines = _diagram_lines(ARCHITECTURE)
+    lang = next(i for i, line in enumerate(lines) if "lang/" in line)
+    moved = [line for i, line in enumerate(lines) if i != lang] + [lines[lang]]      # lang/ below ir/
+    assert _misplaced(LAYERS, moved) == ["lang (layer 1) is drawn below diagnostics (layer 0)",
+                                         "lang (layer 1) is drawn below files (layer 0)",
+                                         "lang (layer 1) is drawn below ir (layer 0)",
+                                         "lang (layer 1) is drawn below signals (layer 0)"]
+
+
+def _misplaced(layers: dict[str, int], lines: list[str]) -> list[str]:
+    row: dict[str, int] = {}
+    for name in layers:
+        pattern = re.compile(rf"(?<![\w/.]){re.escape(name)}(?:/|\.py)")
+        found = [i for i, line in enumerate(lines) if pattern.search(line)]
+        assert found, f"the ARCHITECTURE.md diagram does not show {name}"
+        row[name] = found[0]
+    return sorted(f"{a} (layer {layers[a]}) is drawn below {b} (layer {layers[b]})"
+                  for a in layers for b in layers if layers[a] > layers[b] and row[a] >= row[b])
+
+
+def test_every_module_in_the_table_of_modules():
+    """Each top-level module or package has a row in the module table ("owns")."""
+    table = re.findall(r"^\| `([A-Za-z_]\w*)(?:/|\.py)[^|]*\| ", ARCHITECTURE, re.MULTILINE)
+    cli_row = next(line for line in ARCHITECTURE.splitlines() if line.startswith("| `cli/`"))
+    described = set(table) | set(NAME.findall(cli_row))
+    assert set(LAYERS) <= described, f"no row in ARCHITECTURE.md for {sorted(set(LAYERS) - described)}"
+
+
+def test_the_report_layer_never_imports_z3():
+    for module, path in _modules():
+        if _top(module) == "report":
+            assert not [i for i in _imports(path) if i.split(".")[0] == "z3"], module
+
+
+def test_diff_reports_do_not_reach_the_runner():
+    loaded = _loads("verifier.report.diff")
+    assert "verifier.diffing.changes" in loaded
+    assert not {"verifier.runner", "verifier.diffing.compare", "verifier.engines"} & loaded
