@@ -3,6 +3,7 @@ and in the consistency analyses alike: never 'no findings'."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -93,15 +94,69 @@ def test_max_memory_stops_the_search_unknown(big, capsys):
     assert code == 3 and "--max-memory 100 MB reached" in " ".join(out.split())
 
 
-@pytest.mark.slow    # explores until 70 % of the limit: about 5 s on an idle machine
+ULIMIT_RUN = """\
+import resource, sys
+import z3
+import verifier.analysis, verifier.engines.explicit
+from verifier.cli import main
+from verifier.engines.memory import address_bytes
+z3.main_ctx()
+limit = address_bytes() + 40 * 2**20     # 40 MB more address space than the loaded program takes
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+sys.exit(main(["lint", sys.argv[1], "-q"]))
+"""
+
+
 def test_a_run_under_ulimit_v_ends_unknown_not_killed(big):
-    script = ("import resource, sys\n"
-              "resource.setrlimit(resource.RLIMIT_AS, (260 * 2**20, 260 * 2**20))\n"
-              "from verifier.cli import main\n"
-              f"sys.exit(main(['lint', {big!r}, '-q']))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300)
+    """About 4 s: the guard stops the search at its share of what RLIMIT_AS allows."""
+    done = subprocess.run([sys.executable, "-c", ULIMIT_RUN, big], capture_output=True, text=True, cwd=REPO,
+                          timeout=120)
     assert done.returncode == 3, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and "UNKNOWN" in done.stdout + done.stderr
+
+
+def _own_memory_cgroup() -> tuple[Path, str]:
+    """This process's memory cgroup folder and the file of its limit (v2, else v1)."""
+    lines = Path("/proc/self/cgroup").read_text().splitlines()
+    v1 = [line.split(":", 2)[2] for line in lines if "memory" in line.split(":")[1].split(",")]
+    if v1 and (memory.CGROUP_ROOT / "memory").is_dir():
+        return memory.CGROUP_ROOT / "memory" / v1[0].strip("/"), "memory.limit_in_bytes"
+    v2 = [line[3:] for line in lines if line.startswith("0::")]
+    if v2 and "memory" in (memory.CGROUP_ROOT / "cgroup.controllers").read_text():
+        return memory.CGROUP_ROOT / v2[0].strip("/"), "memory.max"
+    raise FileNotFoundError("no memory cgroup")
+
+
+@pytest.fixture
+def limited_cgroup():
+    """A child of this process's own memory cgroup limited to 200 MB, as `systemd-run -p MemoryMax=`
+    makes one; skipped where this process may not create one (no cgroup memory controller, not
+    root, or a read-only cgroup file system)."""
+    try:
+        own, limit_file = _own_memory_cgroup()
+        child = own / f"turnproof-test-{os.getpid()}"
+        child.mkdir()
+    except OSError as err:
+        pytest.skip(f"cannot create a memory cgroup here ({err}): the reader is tested on fake trees above")
+    try:
+        (child / limit_file).write_text(str(200 * 2**20))
+        yield child
+    finally:
+        child.rmdir()
+
+
+def test_a_run_in_a_memory_limited_cgroup_ends_unknown_not_killed(big, limited_cgroup):
+    def enter() -> None:
+        (limited_cgroup / "cgroup.procs").write_text(str(os.getpid()))
+
+    probe = subprocess.run([sys.executable, "-c", "from verifier.engines import memory; "
+                            "print(min(memory.cgroup_limits()), memory.memory_limit_bytes())"],
+                           capture_output=True, text=True, cwd=REPO, timeout=60, preexec_fn=enter)
+    assert probe.stdout.split() == [str(200 * 2**20), str(int(200 * 2**20 * memory.MEMORY_SHARE))], probe.stderr
+    done = subprocess.run([sys.executable, "-m", "verifier", "lint", big, "-q"], capture_output=True, text=True,
+                          cwd=REPO, timeout=120, preexec_fn=enter)
+    assert done.returncode == 3, (done.returncode, done.stderr[-2000:])
+    assert "memory guard reached" in " ".join(done.stdout.split())
 
 
 def test_max_states_bounds_z3_too():

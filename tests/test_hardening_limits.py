@@ -117,3 +117,31 @@ def test_thousands_of_slots_pack_without_recursion(tmp_path):
     state = tuple((i % 3) if name.startswith("v") else v for i, (name, v) in
                   enumerate(zip((s.name for s in lay.slots), state)))
     assert packing.unpack(packing.pack(state)) == state
+
+
+CLAIM = 'claims:\n  - id: c\n    says: "hostile"\n    {}\n'
+PROPERTY_CASES = {   # name -> (the claim's kind line, words of the message, column of the error)
+    "forall domain": ('invariant: "forall x in 0..1000000000: hand >= 0"', "ranges over 1,000,000,001 values", 17),
+    "sum domain": ('invariant: "sum(x in 0..99999999999: x) >= 0"', "ranges over 100,000,000,000 values", 17),
+    "exists domain": ('reachable: {state: "exists x in -999999999999..999999999999: hand == x"}',
+                      "ranges over 1,999,999,999,999 values", 25),
+    "domain by a constant": ('ordering: {pattern: absence, p: {state: "forall x in 0..LIMIT*100000: hand >= 0"}}',
+                             "ranges over 200,001 values", 46),
+    "within": ("bounded_response: {after: draw, expect: discard, within: 999999999999999999}",
+               "at most 10,000 are allowed", 62),
+    "at_most": ("ordering: {pattern: bounded-existence, p: draw, at_most: 999999999999999999}",
+                "not a count from 0 to 10,000", 62),
+}
+
+
+@pytest.mark.parametrize("name", list(PROPERTY_CASES))
+def test_a_hostile_property_file_is_a_positioned_error(tmp_path, capsys, name):
+    """Property files get the model files' limits: sizes computed from the bounds, before any search."""
+    kind, words, column = PROPERTY_CASES[name]
+    props = tmp_path / "hostile_props.yaml"
+    props.write_text(CLAIM.format(kind), encoding="utf-8")
+    code = main(["check", str(GATE / "gate.yaml"), "-p", str(props), "-q", "--timeout", "20"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.splitlines()[0].startswith(f"{props}:4:{column}: error: ") and words in err, err
+    assert kind.split(": ", 1)[1][:20] in err and "hint:" in err and "Traceback" not in err

@@ -26,6 +26,7 @@ MAX_SLOTS = 20_000              # state slots: variables, array elements
 MAX_ARRAY = 10_000              # elements of one array
 MAX_CHOICES = 100_000           # ways one action can choose (product of its choice domains)
 MAX_RANGE_WIDTH = 2 ** 62       # hi - lo of an integer type
+MAX_STEP_BOUND = 10_000         # `within:` / `at_most:` of a claim: its monitor counts up to it
 
 _FLAT = ("and_expr", "or_expr")       # n-ary in the IR
 _YAML_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "bool", "null", "seq", "map", "float")}
@@ -150,3 +151,30 @@ def deeper_than(tree, limit: int) -> bool:
         extra = 0 if getattr(node, "data", None) in _FLAT else len(children) // 2
         stack.extend((child, depth + 1 + extra) for child in children)
     return False
+
+
+def claim_size_problems(model, claims) -> list[Diagnostic]:
+    """What the claims ask for beyond the limits (checked once they are read, before any search):
+    quantifier domains wider than MAX_ARRAY once the model's parameters are substituted (their
+    sizes computed from the bounds, never materialised). `within:` and `at_most:` are checked
+    where they are read (MAX_STEP_BOUND)."""
+    from dataclasses import fields
+
+    from verifier.ir.expr import Const, ExprBase, Quant, walk
+    from verifier.ir.props import Event
+
+    concrete = model.instantiate()
+    out = []
+    for claim in claims:
+        for fd in fields(claim):
+            value = getattr(claim, fd.name)
+            e = value.expr if isinstance(value, Event) else value
+            if not isinstance(e, ExprBase):
+                continue
+            for q in walk(concrete.fix_params(e)):
+                if isinstance(q, Quant) and isinstance(q.lo, Const) and isinstance(q.hi, Const) \
+                        and q.hi.value - q.lo.value >= MAX_ARRAY:
+                    out.append(Diagnostic(f"a quantifier ranges over {q.hi.value - q.lo.value + 1:,} values; at most "
+                                          f"{MAX_ARRAY:,} are allowed", q.span or claim.span,
+                                          hint="quantify over players or an array index"))
+    return out

@@ -21,6 +21,7 @@ from verifier.ir.props import (
 )
 from verifier.lang import symmetry
 from verifier.lang.expressions import ExprReader
+from verifier.lang.limits import MAX_STEP_BOUND, claim_size_problems
 from verifier.lang.typecheck import BOOL, Scope
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
@@ -77,6 +78,8 @@ class PropertyReader:
             if claim is not None:
                 out.append(claim)
         symmetry.check_claims(self.model, out, lambda message, span, hint: self.sink.error(message, span, hint=hint))
+        for problem in claim_size_problems(self.model, out):
+            self.sink.error(problem.message, problem.span, hint=problem.hint)
         self.sink.raise_if_errors(PropertyError)
         return out
 
@@ -227,6 +230,10 @@ class PropertyReader:
         if pattern == "bounded-existence" and not isinstance(bound, int):
             self.sink.error("bounded-existence needs at_most: N", node.span)
             return None
+        if isinstance(bound, int) and not 0 <= bound <= MAX_STEP_BOUND:
+            self.sink.error(f"at_most: {bound} is not a count from 0 to {MAX_STEP_BOUND:,}",
+                            node.child("at_most").span, hint="its monitor counts the events up to it")
+            return None
         scope, q, r = self.scope_of(node.get("scope"))
         if p is None or scope is None or (node.get("s") is not None and s is None):
             return None
@@ -243,6 +250,10 @@ class PropertyReader:
         within = node.value["within"]
         if not isinstance(within, int) or within < 0:
             self.sink.error("within must be a number of steps", node.child("within").span)
+            return None
+        if within > MAX_STEP_BOUND:
+            self.sink.error(f"within: {within} steps; at most {MAX_STEP_BOUND:,} are allowed",
+                            node.child("within").span, hint="its monitor counts the steps up to it")
             return None
         if trigger is None or response is None:
             return None
