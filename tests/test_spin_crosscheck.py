@@ -16,7 +16,7 @@ TESTS = Path(__file__).parent
 CASES = [(TESTS / "models" / "phils.yaml", None), (TESTS / "models" / "peterson.yaml", None),
          (TESTS / "models" / "hanoi.yaml", None), (TESTS / "models" / "priority.yaml", None),
          (TESTS / "fixtures" / "lang" / "turn_start.yaml", None), (TESTS / "fixtures" / "lang" / "grid.yaml", None),
-         (TESTS / "fixtures" / "lang" / "stack.yaml", None),
+         (TESTS / "fixtures" / "lang" / "stack.yaml", None), (TESTS / "fixtures" / "lang" / "until.yaml", None),
          (TESTS / "fixtures" / "core" / "mini.yaml", "strict"), (TESTS / "fixtures" / "core" / "mini.yaml", "loose"),
          (TESTS / "fixtures" / "props" / "order.yaml", "loose")]
 

@@ -130,6 +130,7 @@ class Variable:
     by_player: bool = False     # the index ranges over players
     dims: tuple[IntType | EnumType, ...] = ()   # a 2-D array's index domains (`index` is then flat)
     seq_length: str | None = None   # a bounded sequence (`type: seq[T, 0..N]`): the name of its length variable
+    until_of: str | None = None     # records, per element of that variable, whose next turn ends its value
     implicit: bool = False      # introduced by the phase sugar (phase, active)
     doc: str = ""
     span: Span | None = field(default=None, compare=False, repr=False)

@@ -32,7 +32,7 @@ from verifier.ir.model import (
     VariantDecl,
     type_bounds,
 )
-from verifier.lang import checks, sequences, symmetry
+from verifier.lang import checks, durations, sequences, symmetry
 from verifier.lang.arrays import flat_size
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
@@ -78,6 +78,9 @@ class Loader:
         self.variant_names: list[str] = []
         self.variant: str | None = None
         self.lengths: dict[str, str] = {}    # a sequence's length variable -> the sequence
+        self.lasting: dict[str, Span | None] = {}   # variables some effect gives a duration (until:)
+        self.reading_action = False
+        self.phased = False
 
     # ---- small helpers
     def expr(self, node: Node, want: str | None, scope: Scope | None = None) -> Expr | None:
@@ -142,7 +145,11 @@ class Loader:
         self.read_defines()
         self.leaves = [p.name for p in phase_specs if p.is_leaf]
         self.phase_parents = {p.name: p.children for p in phase_specs if not p.is_leaf}
+        self.phased = bool(phase_specs)
         actions = self.read_actions(root.get("actions"), bool(phase_specs))
+        for name, span in self.lasting.items():
+            if self.name_ok(durations.companion_name(name), span, self.names, "variable"):
+                variables.append(durations.companion(self.scope.variables[name], players))
         end = self.top_expr("end", BOOL, FALSE)
         model = Model(
             name=str(root.value.get("model", "")), path=self.path, doc=str(root.value.get("doc", "") or ""),
@@ -166,6 +173,7 @@ class Loader:
         elif self.root.get("on_turn_start") is not None:
             self.sink.error("on_turn_start needs turns: this model has no phases", self.root.child("on_turn_start").span,
                             hint="declare phases, or put the effects in an action")
+        model = durations.cancel_on_assignment(model)
         if end != FALSE:
             model = replace(model, actions=tuple(replace(a, guard=conj(a.guard, neg(end))) for a in model.actions))
         checks.check_names(self, model)
@@ -591,8 +599,10 @@ class Loader:
         choices, local = self.read_choices(a.get("choose"))
         guards = {k: self.expr(n, BOOL, local)
                   for k, n in self.per_variant(a.get("when"), f"the guard of {name}").items()}
+        self.reading_action = True
         effects = {k: self.read_effects(n, local, f"action {name}")
                    for k, n in self.per_variant(a.get("do"), f"the effects of {name}").items()}
+        self.reading_action = False
         actor = self.expr(a.child("by"), INT, local) if a.get("by") is not None else \
             (Var(ACTIVE_VAR) if phased else None)
         chooser = self.read_chooser(a, local, actor if a.get("by") is not None else None)
@@ -743,10 +753,49 @@ class Loader:
                 self.sink.error("'active' changes only when the turn passes", value.key_span,
                                 hint="use a phase's next: [{to: TURN_END}] to end the turn")
                 continue
+            if value.is_map:
+                out.extend(self.read_lasting(target, value, scope, what))
+                continue
             rhs = self.expr(value, ty_of(self.scope.variables[target.name].type), scope)
             if rhs is not None:
                 out.append(Assign(target, rhs, span=value.key_span))
         return out
+
+    def read_lasting(self, target: Var | Index, value: Node, scope: Scope, what: str) -> list[Assign]:
+        """`x: {value: v, until: next_turn_of(p)}` (see `durations`)."""
+        check_keys(value, ("value", "until"), "a lasting effect", self.sink, ("value", "until"))
+        if "value" not in value.value or "until" not in value.value:
+            return []
+        var = self.scope.variables[target.name]
+        until = value.child("until")
+        text = until.value if isinstance(until.value, str) else ""
+        m = durations.UNTIL_RE.match(text)
+        if m is None:
+            self.sink.error(f"unknown duration '{until.value}'", until.span,
+                            hint="the duration is next_turn_of(p): the value lasts until player p's next turn "
+                                 "starts, e.g. until: next_turn_of(active)")
+            return []
+        if not self.phased:
+            self.sink.error("until: next_turn_of(p) needs turns: this model has no phases", until.span,
+                            hint="declare phases, or model the duration with a variable of your own")
+            return []
+        if not self.reading_action:
+            self.sink.error(f"until: is for the effects of actions (in {what} it is not)", until.span,
+                            hint="a duration starts when an action sets it; write it in the action's do:")
+            return []
+        if any(i is None for i in var.init) or var.seq_length is not None or var.name in self.lengths:
+            self.sink.error(f"{var.name} cannot take a duration: its value goes back to its init at the end, "
+                            f"and {'it has none' if any(i is None for i in var.init) else 'it is a sequence'}",
+                            until.span, hint=f"give {var.name} an init value (not a sequence)")
+            return []
+        origin = until.origin()
+        player = ExprReader(scope, Origin(origin.file, origin.positions[m.start(1):]), self.sink,
+                            m.group(1)).read(INT)
+        rhs = self.expr(value.child("value"), ty_of(var.type), scope)
+        if player is None or rhs is None:
+            return []
+        self.lasting.setdefault(var.name, value.key_span)
+        return durations.lasting(target, rhs, player[0], value.key_span)
 
     def read_seq_effect(self, seq: Variable, value: Node, scope: Scope) -> list[Assign]:
         """`s: push(v)` or `s: pop` (see `sequences`)."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from verifier.diagnostics import Span
-from verifier.ir.expr import TRUE, App, Const, Expr, Index, Op, Quant, QuantKind, Var, conj, disj, eq, map_expr, neg, pretty
+from verifier.ir.expr import TRUE, App, Const, Expr, Index, Op, Quant, QuantKind, Var, conj, disj, eq, map_expr, neg
 from verifier.ir.model import (
     ACTIVE_VAR,
     PHASE_ENUM,
@@ -23,6 +23,7 @@ from verifier.ir.model import (
     PhaseEdge,
     Reset,
 )
+from verifier.lang import durations
 from verifier.lang.typecheck import BOOL
 from verifier.lang.yaml_source import Node, check_keys, suggest
 
@@ -348,7 +349,7 @@ def _domain(t) -> tuple[Expr, Expr]:
 
 
 def _target_key(a: Assign) -> str:
-    return a.target.name if isinstance(a.target, Var) else f"{a.target.name}[{pretty(a.target.index)}]"
+    return durations.target_key(a.target)
 
 
 def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: dict[str, list[Assign]],
@@ -388,10 +389,13 @@ def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: di
 
 
 def _turn_start(model: Model, out: dict[str, Assign], turn_start: Sequence[Assign]) -> None:
-    """`reset: own_turn` and `on_turn_start`, on the turn-passing action: `active` in them is the player
+    """`until: next_turn_of(p)` endings, `reset: own_turn` and `on_turn_start`, on the turn-passing action
+    (in that order, a later one winning on an element): `active` in them is the player
     whose turn starts; they read the state before the turn passes and override, element by element,
     what the turn's end assigns."""
     new_active = out[ACTIVE_VAR].value
+    for a in durations.endings(model, new_active, out):
+        out[_target_key(a)] = a
     starts = [Assign(Index(v.name, Var(ACTIVE_VAR)), init) for v in model.variables
               if v.reset is Reset.OWN_TURN and (init := v.init[0]) is not None]
     if not starts and not turn_start:
