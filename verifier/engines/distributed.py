@@ -5,9 +5,11 @@ falls to it, in its own visited table (`visited.VisitedTable`, parent links as
 keys, spilling to disk under a byte budget), and its share of the current BFS
 level. Level by level, every partition expands its share (`compact.Expansion`:
 vectorised where the model allows), and sends each successor, with its parent,
-to the partition that owns it; each partition keeps the ones it had not seen as
-its share of the next level. The client only routes the batches and adds up the
-reports. The search visits exactly the states of the single-process search, so
+to the partition that owns it, directly (an actor method call from worker to
+worker, received on the owner's event loop while it expands its own share);
+each partition then keeps the ones it had not seen as its share of the next
+level. The client only starts each level and adds up the reports; no state
+passes through it. The search visits exactly the states of the single-process search, so
 counts and verdicts are the same; a trace is a shortest one (a witness in the
 shallowest level where one exists), though not necessarily the one the
 single-process search names first.
@@ -62,6 +64,22 @@ class Partition:
         self.table = VisitedTable(links="key", budget_bytes=visited_budget)
         self.level = np.zeros(0, np.uint64)
         self.incoming: list[np.ndarray] = []
+        self.peers: list = []                                     # the partitions' actor handles, by index
+        self.staged: list[tuple[np.ndarray, np.ndarray]] = []     # batches received for the next level
+
+    def connect(self, peers: list) -> None:
+        """The other partitions' actor handles (this one's own entry is not used)."""
+        self.peers = peers
+
+    async def stage(self, succ: np.ndarray, refs: np.ndarray) -> None:
+        """A batch of successors from another partition (runs on the worker's event loop, so it is
+        served while this partition's own `expand` is running)."""
+        self.staged.append((succ, refs))
+
+    def commit(self) -> int:
+        """Keep the unseen states of every batch staged during this level; their number."""
+        staged, self.staged = self.staged, []
+        return self.receive(staged)
 
     def receive(self, batches: list[tuple[np.ndarray, np.ndarray]]) -> int:
         """Successors (with parent links) sent to this partition: keep the unseen ones."""
@@ -82,8 +100,8 @@ class Partition:
         return int(new.sum())
 
     def expand(self) -> dict:
-        """Expand this partition's share of the current level; returns the report and the
-        outgoing batches (one per partition)."""
+        """Expand this partition's share of the current level, send each other partition its
+        successors directly (worker to worker) and wait until they have them; returns the report."""
         self.level = np.concatenate(self.incoming) if self.incoming else np.zeros(0, np.uint64)
         self.incoming = []
         report: dict = {"transitions": 0, "watch": {}, "deadlock": None, "fired": {}, "error": None}
@@ -120,7 +138,15 @@ class Partition:
         pick = _first_occurrences(succ)
         succ, refs = succ[pick], refs[pick]
         dest = owner(succ, self.parts)
-        report["out"] = [(succ[dest == p], refs[dest == p]) for p in range(self.parts)]
+        sent = []
+        for p in range(self.parts):
+            mine = dest == p
+            if p == self.index:
+                self.staged.append((succ[mine], refs[mine]))
+            elif mine.any():
+                sent.append(self.peers[p].stage(succ[mine], refs[mine]))
+        for future in sent:
+            future.result()
         return report
 
     def pending(self) -> np.ndarray:
@@ -192,6 +218,8 @@ def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, w
     except EvalError as err:
         space.complete, space.reason = False, f"model error in the initial states: {err}"
         return space
+    for actor in actors:
+        actor.connect(actors).result()
     dest = owner(inits, parts)
     for p, actor in enumerate(actors):
         actor.receive([(inits[dest == p], np.zeros(int((dest == p).sum()), np.uint64))]).result()
@@ -215,8 +243,7 @@ def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, w
         if space.error is not None:
             space.complete, space.reason = False, f"model error: {space.error[1]}"
             break
-        received = [actors[p].receive([r["out"][p] for r in reports]) for p in range(parts)]
-        frontier = sum(f.result() for f in received)
+        frontier = sum(f.result() for f in [a.commit() for a in actors])
         stored += frontier
         if budget.max_states is not None and stored > budget.max_states:
             space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
