@@ -118,6 +118,7 @@ class _Run:
         self.budget = budget
         self.known: list[Term] = []
         self._error: Term | None = None
+        self._stuck: Outcome | None = None
 
     @property
     def depth(self) -> int:
@@ -199,10 +200,19 @@ class _Run:
                                reason=f"no witness within {outcome.depth} steps; {outcome.reason}".rstrip("; "))
         return self.result(original, Verdict.UNKNOWN, outcome, reason=outcome.reason)
 
+    def stuck(self, deadline: Deadline) -> tuple[Safety, Outcome]:
+        """Is a stuck state (no move, the game not over) or a model error reachable? Deadlock
+        freedom and every termination claim ask it; a decided answer is kept for the others."""
+        problem = Safety(self.enc, self.enc.deadlock, self.model_error)
+        if self._stuck is None:
+            outcome = self.safety(problem, deadline)
+            if outcome.status not in ("reached", "safe"):
+                return problem, outcome
+            self._stuck = outcome
+        return problem, self._stuck
+
     def deadlock(self, original: Property, deadline: Deadline) -> CheckResult:
-        enc = self.enc
-        problem = Safety(enc, enc.deadlock, self.model_error)
-        outcome = self.safety(problem, deadline)
+        problem, outcome = self.stuck(deadline)
         if outcome.status == "reached":
             return self.reached(original, outcome, Verdict.VIOLATED, _confirm_stuck,
                                 "play stops here: no legal move and the game is not over")
@@ -219,19 +229,19 @@ class _Run:
         enc = self.enc
         if isinstance(p, Terminates):
             region = negate(enc.end)
-            stop = enc.deadlock
             actions = [a for a in enc.actions if p.scope != "turn" or a not in enc.turn_end_actions()]
             scope_words = "a turn (every transition but the turn end)" if p.scope == "turn" else "the game"
             what = "the turn never ends" if p.scope == "turn" else "the game never ends"
         else:
             region = enc.predicate(p.pending, enc.cur)
-            stop = conj(region, disj(enc.end, enc.deadlock))
             actions = list(enc.actions)
             scope_words = "the obligation's open states"
             what = "the obligation stays open forever"
-        error = self.model_error if isinstance(p, Terminates) else disj(self.model_error, self.claim_error(p.pending))
-        problem = Safety(enc, stop, error)
-        outcome = self.safety(problem, deadline.share(0.6))
+        if isinstance(p, Terminates):
+            problem, outcome = self.stuck(deadline.share(0.6))
+        else:
+            problem = Safety(enc, conj(region, disj(enc.end, enc.deadlock)), disj(self.model_error, self.claim_error(p.pending)))
+            outcome = self.safety(problem, deadline.share(0.6))
         if outcome.status == "reached":
             def confirm(c: Concrete) -> None:
                 if isinstance(p, Terminates):

@@ -145,21 +145,18 @@ def _component(enc, remaining, relations, cur_x, nxt_x, deadline):
     d = z3.Int("rank!d")
     b = {a: z3.Bool(f"rank!b{a}") for a in remaining}
     samples: list[tuple[int, list[int], list[int]]] = []
+    fitted: list[z3.BoolRef] = []      # what the samples ask of the coefficients, built once each
+    bounds = [z3.And(ci >= -COEFF_MAX, ci <= COEFF_MAX) for ci in c]
+    strict_count = z3.Sum(*[z3.If(v, 1, 0) for v in b.values()])
+    size = z3.Sum(*[z3.If(ci >= 0, ci, -ci) for ci in c]) if n else z3.IntVal(0)
     for _ in range(ROUNDS):
         if deadline.expired():
             return "timeout while searching for a ranking function"
         opt = z3.Optimize()
         opt.set("timeout", deadline.ms(cap=30.0))
-        for ci in c:
-            opt.add(ci >= -COEFF_MAX, ci <= COEFF_MAX)
-        opt.add(z3.Or(*b.values()))
-        for a, xs, ys in samples:
-            fx = z3.Sum(*[ci * v for ci, v in zip(c, xs)]) + d if n else d
-            fy = z3.Sum(*[ci * v for ci, v in zip(c, ys)]) + d if n else d
-            opt.add(fx - fy >= z3.If(b[a], 1, 0))
-            opt.add(z3.Implies(b[a], fx >= 0))
-        opt.maximize(z3.Sum(*[z3.If(v, 1, 0) for v in b.values()]))
-        opt.minimize(z3.Sum(*[z3.If(ci >= 0, ci, -ci) for ci in c]) if n else z3.IntVal(0))
+        opt.add(*bounds, z3.Or(*b.values()), *fitted)
+        opt.maximize(strict_count)
+        opt.minimize(size)
         opt.minimize(z3.If(d >= 0, d, -d))
         r = opt.check()
         if r == z3.unsat:
@@ -190,4 +187,13 @@ def _component(enc, remaining, relations, cur_x, nxt_x, deadline):
         if not new:
             return coeffs, constant, strict
         samples.extend(new)
+        fitted.extend(_fits(c, d, b[a], xs, ys) for a, xs, ys in new)
     return f"no ranking function found within {ROUNDS} refinement rounds"
+
+
+def _fits(c: list, d, strict, xs: list[int], ys: list[int]) -> z3.BoolRef:
+    """The candidate f = c . x + d does not increase from `xs` to `ys`, decreases when `strict`
+    and then starts >= 0 (only the slots the transition changes enter the difference)."""
+    drop = z3.Sum(*[ci * (x - y) for ci, x, y in zip(c, xs, ys) if x != y], z3.IntVal(0))
+    start = z3.Sum(*[ci * x for ci, x in zip(c, xs) if x], d)
+    return z3.And(drop >= z3.If(strict, 1, 0), z3.Implies(strict, start >= 0))
