@@ -153,3 +153,11 @@ def golden_runs():
     finally:
         os.chdir(cwd)
     return with_findings(runs)
+
+
+def dot_graph_items(dot: str) -> tuple[set[str], set[tuple[str, str]]]:
+    """The node names and (src, dst) edges of DOT text, read back through pygraphviz."""
+    import pygraphviz
+
+    graph = pygraphviz.AGraph(string=dot)
+    return set(graph.nodes()), {(str(a), str(b)) for a, b in graph.edges()}

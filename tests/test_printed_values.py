@@ -54,8 +54,7 @@ def files(tmp_path):
 
 def test_printed_values_load(files):
     m = load_model(files[0])
-    assert m.printed == (("LIMIT", 20),) and not m.at_printed
-    assert load_model(files[0], {"LIMIT": 20}).at_printed
+    assert m.printed == (("LIMIT", 20),)
 
 
 @pytest.mark.parametrize("text, message", [

@@ -190,7 +190,7 @@ def test_mermaid_export_imports_back_to_the_same_turn_structure(path, tmp_path):
 
 
 def test_dot_export_reads_back(tmp_path):
-    from verifier.report.diagrams import dot_graph_items
+    from report_helpers import dot_graph_items
 
     out = tmp_path / "mini.dot"
     assert main(["export", str(ROOT / MINI), "--to", "dot", "-o", str(out)]) == 0
@@ -201,7 +201,7 @@ def test_dot_export_reads_back(tmp_path):
 
 
 def test_state_graph_dot_export(tmp_path):
-    from verifier.report.diagrams import dot_graph_items
+    from report_helpers import dot_graph_items
 
     out = tmp_path / "states.dot"
     assert main(["export", str(ROOT / MINI), "--to", "dot", "--graph", "states", "--param", "DECK=1",

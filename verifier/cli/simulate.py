@@ -158,6 +158,6 @@ class _progress:
         task = self.bar.add_task("playouts", total=self.games)
         return lambda n: self.bar.update(task, completed=n) if n % 10 == 0 or n == self.games else None
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *_: object) -> None:
         if self.bar is not None:
             self.bar.stop()

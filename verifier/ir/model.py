@@ -135,10 +135,6 @@ class Variable:
     doc: str = ""
     span: Span | None = field(default=None, compare=False, repr=False)
 
-    @property
-    def is_array(self) -> bool:
-        return self.index is not None
-
     def size(self) -> int:
         if self.index is None:
             return 1
@@ -332,12 +328,6 @@ class Model:
     @property
     def params_dict(self) -> dict[str, int | None]:
         return dict(self.param_values)
-
-    @property
-    def at_printed(self) -> bool:
-        """Every printed value is the one in use (False when the model does not declare them)."""
-        values = self.params_dict
-        return self.printed is not None and all(values.get(k) == v for k, v in self.printed)
 
     @property
     def is_concrete(self) -> bool:

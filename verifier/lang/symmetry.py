@@ -54,7 +54,6 @@ class SymmetryCheck:
     def __init__(self, model: Model):
         self.model = model
         self.arrays = {v.name for v in model.variables if v.by_player}
-        self.plain_arrays = {v.name for v in model.variables if v.is_array and not v.by_player}
 
     def over_players(self, lo: Expr, hi: Expr) -> bool:
         players: dict[str, Expr] = {"PLAYERS": Const(self.model.players)}

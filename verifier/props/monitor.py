@@ -28,7 +28,6 @@ from verifier.props.events import occurs, post
 
 MONITOR_PREFIX = "monitor."
 PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
-SCOPES = ("globally", "before", "after", "between", "after-until", "turn", "round", "phase")
 DEFERRED_SCOPES = ("before", "between")
 LIVE_SCOPES = ("globally", "after", "after-until")
 

@@ -513,11 +513,3 @@ def inline_svg(svg: str, prefix: str, label: str = "") -> str:
     body = re.sub(r"url\(#([^)]*)\)", lambda m: f"url(#{prefix}-{m.group(1)})", body)
     return re.sub(r"<svg\b", f'<svg class="diagram" role="img" aria-label="{html.escape(label or prefix)}"',
                   body, count=1)
-
-
-def dot_graph_items(dot: str) -> tuple[set[str], set[tuple[str, str]]]:
-    """The node names and (src, dst) edges of DOT text, read back through pygraphviz."""
-    import pygraphviz
-
-    graph = pygraphviz.AGraph(string=dot)
-    return set(graph.nodes()), {(str(a), str(b)) for a, b in graph.edges()}
