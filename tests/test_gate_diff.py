@@ -215,6 +215,7 @@ def test_the_summary_gives_a_change_in_several_variants_one_line_and_its_shortes
     text = render_text(d)
     assert text.count("limit-at-draw [variants a, b]: HOLDS -> VIOLATED; trace [1]") == 1
     assert "[1] limit-at-draw [variant b]: NEW counterexample (2 steps):" in text
+    assert "<summary>limit-at-draw \\[variant b\\]: NEW counterexample (2 steps)</summary>" in render_markdown(d)
 
 
 def test_the_summary_lists_the_shortest_departure_only():

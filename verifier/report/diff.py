@@ -237,8 +237,9 @@ def _details(summary: str, trace: Trace) -> list[str]:
 
 
 def render_markdown(d: ModelDiff, full: bool = False) -> str:
-    """For a pull-request comment: headline, tables, traces folded in <details>; each side of a
-    behaviour change lists its first departure only, unless `full` (then up to the diff's limit)."""
+    """For a pull-request comment: headline, tables, traces folded in <details> (a claim change's
+    shortest); each side of a behaviour change lists its first departure only, unless `full`
+    (then up to the diff's limit)."""
     out = [f"## turnproof diff: {_code(d.old.label)} → {_code(d.new.label)}", "",
            f"**{'No change' if not d.changed else 'Changes'}** in model {_code(d.model_new)}: {_cell(summary_line(d))}.",
            ""]
@@ -254,10 +255,11 @@ def render_markdown(d: ModelDiff, full: bool = False) -> str:
             out.append(f"| {_code(c.claim)} | {_cell(', '.join(v for v in variants if v))} | {c.old_verdict} | "
                        f"**{c.new_verdict}** | {_cell(exp or '-')} | {_cell(c.statement)} |")
         out.append("")
-        for c, _ in groups:
-            why = _claim_trace(c)
-            if why:
-                out += _details(_cell(f"{c.claim}{_v(c.variant)}: {why[0]} ({len(why[1])} steps)"), why[1])
+        for members in _groups(d.claims_changed):
+            shortest = _shortest_claim_trace(members)
+            if shortest is not None:
+                what, trace, variant = shortest
+                out += _details(_cell(f"{members[0].claim}{_v(variant)}: {what} ({len(trace)} steps)"), trace)
     if d.claims_added or d.claims_removed:
         out += ["### Claims only in one version", ""]
         out += [f"- added {_code(c.claim, False)}{_cell(_v(c.variant))}: {c.new_verdict}" for c in d.claims_added]
