@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 
 from verifier.cli.common import EXIT_BUG_HELP, Progress, add_model_options, add_output_options, run_options, write_output
 from verifier.diagnostics import Diagnostic, UsageError, printable
@@ -23,15 +24,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "diff", help="compare two versions of a model: verdicts, findings and reachable behaviours",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Check OLD and NEW (two files, or git:REV:path for a file at a git revision) and "
-                    "report which claims changed verdict, which consistency findings appeared or "
-                    "disappeared, and which reachable states (projected on the state variables both "
-                    "versions share) one version allows and the other does not. The text and Markdown "
-                    "summarise: one line per changed claim, finding and behaviour, and only the shortest "
-                    "trace of each change (repeated steps folded); --full lists every departure (up to "
-                    "--limit) with the state it reaches and its trace; JSON always holds everything. "
-                    "Without -p, each version uses its own properties/<model>.yaml (for git:REV:path, "
-                    "the one at that revision).",
+        description=textwrap.fill(
+            "Check OLD and NEW (two files, or git:REV:path for a file at a git revision) and report which "
+            "claims changed verdict, which consistency findings appeared or disappeared, and which reachable "
+            "states (projected on the state variables both versions share) one version allows and the other "
+            "does not. Without -p, each version uses its own properties/<model>.yaml (for git:REV:path, the one "
+            "at that revision).", 78) + "\n\n" + textwrap.fill(
+            "The text and Markdown summarise: one line per changed claim, finding and behaviour, then only the "
+            "shortest trace of each change (each trace once, repeated steps folded). --full lists every "
+            "departure (up to --limit) with the state it reaches and its trace; JSON always holds everything.",
+            78),
         epilog="examples:\n"
                "  turnproof diff git:HEAD:models/wtactics.yaml models/wtactics.yaml\n"
                "  turnproof diff old.yaml new.yaml -p properties/wtactics.yaml --format markdown\n"
