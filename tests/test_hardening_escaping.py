@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import main
+from verifier.files import file_stem
 from verifier.lang import load_model
-from verifier.report.escaping import file_stem, markdown_code, markdown_text, mermaid_text
+from verifier.report.escaping import markdown_code, markdown_text, mermaid_text
 from verifier.report.findings_md import findings_markdown
 from verifier.report.mermaid import phase_mermaid
 from verifier.runner import RunOptions, check_model

@@ -193,3 +193,10 @@ def test_diff_reports_do_not_reach_the_runner():
     loaded = _loads("verifier.report.diff")
     assert "verifier.diffing.changes" in loaded
     assert not {"verifier.runner", "verifier.diffing.compare", "verifier.engines"} & loaded
+
+
+def test_diffing_does_not_import_report():
+    """report/ reads what diffing/ found; diffing/ never depends on how it is written."""
+    for module, path in _modules():
+        if _top(module) == "diffing":
+            assert not [i for i in _imports(path) if _top(i) == "report"], module

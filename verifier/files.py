@@ -1,9 +1,14 @@
-"""Files written whole or not at all, with the permissions the user's umask gives."""
+"""Files written whole or not at all, with the permissions the user's umask gives; file names
+made from user text."""
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
+
+STEM_LENGTH = 60         # characters of a file name taken from user text
 
 
 def current_umask() -> int:
@@ -27,3 +32,16 @@ def write_atomic(target: str | os.PathLike, text: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def file_stem(text: object) -> str:
+    """A file-name part from user text: letters, digits, `_ . -` only, never `/` or a leading dot,
+    at most STEM_LENGTH characters (spaces become `-`); text cut short or holding other characters
+    gets a short digest of the original, so that two names never share a file."""
+    raw = str(text)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw).strip("-.") or "x"
+    if re.fullmatch(r"[A-Za-z0-9_. -]*", raw) and stem.replace("-", "") == raw.replace(" ", "").replace("-", "") \
+            and len(stem) <= STEM_LENGTH:
+        return stem
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{stem[:STEM_LENGTH - 9].rstrip('-.')}-{digest}"

@@ -11,7 +11,6 @@ from typing import Any
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.diffing.changes import BehaviourDiff, ClaimDiff, ModelDiff, NewState, OneWay
 from verifier.diffing.versions import resolve
-from verifier.report.trace_view import fmt
 from verifier.result import ModelRun
 from verifier.runner import RunOptions, check_model
 from verifier.trace import Trace
@@ -118,8 +117,12 @@ def _why(mine: _Projection, other: _Projection, i: int, p: tuple, names: Sequenc
     diffs = []
     for t in same[:1]:
         q = other(t.target)
-        diffs = [f"{n}={fmt(b)} instead of {fmt(a)}" for n, a, b in zip(names, p, q) if a != b]
+        diffs = [f"{n}={_value(b)} instead of {_value(a)}" for n, a, b in zip(names, p, q) if a != b]
     return f"in {them}, {step.label} from the state before it leads to " + ", ".join(diffs)
+
+
+def _value(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _label(action: str, choice) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.report.escaping import file_stem
+from verifier.files import file_stem
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,11 @@
 """User text (names, rule paraphrases, messages from model files) made safe for the medium
-it lands in: Markdown, Mermaid, file names. HTML is escaped in `html`, DOT in `diagrams`,
+it lands in: Markdown, Mermaid (file names: `files.file_stem`). HTML is escaped in `html`, DOT in `diagrams`,
 the terminal in `text` (rich `Text`, never markup) and by `diagnostics.printable`."""
 from __future__ import annotations
 
-import hashlib
 import re
 
 from verifier.diagnostics import printable
-
-STEM_LENGTH = 60         # characters of a file name taken from user text
 
 
 def markdown_text(text: object) -> str:
@@ -36,16 +33,3 @@ def mermaid_text(text: object) -> str:
     """Text inside a double-quoted Mermaid label or a `%%` comment: one line, no quote, no HTML."""
     out = re.sub(r"\s+", " ", printable(str(text)))
     return out.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
-
-
-def file_stem(text: object) -> str:
-    """A file-name part from user text: letters, digits, `_ . -` only, never `/` or a leading dot,
-    at most STEM_LENGTH characters (spaces become `-`); text cut short or holding other characters
-    gets a short digest of the original, so that two names never share a file."""
-    raw = str(text)
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw).strip("-.") or "x"
-    if re.fullmatch(r"[A-Za-z0-9_. -]*", raw) and stem.replace("-", "") == raw.replace(" ", "").replace("-", "") \
-            and len(stem) <= STEM_LENGTH:
-        return stem
-    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{stem[:STEM_LENGTH - 9].rstrip('-.')}-{digest}"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from verifier import __version__
+from verifier.files import file_stem
 from verifier.ir.expr import pretty
 from verifier.ir.model import EnumType, IntType, Modality, Model
 from verifier.report import diagrams, explain, trace_view
@@ -40,7 +41,6 @@ from verifier.report.doc import (
     ok,
     verdict,
 )
-from verifier.report.escaping import file_stem
 from verifier.result import SCALE_WORDS, CheckResult, Finding, ModelRun, Verdict
 from verifier.stategraph import StateGraph
 from verifier.trace import Trace
