@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_explicit_differential import bools, models
 
 from verifier.cli import main as cli_main
+from verifier.engines import por
 from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.explicit import ExplicitEngine, explore
@@ -173,6 +175,37 @@ def _same_verdicts(model: Model, full: list, reduced: list) -> None:
         assert got.stats.states <= want.stats.states
         if got.trace is not None:
             replay(layout(model), got.trace)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(COMPONENT_MODELS, COMPONENT_CLAIMS, st.integers(-1, 1), st.integers(0, 12))
+def test_handing_over_to_the_full_search_keeps_the_verdicts(model, exprs, fired, after):
+    """A search that reduces too little goes on with the generated full search; forced here after
+    `after` states, whatever it reduced."""
+    claims = _claims(model, exprs, fired)
+    full = ExplicitEngine().check(model, claims, Budget())
+    with patch.object(por, "TRIAL_STATES", after), patch.object(por, "TRIAL_SHARE", 2.0):
+        reduced = ExplicitEngine(por=True).check(model, claims, Budget())
+    _same_verdicts(model, full, reduced)
+
+
+def test_a_search_with_nothing_to_reduce_is_the_full_search():
+    n = 80                                           # 6,400 states: beyond the trial
+    inc = [Action(f"inc_{v}", App(Op.LT, (Var(v), Const(n - 1))), (Assign(Var(v), App(Op.ADD, (Var(v), Const(1)))),))
+           for v in ("x", "y")]
+    model = Model("counters", variables=tuple(Variable(v, IntType(Const(0), Const(n - 1)), init=(Const(0),))
+                                              for v in ("x", "y")), actions=tuple(inc))
+    total = App(Op.ADD, (Var("x"), Var("y")))
+    claims = [DeadlockFree(id="stuck"), Invariant(id="below", expr=App(Op.LT, (total, Const(2 * n - 3)))),
+              Reachable(id="fires", action="inc_x")]
+    for budget in (Budget(), Budget(max_states=5000)):
+        full = ExplicitEngine().check(model, claims, budget)
+        got = ExplicitEngine(por=True).check(model, claims, budget)
+        assert [(r.verdict, r.stats.states, r.reductions) for r in got] == \
+            [(r.verdict, r.stats.states, ()) for r in full]
+        for r in got:
+            if r.trace is not None:
+                replay(layout(model), r.trace)
 
 
 def test_philosophers_deadlock_is_found_in_fewer_states_and_replays():

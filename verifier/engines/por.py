@@ -35,12 +35,13 @@ reduced: the engine gives them the full search.
 from __future__ import annotations
 
 import time
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from verifier.engines.actiongen import Labels, constant_choices, specialise
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
-from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
+from verifier.engines.bfsgen import compile_expander, compile_search, packed_predicate, packing_of
 from verifier.engines.codegen import may_raise, simplify
 from verifier.engines.statespace import StateSpace
 from verifier.ir.expr import App, Const, Expr, Index, Op, Var, walk
@@ -49,8 +50,9 @@ from verifier.semantics import EvalError, Layout, initial_states, layout
 
 NAME = "por"
 TICK_STATES = 256
-TRIAL_STATES = 4096     # after this many states, a search that reduced fewer than TRIAL_SHARE of them ...
-TRIAL_SHARE = 0.1       # ... expands every later state fully (the stubborn sets cost more than they save)
+TRIAL_STATES = 4096     # after this many states, a search that reduced fewer than TRIAL_SHARE of them hands
+TRIAL_SHARE = 0.1       # the rest to the generated full search (`bfsgen.compile_search`): it does not pay here
+HAND_OVER = "hand over"
 
 Tick = Callable[[int, int, int], "str | None"]
 
@@ -277,8 +279,11 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
         space.packed.append(x)
         space.parent.append(-1)
         space.via.append(0)
+    tick = ticker(space)
     status = _search(space, seen, chooser, preds, set(track), expander.expand, expander.is_final, budget,
-                     ticker(space), proviso=bool(visible))
+                     tick, proviso=bool(visible))
+    if status == HAND_OVER:
+        status = _hand_over(space, watch, track, budget, tick)
     if status is not None:
         space.complete = False
         if isinstance(status, EvalError):
@@ -307,7 +312,6 @@ def _search(space: StateSpace, seen: dict[int, int], chooser: Stubborn, preds: l
     if packed and max_depth <= 0:
         return "depth"
     i, depth, level_end, n = 0, 0, len(packed), len(packed)
-    trying = True
 
     def accept(mask: int) -> bool:
         """C3: no successor of the firings in `mask` was stored before the state itself."""
@@ -316,6 +320,9 @@ def _search(space: StateSpace, seen: dict[int, int], chooser: Stubborn, preds: l
     try:
         while i < n:
             space.head = i
+            if i >= TRIAL_STATES and space.reduced < TRIAL_SHARE * i:
+                space.level_end, space.cur_depth = level_end, depth
+                return HAND_OVER
             if i == level_end:
                 if depth + 1 >= max_depth:
                     return "depth"
@@ -353,9 +360,7 @@ def _search(space: StateSpace, seen: dict[int, int], chooser: Stubborn, preds: l
                 space.deadlocks.append(i)
                 i += 1
                 continue
-            if trying and i >= TRIAL_STATES and space.reduced < TRIAL_SHARE * i:
-                trying = False          # it does not pay here: full expansions from now on (always sound)
-            chosen = chooser.choose(s, enabled, accept if proviso else _anything) if trying else enabled
+            chosen = chooser.choose(s, enabled, accept if proviso else _anything)
             if chosen != enabled:
                 firings = [f for f in firings if chosen >> f[0] & 1]
                 space.reduced += 1
@@ -374,6 +379,24 @@ def _search(space: StateSpace, seen: dict[int, int], chooser: Stubborn, preds: l
     except EvalError as err:
         return err
     return None
+
+
+def _hand_over(space: StateSpace, watch: Sequence[Expr], track: Sequence[int], budget: Budget,
+               tick: Tick) -> str | EvalError | None:
+    """Go on from `space.head` with the generated full search (every state fully expanded from
+    here: always sound), its labels replacing the ones stored so far."""
+    code = compile_search(space.lay, watch, track)
+    mine, theirs = space.labels.items, code.labels
+    space.via = array("I", (theirs(*mine[v]) if mine else 0 for v in space.via))
+    space.fired = {a: f and (f[0], theirs(*mine[f[1]]), f[2]) for a, f in space.fired.items()}
+    space.labels = theirs
+    space.seen = set(space.seen)
+    space.tick = tick
+    if budget.max_states is not None:
+        space.state_limit = budget.max_states
+    if budget.max_depth is not None:
+        space.depth_limit = budget.max_depth
+    return code.run(space)
 
 
 def _anything(_mask: int) -> bool:

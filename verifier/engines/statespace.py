@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import networkx as nx
@@ -122,7 +122,7 @@ class StateSpace:
         self.cur_depth = 0
         self.state_limit = -1
         self.depth_limit = 1 << 62
-        self.tick = None
+        self.tick: Callable[[int, int, int], str | None] | None = None   # budgets and progress, between states
         self._index: dict[int, int] | None = None
         self._expander: Expander | None = None
         self.canon: Canon | None = None               # set when states are stored one per symmetry orbit
