@@ -97,6 +97,12 @@ def hard_deadline(seconds: float | None) -> Iterator[None]:
         _backstop.at = None
 
 
+def past_deadline() -> bool:
+    """Whether the run's --timeout has passed (the backstop's grace aside): what is left to do is
+    writing what was decided, not new work such as laying out diagrams."""
+    return _backstop.at is not None and time.monotonic() > _backstop.at - _backstop.grace
+
+
 def after_cut() -> None:
     """After the backstop cut a step short: one more grace for what is left (writing what was
     decided); past it, the run ends with nothing decided."""

@@ -4,16 +4,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from verifier.cli.common import EXIT_BUG_HELP, Progress, add_model_options, exit_code, run_options
+from verifier.cli.common import EXIT_BUG_HELP, EXIT_UNKNOWN, Progress, add_model_options, exit_code, run_options
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
 from verifier.runner import check_model
+from verifier.signals import past_deadline
 
 EXIT_HELP = """exit codes:
   0  the report was written (whatever the verdicts: the pages show them)
   1  with --gate: a claim not as expected or an unacknowledged finding (the report is written)
   2  model, property or usage error: nothing is written and the previous report stays as it was
-  3  with --gate: a budget left a claim UNKNOWN (the report is written)
+  3  with --gate: a budget left a claim UNKNOWN; without it: --timeout cut the run short
+     (either way the report is written, saying what was left UNKNOWN)
 """ + EXIT_BUG_HELP
 
 
@@ -92,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
                          f"{len(pages)} game page{'s' if len(pages) != 1 else ''}\n")
     if args.gate:
         return max((exit_code(runs) for runs in all_runs), key=lambda c: {0: 0, 3: 1, 1: 2}.get(c, 3))
-    return 0
+    return EXIT_UNKNOWN if past_deadline() else 0      # the --timeout cut it short: the pages say where
 
 
 def _check_names(paths: list[str], params: dict) -> None:

@@ -16,8 +16,10 @@ Drawing conventions (explained to readers by `verifier.report.explain.DIAGRAM_LE
 """
 from __future__ import annotations
 
+import faulthandler
 import html
 import math
+import multiprocessing
 import os
 import re
 import sys
@@ -30,6 +32,7 @@ from typing import Any
 from verifier.ir.model import PHASE_VAR, Action, ActionKind, Modality, Model, Phase, PhaseEdge
 from verifier.report import trace_view
 from verifier.report.phase_actions import actions_by_phase
+from verifier.signals import past_deadline
 from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
 from verifier.trace import Trace
 
@@ -475,14 +478,59 @@ _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
+LAYOUT_SECONDS = 120.0     # one diagram's layout; past it the diagram is drawn as a note
+
+
 def render_svg(dot: str) -> str:
-    """Lay out and draw DOT text as SVG (Graphviz `dot`, through pygraphviz)."""
+    """Lay out and draw DOT text as SVG (Graphviz `dot`, through pygraphviz), in a forked child
+    where the platform forks: Graphviz aborts the process on some graphs (a failed assertion in
+    its C code) and has no clock, so a layout that fails or takes too long costs its diagram (a
+    note in its place, the DOT source kept), never the run."""
+    if past_deadline():
+        return _note_svg("Not laid out: the --timeout had passed; the DOT source is beside the page.")
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return _layout(dot)
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_layout_in_child, args=(dot, send), daemon=True)
+    child.start()
+    send.close()
+    try:
+        svg = receive.recv() if receive.poll(LAYOUT_SECONDS) else None
+    except EOFError:                      # the child died: Graphviz aborted
+        svg = None
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+    return svg if svg is not None else _note_svg("Graphviz could not lay out this diagram; its DOT source is "
+                                                 "beside the page.")
+
+
+def _layout(dot: str) -> str:
     import pygraphviz
 
     graph = pygraphviz.AGraph(string=dot)
     with _without_fontconfig_warnings():
         data = graph.draw(format="svg", prog="dot")
     return data.decode("utf-8") if isinstance(data, bytes) else str(data)
+
+
+def _layout_in_child(dot: str, send) -> None:
+    faulthandler.disable()                # an abort here is expected and handled: no dump of it
+    try:
+        send.send(_layout(dot))
+    except Exception:                     # a Graphviz error: the parent draws the note
+        send.send(None)
+    finally:
+        send.close()
+
+
+def _note_svg(text: str) -> str:
+    """A diagram that could not be drawn: one line saying why."""
+    return ('<svg xmlns="http://www.w3.org/2000/svg" width="560" height="40" viewBox="0 0 560 40">'
+            f'<text x="8" y="24" font-family="Helvetica" font-size="12">{html.escape(text)}</text></svg>')
 
 
 @contextmanager
