@@ -236,3 +236,18 @@ def test_a_graphviz_abort_costs_its_diagram_not_the_run(monkeypatch):
     assert "<svg" in diagrams.render_svg(GRAPHVIZ_ABORTS)              # a note or, once fixed, the drawing
     monkeypatch.setattr(diagrams, "_layout", lambda _dot: os.abort())
     assert "could not lay out" in diagrams.render_svg("digraph g { a -> b }")
+
+
+def test_forked_readings_are_cut_short_by_their_own_backstop(monkeypatch, capsys, fast_backstop, tmp_path):
+    """Each reading in its forked worker gets the backstop again (interval timers are not
+    inherited), a little before the parent's: its decided claims come back with it."""
+    monkeypatch.setattr("verifier.forking.free_cpus", lambda: 2)
+    monkeypatch.setattr("verifier.analysis.analyse_model", _hang)
+    props = tmp_path / "mini_props.yaml"
+    props.write_text('claims:\n  - id: anything\n    says: "Always"\n    invariant: "true"\n', encoding="utf-8")
+    mini = str(Path(__file__).parent / "fixtures" / "lang" / "mini.yaml")
+    code = main(["check", mini, "-p", str(props), "--timeout", "2", "-q", "-f", "json"])
+    doc = _json(capsys)
+    assert code == 3, doc
+    assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS"], [r["reason"] for r in doc["results"]]
+    assert [("cut short by --timeout" in a["reason"]) for a in doc["analyses"]] == [True, True]
