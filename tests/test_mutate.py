@@ -9,13 +9,15 @@ import pytest
 
 from verifier.analysis.vacuity import vacuous_claims
 from verifier.cli import main
+from verifier.engines.base import Budget
+from verifier.engines.explicit import keeping_searches, kept_search
 from verifier.ir.expr import pretty
 from verifier.ir.model import PHASE_VAR
 from verifier.lang import load_model, load_properties
 from verifier.mutation.analysis import mutate
 from verifier.mutation.equivalence import behaviour
 from verifier.mutation.operators import OPERATORS, apply, generate
-from verifier.runner import RunOptions, check_model
+from verifier.runner import RunOptions, check_loaded, check_model, claims_for
 
 HERE = Path(__file__).parent / "fixtures" / "mutation"
 MODEL = str(HERE / "tally.yaml")
@@ -146,6 +148,24 @@ def test_turn_structure_mutants_are_killed_by_claims_and_findings(turns_report):
     assert status("round_end: effect 'rounds := rounds + 1' left out").status == "survived"
 
 
+def test_one_job_in_this_process_decides_alike(report):
+    alone = mutate(MODEL, RunOptions(properties=PROPS), jobs=1)
+    assert [(o.mutant.id, o.status, o.reason) for o in alone.outcomes] == \
+        [(o.mutant.id, o.status, o.reason) for o in report.outcomes]
+
+
+def test_the_claims_search_is_reused_for_the_equivalence_digest():
+    model = load_model(MODEL)
+    concrete = model.instantiate()
+    fresh = behaviour(model, Budget())
+    options = RunOptions(properties=PROPS, engine="explicit", consistency=False, vacuity=False)
+    with keeping_searches([concrete]):
+        check_loaded(MODEL, [model], [claims_for(MODEL, model, options)], options)
+        assert kept_search(concrete) is not None          # the runner's own block kept it in this one
+        assert behaviour(model) == fresh
+    assert kept_search(concrete) is None
+
+
 def test_swapped_phases_start_play_in_the_second():
     swap = next(m for m in generate(*_as_written()) if m.operator == "swap-phases")
     model = _load(swap)
@@ -163,8 +183,9 @@ def test_cli_json_max_mutants_and_budget(capsys, tmp_path):
     assert main(["mutate", MODEL, "-p", PROPS, "--timeout", "0.000001", "-q"]) == 3
     assert "unknown" in capsys.readouterr().out
     assert main(["mutate", MODEL, "-p", PROPS, "--max-mutants", "0"]) == 2
+    assert main(["mutate", MODEL, "-p", PROPS, "--jobs", "0"]) == 2
     assert main(["mutate", MODEL, "-p", PROPS, "--only", "m99"]) == 2
-    assert main(["mutate", MODEL, "-p", PROPS, "--only", "m12,m26", "-f", "json", "-o", str(out)]) == 0
+    assert main(["mutate", MODEL, "-p", PROPS, "--only", "m12,m26", "--jobs", "1", "-f", "json", "-o", str(out)]) == 0
     assert [m["id"] for m in json.loads(out.read_text())["mutants"]] == ["m12", "m26"]
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from rich.console import Console
 
+from verifier.analysis.vacuity import vacuous_claims
 from verifier.cli.common import (
     EXIT_BUG_HELP,
     EXIT_FAILED,
@@ -21,12 +22,14 @@ from verifier.cli.common import (
     run_options,
     write_output,
 )
+from verifier.diagnostics import TurnproofError
+from verifier.lang import default_properties_path, load_properties
 from verifier.report.json_out import runs_json
 from verifier.report.junit import runs_junit
 from verifier.report.sarif import runs_sarif
 from verifier.report.text import findings_text, plain, trace_table
 from verifier.result import Finding, ModelRun
-from verifier.runner import check_model
+from verifier.runner import RunOptions, check_model
 
 FORMATS = ("text", "json", "junit", "sarif")
 
@@ -48,7 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "demands that a prohibition or another demand blocks (conflicts), actions whose "
                     "order matters but is not fixed (order-dependence, checked with Z3), mandatory "
                     "choices nobody is said to make, and differences between interpretation variants. "
-                    "Findings are grouped by rule section, each with its evidence.",
+                    "Findings are grouped by rule section, each with its evidence. When the model has a "
+                    "claim file (properties/<model>.yaml), lint checks none of its claims but warns about "
+                    "those that would hold vacuously: a trigger, scope opener or antecedent never reached "
+                    "(a warning only: it never changes the exit code).",
         epilog="examples:\n"
                "  turnproof lint models/wtactics.yaml\n"
                "  turnproof lint models/alice.yaml --variant literal --param TURNS=4\n"
@@ -68,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     options = replace(run_options(args, consistency=True), use_properties=False)
     try:
         runs = check_model(args.model, options, progress)
+        runs, note = with_vacuity(args.model, runs, options)
     finally:
         progress.done()
     if args.format == "json":
@@ -77,11 +84,28 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "sarif":
         text = json.dumps(runs_sarif(runs), indent=2) + "\n"
     else:
-        text = render_lint(runs, color=args.output is None and sys.stdout.isatty())
+        text = render_lint(runs, color=args.output is None and sys.stdout.isatty()) + note
     write_output(text, args.output)
     if any(run.new_findings for run in runs):
         return EXIT_FAILED
     return EXIT_UNKNOWN if any(run.analyses_unknown for run in runs) else EXIT_OK
+
+
+def with_vacuity(path: str, runs: list[ModelRun], options: RunOptions) -> tuple[list[ModelRun], str]:
+    """The runs with the claims of the model's claim file that hold vacuously (`analysis.vacuity`,
+    one search per reading); and a line saying why none were looked at when the file does not load."""
+    props_path = default_properties_path(path)
+    if props_path is None:
+        return runs, ""
+    out = []
+    for run in runs:
+        try:
+            props = load_properties(props_path, run.model)
+        except TurnproofError as err:
+            first = err.diagnostics[0].message if err.diagnostics else type(err).__name__
+            return runs, f"vacuity not checked: {props_path} does not load ({first}); `turnproof check` says where\n"
+        out.append(replace(run, vacuous=tuple(vacuous_claims(run.model, props, options.budget))))
+    return out, ""
 
 
 def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120) -> str:
@@ -98,6 +122,9 @@ def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120)
         if run.analyses_unknown:
             console.print(plain(f"UNKNOWN{f' [reading {run.model.variant}]' if run.model.variant else ''}: "
                                 f"{run.analyses_unknown}", style="magenta"))
+        for v in run.vacuous:
+            reading = f" [reading {run.model.variant}]" if run.model.variant else ""
+            console.print(plain(f"warning{reading}: {v.message}", style="yellow"))
     if not findings and any(run.analyses_unknown for run in runs):
         console.print("No consistency finding in the states explored; the rest is UNKNOWN.")
         return buf.getvalue()

@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "not a well-formed model; equivalent when its reachable states and labelled transitions "
                     "are the original's (checked by explicit search, not guessed). "
                     "Kill score = killed / (killed + survived). One reading is mutated: --variant, else the "
-                    "model's first. A mutant's search stops at ten times the original's states "
+                    "model's first. On a concrete model --engine auto means explicit search for the original and "
+                    "every mutant (exact at these values). A mutant's search stops at ten times the original's states "
                     "(at least 100,000; --max-states sets it): such a mutant is UNKNOWN.",
         epilog="examples:\n"
                "  turnproof mutate models/aeons_end.yaml\n"
@@ -66,11 +67,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--only", metavar="IDS",
                    help="check only these mutants, e.g. m3,m17 (ids of an earlier run; after adding claims, "
                         "re-checking the survivors is enough: a killed mutant stays killed)")
+    p.add_argument("--jobs", "-j", type=int, metavar="N",
+                   help="check N mutants at once, each in a forked worker (default: one per free CPU; "
+                        "1 checks them one after the other in this process)")
     p.add_argument("--all", action="store_true", help="list every mutant in the text output, not only survivors")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(Diagnostic(f"--jobs {args.jobs}: need at least 1",
+                                    hint="leave it out for one worker per free CPU"))
     if args.max_mutants is not None and args.max_mutants < 1:
         raise UsageError(Diagnostic(f"--max-mutants {args.max_mutants}: need at least 1",
                                     hint="leave it out to check every mutant"))
@@ -78,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         only = None if args.only is None else frozenset(x.strip() for x in args.only.split(",") if x.strip())
         report = mutate(args.model, run_options(args, consistency=not args.no_consistency), args.max_mutants, bar,
-                        only)
+                        only, args.jobs)
     finally:
         bar.done()
     if args.format == "json":

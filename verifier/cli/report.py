@@ -5,10 +5,14 @@ import argparse
 import sys
 
 from verifier.cli.common import EXIT_BUG_HELP, EXIT_UNKNOWN, Progress, add_model_options, exit_code, run_options
-from verifier.diagnostics import Diagnostic, UsageError
+from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
+from verifier.ir.model import Model
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
+from verifier.report.playouts import PlayoutView
 from verifier.runner import check_model
 from verifier.signals import past_deadline
+
+PLAYOUTS = 200      # games per model in the Playouts section
 
 EXIT_HELP = """exit codes:
   0  the report was written (whatever the verdicts: the pages show them)
@@ -26,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Check each MODEL (its claims from properties/<model>.yaml and the rules-consistency "
                     "analyses) and write a report folder: index.html and index.md listing every game, and "
                     "per game <game>.html and <game>.md with the phase diagram, the explored state graph, "
+                    "random playouts' statistics with plots (--playouts), "
                     "every verdict with its engine and statistics, every trace drawn on the phase diagram, "
                     "and every finding with its evidence; the diagrams are written beside them as SVG and "
                     "DOT, with FINDINGS.md and manifest.json. HTML pages are self-contained (no network, no "
@@ -51,6 +56,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="explore at most N states for the state graph (default 300000; a larger space is "
                         "drawn partially, and says so)")
     p.add_argument("--no-graph", action="store_true", help="do not explore or draw the state graph")
+    p.add_argument("--playouts", type=int, default=PLAYOUTS, metavar="N",
+                   help=f"play N seeded random games of each model (its first reading) for the Playouts "
+                        f"section: game and turn lengths, how often each action and phase comes up, hand "
+                        f"sizes, with plots (default {PLAYOUTS}, seed 0, so the same model gives the same "
+                        f"section; 0 leaves it out; turnproof simulate plays more)")
     p.add_argument("--timings", action="store_true",
                    help="show run times on the pages (they change on every run; without them the same "
                         "models give the same files, so a committed report folder stays unchanged)")
@@ -76,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
                                     hint="each model's claims are read from properties/<model>.yaml"))
     if args.graph_limit < 0 or args.graph_states < 1:
         raise UsageError(Diagnostic("--graph-limit must be 0 or more and --graph-states at least 1"))
+    if args.playouts < 0:
+        raise UsageError(Diagnostic(f"--playouts {args.playouts}: the number of games is 0 or more",
+                                    hint="0 leaves the Playouts section out"))
     options = run_options(args, consistency=not args.no_consistency)
     _check_names(args.models, options.params)      # before minutes of checking: two pages of one name
     all_runs = []
@@ -88,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     pages = [build_game(runs, state_graph=None if args.no_graph else game_graph(
                  runs[0].model, args.graph_limit, args.graph_states, options.budget.time_left()), graph_limit=args.graph_limit)
              for runs in all_runs]
+    for page in pages:
+        page.playouts = _playouts(page.model, page.slug, args.playouts, options.budget.time_left())
     written = write_site(pages, args.output, timings=args.timings, force=args.force)
     if not args.quiet:
         sys.stderr.write(f"wrote {len(written)} files to {args.output}: index.html, index.md and "
@@ -95,6 +110,22 @@ def run(args: argparse.Namespace) -> int:
     if args.gate:
         return max((exit_code(runs) for runs in all_runs), key=lambda c: {0: 0, 3: 1, 1: 2}.get(c, 3))
     return EXIT_UNKNOWN if past_deadline() else 0      # the --timeout cut it short: the pages say where
+
+
+def _playouts(model: Model, slug: str, games: int, time_left: float | None) -> PlayoutView | None:
+    """`games` seeded random playouts of `model` and their plots, or None (none asked for, free
+    parameters, no time left, or nothing to play)."""
+    from verifier.playout.play import PlayoutOptions, simulate
+    from verifier.report.playouts import playout_view
+
+    if games == 0 or not model.is_concrete or time_left == 0:
+        return None
+    try:
+        sim = simulate(model.instantiate(), [], PlayoutOptions(games=games, seed=0, timeout=time_left),
+                       path=model.path)
+    except TurnproofError:
+        return None
+    return playout_view(sim, slug)
 
 
 def _check_names(paths: list[str], params: dict) -> None:

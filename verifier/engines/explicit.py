@@ -114,7 +114,14 @@ _kept: ContextVar[dict[Model, StateSpace | None] | None] = ContextVar("turnproof
 def keeping_searches(models: Iterable[Model]) -> Iterator[None]:
     """Within the block, the engine's complete searches of these (instantiated) models are kept
     so that a later pass over the same state space (the consistency analyses) need not search
-    again: `kept_search`."""
+    again: `kept_search`. Nested in another such block, it keeps them in the outer one too (so
+    mutation analysis reuses a mutant's search after the runner's block has ended)."""
+    outer = _kept.get()
+    if outer is not None:
+        for model in models:
+            outer.setdefault(model, None)
+        yield
+        return
     token = _kept.set(dict.fromkeys(models))
     try:
         yield

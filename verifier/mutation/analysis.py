@@ -28,6 +28,7 @@ from functools import partial
 from verifier.analysis import analyse_model
 from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
 from verifier.engines.base import Budget
+from verifier.engines.explicit import keeping_searches
 from verifier.forking import fork_map
 from verifier.ir.model import Model
 from verifier.ir.props import Property
@@ -51,12 +52,18 @@ class _Reference:
 
 def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None = None,
            progress: Callable[[Outcome, int, int], None] | None = None,
-           only: frozenset[str] | None = None) -> MutationReport:
+           only: frozenset[str] | None = None, jobs: int | None = None) -> MutationReport:
     """Mutation analysis of one reading of the model file at `path` (`options.variant`, else
     its first). `options.budget.timeout` bounds the whole run; `max_mutants` checks an
     evenly spread selection of that many mutants; `only` names the mutants to check (their
     ids, `m12`: stable while the model file is unchanged). `progress(outcome, done, total)` is
-    called as each mutant is decided."""
+    called as each mutant is decided; `jobs` mutants are checked at once (default: one per
+    free CPU).
+
+    On a concrete model `--engine auto` means the explicit search for the original and every
+    mutant alike: exact at these parameter values, where a proof for every value adds nothing
+    to the comparison; and each mutant's claims search is kept for its analyses and its
+    equivalence digest (`explicit.keeping_searches`), so a mutant is searched once."""
     start = time.perf_counter()
     options = options or RunOptions()
     consistency = options.consistency
@@ -69,6 +76,8 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
 
     original = load_model(path, options.params, options.variant, edit=capture)
     options = replace(options, variant=original.variant)
+    if options.engine == "auto" and original.is_concrete:
+        options = replace(options, engine="explicit")
     props, props_path = claims_for(path, original, options)
     # claims proved for every parameter value are checked at these values: a mutant is compared
     # with the original on the same parameters, and one search decides them all
@@ -81,12 +90,13 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
                                         f"m1..m{len(mutants)})", hint="ids come from an earlier run of mutate"))
     chosen = _spread([m for m in mutants if only is None or m.id in only], max_mutants)
     options = replace(options, consistency=False, vacuity=False)     # the analyses run apart, below
-    ref_run = check_loaded(path, [original], [claims], _budgeted(options, deadline))[0]
     memo: dict = {}                 # the analyses' Z3 answers: forked workers start from the original's
-    findings = _findings(original, _remaining(options.budget, deadline), memo) if consistency else frozenset()
-    reference = _Reference({r.property.id: r.verdict for r in ref_run.results}, findings)
-    if original.is_concrete:
-        reference.digest = behaviour(original, _remaining(options.budget, deadline))
+    with keeping_searches([original.instantiate()] if original.is_concrete else []):
+        ref_run = check_loaded(path, [original], [claims], _budgeted(options, deadline))[0]
+        findings = _findings(original, _remaining(options.budget, deadline), memo) if consistency else frozenset()
+        reference = _Reference({r.property.id: r.verdict for r in ref_run.results}, findings)
+        if original.is_concrete:
+            reference.digest = behaviour(original, _remaining(options.budget, deadline))
     if options.budget.max_states is None:     # a mutant whose state space explodes is left open, not waited for
         largest = max((r.stats.states or 0 for r in ref_run.results), default=0)
         options = replace(options, budget=replace(options.budget, max_states=max(STATE_FLOOR, STATE_GROWTH * largest)))
@@ -99,7 +109,7 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
 
     job = partial(_check_mutant, path=path, options=options, claims=claims, reference=reference,
                   deadline=deadline, memo=memo if consistency else None)
-    outcomes = fork_map(job, chosen, arrived=arrived)
+    outcomes = fork_map(job, chosen, workers=jobs, arrived=arrived)
     return MutationReport(original.name, path, original.variant, original.instantiate().param_values,
                           claims[1], len(claims[0]), len(mutants), tuple(outcomes),
                           seconds=time.perf_counter() - start)
@@ -118,6 +128,16 @@ def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[
         return outcome("unknown", "not checked: the --timeout ran out first")
     try:
         model = load_model(path, options.params, options.variant, edit=partial(apply, mutant))
+    except TurnproofError as err:
+        return outcome("invalid", _first_line(err))
+    with keeping_searches([model.instantiate()] if model.is_concrete else []):
+        return _decide(model, path, options, claims, reference, deadline, memo, outcome)
+
+
+def _decide(model: Model, path: str, options: RunOptions, claims: tuple[list[Property], str | None],
+            reference: _Reference, deadline: float | None, memo: dict | None,
+            outcome: Callable[..., Outcome]) -> Outcome:
+    try:
         run = check_loaded(path, [model], [claims], _budgeted(options, deadline))[0]
         status, reason = _compare_claims(reference, run)
         if status in ("killed", "invalid"):

@@ -14,14 +14,15 @@ from __future__ import annotations
 import hashlib
 
 from verifier.engines.base import Budget
-from verifier.engines.explicit import explore
+from verifier.engines.explicit import explore, kept_search
 from verifier.ir.model import Model
 
 
 def behaviour(model: Model, budget: Budget | None = None) -> bytes | None:
-    """The digest of `model`'s reachable transition system, or None when the search was cut short."""
+    """The digest of `model`'s reachable transition system, or None when the search was cut short
+    (the complete search the claims' check kept, when there is one: `explicit.keeping_searches`)."""
     concrete = model.instantiate()
-    space = explore(concrete, budget or Budget())
+    space = kept_search(concrete) or explore(concrete, budget or Budget())
     if not space.complete:
         return None
     names = [a.name for a in concrete.actions]

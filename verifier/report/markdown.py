@@ -85,7 +85,8 @@ def _block(block) -> list[str]:
         d = block.diagram
         caption = inline(block.caption)
         return [f"![{_escape(d.alt or d.title)}]({d.stem}.svg)", "",
-                (caption + " " if caption else "") + f"([SVG]({d.stem}.svg), [DOT source]({d.stem}.dot))"]
+                (caption + " " if caption else "") + f"([SVG]({d.stem}.svg)"
+                + (f", [DOT source]({d.stem}.dot))" if d.dot else ")")]
     if isinstance(block, Pre):
         fence = "````" if "```" in block.text else "```"
         return [fence + "text", block.text, fence]

@@ -20,7 +20,7 @@ from verifier import __version__
 from verifier.files import file_stem
 from verifier.ir.expr import pretty
 from verifier.ir.model import EnumType, IntType, Modality, Model
-from verifier.report import diagrams, explain, trace_view
+from verifier.report import diagrams, explain, playouts, trace_view
 from verifier.report.doc import (
     Bullets,
     Defs,
@@ -41,6 +41,8 @@ from verifier.report.doc import (
     ok,
     verdict,
 )
+from verifier.report.playouts import PlayoutView
+from verifier.report.plots import Plot
 from verifier.result import SCALE_WORDS, CheckResult, Finding, ModelRun, Verdict
 from verifier.stategraph import StateGraph
 from verifier.trace import Trace
@@ -94,6 +96,7 @@ class GamePage:
     findings: list[Finding] = field(default_factory=list)
     finding_traces: dict[tuple[int, int], TraceView] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)     # path -> sha256
+    playouts: PlayoutView | None = None                        # random playouts' statistics and plots
 
     @property
     def model(self) -> Model:
@@ -103,13 +106,13 @@ class GamePage:
     def results(self) -> list[CheckResult]:
         return [r for run in self.runs for r in run.results]
 
-    def diagrams(self) -> list[Diagram]:
-        out = [self.phase_diagram]
+    def diagrams(self) -> list[Diagram | Plot]:
+        out: list[Diagram | Plot] = [self.phase_diagram]
         if self.state_graph is not None:
             out.append(self.state_graph.diagram)
         views = list(self.claim_traces.values()) + list(self.finding_traces.values())
         out += [t.diagram for t in views if t.diagram is not None and t.same_as is None]
-        return out
+        return out + (list(self.playouts.plots) if self.playouts is not None else [])
 
 
 def slugify(name: str) -> str:
@@ -317,8 +320,9 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
         doc.add(Note([ok("Every decided verdict is as expected" if open_ else "Every verdict is as expected"),
                       (" and every finding is acknowledged." if page.findings else " and there are no findings.")
                       + undecided_words]))
-    doc.add(Bullets([link("Turn structure", anchor="turn-structure"), link("Explored states", anchor="states"),
-                     link("Claims and verdicts", anchor="claims"), link("Findings", anchor="findings")]
+    doc.add(Bullets([link("Turn structure", anchor="turn-structure"), link("Explored states", anchor="states")]
+                    + ([link("Playouts", anchor=playouts.ANCHOR)] if page.playouts is not None else [])
+                    + [link("Claims and verdicts", anchor="claims"), link("Findings", anchor="findings")]
                     + ([link("Modelling notes", anchor="notes")] if len(paras) > 1 else [])
                     + [link("How to read this report", anchor="how-to-read")]))
 
@@ -353,12 +357,16 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
         if len(runs) > 1:
             doc.add(Para("Other readings have their own state counts, listed with each verdict below."))
 
+    if page.playouts is not None:
+        doc.blocks += playouts.playout_blocks(page.playouts)
+
     # -- claims
     doc.add(Heading(2, "Claims and verdicts", "claims"))
     if not results:
         doc.add(Para("No claims were checked (the model has no claim file)."))
     else:
         doc.blocks += _claims_summary(page)
+        doc.blocks += vacuity_blocks(runs)
         for cid in claim_ids(results):
             doc.blocks += _claim_blocks(page, cid, timings)
 
@@ -372,6 +380,22 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
         doc.add(Pre(textwrap.dedent("\n\n".join(paras[1:])).strip("\n")))
     doc.blocks += _legend_blocks(2)
     return doc
+
+
+def vacuity_blocks(runs: Sequence[ModelRun]) -> list:
+    """A note per claim part never reached (`analysis.vacuity`): the claim holds without saying anything."""
+    seen: dict[tuple[str, str, str], list[str]] = {}
+    for run in runs:
+        for v in run.vacuous:
+            seen.setdefault((v.claim, v.part, v.text), []).append(run.model.variant or "")
+    blocks = []
+    for (claim, part, text), readings in seen.items():
+        where = "" if readings == [""] or len(readings) == len(runs) else \
+            f" (reading{'s' if len(readings) > 1 else ''} {', '.join(readings)})"
+        blocks.append(Note([b("Vacuous: "), link(claim, anchor=f"claim-{claim}"), f"{where}: its {part} ",
+                            code(text), " is never reached, so what the claim says under it holds without saying "
+                                        "anything (for these parameters)."]))
+    return blocks
 
 
 def _phase_table(model: Model) -> list:

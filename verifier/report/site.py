@@ -76,7 +76,8 @@ def write_site(pages: Sequence[GamePage], out_dir: str | os.PathLike, timings: b
 
         for page in pages:
             for d in page.diagrams():
-                put(f"{d.stem}.dot", d.dot)
+                if d.dot:                       # a plot has no DOT source
+                    put(f"{d.stem}.dot", d.dot)
                 put(f"{d.stem}.svg", d.svg)
             put(f"{page.slug}.md", game_markdown(page, timings))
             put(f"{page.slug}.html", game_html(page, timings))
