@@ -10,7 +10,7 @@ from verifier.ir.model import Model
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
 from verifier.report.playouts import PlayoutView
 from verifier.runner import check_model
-from verifier.signals import past_deadline
+from verifier.signals import OutOfTime, after_cut, past_deadline
 
 PLAYOUTS = 200      # games per model in the Playouts section
 
@@ -118,14 +118,17 @@ def _playouts(model: Model, slug: str, games: int, time_left: float | None) -> P
     from verifier.playout.play import PlayoutOptions, simulate
     from verifier.report.playouts import playout_view
 
-    if games == 0 or not model.is_concrete or time_left == 0:
+    if games == 0 or not model.is_concrete or time_left == 0 or past_deadline():
         return None
     try:
         sim = simulate(model.instantiate(), [], PlayoutOptions(games=games, seed=0, timeout=time_left),
                        path=model.path)
+        return playout_view(sim, slug)
     except TurnproofError:
         return None
-    return playout_view(sim, slug)
+    except OutOfTime:                   # the --timeout's backstop: the page goes without the section
+        after_cut()
+        return None
 
 
 def _check_names(paths: list[str], params: dict) -> None:
