@@ -95,6 +95,8 @@ CASES = [
      "ctrl[0]: 1", "one push, pop"),
     ("the length assigned", "      ctrl: pop()\n", "      ctrl: pop()\n      stack_len: 0\n",
      "stack_len is the length of sequence stack", "stack_len: 0", "stack: pop"),
+    ("a condition that is not one", "      ctrl: pop()\n", "      ctrl: pop if 1\n", "expected a boolean, found an integer",
+     "1\n  - name: retarget", "compare the number"),
     ("a sequence used bare", 'when: "len(stack) > 0"', 'when: "stack > 0"', "'stack' is a sequence",
      "stack > 0", "top(stack)"),
     ("top of an array", "top(ctrl) != p", "top(mana) != p", "takes one sequence variable", "top(mana)",
@@ -117,3 +119,13 @@ def test_reset_turn_empties_a_sequence(tmp_path):
     model = load_model(str(path.parent / "stack.yaml"))
     written = {pretty(e.target): pretty(e.value) for e in model.action("pass turn").effects}
     assert written["stack_len"] == "0" and written["stack[2]"] == "0" and "ctrl_len" not in written
+
+
+def test_a_conditional_pop_leaves_an_empty_sequence_alone(tmp_path):
+    path = load(tmp_path, 'when: "len(stack) > 0"', "when: true")
+    path.write_text(path.read_text().replace("stack: pop\n", 'stack: "pop if len(stack) > 0"\n')
+                    .replace("ctrl: pop()\n", "ctrl: pop if len(ctrl) > 0\n")
+                    .replace("countered[resolved]: \"top(stack) == counter\"", "countered[resolved]: false"))
+    model = load_model(str(path)).instantiate()
+    (result,) = ExplicitEngine().check(model, [DeadlockFree(id="df", statement="no deadlock")], Budget())
+    assert result.verdict is Verdict.HOLDS, result.reason

@@ -800,17 +800,25 @@ class Loader:
     def read_seq_effect(self, seq: Variable, value: Node, scope: Scope) -> list[Assign]:
         """`s: push(v)` or `s: pop` (see `sequences`)."""
         text = value.value if isinstance(value.value, str) else ""
+        origin = value.origin()
+        when: Expr | None = None
+        guarded = sequences.WHEN_RE.match(text)
+        if guarded is not None:
+            cond = ExprReader(scope, Origin(origin.file, origin.positions[guarded.start(2):]), self.sink,
+                              guarded.group(2)).read(BOOL)
+            if cond is None:
+                return []
+            text, when = guarded.group(1), cond[0]
         pushed = sequences.PUSH_RE.match(text)
         if pushed is not None:
-            origin = value.origin()
             inner = ExprReader(scope, Origin(origin.file, origin.positions[pushed.start(1):]), self.sink,
                                pushed.group(1)).read(ty_of(seq.type))
-            return [] if inner is None else sequences.push(seq, inner[0], value.key_span)
+            return [] if inner is None else sequences.push(seq, inner[0], value.key_span, when)
         if sequences.POP_RE.match(text):
-            return sequences.pop(seq, value.key_span)
+            return sequences.pop(seq, value.key_span, when)
         self.sink.error(f"sequence {seq.name} changes by push(v) or pop, not '{value.value}'", value.span,
-                        hint=f"e.g. {seq.name}: push(x) puts x on top, {seq.name}: pop takes the top off; "
-                             f"{seq.name}[i]: v rewrites element i")
+                        hint=f"e.g. {seq.name}: push(x) puts x on top, {seq.name}: pop takes the top off "
+                             f"(`pop if c`: only where c holds); {seq.name}[i]: v rewrites element i")
         return []
 
     def read_for_each(self, key: str, loop: re.Match, value: Node, scope: Scope, what: str) -> list[Assign]:

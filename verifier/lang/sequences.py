@@ -8,7 +8,9 @@ first value to s[len - 1] and takes one off; `top(s)` is s[len - 1]; `s[i]`
 reads element i when 0 <= i < len (else the position N). Pushing onto a full
 sequence writes s[N] and popping (or `top` of) an empty one reads or writes
 s[-1]: the engines' index error, reported (UNKNOWN, with a trace to the state)
-like any index out of range. The engines see only the array and the length.
+like any index out of range. `push(v) if c` and `pop if c` change the sequence
+only where c holds (for effects that cannot be guarded, such as `on_enter`).
+The engines see only the array and the length.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from verifier.ir.model import Assign, BoolType, EnumType, IntType, Overflow, Var
 SEQ_RE = re.compile(r"^\s*seq\s*\[(.*)\]\s*$", re.S)
 PUSH_RE = re.compile(r"^\s*push\s*\((.*)\)\s*$", re.S)
 POP_RE = re.compile(r"^\s*pop\s*(\(\s*\))?\s*$")
+WHEN_RE = re.compile(r"^(\s*(?:push\s*\(.*\)|pop\s*(?:\(\s*\))?))\s+if\s+(.+)$", re.S)   # `pop if c`
 
 
 def length_name(name: str) -> str:
@@ -69,13 +72,26 @@ def element(var: Variable, i: Expr, span: Span | None = None) -> Index:
     return Index(var.name, App(Op.ITE, (inside, i, Const(capacity_of(var)))), span=span)
 
 
-def push(var: Variable, value: Expr, span: Span | None = None) -> list[Assign]:
+def push(var: Variable, value: Expr, span: Span | None = None, when: Expr | None = None) -> list[Assign]:
     n = length(var)
-    return [Assign(Index(var.name, n), value, span=span),
-            Assign(n, App(Op.ADD, (n, Const(1))), span=span)]
+    return _only_if([Assign(Index(var.name, n), value, span=span),
+                     Assign(n, App(Op.ADD, (n, Const(1))), span=span)], when)
 
 
-def pop(var: Variable, span: Span | None = None) -> list[Assign]:
+def pop(var: Variable, span: Span | None = None, when: Expr | None = None) -> list[Assign]:
     n = length(var)
-    return [Assign(top(var), first_value(var.type), span=span),
-            Assign(n, App(Op.SUB, (n, Const(1))), span=span)]
+    return _only_if([Assign(top(var), first_value(var.type), span=span),
+                     Assign(n, App(Op.SUB, (n, Const(1))), span=span)], when)
+
+
+def _only_if(effects: list[Assign], when: Expr | None) -> list[Assign]:
+    """`push(v) if c` / `pop if c`: where c is false, element 0 and the length keep their values."""
+    if when is None:
+        return effects
+    out = []
+    for a in effects:
+        target = a.target if isinstance(a.target, Var) else \
+            Index(a.target.name, App(Op.ITE, (when, a.target.index, Const(0))), span=a.target.span)
+        kept = a.target if isinstance(a.target, Var) else Index(a.target.name, Const(0))
+        out.append(Assign(target, App(Op.ITE, (when, a.value, kept)), span=a.span))
+    return out
