@@ -251,3 +251,12 @@ def test_forked_readings_are_cut_short_by_their_own_backstop(monkeypatch, capsys
     assert code == 3, doc
     assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS"], [r["reason"] for r in doc["results"]]
     assert [("cut short by --timeout" in a["reason"]) for a in doc["analyses"]] == [True, True]
+
+
+def test_the_backstop_in_the_comparison_of_readings_leaves_the_findings_unknown(monkeypatch, capsys, fast_backstop):
+    monkeypatch.setattr("verifier.analysis.across_readings", _hang)
+    code = main(["check", MODEL, "-p", PROPS, "--timeout", "0.5", "-q", "-f", "json"])
+    doc = _json(capsys)
+    assert code == 3
+    assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS", "HOLDS", "HOLDS"]
+    assert doc["findings"] == [] and "comparison and replay" in doc["analyses"][0]["reason"]

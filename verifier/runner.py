@@ -131,8 +131,12 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
     if options.consistency:
         from verifier.analysis import across_readings
 
-        findings = across_readings(models, [ctx for _, (ctx, _fs) in readings], [fs for _, (_ctx, fs) in readings],
-                                   [list(r.results) for r in runs])
+        try:
+            findings = across_readings(models, [ctx for _, (ctx, _fs) in readings],
+                                       [fs for _, (_ctx, fs) in readings], [list(r.results) for r in runs])
+        except CUT_SHORT as err:          # the findings are unknown, not absent: none is shown unreplayed
+            why = f"the comparison and replay of the analyses' findings was {_cut_reason(err, options.budget)}"
+            return [replace(r, analyses_unknown=r.analyses_unknown or why) for r in runs]
         runs = _with_findings(runs, findings)
     return runs
 

@@ -89,7 +89,9 @@ def limit_words(max_memory_mb: int | None = None) -> str:
     mb = max_memory_mb or _run.max_memory_mb
     if mb:
         return f"--max-memory {mb} MB reached" + (f" (shared by {_run.workers} workers)" if _run.workers > 1 else "")
-    return f"memory guard reached ({MEMORY_SHARE:.0%} of the memory available; set --max-memory to choose)"
+    least = _least_available()
+    of = f"of the {least[0] // MB:,} MB {least[1]} allows" if least else "of the memory available"
+    return f"memory guard reached ({MEMORY_SHARE:.0%} {of}; set --max-memory to choose)"
 
 
 def over_soft(max_memory_mb: int | None = None, upcoming: int = 0) -> bool:
@@ -286,10 +288,17 @@ def _read_limit(path: Path) -> int | None:
     return int(text) if text.isdigit() and int(text) < 1 << 60 else None
 
 
-@functools.lru_cache(maxsize=1)
 def _available() -> int | None:
     """The least of what the machine, RLIMIT_AS and the cgroups allow (read once)."""
-    limits = [x for x in (_physical(), _rlimit_as(), *cgroup_limits()) if x]
+    least = _least_available()
+    return None if least is None else least[0]
+
+
+@functools.lru_cache(maxsize=1)
+def _least_available() -> tuple[int, str] | None:
+    """The least of what the machine, RLIMIT_AS and the cgroups allow, and which of them it is."""
+    limits = [(x, what) for x, what in ((_physical(), "physical memory"), (_rlimit_as(), "ulimit -v"),
+                                         *((c, "the memory cgroup") for c in cgroup_limits())) if x]
     return min(limits) if limits else None
 
 

@@ -29,6 +29,7 @@ from typing import TypeAlias, assert_never
 
 import z3
 
+from verifier.engines.memory import bound_z3
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, state_vars
 from verifier.ir.model import ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow, Type
 
@@ -530,6 +531,7 @@ class Encoding:
         """`pred` is unsatisfiable in every in-range state (a quick check to drop trivial conditions)."""
         if z3.is_false(pred):
             return True
+        bound_z3()
         s = z3.Solver()
         s.set("timeout", 5000)
         s.add(self.param_constraints(), self.ranges(self.cur), extra, pred)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import z3
 
+from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Deadline, Outcome, Safety
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate
 from verifier.engines.symbolic.witness import Path
@@ -49,6 +50,7 @@ def pdr(problem: Safety, deadline: Deadline) -> Outcome:
     nxt = list(enc.nxt.slots) + params
     inv = z3.Function("Inv", *([z3.IntSort()] * len(cur)), z3.BoolSort())
     err = z3.Function("Err", z3.BoolSort())
+    bound_z3()
     fp = z3.Fixedpoint()
     fp.set(engine="spacer")
     fp.set("xform.slice", False)
@@ -108,6 +110,7 @@ def _verify(enc: Encoding, inv: Term, problem: Safety, deadline: Deadline) -> st
               ("is not inductive", [inv, ranges, enc.relation, ranges_next, negate(inv_next)]),
               ("does not exclude the bad states", [inv, ranges, problem.bad]))
     for what, parts in checks:
+        bound_z3()
         s = z3.Solver()
         s.set("timeout", deadline.ms(cap=60.0))
         s.add(conj(*parts))

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import z3
 
+from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Deadline
 from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.engines.symbolic.render import Renderer
@@ -105,6 +106,7 @@ def _synthesize(enc, actions, region, support, deadline) -> tuple[Ranking, list[
     relations = {a: conj(support, region, region_next, enc.action_relation(a)) for a in actions}
     feasible = []
     for a in actions:   # actions that never fire within the region need no rank
+        bound_z3()
         s = z3.Solver()
         s.set("timeout", deadline.ms(cap=30.0))
         s.add(relations[a])
@@ -152,6 +154,7 @@ def _component(enc, remaining, relations, cur_x, nxt_x, deadline):
     for _ in range(ROUNDS):
         if deadline.expired():
             return "timeout while searching for a ranking function"
+        bound_z3()
         opt = z3.Optimize()
         opt.set("timeout", deadline.ms(cap=30.0))
         opt.add(*bounds, z3.Or(*b.values()), *fitted)
@@ -174,6 +177,7 @@ def _component(enc, remaining, relations, cur_x, nxt_x, deadline):
         new = []
         for a in remaining:
             want = conj(f_cur - f_nxt >= 1, f_cur >= 0) if a in strict else f_cur - f_nxt >= 0
+            bound_z3()
             s = z3.Solver()
             s.set("timeout", deadline.ms(cap=30.0))
             s.add(relations[a], z3.Not(want))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import z3
 
+from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.ir.expr import Const
 from verifier.ir.model import BoolType, EnumType, IntType
@@ -234,6 +235,7 @@ def render(enc: Encoding, formula: Term, drop_implied: bool = True) -> str:
         kept = []
         background = conj(enc.param_constraints(), enc.ranges(enc.cur))
         for p in parts:
+            bound_z3()
             s = z3.Solver()
             s.set("timeout", 2000)
             s.add(background, z3.Not(p))
