@@ -32,3 +32,8 @@ def test_games_bench():
 def test_simulate_bench():
     out = bench("bench.simulate", "--games", "5", "--repeat", "1", "aeons_end")
     assert "| aeons_end | defaults | 5 |" in out
+
+
+def test_memory_guard_bench():
+    out = bench("bench.memory_guard", "--repeat", "1", "100")
+    assert "| 100 MB |" in out and out.rstrip().endswith("| 3 |")
