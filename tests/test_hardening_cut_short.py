@@ -92,7 +92,7 @@ def test_the_watchdog_cuts_the_analyses_short_and_the_claims_keep_their_verdicts
     monkeypatch.setattr(memory, "safe_to_raise", lambda _frame: True)     # the hog lives in this file
     monkeypatch.setattr("verifier.analysis.analyse_model", _hog)
     z3.main_ctx()                         # started first under --max-memory: counted in what is left
-    limit = memory.resident_bytes() // memory.MB + 80
+    limit = int(memory.resident_bytes() / memory.SOFT_SHARE) // memory.MB + 80   # the claims' search fits
     code = main(["check", MODEL, "-p", PROPS, "--max-memory", str(limit), "-q", "-f", "json"])
     doc = _json(capsys)
     assert code == 3
