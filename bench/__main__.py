@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -57,8 +58,10 @@ def measure(path: Path, store: str = "python", workers: int = 1) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp, "probe.py")            # a file, so that Dask's worker processes can start
         probe.write_text(PROBE)
+        source = str(HERE.parent)                # this checkout's verifier, also in Dask's worker processes
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))}
         out = subprocess.run([sys.executable, str(probe), str(path), store, str(workers)], capture_output=True,
-                             text=True, check=True, cwd=Path.cwd())
+                             text=True, check=True, cwd=Path.cwd(), env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
