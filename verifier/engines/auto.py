@@ -43,6 +43,7 @@ class AutoEngine:
         self.explicit_states = explicit_states
         self.strategy = strategy
         self.search = search
+        self._stopped: list[tuple[frozenset[str], tuple, int]] = []   # see `_beyond_cap`
 
     def _explicit(self):
         from verifier.engines.explicit import ExplicitEngine
@@ -56,13 +57,21 @@ class AutoEngine:
               progress: ProgressFn | None = None) -> list[CheckResult]:
         if not properties:
             return []
+        if len({p.id for p in properties}) < len(properties):
+            return _by_position(properties, lambda ps: self.check(model, ps, budget, progress))
         if not model.is_concrete:
             return self._free(model, properties, budget, progress)
         return self._concrete(model, properties, budget, progress)
 
     def check_explicit(self, model: Model, properties: Sequence[Property], budget: Budget,
                        progress: ProgressFn | None = None) -> list[CheckResult]:
-        """The explicit search alone, as `check` runs it on a concrete model (no symbolic retry)."""
+        """The explicit search alone, as `check` runs it on a concrete model (no symbolic retry);
+        skipped (UNKNOWN) for a model that extends one whose search already stopped at the cap."""
+        stopped = self._beyond_cap(model)
+        if stopped is not None:
+            return [replace(_note(CheckResult(p, Verdict.UNKNOWN, "explicit", params=model.param_values,
+                                              variant=model.variant), "explicit: skipped"), reason=stopped)
+                    for p in properties]
         return [_note(r, "explicit: concrete instance")
                 for r in self._explicit().check(model, properties, budget, progress)]
 
@@ -92,17 +101,24 @@ class AutoEngine:
     # ---- concrete: explicit first (capped), symbolic for what it cannot finish or must prove
     def _concrete(self, model, properties, budget, progress) -> list[CheckResult]:
         cap = self.explicit_states if budget.max_states is None else min(budget.max_states, self.explicit_states)
-        want_proof = [p for p in properties if p.expected == Verdict.PROVED.value]
+        stopped = self._beyond_cap(model)
+        first = list(properties) if stopped is not None else [p for p in properties
+                                                              if p.expected == Verdict.PROVED.value]
+        why_first = f"symbolic first: {stopped}" if stopped is not None else "symbolic: the claim expects a proof"
         out: dict[str, CheckResult] = {}
-        if want_proof:
-            for r in self._symbolic().check(model, want_proof, budget, progress):
-                if not _undecided(r):
-                    out[r.property.id] = _note(r, "symbolic: the claim expects a proof")
+        if first:
+            for r in self._symbolic().check(model, first, budget, progress):
+                if not _undecided(r) or stopped is not None:
+                    out[r.property.id] = _note(r, why_first)
         rest = [p for p in properties if p.id not in out]
         if rest:
             explicit = self._explicit().check(model, rest, replace(budget, max_states=cap), progress)
             for r in explicit:
                 out[r.property.id] = _note(r, "explicit: concrete instance")
+            if any((r.stats.states or 0) >= cap for r in explicit):
+                self._stopped.append((frozenset(v.name for v in model.variables), model.param_values, cap))
+        else:
+            rest = [p for p in properties if _undecided(out[p.id])] if stopped is not None else []
         retry = [p for p in rest if _undecided(out[p.id])]
         walkable = [p for p in retry if isinstance(p, (Invariant, Reachable))]
         left = budget.time_left()
@@ -113,7 +129,7 @@ class AutoEngine:
                     out[r.property.id] = _note(r, f"random runs: explicit search stopped "
                                                   f"({out[r.property.id].reason})")
             retry = [p for p in retry if _undecided(out[p.id])]
-        if retry and budget.time_left() != 0:          # no Z3 (not even its import) once time is up
+        if retry and stopped is None and budget.time_left() != 0:   # no Z3 (not even its import) once time is up
             for r in self._symbolic().check(model, retry, budget, progress):
                 before = out[r.property.id]
                 if _undecided(r) and not (r.verdict is Verdict.HOLDS_TO_DEPTH and
@@ -123,6 +139,25 @@ class AutoEngine:
                     continue
                 out[r.property.id] = _note(r, f"symbolic: explicit search stopped ({before.reason})")
         return [out[p.id] for p in properties]
+
+
+    def _beyond_cap(self, model: Model) -> str | None:
+        """Why an explicit search of `model` cannot finish, when it extends (the same parameter
+        values, the same variables and more: a monitor product) a model whose explicit search
+        here stopped at its state cap; None otherwise. Only the order of the engines depends on
+        it, never a verdict."""
+        names = {v.name for v in model.variables}
+        for base, params, cap in self._stopped:
+            if params == model.param_values and base <= names:
+                return f"an explicit search of the model it extends stopped at {cap:,} states"
+        return None
+
+
+def _by_position(properties: Sequence[Property], check) -> list[CheckResult]:
+    """`check` on claims that share an id (the safety and liveness parts of one monitored claim):
+    each is checked under an id of its own, so that no result stands in for another."""
+    own = [replace(p, id=f"{p.id}#{i}") for i, p in enumerate(properties)]
+    return [replace(r, property=p) for r, p in zip(check(own), properties)]
 
 
 def _undecided(r: CheckResult) -> bool:

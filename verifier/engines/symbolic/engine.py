@@ -73,7 +73,8 @@ class SymbolicEngine:
         if setup_error is not None:
             return [self._unknown(enc.model, p, setup_error) for p in properties]
         run = _Run(self, enc, budget)
-        return [run.claim(p) for p in properties]
+        share = CLAIM_SHARE if len(properties) > 1 else 1.0
+        return [run.claim(p, share) for p in properties]
 
     def _initial_error(self, enc: Encoding, budget: Budget) -> str | None:
         s = z3.Solver()
@@ -94,6 +95,8 @@ class SymbolicEngine:
                            variant=model.variant)
 
 
+CLAIM_SHARE = 0.5              # of the time left, for each claim of a call with several: one hard
+                               # claim cannot starve the others, nor what the run does after them
 STATES_PER_SECOND = 50_000     # what --max-states N is worth in Z3 time: N / this, at least a second
 
 
@@ -136,9 +139,10 @@ class _Run:
         return FALSE if self.enc.statically_false(err) else err
 
     # ---- one claim
-    def claim(self, original: Property) -> CheckResult:
+    def claim(self, original: Property, share: float = 1.0) -> CheckResult:
+        """Decide one claim within `share` of the time left (of --timeout, or of the default)."""
         start = time.perf_counter()
-        deadline = Deadline(claim_seconds(self.budget, self.engine.default_timeout))
+        deadline = Deadline(share * claim_seconds(self.budget, self.engine.default_timeout))
         p = map_claim(original, self.enc.model.fix_params)
         try:
             bound_z3()
