@@ -260,3 +260,11 @@ def test_the_backstop_in_the_comparison_of_readings_leaves_the_findings_unknown(
     assert code == 3
     assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS", "HOLDS", "HOLDS"]
     assert doc["findings"] == [] and "comparison and replay" in doc["analyses"][0]["reason"]
+
+
+def test_diff_after_the_backstop_compares_what_was_decided(monkeypatch, capsys, fast_backstop):
+    monkeypatch.setattr("verifier.analysis.analyse_model", _hang)
+    code = main(["diff", MODEL, MODEL, "--timeout", "0.5", "-q"])
+    out = capsys.readouterr().out
+    assert code == 3, out
+    assert "not compared: exploration incomplete (cut short by --timeout)" in out

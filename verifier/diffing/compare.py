@@ -133,6 +133,7 @@ def compare_behaviours(old_model, new_model, options: RunOptions, limit: int = 1
     """Reachable states of two versions (one variant), projected on the slots both share."""
     from verifier.engines.explicit import explore
     from verifier.semantics import layout
+    from verifier.signals import past_deadline
 
     old_m, new_m = _instantiated(old_model), _instantiated(new_model)
     old_slots = [s.name for s in layout(old_m).slots]
@@ -148,6 +149,8 @@ def compare_behaviours(old_model, new_model, options: RunOptions, limit: int = 1
     base = BehaviourDiff(new_model.variant, shared,
                          tuple(sorted(old_vars.keys() - new_vars.keys())),
                          tuple(sorted(new_vars.keys() - old_vars.keys())), notes=tuple(sorted(notes)))
+    if past_deadline():                   # the --timeout cut the checks short: no new searches
+        return replace(base, complete=False, reason="cut short by --timeout")
     old_space = explore(old_m, options.budget)
     new_space = explore(new_m, options.budget)
     base = replace(base, old_states=len(old_space.states), new_states=len(new_space.states))
