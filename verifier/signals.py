@@ -39,7 +39,7 @@ class OutOfTime(BaseException):
     words = "cut short by --timeout"
 
 
-PACKAGE = str(Path(__file__).resolve().parent)
+PACKAGE = (str(Path(__file__).parent), str(Path(__file__).resolve().parent))   # as imported, and resolved
 DEFER_SECONDS = 0.05     # an asynchronous exception waits this long for the run's own code ...
 DEFER_TIMES = 40         # ... at most this many times
 
@@ -49,7 +49,7 @@ def safe_to_raise(frame: FrameType | None) -> bool:
     through turnproof's own code, which is written for it, and not inside a library that may
     be left half-way (an object half built)."""
     name = frame.f_code.co_filename if frame is not None else ""
-    return name.startswith(PACKAGE) or name.startswith("<turnproof")
+    return name.startswith((*PACKAGE, "<turnproof"))
 
 
 def _raise_out_of_time(_signum, frame) -> None:
