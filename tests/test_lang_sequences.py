@@ -129,3 +129,11 @@ def test_a_conditional_pop_leaves_an_empty_sequence_alone(tmp_path):
     model = load_model(str(path)).instantiate()
     (result,) = ExplicitEngine().check(model, [DeadlockFree(id="df", statement="no deadlock")], Budget())
     assert result.verdict is Verdict.HOLDS, result.reason
+
+
+def test_the_analyses_survive_a_model_error_behind_a_look_ahead(tmp_path):
+    from verifier.analysis import analyse_model
+    path = load(tmp_path, "      stack: pop\n", "")          # the stack stays: resolve pops an empty ctrl
+    model = load_model(str(path))
+    ctx, _findings = analyse_model(model)
+    assert "out of range for ctrl" in ctx.unknown_reason

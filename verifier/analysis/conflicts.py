@@ -100,7 +100,11 @@ class Conflicts(Visitor):
             if self.ctx.is_final(target):
                 continue
             live += 1
-            if any(a == other and t is not None for a, _c, t, _g in self.ctx.expand(target)):
+            try:
+                firings = self.ctx.expand(target)
+            except EvalError:           # a model error there (the claims report it): nothing shown
+                return False
+            if any(a == other and t is not None for a, _c, t, _g in firings):
                 return False
         return live > 0
 

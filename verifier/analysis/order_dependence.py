@@ -42,7 +42,7 @@ from verifier.analysis.context import Context, Visitor
 from verifier.ir.expr import Expr, state_vars
 from verifier.ir.model import Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
 from verifier.result import Finding
-from verifier.semantics import actor_of
+from verifier.semantics import EvalError, actor_of
 
 KIND = "order-dependence"
 QUERY_SECONDS = 10.0            # Z3 time per pair
@@ -275,7 +275,13 @@ class OrderDependence(Visitor):
         return None
 
     def _after(self, s: int, action: int, choice):
-        for a, c, t, _g in self.ctx.expand(s):
+        """The state `action` with `choice` leads to from `s`; None when it cannot be taken there, or when
+        expanding `s` meets a model error (the claims report that; no order can be compared there)."""
+        try:
+            firings = self.ctx.expand(s)
+        except EvalError:
+            return None
+        for a, c, t, _g in firings:
             if a == action and c == choice and t is not None:
                 return t
         return None
