@@ -58,7 +58,7 @@ def test_an_inner_index_out_of_its_domain_is_a_model_error_with_a_trace(tmp_path
                     .replace("not seen[2][deck]", "not seen[deck][2]"))
     model = load_model(str(path)).instantiate()
     (result,) = ExplicitEngine().check(model, [DeadlockFree(id="df", statement="no deadlock")], Budget())
-    assert result.verdict is Verdict.UNKNOWN and "out of range for seen" in result.reason
+    assert result.verdict is Verdict.UNKNOWN and "out of range for seen (a 2-D array" in result.reason
     assert result.trace is not None and replay(layout(model), result.trace)
 
 

@@ -76,6 +76,7 @@ def test_misuse_is_a_model_error_with_a_trace(tmp_path, what, old, new, message)
     for engine in (ExplicitEngine(), SymbolicEngine()):
         (result,) = engine.check(model, [DeadlockFree(id="df", statement="no deadlock")], Budget())
         assert result.verdict is Verdict.UNKNOWN and message in result.reason, (engine, result.reason)
+        assert "a push onto a full one, -1 a pop or top of an empty one" in result.reason
         assert result.trace is not None
         replay(layout(model), result.trace)
 

@@ -69,8 +69,20 @@ class Layout:
         if index is None:
             return first
         if not lo <= index < lo + size:
-            raise EvalError(f"index {index} out of range for {var}")
+            raise EvalError(f"index {index} out of range for {self.error_name(var)}")
         return first + index - lo
+
+    def error_name(self, var: str) -> str:
+        """How an index error names array `var`; a sequence or a 2-D array says what its index means."""
+        v = self.variables[var]
+        if v.seq_length is not None:
+            cap = v.size()
+            return (f"{var} (a sequence of at most {cap}: index {cap} is a push onto a full one, -1 a pop or "
+                    f"top of an empty one, others s[i] past its length)")
+        if v.dims:
+            n2 = v.size() // (type_bounds(v.dims[0])[1] - type_bounds(v.dims[0])[0] + 1)
+            return f"{var} (a 2-D array stored row by row: [i][j] is position i * {n2} + j from its first element)"
+        return var
 
     def display(self, slot: Slot, value: int) -> object:
         t = self.variables[slot.var].type

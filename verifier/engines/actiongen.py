@@ -146,7 +146,7 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
         elif isinstance(eff.target.index, Const):
             value = eff.target.index.value
             if not ilo <= value < ilo + size:
-                lines.append(f"{pad}_bad_index({var.name!r}, {value})")
+                lines.append(f"{pad}_bad_index({lay.error_name(var.name)!r}, {value})")
                 return lines
             static = first + value - ilo
         else:
@@ -154,7 +154,7 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
             lines.append(f"{pad}{idx} = {w.expr(eff.target.index, env)}")
             iiv = interval(lay, eff.target.index, bound)
             if iiv is None or iiv[0] < ilo or iiv[1] >= ilo + size:
-                lines.append(f"{pad}if not {ilo} <= {idx} < {ilo + size}: _bad_index({var.name!r}, {idx})")
+                lines.append(f"{pad}if not {ilo} <= {idx} < {ilo + size}: _bad_index({lay.error_name(var.name)!r}, {idx})")
         viv = interval(lay, eff.value, bound)
         check = viv is None or viv[0] < lo or viv[1] > hi
         code = w.expr(eff.value, env)

@@ -397,11 +397,12 @@ class Writer:
 
     def read(self, name: str, index: Expr | None, env: dict[str, tuple[str, Interval]]) -> str:
         first, lo, size = self.lay.offsets[name]
+        label = self.lay.error_name(name)      # how an index error names the array
         if index is None:
             return self.static(first)
         if isinstance(index, Const):
             if not lo <= index.value < lo + size:
-                return f"_bad_index({name!r}, {index.value})"
+                return f"_bad_index({label!r}, {index.value})"
             return self.static(first + index.value - lo)
         code = self.expr(index, env)
         iv = interval(self.lay, index, {k: v[1] for k, v in env.items()})
@@ -409,20 +410,20 @@ class Writer:
         if self.mode == "tuple":
             if safe:
                 return f"s[{code} + {first - lo}]"
-            return f"s[_ix({code}, {first}, {lo}, {size}, {name!r})]"
+            return f"s[_ix({code}, {first}, {lo}, {size}, {label!r})]"
         w, vlo = self.p.widths[first], self.p.los[first]
         mask = (1 << w) - 1
         base = self.p.shifts[first] - w * lo
         if not w:
-            return str(vlo) if safe else f"({vlo} if {lo} <= {code} < {lo + size} else _bad_index({name!r}, {code}))"
+            return str(vlo) if safe else f"({vlo} if {lo} <= {code} < {lo + size} else _bad_index({label!r}, {code}))"
         plus = f" + {vlo}" if vlo else ""
         if safe:
             return f"(((s >> ({scaled(w, code)} + {base})) & {mask}){plus})"
         if self.no_walrus:
-            return f"_rd(s, {code}, {base}, {w}, {mask}, {vlo}, {lo}, {size}, {name!r})"
+            return f"_rd(s, {code}, {base}, {w}, {mask}, {vlo}, {lo}, {size}, {label!r})"
         q = self.fresh("_q")
         return (f"((((s >> ({scaled(w, q)} + {base})) & {mask}){plus}) if {lo} <= ({q} := {code}) < {lo + size}"
-                f" else _bad_index({name!r}, {q}))")
+                f" else _bad_index({label!r}, {q}))")
 
     # ---- expressions
     def expr(self, e: Expr, env: dict[str, tuple[str, Interval]]) -> str:
