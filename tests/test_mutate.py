@@ -217,3 +217,12 @@ def _as_written(path=MODEL):
 
 def _load(mutant):
     return load_model(MODEL, edit=partial(apply, mutant))
+
+
+def test_the_lowered_bookkeeping_is_not_mutated():
+    """A sequence's length and a duration's record are written by the loader, not the designer."""
+    fixtures = Path(__file__).parent / "fixtures" / "lang"
+    made = [m.description for name in ("stack.yaml", "until.yaml")
+            for m in generate(*_as_written(str(fixtures / name)))]
+    assert not [d for d in made if "_len :=" in d or "_until" in d]
+    assert any("'stack[stack_len] := c'" in d for d in made) and any("'shield[q] := true'" in d for d in made)

@@ -138,7 +138,11 @@ def _effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: s
     out: list[dict] = []
     base = {"span": None, **base}
     written = {pretty(a.target) for a in effects}
+    internal = {v.seq_length for v in model.variables if v.seq_length} | \
+        {v.name for v in model.variables if v.until_of}
     for k, eff in enumerate(effects):
+        if eff.target.name in internal:     # a sequence's length, a duration's record: not the designer's text
+            continue
         prefix = f"{pretty(eff.target)} := "
         span = eff.span or base["span"]
         for path, node in _sites(eff.value):
