@@ -77,7 +77,7 @@ def load(tmp_path_factory, text: str, claim: str, reach: bool):
     return model, prop
 
 
-SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                             HealthCheck.too_slow])
 BAD = {Invariant: Verdict.VIOLATED, Reachable: Verdict.HOLDS}
 DEPTH = 10          # BMC's unrolling (the explicit search of these models goes up to about 30 steps)
