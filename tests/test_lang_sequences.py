@@ -86,6 +86,8 @@ CASES = [
      "seq[Card, 0..8]"),
     ("capacity from 1", '"seq[Card, 0..3]"', '"seq[Card, 1..3]"', "capacity is 0..N", '"seq[Card, 1..3]"',
      "starts empty"),
+    ("capacity too large", '"seq[Card, 0..3]"', '"seq[Card, 0..999999999999]"', "at most 10,000 are allowed",
+     '"seq[Card, 0..9', "count cards instead"),
     ("unknown element type", '"seq[Card, 0..3]"', '"seq[Kard, 0..3]"', "unknown type 'Kard'", '"seq[Kard', "enum"),
     ("init too long", "    init: []", "    init: [0, 1, 0, 1]", "at most 3 elements", "[0, 1, 0, 1]",
      "bottom first"),

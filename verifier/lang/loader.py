@@ -458,6 +458,10 @@ class Loader:
                 self.sink.error("a sequence type needs an element type", type_node.span, hint=hint)
             return []
         lo, hi = fold(bounds[0]), fold(bounds[1])
+        if isinstance(lo, Const) and isinstance(hi, Const) and hi.value > MAX_ARRAY:
+            self.sink.error(f"sequence {name} holds up to {hi.value:,} elements; at most {MAX_ARRAY:,} are allowed",
+                            type_node.span, hint="a state holds counters, not a card list: count cards instead")
+            return []
         if not (isinstance(lo, Const) and isinstance(hi, Const)) or lo.value != 0 or hi.value < 1:
             self.sink.error(f"a sequence's capacity is 0..N with a constant N >= 1, not '{cap_text.strip()}'",
                             type_node.span, hint="a sequence starts empty and holds up to N elements: "
