@@ -13,8 +13,9 @@ reports anything: a search cut short proves no absence.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from verifier.analysis.context import EXPLORE_STATES
 from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packed_predicate
 from verifier.engines.explicit import explore, matches
@@ -63,13 +64,19 @@ def vacuous_claims(model: Model, claims: Sequence[Property], budget: Budget | No
     if not parts:
         return []
     if space is None or not space.complete:
-        space = explore(concrete, budget or Budget(), watch=[p for *_, p in parts], stop_when_found=True)
+        space = explore(concrete, _capped(budget or Budget()), watch=[p for *_, p in parts], stop_when_found=True)
         if not space.complete and any(f is None for f in space.found):
             return []          # stopped early: by a budget (absence unproved), or once all were found
         reached = [f is not None or k in space.watch_errors for k, f in enumerate(space.found)]
     else:
         reached = [_somewhere(space, pred) for *_, pred in parts]
     return [Vacuity(c.id, part, text, c.rule) for (c, part, text, _p), hit in zip(parts, reached) if not hit]
+
+
+def _capped(budget: Budget) -> Budget:
+    """At most the analyses' own state cap: beyond it the search would only spend the budget
+    the consistency analyses need (a search cut short reports nothing anyway)."""
+    return replace(budget, max_states=min(budget.max_states or EXPLORE_STATES, EXPLORE_STATES))
 
 
 def _somewhere(space, pred: Expr) -> bool:

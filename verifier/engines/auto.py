@@ -17,6 +17,10 @@ Policy:
   what is still open goes to the symbolic engine, which proves claims without
   enumerating states. Claims whose expected verdict is PROVED go to the
   symbolic engine first, since only a proof can meet that expectation.
+- **Beyond the cap**: a model that extends one whose explicit search here
+  stopped at the cap (a monitor product: the same parameter values, the same
+  variables and more) goes to the symbolic engine first and then to random
+  runs; its explicit search is skipped, as it could not finish either.
 
 `CheckResult.engine` keeps the name of the method that decided ("explicit",
 "k-induction", "pdr", "bmc", "ranking"); `evidence["auto"]` says why it ran.
