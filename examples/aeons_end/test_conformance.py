@@ -15,7 +15,7 @@ from verifier.testgen.runtime import Conformance, Oracle
 from examples.aeons_end.adapter import make_engine as make_engine
 
 MODEL = Path(__file__).parent / '../../models/aeons_end.yaml'
-MODEL_SHA256 = 'abc3538cee407f09c797814a20e0271840447885ff815a8f054617eb3d644db2'
+MODEL_SHA256 = '89cc65b149988ac3cc2e6280845f950aaa76b4ad546cab0e01d205b0d7da0f7b'
 PARAMS = {}
 VARIANT = 'flip_on_draw'
 
