@@ -71,6 +71,13 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "freeze-thaws": "HOLDS",
         "turn-ends": "HOLDS",
         "game-ends": "VIOLATED",
+        # the Action phase is optional play: it can end with each kind still affordable
+        "action-ends-with-card-payable": "VIOLATED",
+        "action-ends-with-curse-payable": "VIOLATED",
+        "action-ends-with-blessing-payable": "VIOLATED",
+        "action-ends-with-stalwart-payable": "VIOLATED",
+        "action-ends-with-freeze-payable": "VIOLATED",
+        "action-ends-with-attacker-ready": "VIOLATED",
     },
     "alpha_clash": {
         "expansion-before-primary": "HOLDS",

@@ -123,6 +123,15 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "power-discarded-once": "HOLDS",
         "while-prepped-needs-spell": "HOLDS",
         "main-phase-every-turn": "HOLDS",
+        # every Main action is optional: the phase can end with each still allowed
+        "main-ends-with-cards-in-hand": "VIOLATED",
+        "main-ends-with-spell-unprepped": "VIOLATED",
+        "main-ends-with-card-affordable": "VIOLATED",
+        "main-ends-with-charge-affordable": "VIOLATED",
+        "main-ends-with-focus-affordable": "VIOLATED",
+        "main-ends-with-opening-affordable": "VIOLATED",
+        "main-ends-with-while-prepped-unused": "VIOLATED",
+        "main-ends-with-power-discardable": "VIOLATED",
     },
 }
 
