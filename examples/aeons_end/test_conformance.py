@@ -15,7 +15,7 @@ from verifier.testgen.runtime import Conformance, Oracle
 from examples.aeons_end.adapter import make_engine as make_engine
 
 MODEL = Path(__file__).parent / '../../models/aeons_end.yaml'
-MODEL_SHA256 = '89cc65b149988ac3cc2e6280845f950aaa76b4ad546cab0e01d205b0d7da0f7b'
+MODEL_SHA256 = '7ea7d8459f1c62372977bc7fe20dff0afecc6e669cc2db1e1d84e20a94b0249a'
 PARAMS = {}
 VARIANT = 'flip_on_draw'
 
