@@ -204,3 +204,13 @@ def test_empty_end_and_final_states_have_no_successor():
     r = check(final, DeadlockFree(id="dl"), "kind")
     assert r.verdict is Verdict.PROVED     # the final state is not a deadlock
     assert FALSE is not None
+
+
+def test_a_ranking_search_out_of_time_says_so():
+    from verifier.engines.symbolic.core import Deadline
+    from verifier.engines.symbolic.encode import negate
+    from verifier.engines.symbolic.ranking import TIMEOUT, synthesize
+
+    enc = Encoding(deck_game(3).instantiate())
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), enc.ranges(enc.cur), Deadline(0.0))
+    assert ranking.components is None and ranking.reason == TIMEOUT

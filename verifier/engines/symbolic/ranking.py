@@ -33,6 +33,7 @@ from verifier.engines.symbolic.render import Renderer
 
 COEFF_MAX = 16          # |coefficient| bound of the template
 ROUNDS = 80             # counterexample rounds per component
+TIMEOUT = "the time for this claim ran out while searching for a ranking function"
 REFINEMENTS = 6         # rounds of strengthening the support with invariants
 
 
@@ -112,7 +113,8 @@ def _synthesize(enc, actions, region, support, deadline) -> tuple[Ranking, list[
         s.add(relations[a])
         r = s.check()
         if r == z3.unknown:
-            return Ranking(None, f"Z3 returned unknown on the transitions of {enc.model.actions[a].name}"), None
+            return Ranking(None, TIMEOUT if deadline.expired() else
+                           f"Z3 returned unknown on the transitions of {enc.model.actions[a].name}"), None
         if r == z3.sat:
             feasible.append(a)
     remaining = feasible
@@ -121,7 +123,7 @@ def _synthesize(enc, actions, region, support, deadline) -> tuple[Ranking, list[
     labels = [s.name for s in enc.slots] + list(enc.params)
     while remaining:
         if deadline.expired():
-            return Ranking(None, "timeout while searching for a ranking function"), None
+            return Ranking(None, TIMEOUT), None
         comp = _component(enc, remaining, relations, cur_x, nxt_x, deadline)
         if isinstance(comp, str):
             return Ranking(None, comp), None
@@ -153,7 +155,7 @@ def _component(enc, remaining, relations, cur_x, nxt_x, deadline):
     size = z3.Sum(*[z3.If(ci >= 0, ci, -ci) for ci in c]) if n else z3.IntVal(0)
     for _ in range(ROUNDS):
         if deadline.expired():
-            return "timeout while searching for a ranking function"
+            return TIMEOUT
         bound_z3()
         opt = z3.Optimize()
         opt.set("timeout", deadline.ms(cap=30.0))
@@ -167,7 +169,7 @@ def _component(enc, remaining, relations, cur_x, nxt_x, deadline):
                             f"+-{COEFF_MAX}) for {', '.join(enc.model.actions[a].name for a in remaining)}",
                             [xs for _, xs, _ in reversed(samples)])
         if r != z3.sat:
-            return "Z3 gave up while choosing ranking coefficients"
+            return TIMEOUT if deadline.expired() else "Z3 gave up while choosing ranking coefficients"
         m = opt.model()
         coeffs = [m.eval(ci, model_completion=True).as_long() for ci in c]
         constant = m.eval(d, model_completion=True).as_long()
@@ -183,7 +185,8 @@ def _component(enc, remaining, relations, cur_x, nxt_x, deadline):
             s.add(relations[a], z3.Not(want))
             r = s.check()
             if r == z3.unknown:
-                return f"Z3 returned unknown checking a ranking candidate on {enc.model.actions[a].name}"
+                return TIMEOUT if deadline.expired() else \
+                    f"Z3 returned unknown checking a ranking candidate on {enc.model.actions[a].name}"
             if r == z3.sat:
                 mm = s.model()
                 new.append((a, [mm.eval(x, model_completion=True).as_long() for x in cur_x],
