@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar, cast
@@ -52,7 +53,7 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
                 pipe, child_end = context.Pipe(duplex=False)
                 process = context.Process(target=_child, args=(fn, items[k], child_end, workers, resident_bytes()),
                                           daemon=True)
-                process.start()
+                _start(process)
                 child_end.close()
                 running[pipe] = (k, process)
             for ready in wait(list(running)):
@@ -90,9 +91,28 @@ def _stop(running: dict) -> None:
     running.clear()
 
 
+HELD = {signal.SIGTERM, signal.SIGINT}     # held back while a worker is forked
+
+
+def _start(process) -> None:
+    """Fork a worker with SIGTERM and SIGINT held back: one arriving during the fork is delivered
+    just after it, in the parent's own code (raised inside a library's at-fork hook, the handler's
+    exception would be swallowed and the signal lost). The worker lets them through again."""
+    if not hasattr(signal, "pthread_sigmask"):
+        process.start()
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+    try:
+        process.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _child(fn, item, pipe, workers: int, shared: int) -> None:
     try:
         default_signals_in_child()
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
         set_workers(workers, shared)  # the memory limit is shared, not each worker's
         rewatch_in_child()
         pipe.send((True, fn(item)))
