@@ -163,6 +163,22 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "main-ends-with-opening-affordable": "VIOLATED",
         "main-ends-with-while-prepped-unused": "VIOLATED",
         "main-ends-with-power-discardable": "VIOLATED",
+        # what each Main-phase action gives, costs and may be done with
+        "casting-keeps-cards": "HOLDS",
+        "closed-breach-spell-can-win": "VIOLATED",
+        "last-card-not-a-gem": "VIOLATED",
+        "last-card-not-a-relic": "VIOLATED",
+        "gem-gives-aether": "HOLDS",
+        "relic-gives-exactly-one-option": "HOLDS",
+        "gem-playable": "HOLDS",
+        "card-never-bought-with-all-aether": "VIOLATED",
+        "no-buy-to-full-collection-with-spell-on-breach-i": "VIOLATED",
+        "no-buy-to-full-collection-without-spell": "VIOLATED",
+        "charge-costs-two": "HOLDS",
+        "charge-bought": "HOLDS",
+        "focus-closed-breach": "HOLDS",
+        "open-closed-breach-at-cost": "HOLDS",
+        "focus-lasts-the-turn": "HOLDS",
     },
 }
 
