@@ -278,3 +278,12 @@ def test_asynchronous_exceptions_wait_for_turnproof_own_code():
     assert not signals.safe_to_raise(sys._getframe())            # this test file: a library to the run
     own = runner._cut_reason.__code__.co_filename
     assert any(own.startswith(p) for p in signals.PACKAGE)
+
+
+def test_report_without_the_gate_exits_3_when_a_state_budget_cut_the_analyses(deep, capsys, tmp_path):
+    """Not only --timeout: whatever budget left something UNKNOWN, the report says so with exit 3."""
+    out = tmp_path / "site"
+    code = main(["report", deep, "--no-properties", "--max-states", "1000", "-o", str(out), "-q",
+                 "--playouts", "0", "--no-graph"])
+    assert code == 3, capsys.readouterr().err
+    assert "stopped after 1,000 states" in (out / "FINDINGS.md").read_text(encoding="utf-8")

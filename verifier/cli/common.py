@@ -160,11 +160,15 @@ def exit_code(runs: Sequence[ModelRun]) -> int:
     failed = any(not r.as_expected and r.verdict is not Verdict.UNKNOWN for r in results)
     if failed or any(run.new_findings for run in runs):
         return EXIT_FAILED
-    if any(r.verdict is Verdict.UNKNOWN and not r.as_expected for r in results) or \
-            any(r.verdict is Verdict.UNKNOWN and r.property.expected is None for r in results) or \
-            any(run.analyses_unknown for run in runs):
-        return EXIT_UNKNOWN
-    return EXIT_OK
+    return EXIT_UNKNOWN if left_unknown(runs) else EXIT_OK
+
+
+def left_unknown(runs: Sequence[ModelRun]) -> bool:
+    """Whether a budget (or an engine giving up) left a claim or the analyses UNKNOWN where
+    that was not the expected verdict."""
+    results = [r for run in runs for r in run.results]
+    return any(r.verdict is Verdict.UNKNOWN and (not r.as_expected or r.property.expected is None)
+               for r in results) or any(run.analyses_unknown for run in runs)
 
 
 def write_output(text: str, output: str | None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from verifier.cli.common import EXIT_BUG_HELP, EXIT_UNKNOWN, Progress, add_model_options, exit_code, run_options
+from verifier.cli.common import EXIT_BUG_HELP, EXIT_UNKNOWN, Progress, add_model_options, exit_code, left_unknown, run_options
 from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
 from verifier.ir.model import Model
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
@@ -18,8 +18,8 @@ EXIT_HELP = """exit codes:
   0  the report was written (whatever the verdicts: the pages show them)
   1  with --gate: a claim not as expected or an unacknowledged finding (the report is written)
   2  model, property or usage error: nothing is written and the previous report stays as it was
-  3  with --gate: a budget left a claim UNKNOWN; without it: --timeout cut the run short
-     (either way the report is written, saying what was left UNKNOWN)
+  3  a budget (--timeout, --max-states, --max-memory) left a claim or the analyses UNKNOWN
+     (the report is written, saying what was left UNKNOWN)
 """ + EXIT_BUG_HELP
 
 
@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
                          f"{len(pages)} game page{'s' if len(pages) != 1 else ''}\n")
     if args.gate:
         return max((exit_code(runs) for runs in all_runs), key=lambda c: {0: 0, 3: 1, 1: 2}.get(c, 3))
-    return EXIT_UNKNOWN if past_deadline() else 0      # the --timeout cut it short: the pages say where
+    cut_short = past_deadline() or any(left_unknown(runs) for runs in all_runs)
+    return EXIT_UNKNOWN if cut_short else 0            # a budget cut it short: the pages say where
 
 
 def _playouts(model: Model, slug: str, games: int, time_left: float | None) -> PlayoutView | None:
