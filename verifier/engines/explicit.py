@@ -163,18 +163,8 @@ def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, star
 def _finish_watches(space: StateSpace, exprs: Sequence[Expr]) -> None:
     """Watched expressions on the states the loop stored but did not expand."""
     for k, e in enumerate(exprs):
-        if space.watch[k] is not None or space.head >= len(space.packed):
-            continue
-        pred = packed_predicate(space.lay, e)
-        for i in range(space.head, len(space.packed)):
-            try:
-                if pred(space.packed[i]):
-                    space.watch[k] = i
-                    break
-            except EvalError as err:
-                space.watch[k] = -1
-                space.watch_errors[k] = (i, str(err))
-                break
+        if space.watch[k] is None and space.head < len(space.packed):
+            space.watch_unexpanded(k, packed_predicate(space.lay, e))
 
 
 def _found(space: StateSpace, watch: Sequence) -> list[int | None]:

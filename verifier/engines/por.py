@@ -408,12 +408,4 @@ def _watch_rest(space: StateSpace, preds: list) -> None:
     for k, pred in enumerate(preds):
         if space.watch[k] is not None:
             continue
-        for i in range(space.head, len(space.packed)):
-            try:
-                if pred(space.packed[i]):
-                    space.watch[k] = i
-                    break
-            except EvalError as err:
-                space.watch[k] = -1
-                space.watch_errors[k] = (i, str(err))
-                break
+        space.watch_unexpanded(k, pred)

@@ -22,7 +22,7 @@ from verifier.engines.bfsgen import Expander, compile_expander, packing_of
 from verifier.engines.codegen import Packing
 from verifier.engines.symmetry import Canon, canonicalizer
 from verifier.ir.model import Action, Model
-from verifier.semantics import Gap, Layout, State
+from verifier.semantics import EvalError, Gap, Layout, State
 from verifier.trace import Trace, build_trace
 
 
@@ -145,6 +145,19 @@ class StateSpace:
         self._index, self._expander = None, None
         self.canon = canonicalizer(self.lay, self.packing) if symmetry.NAME in self.reductions else None
         self.depth, self.states = DepthView(self), StatesView(self)
+
+    def watch_unexpanded(self, k: int, pred: Callable[[Any], bool]) -> None:
+        """Watched predicate `k` on the states stored but not expanded: the first that satisfies
+        it, or -1 and the error where evaluating it raised."""
+        for i in range(self.head, len(self.packed)):
+            try:
+                if pred(self.packed[i]):
+                    self.watch[k] = i
+                    return
+            except EvalError as err:
+                self.watch[k] = -1
+                self.watch_errors[k] = (i, str(err))
+                return
 
     def release_lookups(self) -> None:
         """Free the visited set and the state index of a finished search (`index_of`

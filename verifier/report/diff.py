@@ -130,16 +130,7 @@ def _summary_text(d: ModelDiff) -> str:
                 title = f"{c.claim}{_v(variant) if len(members) > 1 else ''}: {what}"
                 line += f"; {traces.ref(title, trace)}"
             out.append(line)
-    if d.claims_added or d.claims_removed:
-        out.append("\nclaims only in one version:")
-        out += [f"  + {c.claim}{_variants(vs)} (NEW): {c.new_verdict}" for c, vs in _grouped(d.claims_added)]
-        out += [f"  - {c.claim}{_variants(vs)} (OLD): {c.old_verdict}" for c, vs in _grouped(d.claims_removed)]
-    if d.findings_appeared or d.findings_gone:
-        out.append("\nfindings:")
-        out += [f"  + {f.key}{_v(v)}: {f.message}" for v, f in d.findings_appeared]
-        out += [f"  - {f.key}{_v(v)}: {f.message}" for v, f in d.findings_gone]
-    if d.variants_added or d.variants_removed:
-        out.append(f"\nvariants only in NEW: {d.variants_added or '-'}; only in OLD: {d.variants_removed or '-'}")
+    out += _one_sided_lines(d)
     if d.behaviours:
         out.append("\nreachable behaviour (states compared on the slots both versions share):")
     for b in d.behaviours:
@@ -159,6 +150,22 @@ def _summary_text(d: ModelDiff) -> str:
         out.append("\ntraces (the shortest of each change; --full lists every departure with its trace):")
         out += traces.lines
     return "\n".join(out) + "\n"
+
+
+def _one_sided_lines(d: ModelDiff) -> list[str]:
+    """Claims, findings and variants present in one version only (summary and full alike)."""
+    out: list[str] = []
+    if d.claims_added or d.claims_removed:
+        out.append("\nclaims only in one version:")
+        out += [f"  + {c.claim}{_variants(vs)} (NEW): {c.new_verdict}" for c, vs in _grouped(d.claims_added)]
+        out += [f"  - {c.claim}{_variants(vs)} (OLD): {c.old_verdict}" for c, vs in _grouped(d.claims_removed)]
+    if d.findings_appeared or d.findings_gone:
+        out.append("\nfindings:")
+        out += [f"  + {f.key}{_v(v)}: {f.message}" for v, f in d.findings_appeared]
+        out += [f"  - {f.key}{_v(v)}: {f.message}" for v, f in d.findings_gone]
+    if d.variants_added or d.variants_removed:
+        out.append(f"\nvariants only in NEW: {d.variants_added or '-'}; only in OLD: {d.variants_removed or '-'}")
+    return out
 
 
 def _side_line(title: str, side: OneWay, variant: str | None, traces: _Traces) -> str:
@@ -189,16 +196,7 @@ def _full_text(d: ModelDiff) -> str:
             if why:
                 variant = f" in variant {c.variant}" if len(variants) > 1 else ""
                 out += [f"    {why[0]}{variant} ({len(why[1])} steps):", trace_text(why[1], "      ")]
-    if d.claims_added or d.claims_removed:
-        out.append("\nclaims only in one version:")
-        out += [f"  + {c.claim}{_variants(vs)} (NEW): {c.new_verdict}" for c, vs in _grouped(d.claims_added)]
-        out += [f"  - {c.claim}{_variants(vs)} (OLD): {c.old_verdict}" for c, vs in _grouped(d.claims_removed)]
-    if d.findings_appeared or d.findings_gone:
-        out.append("\nfindings:")
-        out += [f"  + {f.key}{_v(v)}: {f.message}" for v, f in d.findings_appeared]
-        out += [f"  - {f.key}{_v(v)}: {f.message}" for v, f in d.findings_gone]
-    if d.variants_added or d.variants_removed:
-        out.append(f"\nvariants only in NEW: {d.variants_added or '-'}; only in OLD: {d.variants_removed or '-'}")
+    out += _one_sided_lines(d)
     for b in d.behaviours:
         out.append(f"\nreachable behaviour{_v(b.variant)}: OLD {b.old_states:,} states, NEW {b.new_states:,} states; "
                    f"compared on {len(b.shared)} shared slots")
