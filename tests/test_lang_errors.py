@@ -260,3 +260,11 @@ def test_unknown_variant_lists_the_valid_ones(tmp_path):
         load_model(str(write(tmp_path)), variant="lenient")
     (d,) = info.value.diagnostics
     assert "unknown variant 'lenient'" in d.message and "strict, loose" in d.hint
+
+
+def test_a_long_unparsable_expression_is_clipped_in_the_message(tmp_path):
+    """The excerpt under the message shows the source; the message itself stays one readable line."""
+    long_guard = "(( " + "hand[active] > 0 and " * 40 + "true"
+    path = write(tmp_path, '"hand[active] > 0"', f'"{long_guard}"')
+    d = the_error(path, "cannot parse expression")
+    assert "..." in d.message and len(d.message) < 300

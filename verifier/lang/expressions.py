@@ -12,7 +12,7 @@ from importlib.resources import files
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from verifier.diagnostics import DiagnosticSink, Span
+from verifier.diagnostics import SHOWN_WIDTH, DiagnosticSink, Span
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, conj, disj, map_expr, substitute, walk
 from verifier.ir.model import Definition
 from verifier.ir.props import PREV_MARK
@@ -146,7 +146,9 @@ class ExprReader:
             what, pos = "unexpected end of expression", len(self.text.rstrip())
             hint = hint or self._expected(getattr(err, "expected", ())) or \
                 "the expression stops too early: something is missing at its end"
-        self.sink.error(f"cannot parse expression '{self.text.strip()}': {what}",
+        text = self.text.strip()        # the excerpt under the message shows the rest
+        shown = text if len(text) <= SHOWN_WIDTH else text[:SHOWN_WIDTH] + "..."
+        self.sink.error(f"cannot parse expression '{shown}': {what}",
                         self.origin.span(pos if pos is not None and pos >= 0 else 0),
                         hint=hint or "see docs/LANGUAGE.md, section Expressions")
 
