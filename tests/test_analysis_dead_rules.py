@@ -24,8 +24,11 @@ def test_nothing_dead_when_everything_is_used():
     assert of_kind(analyse("dead_no"), "dead-rule") == {}
 
 
-def test_no_dead_rule_from_an_incomplete_search():
-    assert of_kind(analyse("dead_yes", budget=Budget(max_states=2)), "dead-rule") == {}
+def test_dead_rule_proved_beyond_an_incomplete_search():
+    full = of_kind(analyse("dead_yes"), "dead-rule")
+    cut = of_kind(analyse("dead_yes", budget=Budget(max_states=2)), "dead-rule")
+    assert set(cut) == set(full) != set()
+    assert all(f.engine != "explicit" and "beyond the 2 explored states" in f.scope for f in cut.values())
 
 
 def test_gap_blocked_action_is_left_to_the_gap_finding():

@@ -1,4 +1,5 @@
-"""Independent jobs in forked children, one per free CPU: `fork_map`.
+"""Independent jobs in forked children, one per free CPU: `fork_map`; one job beside the
+caller's own work: `Alongside`.
 
 A forked child sees everything the parent holds (models, generated code)
 without copying; only its result travels back, pickled. Where `fork` is
@@ -13,7 +14,7 @@ import os
 import signal
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from verifier.engines.memory import resident_bytes, rewatch_in_child, set_workers
 from verifier.signals import default_signals_in_child
@@ -78,6 +79,49 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
         if arrived is not None:
             arrived(results[k])
     return [results[k] for k in range(len(items))]
+
+
+class Alongside(Generic[R]):
+    """`fn()` in a forked child started at once, while the caller goes on with its own work
+    (the consistency analyses beside the claims); `result()` waits for it. The two processes
+    share the memory limit as two workers do. Where `fork` is missing, or the child fails,
+    `result()` runs `fn` here instead (an error is then raised here, with its traceback)."""
+
+    def __init__(self, fn: Callable[[], R]):
+        self.fn = fn
+        self.pipe: Any = None
+        self.process: Any = None
+        if "fork" not in multiprocessing.get_all_start_methods():
+            return
+        context = multiprocessing.get_context("fork")
+        self.pipe, child_end = context.Pipe(duplex=False)
+        self.process = context.Process(target=_child, args=(_call, fn, child_end, 2, resident_bytes()), daemon=True)
+        _start(self.process)
+        child_end.close()
+        set_workers(2, resident_bytes())
+
+    def result(self) -> R:
+        if self.process is None:
+            return self.fn()
+        try:
+            ok, value = self.pipe.recv()
+        except (EOFError, OSError):
+            ok, value = False, None
+        finally:
+            self.close()
+        return value if ok else self.fn()
+
+    def close(self) -> None:
+        """Stop the child if it still runs (the caller was interrupted or cut short)."""
+        if self.process is None:
+            return
+        _stop({self.pipe: (0, self.process)})
+        self.process = None
+        set_workers(1)
+
+
+def _call(fn: Callable[[], R]) -> R:
+    return fn()
 
 
 def _stop(running: dict) -> None:

@@ -131,6 +131,7 @@ class ModelRun:
     seconds: float = 0.0
     properties_path: str | None = None
     analyses_unknown: str = ""    # why a budget cut the consistency analyses short ("": complete or off)
+    analyses_beyond: str = ""     # how the analyses decided past the states their search stored ("": not needed)
     vacuous: tuple[Any, ...] = ()   # verifier.analysis.vacuity.Vacuity: claims that hold without saying anything
 
     @property

@@ -13,7 +13,7 @@ from verifier.engines.base import Budget, Engine, ProgressFn, SearchOptions
 from verifier.engines.explicit import keeping_searches, kept_search
 from verifier.engines.memory import OutOfMemory
 from verifier.engines.memory import after_cut as memory_after_cut
-from verifier.forking import fork_map
+from verifier.forking import Alongside, fork_map, free_cpus
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
@@ -125,7 +125,8 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
             for key, answers in ctx.memo.items():
                 memo.setdefault(key, {}).update(answers)
 
-    readings = fork_map(lambda k: _reading(path, models[k], claims[k], engine, options, progress, memo),
+    beside = len(models) == 1 and free_cpus() >= 2     # else the readings take the CPUs
+    readings = fork_map(lambda k: _reading(path, models[k], claims[k], engine, options, progress, memo, beside),
                         range(len(models)), arrived=share)
     runs = [run for run, _ in readings]
     if options.consistency:
@@ -142,11 +143,25 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
 
 
 def _reading(path: str, model: Model, claims: tuple[list[Property], str | None], engine: Engine,
-             options: RunOptions, progress: ProgressFn | None, memo: dict):
-    """One reading: its ModelRun, and with the analyses on, their context and findings (the
-    analyses reuse the state space the claims' search kept). A budget's backstop (`CUT_SHORT`)
+             options: RunOptions, progress: ProgressFn | None, memo: dict, beside: bool = False):
+    """One reading: its ModelRun, and with the analyses on, their context and findings. With
+    `beside` (a CPU to spare), the analyses of a model with every parameter fixed run in a
+    forked child alongside the claims, on a search of their own; else after the claims,
+    reusing the state space the claims' search kept. A budget's backstop (`CUT_SHORT`)
     cuts it short: the claims decided by then keep their verdicts, the rest is UNKNOWN."""
     props, props_path = claims
+    analyse = options.consistency
+    alongside = Alongside(lambda: _analyses(model, options, memo)) \
+        if analyse and beside and model.is_concrete else None
+    try:
+        return _claims_then_analyses(path, model, props, props_path, engine, options, progress, memo, alongside)
+    finally:
+        if alongside is not None:
+            alongside.close()
+
+
+def _claims_then_analyses(path: str, model: Model, props: list[Property], props_path: str | None, engine: Engine,
+                          options: RunOptions, progress: ProgressFn | None, memo: dict, alongside):
     analyse = options.consistency
     with keeping_searches([model.instantiate()] if analyse and model.is_concrete else []):
         start = time.perf_counter()
@@ -164,20 +179,32 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
         run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path, vacuous=vacuous)
         if not analyse:
             return run, None
-        from verifier.analysis import analyse_model
-        from verifier.analysis.context import Context, Deadline
-
-        findings: list[Finding] = []
-        if cut:
-            ctx = Context.create(model, options.budget, Deadline(0), memo)
+        if alongside is not None:
+            ctx, findings = alongside.result()
+        elif cut:
+            ctx, findings = _not_analysed(model, options, memo, cut), []
         else:
-            try:
-                ctx, findings = analyse_model(model, options.budget, memo)
-            except CUT_SHORT as err:
-                cut = _cut_reason(err, options.budget)
-                ctx = Context.create(model, options.budget, Deadline(0), memo)
-        ctx.cut_short = cut
-        return replace(run, analyses_unknown=ctx.unknown_reason), (ctx, findings)
+            ctx, findings = _analyses(model, options, memo)
+        beyond = ctx.beyond.summary() if ctx.beyond is not None else ""
+        return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond), (ctx, findings)
+
+
+def _analyses(model: Model, options: RunOptions, memo: dict):
+    """The analyses of one reading: (context, findings); a budget's backstop leaves them UNKNOWN."""
+    from verifier.analysis import analyse_model
+
+    try:
+        return analyse_model(model, options.budget, memo)
+    except CUT_SHORT as err:
+        return _not_analysed(model, options, memo, _cut_reason(err, options.budget)), []
+
+
+def _not_analysed(model: Model, options: RunOptions, memo: dict, cut: str):
+    from verifier.analysis.context import Context, Deadline
+
+    ctx = Context.create(model, options.budget, Deadline(0), memo)
+    ctx.cut_short = cut
+    return ctx
 
 
 CUT_SHORT = (OutOfTime, OutOfMemory, MemoryError)    # a budget's backstop, in whatever step it hits

@@ -6,7 +6,9 @@ model file with one loaded model per variant). Per model:
 - every parameter fixed: one breadth-first exploration (the explicit engine's
   `explore`) and one pass over its states shared by the explicit analyses
   (dead rules and phases, deadlocks, gaps, conflicts, nondeterministic musts,
-  and the confirmation of order-dependence on reached states);
+  and the confirmation of order-dependence on reached states); when a budget
+  stopped the exploration, the candidates it left open are decided beyond
+  the explored states (`beyond`: random runs, then k-induction / PDR);
 - a parameter left free: only the symbolic analyses (dead rules proved with
   the symbolic engine, order-dependence with Z3).
 
@@ -26,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from verifier.analysis.beyond import Beyond, decide
 from verifier.analysis.conflicts import Conflicts
-from verifier.analysis.context import Context, Deadline
+from verifier.analysis.context import Context, Deadline, Visitor
 from verifier.analysis.dead_rules import DeadRules, symbolic_findings
 from verifier.analysis.deadlock import Deadlocks
 from verifier.analysis.gaps import Gaps
@@ -40,6 +43,8 @@ from verifier.result import CheckResult, Finding
 
 __all__ = ["KINDS", "acknowledgement", "across_readings", "analyse_model", "consistency_findings"]
 
+EXPLORE_SHARE = 0.15    # of the analyses' time, for their search (what it leaves open is decided `beyond`)
+SCAN_SHARE = 0.25       # of the time then left, for the scan of an incomplete search
 KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondeterministic-must",
          "variant-difference")
 
@@ -50,13 +55,41 @@ def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = N
     ctx = Context.create(model, budget, Deadline(budget.time_left()), memo)
     if not ctx.explicit:
         return ctx, symbolic_findings(ctx) + OrderDependence(ctx).findings()
-    ctx.explore()
+    ctx.explore(EXPLORE_SHARE)
     visitors = [DeadRules(ctx), Deadlocks(ctx), Gaps(ctx), Conflicts(ctx), NondeterministicMust(ctx),
                 OrderDependence(ctx)]
-    ctx.scan(visitors)
+    partial = not ctx.space.complete and ctx.deadline.end is not None
+    ctx.scan(visitors, Deadline(ctx.deadline.left(1e9) * SCAN_SHARE) if partial else None)
+    if not ctx.complete and not ctx.cut_short:
+        ctx.beyond = decide(ctx, visitors)
+        _answer(ctx.beyond, visitors)
     findings = [f for v in visitors for f in v.findings()]
+    if ctx.beyond is not None:
+        findings = [_decided_by(ctx.beyond, f) for f in findings]
     ctx.release()
     return ctx, findings
+
+
+def _answer(beyond: Beyond, visitors: Sequence[Visitor]) -> None:
+    """Hand the questions answered "unreachable" to the visitors whose findings they decide
+    (dead rules and phases; order-dependent pairs shown unreachable)."""
+    for v in visitors:
+        if isinstance(v, DeadRules):
+            v.proved = {q.subject: q.method for q in beyond.questions
+                        if q.kind == "dead-rule" and q.answer == "unreachable"}
+        elif isinstance(v, OrderDependence):
+            names = {q.subject for q in beyond.questions if q.kind == "order-dependence" and q.answer == "unreachable"}
+            acts = v.ctx.instance.actions
+            v.excluded = {(a, b) for a, b in v.witness if f"{acts[a].name}|{acts[b].name}" in names}
+
+
+def _decided_by(beyond: Beyond, f: Finding) -> Finding:
+    """A finding a question beyond the explored states decided names the method that did."""
+    method = beyond.method(f.kind, f.subject)
+    if method is None or f.kind == "dead-rule":
+        return f
+    return replace(f, engine=method, evidence={**f.evidence, "found_by": method,
+                                               "explored_states": beyond.explored})
 
 
 def consistency_findings(models: Sequence[Model], results: Sequence[Sequence[CheckResult]],

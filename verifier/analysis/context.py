@@ -69,6 +69,7 @@ class Context:
     scan_complete: bool = False          # every explored state was scanned
     memo: dict = field(default_factory=dict)   # answers shared by the readings of one model file
     cut_short: str = ""                  # why a budget cut the analyses short ("": it did not)
+    beyond: Any = None                   # analysis.beyond.Beyond: the questions decided past the explored states
     _expand: Callable | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
     _preds: dict = field(default_factory=dict, repr=False)
@@ -115,6 +116,14 @@ class Context:
             return f"the consistency analyses were {self.cut_short}: findings are UNKNOWN"
         if not self.explicit or self.complete:
             return ""
+        if self.beyond is not None:
+            undecided = self.beyond.undecided
+            if not undecided:
+                return ""
+            return (f"the consistency analyses stopped after {self.beyond.explored:,} states "
+                    f"({self.space.reason or 'budget reached'}), and beyond them {len(undecided)} "
+                    f"question{'s' if len(undecided) > 1 else ''} stayed undecided: " + "; ".join(undecided[:8])
+                    + (f"; and {len(undecided) - 8} more" if len(undecided) > 8 else ""))
         if self.space is not None and not self.space.complete:
             return (f"the consistency analyses stopped after {len(self.space.packed):,} states "
                     f"({self.space.reason or 'budget reached'}): findings beyond them are UNKNOWN")
@@ -132,23 +141,26 @@ class Context:
         return f"cut short by --timeout ({self.budget.timeout:g} s) {what}" if self.budget.timeout \
             else f"cut short by --timeout {what}"
 
-    def explore(self) -> None:
-        """One breadth-first exploration, capped by the budget (or `EXPLORE_STATES`); the
-        complete one the claims' check already ran when the runner kept it."""
+    def explore(self, share: float = 1.0) -> None:
+        """One breadth-first exploration, capped by the budget (or `EXPLORE_STATES`) and by
+        `share` of the analyses' time; the complete one the claims' check already ran when the
+        runner kept it."""
         from verifier.engines.explicit import explore, kept_search
 
         assert self.concrete is not None
         self.space = kept_search(self.concrete)
         if self.space is None:
             budget = Budget(max_states=self.budget.max_states or EXPLORE_STATES,
-                            timeout=None if self.deadline.end is None else self.deadline.left(1e9),
+                            timeout=None if self.deadline.end is None else self.deadline.left(1e9) * share,
                             max_depth=self.budget.max_depth, max_memory_mb=self.budget.max_memory_mb)
             self.space = explore(self.concrete, budget)
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
 
-    def scan(self, visitors: Sequence[Visitor]) -> None:
-        """Hand every explored state with its firings to each visitor."""
+    def scan(self, visitors: Sequence[Visitor], until: Deadline | None = None) -> None:
+        """Hand every explored state with its firings to each visitor (until `until`, else
+        the analyses' deadline, passes)."""
+        deadline = until or self.deadline
         assert self.space is not None
         packed = self.space.packed
         n = len(packed)
@@ -157,7 +169,7 @@ class Context:
         expand = self._expand
         assert expand is not None, "explore() compiles the expander"
         for i in range(n):
-            if i & 1023 == 1023 and self.deadline.passed:
+            if i & 1023 == 1023 and deadline.passed:
                 self.scan_complete = False
                 return
             s = packed[i]
@@ -185,6 +197,12 @@ class Context:
                 self._cache.clear()
             self._cache[s] = out
         return out
+
+    def expand_uncached(self, s: int) -> list[Firing]:
+        """The firings of packed state `s`, not kept (states visited once)."""
+        if self._expand is None:
+            self._expand = compile_expander(self.layout).expand
+        return self._expand(s)
 
     def predicate(self, e: Expr) -> Callable[[int], bool]:
         """A compiled predicate of a packed state (cached by expression)."""

@@ -36,6 +36,7 @@ class DeadRules(Visitor):
         self.gapped: set[int] = set()      # some firing was blocked by a gap
         self.phases: set[int] = set()
         self.phase_slot = slot_index(ctx.layout, PHASE_VAR) if PHASE_VAR in ctx.layout.offsets else None
+        self.proved: dict[str, str] = {}   # beyond the explored states: leaf phase or action -> method
 
     def visit(self, i, s, firings) -> None:
         for a, _choice, target, gap in firings:
@@ -49,15 +50,18 @@ class DeadRules(Visitor):
 
     def findings(self) -> list[Finding]:
         ctx = self.ctx
-        if not ctx.complete:
-            return []          # "never" needs the whole state space
+        if not ctx.complete and not self.proved:
+            return []          # "never" needs the whole state space, or a proof beyond it
         model = ctx.instance
         out: list[Finding] = []
         dead_phases: set[str] = set()
         if self.phase_slot is not None:
             enum = model.var(PHASE_VAR).type
             assert isinstance(enum, EnumType), "the phase variable is an enum of the leaf phases"
-            seen = {enum.values[k] for k in self.phases}
+            if ctx.complete:
+                seen = {enum.values[k] for k in self.phases}
+            else:
+                seen = set(enum.values) - set(self.proved)
             dead_phases = _dead_phases(model, seen)
             for phase in model.phases:
                 if phase.name not in dead_phases or (phase.parent in dead_phases):
@@ -68,24 +72,45 @@ class DeadRules(Visitor):
                 continue
             if action.phase_names and set(action.phase_names) <= dead_phases:
                 continue
-            guard = ctx.pretty(own_guard(action, model))
             if i in self.gapped:
                 continue       # blocked by a gap: the gap finding says why, with a trace
-            if i in self.tried:
-                policy = sorted({e.target.name for e in action.effects
-                                 if model.var(e.target.name).overflow is Overflow.FORBID})
-                message = (f"The rules never actually let anyone take {ctx.action_words(action)} "
-                           f"({ctx.section(action)}): whenever its condition holds, its effect would take "
-                           f"{' or '.join(policy) or 'a variable'} out of range, which the policy there forbids.")
-            else:
-                cond = f"its condition `{guard}` holds" if guard != "true" else "it is possible"
-                message = (f"Nothing in the rules ever lets anyone take {ctx.action_words(action)} "
-                           f"({ctx.section(action)}): {cond} in no state play can reach.")
-            out.append(ctx.finding(KIND, action.name, message, rules=ctx.citations(action),
-                                   evidence={"states_explored": len(ctx.space.states), "condition": guard,
-                                             "blocked_only": i in self.tried},
-                                   engine="explicit", scope=ctx.scope_search(), span=action.span))
+            if not ctx.complete and action.name not in self.proved:
+                continue
+            out.append(self._action_finding(i, action))
         return out
+
+    def _action_finding(self, i: int, action: Action) -> Finding:
+        ctx = self.ctx
+        model = ctx.instance
+        guard = ctx.pretty(own_guard(action, model))
+        if i in self.tried:
+            policy = sorted({e.target.name for e in action.effects
+                             if model.var(e.target.name).overflow is Overflow.FORBID})
+            message = (f"The rules never actually let anyone take {ctx.action_words(action)} "
+                       f"({ctx.section(action)}): whenever its condition holds, its effect would take "
+                       f"{' or '.join(policy) or 'a variable'} out of range, which the policy there forbids.")
+        elif ctx.complete:
+            cond = f"its condition `{guard}` holds" if guard != "true" else "it is possible"
+            message = (f"Nothing in the rules ever lets anyone take {ctx.action_words(action)} "
+                       f"({ctx.section(action)}): {cond} in no state play can reach.")
+        else:
+            message = (f"Nothing in the rules ever lets anyone take {ctx.action_words(action)} "
+                       f"({ctx.section(action)}): its condition `{guard}` never holds with a legal "
+                       f"outcome in a reachable state.")
+        engine, scope = self._how(action.name)
+        return ctx.finding(KIND, action.name, message, rules=ctx.citations(action),
+                           evidence={"states_explored": len(ctx.space.states), "condition": guard,
+                                     "blocked_only": i in self.tried},
+                           engine=engine, scope=scope, span=action.span)
+
+    def _how(self, *names: str) -> tuple[str, str]:
+        """(engine, scope) of a dead element: the whole search, or a proof beyond the explored states."""
+        ctx = self.ctx
+        if ctx.complete:
+            return "explicit", ctx.scope_search()
+        method = next((self.proved[n] for n in names if n in self.proved), "pdr")
+        explored = ctx.beyond.explored if ctx.beyond is not None else len(ctx.space.states)
+        return method, ctx.scope_concrete() + f"; proved by {method} beyond the {explored:,} explored states"
 
     def _phase_finding(self, phase: Phase) -> Finding:
         ctx = self.ctx
@@ -102,8 +127,10 @@ class DeadRules(Visitor):
             evidence["steps"] = steps
         if actions:
             evidence["actions"] = actions
+        leaves = [p.name for p in ctx.instance.leaf_phases() if _within(ctx.instance, p.name, phase.name)]
+        engine, scope = self._how(*leaves)
         return ctx.finding(KIND, phase.name, message, rules=ctx.phase_citation(phase), evidence=evidence,
-                           engine="explicit", scope=ctx.scope_search(), span=phase.span)
+                           engine=engine, scope=scope, span=phase.span)
 
 
 def _within(model: Model, name: str, ancestor: str) -> bool:

@@ -129,7 +129,7 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
 
     from verifier.analysis.context import Deadline
     from verifier.engines.memory import bound_z3
-    from verifier.engines.symbolic.encode import Encoding, Unsupported, conj, disj
+    from verifier.engines.symbolic.encode import Encoding, Unsupported, conj
 
     model = ctx.model
     answers = ctx.memo.setdefault(
@@ -152,23 +152,6 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
         return out
     mine = Deadline(ctx.deadline.left(TOTAL_SECONDS))
     base = conj(enc.param_constraints(), enc.ranges(enc.cur))
-    cur = enc.cur
-    encoded: dict[int, tuple] = {}
-
-    def encode(k: int) -> tuple:
-        """(legal in cur, successor terms, choice symbols) of action k, built once."""
-        if k not in encoded:
-            env = enc.choices(k, "X")
-            new, _ok, defined = enc.effects(k, cur, env)
-            legal = conj(enc.enabled(k, cur, env), enc.defined(enc.model.actions[k].guard, cur, env), defined)
-            encoded[k] = (legal, new, env)
-        return encoded[k]
-
-    def after(term, new):
-        """`term` (over cur) in the state `new`; only the slots the action changes are replaced."""
-        pairs = [(x, y) for x, y in zip(cur.slots, new) if y is not x]
-        return z3.substitute(term, *pairs) if pairs else term
-
     for n, (a, b) in enumerate(asked):
         left = mine.left(QUERY_SECONDS)
         if left < 0.5:
@@ -176,19 +159,11 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
             break
         key = (model.actions[a], model.actions[b])
         try:
-            la, na, ca = encode(a)
-            lb, nb, cb = encode(b)
-            s12 = [after(y, na) if y is not x else z for x, y, z in zip(cur.slots, nb, na)]
-            s21 = [after(z, nb) if z is not x else y for x, y, z in zip(cur.slots, nb, na)]
-            differ = disj(*(x != y for x, y in zip(s12, s21)))
+            query, (ca, cb), (s12, s21) = _query(enc, a, b)
             bound_z3()
             solver = z3.Solver()
             solver.set("timeout", int(left * 1000))
-            solver.add(base, la, lb, after(lb, na), after(la, nb), differ)
-            x, y = model.actions[a], model.actions[b]
-            if by_players(x, y):
-                assert x.actor is not None and y.actor is not None, "by_players: both name their player"
-                solver.add(enc.value(x.actor, cur, ca) != enc.value(y.actor, cur, cb))
+            solver.add(base, query)
             answer = solver.check()
             if answer == z3.unsat:
                 answers[key] = None
@@ -206,13 +181,52 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
         def show(slots) -> dict:
             return {s.name: _display(s.type, val(x), enc.model) for s, x in zip(enc.slots, slots)}
 
-        state = show(cur.slots)
+        state = show(enc.cur.slots)
         ab, ba = show(s12), show(s21)
         diff = [k for k in ab if ab[k] != ba[k]]
         out[(a, b)] = answers[key] = Witness(
             state, {k: val(t) for k, t in ca.items()}, {k: val(t) for k, t in cb.items()},
             {k: ab[k] for k in diff}, {k: ba[k] for k in diff}, {name: val(p) for name, p in enc.params.items()})
     return out
+
+
+
+def noncommuting(enc, a: int, b: int):
+    """The Z3 condition on `enc.cur` (choice symbols free) under which actions a and b are
+    both legal, stay legal after each other, and the two orders end in different states."""
+    return _query(enc, a, b)[0]
+
+
+def _query(enc, a: int, b: int) -> tuple:
+    """(the condition of `noncommuting`, the two choice environments, the two outcomes' slot terms)."""
+    import z3
+
+    from verifier.engines.symbolic.encode import conj, disj
+
+    cur = enc.cur
+
+    def encode(k: int) -> tuple:
+        env = enc.choices(k, "X")
+        new, _ok, defined = enc.effects(k, cur, env)
+        legal = conj(enc.enabled(k, cur, env), enc.defined(enc.model.actions[k].guard, cur, env), defined)
+        return legal, new, env
+
+    def after(term, new):
+        """`term` (over cur) in the state `new`; only the slots the action changes are replaced."""
+        pairs = [(x, y) for x, y in zip(cur.slots, new) if y is not x]
+        return z3.substitute(term, *pairs) if pairs else term
+
+    la, na, ca = encode(a)
+    lb, nb, cb = encode(b)
+    s12 = [after(y, na) if y is not x else z for x, y, z in zip(cur.slots, nb, na)]
+    s21 = [after(z, nb) if z is not x else y for x, y, z in zip(cur.slots, nb, na)]
+    differ = disj(*(x != y for x, y in zip(s12, s21)))
+    parts = [la, lb, after(lb, na), after(la, nb), differ]
+    x, y = enc.model.actions[a], enc.model.actions[b]
+    if by_players(x, y):
+        assert x.actor is not None and y.actor is not None, "by_players: both name their player"
+        parts.append(enc.value(x.actor, cur, ca) != enc.value(y.actor, cur, cb))
+    return conj(*parts), (ca, cb), (s12, s21)
 
 
 def _display(t, value: int, model: Model) -> Any:
@@ -234,6 +248,7 @@ class OrderDependence(Visitor):
         self.watched = {x for pair in self.witness for x in pair}
         self.confirmed: dict[tuple[int, int], tuple] = {}
         self.tries: dict[tuple[int, int], int] = {}
+        self.excluded: set[tuple[int, int]] = set()    # shown unreachable beyond the explored states
 
     def visit(self, i, s, firings) -> None:
         if not self.watched:
@@ -316,6 +331,8 @@ class OrderDependence(Visitor):
                 continue
             if exhaustive and self.tries.get((a, b), 0) < CONFIRM_TRIES:
                 continue        # every reachable state where both apply commutes: the witness is unreachable
+            if (a, b) in self.excluded:
+                continue        # proved: no reachable state has both orders legal and different
             ca, cb = tuple(w.ca.items()), tuple(w.cb.items())
             names = _unique(_names(model, [x, y]) + list(w.ab))
             when = ", ".join(f"{k} = {_word(v)}" for k, v in w.state.items() if k in names)

@@ -55,7 +55,7 @@ def runs_json(runs: Sequence[ModelRun]) -> dict[str, Any]:
         "results": [result_json(r) for run in runs for r in run.results],
         "findings": [finding_json(f) for run in runs for f in run.findings],
         "analyses": [{"variant": r.model.variant, "complete": not r.analyses_unknown,
-                      "reason": r.analyses_unknown} for r in runs],
+                      "reason": r.analyses_unknown, "beyond_explored": r.analyses_beyond} for r in runs],
         "vacuous": [{"claim": v.claim, "part": v.part, "text": v.text, "rule": v.rule, "message": v.message,
                      "variant": run.model.variant} for run in runs for v in run.vacuous],
         "as_expected": all(r.as_expected for r in runs),

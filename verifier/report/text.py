@@ -48,6 +48,8 @@ def _run(console: Console, run: ModelRun) -> None:
         console.print("no claims (write properties/<model>.yaml or pass -p FILE)")
     if run.findings:
         console.print(findings_text(run.findings))
+    if run.analyses_beyond:
+        console.print(plain(f"consistency analyses: {run.analyses_beyond}"))
     if run.analyses_unknown:
         console.print(plain(f"consistency analyses UNKNOWN: {run.analyses_unknown}", style="magenta"))
     for v in run.vacuous:

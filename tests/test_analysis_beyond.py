@@ -1,0 +1,88 @@
+"""The analyses beyond the explored states (`analysis.beyond`) against the complete explicit
+analyses: on random models whose whole state space the search can store, a search cut
+after a few states and the questions it leaves decided by random runs and Z3 give the same
+findings as the complete search, and every trace replays; what is not decided stays UNKNOWN."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_analysis_support import analyse, assert_replay, fixture, load_all, of_kind
+from test_explicit_differential import bools, models
+
+from verifier.analysis import analyse_model, beyond
+from verifier.cli import main as cli_main
+from verifier.engines.base import Budget
+from verifier.engines.explicit import explore
+from verifier.ir.model import Action, Modality
+from verifier.lang import load_model
+
+
+@st.composite
+def rulebooks(draw):
+    """`models()` with some actions demanded (`must`) and maybe a prohibition."""
+    model = draw(models())
+    acts = [replace(a, modality=draw(st.sampled_from([Modality.MAY, Modality.MUST]))) for a in model.actions]
+    if draw(st.booleans()):
+        acts.append(Action("ban", draw(bools()), (), modality=Modality.MUST_NOT))
+    return replace(model, actions=tuple(acts))
+
+
+RULEBOOKS = rulebooks()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(RULEBOOKS, st.integers(1, 12))
+def test_beyond_gives_the_complete_search_findings(model, cap):
+    space = explore(model)
+    assume(space.complete and len(space.packed) > cap)
+    _full_ctx, full = analyse_model(model)
+    ctx, cut = analyse_model(model, Budget(max_states=cap))
+    assert ctx.beyond is not None and ctx.beyond.explored == cap
+    assert_replay([model], cut)
+    want = {f.key for f in full}
+    if not ctx.beyond.undecided:
+        assert {f.key for f in cut} == want
+        assert ctx.unknown_reason == ""
+    else:       # undecided: what was found is real; the analyses say UNKNOWN
+        assert {f.key for f in cut if f.kind != "order-dependence"} <= want
+        assert "stayed undecided" in ctx.unknown_reason
+    for f in cut:
+        if f.kind not in ("dead-rule", "order-dependence"):
+            assert f.traces          # a witness, never a bare claim
+
+
+def test_dead_rule_and_gap_decided_beyond_a_cut_search():
+    cut = analyse("gap_yes", budget=Budget(max_states=1))
+    assert set(of_kind(cut, "gap")) == set(of_kind(analyse("gap_yes"), "gap")) != set()
+
+
+def test_no_time_for_the_questions_leaves_them_unknown(monkeypatch):
+    monkeypatch.setattr(beyond, "BEYOND_SECONDS", 0.0)
+    model = load_model(fixture("dead_yes"))
+    ctx, findings = analyse_model(model, Budget(max_states=2))
+    assert "stayed undecided" in ctx.unknown_reason and "dead-rule" in ctx.unknown_reason
+    assert of_kind(findings, "dead-rule") == {}
+
+
+def test_check_names_the_methods_beyond_the_explored_states(capsys):
+    code = cli_main(["check", fixture("dead_yes"), "--max-states", "2", "--no-properties"])
+    out = capsys.readouterr().out
+    assert code == 1, out          # the dead rule is a finding; the analyses are decided (else 3)
+    assert "consistency analyses: beyond the 2 explored states" in out and "UNKNOWN" not in out
+
+
+FIXTURES = ["conflict_no", "conflict_yes", "dead_no", "dead_yes", "deadlock_no", "deadlock_plain", "deadlock_yes",
+            "gap_ack", "gap_no", "gap_yes", "nondet_no", "nondet_yes", "order_mixed", "order_no", "order_unreached",
+            "order_yes", "chooser"]
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_fixture_findings_decided_beyond_one_state(name):
+    full = {f.key for f in analyse(name)}
+    models = load_all(fixture(name))
+    contexts = [analyse_model(m, Budget(max_states=1))[0] for m in models]
+    assert all(ctx.unknown_reason == "" for ctx in contexts), [ctx.unknown_reason for ctx in contexts]
+    assert {f.key for f in analyse(name, budget=Budget(max_states=1))} == full

@@ -1,0 +1,296 @@
+"""Deciding the analyses beyond the explored states, when a budget stopped the search.
+
+The explicit analyses see the states a breadth-first search stored; at a
+game's printed numbers the search stops long before the last one, and every
+candidate finding the scan has not settled is an open question
+(`questions.questions`): "is there a reachable state where P holds?". They are
+decided in two steps, within the analyses' time:
+
+1. Random runs (as `engines.walk`): each new state a run meets is added to the
+   state space, with its parent link, and handed to the explicit visitors, so a
+   finding there is recorded by the same code and carries a trace that replays.
+2. Z3 (k-induction with a small k, then PDR, as the symbolic engine): one
+   query per finding kind, the disjunction of its open targets. Unreachable:
+   every open question of the kind is answered (an inductive invariant holds
+   for every reachable state). Reached: the witness path is re-run on the
+   concrete semantics (`witness.concretise`), added to the space and handed
+   to the visitors; the questions they settle are answered, and the query is
+   asked again for the rest.
+
+What neither step decides stays UNKNOWN, per question, with the reason
+(`Beyond.undecided`). `Beyond.method` names what decided each question.
+"""
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from verifier.analysis.context import Context, Deadline, Visitor
+from verifier.analysis.questions import Question, questions
+from verifier.engines.symbolic.core import Deadline as Z3Deadline
+from verifier.engines.symbolic.core import Outcome, Safety
+from verifier.engines.symbolic.encode import FALSE, Encoding, Unsupported, conj, disj
+from verifier.engines.symbolic.kinduction import kinduction
+from verifier.engines.symbolic.pdr import pdr
+from verifier.engines.symbolic.witness import InternalError, concretise
+from verifier.semantics import EvalError, initial_states
+
+BEYOND_SECONDS = 60.0    # the time for both steps when the budget sets none
+WALK_SHARE = 0.2         # of that time, for the random runs
+WALK_SECONDS = 5.0       # at most
+STATIC_MS = 1000         # Z3 time per question for "no in-range state at all meets it"
+WALK_STEPS = 100_000     # one run stops here if the game has not ended
+STALE_RUNS = 64          # the runs stop after this many in a row found no new state
+MAX_K = 4                # k-induction's bound before PDR takes over
+KINDS = ("deadlock", "gap", "dead-rule", "nondeterministic-must", "conflict", "order-dependence")
+
+
+@dataclass
+class Beyond:
+    """The questions asked beyond the explored states and their answers."""
+
+    explored: int                                  # states the search stored
+    questions: list[Question] = field(default_factory=list)
+    cannot: list[str] = field(default_factory=list)   # candidates no question could be asked for
+    walked: int = 0                                # states the random runs added
+
+    @property
+    def undecided(self) -> list[str]:
+        return [f"{q.words()} ({q.reason or 'not reached'})" for q in self.questions if not q.answer] + self.cannot
+
+    def method(self, kind: str, subject: str) -> str | None:
+        for q in self.questions:
+            if q.kind == kind and q.subject == subject and q.answer:
+                return q.method
+        return None
+
+    def summary(self) -> str:
+        """One line: how many questions each method decided."""
+        counts: dict[tuple[str, str], int] = {}
+        for q in self.questions:
+            if q.answer:
+                key = (q.method, q.answer)
+                counts[key] = counts.get(key, 0) + 1
+        parts = [f"{n} {answer} by {method}" for (method, answer), n in sorted(counts.items())]
+        head = f"beyond the {self.explored:,} explored states, {len(self.questions) + len(self.cannot)} questions"
+        return head + (": " + ", ".join(parts) if parts else "")
+
+
+def decide(ctx: Context, visitors: Sequence[Visitor]) -> Beyond:
+    """Answer the open questions of an incomplete scan (see the module doc)."""
+    space = ctx.space
+    report = Beyond(len(space.packed))
+    by_type = {type(v): v for v in visitors}
+    try:
+        enc = Encoding(ctx.instance)
+        report.questions, report.cannot = questions(enc, by_type)
+    except Unsupported as err:
+        report.cannot = [f"every open question (the symbolic engine cannot encode this model: {err})"]
+        enc = None
+    mine = Deadline(ctx.deadline.left(BEYOND_SECONDS))
+    if enc is not None:
+        _static(enc, report.questions, mine)
+    try:
+        roots = _roots(ctx, visitors)
+    except EvalError as err:
+        report.cannot.append(f"every open question (a model error in an initial state: {err})")
+        return report
+    _settle(report.questions, "walk")
+    report.walked = _walk(ctx, visitors, report.questions, min(WALK_SECONDS, mine.left(1e9) * WALK_SHARE), roots)
+    _settle(report.questions, "walk")
+    if enc is not None:
+        _symbolic(ctx, enc, visitors, report.questions, mine, roots)
+    return report
+
+
+def _static(enc: Encoding, qs: Sequence[Question], deadline: Deadline) -> None:
+    """Answer "unreachable" the questions no state within the variables' ranges meets (an
+    effect that cannot leave its range, an action whose guard contradicts itself)."""
+    import z3
+
+    base = conj(enc.param_constraints(), enc.ranges(enc.cur))
+    for q in qs:
+        ms = int(min(STATIC_MS, deadline.left(1e9) * 1000 / 4))
+        if ms < 1:
+            return
+        solver = z3.Solver()
+        solver.set("timeout", ms)
+        solver.add(base, q.target)
+        if solver.check() == z3.unsat:
+            q.answer, q.method = "unreachable", "z3 (ranges)"
+
+
+def _settle(qs: Sequence[Question], method: str) -> None:
+    for q in qs:
+        if not q.answer and q.settled():
+            q.answer, q.method = "reachable", method
+
+
+# ---------------------------------------------------------------- the space, extended
+
+def _append(ctx: Context, parent: int, packed: int, label: int) -> int:
+    space = ctx.space
+    i = len(space.packed)
+    space.packed.append(packed)
+    space.parent.append(parent)
+    space.via.append(label)
+    if isinstance(space.seen, dict):
+        space.seen[packed] = i
+    else:
+        space.seen.add(packed)
+    return i
+
+
+def _visit(ctx: Context, visitors: Sequence[Visitor], i: int, firings: list) -> None:
+    for v in visitors:
+        v.visit(i, ctx.space.packed[i], firings)
+
+
+def _roots(ctx: Context, visitors: Sequence[Visitor]) -> dict[int, int]:
+    """Packed initial state -> its index; those a search cut short did not store are added."""
+    space = ctx.space
+    out: dict[int, int] = {}
+    for i in range(len(space.packed)):
+        if space.parent[i] != -1:
+            break
+        out[space.packed[i]] = i
+    for state in initial_states(ctx.layout):
+        x = space.packing.pack(state)
+        if x not in out:
+            out[x] = _append(ctx, -1, x, 0)
+            _visit(ctx, visitors, out[x], ctx.expand_uncached(x))
+    return out
+
+
+# ---------------------------------------------------------------- random runs
+
+def _walk(ctx: Context, visitors: Sequence[Visitor], qs: Sequence[Question], seconds: float,
+          roots: dict[int, int]) -> int:
+    """Random runs for `seconds` at most, until every question is settled; new states are
+    added to the space and visited. The number of states added."""
+    space = ctx.space
+    inits = list(roots.values())
+    if not inits or not qs or seconds <= 0:
+        return 0
+    start = time.perf_counter()
+    rng = random.Random(0)
+    expand = ctx.expand_uncached
+    added = stale = 0
+    while time.perf_counter() - start < seconds and stale < STALE_RUNS \
+            and not all(q.answer or q.settled() for q in qs):
+        before = added
+        here = rng.choice(inits)
+        path: list[tuple[int, int]] = []          # (packed, label) since the last stored state
+        anchor = here                             # index of the last state stored on this run
+        s = space.packed[here]
+        for step in range(WALK_STEPS):
+            if not step & 1023 and time.perf_counter() - start >= seconds:
+                break
+            try:
+                firings = expand(s)
+            except EvalError:           # a model error: the claims report it
+                break
+            options = [(a, c, t) for a, c, t, _g in firings if t is not None]
+            if not options:
+                break
+            a, c, t = rng.choice(options)
+            label = space.labels(a, c)
+            if t in space.seen:
+                path.append((t, label))
+                s = t
+                continue
+            for x, lab in path:                   # store the run up to here, so the trace is whole
+                anchor = _append(ctx, anchor, x, lab)
+            path.clear()
+            anchor = _append(ctx, anchor, t, label)
+            added += 1
+            s = t
+            try:
+                _visit(ctx, visitors, anchor, expand(t))
+            except EvalError:
+                break
+        stale = 0 if added > before else stale + 1
+    return added
+
+
+# ---------------------------------------------------------------- Z3
+
+def _symbolic(ctx: Context, enc: Encoding, visitors: Sequence[Visitor], qs: Sequence[Question],
+              deadline: Deadline, roots: dict[int, int]) -> None:
+    kinds = [k for k in KINDS if any(q.kind == k and not q.answer for q in qs)]
+    for n, kind in enumerate(kinds):
+        mine = Deadline(deadline.left(1e9) / (len(kinds) - n))
+        while True:
+            open_ = [q for q in qs if q.kind == kind and not q.answer]
+            if not open_:
+                break
+            left = mine.left(1e9)
+            if left < 0.5:
+                for q in open_:
+                    q.reason = q.reason or "no time left for Z3"
+                break
+            outcome = _solve(Safety(enc, disj(*(q.target for q in open_)), FALSE), left)
+            if outcome.status == "safe":
+                for q in open_:
+                    q.answer, q.method = "unreachable", outcome.method
+                break
+            if outcome.status != "reached":
+                for q in open_:
+                    q.reason = outcome.reason or f"{outcome.method}: undecided"
+                break
+            if not _witness(ctx, enc, visitors, outcome, open_, roots):
+                break
+            _settle(qs, outcome.method)
+
+
+def _solve(problem: Safety, seconds: float) -> Outcome:
+    deadline = Z3Deadline(seconds)
+    first = kinduction(problem, MAX_K, deadline.share(0.3))
+    if first.status in ("reached", "safe"):
+        return first
+    second = pdr(problem, deadline)
+    if second.status in ("reached", "safe"):
+        return second
+    second.reason = f"k-induction: {first.reason}; PDR: {second.reason}"
+    return second
+
+
+def _witness(ctx: Context, enc: Encoding, visitors: Sequence[Visitor], outcome: Outcome,
+             open_: Sequence[Question], roots: dict[int, int]) -> bool:
+    """Add the witness path to the space and visit its states; False when it settles no open
+    question (they are left undecided with the reason)."""
+    assert outcome.path is not None, "a reached outcome has a path"
+    try:
+        concrete = concretise(enc, outcome.path)
+    except InternalError as err:
+        for q in open_:
+            q.reason = f"internal: a symbolic witness did not replay ({err})"
+        return False
+    space = ctx.space
+    pack = space.packing.pack
+    first = pack(concrete.states[0])
+    anchor = roots.get(first)
+    if anchor is None:
+        for q in open_:
+            q.reason = "internal: a symbolic witness starts outside the initial states"
+        return False
+    s = first
+    try:
+        for state in concrete.states[1:]:
+            x = pack(state)
+            a, choice = next((a, c) for a, c, t, _g in ctx.expand_uncached(s) if t == x)
+            anchor = _append(ctx, anchor, x, space.labels(a, choice))
+            _visit(ctx, visitors, anchor, ctx.expand_uncached(x))
+            s = x
+    except (EvalError, StopIteration):
+        for q in open_:
+            q.reason = "internal: a symbolic witness does not follow the explicit engine's firings"
+        return False
+    _settle(open_, outcome.method)
+    if any(q.answer for q in open_):
+        return True
+    for q in open_:
+        q.reason = f"{outcome.method} met its condition in a state the explicit analysis does not confirm"
+    return False
