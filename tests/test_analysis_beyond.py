@@ -4,6 +4,7 @@ after a few states and the questions it leaves decided by random runs and Z3 giv
 findings as the complete search, and every trace replays; what is not decided stays UNKNOWN."""
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -86,3 +87,26 @@ def test_fixture_findings_decided_beyond_one_state(name):
     contexts = [analyse_model(m, Budget(max_states=1))[0] for m in models]
     assert all(ctx.unknown_reason == "" for ctx in contexts), [ctx.unknown_reason for ctx in contexts]
     assert {f.key for f in analyse(name, budget=Budget(max_states=1))} == full
+
+
+DEEP = """\
+model: deep
+doc: a counter that runs to 5000, where play is stuck
+variables:
+  n: {type: 0..5000, init: 0}
+actions:
+  - name: step
+    when: "n < 5000"
+    do: {n: n + 1}
+    rule: "Count: one more"
+"""
+
+
+def test_a_deadlock_beyond_a_state_budget_is_found_by_random_runs(tmp_path, capsys):
+    path = tmp_path / "deep.yaml"
+    path.write_text(DEEP, encoding="utf-8")
+    code = cli_main(["check", str(path), "--no-properties", "--max-states", "1000", "-q", "-f", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and doc["analyses"][0]["complete"] is True
+    (stuck,) = [f for f in doc["findings"] if f["kind"] == "deadlock"]
+    assert stuck["engine"] == "walk" and len(stuck["traces"][0]["steps"]) >= 5000
