@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_analysis_support import analyse, assert_replay
+from shipped_runs import GAMES, on_its_worker, runs_of
+from test_analysis_support import assert_replay
 
 from verifier.analysis import KINDS
 from verifier.runner import RunOptions, check_model
@@ -29,9 +30,14 @@ def test_runner_routes_findings_to_their_reading():
                            RunOptions(engine="explicit", use_properties=False, consistency=False))[0].findings
 
 
-@pytest.mark.parametrize("game", ["wtactics", "shadow_era", "alice", "aeons_end", "alpha_clash"])
+@pytest.mark.parametrize("game", [on_its_worker(game) for game in GAMES])
 def test_shipped_games(game):
-    findings = analyse(str(ROOT / "models" / f"{game}.yaml"))    # every trace replays
+    """The analyses as `turnproof check` runs them on a shipped game (after its claims, on the
+    state space their search kept; the game's check is shared with its pinned verdicts)."""
+    runs = runs_of(game)
+    assert not any(run.analyses_unknown for run in runs), game
+    findings = [f for run in runs for f in run.findings]
+    assert_replay([run.model for run in runs], findings)
     for f in findings:
         assert f.kind in KINDS and f.message.endswith(".") and f.scope and f.engine
         assert f.rules or f.kind == "deadlock", f.key

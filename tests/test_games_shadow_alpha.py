@@ -8,9 +8,9 @@ the rules page is shown to allow; update the table only together with the model'
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
+from shipped_runs import ROOT, model_path, on_its_worker, runs_of
 
 from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
@@ -18,11 +18,9 @@ from verifier.ir.model import ActionKind, Modality
 from verifier.lang import load_model, load_properties
 from verifier.props.plan import run_claims
 from verifier.result import Verdict
-from verifier.runner import RunOptions, check_model
 from verifier.semantics import layout, successors
 from verifier.trace import Trace, replay
 
-ROOT = Path(__file__).resolve().parent.parent
 
 # claim id -> verdict in every variant, or {variant: verdict}
 PINNED: dict[str, dict[str, str | dict[str, str]]] = {
@@ -143,15 +141,11 @@ LIVENESS_SHAPE = {
 MAX_STATES = 400_000
 
 
-def model_path(game: str) -> str:
-    return str(ROOT / "models" / f"{game}.yaml")
-
-
-@pytest.fixture(scope="module", params=sorted(PINNED))
+@pytest.fixture(params=[on_its_worker(game) for game in sorted(PINNED)])
 def game_runs(request):
+    """The game's check at the defaults (claims and analyses), done once per worker (`shipped_runs`)."""
     game = request.param
-    runs = check_model(model_path(game), RunOptions(consistency=False))
-    return game, runs
+    return game, runs_of(game)
 
 
 @pytest.mark.parametrize("game", sorted(PINNED))
