@@ -1,6 +1,6 @@
 """Whole-check time of each shipped game: claims, every reading, and the consistency analyses.
 
-Run: python -m bench.games [--repeat N] [GAME ...]
+Run: python -m bench.games [--repeat N] [GAME ...]   (a GAME may also be a model file's path)
 Each check is `python -m verifier check models/<game>.yaml` in a fresh process,
 exactly as a designer runs it; the table gives the median wall time over the
 repetitions, the readings checked and the largest state space among them.
@@ -20,9 +20,14 @@ ROOT = Path(__file__).resolve().parent.parent
 GAMES = ["wtactics", "alice", "aeons_end", "shadow_era", "alpha_clash"]
 
 
+def model_file(game: str) -> Path:
+    """A shipped game's model, or `game` itself where it names a model file."""
+    return Path(game).resolve() if game.endswith((".yaml", ".yml")) else ROOT / "models" / f"{game}.yaml"
+
+
 def check_once(game: str, json_path: Path) -> float:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "verifier", "check", str(ROOT / "models" / f"{game}.yaml"),
+    done = subprocess.run([sys.executable, "-m", "verifier", "check", str(model_file(game)),
                            "-q", "--format", "json", "-o", str(json_path)], cwd=ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 1):
@@ -33,7 +38,7 @@ def check_once(game: str, json_path: Path) -> float:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.games", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("games", nargs="*", default=GAMES, help="game model names (default: all five)")
+    ap.add_argument("games", nargs="*", default=GAMES, help="game model names (default: all five), or model files' paths")
     ap.add_argument("--repeat", type=int, default=3, help="runs per game; the median is reported")
     args = ap.parse_args(argv)
     print("| game | readings | largest search (states) | claim results | findings | median wall time |")
@@ -46,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
             readings = len(report["model"]["variants"]) or 1
             states = max((r["stats"]["states"] or 0 for r in report["results"]), default=0)
             claims, findings = len(report["results"]), len(report["findings"])
-            print(f"| {game} | {readings} | {states:,} | {claims} | {findings} | "
+            print(f"| {model_file(game).stem} | {readings} | {states:,} | {claims} | {findings} | "
                   f"{statistics.median(times):.1f} s |", flush=True)
 
 
