@@ -34,7 +34,7 @@ def rulebooks(draw):
 RULEBOOKS = rulebooks()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(RULEBOOKS, st.integers(1, 12))
 def test_beyond_gives_the_complete_search_findings(model, cap):
     space = explore(model)

@@ -27,8 +27,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import z3
+
 from verifier.analysis.context import Context, Deadline, Visitor
 from verifier.analysis.questions import Question, questions
+from verifier.engines.memory import bound_z3, z3_out_of_memory
 from verifier.engines.symbolic.core import Deadline as Z3Deadline
 from verifier.engines.symbolic.core import Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Unsupported, conj, disj
@@ -84,10 +87,12 @@ def decide(ctx: Context, visitors: Sequence[Visitor]) -> Beyond:
     report = Beyond(len(space.packed))
     by_type = {type(v): v for v in visitors}
     try:
+        bound_z3()
         enc = Encoding(ctx.instance)
         report.questions, report.cannot = questions(enc, by_type)
-    except Unsupported as err:
-        report.cannot = [f"every open question (the symbolic engine cannot encode this model: {err})"]
+    except (Unsupported, z3.Z3Exception) as err:
+        why = z3_out_of_memory(err) or f"the symbolic engine cannot encode this model: {err}"
+        report.cannot = [f"every open question ({why})"]
         enc = None
     mine = Deadline(ctx.deadline.left(BEYOND_SECONDS))
     if enc is not None:
@@ -108,13 +113,12 @@ def decide(ctx: Context, visitors: Sequence[Visitor]) -> Beyond:
 def _static(enc: Encoding, qs: Sequence[Question], deadline: Deadline) -> None:
     """Answer "unreachable" the questions no state within the variables' ranges meets (an
     effect that cannot leave its range, an action whose guard contradicts itself)."""
-    import z3
-
     base = conj(enc.param_constraints(), enc.ranges(enc.cur))
     for q in qs:
         ms = int(min(STATIC_MS, deadline.left(1e9) * 1000 / 4))
         if ms < 1:
             return
+        bound_z3()
         solver = z3.Solver()
         solver.set("timeout", ms)
         solver.add(base, q.target)
@@ -231,7 +235,10 @@ def _symbolic(ctx: Context, enc: Encoding, visitors: Sequence[Visitor], qs: Sequ
                 for q in open_:
                     q.reason = q.reason or "no time left for Z3"
                 break
-            outcome = _solve(Safety(enc, disj(*(q.target for q in open_)), FALSE), left)
+            try:
+                outcome = _solve(Safety(enc, disj(*(q.target for q in open_)), FALSE), left)
+            except z3.Z3Exception as err:
+                outcome = Outcome("unknown", "z3", reason=z3_out_of_memory(err) or f"Z3 failed: {err}")
             if outcome.status == "safe":
                 for q in open_:
                     q.answer, q.method = "unreachable", outcome.method
