@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Generic, TypeVar, cast
@@ -84,11 +85,13 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
 class Alongside(Generic[R]):
     """`fn()` in a forked child started at once, while the caller goes on with its own work
     (the consistency analyses beside the claims); `result()` waits for it. The two processes
-    share the memory limit as two workers do. Where `fork` is missing, or the child fails,
-    `result()` runs `fn` here instead (an error is then raised here, with its traceback)."""
+    share the memory limit as two workers do. Where `fork` is missing, `result()` runs `fn`
+    here; where the child fails, `fallback` (default `fn`: an error is then raised here, with
+    its traceback)."""
 
-    def __init__(self, fn: Callable[[], R]):
+    def __init__(self, fn: Callable[[], R], fallback: Callable[[], R] | None = None):
         self.fn = fn
+        self.fallback = fallback or fn
         self.pipe: Any = None
         self.process: Any = None
         if "fork" not in multiprocessing.get_all_start_methods():
@@ -99,17 +102,25 @@ class Alongside(Generic[R]):
         _start(self.process)
         child_end.close()
         set_workers(2, resident_bytes())
+        self.answer: tuple[bool, Any] = (False, None)
+        self.reader = threading.Thread(target=self._read, daemon=True)   # the child never waits on a full pipe
+        self.reader.start()
+
+    def _read(self) -> None:
+        try:
+            self.answer = self.pipe.recv()
+        except Exception:                   # the child died, or `close` closed the pipe under it
+            self.answer = (False, None)
 
     def result(self) -> R:
         if self.process is None:
             return self.fn()
         try:
-            ok, value = self.pipe.recv()
-        except (EOFError, OSError):
-            ok, value = False, None
+            self.reader.join()
+            ok, value = self.answer
         finally:
             self.close()
-        return value if ok else self.fn()
+        return value if ok else self.fallback()
 
     def close(self) -> None:
         """Stop the child if it still runs (the caller was interrupted or cut short)."""

@@ -151,7 +151,7 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
     cuts it short: the claims decided by then keep their verdicts, the rest is UNKNOWN."""
     props, props_path = claims
     analyse = options.consistency
-    alongside = Alongside(lambda: _analyses(model, options, memo)) \
+    alongside = Alongside(lambda: _analyses(model, options, memo), lambda: _analyses_again(model, options, memo)) \
         if analyse and beside and model.is_concrete else None
     try:
         return _claims_then_analyses(path, model, props, props_path, engine, options, progress, memo, alongside)
@@ -197,6 +197,17 @@ def _analyses(model: Model, options: RunOptions, memo: dict):
         return analyse_model(model, options.budget, memo)
     except CUT_SHORT as err:
         return _not_analysed(model, options, memo, _cut_reason(err, options.budget)), []
+
+
+def _analyses_again(model: Model, options: RunOptions, memo: dict):
+    """The analyses here, after their process beside the claims failed; UNKNOWN when the
+    --timeout has passed meanwhile."""
+    left = options.budget.time_left()
+    if left is not None and left <= 0:
+        timeout = options.budget.timeout
+        why = f"cut short by --timeout ({timeout:g} s)" if timeout else "cut short by --timeout"
+        return _not_analysed(model, options, memo, why), []
+    return _analyses(model, options, memo)
 
 
 def _not_analysed(model: Model, options: RunOptions, memo: dict, cut: str):

@@ -45,6 +45,7 @@ __all__ = ["KINDS", "acknowledgement", "across_readings", "analyse_model", "cons
 
 EXPLORE_SHARE = 0.15    # of the analyses' time, for their search (what it leaves open is decided `beyond`)
 SCAN_SHARE = 0.25       # of the time then left, for the scan of an incomplete search
+RESERVE_SECONDS = 6.0   # of --timeout (at most a tenth), left for sending the findings back and replaying them
 KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondeterministic-must",
          "variant-difference")
 
@@ -52,7 +53,9 @@ KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondet
 def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = None) -> tuple[Context, list[Finding]]:
     """Every per-model analysis of one model (one variant): its context and its findings;
     `memo` is shared by the readings of one model file (see `Context.memo`)."""
-    ctx = Context.create(model, budget, Deadline(budget.time_left()), memo)
+    left = budget.time_left()
+    ctx = Context.create(model, budget, Deadline(None if left is None else left - min(RESERVE_SECONDS, left / 10)),
+                         memo)
     if not ctx.explicit:
         return ctx, symbolic_findings(ctx) + OrderDependence(ctx).findings()
     ctx.explore(EXPLORE_SHARE)

@@ -231,7 +231,7 @@ def _symbolic(ctx: Context, enc: Encoding, visitors: Sequence[Visitor], qs: Sequ
             if not open_:
                 break
             left = mine.left(1e9)
-            if left < 0.5:
+            if left < 1.0:
                 for q in open_:
                     q.reason = q.reason or "no time left for Z3"
                 break
