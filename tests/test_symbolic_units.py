@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import z3
 
+from verifier.engines import auto
 from verifier.engines.auto import AutoEngine
 from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
@@ -124,7 +125,10 @@ def test_auto_free_parameter_uses_symbolic_then_explicit_at_defaults():
     assert r.engine == "explicit"
 
 
-def test_auto_concrete_uses_explicit():
+def test_auto_concrete_uses_explicit(monkeypatch):
+    """Below the cap explicit search decides; beyond it Z3 proves the claim. The random runs in
+    between cannot decide a claim that holds, and would spend their whole bound (5 s): 0.2 s."""
+    monkeypatch.setattr(auto, "WALK_SECONDS", 0.2)
     budget = Budget(timeout=30)
     (r,) = AutoEngine().check(deck_game(6), [passive_hand_limit()], budget)
     assert r.engine == "explicit" and r.verdict is Verdict.HOLDS
