@@ -41,9 +41,9 @@ WHOLE_RUN_TIMEOUT = ("check", "lint", "report", "diff")    # commands whose --ti
 DEBUG_HELP = "on an internal error (exit 4), print the full traceback"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="turnproof", description=DESCRIPTION, epilog=EXIT_CODES_HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def build_parser() -> config.Parser:
+    parser = config.Parser(prog="turnproof", description=DESCRIPTION, epilog=EXIT_CODES_HELP,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"turnproof {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(module, "register"):
             module.register(sub)
-    for name, command in sub.choices.items():     # also after the subcommand: `turnproof check M --debug`
+    for name, command in parser.commands.items():     # also after the subcommand: `turnproof check M --debug`
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
         command.epilog = (command.epilog or "") + config.help_line(name, command)
     return parser

@@ -203,27 +203,38 @@ class _Locator:
         return Span(self.file, found[0], found[2]) if found else self.header()
 
 
-def apply(config: Config, parser: argparse.ArgumentParser) -> None:
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that remembers the destinations of its options and its subcommands
+    (argparse keeps both private); its subcommands' parsers are Parsers too."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        self.dests: set[str] = set()            # filled while argparse adds --help below
+        self.commands: dict[str, Parser] = {}
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.dests.add(action.dest)
+        return action
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        action = super().add_subparsers(**kwargs)
+        self.commands = action.choices          # filled as each subcommand registers
+        return action
+
+
+def apply(config: Config, parser: Parser) -> None:
     """Make each key the default of its option in every subcommand that has it."""
-    for name, command in _subcommands(parser).items():
-        dests = {action.dest for action in command._actions}
+    for name, command in parser.commands.items():
         defaults = {KEYS[k].dest: v for k, v in config.values.items()
-                    if KEYS[k].dest in dests and _applies(k, name)}
+                    if KEYS[k].dest in command.dests and _applies(k, name)}
         if defaults:
             command.set_defaults(**defaults)
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
-
-
-def help_line(command: str, parser: argparse.ArgumentParser) -> str:
+def help_line(command: str, parser: Parser) -> str:
     """For a subcommand's --help: which [tool.turnproof] keys set its defaults."""
-    dests = {action.dest for action in parser._actions}
-    keys = [k for k, spec in KEYS.items() if spec.dest in dests and _applies(k, command)]
+    keys = [k for k, spec in KEYS.items() if spec.dest in parser.dests and _applies(k, command)]
     if not keys:
         return ""
     return "\n\n" + textwrap.fill(f"defaults: [tool.turnproof] in the nearest pyproject.toml (from the current "
