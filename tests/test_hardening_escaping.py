@@ -28,6 +28,9 @@ def _write(tmp_path: Path, model: str, props: str = PROPS) -> tuple[str, str]:
     return str(tmp_path / "m.yaml"), str(tmp_path / "p.yaml")
 
 
+pytestmark = pytest.mark.xdist_group("test_hardening_escaping")   # its module fixtures are built once, on one worker
+
+
 @pytest.fixture(scope="module")
 def hostile_runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hostile")

@@ -26,6 +26,9 @@ TURNS = str(HERE / "turns.yaml")
 TURNS_PROPS = str(HERE / "turns_props.yaml")
 
 
+pytestmark = pytest.mark.xdist_group("test_mutate")   # its module fixtures are built once, on one worker
+
+
 @pytest.fixture(scope="module")
 def report():
     return mutate(MODEL, RunOptions(properties=PROPS))

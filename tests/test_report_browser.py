@@ -34,9 +34,10 @@ def find_browser() -> str | None:
 
 
 BROWSER = find_browser()
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium binary found (install the Debian package "
-                                                        "'chromium'; .ci/run does) — the HTML was not checked "
-                                                        "in a browser")
+pytestmark = [pytest.mark.xdist_group("test_report_browser"),   # its module fixtures: built once, on one worker
+              pytest.mark.skipif(BROWSER is None, reason="no Chromium binary found (install the Debian package "
+                                                         "'chromium'; .ci/run does) — the HTML was not checked "
+                                                         "in a browser")]
 
 
 class WebSocket:

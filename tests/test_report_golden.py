@@ -17,6 +17,9 @@ from verifier.report.pages import build_game
 from verifier.stategraph import explore_graph, game_graph
 
 
+pytestmark = pytest.mark.xdist_group("test_report_golden")   # its module fixtures are built once, on one worker
+
+
 @pytest.fixture(scope="module")
 def runs():
     return golden_runs()

@@ -13,6 +13,9 @@ from verifier.cli import main
 HERE = Path(__file__).parent / "fixtures" / "mutation"
 
 
+pytestmark = pytest.mark.xdist_group("test_report_playouts")   # its module fixtures are built once, on one worker
+
+
 @pytest.fixture(scope="module")
 def game(tmp_path_factory) -> Path:
     """The tally game laid out as a project: models/tally.yaml and properties/tally.yaml."""

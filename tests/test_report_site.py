@@ -20,6 +20,9 @@ from verifier.report.site import MANIFEST, stale_games, write_site
 from verifier.stategraph import game_graph
 
 
+pytestmark = pytest.mark.xdist_group("test_report_site")   # its module fixtures are built once, on one worker
+
+
 @pytest.fixture(scope="module")
 def page():
     runs = with_findings(mini_runs())
