@@ -14,9 +14,10 @@ from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.lang import load_model, load_properties
+from verifier.props.monitor import compile_step
 from verifier.props.plan import run_claims
 from verifier.result import Verdict
-from verifier.semantics import layout
+from verifier.semantics import initial_states, layout, successors
 from verifier.trace import replay
 
 MODEL = str(Path(__file__).parent / "fixtures" / "analysis" / "chooser.yaml")
@@ -59,6 +60,26 @@ def test_step_claims_on_the_explicit_engine(tmp_path):
     trace = results[3].trace
     assert [s.action for s in trace.steps][-1] == "counter"
     replay(layout(concrete), trace)
+
+
+def test_the_flag_says_what_the_last_move_did(tmp_path):
+    """A move that keeps the claim clears the flag: the product adds one state per state that a
+    breaking move enters, not a second copy of everything reachable after the first violation."""
+    model, claims, _ = claims_of(tmp_path, "claims:\n  - id: c\n    says: x\n    step: \"stack >= prev(stack)\"\n")
+    product = compile_step(model.instantiate(), claims[0]).model
+    lay = layout(product)
+    flag, stack = lay.slot_of(product.variables[-1].name, None), lay.slot_of("stack", None)
+    seen, todo, entered_by_a_break = set(initial_states(lay)), list(initial_states(lay)), set()
+    while todo:
+        state = todo.pop()
+        for move in successors(lay, state):
+            if move.target[stack] < state[stack]:
+                entered_by_a_break.add(move.target[:flag])
+            if move.target not in seen:
+                seen.add(move.target)
+                todo.append(move.target)
+    flagged = {s[:flag] for s in seen if s[flag]}
+    assert flagged and flagged == entered_by_a_break      # a sticky flag also marks every state after one
 
 
 STEP_TEXTS = ["stack <= prev(stack) + 1", "stack >= prev(stack)", "passes == 0 or passes == prev(passes) + 1",

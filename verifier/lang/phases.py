@@ -409,8 +409,8 @@ def _turn_start(model: Model, out: dict[str, Assign], turn_start: Sequence[Assig
         moved = Assign(target, now(a.value), span=a.span)
         out.pop(_target_key(moved), None)
         out[_target_key(moved)] = moved
-    arrays = {a.target.name for a in out.values()
-              if isinstance(a.target, Index) and not isinstance(a.target.index, Const)}
+    arrays = dict.fromkeys(a.target.name for a in out.values()      # in order: effects independent of hashing
+                           if isinstance(a.target, Index) and not isinstance(a.target.index, Const))
     for name in arrays:
         var = model.var(name)
         elements: dict[int, Expr] = {i: Index(name, Const(i)) for i in range(var.index_lo(), var.index_lo() + len(var.init))}

@@ -170,9 +170,11 @@ def compile_bounded_response(model: Model, claim: BoundedResponse, tag: str = ""
 
 
 def compile_step(model: Model, claim: StepInvariant, tag: str = "") -> Compiled:
-    """`err` becomes true on a judged transition after which the claim's expression fails: read
+    """`err` is true just after a judged transition after which the claim's expression fails: read
     before the move, its plain variables become their values after it (`post`), and `prev:x`
-    becomes x."""
+    becomes x. The flag says what the last move did and is not kept: a sticky flag would double
+    every state reached after a violation (a claim expected VIOLATED, or several, multiplied the
+    product), while "some reachable state has `err`" is the same question."""
     err = _bool_var("err", FALSE, tag)
     e = Var(err.name)
     judged = [Event(action=name) for name in claim.actions]
@@ -187,7 +189,7 @@ def compile_step(model: Model, claim: StepInvariant, tag: str = "") -> Compiled:
     def effects(action: Action) -> tuple[Assign, ...]:
         taken = disj(*(occurs(model, action, ev) for ev in judged)) if judged else TRUE
         holds = map_expr(post(model, action, claim.expr), unmark)
-        return (Assign(e, disj(e, conj(taken, neg(holds)))),)
+        return (Assign(e, conj(taken, neg(holds))),)
 
     product = _extend(model, [err], effects, model.initially)
     inv = Invariant(id=claim.id, statement=claim.statement, expected=claim.expected, rule=claim.rule,
