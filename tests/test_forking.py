@@ -66,3 +66,15 @@ def test_forked_and_sequential_readings_agree_on_a_shipped_game(monkeypatch):
     shared with its pinned verdicts; alpha_clash twice took 45 s)."""
     monkeypatch.setattr(forking, "free_cpus", lambda: 2)
     assert summary(check_model(model_path("aeons_end"))) == summary(runs_of("aeons_end"))
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="without fork the job runs in the caller, and os._exit would end the tests")
+def test_alongside_answers_while_the_caller_works_and_falls_back_when_the_child_fails():
+    from verifier.forking import Alongside
+
+    big = Alongside(lambda: list(range(300_000)))     # more than a pipe holds: read while the caller works
+    assert sum(range(1000)) == 499500
+    assert big.result() == list(range(300_000))
+    failed = Alongside(lambda: os._exit(1), lambda: "ran here")
+    assert failed.result() == "ran here"
