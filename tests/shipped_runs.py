@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier import forking
+from verifier import forking, runner
 from verifier.result import ModelRun
 from verifier.runner import check_model
 
@@ -32,10 +32,9 @@ def on_its_worker(game: str):
 @functools.cache
 def runs_of(game: str) -> tuple[ModelRun, ...]:
     """`turnproof check models/<game>.yaml` at the defaults: every reading's claims, then the
-    analyses; the readings one after the other in this process, never in forked children."""
-    forked = forking.free_cpus
-    forking.free_cpus = lambda: 1
-    try:
+    analyses on the state space the claims' search kept; the readings one after the other in
+    this process, never in forked children."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(forking, "free_cpus", lambda: 1)      # the readings one after the other
+        patch.setattr(runner, "free_cpus", lambda: 1)       # the analyses after the claims, not beside
         return tuple(check_model(model_path(game)))
-    finally:
-        forking.free_cpus = forked
