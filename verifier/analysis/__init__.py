@@ -63,7 +63,7 @@ def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = N
                 OrderDependence(ctx)]
     partial = not ctx.space.complete and ctx.deadline.end is not None
     ctx.scan(visitors, Deadline(ctx.deadline.left(1e9) * SCAN_SHARE) if partial else None)
-    if not ctx.complete and not ctx.cut_short:
+    if not ctx.complete and not ctx.cut_short and ctx.space.error is None:   # a model error is the model's to fix
         ctx.beyond = decide(ctx, visitors)
         _answer(ctx.beyond, visitors)
     findings = [f for v in visitors for f in v.findings()]
