@@ -24,6 +24,14 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+_child_process = False       # set in a forked worker
+
+
+def in_child() -> bool:
+    """This process is a worker `fork_map` or `Alongside` forked."""
+    return _child_process
+
+
 def free_cpus() -> int:
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
@@ -164,6 +172,8 @@ def _start(process) -> None:
 
 
 def _child(fn, item, pipe, workers: int, shared: int) -> None:
+    global _child_process
+    _child_process = True
     try:
         default_signals_in_child()
         if hasattr(signal, "pthread_sigmask"):

@@ -13,7 +13,7 @@ from verifier.engines.base import Budget, Engine, ProgressFn, SearchOptions
 from verifier.engines.explicit import keeping_searches, kept_search
 from verifier.engines.memory import OutOfMemory
 from verifier.engines.memory import after_cut as memory_after_cut
-from verifier.forking import Alongside, fork_map, free_cpus
+from verifier.forking import Alongside, fork_map, free_cpus, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
@@ -125,7 +125,10 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
             for key, answers in ctx.memo.items():
                 memo.setdefault(key, {}).update(answers)
 
-    beside = len(models) == 1 and free_cpus() >= 2     # else the readings take the CPUs
+    # beside the claims only under --timeout (else, after them, they reuse the claims' search:
+    # less CPU), with one reading (else the readings take the CPUs), not in a forked worker
+    timed = options.budget.timeout is not None or options.budget.deadline is not None
+    beside = timed and len(models) == 1 and free_cpus() >= 2 and not in_child()
     readings = fork_map(lambda k: _reading(path, models[k], claims[k], engine, options, progress, memo, beside),
                         range(len(models)), arrived=share)
     runs = [run for run, _ in readings]
@@ -145,7 +148,7 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
 def _reading(path: str, model: Model, claims: tuple[list[Property], str | None], engine: Engine,
              options: RunOptions, progress: ProgressFn | None, memo: dict, beside: bool = False):
     """One reading: its ModelRun, and with the analyses on, their context and findings. With
-    `beside` (a CPU to spare), the analyses of a model with every parameter fixed run in a
+    `beside` (a --timeout and a CPU to spare), the analyses of a model with every parameter fixed run in a
     forked child alongside the claims, on a search of their own; else after the claims,
     reusing the state space the claims' search kept. A budget's backstop (`CUT_SHORT`)
     cuts it short: the claims decided by then keep their verdicts, the rest is UNKNOWN."""

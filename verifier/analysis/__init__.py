@@ -63,7 +63,7 @@ def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = N
                 OrderDependence(ctx)]
     partial = not ctx.space.complete and ctx.deadline.end is not None
     ctx.scan(visitors, Deadline(ctx.deadline.left(1e9) * SCAN_SHARE) if partial else None)
-    if not ctx.complete and not ctx.cut_short and ctx.space.error is None:   # a model error is the model's to fix
+    if _beyond_possible(ctx):
         ctx.beyond = decide(ctx, visitors)
         _answer(ctx.beyond, visitors)
     findings = [f for v in visitors for f in v.findings()]
@@ -71,6 +71,16 @@ def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = N
         findings = [_decided_by(ctx.beyond, f) for f in findings]
     ctx.release()
     return ctx, findings
+
+
+def _beyond_possible(ctx: Context) -> bool:
+    """An incomplete search a budget of time or states stopped: not a model error (the model's
+    to fix), not the memory guard (no room left to go further)."""
+    from verifier.engines.memory import limit_words
+
+    if ctx.complete or ctx.cut_short or ctx.space.error is not None:
+        return False
+    return ctx.space.reason != limit_words(ctx.budget.max_memory_mb)
 
 
 def _answer(beyond: Beyond, visitors: Sequence[Visitor]) -> None:
