@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                "  turnproof mutate models/alice.yaml --variant refine_all --param TURNS=2 --max-mutants 50\n"
                "  turnproof mutate models/wtactics.yaml --format json -o out/wtactics.mutants.json\n"
                "  turnproof mutate models/shadow_era.yaml --timeout 600 --all\n"
-               "  turnproof mutate models/aeons_end.yaml --only m12,m40   # re-check survivors after adding claims\n\n"
+               "  turnproof mutate models/aeons_end.yaml --only m12,m40   # re-check survivors after adding claims\n"
+               "  turnproof mutate models/alpha_clash.yaml --journal out/ac.journal   # resumable after a stop\n\n"
                + EXIT_HELP)
     p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
     p.add_argument("-p", "--properties", metavar="FILE", help="property file (default: properties/<model>.yaml)")
@@ -70,6 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", "-j", type=int, metavar="N",
                    help="check N mutants at once, each in a forked worker (default: one per free CPU; "
                         "1 checks them one after the other in this process)")
+    p.add_argument("--journal", metavar="FILE",
+                   help="append each decided mutant to FILE (JSON lines) as it is decided; run the same command "
+                        "again after an interruption and only the mutants not yet in FILE are checked (a journal "
+                        "of another model, claim file, reading or parameters is refused)")
     p.add_argument("--all", action="store_true", help="list every mutant in the text output, not only survivors")
     p.set_defaults(handler=run)
 
@@ -85,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         only = None if args.only is None else frozenset(x.strip() for x in args.only.split(",") if x.strip())
         report = mutate(args.model, run_options(args, consistency=not args.no_consistency), args.max_mutants, bar,
-                        only, args.jobs)
+                        only, args.jobs, args.journal)
     finally:
         bar.done()
     if args.format == "json":

@@ -35,6 +35,7 @@ from verifier.ir.props import Property
 from verifier.lang import load_model
 from verifier.lang.phases import PhaseSpec, TurnBlocks
 from verifier.mutation.equivalence import behaviour
+from verifier.mutation.journal import Journal, RunKey
 from verifier.mutation.operators import Mutant, apply, generate
 from verifier.mutation.results import METHOD, MutationReport, Outcome
 from verifier.result import ModelRun, Verdict
@@ -52,13 +53,16 @@ class _Reference:
 
 def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None = None,
            progress: Callable[[Outcome, int, int], None] | None = None,
-           only: frozenset[str] | None = None, jobs: int | None = None) -> MutationReport:
+           only: frozenset[str] | None = None, jobs: int | None = None,
+           journal_path: str | None = None) -> MutationReport:
     """Mutation analysis of one reading of the model file at `path` (`options.variant`, else
     its first). `options.budget.timeout` bounds the whole run; `max_mutants` checks an
     evenly spread selection of that many mutants; `only` names the mutants to check (their
     ids, `m12`: stable while the model file is unchanged). `progress(outcome, done, total)` is
     called as each mutant is decided; `jobs` mutants are checked at once (default: one per
-    free CPU).
+    free CPU). With `journal_path` each decided mutant is appended to that journal as it is
+    decided, and the mutants an earlier run of the same question decided there are not checked
+    again (`journal.Journal`).
 
     On a concrete model `--engine auto` means the explicit search for the original and every
     mutant alike: exact at these parameter values, where a proof for every value adds nothing
@@ -89,6 +93,10 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
             raise UsageError(Diagnostic(f"no mutant {unknown[0]} in this model ({len(mutants)} mutants: "
                                         f"m1..m{len(mutants)})", hint="ids come from an earlier run of mutate"))
     chosen = _spread([m for m in mutants if only is None or m.id in only], max_mutants)
+    params = original.instantiate().param_values
+    journal = None if journal_path is None else Journal(
+        journal_path, RunKey.of(path, claims[1], original.variant, params, consistency), mutants)
+    earlier = {} if journal is None else {k: o for k, o in journal.earlier.items() if k in {m.id for m in chosen}}
     options = replace(options, consistency=False, vacuity=False)     # the analyses run apart, below
     memo: dict = {}                 # the analyses' Z3 answers: forked workers start from the original's
     with keeping_searches([original.instantiate()] if original.is_concrete else []):
@@ -104,15 +112,25 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
 
     def arrived(outcome: Outcome) -> None:
         done[0] += 1
+        if journal is not None:
+            journal.add(outcome)
         if progress is not None:
             progress(outcome, done[0], len(chosen))
 
+    for outcome in earlier.values():
+        done[0] += 1
+        if progress is not None:
+            progress(outcome, done[0], len(chosen))
     job = partial(_check_mutant, path=path, options=options, claims=claims, reference=reference,
                   deadline=deadline, memo=memo if consistency else None)
-    outcomes = fork_map(job, chosen, workers=jobs, arrived=arrived)
-    return MutationReport(original.name, path, original.variant, original.instantiate().param_values,
-                          claims[1], len(claims[0]), len(mutants), tuple(outcomes),
-                          seconds=time.perf_counter() - start)
+    try:
+        checked = fork_map(job, [m for m in chosen if m.id not in earlier], workers=jobs, arrived=arrived)
+    finally:
+        if journal is not None:
+            journal.close()
+    by_id = {o.mutant.id: o for o in checked} | earlier
+    return MutationReport(original.name, path, original.variant, params, claims[1], len(claims[0]), len(mutants),
+                          tuple(by_id[m.id] for m in chosen), seconds=time.perf_counter() - start)
 
 
 def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[list[Property], str | None],
