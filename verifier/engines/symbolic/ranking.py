@@ -1,23 +1,26 @@
 """Linear (lexicographic) ranking functions, synthesised with Z3.
 
 Template: ``f(s) = c . s + e . p + d`` over every slot `s` of the state and every
-free parameter `p`, with integer coefficients. A *component* is such an f and
-a set S of actions such that, for every transition s -> s' that stays in the
-region (both ends in it) and whose source satisfies the supplied invariant:
+free parameter `p`, with integer coefficients. A *component* (a layer) is such
+an f and a set S of actions such that, for every transition s -> s' that stays
+in the region (both ends in it) and whose source satisfies the supplied
+invariant:
 
     action in S:                  f(s) >= 0  and  f(s') <= f(s) - 1
     other actions still in play:  f(s') <= f(s)
 
-Components are found one after another, each removing its S from play, until
-no action is left (a lexicographic ranking function: no infinite run stays in
-the region) or no component with a non-empty S exists in the template (then
-nothing is claimed). Each component is found by counterexample-guided
-synthesis: an optimiser picks coefficients (most strict actions first, then
-the smallest coefficients) that fit the transitions seen so far; a solver
-checks the candidate against the full transition relation of each action and
-returns a violating transition as a new sample. Checking is exact, so a
-component that passes is a proof; the template and the iteration cap only
-limit what can be found.
+Layers are found one after another, each removing its S from play, until no
+action is left (a lexicographic ranking function: no infinite run stays in the
+region) or no layer with a non-empty S exists (then nothing is claimed): the
+layered method of multi-dimensional ranking functions (Alias, Darte, Feautrier
+and Gonnord; Bradley, Manna and Sipma). Each layer is one linear programme
+over rational coefficients, made exact by counterexample-guided sampling
+(`layer.py`): the programme fits the transitions seen so far, maximising how
+many actions decrease; a solver checks the candidate against each action's
+full transition relation and returns a violating transition as a new sample.
+`verify` re-checks every layer of the result with fresh solvers before it is
+returned, so a ranking that comes back is a proof; the linear template and the
+round cap only limit what can be found.
 """
 from __future__ import annotations
 
@@ -26,14 +29,13 @@ from dataclasses import dataclass
 
 import z3
 
-from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Deadline
 from verifier.engines.symbolic.encode import Encoding, Term, conj
+from verifier.engines.symbolic.layer import TIMEOUT, Failure, Transitions, find_layer, linear
 from verifier.engines.symbolic.render import Renderer
 
-COEFF_MAX = 16          # |coefficient| bound of the template
-ROUNDS = 80             # counterexample rounds per component
-TIMEOUT = "the time for this claim ran out while searching for a ranking function"
+__all__ = ["TIMEOUT", "Component", "Ranking", "synthesize"]
+
 REFINEMENTS = 6         # rounds of strengthening the support with invariants
 
 
@@ -87,7 +89,7 @@ def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, d
                 ranking.reason = "; ".join(notes)
             return ranking
         learned = []
-        for values in failure[:3]:
+        for values in failure[:4]:
             if deadline.expired():
                 break
             inv = refine(values)
@@ -100,107 +102,54 @@ def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, d
     return ranking
 
 
-def _synthesize(enc, actions, region, support, deadline) -> tuple[Ranking, list[list[int]] | None]:
+def _synthesize(enc: Encoding, actions: list[int], region: Term, support: Term,
+                deadline: Deadline) -> tuple[Ranking, list[list[int]] | None]:
     cur_x = list(enc.cur.slots) + list(enc.params.values())
     nxt_x = list(enc.nxt.slots) + list(enc.params.values())
     region_next = enc.rename(region, enc.cur, enc.nxt)
     relations = {a: conj(support, region, region_next, enc.action_relation(a)) for a in actions}
+    names = {a: enc.model.actions[a].name for a in actions}
+    trans = Transitions(relations, cur_x, nxt_x, names)
     feasible = []
     for a in actions:   # actions that never fire within the region need no rank
-        bound_z3()
-        s = z3.Solver()
-        s.set("timeout", deadline.ms(cap=30.0))
-        s.add(relations[a])
-        r = s.check()
-        if r == z3.unknown:
-            return Ranking(None, TIMEOUT if deadline.expired() else
-                           f"Z3 returned unknown on the transitions of {enc.model.actions[a].name}"), None
-        if r == z3.sat:
+        found = trans.counterexample(a, z3.BoolVal(False), deadline)
+        if isinstance(found, str):
+            return Ranking(None, found), None
+        if found is not None:
             feasible.append(a)
+    box = conj(enc.param_constraints(), enc.ranges(enc.cur))
     remaining = feasible
     components: list[Component] = []
     renderer = Renderer(enc)
     labels = [s.name for s in enc.slots] + list(enc.params)
     while remaining:
-        if deadline.expired():
-            return Ranking(None, TIMEOUT), None
-        comp = _component(enc, remaining, relations, cur_x, nxt_x, deadline)
-        if isinstance(comp, str):
-            return Ranking(None, comp), None
-        if isinstance(comp, _Failure):
-            return Ranking(None, comp.reason), comp.sources
-        coeffs, constant, strict = comp
-        text = renderer.linear(list(zip(coeffs, labels)), constant)
-        kept = [a for a in remaining if a not in strict]
-        components.append(Component(coeffs, constant, strict, kept, text))
+        layer = find_layer(trans, remaining, box, deadline)
+        if isinstance(layer, str):
+            return Ranking(None, layer), None
+        if isinstance(layer, Failure):
+            return Ranking(None, layer.reason), layer.sources
+        text = renderer.linear(list(zip(layer.coeffs, labels)), layer.constant)
+        kept = [a for a in remaining if a not in layer.strict]
+        components.append(Component(layer.coeffs, layer.constant, layer.strict, kept, text))
         remaining = kept
+    failed = verify(trans, components, deadline)
+    if failed:
+        return Ranking(None, failed), None
     return Ranking(components, ""), None
 
 
-@dataclass
-class _Failure:
-    reason: str
-    sources: list[list[int]]      # source states of the transitions that defeated the template, newest first
-
-
-def _component(enc, remaining, relations, cur_x, nxt_x, deadline):
-    n = len(cur_x)
-    c = [z3.Int(f"rank!c{i}") for i in range(n)]
-    d = z3.Int("rank!d")
-    b = {a: z3.Bool(f"rank!b{a}") for a in remaining}
-    samples: list[tuple[int, list[int], list[int]]] = []
-    fitted: list[z3.BoolRef] = []      # what the samples ask of the coefficients, built once each
-    bounds = [z3.And(ci >= -COEFF_MAX, ci <= COEFF_MAX) for ci in c]
-    strict_count = z3.Sum(*[z3.If(v, 1, 0) for v in b.values()])
-    size = z3.Sum(*[z3.If(ci >= 0, ci, -ci) for ci in c]) if n else z3.IntVal(0)
-    for _ in range(ROUNDS):
-        if deadline.expired():
-            return TIMEOUT
-        bound_z3()
-        opt = z3.Optimize()
-        opt.set("timeout", deadline.ms(cap=30.0))
-        opt.add(*bounds, z3.Or(*b.values()), *fitted)
-        opt.maximize(strict_count)
-        opt.minimize(size)
-        opt.minimize(z3.If(d >= 0, d, -d))
-        r = opt.check()
-        if r == z3.unsat:
-            return _Failure("no linear ranking function exists in the template (coefficients within "
-                            f"+-{COEFF_MAX}) for {', '.join(enc.model.actions[a].name for a in remaining)}",
-                            [xs for _, xs, _ in reversed(samples)])
-        if r != z3.sat:
-            return TIMEOUT if deadline.expired() else "Z3 gave up while choosing ranking coefficients"
-        m = opt.model()
-        coeffs = [m.eval(ci, model_completion=True).as_long() for ci in c]
-        constant = m.eval(d, model_completion=True).as_long()
-        strict = [a for a in remaining if z3.is_true(m.eval(b[a], model_completion=True))]
-        f_cur = z3.Sum(*[k * x for k, x in zip(coeffs, cur_x) if k]) + constant if any(coeffs) else z3.IntVal(constant)
-        f_nxt = z3.Sum(*[k * x for k, x in zip(coeffs, nxt_x) if k]) + constant if any(coeffs) else z3.IntVal(constant)
-        new = []
-        for a in remaining:
-            want = conj(f_cur - f_nxt >= 1, f_cur >= 0) if a in strict else f_cur - f_nxt >= 0
-            bound_z3()
-            s = z3.Solver()
-            s.set("timeout", deadline.ms(cap=30.0))
-            s.add(relations[a], z3.Not(want))
-            r = s.check()
-            if r == z3.unknown:
-                return TIMEOUT if deadline.expired() else \
-                    f"Z3 returned unknown checking a ranking candidate on {enc.model.actions[a].name}"
-            if r == z3.sat:
-                mm = s.model()
-                new.append((a, [mm.eval(x, model_completion=True).as_long() for x in cur_x],
-                            [mm.eval(y, model_completion=True).as_long() for y in nxt_x]))
-        if not new:
-            return coeffs, constant, strict
-        samples.extend(new)
-        fitted.extend(_fits(c, d, b[a], xs, ys) for a, xs, ys in new)
-    return f"no ranking function found within {ROUNDS} refinement rounds"
-
-
-def _fits(c: list, d, strict, xs: list[int], ys: list[int]) -> z3.BoolRef:
-    """The candidate f = c . x + d does not increase from `xs` to `ys`, decreases when `strict`
-    and then starts >= 0 (only the slots the transition changes enter the difference)."""
-    drop = z3.Sum(*[ci * (x - y) for ci, x, y in zip(c, xs, ys) if x != y], z3.IntVal(0))
-    start = z3.Sum(*[ci * x for ci, x in zip(c, xs) if x], d)
-    return z3.And(drop >= z3.If(strict, 1, 0), z3.Implies(strict, start >= 0))
+def verify(trans: Transitions, components: list[Component], deadline: Deadline) -> str:
+    """Every layer's conditions, re-checked by fresh solvers on the full transition relations:
+    "" when all hold, else what failed."""
+    fresh = Transitions(trans.relations, trans.cur_x, trans.nxt_x, trans.names)
+    for i, comp in enumerate(components):
+        f_cur = linear(comp.coeffs, trans.cur_x, comp.constant)
+        f_nxt = linear(comp.coeffs, trans.nxt_x, comp.constant)
+        for a in comp.strict + comp.kept:
+            want = z3.And(f_cur >= 0, f_cur - f_nxt >= 1) if a in comp.strict else f_cur - f_nxt >= 0
+            found = fresh.counterexample(a, want, deadline)
+            if isinstance(found, str):
+                return found
+            if found is not None:
+                return f"layer {i + 1} ({comp.text}) failed its re-check on {trans.names[a]}"
+    return ""

@@ -1,0 +1,183 @@
+"""One layer of a lexicographic ranking function: a linear programme refined by counterexamples.
+
+The programme, over rational coefficients `c` and one `delta[a]` in [0, 1] per action,
+asks for every sampled transition (a, x, y) that ``c . (x - y) >= delta[a]`` and
+maximises the sum of the deltas (how many actions decrease), then minimises the sum
+of ``|c|`` (small functions generalise to unsampled transitions). Its optimum is
+scaled to the smallest integer vector; the actions with ``delta > 0`` are the strict
+ones, and on integer states they then decrease by at least 1. A solver checks the
+candidate against each action's full transition relation (strict: decreases by 1 or
+more; the others: does not increase); a violating transition becomes a sample and the
+programme is solved again. Boundedness (``f >= 0`` on the sources of strict
+transitions) is given by a constant: minus the least value of ``c . x`` over the
+declared ranges (or, where those leave it unbounded, over the strict transitions).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import gcd, lcm
+
+import z3
+
+from verifier.engines.memory import bound_z3
+from verifier.engines.symbolic.core import Deadline
+from verifier.engines.symbolic.encode import Term
+
+ROUNDS = 80             # counterexample rounds per layer
+CHECK_CAP = 30.0        # seconds at most per solver call
+TIMEOUT = "the time for this claim ran out while searching for a ranking function"
+
+
+@dataclass
+class Layer:
+    coeffs: list[int]           # per slot, then per free parameter
+    constant: int
+    strict: list[int]           # actions that strictly decrease it
+
+
+@dataclass
+class Failure:
+    reason: str
+    sources: list[list[int]]    # source states of the transitions that defeated the template, newest first
+
+
+class Transitions:
+    """Each action's transition relation in an incremental solver of its own (asserted once)."""
+
+    def __init__(self, relations: dict[int, Term], cur_x: list, nxt_x: list, names: dict[int, str]):
+        self.cur_x, self.nxt_x, self.names = cur_x, nxt_x, names
+        self.relations = relations
+        self._solvers: dict[int, z3.Solver] = {}
+
+    def solver(self, a: int) -> z3.Solver:
+        if a not in self._solvers:
+            bound_z3()
+            s = z3.Solver()
+            s.add(self.relations[a])
+            self._solvers[a] = s
+        return self._solvers[a]
+
+    def counterexample(self, a: int, want: Term, deadline: Deadline) -> tuple[list[int], list[int]] | str | None:
+        """A transition of `a` violating `want` (source and target values), None when there is
+        none, or why the solver could not tell."""
+        s = self.solver(a)
+        s.set("timeout", deadline.ms(cap=CHECK_CAP))
+        s.push()
+        try:
+            s.add(z3.Not(want))
+            r = s.check()
+            if r == z3.unknown:
+                return TIMEOUT if deadline.expired() else f"Z3 returned unknown on the transitions of {self.names[a]}"
+            if r == z3.unsat:
+                return None
+            m = s.model()
+            return ([m.eval(x, model_completion=True).as_long() for x in self.cur_x],
+                    [m.eval(y, model_completion=True).as_long() for y in self.nxt_x])
+        finally:
+            s.pop()
+
+
+def linear(coeffs: list[int], xs: list, constant: int = 0) -> Term:
+    terms = [k * x for k, x in zip(coeffs, xs) if k]
+    return z3.Sum(*terms) + constant if terms else z3.IntVal(constant)
+
+
+def find_layer(trans: Transitions, remaining: list[int], box: Term, deadline: Deadline) -> Layer | Failure | str:
+    """A layer for the `remaining` actions with at least one strict action, a Failure when the
+    linear template has none, or why the search stopped (time, solver)."""
+    n = len(trans.cur_x)
+    c = [z3.Real(f"rank!c{i}") for i in range(n)]
+    size = [z3.Real(f"rank!t{i}") for i in range(n)]
+    delta = {a: z3.Real(f"rank!delta{a}") for a in remaining}
+    rows: list[z3.BoolRef] = [z3.And(d >= 0, d <= 1) for d in delta.values()]
+    rows += [z3.And(t >= ci, t >= -ci) for ci, t in zip(c, size)]
+    samples: list[list[int]] = []      # the source of the transition behind rows[len(rows) - len(samples) + i]
+    for _ in range(ROUNDS):
+        if deadline.expired():
+            return TIMEOUT
+        bound_z3()
+        lp = z3.Optimize()
+        lp.set("timeout", deadline.ms(cap=CHECK_CAP))
+        lp.add(*rows)
+        lp.maximize(z3.Sum(*delta.values()))
+        lp.minimize(z3.Sum(*size) if size else z3.RealVal(0))
+        if lp.check() != z3.sat:
+            return TIMEOUT if deadline.expired() else "Z3 gave up on the linear programme of a ranking layer"
+        m = lp.model()
+        strict = [a for a in remaining if _value(m, delta[a]) > 0]
+        if not strict:
+            return Failure("no linear function decreases on any of "
+                           f"{', '.join(trans.names[a] for a in remaining)} without increasing on another",
+                           _blocking(rows, samples, delta, deadline))
+        coeffs = _integers([_value(m, ci) for ci in c])
+        f_cur, f_nxt = linear(coeffs, trans.cur_x), linear(coeffs, trans.nxt_x)
+        new = []
+        for a in remaining:
+            found = trans.counterexample(a, f_cur - f_nxt >= (1 if a in strict else 0), deadline)
+            if isinstance(found, str):
+                return found
+            if found is not None:
+                xs, ys = found
+                diff = [x - y for x, y in zip(xs, ys)]
+                rows.append(z3.Sum(*[ci * d for ci, d in zip(c, diff) if d], z3.RealVal(0)) >= delta[a])
+                samples.append(xs)
+                new.append(a)
+        if not new:
+            constant = _lowest(coeffs, trans, strict, box, deadline)
+            if isinstance(constant, str):
+                return constant
+            return Layer(coeffs, -constant, strict)
+    return f"no ranking function found within {ROUNDS} refinement rounds"
+
+
+def _blocking(rows: list[z3.BoolRef], samples: list[list[int]], delta: dict, deadline: Deadline) -> list[list[int]]:
+    """The sources of sampled transitions that together leave no action strict (a minimised
+    unsat core of "some delta is positive"), newest first: if they are unreachable, invariants
+    excluding them let the search go on."""
+    first = len(rows) - len(samples)
+    bound_z3()
+    s = z3.Solver()
+    s.set("timeout", deadline.ms(cap=CHECK_CAP))
+    s.set("core.minimize", True)
+    s.add(*rows[:first], z3.Sum(*delta.values()) >= 1)     # the rows are homogeneous: > 0 iff >= 1
+    marks = [z3.Bool(f"rank!sample{i}") for i in range(len(samples))]
+    s.add(*(z3.Implies(m, row) for m, row in zip(marks, rows[first:])))
+    if s.check(*marks) != z3.unsat:
+        return list(reversed(samples))
+    core = {str(m) for m in s.unsat_core()}
+    return [xs for m, xs in reversed(list(zip(marks, samples))) if str(m) in core]
+
+
+def _value(m: z3.ModelRef, x) -> Fraction:
+    v = m.eval(x, model_completion=True)
+    return Fraction(v.numerator_as_long(), v.denominator_as_long())
+
+
+def _integers(values: list[Fraction]) -> list[int]:
+    """The smallest integer multiple of a rational vector (same direction)."""
+    scale = lcm(*(v.denominator for v in values)) if values else 1
+    ints = [int(v * scale) for v in values]
+    common = gcd(*ints) if any(ints) else 1
+    return [k // common for k in ints]
+
+
+def _lowest(coeffs: list[int], trans: Transitions, strict: list[int], box: Term, deadline: Deadline) -> int | str:
+    """A lower bound of ``coeffs . x`` over the sources of the strict transitions: its least
+    value within the declared ranges, else within those transitions."""
+    f = linear(coeffs, trans.cur_x)
+    for scope in (box, z3.Or(*[trans.relations[a] for a in strict])):
+        bound_z3()
+        opt = z3.Optimize()
+        opt.set("timeout", deadline.ms(cap=CHECK_CAP))
+        opt.add(scope)
+        low = opt.minimize(f)
+        r = opt.check()
+        if r == z3.unknown:
+            return TIMEOUT if deadline.expired() else "Z3 gave up bounding a ranking layer"
+        if r == z3.unsat:
+            return 0
+        value = low.value()
+        if z3.is_int_value(value):
+            return value.as_long()
+    return "a ranking layer decreases but is unbounded below (a free parameter without bounds)"
