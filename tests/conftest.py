@@ -8,8 +8,11 @@ generate many more examples (tests read ``TURNPROOF_SLOW``; CI runs without it).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+DEEP_COUNTER = str(Path(__file__).parent / "models" / "deep_counter.yaml")   # 5,001 states in a line, stuck at the end
 
 
 def pytest_addoption(parser):
@@ -34,3 +37,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def deep(monkeypatch) -> str:
+    """The deep counter, with no time for the questions beyond the explored states (given time,
+    random runs find its deadlock: test_analysis_beyond), so that a state budget leaves it UNKNOWN."""
+    monkeypatch.setattr("verifier.analysis.beyond.BEYOND_SECONDS", 0.0)
+    return DEEP_COUNTER

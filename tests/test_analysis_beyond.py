@@ -8,6 +8,7 @@ import json
 from dataclasses import replace
 
 import pytest
+from conftest import DEEP_COUNTER
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_analysis_support import analyse, assert_replay, fixture, load_all, of_kind
@@ -90,23 +91,8 @@ def test_fixture_findings_decided_beyond_one_state(name):
     assert {f.key for f in analyse(name, budget=Budget(max_states=1))} == full
 
 
-DEEP = """\
-model: deep
-doc: a counter that runs to 5000, where play is stuck
-variables:
-  n: {type: 0..5000, init: 0}
-actions:
-  - name: step
-    when: "n < 5000"
-    do: {n: n + 1}
-    rule: "Count: one more"
-"""
-
-
-def test_a_deadlock_beyond_a_state_budget_is_found_by_random_runs(tmp_path, capsys):
-    path = tmp_path / "deep.yaml"
-    path.write_text(DEEP, encoding="utf-8")
-    code = cli_main(["check", str(path), "--no-properties", "--max-states", "1000", "-q", "-f", "json"])
+def test_a_deadlock_beyond_a_state_budget_is_found_by_random_runs(capsys):
+    code = cli_main(["check", DEEP_COUNTER, "--no-properties", "--max-states", "1000", "-q", "-f", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 1 and doc["analyses"][0]["complete"] is True
     (stuck,) = [f for f in doc["findings"] if f["kind"] == "deadlock"]

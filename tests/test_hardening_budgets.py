@@ -16,28 +16,6 @@ from verifier.engines import memory
 from verifier.engines.base import Budget
 from verifier.engines.symbolic.engine import claim_seconds
 
-DEEP = """\
-model: deep
-doc: a counter that runs to 5000, where play is stuck
-variables:
-  n: {type: 0..5000, init: 0}
-actions:
-  - name: step
-    when: "n < 5000"
-    do: {n: n + 1}
-    rule: "Count: one more"
-"""
-
-
-@pytest.fixture
-def deep(tmp_path, monkeypatch) -> str:
-    """The deep counter, with no time for the questions beyond the explored states (given time,
-    random runs find its deadlock: test_analysis_beyond), so that a state budget leaves it UNKNOWN."""
-    monkeypatch.setattr("verifier.analysis.beyond.BEYOND_SECONDS", 0.0)
-    path = tmp_path / "deep.yaml"
-    path.write_text(DEEP, encoding="utf-8")
-    return str(path)
-
 
 def test_a_budget_that_cuts_the_analyses_short_is_unknown_not_success(deep, capsys):
     code = main(["check", deep, "--no-properties", "--max-states", "1000", "-q", "-f", "json"])
