@@ -207,9 +207,7 @@ def _analyses_again(model: Model, options: RunOptions, memo: dict):
     --timeout has passed meanwhile."""
     left = options.budget.time_left()
     if left is not None and left <= 0:
-        timeout = options.budget.timeout
-        why = f"cut short by --timeout ({timeout:g} s)" if timeout else "cut short by --timeout"
-        return _not_analysed(model, options, memo, why), []
+        return _not_analysed(model, options, memo, _timeout_words(options.budget)), []
     return _analyses(model, options, memo)
 
 
@@ -228,9 +226,13 @@ def _cut_reason(err: BaseException, budget: Budget) -> str:
     """Why a step was cut short; the backstop gets one more grace for what is left."""
     if isinstance(err, OutOfTime):
         after_cut()
-        return f"cut short by --timeout ({budget.timeout:g} s)" if budget.timeout else "cut short by --timeout"
+        return _timeout_words(budget)
     memory_after_cut()
     return f"cut short ({err.words})" if isinstance(err, OutOfMemory) else "cut short (out of memory)"
+
+
+def _timeout_words(budget: Budget) -> str:
+    return f"cut short by --timeout ({budget.timeout:g} s)" if budget.timeout else "cut short by --timeout"
 
 
 def _cut_result(model: Model, claim: Property, reason: str) -> CheckResult:

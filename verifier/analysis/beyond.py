@@ -134,19 +134,6 @@ def _settle(qs: Sequence[Question], method: str) -> None:
 
 # ---------------------------------------------------------------- the space, extended
 
-def _append(ctx: Context, parent: int, packed: int, label: int) -> int:
-    space = ctx.space
-    i = len(space.packed)
-    space.packed.append(packed)
-    space.parent.append(parent)
-    space.via.append(label)
-    if isinstance(space.seen, dict):
-        space.seen[packed] = i
-    else:
-        space.seen.add(packed)
-    return i
-
-
 def _visit(ctx: Context, visitors: Sequence[Visitor], i: int, firings: list) -> None:
     for v in visitors:
         v.visit(i, ctx.space.packed[i], firings)
@@ -163,7 +150,7 @@ def _roots(ctx: Context, visitors: Sequence[Visitor]) -> dict[int, int]:
     for state in initial_states(ctx.layout):
         x = space.packing.pack(state)
         if x not in out:
-            out[x] = _append(ctx, -1, x, 0)
+            out[x] = space.store(x, -1, 0)
             _visit(ctx, visitors, out[x], ctx.expand_uncached(x))
     return out
 
@@ -189,11 +176,12 @@ def _walk(ctx: Context, visitors: Sequence[Visitor], qs: Sequence[Question], sec
         path: list[tuple[int, int]] = []          # (packed, label) since the last stored state
         anchor = here                             # index of the last state stored on this run
         s = space.packed[here]
+        firings = None                            # those of `s`, when its visit already expanded it
         for step in range(WALK_STEPS):
             if not step & 1023 and time.perf_counter() - start >= seconds:
                 break
             try:
-                firings = expand(s)
+                firings = expand(s) if firings is None else firings
             except EvalError:           # a model error: the claims report it
                 break
             options = [(a, c, t) for a, c, t, _g in firings if t is not None]
@@ -201,20 +189,20 @@ def _walk(ctx: Context, visitors: Sequence[Visitor], qs: Sequence[Question], sec
                 break
             a, c, t = rng.choice(options)
             label = space.labels(a, c)
+            s, firings = t, None
             if t in space.seen:
                 path.append((t, label))
-                s = t
                 continue
             for x, lab in path:                   # store the run up to here, so the trace is whole
-                anchor = _append(ctx, anchor, x, lab)
+                anchor = space.store(x, anchor, lab)
             path.clear()
-            anchor = _append(ctx, anchor, t, label)
+            anchor = space.store(t, anchor, label)
             added += 1
-            s = t
             try:
-                _visit(ctx, visitors, anchor, expand(t))
+                firings = expand(t)
             except EvalError:
                 break
+            _visit(ctx, visitors, anchor, firings)
         stale = 0 if added > before else stale + 1
     return added
 
@@ -283,14 +271,14 @@ def _witness(ctx: Context, enc: Encoding, visitors: Sequence[Visitor], outcome: 
         for q in open_:
             q.reason = "internal: a symbolic witness starts outside the initial states"
         return False
-    s = first
     try:
+        firings = ctx.expand_uncached(first)
         for state in concrete.states[1:]:
             x = pack(state)
-            a, choice = next((a, c) for a, c, t, _g in ctx.expand_uncached(s) if t == x)
-            anchor = _append(ctx, anchor, x, space.labels(a, choice))
-            _visit(ctx, visitors, anchor, ctx.expand_uncached(x))
-            s = x
+            a, choice = next((a, c) for a, c, t, _g in firings if t == x)
+            anchor = space.store(x, anchor, space.labels(a, choice))
+            firings = ctx.expand_uncached(x)
+            _visit(ctx, visitors, anchor, firings)
     except (EvalError, StopIteration):
         for q in open_:
             q.reason = "internal: a symbolic witness does not follow the explicit engine's firings"

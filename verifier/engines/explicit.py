@@ -76,13 +76,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
         if len(space.packed) == space.state_limit:
             space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
             break
-        if isinstance(space.seen, dict):
-            space.seen[x] = len(space.packed)
-        else:
-            space.seen.add(x)
-        space.packed.append(x)
-        space.parent.append(-1)
-        space.via.append(0)
+        space.store(x, -1, 0)
     space.level_end = len(space.packed)
     space.tick = _ticker(space, budget, progress, start)
     status = None

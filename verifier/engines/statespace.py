@@ -146,6 +146,19 @@ class StateSpace:
         self.canon = canonicalizer(self.lay, self.packing) if symmetry.NAME in self.reductions else None
         self.depth, self.states = DepthView(self), StatesView(self)
 
+    def store(self, packed: int, parent: int, label: int) -> int:
+        """Store a state reached from state `parent` (-1: an initial state) by the firing
+        `label`; its index."""
+        i = len(self.packed)
+        if isinstance(self.seen, dict):
+            self.seen[packed] = i
+        else:
+            self.seen.add(packed)
+        self.packed.append(packed)
+        self.parent.append(parent)
+        self.via.append(label)
+        return i
+
     def watch_unexpanded(self, k: int, pred: Callable[[Any], bool]) -> None:
         """Watched predicate `k` on the states stored but not expanded: the first that satisfies
         it, or -1 and the error where evaluating it raised."""
