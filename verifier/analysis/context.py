@@ -13,7 +13,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.engines.base import Budget
 from verifier.engines.bfsgen import compile_expander, packed_predicate
@@ -22,6 +22,9 @@ from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, 
 from verifier.result import Finding
 from verifier.semantics import Layout, State
 from verifier.trace import Trace, build_trace
+
+if TYPE_CHECKING:
+    from verifier.analysis.beyond import Beyond
 
 EXPLORE_STATES = 2_000_000     # default cap on the analyses' own exploration (as the auto engine's)
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
@@ -69,7 +72,7 @@ class Context:
     scan_complete: bool = False          # every explored state was scanned
     memo: dict = field(default_factory=dict)   # answers shared by the readings of one model file
     cut_short: str = ""                  # why a budget cut the analyses short ("": it did not)
-    beyond: Any = None                   # analysis.beyond.Beyond: the questions decided past the explored states
+    beyond: Beyond | None = None         # the questions decided past the explored states
     _expand: Callable | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
     _preds: dict = field(default_factory=dict, repr=False)

@@ -44,9 +44,6 @@ from verifier.engines.symbolic.encode import FALSE, Encoding, Env, Term, as_int,
 from verifier.ir.expr import Expr
 from verifier.ir.model import PHASE_VAR, ActionKind, EnumType, Modality, Overflow, in_phase
 
-# a finding is reported when the question's state is reachable, except for dead rules
-FINDING_WHEN_UNREACHABLE = ("dead-rule",)
-
 
 @dataclass
 class Question:
@@ -61,13 +58,6 @@ class Question:
     def __getstate__(self) -> dict:
         """Pickled without the Z3 term and the visitors' hook (a reading analysed in another process)."""
         return {**self.__dict__, "target": None, "settled": _never}
-
-    @property
-    def finding(self) -> bool:
-        """Whether its answer makes a finding."""
-        if self.kind in FINDING_WHEN_UNREACHABLE:
-            return self.answer == "unreachable"
-        return self.answer == "reachable"
 
     def words(self) -> str:
         return f"{self.kind} {self.subject}"

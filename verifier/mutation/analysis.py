@@ -96,7 +96,7 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
     params = original.instantiate().param_values
     journal = None if journal_path is None else Journal(
         journal_path, RunKey.of(path, claims[1], original.variant, params, consistency), mutants)
-    earlier = {} if journal is None else {k: o for k, o in journal.earlier.items() if k in {m.id for m in chosen}}
+    earlier = {} if journal is None else {m.id: journal.earlier[m.id] for m in chosen if m.id in journal.earlier}
     options = replace(options, consistency=False, vacuity=False)     # the analyses run apart, below
     memo: dict = {}                 # the analyses' Z3 answers: forked workers start from the original's
     with keeping_searches([original.instantiate()] if original.is_concrete else []):
