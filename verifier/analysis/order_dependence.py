@@ -152,6 +152,7 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
         return out
     mine = Deadline(ctx.deadline.left(TOTAL_SECONDS))
     base = conj(enc.param_constraints(), enc.ranges(enc.cur))
+    commutation = Commutation(enc)
     for n, (a, b) in enumerate(asked):
         left = mine.left(QUERY_SECONDS)
         if left < 0.5:
@@ -159,7 +160,7 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
             break
         key = (model.actions[a], model.actions[b])
         try:
-            query, (ca, cb), (s12, s21) = _query(enc, a, b)
+            query, (ca, cb), (s12, s21) = commutation.query(a, b)
             bound_z3()
             solver = z3.Solver()
             solver.set("timeout", int(left * 1000))
@@ -191,42 +192,53 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
 
 
 
-def noncommuting(enc, a: int, b: int):
-    """The Z3 condition on `enc.cur` (choice symbols free) under which actions a and b are
-    both legal, stay legal after each other, and the two orders end in different states."""
-    return _query(enc, a, b)[0]
+class Commutation:
+    """The Z3 conditions on `enc.cur` (choice symbols free) under which two actions are both
+    legal, stay legal after each other, and the two orders end in different states; each
+    action is encoded once, whatever the number of pairs it is in."""
 
+    def __init__(self, enc):
+        self.enc = enc
+        self._encoded: dict[int, tuple] = {}
 
-def _query(enc, a: int, b: int) -> tuple:
-    """(the condition of `noncommuting`, the two choice environments, the two outcomes' slot terms)."""
-    import z3
+    def noncommuting(self, a: int, b: int):
+        return self.query(a, b)[0]
 
-    from verifier.engines.symbolic.encode import conj, disj
+    def query(self, a: int, b: int) -> tuple:
+        """(the condition of `noncommuting`, the two choice environments, the two outcomes' slot terms)."""
+        from verifier.engines.symbolic.encode import conj, disj
 
-    cur = enc.cur
+        enc, cur = self.enc, self.enc.cur
+        la, na, ca = self._encode(a)
+        lb, nb, cb = self._encode(b)
+        s12 = [self._after(y, na) if y is not x else z for x, y, z in zip(cur.slots, nb, na)]
+        s21 = [self._after(z, nb) if z is not x else y for x, y, z in zip(cur.slots, nb, na)]
+        differ = disj(*(x != y for x, y in zip(s12, s21)))
+        parts = [la, lb, self._after(lb, na), self._after(la, nb), differ]
+        x, y = enc.model.actions[a], enc.model.actions[b]
+        if by_players(x, y):
+            assert x.actor is not None and y.actor is not None, "by_players: both name their player"
+            parts.append(enc.value(x.actor, cur, ca) != enc.value(y.actor, cur, cb))
+        return conj(*parts), (ca, cb), (s12, s21)
 
-    def encode(k: int) -> tuple:
-        env = enc.choices(k, "X")
-        new, _ok, defined = enc.effects(k, cur, env)
-        legal = conj(enc.enabled(k, cur, env), enc.defined(enc.model.actions[k].guard, cur, env), defined)
-        return legal, new, env
+    def _encode(self, k: int) -> tuple:
+        """(legal in cur, successor terms, choice symbols) of action k."""
+        from verifier.engines.symbolic.encode import conj
 
-    def after(term, new):
+        if k not in self._encoded:
+            enc, cur = self.enc, self.enc.cur
+            env = enc.choices(k, "X")
+            new, _ok, defined = enc.effects(k, cur, env)
+            legal = conj(enc.enabled(k, cur, env), enc.defined(enc.model.actions[k].guard, cur, env), defined)
+            self._encoded[k] = (legal, new, env)
+        return self._encoded[k]
+
+    def _after(self, term, new):
         """`term` (over cur) in the state `new`; only the slots the action changes are replaced."""
-        pairs = [(x, y) for x, y in zip(cur.slots, new) if y is not x]
-        return z3.substitute(term, *pairs) if pairs else term
+        import z3
 
-    la, na, ca = encode(a)
-    lb, nb, cb = encode(b)
-    s12 = [after(y, na) if y is not x else z for x, y, z in zip(cur.slots, nb, na)]
-    s21 = [after(z, nb) if z is not x else y for x, y, z in zip(cur.slots, nb, na)]
-    differ = disj(*(x != y for x, y in zip(s12, s21)))
-    parts = [la, lb, after(lb, na), after(la, nb), differ]
-    x, y = enc.model.actions[a], enc.model.actions[b]
-    if by_players(x, y):
-        assert x.actor is not None and y.actor is not None, "by_players: both name their player"
-        parts.append(enc.value(x.actor, cur, ca) != enc.value(y.actor, cur, cb))
-    return conj(*parts), (ca, cb), (s12, s21)
+        pairs = [(x, y) for x, y in zip(self.enc.cur.slots, new) if y is not x]
+        return z3.substitute(term, *pairs) if pairs else term
 
 
 def _display(t, value: int, model: Model) -> Any:

@@ -15,7 +15,7 @@ there a reachable state where P holds?":
   both musts fire, and every firing of either that does not end the game
   leaves the other without a firing (choice domains must be enumerable).
 - nondeterministic-must: two choices of the must fire to different states.
-- order-dependence: the pair's Z3 query (`order_dependence.noncommuting`)
+- order-dependence: the pair's Z3 query (`order_dependence.Commutation`)
   in a reachable state.
 
 Each target matches the explicit condition or over-approximates it (model
@@ -39,7 +39,7 @@ from verifier.analysis.dead_rules import DeadRules
 from verifier.analysis.deadlock import Deadlocks
 from verifier.analysis.gaps import Gaps
 from verifier.analysis.nondeterministic_must import NondeterministicMust
-from verifier.analysis.order_dependence import OrderDependence, noncommuting
+from verifier.analysis.order_dependence import Commutation, OrderDependence
 from verifier.engines.symbolic.encode import FALSE, Encoding, Env, Term, as_int, conj, disj, implies, negate
 from verifier.ir.expr import Expr
 from verifier.ir.model import PHASE_VAR, ActionKind, EnumType, Modality, Overflow, in_phase
@@ -184,11 +184,12 @@ def questions(enc: Encoding, visitors: dict[type, Any]) -> tuple[list[Question],
                                 member(nondet.first, a)))
     order = visitors.get(OrderDependence)
     if isinstance(order, OrderDependence):
+        commutation = Commutation(enc)
         for (a, b) in order.witness:
             if (a, b) in order.confirmed:
                 continue
             x, y = model.actions[a], model.actions[b]
-            out.append(Question("order-dependence", f"{x.name}|{y.name}", noncommuting(enc, a, b),
+            out.append(Question("order-dependence", f"{x.name}|{y.name}", commutation.noncommuting(a, b),
                                 member(order.confirmed, (a, b))))
     return out, cannot
 
