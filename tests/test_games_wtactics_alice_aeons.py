@@ -147,6 +147,20 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "recycle-gains-an-element": "HOLDS",
         "fight-one-hit-each-side": "HOLDS",
         "collect-reap-elements": "HOLDS",
+        # Step 5's actions are optional: Step 5 can end with each still allowed
+        "step5-ends-with-creature-playable": "HOLDS",
+        "step5-ends-with-artifact-playable": "HOLDS",
+        "step5-ends-with-artifact-kept": "HOLDS",
+        "action-card-reachable": "HOLDS",
+        "hand-discard-reachable": "HOLDS",
+        "creature-discard-reachable": "HOLDS",
+        "artifact-discard-reachable": "HOLDS",
+        "story-turns-not-cut": "HOLDS",
+        "fight-damages-both-sides": "HOLDS",
+        "fight-can-defeat-opponent": "HOLDS",
+        # Step 2's parts can be left with their action still allowed
+        "reap-may-be-declined": "VIOLATED",
+        "heal-may-be-declined": "VIOLATED",
     },
     "aeons_end": {
         "closed-breach-spells-cast": "HOLDS",
