@@ -33,6 +33,7 @@ from verifier.engines.symbolic.core import Deadline
 from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.engines.symbolic.layer import TIMEOUT, Failure, Transitions, find_layer, linear
 from verifier.engines.symbolic.render import Renderer
+from verifier.engines.symbolic.strengthen import exclude, recheck
 
 __all__ = ["TIMEOUT", "Component", "Ranking", "synthesize"]
 
@@ -75,67 +76,108 @@ Refine = Callable[[list[int]], "Term | None"]
 def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, deadline: Deadline,
                refine: Refine | None = None, max_refinements: int = REFINEMENTS) -> Ranking:
     """A lexicographic linear ranking function for the `actions` within `region` (over `enc.cur`),
-    for source states satisfying `support` (over `enc.cur`: ranges, known invariants).
+    for source states satisfying `support` (over `enc.cur`, true in every reachable state:
+    ranges, known invariants).
 
-    When no function fits, the transitions that defeated the template may start in unreachable
-    states: `refine(values)` (values of the slots, then of the free parameters) returns an
-    invariant excluding such a state, or None when it is reachable (or unknown); the search is
-    then repeated within the strengthened support."""
+    When a layer cannot be found, the transitions that defeated the template may start in
+    unreachable states. Invariants excluding them are proved (Houdini over short clauses,
+    `strengthen.py`; then, for the states those leave, `refine(values)` with the values of the
+    slots then of the free parameters: an invariant excluding that state, or None when it is
+    reachable or unknown), and the search goes on from that layer within the strengthened
+    support. The layers found so far stay valid: a stronger support only removes transitions."""
+    search = _Search(enc, actions, region)
+    learned: list[Term] = []
     notes: list[str] = []
     for _ in range(max_refinements + 1):
-        ranking, failure = _synthesize(enc, actions, region, support, deadline)
-        if ranking.components is not None or failure is None or refine is None:
-            if notes and ranking.components is not None:
-                ranking.reason = "; ".join(notes)
+        ranking, failure = search.run(conj(support, *learned), deadline)
+        if ranking.components is not None and learned:
+            failed = recheck(enc, support, conj(*learned), deadline)
+            if failed:
+                return Ranking(None, failed)
+            ranking.reason = "strengthened by invariants excluding unreachable states (" + ", ".join(notes) + ")"
+        if ranking.components is not None or failure is None:
             return ranking
-        learned = []
-        for values in failure[:4]:
-            if deadline.expired():
-                break
-            inv = refine(values)
-            if inv is not None:
-                learned.append(inv)
-        if not learned:
+        found = _exclude(enc, conj(support, *learned), failure, deadline, refine)
+        if isinstance(found, str):
+            return Ranking(None, found)
+        if not found:
             return ranking
-        notes.append(f"strengthened by {len(learned)} invariant(s) excluding unreachable states")
-        support = conj(support, *learned)
+        for term, note in found:
+            learned.append(term)
+            notes.append(note)
     return ranking
 
 
-def _synthesize(enc: Encoding, actions: list[int], region: Term, support: Term,
-                deadline: Deadline) -> tuple[Ranking, list[list[int]] | None]:
-    cur_x = list(enc.cur.slots) + list(enc.params.values())
-    nxt_x = list(enc.nxt.slots) + list(enc.params.values())
-    region_next = enc.rename(region, enc.cur, enc.nxt)
-    relations = {a: conj(support, region, region_next, enc.action_relation(a)) for a in actions}
-    names = {a: enc.model.actions[a].name for a in actions}
-    trans = Transitions(relations, cur_x, nxt_x, names)
-    feasible = []
-    for a in actions:   # actions that never fire within the region need no rank
-        found = trans.counterexample(a, z3.BoolVal(False), deadline)
-        if isinstance(found, str):
-            return Ranking(None, found), None
-        if found is not None:
-            feasible.append(a)
-    box = conj(enc.param_constraints(), enc.ranges(enc.cur))
-    remaining = feasible
-    components: list[Component] = []
-    renderer = Renderer(enc)
-    labels = [s.name for s in enc.slots] + list(enc.params)
-    while remaining:
-        layer = find_layer(trans, remaining, box, deadline)
-        if isinstance(layer, str):
-            return Ranking(None, layer), None
-        if isinstance(layer, Failure):
-            return Ranking(None, layer.reason), layer.sources
-        text = renderer.linear(list(zip(layer.coeffs, labels)), layer.constant)
-        kept = [a for a in remaining if a not in layer.strict]
-        components.append(Component(layer.coeffs, layer.constant, layer.strict, kept, text))
-        remaining = kept
-    failed = verify(trans, components, deadline)
-    if failed:
-        return Ranking(None, failed), None
-    return Ranking(components, ""), None
+def _exclude(enc: Encoding, support: Term, samples: list[list[int]], deadline: Deadline,
+             refine: Refine | None) -> list[tuple[Term, str]] | str:
+    """Invariants excluding some of the `samples` (each with a note saying how it was proved):
+    Houdini's, or when it finds none, `refine`'s for each sample (skipping those an invariant
+    found before already excludes)."""
+    lemmas = exclude(enc, support, samples, deadline)
+    if isinstance(lemmas, str):
+        return lemmas
+    if lemmas.clauses:
+        return [(lemmas.term, f"{len(lemmas.clauses)} clause(s) by Houdini")]
+    proved: list[Term] = []
+    for values in samples if refine is not None else []:
+        if deadline.expired():
+            break
+        if proved and _excludes(enc, conj(*proved), values):
+            continue
+        inv = refine(values)   # type: ignore[misc]
+        if inv is not None:
+            proved.append(inv)
+    return [(conj(*proved), f"{len(proved)} by PDR")] if proved else []
+
+
+def _excludes(enc: Encoding, invariant: Term, values: list[int]) -> bool:
+    symbols = list(enc.cur.slots) + list(enc.params.values())
+    return z3.is_false(z3.simplify(z3.substitute(invariant, *((x, z3.IntVal(v)) for x, v in zip(symbols, values)))))
+
+
+class _Search:
+    """The layers found so far, and the actions none of them decreases yet."""
+
+    def __init__(self, enc: Encoding, actions: list[int], region: Term):
+        self.enc, self.actions, self.region = enc, actions, region
+        self.remaining: list[int] | None = None         # None: feasibility not yet known
+        self.components: list[Component] = []
+        self.box = conj(enc.param_constraints(), enc.ranges(enc.cur))
+        self.labels = [s.name for s in enc.slots] + list(enc.params)
+
+    def run(self, support: Term, deadline: Deadline) -> tuple[Ranking, list[list[int]] | None]:
+        """Layers for the actions left, within `support`: a ranking (re-checked), or why not and
+        the sources of the sampled transitions that blocked the last layer."""
+        enc = self.enc
+        region_next = enc.rename(self.region, enc.cur, enc.nxt)
+        relations = {a: conj(support, self.region, region_next, enc.action_relation(a)) for a in self.actions}
+        trans = Transitions(relations, list(enc.cur.slots) + list(enc.params.values()),
+                            list(enc.nxt.slots) + list(enc.params.values()),
+                            {a: enc.model.actions[a].name for a in self.actions})
+        if self.remaining is None:
+            feasible = []
+            for a in self.actions:   # actions that never fire within the region need no rank
+                found = trans.counterexample(a, z3.BoolVal(False), deadline)
+                if isinstance(found, str):
+                    return Ranking(None, found), None
+                if found is not None:
+                    feasible.append(a)
+            self.remaining = feasible
+        renderer = Renderer(enc)
+        while self.remaining:
+            layer = find_layer(trans, self.remaining, self.box, deadline)
+            if isinstance(layer, str):
+                return Ranking(None, layer), None
+            if isinstance(layer, Failure):
+                return Ranking(None, layer.reason), layer.sources
+            text = renderer.linear(list(zip(layer.coeffs, self.labels)), layer.constant)
+            kept = [a for a in self.remaining if a not in layer.strict]
+            self.components.append(Component(layer.coeffs, layer.constant, layer.strict, kept, text))
+            self.remaining = kept
+        failed = verify(trans, self.components, deadline)
+        if failed:
+            return Ranking(None, failed), None
+        return Ranking(list(self.components), ""), None
 
 
 def verify(trans: Transitions, components: list[Component], deadline: Deadline) -> str:

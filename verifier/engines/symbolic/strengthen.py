@@ -1,0 +1,230 @@
+"""Invariants that exclude given states, for the ranking search: Houdini over short clauses.
+
+The states to exclude are the sources of transitions that defeated a ranking template.
+Candidates are, per state, the clauses ``not l`` and ``not (l1 and l2)`` over the literals
+it satisfies (per slot: ``x == v`` for booleans and enums; ``x <= v``, ``x >= v`` and
+``x >= lo + 1`` for integers), so each candidate excludes a state it was made from.
+Seeded random runs of the reference semantics, at the states' parameter values, first
+discard every candidate that a reachable state breaks (cheap, vectorised). The rest go
+through Houdini: drop the candidates an initial state breaks, then, until nothing changes,
+those broken by a step of some action from a state that satisfies the support and every
+candidate left. What survives holds initially and is preserved by every action from every
+state where the support holds; the support being true in every reachable state, the
+conjunction is an invariant. `recheck` proves that again with fresh solvers.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import z3
+
+from verifier.engines.memory import bound_z3
+from verifier.engines.symbolic.core import Deadline
+from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
+from verifier.ir.model import BoolType, EnumType
+from verifier.semantics import EvalError, layout, successors
+
+WALK_SECONDS = 1.0      # random runs per call, at most
+WALK_STEPS = 20_000     # steps of random runs per call, at most
+WALK_LENGTH = 2_000     # steps of one run before it restarts
+INITIAL_STATES = 3      # initial states the runs start from, at most
+CHECK_CAP = 30.0        # seconds at most per solver call
+
+
+@dataclass(frozen=True)
+class Literal:
+    slot: int
+    op: str             # "==", "<=" or ">="
+    value: int
+
+    def holds(self, xs) -> bool:
+        x = xs[self.slot]
+        return x == self.value if self.op == "==" else x <= self.value if self.op == "<=" else x >= self.value
+
+    def column(self, states: np.ndarray) -> np.ndarray:
+        x = states[:, self.slot]
+        return x == self.value if self.op == "==" else x <= self.value if self.op == "<=" else x >= self.value
+
+    def term(self, xs) -> Term:
+        x = xs[self.slot]
+        return x == self.value if self.op == "==" else x <= self.value if self.op == "<=" else x >= self.value
+
+
+Clause = tuple[Literal, ...]     # not (l1 and ...): one or two literals
+
+
+def excluded(clause: Clause, values) -> bool:
+    """The clause is false in the state with these slot values."""
+    return all(lit.holds(values) for lit in clause)
+
+
+def clause_term(clause: Clause, xs) -> Term:
+    return negate(conj(*(lit.term(xs) for lit in clause)))
+
+
+@dataclass
+class Lemmas:
+    clauses: list[Clause]       # jointly inductive relative to the support
+    term: Term                  # their conjunction over enc.cur
+
+
+def exclude(enc: Encoding, support: Term, samples: list[list[int]], deadline: Deadline) -> Lemmas | str:
+    """The Houdini invariant from the samples' candidate clauses (possibly empty), or why the
+    solver could not finish."""
+    n = len(enc.slots)
+    literals = {s: _literals(enc, values[:n]) for s, values in enumerate(samples)}
+    candidates: dict[Clause, None] = {}
+    for lits in literals.values():
+        for lit in lits:
+            candidates[(lit,)] = None
+        for a, b in combinations(lits, 2):
+            if a.slot != b.slot:
+                candidates[(a, b)] = None
+    clauses = _unbroken_by_runs(enc, list(candidates), samples, deadline)
+    alive = _houdini(enc, support, clauses, deadline)
+    if isinstance(alive, str):
+        return alive
+    return Lemmas(alive, conj(*(clause_term(c, enc.cur.slots) for c in alive)))
+
+
+def _literals(enc: Encoding, values: list[int]) -> list[Literal]:
+    out = []
+    for i, (slot, v, (lo, hi)) in enumerate(zip(enc.slots, values, enc.slot_bounds)):
+        if isinstance(slot.type, (BoolType, EnumType)):
+            out.append(Literal(i, "==", v))
+            continue
+        low, high = numeral(lo), numeral(hi)
+        if low is None or v > low:
+            out.append(Literal(i, ">=", v))
+        if high is None or v < high:
+            out.append(Literal(i, "<=", v))
+        if low is not None and v > low + 1:
+            out.append(Literal(i, ">=", low + 1))
+    return out
+
+
+# ---------------------------------------------------------------- random runs
+
+def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[int]],
+                      deadline: Deadline) -> list[Clause]:
+    """The clauses that no state of seeded random runs breaks (at each sample's parameter values)."""
+    states: set[tuple[int, ...]] = set()
+    runs_by = time.perf_counter() + min(WALK_SECONDS, (deadline.left() or WALK_SECONDS) * 0.1)
+    n = len(enc.slots)
+    for params in sorted({tuple(s[n:]) for s in samples}):
+        states |= _random_states(enc, dict(zip(enc.params, params)), runs_by)
+    if not states:
+        return clauses
+    table = np.array(sorted(states), dtype=np.int64)
+    literals = sorted({lit for c in clauses for lit in c}, key=lambda lit: (lit.slot, lit.op, lit.value))
+    index = {lit: k for k, lit in enumerate(literals)}
+    truth = np.stack([lit.column(table) for lit in literals], axis=1).astype(np.float32)
+    together = truth.T @ truth      # together[i, j] > 0: some state satisfies literals i and j
+    return [c for c in clauses if together[index[c[0]], index[c[-1]]] == 0]
+
+
+def _random_states(enc: Encoding, params: dict[str, int], until: float) -> set[tuple[int, ...]]:
+    model = enc.source.instantiate(dict[str, int | None](params))
+    lay = layout(model)
+    starts = _initial_states(enc, params)
+    seen: set[tuple[int, ...]] = set(starts)
+    rng = random.Random(0)
+    steps = 0
+    while starts and steps < WALK_STEPS and time.perf_counter() < until:
+        state = rng.choice(starts)
+        for _ in range(WALK_LENGTH):
+            steps += 1
+            try:
+                options = successors(lay, state)
+            except EvalError:
+                break
+            if not options:
+                break
+            target = rng.choice(options).target
+            assert target is not None, "successors() has a target on every transition"
+            state = target
+            seen.add(state)
+            if steps >= WALK_STEPS or (steps % 64 == 0 and time.perf_counter() >= until):
+                break
+    return seen
+
+
+def _initial_states(enc: Encoding, params: dict[str, int]) -> list[tuple[int, ...]]:
+    bound_z3()
+    s = z3.Solver()
+    s.set("timeout", 5000)
+    s.add(enc.init(enc.cur), *(enc.params[k] == v for k, v in params.items()))
+    out: list[tuple[int, ...]] = []
+    while len(out) < INITIAL_STATES and s.check() == z3.sat:
+        m = s.model()
+        state = tuple(m.eval(x, model_completion=True).as_long() for x in enc.cur.slots)
+        out.append(state)
+        s.add(z3.Or(*(x != v for x, v in zip(enc.cur.slots, state))))
+    return out
+
+
+# ---------------------------------------------------------------- Houdini
+
+def _houdini(enc: Encoding, support: Term, clauses: list[Clause], deadline: Deadline) -> list[Clause] | str:
+    alive = _drop_broken(_solver(enc.init(enc.cur)), clauses, enc.cur.slots, [], deadline)
+    if isinstance(alive, str):
+        return alive
+    step = _solver(conj(support, enc.relation, enc.ranges(enc.nxt)))
+    marks = [z3.Bool(f"houdini!{k}") for k in range(len(alive))]
+    step.add(*(z3.Implies(m, clause_term(c, enc.cur.slots)) for m, c in zip(marks, alive)))
+    return _drop_broken(step, alive, enc.nxt.slots, marks, deadline)
+
+
+def _solver(fact: Term) -> z3.Solver:
+    bound_z3()
+    s = z3.Solver()
+    s.add(fact)
+    return s
+
+
+def _drop_broken(s: z3.Solver, clauses: list[Clause], at, marks: list[Term], deadline: Deadline) -> list[Clause] | str:
+    """The clauses that no model of `s` breaks in the state `at`, found by asking for a broken one
+    until none is left. With `marks` (one per clause), the marks of the clauses left are assumed:
+    Houdini's consecution, when `s` implies each clause in the source state under its mark."""
+    broken = {c: negate(clause_term(c, at)) for c in clauses}
+    mark = dict(zip(clauses, marks))
+    alive = list(clauses)
+    while alive:
+        if deadline.expired():
+            return "the time for this claim ran out while proving invariants for the ranking search"
+        s.set("timeout", deadline.ms(cap=CHECK_CAP))
+        s.push()
+        s.add(z3.Or(*(broken[c] for c in alive)))
+        r = s.check(*(mark[c] for c in alive if c in mark))
+        values = [] if r != z3.sat else [s.model().eval(x, model_completion=True).as_long() for x in at]
+        s.pop()
+        if r == z3.unknown:
+            return "Z3 could not decide an invariant candidate for the ranking search"
+        if r == z3.unsat:
+            break
+        alive = [c for c in alive if not excluded(c, values)]
+    return alive
+
+
+def recheck(enc: Encoding, support: Term, invariant: Term, deadline: Deadline) -> str:
+    """"" when `invariant` holds initially and every action preserves it from the states where
+    it and `support` hold (fresh solvers), else what fails."""
+    inv_next = enc.rename(invariant, enc.cur, enc.nxt)
+    checks = [("does not hold initially", conj(enc.init(enc.cur), negate(invariant)))]
+    checks += [(f"is not preserved by {enc.model.actions[a].name}",
+                conj(support, invariant, enc.action_relation(a), enc.ranges(enc.nxt), negate(inv_next)))
+               for a in enc.actions]
+    for what, query in checks:
+        s = _solver(query)
+        s.set("timeout", deadline.ms(cap=CHECK_CAP))
+        r = s.check()
+        if r == z3.sat:
+            return f"internal: an invariant of the ranking search {what}"
+        if r == z3.unknown:
+            return "the time for this claim ran out while re-checking the ranking search's invariants" \
+                if deadline.expired() else f"Z3 could not re-check an invariant of the ranking search ({what})"
+    return ""
