@@ -46,7 +46,7 @@ def build_parser() -> config.Parser:
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"turnproof {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    sub: config.Commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(module, "register"):

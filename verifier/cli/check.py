@@ -17,6 +17,7 @@ from verifier.cli.common import (
     run_options,
     write_output,
 )
+from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.report.json_out import runs_json
 from verifier.report.junit import runs_junit
@@ -27,7 +28,7 @@ from verifier.runner import check_model
 FORMATS = ("text", "json", "junit", "sarif")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser(
         "check", help="verify a model's claims and look for inconsistent rules",
         formatter_class=argparse.RawDescriptionHelpFormatter,

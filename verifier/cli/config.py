@@ -17,7 +17,7 @@ import textwrap
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from verifier.diagnostics import Diagnostic, Span, UsageError
 from verifier.runner import ENGINES
@@ -221,6 +221,13 @@ class Parser(argparse.ArgumentParser):
         action = super().add_subparsers(**kwargs)
         self.commands = action.choices          # filled as each subcommand registers
         return action
+
+
+class Commands(Protocol):
+    """What a subcommand module's `register` is given: the `add_subparsers` result of the
+    `turnproof` Parser, through which it adds its own Parser."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> Parser: ...
 
 
 def apply(config: Config, parser: Parser) -> None:

@@ -6,6 +6,7 @@ import json
 import textwrap
 
 from verifier.cli.common import EXIT_BUG_HELP, Progress, add_model_options, add_output_options, run_options, write_output
+from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.diffing.compare import diff_versions
 from verifier.report.diff import diff_json, render_markdown, render_text
@@ -20,7 +21,7 @@ EXIT_HELP = """exit codes:
 """ + EXIT_BUG_HELP
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser(
         "diff", help="compare two versions of a model: verdicts, findings and reachable behaviours",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -5,12 +5,13 @@ import argparse
 import json
 
 from verifier.cli.common import EXIT_BUG_HELP, parse_params, write_output
+from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
 
 TARGETS = ("mermaid", "dot", "json")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser(
         "export", help="export a model's turn structure as Mermaid, DOT or JSON",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -5,10 +5,11 @@ import argparse
 import sys
 
 from verifier.cli.common import EXIT_BUG_HELP, write_output
+from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser(
         "import-mermaid", help="write a model skeleton from the Mermaid flowcharts of a Markdown file",
         formatter_class=argparse.RawDescriptionHelpFormatter,

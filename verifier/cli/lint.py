@@ -22,6 +22,7 @@ from verifier.cli.common import (
     run_options,
     write_output,
 )
+from verifier.cli.config import Commands
 from verifier.diagnostics import TurnproofError
 from verifier.lang import default_properties_path, load_properties
 from verifier.report.json_out import runs_json
@@ -41,7 +42,7 @@ EXIT_HELP = """exit codes:
 """ + EXIT_BUG_HELP
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser(
         "lint", help="look for dead, stuck, silent, conflicting or ambiguous rules (no claims)",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -15,6 +15,7 @@ from verifier.cli.common import (
     run_options,
     write_output,
 )
+from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.mutation.analysis import mutate
 from verifier.mutation.results import Outcome
@@ -29,7 +30,7 @@ EXIT_HELP = """exit codes:
 """ + EXIT_BUG_HELP
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser(
         "mutate", help="mutation analysis: which rule changes would the claims notice?",
         formatter_class=argparse.RawDescriptionHelpFormatter,

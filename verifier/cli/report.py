@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from verifier.cli.common import EXIT_BUG_HELP, EXIT_UNKNOWN, Progress, add_model_options, exit_code, left_unknown, run_options
+from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
 from verifier.ir.model import Model
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
@@ -23,7 +24,7 @@ EXIT_HELP = """exit codes:
 """ + EXIT_BUG_HELP
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser(
         "report", help="write HTML and Markdown reports with phase and state diagrams",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -16,6 +16,7 @@ from verifier.cli.common import (
     wants_progress,
     write_output,
 )
+from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.files import write_atomic
 from verifier.lang import default_properties_path, load_properties
@@ -55,7 +56,7 @@ exit codes:
 """ + EXIT_BUG_HELP
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser("simulate", help="play random games on the model and report how it plays",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Play random games on MODEL's semantics (no state is stored, so the printed "

@@ -6,6 +6,7 @@ import json
 import os
 
 from verifier.cli.common import EXIT_BUG_HELP, EXIT_OK, concrete_model, parse_params, write_output
+from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.testgen.writer import generate
 
@@ -40,7 +41,7 @@ exit codes:
 """ + EXIT_BUG_HELP
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser("testgen", help="write a Hypothesis conformance test for your game engine",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Write a Hypothesis RuleBasedStateMachine test module that drives a game "
