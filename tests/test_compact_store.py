@@ -6,7 +6,7 @@ growth and its spilling to disk keep every state and parent link."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_explicit_differential import bools, models
 
@@ -23,7 +23,7 @@ from verifier.ir.props import DeadlockFree, Invariant, Reachable
 from verifier.semantics import layout
 from verifier.trace import replay
 
-SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=15, deadline=None)
 BUDGETS = st.sampled_from([Budget(), Budget(), Budget(max_states=7), Budget(max_depth=2)])
 
 
@@ -57,7 +57,7 @@ CLAIMS = [DeadlockFree(id="deadlock-free"), Invariant(id="x-small", expr=App(Op.
           Reachable(id="y-top", expr=App(Op.EQ, (Var("y"), Const(2)))), Reachable(id="fires", action="act0")]
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None)
 @given(models())
 def test_the_engine_gives_the_same_verdicts_and_traces_with_either_store(model):
     want = ExplicitEngine().check(model, CLAIMS, Budget())

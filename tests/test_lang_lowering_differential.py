@@ -3,7 +3,7 @@ written in the model language: the explicit search and Z3 (BMC one step deeper t
 search's deepest state; k-induction/PDR) agree, and every counterexample replays."""
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines.base import Budget
@@ -77,8 +77,7 @@ def load(tmp_path_factory, text: str, claim: str, reach: bool):
     return model, prop
 
 
-SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                            HealthCheck.too_slow])
+SETTINGS = settings(max_examples=8, deadline=None)
 BAD = {Invariant: Verdict.VIOLATED, Reachable: Verdict.HOLDS}
 DEPTH = 10          # BMC's unrolling (the explicit search of these models goes up to about 30 steps)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_lang_errors import where
 
@@ -88,12 +88,12 @@ STEP_TEXTS = ["stack <= prev(stack) + 1", "stack >= prev(stack)", "passes == 0 o
 ACTIONS = [[], ["cast"], ["tap"], ["counter", "pass_prio"], ["pass turn"]]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None)
 @given(text=st.sampled_from(STEP_TEXTS), actions=st.sampled_from(ACTIONS))
-def test_explicit_and_symbolic_agree(tmp_path, text, actions):
+def test_explicit_and_symbolic_agree(tmp_path_factory, text, actions):
     claim = (f"claims:\n  - id: c\n    says: x\n    step: \"{text}\"\n"
              + (f"    actions: [{', '.join(actions)}]\n" if actions else ""))
-    model, claims, _ = claims_of(tmp_path, claim)
+    model, claims, _ = claims_of(tmp_path_factory.mktemp("step"), claim)     # a folder per example
     concrete = model.instantiate()
     explicit = check(concrete, claims, ExplicitEngine())[0]
     symbolic = check(concrete, claims, SymbolicEngine())[0]

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.diagnostics import PropertyError
@@ -124,7 +124,7 @@ def rotate(state: tuple, r: int, lay) -> tuple:
     return tuple(out)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None)
 @given(MODELS, st.data())
 def test_symmetry_keeps_verdicts_and_stores_one_state_per_orbit(model, data):
     SymmetryCheck(model).model_parts()        # the generator only builds models the check accepts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_reduce_symmetry import MODELS, claims
 
@@ -17,7 +17,7 @@ from verifier.semantics import layout
 from verifier.trace import replay
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None)
 @given(MODELS, st.data())
 def test_random_runs_agree_with_the_complete_search(model, data):
     model = replace(model, symmetry=None)
