@@ -6,9 +6,11 @@ the table gives the median over the repetitions of the whole exploration's
 time (with --workers, starting the local cluster included), of the search
 alone (the engine's own clock: the BFS levels, without the cluster start),
 the resident bytes per stored state (growth over the search) and the peak
-resident memory of the process (with --workers, the client's). --store compact times the compact store
+resident memory of the process. --store compact times the compact store
 (`verifier/engines/compact.py`), --workers N the compact search across N
-local Dask worker processes (their memory is not counted). With --spin, the same model
+local Dask worker processes: then bytes/state is the workers' growth added
+up, "worker MB" the largest worker's peak and "client MB" the peak of the
+process that starts the cluster and the levels. With --spin, the same model
 is exported to Promela and SPIN's exhaustive search (compiled pan, no partial
 order reduction) is timed too: both must store the same number of states.
 """
@@ -52,9 +54,12 @@ if __name__ == "__main__":
     else:
         space = explore(model)
     seconds = time.perf_counter() - start
+    growth, peak = rss() - before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    client = peak
+    if space.worker_memory:
+        growth, peak = sum(m[0] for m in space.worker_memory), max(m[1] for m in space.worker_memory)
     print(json.dumps({"states": len(space), "transitions": space.transitions, "seconds": seconds,
-                      "search": space.seconds or seconds,
-                      "bytes": rss() - before, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+                      "search": space.seconds or seconds, "bytes": growth, "peak": peak, "client": client}))
 """
 
 
@@ -101,8 +106,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.spin and shutil.which("spin") is None:
         parser.error("--spin needs SPIN (apt-get install spin)")
+    workers = args.workers > 1
     print(f"{'model':<16}{'states':>12}{'transitions':>14}{'median s':>10}{'search s':>10}{'states/s':>12}"
-          f"{'bytes/state':>13}{'peak MB':>9}")
+          f"{'bytes/state':>13}" + (f"{'worker MB':>11}{'client MB':>11}" if workers else f"{'peak MB':>9}"))
     for path in args.models:
         runs = [measure(path, args.store, args.workers) for _ in range(args.repeat)]
         secs = statistics.median(r["seconds"] for r in runs)
@@ -110,8 +116,10 @@ def main() -> None:
         states = runs[0]["states"]
         per_state = statistics.median(r["bytes"] for r in runs) / states
         peak = statistics.median(r["peak"] for r in runs) / 2**20
+        client = statistics.median(r["client"] for r in runs) / 2**20
         print(f"{path.stem:<16}{states:>12,}{runs[0]['transitions']:>14,}{secs:>10.2f}{search:>10.2f}"
-              f"{states / search:>12,.0f}{per_state:>13,.1f}{peak:>9,.0f}", flush=True)
+              f"{states / search:>12,.0f}{per_state:>13,.1f}"
+              + (f"{peak:>11,.0f}{client:>11,.0f}" if workers else f"{peak:>9,.0f}"), flush=True)
         if args.spin:
             spin = [measure_spin(path) for _ in range(args.repeat)]
             spin_secs = statistics.median(r["seconds"] for r in spin)

@@ -26,6 +26,13 @@ def test_compact_store_bench():
     assert "phils" in out
 
 
+def test_workers_bench_reports_the_workers_memory():
+    out = bench("bench", "--repeat", "1", "--store", "compact", "--workers", "2",
+                str(ROOT / "tests" / "models" / "phils.yaml"))
+    header, row = out.splitlines()[:2]
+    assert "worker MB" in header and "client MB" in header and row.startswith("phils")
+
+
 def test_games_bench(tmp_path):
     """On a small model with several readings and its claims, laid out as the shipped games are
     (models/, properties/); a shipped game took 14 s here (they run in bench/README.md)."""

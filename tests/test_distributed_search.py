@@ -1,12 +1,26 @@
 """`--workers 2`: the compact search partitioned across two worker processes of a loopback Dask
 LocalCluster gives the single-process engine's state counts, verdicts and shortest traces
-(replayed)."""
+(replayed). The partitions' level loop, run in this process on random models (one to three
+partitions, with and without spilling), against the single-process compact search; the visited
+table's insertion of batches that repeat a state; the receiver's radix de-duplication."""
 from __future__ import annotations
 
+import asyncio
+import inspect
+import time
 from pathlib import Path
 
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_compact_store import counter
+from test_explicit_differential import bools, models
+
 from verifier.engines.base import Budget
+from verifier.engines.compact import explore_compact
+from verifier.engines.distributed import Partition, _nearly_one_of_each, search_partitions
 from verifier.engines.explicit import ExplicitEngine
+from verifier.engines.visited import VisitedTable, mix
 from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind
 from verifier.ir.props import DeadlockFree, Invariant, Reachable
 from verifier.lang import load_model
@@ -45,3 +59,113 @@ def test_two_workers_match_the_single_process_search(tmp_path):
         if g.trace is not None:
             assert len(g.trace.steps) == len(w.trace.steps)
             replay(lay, g.trace)
+
+
+class Done:
+    """A finished call, read the way a Dask future is."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+class InProcess:
+    """A partition in this process, called the way the search calls a Dask actor handle."""
+
+    def __init__(self, partition: Partition):
+        self.partition = partition
+
+    def __getattr__(self, name):
+        method = getattr(self.partition, name)
+
+        def call(*args):
+            out = method(*args)
+            return Done(asyncio.run(out) if inspect.iscoroutine(out) else out)
+        return call
+
+
+def search_in_process(model, parts: int, budget: Budget = Budget(), watch=(), visited_budget=None):
+    partitions = [Partition(model, i, parts, list(watch), list(range(len(model.actions))), visited_budget)
+                  for i in range(parts)]
+    space = search_partitions(model, [InProcess(p) for p in partitions], budget, None, watch,
+                              range(len(model.actions)), None, time.perf_counter())
+    return space, partitions
+
+
+@settings(max_examples=40, deadline=None)
+@given(models(), st.lists(bools(), max_size=2), st.integers(1, 3), st.sampled_from([None, 256]),
+       st.sampled_from([Budget(), Budget(max_depth=2)]))
+def test_partitions_store_the_states_of_the_single_process_search(model, watched, parts, visited_budget, budget):
+    want = explore_compact(model, budget, watch=watched, track=range(len(model.actions)))
+    got, _ = search_in_process(model, parts, budget, watched, visited_budget)
+    assert (got.error is None) == (want.error is None)
+    if want.error is not None:
+        assert got.depth_of(got.error[0]) == want.depth_of(want.error[0])
+        return
+    assert (len(got), got.transitions, got.levels, got.complete) == \
+        (len(want), want.transitions, want.levels, want.complete)
+    assert bool(got.deadlocks) == bool(want.deadlocks)
+    for g, w in zip(got.deadlocks, want.deadlocks):
+        assert got.depth_of(g) == want.depth_of(w)             # both in the shallowest level with one
+    for k, w in enumerate(want.watch):
+        assert (got.watch[k] is None) == (w is None)
+        if w is not None:
+            assert got.depth_of(got.watch[k]) == want.depth_of(w)
+            replay(layout(model), got.trace_to(got.watch[k]))
+    for a, w in want.fired.items():
+        assert (got.fired[a] is None) == (w is None)
+        if w is not None:
+            replay(layout(model), got.trace_through(*got.fired[a]))
+
+
+def test_partitions_that_spill_keep_every_state_and_parent():
+    model = counter(60)                        # 3,600 states over 119 levels
+    far = (59, 59)
+    space, partitions = search_in_process(model, 2, watch=[_at(far)], visited_budget=8 * 1024)
+    assert all(p.table.runs for p in partitions), "the budget was meant to make both partitions spill"
+    assert len(space) == 3600 and space.levels == 119 and space.complete
+    assert len(space.chain(space.watch[0])) == 119
+    replay(layout(model), space.trace_to(space.watch[0]))
+
+
+def _at(values):
+    from verifier.ir.expr import App, Const, Op, Var
+    return App(Op.AND, tuple(App(Op.EQ, (Var(v), Const(x))) for v, x in zip(("x", "y"), values)))
+
+
+KEYS = st.lists(st.integers(0, (1 << 63) - 2), min_size=1, max_size=60, unique=True)
+
+
+@settings(deadline=None)
+@given(KEYS, st.lists(st.integers(0, 5), min_size=1, max_size=200), st.sampled_from(["key", "slot"]))
+def test_a_batch_that_repeats_states_stores_each_once(keys, picks, links):
+    stored_before = keys[: len(keys) // 2]
+    table = VisitedTable(capacity=8, links=links)
+    table.reserve(len(stored_before))
+    table.insert(np.asarray(stored_before, np.uint64), np.zeros(len(stored_before), table.refs.dtype))
+    batch = np.asarray([keys[i % len(keys)] for i in picks], np.uint64)
+    parents = np.arange(1, batch.shape[0] + 1, dtype=table.refs.dtype) if links == "key" else \
+        np.zeros(batch.shape[0], table.refs.dtype)
+    table.reserve(batch.shape[0])
+    new = table.insert(batch, parents, distinct=False)
+    unseen = set(batch.tolist()) - set(stored_before)
+    assert sorted(batch[new].tolist()) == sorted(unseen)
+    assert len(table) == len(set(stored_before) | unseen)
+    assert (table.find(np.asarray(sorted(set(keys) & (set(stored_before) | unseen)), np.uint64)) >= 0).all()
+    if links == "key":
+        for x in unseen:
+            assert table.parent_of(x) in {int(parents[j]) - 1 for j in np.flatnonzero(batch == x)}
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, (1 << 63) - 1), max_size=300), st.randoms(use_true_random=False))
+def test_the_receivers_radix_pass_keeps_every_state(values, rnd):
+    succ = np.asarray(values + rnd.sample(values, len(values) // 2), np.uint64)
+    pick = _nearly_one_of_each(succ)
+    assert set(succ[pick].tolist()) == set(values)
+    assert np.unique(pick).shape[0] == pick.shape[0]
+    distinct = np.unique(succ)
+    if np.unique(mix(distinct) >> np.uint64(32)).shape[0] == distinct.shape[0]:     # no two share the bits sorted on
+        assert pick.shape[0] == distinct.shape[0]

@@ -4,22 +4,28 @@ Each Dask worker holds one `Partition` (a Dask actor): the states whose hash
 falls to it, in its own visited table (`visited.VisitedTable`, parent links as
 keys, spilling to disk under a byte budget), and its share of the current BFS
 level. Level by level, every partition expands its share (`compact.Expansion`:
-vectorised where the model allows), and sends each successor, with its parent,
-to the partition that owns it, directly (an actor method call from worker to
-worker, received on the owner's event loop while it expands its own share);
-each partition then keeps the ones it had not seen as its share of the next
-level. The client only starts each level and adds up the reports; no state
-passes through it. The search visits exactly the states of the single-process search, so
-counts and verdicts are the same; a trace is a shortest one (a witness in the
-shallowest level where one exists), though not necessarily the one the
-single-process search names first.
+vectorised where the model allows), drops the repeats among each chunk's
+successors, and sends each successor, with its parent, to the partition that
+owns it, directly (an actor method call from worker to worker, received on the
+owner's event loop while it expands its own share). Each partition then keeps
+the ones it had not seen as its share of the next level: it orders what it
+received by hash (two 16-bit radix passes, which also drop nearly every repeat
+and put the visited table's buckets in order), inserts that, and keeps the new
+states in the order received (neighbours in a level share many successors, so
+the next level's chunks drop more repeats). The client only starts each level
+and adds up the reports; no state passes through it. The search visits exactly
+the states of the single-process search, so counts and verdicts are the same; a
+trace is a shortest one (a witness in the shallowest level where one exists),
+though not necessarily the one the single-process search names first.
 
 By default the cluster is a `LocalCluster` of N single-threaded worker
-processes on this machine; with a scheduler address the workers of that
-cluster are used (every worker needs turnproof installed).
+processes on this machine, with the Dask settings of `LOCAL_CLUSTER`; with a
+scheduler address the workers of that cluster are used, as they are (every
+worker needs turnproof installed).
 """
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Callable, Sequence
 
@@ -29,11 +35,26 @@ from verifier.engines.actiongen import Labels
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import CHUNK, CompactSpace, Expansion, TooWide, Watch
+from verifier.engines.memory import resident_bytes
 from verifier.engines.vecgen import MAX_BITS
 from verifier.engines.visited import VisitedTable, mix
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
 from verifier.semantics import EvalError, initial_states, layout
+
+# Dask settings of the local cluster. Its defaults were measured to take CPU time from the search:
+# the nanny's MALLOC_TRIM_THRESHOLD_ turns glibc's adaptive mmap threshold off, so every large numpy
+# array is a fresh mapping (page faults took about 30% of a worker's CPU); the statistical profiler
+# samples the worker's thread every 10 ms; the 20 ms event-loop tick, the system monitor and work
+# stealing (actors are never stolen) keep the client and the workers busy while they wait.
+LOCAL_CLUSTER = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "10s",
+    "distributed.scheduler.work-stealing": False,
+}
+INSERT = 1 << 20          # received successors are inserted this many at a time (the table grows by what it needs)
 
 
 def owner(keys: np.ndarray, parts: int) -> np.ndarray:
@@ -41,13 +62,26 @@ def owner(keys: np.ndarray, parts: int) -> np.ndarray:
     return ((mix(keys) >> np.uint64(16)) % np.uint64(parts)).astype(np.int64)
 
 
-def _first_occurrences(succ: np.ndarray) -> np.ndarray:
-    """Indices of the first occurrence of each distinct value (in their original order)."""
-    order = np.argsort(succ, kind="stable")
+def _one_of_each(succ: np.ndarray) -> np.ndarray:
+    """The index of one occurrence of each distinct value."""
+    order = np.argsort(succ)
     s = succ[order]
     first = np.ones(s.shape[0], bool)
     first[1:] = s[1:] != s[:-1]
-    return np.sort(order[first])
+    return order[first]
+
+
+def _nearly_one_of_each(succ: np.ndarray) -> np.ndarray:
+    """Indices of the values in the order of their hash's top 32 bits (two radix passes), skipping
+    a value equal to the one before: every distinct value is kept, nearly every repeat dropped
+    (one is kept only where another value with the same 32 hash bits comes between)."""
+    h = mix(succ)
+    order = np.argsort((h >> np.uint64(32)).astype(np.uint16), kind="stable")
+    order = order[np.argsort((h[order] >> np.uint64(48)).astype(np.uint16), kind="stable")]
+    s = h[order]
+    first = np.ones(s.shape[0], bool)
+    first[1:] = s[1:] != s[:-1]
+    return order[first]
 
 
 class Partition:
@@ -66,6 +100,7 @@ class Partition:
         self.incoming: list[np.ndarray] = []
         self.peers: list = []                                     # the partitions' actor handles, by index
         self.staged: list[tuple[np.ndarray, np.ndarray]] = []     # batches received for the next level
+        self.resident = resident_bytes()                          # before the search
 
     def connect(self, peers: list) -> None:
         """The other partitions' actor handles (this one's own entry is not used)."""
@@ -85,19 +120,27 @@ class Partition:
         """Successors (with parent links) sent to this partition: keep the unseen ones."""
         succ = np.concatenate([b[0] for b in batches] or [np.zeros(0, np.uint64)])
         refs = np.concatenate([b[1] for b in batches] or [np.zeros(0, np.uint64)])
-        if not succ.shape[0]:
-            return 0
-        pick = _first_occurrences(succ)
-        succ, refs = succ[pick], refs[pick]
+        pick = _nearly_one_of_each(succ)
+        kept = np.zeros(succ.shape[0], bool)
+        for first in range(0, pick.shape[0], INSERT):
+            some = pick[first:first + INSERT]
+            kept[some[self._insert(succ[some], refs[some])]] = True
+        self.incoming.append(succ[kept])          # in the order received: neighbours share successors
+        return int(kept.sum())
+
+    def _insert(self, succ: np.ndarray, refs: np.ndarray) -> np.ndarray:
+        """Insert received successors (they may repeat a state) into the visited table; the mask
+        of the new ones."""
         self.table.reserve(succ.shape[0])
         if self.table.runs:
-            order = np.argsort(succ)
             fresh = np.ones(succ.shape[0], bool)
+            order = np.argsort(succ)
             fresh[order] = ~self.table.in_runs(succ[order])
-            succ, refs = succ[fresh], refs[fresh]
-        new = self.table.insert(succ, refs)
-        self.incoming.append(succ[new])
-        return int(new.sum())
+            new = np.zeros(succ.shape[0], bool)
+            new[fresh] = self.table.insert(succ[fresh], refs[fresh], distinct=False)
+        else:
+            new = self.table.insert(succ, refs, distinct=False)
+        return new
 
     def expand(self) -> dict:
         """Expand this partition's share of the current level, send each other partition its
@@ -128,15 +171,14 @@ class Partition:
                 a, choice = self.labels.items[int(f.labels[j])]
                 if a in self.track and a not in report["fired"]:
                     report["fired"][a] = (int(S[f.lanes[j]]), (a, choice), int(f.succ[j]))
-            out_succ.append(f.succ)
-            out_refs.append(S[f.lanes] + np.uint64(1))
+            pick = _one_of_each(f.succ)
+            out_succ.append(f.succ[pick])
+            out_refs.append(S[f.lanes[pick]] + np.uint64(1))
             if f.error is not None:
                 report["error"] = (int(S[f.error[0]]), f.error[1])
                 break
         succ = np.concatenate(out_succ or [np.zeros(0, np.uint64)])
         refs = np.concatenate(out_refs or [np.zeros(0, np.uint64)])
-        pick = _first_occurrences(succ)
-        succ, refs = succ[pick], refs[pick]
         dest = owner(succ, self.parts)
         sent = []
         for p in range(self.parts):
@@ -158,6 +200,10 @@ class Partition:
 
     def size(self) -> int:
         return len(self.table)
+
+    def memory(self) -> tuple[int, int]:
+        """This worker's resident growth since the partition started and its peak resident size, bytes."""
+        return resident_bytes() - self.resident, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class ChainTable:
@@ -184,32 +230,42 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
                         scheduler: str | None = None, visited_budget: int | None = None) -> CompactSpace:
     """`compact.explore_compact` with the states partitioned across `workers` Dask workers (a
     local cluster, or the workers of `scheduler`)."""
+    import dask
     from distributed import Client, LocalCluster
 
     lay = layout(model)
     if packing_of(lay).bits > MAX_BITS:
         raise TooWide(f"{packing_of(lay).bits} bits of state (the compact store holds at most {MAX_BITS})")
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=50)
-    client = Client(cluster if cluster is not None else scheduler)
-    try:
-        return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+    with dask.config.set(LOCAL_CLUSTER if scheduler is None else {}):
+        cluster = None
+        if scheduler is None:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=50)
+        client = Client(cluster if cluster is not None else scheduler)
+        try:
+            return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
 
 
 def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
             track: Sequence[int], tick, workers: int, visited_budget: int | None) -> CompactSpace:
     start = time.perf_counter()
-    lay = layout(model)
     addresses = sorted(client.scheduler_info()["workers"])
     parts = workers if client.cluster is not None or workers > 1 else len(addresses)
     actors = [client.submit(Partition, model, i, parts, list(watch), list(track), visited_budget, actor=True,
                             workers=[addresses[i % len(addresses)]], pure=False).result() for i in range(parts)]
+    return search_partitions(model, actors, budget, progress, watch, track, tick, start)
+
+
+def search_partitions(model: Model, actors: list, budget: Budget, progress: ProgressFn | None,
+                      watch: Sequence[Expr], track: Sequence[int], tick, start: float) -> CompactSpace:
+    """The level-by-level search over the partitions, given their handles (Dask actors, whose
+    method calls return futures; `start` is when the search began, by `time.perf_counter`)."""
+    lay = layout(model)
+    parts = len(actors)
     labels = Labels()
     table = ChainTable(0)
     space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired=dict.fromkeys(track))
@@ -255,6 +311,7 @@ def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, w
     table.states = stored if space.complete or budget.max_states is None else min(stored, budget.max_states)
     _fetch_chains(space, actors, parts)
     space.seconds = time.perf_counter() - start
+    space.worker_memory = [a.memory().result() for a in actors]
     return space
 
 

@@ -139,14 +139,15 @@ class VisitedTable:
                 return
         self._rehash(capacity)
 
-    def insert(self, keys: np.ndarray, refs: np.ndarray) -> np.ndarray:
-        """Insert distinct keys (absent from the disk runs) with their parent links; returns
-        the mask of those that were new. Call `reserve(len(keys))` first."""
-        new, _ = self._place(keys, refs)
+    def insert(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True) -> np.ndarray:
+        """Insert keys (absent from the disk runs) with their parent links; returns the mask of
+        those that were new. Keys repeated within the batch need `distinct=False` (then one of
+        each is new). Call `reserve(len(keys))` first."""
+        new, _ = self._place(keys, refs, distinct)
         self.count += int(new.sum())
         return new
 
-    def _place(self, keys: np.ndarray, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _place(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(mask of the keys placed now, slot of every key)."""
         stored = keys + np.uint64(1)
         bucket = self._home(keys).astype(np.int64)
@@ -162,8 +163,14 @@ class VisitedTable:
             room = ~found & has_room
             claim = pending[room]
             slots = bucket[claim] * BUCKET + free[room]
-            flat_keys[slots] = stored[claim]             # one key wins each free slot this round
-            won = flat_keys[slots] == stored[claim]
+            if distinct:
+                flat_keys[slots] = stored[claim]         # one key wins each free slot this round
+                won = flat_keys[slots] == stored[claim]
+            else:                                        # equal keys claim the same slot: one claim wins
+                ticket = np.arange(claim.shape[0], dtype=flat_refs.dtype)
+                flat_refs[slots] = ticket
+                won = flat_refs[slots] == ticket
+                flat_keys[slots[won]] = stored[claim[won]]
             winners, slots = claim[won], slots[won]
             flat_refs[slots] = refs[winners]
             new[winners] = True
