@@ -173,7 +173,8 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
         try:
             for freed, group in _by_free_parameters(model, props):
                 run_claims(freed, group, lambda m, cs: engine.check(m, cs, options.budget, progress),
-                           _capped_search(engine, options, progress) if freed.is_concrete else None, decided=by_id)
+                           _capped_search(engine, options, progress) if freed.is_concrete else None, decided=by_id,
+                           moves=_random_moves(engine, options) if freed.is_concrete else None)
             vacuous = _vacuity(model, props, options)
         except CUT_SHORT as err:
             cut, vacuous = _cut_reason(err, options.budget), ()
@@ -273,6 +274,15 @@ def _capped_search(engine: Engine, options: RunOptions, progress: ProgressFn | N
         return search(model, claims, replace(budget, max_states=min(cap, budget.max_states or cap)), progress)
 
     return run
+
+
+def _random_moves(engine: Engine, options: RunOptions):
+    """Random runs that judge step claims on the model itself (`plan.run_claims`'s `moves`), for
+    the auto engine; None for the others, which decide only by their own method."""
+    moves = getattr(engine, "check_moves", None) if options.engine == "auto" else None
+    if moves is None:
+        return None
+    return lambda model, claims: moves(model, claims, options.budget)
 
 
 def _with_findings(runs: list[ModelRun], findings: list[Finding]) -> list[ModelRun]:

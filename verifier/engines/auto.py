@@ -15,7 +15,9 @@ Policy:
   claims it cannot finish, seeded random runs (`walk.py`, a few seconds) look
   for a deeper witness or counterexample (a trace, not necessarily shortest);
   what is still open goes to the symbolic engine, which proves claims without
-  enumerating states. Claims whose expected verdict is PROVED go to the
+  enumerating states. Step claims on a model whose search stopped at the cap
+  are judged move by move in random runs on the model itself (`check_moves`,
+  asked by `props.plan.run_claims`) before their own products. Claims whose expected verdict is PROVED go to the
   symbolic engine first, since only a proof can meet that expectation.
 - **Beyond the cap**: a model that extends one whose explicit search here
   stopped at the cap (a monitor product: the same parameter values, the same
@@ -78,6 +80,19 @@ class AutoEngine:
                     for p in properties]
         return [_note(r, "explicit: concrete instance")
                 for r in self._explicit().check(model, properties, budget, progress)]
+
+    def check_moves(self, model: Model, claims: Sequence[Property], budget: Budget) -> list[CheckResult]:
+        """Step claims judged move by move in seeded random runs on `model` itself (no monitor
+        product), once an explicit search of `model` here stopped at the state cap (else none:
+        their products' searches decide them, with shortest traces); a break is VIOLATED with
+        the run as its trace, the rest UNKNOWN."""
+        left = budget.time_left()
+        if left == 0 or not model.is_concrete or self._beyond_cap(model) is None:
+            return []
+        from verifier.engines import walk
+        why = "random runs, each move judged on the model: the search of the shared monitor product stopped"
+        return [_note(r, why) for r in walk.check(model, claims, WALK_SECONDS if left is None else
+                                                  min(WALK_SECONDS, left / 4))]
 
     # ---- free parameters: symbolic, then explicit at the defaults
     def _free(self, model, properties, budget, progress) -> list[CheckResult]:

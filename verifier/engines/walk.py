@@ -7,19 +7,28 @@ game can have no winner) stays UNKNOWN. A run from an initial state that picks
 an enabled firing at random reaches such states quickly, and any run that
 reaches one is a proof: a trace that replays. So `check` answers only with
 evidence, never from absence: HOLDS for a reachability claim a run reaches,
-VIOLATED for an invariant a run breaks; everything else stays UNKNOWN. Runs are
-seeded, so the same model gives the same traces.
+VIOLATED for an invariant a run breaks or a step claim one of its moves breaks;
+everything else stays UNKNOWN. Runs are seeded, so the same model gives the same
+traces.
+
+A step claim is judged on the model itself, without its monitor product: each
+move a run takes is one transition, and the claim's expression is read over the
+pair (its `prev(x)` from the state before, the rest from the state after), for
+the moves of the actions it judges. A break is a reachable transition that the
+claim forbids: the run up to that move is the counterexample, and replays.
 """
 from __future__ import annotations
 
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
-from verifier.ir.expr import neg
+from verifier.ir.expr import TRUE, neg
 from verifier.ir.model import Model
-from verifier.ir.props import Invariant, Property, Reachable, map_claim
+from verifier.ir.props import PREV_MARK, Event, Invariant, Property, Reachable, StepInvariant, map_claim
+from verifier.props.events import occurs
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, initial_states, layout
 from verifier.trace import build_trace
@@ -38,6 +47,7 @@ def check(model: Model, properties: Sequence[Property], seconds: float, seed: in
     claims = [map_claim(p, concrete.fix_params) for p in properties]
     targets: dict[int, Callable[[int], bool]] = {}
     actions: dict[int, set[int]] = {}
+    moves: dict[int, tuple[frozenset[int], Callable[[int, int], bool]]] = {}
     for k, p in enumerate(claims):
         if isinstance(p, Invariant):
             targets[k] = packed_predicate(lay, neg(p.expr))
@@ -46,11 +56,13 @@ def check(model: Model, properties: Sequence[Property], seconds: float, seed: in
         elif isinstance(p, Reachable) and p.action:
             from verifier.engines.explicit import matches
             actions[k] = {i for i, a in enumerate(concrete.actions) if matches(a.name, p.action)}
+        elif isinstance(p, StepInvariant):
+            moves[k] = _move_check(concrete, p)
     found: dict[int, tuple[list[int], list[tuple[int, tuple]]]] = {}
     rng = random.Random(seed)
     inits = [packing.pack(s) for s in initial_states(lay)]
     runs = steps = 0
-    while inits and len(found) < len(targets) + len(actions) and time.perf_counter() - start < seconds:
+    while inits and len(found) < len(targets) + len(actions) + len(moves) and time.perf_counter() - start < seconds:
         runs += 1
         path = [rng.choice(inits)]
         fired: list = []
@@ -69,6 +81,9 @@ def check(model: Model, properties: Sequence[Property], seconds: float, seed: in
             for k, wanted in actions.items():
                 if k not in found and a in wanted:
                     found[k] = (path + [t], fired + [(a, choice)])
+            for k, (judged, breaks) in moves.items():
+                if k not in found and a in judged and breaks(path[-1], t):
+                    found[k] = (path + [t], fired + [(a, choice)])
             path.append(t)
             fired.append((a, choice))
             _look(targets, found, path, fired)
@@ -77,15 +92,16 @@ def check(model: Model, properties: Sequence[Property], seconds: float, seed: in
     for k, p in enumerate(properties):
         if k not in found:
             out.append(CheckResult(p, Verdict.UNKNOWN, NAME, None, stats, None,
-                                   f"no random run reached it ({runs:,} runs, {steps:,} steps)",
+                                   f"no random run decided it ({runs:,} runs, {steps:,} steps)",
                                    model.param_values, model.variant))
             continue
         path, fired = found[k]
         trace = build_trace(lay, [packing.unpack(x) for x in path],
                             [(concrete.actions[a], choice) for a, choice in fired])
-        verdict = Verdict.VIOLATED if isinstance(p, Invariant) else Verdict.HOLDS
-        what = "breaks it" if verdict is Verdict.VIOLATED else "reaches it"
-        out.append(CheckResult(p, verdict, NAME, len(fired), stats, trace, f"a random run {what}",
+        verdict = Verdict.VIOLATED if isinstance(p, (Invariant, StepInvariant)) else Verdict.HOLDS
+        what = ("'s last move breaks it" if isinstance(p, StepInvariant) else
+                " breaks it" if verdict is Verdict.VIOLATED else " reaches it")
+        out.append(CheckResult(p, verdict, NAME, len(fired), stats, trace, f"a random run{what}",
                                model.param_values, model.variant))
     return out
 
@@ -101,3 +117,23 @@ def _look(targets: dict[int, Callable[[int], bool]], found: dict, path: list[int
             continue
         if hit:
             found[k] = (list(path), list(fired))
+
+
+def _move_check(concrete: Model, claim: StepInvariant) -> tuple[frozenset[int], Callable[[int, int], bool]]:
+    """The actions `claim` judges (by index) and `breaks(before, after)` over packed states: the
+    expression is compiled over a pair model, the plain variables followed by a `prev:` copy of
+    each, so that the pair packs as `after | before << bits` (slots pack in order)."""
+    judged = frozenset(i for i, a in enumerate(concrete.actions) if not claim.actions or
+                       TRUE in (occurs(concrete, a, Event(action=name)) for name in claim.actions))
+    bits = packing_of(layout(concrete)).bits
+    pair = replace(concrete, variables=concrete.variables +
+                   tuple(replace(v, name=PREV_MARK + v.name) for v in concrete.variables))
+    holds = packed_predicate(layout(pair), claim.expr)
+
+    def breaks(before: int, after: int) -> bool:
+        try:
+            return not holds(after | before << bits)
+        except EvalError:        # a run-time error of the claim: the product's search reports it
+            return False
+
+    return judged, breaks

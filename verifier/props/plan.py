@@ -13,6 +13,13 @@ per claim. That search is capped at the states the separate searches would
 roughly take together (claims x base states); a claim it leaves UNKNOWN (the
 cap, a budget) is then checked on its own product, so monitors never multiply
 beyond what separate checks would cost.
+
+`moves` (the auto engine's random runs on the model itself, `engines/walk.py`)
+is asked about the step claims still open then that do not expect to hold; where
+the engine's explicit search of the model stopped at its state cap, it judges them
+move by move on the model, without a product: one set of runs for all of them,
+each deciding only with a trace that replays (VIOLATED). What it leaves UNKNOWN
+goes on to its own product.
 """
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from verifier.ir.model import Model
-from verifier.ir.props import Property
+from verifier.ir.props import Property, StepInvariant
 from verifier.props.monitor import MONITOR_PREFIX, Compiled, compile_claim, compile_together
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.trace import Step, Trace
@@ -30,10 +37,11 @@ CappedCheckFn = Callable[[Model, Sequence[Property], int], list[CheckResult]]   
 
 
 def run_claims(model: Model, claims: Sequence[Property], check: CheckFn,
-               capped: CappedCheckFn | None = None, decided: dict[str, CheckResult] | None = None) -> list[CheckResult]:
-    """Decide every claim with `check`, in the order given (see the module doc for `capped`);
-    `decided` (by claim id) is filled as results come, so that what was decided before a
-    run is cut short is kept."""
+               capped: CappedCheckFn | None = None, decided: dict[str, CheckResult] | None = None,
+               moves: CheckFn | None = None) -> list[CheckResult]:
+    """Decide every claim with `check`, in the order given (see the module doc for `capped`
+    and `moves`); `decided` (by claim id) is filled as results come, so that what was decided
+    before a run is cut short is kept."""
     compiled = {c.id: compile_claim(model, c) for c in claims}
     direct = [c for c in claims if compiled[c.id] is None]
     by_id: dict[str, CheckResult] = {}
@@ -45,6 +53,11 @@ def run_claims(model: Model, claims: Sequence[Property], check: CheckFn,
     shared = [c for c in monitored if c.expected != Verdict.PROVED.value]   # proofs are `check`'s to find
     if capped is not None and len(shared) > 1 and base_states:
         by_id.update(_together(model, shared, capped, len(shared) * base_states, base_states))
+        _note(model, decided, by_id)
+    steps = [c for c in shared if c.id not in by_id and isinstance(c, StepInvariant)
+             and c.expected != Verdict.HOLDS.value]      # a holding claim needs a proof, not a run
+    if moves is not None and steps:
+        by_id.update((r.property.id, r) for r in moves(model, steps) if r.verdict is not Verdict.UNKNOWN)
         _note(model, decided, by_id)
     for claim in monitored:
         if claim.id not in by_id:

@@ -1,0 +1,109 @@
+"""Step claims judged by random runs on the model itself (no monitor product): a run's move that
+breaks a claim is VIOLATED with the run as its trace, never where the complete search of the
+claim's product finds no break; beyond a capped search the runner decides them this way."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from conftest import DEEP_COUNTER
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from test_reduce_symmetry import ACT, MODELS, TOP, c, f, h, over_players
+
+from verifier.engines import walk
+from verifier.engines.base import Budget
+from verifier.engines.explicit import ExplicitEngine
+from verifier.ir.expr import App, Index, Local, Op, QuantKind, Var
+from verifier.ir.model import ACTIVE_VAR
+from verifier.ir.props import PREV_MARK, StepInvariant
+from verifier.props.plan import run_claims
+from verifier.result import Verdict
+from verifier.runner import RunOptions, check_model
+from verifier.semantics import evaluate, layout
+from verifier.trace import replay
+
+PREV_ACT = Var(PREV_MARK + ACTIVE_VAR)
+
+
+def prev_h(i) -> Index:
+    return Index(PREV_MARK + "h", i)
+
+
+def step_claims(n: int):
+    """Step claims over the drawn models' hands `h`, flags `f` and counter `g`, some judging
+    one action only (an action a model may lack judges nothing there)."""
+    grow = App(Op.LE, (h(ACT), App(Op.ADD, (prev_h(PREV_ACT), c(1)))))
+    kept = App(Op.EQ, (h(c(0)), prev_h(c(0))))
+    newly_set = App(Op.AND, (f(Local("q")), App(Op.NOT, (Index(PREV_MARK + "f", Local("q")),))))
+    return st.lists(st.sampled_from([
+        StepInvariant(id="grows-by-one", expr=grow),
+        StepInvariant(id="first-hand-kept", expr=kept, actions=("steal",)),
+        StepInvariant(id="gain-grows", expr=App(Op.GT, (h(PREV_ACT), prev_h(PREV_ACT))), actions=("gain",)),
+        StepInvariant(id="g-kept", expr=App(Op.EQ, (Var("g"), Var(PREV_MARK + "g")))),
+        StepInvariant(id="no-flag-set", expr=App(Op.NOT, (over_players(n, QuantKind.EXISTS, newly_set),)),
+                      actions=("flip",)),
+        StepInvariant(id="active-small", expr=App(Op.LT, (h(ACT), c(TOP)))),
+    ]), min_size=1, max_size=4, unique_by=lambda s: s.id)
+
+
+def breaks(model, claim: StepInvariant, before: tuple, after: tuple) -> bool:
+    """The reference interpreter's word: does the move `before` -> `after` break `claim`? (Its
+    `prev:` names read a copy of the variables that holds `before`.)"""
+    pair = replace(model, variables=model.variables +
+                   tuple(replace(v, name=PREV_MARK + v.name) for v in model.variables))
+    return not evaluate(layout(pair), claim.expr, after + before)
+
+
+def checked_trace(model, result) -> None:
+    """The trace replays, its last move is one the claim judges, and that move breaks it."""
+    concrete = model.instantiate()
+    states = replay(layout(concrete), result.trace)
+    claim = result.property
+    assert not claim.actions or result.trace.steps[-1].action in claim.actions
+    assert breaks(concrete, claim, states[-2], states[-1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(MODELS, st.data())
+def test_random_runs_break_only_what_the_complete_search_breaks(model, data):
+    model = replace(model, symmetry=None)
+    claims = data.draw(step_claims(model.players))
+    engine = ExplicitEngine()
+    exact = {r.property.id: r.verdict
+             for r in run_claims(model, claims, lambda m, cs: engine.check(m, cs, Budget()))}
+    for r in walk.check(model, claims, seconds=0.1):
+        event(f"{r.property.id}: {r.verdict.value}")
+        assert r.verdict in (Verdict.UNKNOWN, Verdict.VIOLATED)
+        if r.verdict is Verdict.VIOLATED:
+            assert exact[r.property.id] is Verdict.VIOLATED, r.property.id
+            checked_trace(model, r)
+
+
+def test_a_step_broken_beyond_the_state_cap(tmp_path):
+    """The deep counter's break lies 4,501 moves deep, far past the 1,000-state cap: the
+    product's capped search cannot see it, the runner's random runs on the model do, and a
+    claim expected to hold is left to a proof."""
+    props = tmp_path / "deep.yaml"
+    props.write_text("""\
+claims:
+  - id: counts
+    says: "the counter stays in range"
+    invariant: "n <= 5000"
+  - id: stops-before-4500
+    says: "wrong: the counter steps past 4500"
+    step: "prev(n) < 4500"
+    actions: [step]
+  - id: one-at-a-time
+    says: "each step adds one"
+    step: "n == prev(n) + 1"
+    expected: HOLDS
+""")
+    (run,) = check_model(DEEP_COUNTER, RunOptions(properties=str(props), consistency=False, vacuity=False,
+                                                  budget=Budget(max_states=1000, timeout=60)))
+    by_id = {r.property.id: r for r in run.results}
+    broken = by_id["stops-before-4500"]
+    assert (broken.verdict, broken.engine, broken.depth) == (Verdict.VIOLATED, "walk", 4501)
+    assert "each move judged on the model" in broken.evidence["auto"]
+    checked_trace(run.model, broken)
+    assert by_id["one-at-a-time"].verdict in (Verdict.HOLDS, Verdict.PROVED)
+    assert by_id["one-at-a-time"].engine != "walk"
