@@ -18,6 +18,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
 from verifier.props.plan import run_claims
+from verifier.props.schedule import Pass, first_pass, second_pass
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
 from verifier.signals import OutOfTime, after_cut
 
@@ -171,10 +172,7 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
         by_id: dict[str, CheckResult] = {}
         cut = ""
         try:
-            for freed, group in _by_free_parameters(model, props):
-                run_claims(freed, group, lambda m, cs: engine.check(m, cs, options.budget, progress),
-                           _capped_search(engine, options, progress) if freed.is_concrete else None, decided=by_id,
-                           moves=_random_moves(engine, options) if freed.is_concrete else None)
+            _decide_claims(model, props, engine, options, progress, by_id, again=alongside is not None or not analyse)
             vacuous = _vacuity(model, props, options)
         except CUT_SHORT as err:
             cut, vacuous = _cut_reason(err, options.budget), ()
@@ -191,6 +189,46 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
             ctx, findings = _analyses(model, options, memo)
         beyond = ctx.beyond.summary() if ctx.beyond is not None else ""
         return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond), (ctx, findings)
+
+
+def _decide_claims(model: Model, props: list[Property], engine: Engine, options: RunOptions,
+                   progress: ProgressFn | None, by_id: dict[str, CheckResult], again: bool) -> None:
+    """Each claim's result into `by_id`, as results come (what a cut leaves there is kept). Under a
+    run deadline (--timeout) the time is shared among the claims (`props.schedule`), and with
+    `again` (no analyses wait for the claims) the claims left undecided get a second pass with
+    the time that is left."""
+    _one_pass(model, props, engine, options, progress, first_pass(options.budget, len(props)), by_id)
+    undecided = [p for p in props if _undecided(by_id[p.id])]
+    step = second_pass(options.budget, len(undecided)) if again else None
+    if step is None:
+        return
+    later: dict[str, CheckResult] = {}
+    try:
+        _one_pass(model, undecided, engine, options, progress, step, later)
+    finally:
+        for key, r in later.items():
+            by_id[key] = _second_of(by_id[key], r)
+
+
+def _one_pass(model: Model, props: list[Property], engine: Engine, options: RunOptions,
+              progress: ProgressFn | None, step: Pass, decided: dict[str, CheckResult]) -> None:
+    for freed, group in _by_free_parameters(model, props):
+        run_claims(freed, group, lambda m, cs: engine.check(m, cs, step.share(cs), progress),
+                   _capped_search(engine, options, step, progress) if freed.is_concrete else None, decided=decided,
+                   moves=_random_moves(engine, options, step) if freed.is_concrete else None)
+
+
+def _undecided(r: CheckResult) -> bool:
+    return r.verdict in (Verdict.UNKNOWN, Verdict.HOLDS_TO_DEPTH)
+
+
+def _second_of(first: CheckResult, again: CheckResult) -> CheckResult:
+    """A claim's result after its second pass: the second's when it decided, else the more telling
+    undecided one (a bound reached over none), with both reasons."""
+    if not _undecided(again):
+        return again
+    keep = again if again.verdict is Verdict.HOLDS_TO_DEPTH and first.verdict is Verdict.UNKNOWN else first
+    return replace(keep, reason=f"{first.reason}; again with the time left: {again.reason}")
 
 
 def _analyses(model: Model, options: RunOptions, memo: dict):
@@ -262,27 +300,28 @@ def _by_free_parameters(model: Model, props: list[Property]) -> list[tuple[Model
              group) for names, group in sorted(groups.items())]
 
 
-def _capped_search(engine: Engine, options: RunOptions, progress: ProgressFn | None):
-    """Explicit search under a state cap, for claims checked together (`plan.run_claims`);
-    None for the symbolic engines."""
+def _capped_search(engine: Engine, options: RunOptions, step: Pass, progress: ProgressFn | None):
+    """Explicit search under a state cap, for claims checked together (`plan.run_claims`), within
+    their share of the pass's time; None for the symbolic engines."""
     search = {"explicit": engine.check, "auto": getattr(engine, "check_explicit", None)}.get(options.engine)
     if search is None:
         return None
-    budget = options.budget
 
     def run(model: Model, claims: list[Property], cap: int):
+        budget = step.share(claims, reached=False)     # the claims it leaves open are checked again
         return search(model, claims, replace(budget, max_states=min(cap, budget.max_states or cap)), progress)
 
     return run
 
 
-def _random_moves(engine: Engine, options: RunOptions):
+def _random_moves(engine: Engine, options: RunOptions, step: Pass):
     """Random runs that judge step claims on the model itself (`plan.run_claims`'s `moves`), for
-    the auto engine; None for the others, which decide only by their own method."""
+    the auto engine, within their share of the pass's time (a first try: their products check
+    what it leaves open); None for the others, which decide only by their own method."""
     moves = getattr(engine, "check_moves", None) if options.engine == "auto" else None
     if moves is None:
         return None
-    return lambda model, claims: moves(model, claims, options.budget)
+    return lambda model, claims: moves(model, claims, step.share(claims, reached=False))
 
 
 def _with_findings(runs: list[ModelRun], findings: list[Finding]) -> list[ModelRun]:

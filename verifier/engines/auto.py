@@ -19,25 +19,35 @@ Policy:
   are judged move by move in random runs on the model itself (`check_moves`,
   asked by `props.plan.run_claims`) before their own products. Claims whose expected verdict is PROVED go to the
   symbolic engine first, since only a proof can meet that expectation.
+- **Under a run deadline** (--timeout; the runner shares it among the calls,
+  `props/schedule.py`): the explicit search gets EXPLICIT_SHARE of the call's
+  time (EXPLICIT_MIN at least), random runs and Z3 the rest; a liveness claim
+  gets no lasso search over a stopped search once that time is spent.
 - **Beyond the cap**: a model that extends one whose explicit search here
   stopped at the cap (a monitor product: the same parameter values, the same
-  variables and more) goes to the symbolic engine first and then to random
-  runs; its explicit search is skipped, as it could not finish either.
+  variables and more, or the model itself, checked again in the runner's second
+  pass) goes to the symbolic engine first and then to random runs; its explicit
+  search is skipped, as it could not finish either. The same holds beyond a
+  search that stopped short of the cap (its share of the time, the memory guard).
 
 `CheckResult.engine` keeps the name of the method that decided ("explicit",
 "k-induction", "pdr", "bmc", "ranking"); `evidence["auto"]` says why it ran.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
 from verifier.engines.base import Budget, ProgressFn, SearchOptions
+from verifier.engines.explicit import INCOMPLETE
 from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Property, Reachable
 from verifier.result import CheckResult, Verdict
 
 EXPLICIT_STATES = 2_000_000     # "small": explicit search finishes within this many states
+EXPLICIT_SHARE = 0.5            # of a call's time left under a run deadline: the rest is for random runs and Z3 ...
+EXPLICIT_MIN = 2.0              # ... but this much at least (a small model's search finishes within it)
 WALK_SECONDS = 5.0              # random runs look for the witnesses a stopped search did not reach
 
 
@@ -49,7 +59,7 @@ class AutoEngine:
         self.explicit_states = explicit_states
         self.strategy = strategy
         self.search = search
-        self._stopped: list[tuple[frozenset[str], tuple, int]] = []   # see `_beyond_cap`
+        self._stopped: list[tuple[frozenset[str], tuple, str]] = []   # see `_beyond_cap`
 
     def _explicit(self):
         from verifier.engines.explicit import ExplicitEngine
@@ -131,11 +141,11 @@ class AutoEngine:
                     out[r.property.id] = _note(r, why_first)
         rest = [p for p in properties if p.id not in out]
         if rest:
-            explicit = self._explicit().check(model, rest, replace(budget, max_states=cap), progress)
+            explicit = self._explicit().check(model, rest, _share(replace(budget, max_states=cap), EXPLICIT_SHARE, EXPLICIT_MIN),
+                                              progress)
             for r in explicit:
                 out[r.property.id] = _note(r, "explicit: concrete instance")
-            if any((r.stats.states or 0) >= cap for r in explicit):
-                self._stopped.append((frozenset(v.name for v in model.variables), model.param_values, cap))
+            self._note_stopped(model, explicit, cap)
         else:
             rest = [p for p in properties if _undecided(out[p.id])] if stopped is not None else []
         retry = [p for p in rest if _undecided(out[p.id])]
@@ -160,15 +170,30 @@ class AutoEngine:
         return [out[p.id] for p in properties]
 
 
+    def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> None:
+        """Remember a search of `model` that stopped at the state cap or short of it (its share of
+        the time, the memory guard) with claims left open, so that neither a monitor product of it nor a second pass over
+        its claims (`props.schedule`) starts another."""
+        states = max((r.stats.states or 0 for r in explicit), default=0)
+        short = next((r.reason.removeprefix(INCOMPLETE).removeprefix(": ") for r in explicit
+                      if r.verdict is Verdict.UNKNOWN and r.reason.startswith(INCOMPLETE)), None)
+        if states >= cap:
+            why = f"stopped at {cap:,} states"
+        elif short is not None:
+            why = f"stopped after {states:,} states ({short})"
+        else:
+            return
+        self._stopped.append((frozenset(v.name for v in model.variables), model.param_values, why))
+
     def _beyond_cap(self, model: Model) -> str | None:
         """Why an explicit search of `model` cannot finish, when it extends (the same parameter
         values, the same variables and more: a monitor product) a model whose explicit search
         here stopped at its state cap; None otherwise. Only the order of the engines depends on
         it, never a verdict."""
         names = {v.name for v in model.variables}
-        for base, params, cap in self._stopped:
+        for base, params, why in self._stopped:
             if params == model.param_values and base <= names:
-                return f"an explicit search of the model it extends stopped at {cap:,} states"
+                return f"an explicit search of the model it extends {why}"
         return None
 
 
@@ -177,6 +202,15 @@ def _by_position(properties: Sequence[Property], check) -> list[CheckResult]:
     each is checked under an id of its own, so that no result stands in for another."""
     own = [replace(p, id=f"{p.id}#{i}") for i, p in enumerate(properties)]
     return [replace(r, property=p) for r, p in zip(check(own), properties)]
+
+
+def _share(budget: Budget, share: float, least: float) -> Budget:
+    """`budget` with `share` of its time left, `least` seconds at least (unchanged without a
+    run deadline)."""
+    left = budget.time_left()
+    if left is None or budget.deadline is None:
+        return budget
+    return replace(budget, deadline=time.monotonic() + max(share * left, min(least, left)))
 
 
 def _undecided(r: CheckResult) -> bool:

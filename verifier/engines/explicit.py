@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
@@ -29,6 +30,7 @@ from verifier.semantics import EvalError, State, initial_states, layout
 from verifier.trace import Trace
 
 NAME = "explicit"
+INCOMPLETE = "exploration incomplete"     # how the reason of a claim a stopped search left open begins
 
 
 def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
@@ -266,6 +268,8 @@ class ExplicitEngine:
             elif isinstance(p, DeadlockFree):
                 i = space.deadlocks[0] if space.deadlocks else None
                 out.append(self._violation_or_hold(space, p, i))
+            elif isinstance(p, (Terminates, Obligation)) and not space.complete and budget.time_left() == 0:
+                out.append(self._no_lasso_search(space, p))
             elif isinstance(p, Terminates):
                 out.append(self._from(space, p, *check_termination(space, p)))
             elif isinstance(p, Obligation):
@@ -309,7 +313,14 @@ class ExplicitEngine:
                                 reason=f"model error: {message} (in the state the trace reaches, "
                                        f"after {space.depth_of(i)} steps)")
         return self._result(space.model, p, Verdict.UNKNOWN, space,
-                            reason=f"exploration incomplete: {space.reason}")
+                            reason=f"{INCOMPLETE}: {space.reason}")
+
+    def _no_lasso_search(self, space: StateSpace, p: Property) -> CheckResult:
+        """A liveness claim on a search that stopped short, with no time left for a lasso search
+        among its states (it could only find a counterexample; it takes seconds on millions)."""
+        r = self._incomplete(space, p)
+        return r if space.error is not None else replace(
+            r, reason=f"{r.reason}; no time was left to look for a lasso among the states found")
 
     def _state_claim(self, space: StateSpace, p: Property, k: int) -> CheckResult:
         if k in space.watch_errors:

@@ -1,0 +1,152 @@
+"""The --timeout shared among the claims (`props/schedule.py`, `runner`) and, within one
+`auto` call, between the explicit search and Z3: a search too large to finish within the
+time does not take all of it, a hard claim does not starve the claims after it, and what
+the time cuts short stays UNKNOWN."""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from verifier import runner
+from verifier.engines.auto import AutoEngine
+from verifier.engines.base import Budget
+from verifier.engines.explicit import ExplicitEngine
+from verifier.ir.expr import App, Const, Op, Var
+from verifier.ir.model import Action, Assign, IntType, Model, Variable
+from verifier.ir.props import Invariant, Reachable, Terminates
+from verifier.lang import load_model
+from verifier.props.schedule import MIN_SECONDS, first_pass, second_pass
+from verifier.result import CheckResult, Verdict
+from verifier.semantics import layout
+from verifier.trace import replay
+
+MINI = Path(__file__).parent / "fixtures" / "core" / "mini.yaml"     # one parameter, DECK
+SIDE = 400      # three counters 0..SIDE: 64 M states, far more than a search covers in a few seconds
+
+
+def _counters() -> Model:
+    names = ("a", "b", "c")
+    variables = tuple(Variable(n, IntType(Const(0), Const(SIDE)), init=(Const(0),)) for n in names)
+    actions = tuple(Action(f"up-{n}", App(Op.LT, (Var(n), Const(SIDE))),
+                           (Assign(Var(n), App(Op.ADD, (Var(n), Const(1)))),)) for n in names)
+    return Model("counters", variables=variables, actions=actions)
+
+
+def _timed(seconds: float) -> Budget:
+    return Budget(timeout=seconds, deadline=time.monotonic() + seconds)
+
+
+def test_a_search_that_cannot_finish_leaves_z3_its_share():
+    model = _counters()
+    total = App(Op.ADD, (App(Op.ADD, (Var("a"), Var("b"))), Var("c")))
+    props = [Invariant(id="bounded", expr=App(Op.LE, (total, Const(3 * SIDE)))),
+             Reachable(id="corner", expr=App(Op.EQ, (Var("a"), Const(SIDE))))]
+    engine = AutoEngine()
+    start = time.monotonic()
+    bounded, corner = engine.check(model, props, _timed(6.0))
+    assert time.monotonic() - start < 6.0 + 2.0
+    assert bounded.verdict is Verdict.PROVED and bounded.engine in ("k-induction", "pdr"), bounded.reason
+    assert bounded.evidence["auto"].startswith("symbolic: explicit search stopped (exploration incomplete: "
+                                               "--timeout 6 s reached)")
+    assert corner.verdict is Verdict.HOLDS and corner.engine in ("walk", "k-induction", "pdr", "bmc")
+    replay(layout(model.instantiate()), corner.trace)
+    # a second call (the runner's second pass, a monitor product) does not search again
+    (again,) = engine.check(model, props[:1], _timed(4.0))
+    assert again.evidence["auto"].startswith("symbolic first: an explicit search of the model it extends "
+                                             "stopped after ")
+
+
+def test_without_a_run_deadline_the_search_keeps_the_whole_budget():
+    model = _counters()
+    total = App(Op.ADD, (App(Op.ADD, (Var("a"), Var("b"))), Var("c")))
+    props = [Reachable(id="far", expr=App(Op.EQ, (total, Const(100))))]       # deeper than 5,000 states go
+    (r,) = AutoEngine(explicit_states=5_000).check(model, props, Budget(timeout=30.0))
+    assert (r.verdict, r.engine) == (Verdict.HOLDS, "walk")
+    assert r.evidence["auto"].startswith("random runs: explicit search stopped (exploration incomplete: "
+                                         "--max-states 5000 reached)")
+
+
+def test_no_lasso_search_once_the_time_is_spent():
+    model = _counters()
+    claim = Terminates(id="ends", scope="game")
+    spent = Budget(timeout=1.0, deadline=time.monotonic() - 1.0)
+    (r,) = ExplicitEngine().check(model, [claim], spent)
+    assert r.verdict is Verdict.UNKNOWN
+    assert r.reason.endswith("no time was left to look for a lasso among the states found")
+    (capped,) = ExplicitEngine().check(model, [claim], Budget(max_states=50))
+    assert capped.verdict is Verdict.UNKNOWN and "lasso" not in capped.reason     # searched, none among 50
+
+
+def test_calls_share_the_pass_in_proportion_to_their_claims():
+    props = [Invariant(id=f"c{i}", expr=Const(True)) for i in range(10)]
+    step = first_pass(_timed(100.0), len(props))
+    assert 49 < step.end - time.monotonic() <= 50
+    big = step.share(props[:5])                    # half the claims: half the pass
+    assert 24 < big.time_left() <= 25
+    tried = step.share(props[5:], reached=False)   # a first try: counts nothing
+    assert 49 < tried.time_left() <= 50 and step.claims == 5
+    product = [replace(props[5], statement="safety part"), replace(props[5], statement="liveness part")]
+    assert 9 < step.share(product).time_left() <= 10 and step.claims == 4    # one surface claim
+    assert step.share(props[6:]).time_left() > 49                          # the last call: all that is left
+    untimed = first_pass(Budget(timeout=100.0), len(props))                  # no run deadline: no shares
+    assert untimed.end is None and untimed.share(props[:1]) == Budget(timeout=100.0)
+    assert second_pass(Budget(timeout=100.0), 3) is None
+
+
+def test_a_call_gets_its_least_share_while_the_pass_has_it():
+    props = [Invariant(id=f"c{i}", expr=Const(True)) for i in range(1000)]
+    step = first_pass(_timed(10.0), len(props))
+    assert MIN_SECONDS - 0.1 < step.share(props[:1]).time_left() <= MIN_SECONDS
+    spent = first_pass(Budget(timeout=1.0, deadline=time.monotonic()), len(props))
+    assert spent.share(props[:1]).time_left() == 0
+    assert second_pass(Budget(timeout=1.0, deadline=time.monotonic() - 1), 3) is None
+
+
+class _Stubborn:
+    """An engine that decides every claim at once, except `hard`, on which it spends its whole
+    share and gives up; like the real engines it starts nothing once its time is spent."""
+
+    name = "stub"
+
+    def __init__(self):
+        self.shares: dict[str, list[float]] = {}
+
+    def check(self, model, properties, budget, progress=None):
+        out = []
+        for p in properties:
+            left = budget.time_left()
+            self.shares.setdefault(p.id, []).append(left)
+            if left == 0:
+                out.append(CheckResult(p, Verdict.UNKNOWN, "stub", reason="no time"))
+            elif p.id == "hard":
+                time.sleep(left)
+                out.append(CheckResult(p, Verdict.UNKNOWN, "stub", reason="gave up"))
+            else:
+                out.append(CheckResult(p, Verdict.HOLDS, "stub"))
+        return out
+
+
+@pytest.mark.parametrize("analyses_wait", [False, True])
+def test_a_hard_claim_does_not_starve_the_claims_after_it(monkeypatch, analyses_wait):
+    engine = _Stubborn()
+    monkeypatch.setattr(runner, "make_engine", lambda _name, _search: engine)
+    monkeypatch.setattr(runner, "free_cpus", lambda: 1)       # the analyses, if any, after the claims
+    model = load_model(str(MINI), variant="strict")
+    hard = Invariant(id="hard", expr=Const(True))             # a call of its own ...
+    easy = [Invariant(id=f"easy-{i}", expr=Const(True), for_every=("DECK",)) for i in range(3)]   # ... then these
+    options = runner.RunOptions(budget=_timed(6.0), consistency=analyses_wait, vacuity=False)
+    start = time.monotonic()
+    (run,) = runner.check_loaded(str(MINI), [model], [([hard, *easy], None)], options)
+    assert time.monotonic() - start < 6.0 + 2.0
+    verdicts = {r.property.id: (r.verdict, r.reason) for r in run.results}
+    assert all(verdicts[f"easy-{i}"][0] is Verdict.HOLDS for i in range(3)), verdicts
+    assert verdicts["hard"][0] is Verdict.UNKNOWN
+    assert engine.shares["hard"][0] <= MIN_SECONDS + 0.01     # its part of the first pass, not all of it
+    if analyses_wait:                                         # the rest of the time is the analyses'
+        assert len(engine.shares["hard"]) == 1 and verdicts["hard"][1] == "gave up"
+    else:                                                     # a second pass: the time the first left
+        assert len(engine.shares["hard"]) == 2 and engine.shares["hard"][1] > 1.0
+        assert verdicts["hard"][1] == "gave up; again with the time left: gave up"

@@ -1,0 +1,65 @@
+"""The --timeout shared among the claims of a run, in two passes (`runner`).
+
+Without a deadline for the whole run (`Budget.deadline`, which --timeout sets) every
+engine call gets the whole budget, and there is one pass. With one, the claims are
+checked twice at most: the first pass may use FIRST_PASS of the time left (FIRST_PASS_MIN
+at least), the second,
+for the claims the first left undecided, the rest. Within a pass each engine call gets
+the time left in the pass in proportion to the claims it decides among those the pass
+has not reached yet (MIN_SECONDS at least, while the pass has them), so one hard claim
+cannot starve the claims after it, and what an easy call leaves goes to the next. A
+call's share is a deadline in its budget, which every engine and step that watches the
+clock keeps to; the run's own deadline and its backstop stay as they are.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from verifier.engines.base import Budget
+from verifier.ir.props import Property
+
+FIRST_PASS = 0.5        # of the time left when the claims start ...
+FIRST_PASS_MIN = 4.0    # ... or this much (all there is of a shorter --timeout)
+MIN_SECONDS = 2.0       # a call's share at least (while the pass has it): less decides next to nothing in Z3
+
+
+@dataclass
+class Pass:
+    """One pass over `claims` claims under `budget`, ending at `end` (time.monotonic(); None:
+    no deadline, every call gets the whole budget)."""
+
+    budget: Budget
+    end: float | None
+    claims: int
+
+    def share(self, claims: Sequence[Property], reached: bool = True) -> Budget:
+        """The budget of one engine call deciding `claims` (a monitor product's claims count once
+        per surface claim: they share its id); with `reached` they count as reached (not for a
+        first try that checks them again where it leaves them open)."""
+        if self.end is None:
+            return self.budget
+        n = len({c.id for c in claims})
+        now = time.monotonic()
+        left = max(0.0, self.end - now)
+        part = left if n >= self.claims else max(left * n / self.claims, min(MIN_SECONDS, left))
+        if reached:
+            self.claims = max(0, self.claims - n)
+        return replace(self.budget, deadline=min(now + part, self.end))
+
+
+def first_pass(budget: Budget, claims: int) -> Pass:
+    left = budget.time_left()
+    if left is None or budget.deadline is None:
+        return Pass(budget, None, claims)
+    return Pass(budget, time.monotonic() + max(FIRST_PASS * left, min(FIRST_PASS_MIN, left)), claims)
+
+
+def second_pass(budget: Budget, claims: int) -> Pass | None:
+    """The pass for the claims the first left undecided: None without a deadline (the first had
+    the whole budget) or once no time is left."""
+    left = budget.time_left()
+    if left is None or budget.deadline is None or left <= 0 or not claims:
+        return None
+    return Pass(budget, time.monotonic() + left, claims)
