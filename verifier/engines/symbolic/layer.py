@@ -8,9 +8,12 @@ scaled to the smallest integer vector; the actions with ``delta > 0`` are the st
 ones, and on integer states they then decrease by at least 1. A solver checks the
 candidate against each action's full transition relation (strict: decreases by 1 or
 more; the others: does not increase); a violating transition becomes a sample and the
-programme is solved again. Boundedness (``f >= 0`` on the sources of strict
-transitions) is given by a constant: minus the least value of ``c . x`` over the
-declared ranges (or, where those leave it unbounded, over the strict transitions).
+programme is solved again. Sampling cannot show that two actions are never strict
+together (over an unbounded parameter the coefficients just keep growing), so a
+programme that has not settled after JOINT_ROUNDS makes each action in turn the only
+strict one. Boundedness (``f >= 0`` on the sources of strict transitions) is given by a
+constant: minus the least value of ``c . x`` over the declared ranges (or, where those
+leave it unbounded, over the strict transitions).
 """
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Deadline
 from verifier.engines.symbolic.encode import Term
 
-ROUNDS = 80             # counterexample rounds per layer
+JOINT_ROUNDS = 60       # counterexample rounds of a layer making as many actions strict as it can
+SINGLE_ROUNDS = 10      # then, per action, rounds making it the only strict one
 CHECK_CAP = 30.0        # seconds at most per solver call
 TIMEOUT = "the time for this claim ran out while searching for a ranking function"
 
@@ -85,50 +89,80 @@ def linear(coeffs: list[int], xs: list, constant: int = 0) -> Term:
 
 def find_layer(trans: Transitions, remaining: list[int], box: Term, deadline: Deadline) -> Layer | Failure | str:
     """A layer for the `remaining` actions with at least one strict action, a Failure when the
-    linear template has none, or why the search stopped (time, solver)."""
-    n = len(trans.cur_x)
-    c = [z3.Real(f"rank!c{i}") for i in range(n)]
-    size = [z3.Real(f"rank!t{i}") for i in range(n)]
-    delta = {a: z3.Real(f"rank!delta{a}") for a in remaining}
-    rows: list[z3.BoolRef] = [z3.And(d >= 0, d <= 1) for d in delta.values()]
-    rows += [z3.And(t >= ci, t >= -ci) for ci, t in zip(c, size)]
-    samples: list[list[int]] = []      # the source of the transition behind rows[len(rows) - len(samples) + i]
-    for _ in range(ROUNDS):
-        if deadline.expired():
-            return TIMEOUT
-        bound_z3()
-        lp = z3.Optimize()
-        lp.set("timeout", deadline.ms(cap=CHECK_CAP))
-        lp.add(*rows)
-        lp.maximize(z3.Sum(*delta.values()))
-        lp.minimize(z3.Sum(*size) if size else z3.RealVal(0))
-        if lp.check() != z3.sat:
-            return TIMEOUT if deadline.expired() else "Z3 gave up on the linear programme of a ranking layer"
-        m = lp.model()
-        strict = [a for a in remaining if _value(m, delta[a]) > 0]
-        if not strict:
-            return Failure("no linear function decreases on any of "
-                           f"{', '.join(trans.names[a] for a in remaining)} without increasing on another",
-                           _blocking(rows, samples, delta, deadline))
-        coeffs = _integers([_value(m, ci) for ci in c])
-        f_cur, f_nxt = linear(coeffs, trans.cur_x), linear(coeffs, trans.nxt_x)
-        new = []
-        for a in remaining:
-            found = trans.counterexample(a, f_cur - f_nxt >= (1 if a in strict else 0), deadline)
-            if isinstance(found, str):
-                return found
-            if found is not None:
-                xs, ys = found
-                diff = [x - y for x, y in zip(xs, ys)]
-                rows.append(z3.Sum(*[ci * d for ci, d in zip(c, diff) if d], z3.RealVal(0)) >= delta[a])
-                samples.append(xs)
-                new.append(a)
-        if not new:
-            constant = _lowest(coeffs, trans, strict, box, deadline)
-            if isinstance(constant, str):
-                return constant
-            return Layer(coeffs, -constant, strict)
-    return f"no ranking function found within {ROUNDS} refinement rounds"
+    linear template has none, or why the search stopped (time, solver).
+
+    The programme first makes as many actions strict as it can. When that does not settle
+    within JOINT_ROUNDS (a strict action whose decrease needs ever larger coefficients, as when
+    a lexicographic order over an unbounded parameter is needed), each action in turn is made
+    the only strict one, the others only kept, for SINGLE_ROUNDS each."""
+    lp = _Programme(trans, remaining)
+    found = lp.refine(box, deadline, JOINT_ROUNDS)
+    for a in remaining:
+        if found is not None:
+            return found
+        found = lp.refine(box, deadline, SINGLE_ROUNDS, only=a)
+    return found or f"no ranking function found within {JOINT_ROUNDS} + {SINGLE_ROUNDS} refinement rounds per action"
+
+
+class _Programme:
+    """The linear programme of one layer: coefficients, one delta per action, one row per
+    sampled transition."""
+
+    def __init__(self, trans: Transitions, remaining: list[int]):
+        self.trans, self.remaining = trans, remaining
+        n = len(trans.cur_x)
+        self.c = [z3.Real(f"rank!c{i}") for i in range(n)]
+        self.size = [z3.Real(f"rank!t{i}") for i in range(n)]
+        self.delta = {a: z3.Real(f"rank!delta{a}") for a in remaining}
+        self.rows: list[z3.BoolRef] = [z3.And(d >= 0, d <= 1) for d in self.delta.values()]
+        self.rows += [z3.And(t >= ci, t >= -ci) for ci, t in zip(self.c, self.size)]
+        self.samples: list[list[int]] = []   # the source of the transition behind rows[len(rows) - len(samples) + i]
+
+    def refine(self, box: Term, deadline: Deadline, rounds: int, only: int | None = None) -> Layer | Failure | str | None:
+        """Solve, check the candidate, add the violations as rows, until a candidate holds (a
+        Layer), none is strict (a Failure; with `only`: None), or the rounds run out (None).
+        `only`: that action strict, every other one kept."""
+        trans, c, delta = self.trans, self.c, self.delta
+        fixed = [] if only is None else [d == (1 if a == only else 0) for a, d in delta.items()]
+        for _ in range(rounds):
+            if deadline.expired():
+                return TIMEOUT
+            bound_z3()
+            lp = z3.Optimize()
+            lp.set("timeout", deadline.ms(cap=CHECK_CAP))
+            lp.add(*self.rows, *fixed)
+            lp.maximize(z3.Sum(*delta.values()))
+            lp.minimize(z3.Sum(*self.size) if self.size else z3.RealVal(0))
+            r = lp.check()
+            if r == z3.unsat and only is not None:
+                return None
+            if r != z3.sat:
+                return TIMEOUT if deadline.expired() else "Z3 gave up on the linear programme of a ranking layer"
+            m = lp.model()
+            strict = [a for a in self.remaining if _value(m, delta[a]) > 0]
+            if not strict:
+                return Failure("no linear function decreases on any of "
+                               f"{', '.join(trans.names[a] for a in self.remaining)} without increasing on another",
+                               _blocking(self.rows, self.samples, delta, deadline))
+            coeffs = _integers([_value(m, ci) for ci in c])
+            f_cur, f_nxt = linear(coeffs, trans.cur_x), linear(coeffs, trans.nxt_x)
+            new = False
+            for a in self.remaining:
+                found = trans.counterexample(a, f_cur - f_nxt >= (1 if a in strict else 0), deadline)
+                if isinstance(found, str):
+                    return found
+                if found is not None:
+                    xs, ys = found
+                    diff = [x - y for x, y in zip(xs, ys)]
+                    self.rows.append(z3.Sum(*[ci * d for ci, d in zip(c, diff) if d], z3.RealVal(0)) >= delta[a])
+                    self.samples.append(xs)
+                    new = True
+            if not new:
+                constant = _lowest(coeffs, trans, strict, box, deadline)
+                if isinstance(constant, str):
+                    return constant
+                return Layer(coeffs, -constant, strict)
+        return None
 
 
 def _blocking(rows: list[z3.BoolRef], samples: list[list[int]], delta: dict, deadline: Deadline) -> list[list[int]]:

@@ -18,6 +18,7 @@ import random
 import time
 from dataclasses import dataclass
 from itertools import combinations
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import z3
@@ -31,6 +32,7 @@ from verifier.semantics import EvalError, layout, successors
 WALK_SECONDS = 1.0      # random runs per call, at most
 WALK_STEPS = 20_000     # steps of random runs per call, at most
 WALK_LENGTH = 2_000     # steps of one run before it restarts
+WALK_STALE = 200        # steps without a new state after which the runs stop
 INITIAL_STATES = 3      # initial states the runs start from, at most
 CHECK_CAP = 30.0        # seconds at most per solver call
 
@@ -115,8 +117,11 @@ def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[i
     states: set[tuple[int, ...]] = set()
     runs_by = time.perf_counter() + min(WALK_SECONDS, (deadline.left() or WALK_SECONDS) * 0.1)
     n = len(enc.slots)
+    known = _RUNS.setdefault(enc, {})
     for params in sorted({tuple(s[n:]) for s in samples}):
-        states |= _random_states(enc, dict(zip(enc.params, params)), runs_by)
+        if params not in known:
+            known[params] = _random_states(enc, dict(zip(enc.params, params)), runs_by)
+        states |= known[params]
     if not states:
         return clauses
     table = np.array(sorted(states), dtype=np.int64)
@@ -127,14 +132,18 @@ def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[i
     return [c for c in clauses if together[index[c[0]], index[c[-1]]] == 0]
 
 
+# the states of the random runs already made, per encoding and parameter values
+_RUNS: WeakKeyDictionary[Encoding, dict[tuple[int, ...], set[tuple[int, ...]]]] = WeakKeyDictionary()
+
+
 def _random_states(enc: Encoding, params: dict[str, int], until: float) -> set[tuple[int, ...]]:
     model = enc.source.instantiate(dict[str, int | None](params))
     lay = layout(model)
     starts = _initial_states(enc, params)
     seen: set[tuple[int, ...]] = set(starts)
     rng = random.Random(0)
-    steps = 0
-    while starts and steps < WALK_STEPS and time.perf_counter() < until:
+    steps = last_new = 0
+    while starts and steps < WALK_STEPS and steps - last_new < WALK_STALE and time.perf_counter() < until:
         state = rng.choice(starts)
         for _ in range(WALK_LENGTH):
             steps += 1
@@ -147,8 +156,10 @@ def _random_states(enc: Encoding, params: dict[str, int], until: float) -> set[t
             target = rng.choice(options).target
             assert target is not None, "successors() has a target on every transition"
             state = target
-            seen.add(state)
-            if steps >= WALK_STEPS or (steps % 64 == 0 and time.perf_counter() >= until):
+            if state not in seen:
+                seen.add(state)
+                last_new = steps
+            if steps >= WALK_STEPS or steps - last_new >= WALK_STALE or (steps % 64 == 0 and time.perf_counter() >= until):
                 break
     return seen
 

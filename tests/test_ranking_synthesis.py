@@ -1,0 +1,109 @@
+"""The layered ranking synthesis on small models whose termination arguments are known: one
+needing two lexicographic layers, one needing a supporting invariant, and near misses that do
+not terminate (never PROVED; the explicit engine finds the lasso)."""
+from __future__ import annotations
+
+import z3
+
+from verifier.engines.auto import AutoEngine
+from verifier.engines.base import Budget
+from verifier.engines.symbolic import SymbolicEngine
+from verifier.engines.symbolic.core import Deadline
+from verifier.engines.symbolic.encode import Encoding, negate
+from verifier.engines.symbolic.encode import conj as both
+from verifier.engines.symbolic.examples import gt, rng, sub
+from verifier.engines.symbolic.ranking import synthesize
+from verifier.engines.symbolic.strengthen import exclude, recheck
+from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, eq, neg
+from verifier.ir.model import Action, Assign, BoolType, Model, ParamDecl, Variable
+from verifier.ir.props import Terminates
+from verifier.result import Verdict
+from verifier.semantics import layout
+from verifier.trace import replay
+
+BUDGET = Budget(timeout=30)
+GAME = Terminates(id="game-ends", scope="game")
+
+
+def nested_countdown(n: int | None = None) -> Model:
+    """x counts down from N; each step of x refills y to N, which counts down too. For N free
+    and unbounded no single linear function decreases on both: (x, y) lexicographically does."""
+    N, x, y = Param("N"), Var("x"), Var("y")
+    return Model(name="nested", params=(ParamDecl("N", 3, lo=1),), param_values=(("N", n),),
+                 variables=(Variable("x", rng(0, N), init=(N,)), Variable("y", rng(0, N), init=(N,))),
+                 actions=(Action("outer", guard=gt(x, 0), effects=(Assign(x, sub(x, 1)), Assign(y, N))),
+                          Action("inner", guard=gt(y, 0), effects=(Assign(y, sub(y, 1)),))),
+                 end=conj(eq(x, 0), eq(y, 0)))
+
+
+def exclusive_marks(both_reachable: bool = False) -> Model:
+    """n counts down to the end; a player may set mark a or mark b, never both (unless
+    `both_reachable`). With both marks set, `spin` loops forever: the game terminates exactly
+    when that state is unreachable, which the declared ranges alone do not say."""
+    n, a, b, c = Var("n"), Var("a"), Var("b"), Var("c")
+    set_b_guard = TRUE if both_reachable else neg(a)
+    return Model(name="marks", variables=(
+        Variable("n", rng(0, 3), init=(Const(3),)), Variable("a", BoolType(), init=(FALSE,)),
+        Variable("b", BoolType(), init=(FALSE,)), Variable("c", BoolType(), init=(FALSE,))),
+        actions=(Action("step", guard=gt(n, 0), effects=(Assign(n, sub(n, 1)),)),
+                 Action("set_a", guard=conj(neg(a), neg(b)), effects=(Assign(a, TRUE),)),
+                 Action("set_b", guard=conj(neg(b), set_b_guard), effects=(Assign(b, TRUE),)),
+                 Action("spin", guard=conj(a, b), effects=(Assign(c, neg(c)),))),
+        end=conj(eq(n, 0), app(Op.OR, a, b), neg(conj(a, b))))
+
+
+def weak_support(enc: Encoding):
+    return both(enc.param_constraints(), enc.ranges(enc.cur))
+
+
+def test_two_layers_when_no_single_linear_function_exists():
+    enc = Encoding(nested_countdown(None))
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Deadline(30))
+    assert ranking.components is not None, ranking.reason
+    first, second = ranking.components
+    names = lambda acts: [enc.model.actions[i].name for i in acts]  # noqa: E731
+    assert names(first.strict) == ["outer"] and names(first.kept) == ["inner"]
+    assert names(second.strict) == ["inner"] and second.kept == []
+    (r,) = SymbolicEngine().check(nested_countdown(None), [GAME], BUDGET)
+    assert r.verdict is Verdict.PROVED and r.engine == "ranking", r.reason
+    assert r.evidence["ranking"].startswith("lexicographic: first x")
+
+
+def test_a_supporting_invariant_is_proved_and_stated():
+    enc = Encoding(exclusive_marks())
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Deadline(30))
+    assert ranking.components is not None, ranking.reason
+    assert "by Houdini" in ranking.reason
+    # the invariant it needed: never both marks
+    c = {s.name: x for s, x in zip(enc.slots, enc.cur.slots)}
+    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Deadline(30))
+    assert not isinstance(lemmas, str)
+    s = z3.Solver()
+    s.add(lemmas.term, c["a"] == 1, c["b"] == 1)
+    assert s.check() == z3.unsat
+    assert recheck(enc, weak_support(enc), lemmas.term, Deadline(30)) == ""
+    (r,) = SymbolicEngine().check(exclusive_marks(), [GAME], BUDGET)
+    assert r.verdict is Verdict.PROVED and r.engine == "ranking", r.reason
+
+
+def test_a_reachable_loop_is_never_proved_to_end():
+    model = exclusive_marks(both_reachable=True)
+    enc = Encoding(model)
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Deadline(30))
+    assert ranking.components is None
+    # the clause "never both marks" is no invariant here: Houdini drops it, and the re-check refutes it
+    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Deadline(30))
+    assert not isinstance(lemmas, str)
+    c = {s.name: x for s, x in zip(enc.slots, enc.cur.slots)}
+    assert "internal" in recheck(enc, weak_support(enc), z3.Not(z3.And(c["a"] == 1, c["b"] == 1)), Deadline(30))
+    (r,) = SymbolicEngine().check(model, [GAME], BUDGET)
+    assert r.verdict is Verdict.UNKNOWN, r.reason
+    (a,) = AutoEngine().check(model, [GAME], BUDGET)
+    assert a.verdict is Verdict.VIOLATED and a.trace.loop_start is not None
+    states = replay(layout(model), a.trace)
+    assert states[-1] == states[a.trace.loop_start]
+
+
+def test_the_nested_countdown_with_a_fixed_bound_needs_one_layer():
+    (r,) = SymbolicEngine().check(nested_countdown(4), [GAME], BUDGET)
+    assert r.verdict is Verdict.HOLDS and r.engine == "ranking", r.reason
