@@ -149,7 +149,7 @@ class AutoEngine:
         else:
             rest = [p for p in properties if _undecided(out[p.id])] if stopped is not None else []
         retry = [p for p in rest if _undecided(out[p.id])]
-        walkable = [p for p in retry if isinstance(p, (Invariant, Reachable))]
+        walkable = [p for p in retry if _a_run_can_answer(p)]
         left = budget.time_left()
         if walkable and left != 0:
             from verifier.engines import walk
@@ -211,6 +211,15 @@ def _share(budget: Budget, share: float, least: float) -> Budget:
     if left is None or budget.deadline is None:
         return budget
     return replace(budget, deadline=time.monotonic() + max(share * left, min(least, left)))
+
+
+def _a_run_can_answer(p: Property) -> bool:
+    """Whether a random run can give `p` the verdict it expects (a break of an invariant, a
+    witness of a reachability claim); one expected to hold or to be unreachable needs a proof,
+    so runs are not spent on it (they stop once every claim they look for is met)."""
+    if isinstance(p, Invariant):
+        return p.expected in (None, Verdict.VIOLATED.value)
+    return isinstance(p, Reachable) and p.expected in (None, Verdict.HOLDS.value)
 
 
 def _undecided(r: CheckResult) -> bool:
