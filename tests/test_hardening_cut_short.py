@@ -3,6 +3,7 @@ short in whatever stage it hits: what was decided keeps its verdict, the rest is
 the reason, in every output format, exit 3; never a traceback, exit 4 or "nothing decided"."""
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -41,9 +42,15 @@ def two_groups(tmp_path) -> str:
 
 
 @pytest.fixture
-def z3_restored():
+def z3_restored(monkeypatch):
+    """Z3's memory bound (a global of the process) back to what it was and to this process's real
+    headroom after the test: once the test's patches are undone (this teardown runs before the
+    monkeypatch fixture's own), else later tests in the process would meet Z3's "out of memory"."""
+    before = z3.get_param("memory_max_size")
     yield
-    memory.bound_z3()          # Z3's memory bound back to this process's real headroom
+    monkeypatch.undo()
+    z3.set_param("memory_max_size", before)
+    memory.bound_z3()
 
 
 def _json(capsys) -> dict:
@@ -63,10 +70,20 @@ def test_z3_out_of_memory_is_unknown_with_the_reason(monkeypatch, capsys, z3_res
 
 
 def test_z3_works_again_once_bounded_with_room(monkeypatch, z3_restored):
+    """Bounded to (almost) nothing, then bounded with room: Z3 solves again. Z3 is started here,
+    not left to an earlier test (before it starts, the bound asks for Z3_START_BYTES, not the
+    patched Z3_MIN_BYTES); no garbage collection between the bound and the look at Z3's estimate
+    (collecting earlier tests' Z3 objects shrinks it)."""
+    z3.main_ctx()
     monkeypatch.setattr(memory, "Z3_MIN_BYTES", 0)
     monkeypatch.setattr(memory, "memory_limit_bytes", lambda *_: memory.resident_bytes() + 2**16)
-    memory.bound_z3()
-    assert int(z3.get_param("memory_max_size")) <= z3.Z3_get_estimated_alloc_size() // memory.MB + 1
+    gc.collect()
+    gc.disable()
+    try:
+        memory.bound_z3()
+        assert int(z3.get_param("memory_max_size")) <= z3.Z3_get_estimated_alloc_size() // memory.MB + 1
+    finally:
+        gc.enable()
     monkeypatch.undo()
     memory.bound_z3()
     s = z3.Solver()
