@@ -31,7 +31,10 @@ def test_random_runs_agree_with_the_complete_search(model, data):
             replay(lay, r.trace)
 
 
-def test_auto_uses_random_runs_beyond_its_state_cap():
+def test_auto_uses_random_runs_beyond_its_state_cap(monkeypatch):
+    """The runs reach x = 40 and x = 50 at once; "in-range" holds, which no run can show, so they
+    would go on for their whole time bound (5 s): 1 s keeps the step (the first run takes 50 steps)."""
+    from verifier.engines import auto
     from verifier.ir.expr import App, Const, Op, Var
     from verifier.ir.model import Action, Assign, IntType, Model, Variable
     from verifier.ir.props import Invariant, Reachable
@@ -42,6 +45,7 @@ def test_auto_uses_random_runs_beyond_its_state_cap():
     props = [Reachable(id="top", expr=App(Op.EQ, (x, Const(50)))),
              Invariant(id="below", expr=App(Op.LT, (x, Const(40)))),
              Invariant(id="in-range", expr=App(Op.LE, (x, Const(50))))]
+    monkeypatch.setattr(auto, "WALK_SECONDS", 1.0)
     results = AutoEngine(explicit_states=10).check(model, props, Budget())
     by_id = {r.property.id: r for r in results}
     assert (by_id["top"].verdict, by_id["top"].engine) == (Verdict.HOLDS, "walk")
