@@ -144,13 +144,14 @@ class _Search:
         self.components: list[Component] = []
         self.box = conj(enc.param_constraints(), enc.ranges(enc.cur))
         self.labels = [s.name for s in enc.slots] + list(enc.params)
+        self.steps = {a: enc.action_relation(a) for a in actions}
 
     def run(self, support: Term, deadline: Deadline) -> tuple[Ranking, list[list[int]] | None]:
         """Layers for the actions left, within `support`: a ranking (re-checked), or why not and
         the sources of the sampled transitions that blocked the last layer."""
         enc = self.enc
-        region_next = enc.rename(self.region, enc.cur, enc.nxt)
-        relations = {a: conj(support, self.region, region_next, enc.action_relation(a)) for a in self.actions}
+        within = conj(support, self.region, enc.rename(self.region, enc.cur, enc.nxt))
+        relations = {a: z3.And(within, self.steps[a]) for a in self.actions}
         trans = Transitions(relations, list(enc.cur.slots) + list(enc.params.values()),
                             list(enc.nxt.slots) + list(enc.params.values()),
                             {a: enc.model.actions[a].name for a in self.actions})
