@@ -8,11 +8,11 @@ vectorised where the model allows), drops the repeats among each chunk's
 successors, and sends each successor, with its parent, to the partition that
 owns it, directly (an actor method call from worker to worker, received on the
 owner's event loop while it expands its own share). Each partition then keeps
-the ones it had not seen as its share of the next level: it orders what it
-received by hash (two 16-bit radix passes, which also drop nearly every repeat
-and put the visited table's buckets in order), inserts that, and keeps the new
-states in the order received (neighbours in a level share many successors, so
-the next level's chunks drop more repeats). The client only starts each level
+the ones it had not seen as its share of the next level: it orders each slice
+of what it received by hash (two 16-bit radix passes, which also drop nearly
+every repeat and visit the visited table's buckets in order), inserts that, and
+keeps the new states in the order received (neighbours in a level share many
+successors, so the next level's chunks drop more repeats). The client only starts each level
 and adds up the reports; no state passes through it. The search visits exactly
 the states of the single-process search, so counts and verdicts are the same; a
 trace is a shortest one (a witness in the shallowest level where one exists),
@@ -26,6 +26,7 @@ worker needs turnproof installed).
 from __future__ import annotations
 
 import resource
+import sys
 import time
 from collections.abc import Callable, Sequence
 
@@ -54,12 +55,21 @@ LOCAL_CLUSTER = {
     "distributed.admin.system-monitor.interval": "10s",
     "distributed.scheduler.work-stealing": False,
 }
-INSERT = 1 << 20          # received successors are inserted this many at a time (the table grows by what it needs)
+INSERT = 1 << 20          # received successors are inserted this many at a time: the table grows by what it
+                          # needs, and the slice's arrays are small enough for the allocator to reuse
 
 
 def owner(keys: np.ndarray, parts: int) -> np.ndarray:
-    """The partition of each packed state."""
-    return ((mix(keys) >> np.uint64(16)) % np.uint64(parts)).astype(np.int64)
+    """The partition of each packed state (uint64)."""
+    h = mix(keys)
+    h >>= np.uint64(16)
+    h %= np.uint64(parts)
+    return h
+
+
+def _digit(h: np.ndarray, k: int) -> np.ndarray:
+    """Bits 16k to 16k + 15 of each value (a strided view, no copy)."""
+    return h.view(np.uint16)[(k if sys.byteorder == "little" else 3 - k)::4]
 
 
 def _one_of_each(succ: np.ndarray) -> np.ndarray:
@@ -76,11 +86,12 @@ def _nearly_one_of_each(succ: np.ndarray) -> np.ndarray:
     a value equal to the one before: every distinct value is kept, nearly every repeat dropped
     (one is kept only where another value with the same 32 hash bits comes between)."""
     h = mix(succ)
-    order = np.argsort((h >> np.uint64(32)).astype(np.uint16), kind="stable")
-    order = order[np.argsort((h[order] >> np.uint64(48)).astype(np.uint16), kind="stable")]
+    order = np.argsort(_digit(h, 2), kind="stable")
+    order = order[np.argsort(_digit(h, 3)[order], kind="stable")]
     s = h[order]
-    first = np.ones(s.shape[0], bool)
-    first[1:] = s[1:] != s[:-1]
+    first = np.empty(s.shape[0], bool)
+    first[:1] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
     return order[first]
 
 
@@ -117,16 +128,18 @@ class Partition:
         return self.receive(staged)
 
     def receive(self, batches: list[tuple[np.ndarray, np.ndarray]]) -> int:
-        """Successors (with parent links) sent to this partition: keep the unseen ones."""
-        succ = np.concatenate([b[0] for b in batches] or [np.zeros(0, np.uint64)])
-        refs = np.concatenate([b[1] for b in batches] or [np.zeros(0, np.uint64)])
-        pick = _nearly_one_of_each(succ)
-        kept = np.zeros(succ.shape[0], bool)
-        for first in range(0, pick.shape[0], INSERT):
-            some = pick[first:first + INSERT]
-            kept[some[self._insert(succ[some], refs[some])]] = True
-        self.incoming.append(succ[kept])          # in the order received: neighbours share successors
-        return int(kept.sum())
+        """Successors (with parent links) sent to this partition: keep the unseen ones, in the
+        order received (neighbours in a level share many successors)."""
+        kept = 0
+        for succ, refs in batches:
+            for first in range(0, succ.shape[0], INSERT):
+                some = succ[first:first + INSERT]
+                pick = _nearly_one_of_each(some)
+                new = np.zeros(some.shape[0], bool)
+                new[pick[self._insert(some[pick], refs[first:first + INSERT][pick])]] = True
+                self.incoming.append(some[new])
+                kept += int(new.sum())
+        return kept
 
     def _insert(self, succ: np.ndarray, refs: np.ndarray) -> np.ndarray:
         """Insert received successors (they may repeat a state) into the visited table; the mask
@@ -148,8 +161,7 @@ class Partition:
         self.level = np.concatenate(self.incoming) if self.incoming else np.zeros(0, np.uint64)
         self.incoming = []
         report: dict = {"transitions": 0, "watch": {}, "deadlock": None, "fired": {}, "error": None}
-        out_succ: list[np.ndarray] = []
-        out_refs: list[np.ndarray] = []
+        out: list[tuple[list, list]] = [([], []) for _ in range(self.parts)]     # per owner: successors, parents
         for first in range(0, self.level.shape[0], CHUNK):
             S = self.level[first:first + CHUNK]
             for k, w in enumerate(self.watches):
@@ -172,21 +184,23 @@ class Partition:
                 if a in self.track and a not in report["fired"]:
                     report["fired"][a] = (int(S[f.lanes[j]]), (a, choice), int(f.succ[j]))
             pick = _one_of_each(f.succ)
-            out_succ.append(f.succ[pick])
-            out_refs.append(S[f.lanes[pick]] + np.uint64(1))
+            succ, refs = f.succ[pick], S[f.lanes[pick]] + np.uint64(1)
+            dest = owner(succ, self.parts)
+            for p, (to_succ, to_refs) in enumerate(out):
+                mine = dest == p
+                to_succ.append(succ[mine])
+                to_refs.append(refs[mine])
             if f.error is not None:
                 report["error"] = (int(S[f.error[0]]), f.error[1])
                 break
-        succ = np.concatenate(out_succ or [np.zeros(0, np.uint64)])
-        refs = np.concatenate(out_refs or [np.zeros(0, np.uint64)])
-        dest = owner(succ, self.parts)
         sent = []
-        for p in range(self.parts):
-            mine = dest == p
+        for p, (to_succ, to_refs) in enumerate(out):
+            batch = (np.concatenate(to_succ or [np.zeros(0, np.uint64)]),
+                     np.concatenate(to_refs or [np.zeros(0, np.uint64)]))
             if p == self.index:
-                self.staged.append((succ[mine], refs[mine]))
-            elif mine.any():
-                sent.append(self.peers[p].stage(succ[mine], refs[mine]))
+                self.staged.append(batch)
+            elif batch[0].shape[0]:
+                sent.append(self.peers[p].stage(*batch))
         for future in sent:
             future.result()
         return report

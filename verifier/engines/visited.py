@@ -39,8 +39,11 @@ def _first_byte(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def mix(keys: np.ndarray) -> np.ndarray:
     """A well-spread 64-bit hash of each key (Fibonacci hashing; wraps)."""
+    h = keys >> np.uint64(29)
+    h ^= keys
     with np.errstate(over="ignore"):
-        return (keys ^ (keys >> np.uint64(29))) * MIX
+        h *= MIX
+    return h
 
 
 class VisitedTable:
