@@ -215,7 +215,8 @@ def _one_pass(model: Model, props: list[Property], engine: Engine, options: RunO
     for freed, group in _by_free_parameters(model, props):
         run_claims(freed, group, lambda m, cs: engine.check(m, cs, step.share(cs), progress),
                    _capped_search(engine, options, step, progress) if freed.is_concrete else None, decided=decided,
-                   moves=_random_moves(engine, options, step) if freed.is_concrete else None)
+                   moves=_random_moves(engine, options, step) if freed.is_concrete else None,
+                   together=getattr(engine, "stopped_at_cap", None) if options.engine == "auto" else None)
 
 
 def _undecided(r: CheckResult) -> bool:

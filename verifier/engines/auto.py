@@ -104,6 +104,11 @@ class AutoEngine:
         return [_note(r, why) for r in walk.check(model, claims, WALK_SECONDS if left is None else
                                                   min(WALK_SECONDS, left / 4))]
 
+    def stopped_at_cap(self, model: Model) -> bool:
+        """Whether an explicit search of `model` here stopped short (`props.plan.run_claims`'s
+        `together`: its monitored claims then share one product, encoded once for Z3)."""
+        return model.is_concrete and self._beyond_cap(model) is not None
+
     # ---- free parameters: symbolic, then explicit at the defaults
     def _free(self, model, properties, budget, progress) -> list[CheckResult]:
         free = [n for n, v in model.param_values if v is None]

@@ -18,8 +18,13 @@ beyond what separate checks would cost.
 is asked about the step claims still open then that do not expect to hold; where
 the engine's explicit search of the model stopped at its state cap, it judges them
 move by move on the model, without a product: one set of runs for all of them,
-each deciding only with a trace that replays (VIOLATED). What it leaves UNKNOWN
-goes on to its own product.
+each deciding only with a trace that replays (VIOLATED).
+
+`together(model)` says whether the monitored claims still open are then checked
+with `check` on one product watched by all their monitors (the auto engine: where
+its search of the model stopped at the cap, their products go to Z3, and one
+shared product is encoded once instead of once per claim). A claim that shared
+check leaves UNKNOWN goes on to its own product, as does every claim without it.
 """
 from __future__ import annotations
 
@@ -38,9 +43,9 @@ CappedCheckFn = Callable[[Model, Sequence[Property], int], list[CheckResult]]   
 
 def run_claims(model: Model, claims: Sequence[Property], check: CheckFn,
                capped: CappedCheckFn | None = None, decided: dict[str, CheckResult] | None = None,
-               moves: CheckFn | None = None) -> list[CheckResult]:
-    """Decide every claim with `check`, in the order given (see the module doc for `capped`
-    and `moves`); `decided` (by claim id) is filled as results come, so that what was decided
+               moves: CheckFn | None = None, together: Callable[[Model], bool] | None = None) -> list[CheckResult]:
+    """Decide every claim with `check`, in the order given (see the module doc for `capped`,
+    `moves` and `together`); `decided` (by claim id) is filled as results come, so that what was decided
     before a run is cut short is kept."""
     compiled = {c.id: compile_claim(model, c) for c in claims}
     direct = [c for c in claims if compiled[c.id] is None]
@@ -59,6 +64,10 @@ def run_claims(model: Model, claims: Sequence[Property], check: CheckFn,
     if moves is not None and steps:
         by_id.update((r.property.id, r) for r in moves(model, steps) if r.verdict is not Verdict.UNKNOWN)
         _note(model, decided, by_id)
+    rest = [c for c in shared if c.id not in by_id]
+    if together is not None and len(rest) > 1 and together(model):
+        by_id.update(_together(model, rest, lambda product, cs, _cap: check(product, cs), 0, base_states))
+        _note(model, decided, by_id)
     for claim in monitored:
         if claim.id not in by_id:
             product = compiled[claim.id]
@@ -74,7 +83,7 @@ def _note(model: Model, decided: dict[str, CheckResult] | None, by_id: dict[str,
 
 
 def _together(model: Model, claims: Sequence[Property], capped: CappedCheckFn, cap: int,
-              base_states: int) -> dict[str, CheckResult]:
+              base_states: int | None) -> dict[str, CheckResult]:
     """The claims the shared product decides (not UNKNOWN), by id."""
     product, parts = compile_together(model, claims)
     results = iter(capped(product, [c for part in parts for c in part.claims], cap))
