@@ -4,13 +4,17 @@ time does not take all of it, a hard claim does not starve the claims after it, 
 the time cuts short stays UNKNOWN."""
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import DEEP_COUNTER
 
-from verifier import runner
+from verifier import runner, signals
+from verifier.cli import main
+from verifier.engines import walk
 from verifier.engines.auto import AutoEngine
 from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
@@ -135,8 +139,8 @@ def test_a_hard_claim_does_not_starve_the_claims_after_it(monkeypatch, analyses_
     monkeypatch.setattr(runner, "make_engine", lambda _name, _search: engine)
     monkeypatch.setattr(runner, "free_cpus", lambda: 1)       # the analyses, if any, after the claims
     model = load_model(str(MINI), variant="strict")
-    hard = Invariant(id="hard", expr=Const(True))             # a call of its own ...
-    easy = [Invariant(id=f"easy-{i}", expr=Const(True), for_every=("DECK",)) for i in range(3)]   # ... then these
+    hard = Invariant(id="hard", expr=Const(True), for_every=("DECK",))    # a call of its own, first ...
+    easy = [Invariant(id=f"easy-{i}", expr=Const(True)) for i in range(3)]  # ... then these
     options = runner.RunOptions(budget=_timed(6.0), consistency=analyses_wait, vacuity=False)
     start = time.monotonic()
     (run,) = runner.check_loaded(str(MINI), [model], [([hard, *easy], None)], options)
@@ -150,3 +154,26 @@ def test_a_hard_claim_does_not_starve_the_claims_after_it(monkeypatch, analyses_
     else:                                                     # a second pass: the time the first left
         assert len(engine.shares["hard"]) == 2 and engine.shares["hard"][1] > 1.0
         assert verdicts["hard"][1] == "gave up; again with the time left: gave up"
+
+
+def _hang(*_args, **_kwargs):
+    while True:                          # only the backstop ends this
+        time.sleep(0.01)
+
+
+def test_what_the_search_decided_survives_a_cut_in_a_later_step(monkeypatch, capsys, tmp_path):
+    """The backstop fires in the random runs after the capped search, inside the one engine
+    call of these claims: the claim the search decided keeps its verdict."""
+    monkeypatch.setattr(signals, "safe_to_raise", lambda _frame: True)     # the hang lives in this file
+    monkeypatch.setattr(signals, "grace_seconds", lambda _s: 0.5)
+    monkeypatch.setattr(walk, "check", _hang)
+    props = tmp_path / "deep_props.yaml"
+    props.write_text('claims:\n  - id: three\n    says: "Three is reached"\n    reachable: "n == 3"\n'
+                     '  - id: below\n    says: "Never past 4000"\n    invariant: "n < 4000"\n', encoding="utf-8")
+    code = main(["check", DEEP_COUNTER, "-p", str(props), "--max-states", "100", "--timeout", "1",
+                 "--no-consistency", "-q", "-f", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 3
+    three, below = doc["results"]
+    assert (three["verdict"], three["engine"]) == ("HOLDS", "explicit")
+    assert below["verdict"] == "UNKNOWN" and "cut short by --timeout" in below["reason"]

@@ -6,10 +6,11 @@ This is the one place the CLI, reports and the CI gate go through to get
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.engines.base import Budget, Engine, ProgressFn, SearchOptions
+from verifier.engines.base import Budget, Engine, ProgressFn, SearchOptions, reporting
 from verifier.engines.explicit import keeping_searches, kept_search
 from verifier.engines.memory import OutOfMemory
 from verifier.engines.memory import after_cut as memory_after_cut
@@ -17,7 +18,7 @@ from verifier.forking import Alongside, fork_map, free_cpus, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
-from verifier.props.plan import run_claims
+from verifier.props.plan import run_claims, with_cycle_note
 from verifier.props.schedule import Pass, first_pass, second_pass
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
 from verifier.signals import OutOfTime, after_cut
@@ -213,9 +214,19 @@ def _decide_claims(model: Model, props: list[Property], engine: Engine, options:
 def _one_pass(model: Model, props: list[Property], engine: Engine, options: RunOptions,
               progress: ProgressFn | None, step: Pass, decided: dict[str, CheckResult]) -> None:
     for freed, group in _by_free_parameters(model, props):
-        run_claims(freed, group, lambda m, cs: engine.check(m, cs, step.share(cs), progress),
-                   _capped_search(engine, options, step, progress) if freed.is_concrete else None, decided=decided,
-                   moves=_random_moves(engine, options, step) if freed.is_concrete else None,
+        def check(m: Model, claims: Sequence[Property], freed: Model = freed) -> list[CheckResult]:
+            if m is not freed:           # a monitor product: its results are merged into the claim's; one
+                shared = len({c.id for c in claims}) > 1    # shared by several is a first try (`together`)
+                return engine.check(m, claims, step.share(claims, reached=not shared), progress)
+
+            def keep(r: CheckResult) -> None:    # decided before the call returns: kept if a cut follows
+                decided.setdefault(r.property.id, with_cycle_note(m, r))
+
+            with reporting(keep):
+                return engine.check(m, claims, step.share(claims), progress)
+
+        run_claims(freed, group, check, _capped_search(engine, options, step, progress) if freed.is_concrete else None,
+                   decided=decided, moves=_random_moves(engine, options, step) if freed.is_concrete else None,
                    together=getattr(engine, "stopped_at_cap", None) if options.engine == "auto" else None)
 
 
@@ -292,13 +303,14 @@ def _vacuity(model: Model, props: list[Property], options: RunOptions) -> tuple:
 
 def _by_free_parameters(model: Model, props: list[Property]) -> list[tuple[Model, list[Property]]]:
     """The claims grouped by the parameters they leave free (`for_every`), each group with
-    the model those parameters are freed in (the claims without any come first)."""
+    the model those parameters are freed in (the claims without any come last: under a
+    --timeout the proofs for every value get their share before the explicit search)."""
     groups: dict[tuple[str, ...], list[Property]] = {}
     for p in props:
         groups.setdefault(tuple(sorted(p.for_every)), []).append(p)
     return [(model if not names else
              replace(model, param_values=tuple((k, None if k in names else v) for k, v in model.param_values)),
-             group) for names, group in sorted(groups.items())]
+             group) for names, group in sorted(groups.items(), key=lambda item: (not item[0], item[0]))]
 
 
 def _capped_search(engine: Engine, options: RunOptions, step: Pass, progress: ProgressFn | None):

@@ -39,7 +39,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from verifier.engines.base import Budget, ProgressFn, SearchOptions
+from verifier.engines.base import Budget, ProgressFn, SearchOptions, report, reporting
 from verifier.engines.explicit import INCOMPLETE
 from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Property, Reachable
@@ -151,6 +151,7 @@ class AutoEngine:
             for r in explicit:
                 out[r.property.id] = _note(r, "explicit: concrete instance")
             self._note_stopped(model, explicit, cap)
+            report(r for r in out.values() if not _undecided(r))
         else:
             rest = [p for p in properties if _undecided(out[p.id])] if stopped is not None else []
         retry = [p for p in rest if _undecided(out[p.id])]
@@ -162,6 +163,7 @@ class AutoEngine:
                 if not _undecided(r):
                     out[r.property.id] = _note(r, f"random runs: explicit search stopped "
                                                   f"({out[r.property.id].reason})")
+                    report([out[r.property.id]])
             retry = [p for p in retry if _undecided(out[p.id])]
         if retry and stopped is None and budget.time_left() != 0:   # no Z3 (not even its import) once time is up
             for r in self._symbolic().check(model, retry, budget, progress):
@@ -206,7 +208,9 @@ def _by_position(properties: Sequence[Property], check) -> list[CheckResult]:
     """`check` on claims that share an id (the safety and liveness parts of one monitored claim):
     each is checked under an id of its own, so that no result stands in for another."""
     own = [replace(p, id=f"{p.id}#{i}") for i, p in enumerate(properties)]
-    return [replace(r, property=p) for r, p in zip(check(own), properties)]
+    with reporting(lambda _r: None):          # results under ids of their own: none for the caller
+        results = check(own)
+    return [replace(r, property=p) for r, p in zip(results, properties)]
 
 
 def _share(budget: Budget, share: float, least: float) -> Budget:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -52,6 +54,28 @@ class ProgressInfo:
 
 
 ProgressFn = Callable[[ProgressInfo], None]
+
+
+_sink: ContextVar[Callable[[CheckResult], None] | None] = ContextVar("turnproof_decided_sink", default=None)
+
+
+@contextmanager
+def reporting(sink: Callable[[CheckResult], None]) -> Iterator[None]:
+    """Within the block, the results an engine `report`s go to `sink` before the engine returns,
+    so that a run its budget's backstop cuts short in a later step keeps them."""
+    token = _sink.set(sink)
+    try:
+        yield
+    finally:
+        _sink.reset(token)
+
+
+def report(results: Iterable[CheckResult]) -> None:
+    """Hand decided results (final: the engine will return them as they are) to the caller's sink."""
+    sink = _sink.get()
+    if sink is not None:
+        for r in results:
+            sink(r)
 
 
 class Engine(Protocol):
