@@ -69,35 +69,48 @@ def as_bool(t: Term) -> Term:
 
 
 def conj(*xs: Term) -> Term:
-    items = []
-    for x in xs:
-        if z3.is_false(x):
-            return FALSE
-        if z3.is_true(x):
-            continue
-        if z3.is_and(x):
-            items.extend(x.children())
-        else:
-            items.append(x)
-    if not items:
-        return TRUE
-    return items[0] if len(items) == 1 else z3.And(*items)
+    return _flat(xs, z3.Z3_OP_AND, z3.Z3_OP_FALSE, z3.Z3_OP_TRUE, z3.Z3_mk_and, z3.And)
 
 
 def disj(*xs: Term) -> Term:
-    items = []
+    return _flat(xs, z3.Z3_OP_OR, z3.Z3_OP_TRUE, z3.Z3_OP_FALSE, z3.Z3_mk_or, z3.Or)
+
+
+def _flat(xs: Sequence[Term], op: int, absorbing: int, neutral: int, make, fallback) -> Term:
+    """`xs` joined by `op` (AND or OR), nested `op`s flattened, the neutral constant dropped and
+    the absorbing one returned. Boolean terms are taken apart and joined through Z3's C API
+    (one call per question; the Python helpers `is_true`, `children` and `And` go through
+    several layers each, and encoding a game's transition relation makes tens of thousands
+    of these calls); anything else (a Python bool) goes through `fallback`."""
+    items: list[Term] = []
     for x in xs:
-        if z3.is_true(x):
-            return TRUE
-        if z3.is_false(x):
+        if not isinstance(x, z3.BoolRef):
+            items.append(x)
             continue
-        if z3.is_or(x):
-            items.extend(x.children())
+        ctx, ast = x.ctx_ref(), x.as_ast()
+        if z3.Z3_get_ast_kind(ctx, ast) != z3.Z3_APP_AST:
+            items.append(x)
+            continue
+        app = z3.Z3_to_app(ctx, ast)
+        kind = z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, app))
+        if kind == absorbing:
+            return x
+        if kind == neutral:
+            continue
+        if kind == op:
+            items.extend(z3.BoolRef(z3.Z3_get_app_arg(ctx, app, i), x.ctx)
+                         for i in range(z3.Z3_get_app_num_args(ctx, app)))
         else:
             items.append(x)
     if not items:
-        return FALSE
-    return items[0] if len(items) == 1 else z3.Or(*items)
+        return TRUE if neutral == z3.Z3_OP_TRUE else FALSE
+    if len(items) == 1:
+        return items[0]
+    if not all(isinstance(x, z3.BoolRef) for x in items):
+        return fallback(*items)
+    first = items[0].ctx
+    array = (z3.Ast * len(items))(*(x.as_ast() for x in items))
+    return z3.BoolRef(make(first.ref(), len(items), array), first)
 
 
 def implies(a: Term, b: Term) -> Term:
