@@ -177,3 +177,32 @@ def test_what_the_search_decided_survives_a_cut_in_a_later_step(monkeypatch, cap
     three, below = doc["results"]
     assert (three["verdict"], three["engine"]) == ("HOLDS", "explicit")
     assert below["verdict"] == "UNKNOWN" and "cut short by --timeout" in below["reason"]
+
+
+def test_z3_rounds_give_every_claim_of_a_call_its_turn(monkeypatch):
+    """Within one symbolic call under a time limit: a first round with an even part of half the
+    time each (one second at least while the round has it), then the rest for the claims still
+    open; a claim that uses all its time does not starve the ones after it."""
+    from verifier.engines.symbolic import engine as symbolic
+
+    given: dict[str, list[float]] = {}
+
+    def claim(self, original, share=1.0):
+        seconds = share * (self.budget.time_left() or 0.0)
+        given.setdefault(original.id, []).append(seconds)
+        if original.id.startswith("hard"):
+            time.sleep(seconds)
+            return CheckResult(original, Verdict.UNKNOWN, "symbolic", reason="timeout")
+        return CheckResult(original, Verdict.HOLDS, "k-induction")
+
+    monkeypatch.setattr(symbolic._Run, "claim", claim)
+    props = [Invariant(id=f"hard-{i}", expr=Const(True)) for i in range(5)] + [Invariant(id="easy", expr=Const(True))]
+    start = time.monotonic()
+    results = symbolic.SymbolicEngine().check(_counters(), props, _timed(6.0))
+    assert time.monotonic() - start < 6.0 + 1.0
+    assert [r.verdict for r in results] == [Verdict.UNKNOWN] * 5 + [Verdict.HOLDS]
+    assert len(given["easy"]) == 1
+    assert all(len(given[f"hard-{i}"]) == 2 for i in range(5))          # a second round for each
+    first_round = sum(given[f"hard-{i}"][0] for i in range(5)) + given["easy"][0]
+    assert 2.5 < first_round <= 3.0 + 0.05                                # half the time
+    assert all(given[f"hard-{i}"][1] > 0.4 for i in range(5))            # the rest, evenly

@@ -73,8 +73,11 @@ class SymbolicEngine:
         if setup_error is not None:
             return [self._unknown(enc.model, p, setup_error) for p in properties]
         run = _Run(self, enc, budget)
-        share = CLAIM_SHARE if len(properties) > 1 else 1.0
-        return [run.claim(p, share) for p in properties]
+        if len(properties) == 1:
+            return [run.claim(properties[0])]
+        if budget.time_left() is None:            # each claim its own default time: none starves another
+            return [run.claim(p, CLAIM_SHARE) for p in properties]
+        return run.in_rounds(properties)
 
     def _initial_error(self, enc: Encoding, budget: Budget) -> str | None:
         s = z3.Solver()
@@ -95,8 +98,9 @@ class SymbolicEngine:
                            variant=model.variant)
 
 
-CLAIM_SHARE = 0.5              # of the time left, for each claim of a call with several: one hard
-                               # claim cannot starve the others, nor what the run does after them
+CLAIM_SHARE = 0.5              # of its default time, for each claim of a call with several and no time limit
+FIRST_ROUND = 0.5              # under a time limit: of the time left, for a first round over every claim
+ROUND_MIN_SECONDS = 1.0        # a claim's time in the first round at least, while the round has it
 STATES_PER_SECOND = 50_000     # what --max-states N is worth in Z3 time: N / this, at least a second
 
 
@@ -137,6 +141,33 @@ class _Run:
     def claim_error(self, e) -> Term:
         err = self.enc.claim_error(e)
         return FALSE if self.enc.statically_false(err) else err
+
+    def in_rounds(self, properties: Sequence[Property]) -> list[CheckResult]:
+        """The claims under a time limit: a first round gives each an even part of FIRST_ROUND of
+        the time (what one leaves goes to the next), a second round gives the claims still open
+        the rest, again evenly; so one hard claim cannot starve the others, nor what the run does
+        after them. A claim checked twice starts afresh (with the invariants proved meanwhile)."""
+        results = self._round(list(enumerate(properties)), FIRST_ROUND, ROUND_MIN_SECONDS)
+        still_open = [(k, properties[k]) for k, r in results.items()
+                      if r.verdict in (Verdict.UNKNOWN, Verdict.HOLDS_TO_DEPTH)]
+        if still_open and self.budget.time_left() != 0:
+            for k, again in self._round(still_open, 1.0, 0.0).items():
+                if again.verdict is not Verdict.UNKNOWN or results[k].verdict is Verdict.UNKNOWN:
+                    results[k] = again
+        return [results[k] for k in range(len(properties))]
+
+    def _round(self, claims: list[tuple[int, Property]], pool: float, least: float) -> dict[int, CheckResult]:
+        """Each claim in turn, with an even part of what is left of `pool` of the time left now
+        (`least` seconds at least while the round has them; the last one all that is left)."""
+        end = time.perf_counter() + pool * (self.budget.time_left() or 0.0)
+        out = {}
+        for i, (k, p) in enumerate(claims):
+            round_left = max(0.0, end - time.perf_counter())
+            last = i == len(claims) - 1
+            seconds = round_left if last else max(round_left / (len(claims) - i), min(least, round_left))
+            left = self.budget.time_left() or 0.0
+            out[k] = self.claim(p, min(1.0, seconds / left) if left > 0 else 0.0)
+        return out
 
     # ---- one claim
     def claim(self, original: Property, share: float = 1.0) -> CheckResult:
