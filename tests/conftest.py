@@ -4,10 +4,16 @@
 generate many more examples (tests read ``TURNPROOF_SLOW``; CI runs without it).
 ``--regen-golden`` rewrites the golden files of the report tests (tests read
 ``TURNPROOF_REGEN_GOLDEN``); without it a golden mismatch fails.
+
+Under PYTHONDONTWRITEBYTECODE the Python processes of a run (the test workers, and the
+`python -m verifier` and bench processes the tests start) share compiled code in a
+temporary folder outside the checkout (`_share_compiled_code`).
 """
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,10 +30,31 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    _share_compiled_code(config)
     if config.getoption("--slow"):
         os.environ["TURNPROOF_SLOW"] = "1"
     if config.getoption("--regen-golden"):
         os.environ["TURNPROOF_REGEN_GOLDEN"] = "1"
+
+
+def _share_compiled_code(config) -> None:
+    """With PYTHONDONTWRITEBYTECODE set, every process the tests start compiled verifier again
+    (0.2 s of CPU each, some forty processes a run). From the first process of the run (never
+    a worker, which inherits it), processes write and read compiled code in a temporary folder
+    instead (PYTHONPYCACHEPREFIX), removed at the end; the checkout stays as it was."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX") \
+            or hasattr(config, "workerinput"):
+        return
+    folder = tempfile.mkdtemp(prefix="turnproof-pycache-")
+    saved = os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    os.environ["PYTHONPYCACHEPREFIX"] = folder
+
+    def restore() -> None:
+        os.environ.pop("PYTHONPYCACHEPREFIX", None)
+        os.environ["PYTHONDONTWRITEBYTECODE"] = saved
+        shutil.rmtree(folder, ignore_errors=True)
+
+    config.add_cleanup(restore)
 
 
 def pytest_collection_modifyitems(config, items):
