@@ -87,6 +87,8 @@ def exclude(enc: Encoding, support: Term, samples: list[list[int]], deadline: De
         for a, b in combinations(lits, 2):
             if a.slot != b.slot:
                 candidates[(a, b)] = None
+    if not candidates:
+        return Lemmas([], conj())
     clauses = _unbroken_by_runs(enc, list(candidates), samples, deadline)
     alive = _houdini(enc, support, clauses, deadline)
     if isinstance(alive, str):
