@@ -7,8 +7,6 @@ reference semantics, and the reduced search stores exactly one state per orbit o
 reachable states (the orbits computed here, by rotating state tuples)."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from verifier.cli import main
 from verifier.diagnostics import PropertyError
 from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
@@ -199,17 +198,24 @@ def write(tmp_path: Path, text: str, name: str = "duel.yaml") -> Path:
     return path
 
 
-def test_symmetric_model_loads_and_cli_reports_the_reduction(tmp_path):
+def turnproof(capsys, monkeypatch, *args: str):
+    """`turnproof ARGS` from the repository's root, in this process: (exit code, out, err)."""
+    monkeypatch.chdir(ROOT)
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_symmetric_model_loads_and_cli_reports_the_reduction(tmp_path, capsys, monkeypatch):
     path = write(tmp_path, SYMMETRIC)
     assert load_model(str(path)).symmetry == "players"
     props = write(tmp_path, "claims:\n  - id: cap\n    says: hands stay small\n"
                             "    invariant: \"forall p in player: hand[p] <= 3\"\n", "duel.props.yaml")
-    run = [sys.executable, "-m", "verifier", "check", str(path), "-p", str(props), "-q", "-f", "json",
-           "--no-consistency", "--engine", "explicit"]
-    out = subprocess.run(run, check=False, capture_output=True, text=True, cwd=ROOT)
-    assert '"reductions": [\n        "symmetry"\n      ]' in out.stdout, out.stderr
-    off = subprocess.run(run + ["--no-reduce"], check=False, capture_output=True, text=True, cwd=ROOT)
-    assert '"reductions": []' in off.stdout, off.stderr
+    run = ["check", str(path), "-p", str(props), "-q", "-f", "json", "--no-consistency", "--engine", "explicit"]
+    _code, out, err = turnproof(capsys, monkeypatch, *run)
+    assert '"reductions": [\n        "symmetry"\n      ]' in out, err
+    _code, out, err = turnproof(capsys, monkeypatch, *run, "--no-reduce")
+    assert '"reductions": []' in out, err
 
 
 @pytest.mark.parametrize("change, where", [
@@ -218,23 +224,21 @@ def test_symmetric_model_loads_and_cli_reports_the_reduction(tmp_path):
     ('when: "hand[p] > 0 and p != active"', 'when: "hand[p] > 0 and active == 1"'),
     ("      hand[p]: hand[p] - 1", "      hand[p]: hand[p] - 1\n      hand[0]: 0"),
 ])
-def test_loader_rejects_what_breaks_the_symmetry(tmp_path, change, where):
+def test_loader_rejects_what_breaks_the_symmetry(tmp_path, capsys, monkeypatch, change, where):
     path = write(tmp_path, SYMMETRIC.replace(change, where))
-    out = subprocess.run([sys.executable, "-m", "verifier", "lint", str(path)], check=False, capture_output=True, text=True,
-                         cwd=ROOT)
-    assert out.returncode == 2
+    code, _out, err = turnproof(capsys, monkeypatch, "lint", str(path))
+    assert code == 2
     line = next(i for i, text in enumerate(SYMMETRIC.replace(change, where).splitlines(), 1)
                 if text.strip() == where.splitlines()[-1].strip())
-    assert f"{path}:{line}:" in out.stderr and "symmetry" in out.stderr and "hint:" in out.stderr
-    assert "Traceback" not in out.stderr
+    assert f"{path}:{line}:" in err and "symmetry" in err and "hint:" in err
+    assert "Traceback" not in err
 
 
-def test_round_end_is_rejected_as_such(tmp_path):
+def test_round_end_is_rejected_as_such(tmp_path, capsys, monkeypatch):
     path = write(tmp_path, SYMMETRIC + "round_end:\n  drew: false\n")
-    out = subprocess.run([sys.executable, "-m", "verifier", "lint", str(path)], check=False, capture_output=True,
-                         text=True, cwd=ROOT)
-    assert out.returncode == 2 and "round_end effects tell the players apart" in out.stderr, out.stderr
-    assert f"{path}:27:3:" in out.stderr
+    code, _out, err = turnproof(capsys, monkeypatch, "lint", str(path))
+    assert code == 2 and "round_end effects tell the players apart" in err, err
+    assert f"{path}:27:3:" in err
 
 
 def test_claim_naming_a_player_is_rejected(tmp_path):
