@@ -58,12 +58,20 @@ def _share_compiled_code(config) -> None:
 
 
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_is_example_based)          # stable: the Hypothesis tests first, in file order
     if config.getoption("--slow"):
         return
     skip = pytest.mark.skip(reason="slow: run with --slow")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def _is_example_based(item) -> bool:
+    """False for a Hypothesis test: those run first. The workers take the tests in this order
+    (after the xdist groups, largest first), so a run ends on short example tests, not with one
+    worker alone on a property test of several seconds."""
+    return not getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
 
 
 @pytest.fixture
