@@ -35,6 +35,8 @@ WALK_STEPS = 20_000     # steps of random runs per call, at most
 WALK_LENGTH = 2_000     # steps of one run before it restarts
 WALK_STALE = 200        # steps without a new state after which the runs stop
 INITIAL_STATES = 3      # initial states the runs start from, at most
+FILTER_STATES = 8_192   # states of the runs the candidates are filtered by, at most (memory: states x literals)
+SAMPLES = 24            # blocking states taken per call, at most (the newest)
 CHECK_CAP = 30.0        # seconds at most per solver call
 
 
@@ -79,6 +81,7 @@ def exclude(enc: Encoding, support: Term, samples: list[list[int]], deadline: De
     """The Houdini invariant from the samples' candidate clauses (possibly empty), or why the
     solver could not finish."""
     n = len(enc.slots)
+    samples = samples[:SAMPLES]
     literals = {s: _literals(enc, values[:n]) for s, values in enumerate(samples)}
     candidates: dict[Clause, None] = {}
     for lits in literals.values():
@@ -128,6 +131,8 @@ def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[i
     if not states:
         return clauses
     table = np.array(sorted(states), dtype=np.int64)
+    if len(table) > FILTER_STATES:
+        table = table[np.linspace(0, len(table) - 1, FILTER_STATES).astype(np.int64)]
     literals = sorted({lit for c in clauses for lit in c}, key=lambda lit: (lit.slot, lit.op, lit.value))
     index = {lit: k for k, lit in enumerate(literals)}
     truth = np.stack([lit.column(table) for lit in literals], axis=1).astype(np.float32)
