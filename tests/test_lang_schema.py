@@ -1,6 +1,7 @@
 """The shipped JSON Schema accepts every model we ship and rejects what the loader rejects."""
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -14,7 +15,9 @@ ROOT = Path(__file__).parent.parent
 MODELS = sorted(ROOT.glob("models/*.yaml")) + sorted((ROOT / "tests").rglob("fixtures/**/*.yaml"))
 
 
+@functools.cache
 def validator():
+    """The schema, checked once and its validator built once per process (40 ms each time)."""
     schema = json.loads(Path(SCHEMA_PATH).read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
