@@ -56,8 +56,9 @@ if __name__ == "__main__":
     seconds = time.perf_counter() - start
     growth, peak = rss() - before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     client = peak
-    if space.worker_memory:
-        growth, peak = sum(m[0] for m in space.worker_memory), max(m[1] for m in space.worker_memory)
+    workers_memory = getattr(space, "worker_memory", None)      # the compact and distributed stores only
+    if workers_memory:
+        growth, peak = sum(m[0] for m in workers_memory), max(m[1] for m in workers_memory)
     print(json.dumps({"states": len(space), "transitions": space.transitions, "seconds": seconds,
                       "search": space.seconds or seconds, "bytes": growth, "peak": peak, "client": client}))
 """
