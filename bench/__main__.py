@@ -5,7 +5,10 @@ Each model is explored in a fresh process (so memory figures do not mix);
 the table gives the median over the repetitions of the whole exploration's
 time (with --workers, starting the local cluster included), of the search
 alone (the engine's own clock: the BFS levels, without the cluster start),
-the resident bytes per stored state (growth over the search) and the peak
+the CPU seconds of the exploration (with --workers, the client's process
+and every worker's since its partition started: on a loaded machine, their
+ratio to one process's CPU seconds bounds what more cores can give), the
+resident bytes per stored state (growth over the search) and the peak
 resident memory of the process. --store compact times the compact store
 (`verifier/engines/compact.py`), --workers N the compact search across N
 local Dask worker processes: then bytes/state is the workers' growth added
@@ -45,7 +48,7 @@ def rss():
 if __name__ == "__main__":
     model = load_model(sys.argv[1]).instantiate()
     store, workers = sys.argv[2], int(sys.argv[3])
-    before = rss()
+    before, cpu = rss(), time.process_time()
     start = time.perf_counter()
     if workers > 1:
         space = explore_distributed(model, Budget(), None, [], [], None, workers)
@@ -54,13 +57,16 @@ if __name__ == "__main__":
     else:
         space = explore(model)
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     growth, peak = rss() - before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     client = peak
-    workers_memory = getattr(space, "worker_memory", None)      # the compact and distributed stores only
-    if workers_memory:
-        growth, peak = sum(m[0] for m in workers_memory), max(m[1] for m in workers_memory)
+    usage = getattr(space, "worker_usage", None)      # the compact and distributed stores only
+    if usage:
+        growth, peak = sum(u[0] for u in usage), max(u[1] for u in usage)
+        cpu += sum(u[2] for u in usage)
     print(json.dumps({"states": len(space), "transitions": space.transitions, "seconds": seconds,
-                      "search": space.seconds or seconds, "bytes": growth, "peak": peak, "client": client}))
+                      "search": space.seconds or seconds, "cpu": cpu, "bytes": growth, "peak": peak,
+                      "client": client}))
 """
 
 
@@ -109,7 +115,7 @@ def main() -> None:
         parser.error("--spin needs SPIN (apt-get install spin)")
     workers = args.workers > 1
     print(f"{'model':<16}{'states':>12}{'transitions':>14}{'median s':>10}{'search s':>10}{'states/s':>12}"
-          f"{'bytes/state':>13}" + (f"{'worker MB':>11}{'client MB':>11}" if workers else f"{'peak MB':>9}"))
+          f"{'CPU s':>9}{'bytes/state':>13}" + (f"{'worker MB':>11}{'client MB':>11}" if workers else f"{'peak MB':>9}"))
     for path in args.models:
         runs = [measure(path, args.store, args.workers) for _ in range(args.repeat)]
         secs = statistics.median(r["seconds"] for r in runs)
@@ -118,8 +124,9 @@ def main() -> None:
         per_state = statistics.median(r["bytes"] for r in runs) / states
         peak = statistics.median(r["peak"] for r in runs) / 2**20
         client = statistics.median(r["client"] for r in runs) / 2**20
+        cpu = statistics.median(r["cpu"] for r in runs)
         print(f"{path.stem:<16}{states:>12,}{runs[0]['transitions']:>14,}{secs:>10.2f}{search:>10.2f}"
-              f"{states / search:>12,.0f}{per_state:>13,.1f}"
+              f"{states / search:>12,.0f}{cpu:>9.2f}{per_state:>13,.1f}"
               + (f"{peak:>11,.0f}{client:>11,.0f}" if workers else f"{peak:>9,.0f}"), flush=True)
         if args.spin:
             spin = [measure_spin(path) for _ in range(args.repeat)]
@@ -127,7 +134,7 @@ def main() -> None:
             spin_peak = statistics.median(r["peak"] for r in spin) / 2**20
             same = "same states" if spin[0]["states"] == states else f"DIFFERENT: {spin[0]['states']:,}"
             print(f"{'  SPIN':<16}{spin[0]['states']:>12,}{'':>14}{spin_secs:>10.2f}{spin_secs:>10.2f}"
-                  f"{spin[0]['states'] / spin_secs:>12,.0f}{'':>13}{spin_peak:>9,.0f}"
+                  f"{spin[0]['states'] / spin_secs:>12,.0f}{'':>9}{'':>13}{spin_peak:>9,.0f}"
                   f"  ({same}; turnproof/SPIN time {secs / spin_secs:.2f}x)", flush=True)
 
 

@@ -30,7 +30,7 @@ def test_workers_bench_reports_the_workers_memory():
     out = bench("bench", "--repeat", "1", "--store", "compact", "--workers", "2",
                 str(ROOT / "tests" / "models" / "phils.yaml"))
     header, row = out.splitlines()[:2]
-    assert "worker MB" in header and "client MB" in header and row.startswith("phils")
+    assert "worker MB" in header and "client MB" in header and "CPU s" in header and row.startswith("phils")
 
 
 def test_games_bench(tmp_path):

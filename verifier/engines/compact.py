@@ -159,7 +159,7 @@ class CompactSpace:
     deadlocks: list[int] = field(default_factory=list)
     rank: dict[int, int] = field(default_factory=dict)
     reductions: tuple[str, ...] = ()           # the compact store applies none
-    worker_memory: list[tuple[int, int]] = field(default_factory=list)   # --workers: resident growth, peak
+    worker_usage: list[tuple[int, int, float]] = field(default_factory=list)  # --workers: growth, peak, CPU s
 
     @property
     def model(self) -> Model:

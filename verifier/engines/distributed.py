@@ -95,6 +95,12 @@ def _nearly_one_of_each(succ: np.ndarray) -> np.ndarray:
     return order[first]
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process, user and system."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 class Partition:
     """One worker's share of the search (a Dask actor; every method runs in the worker)."""
 
@@ -111,7 +117,7 @@ class Partition:
         self.incoming: list[np.ndarray] = []
         self.peers: list = []                                     # the partitions' actor handles, by index
         self.staged: list[tuple[np.ndarray, np.ndarray]] = []     # batches received for the next level
-        self.resident = resident_bytes()                          # before the search
+        self.resident, self.cpu = resident_bytes(), _cpu_seconds()   # before the search
 
     def connect(self, peers: list) -> None:
         """The other partitions' actor handles (this one's own entry is not used)."""
@@ -215,9 +221,11 @@ class Partition:
     def size(self) -> int:
         return len(self.table)
 
-    def memory(self) -> tuple[int, int]:
-        """This worker's resident growth since the partition started and its peak resident size, bytes."""
-        return resident_bytes() - self.resident, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    def usage(self) -> tuple[int, int, float]:
+        """This worker's resident growth since the partition started and its peak resident size
+        (bytes), and the CPU seconds it has used since the partition started."""
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        return resident_bytes() - self.resident, peak, _cpu_seconds() - self.cpu
 
 
 class ChainTable:
@@ -325,7 +333,7 @@ def search_partitions(model: Model, actors: list, budget: Budget, progress: Prog
     table.states = stored if space.complete or budget.max_states is None else min(stored, budget.max_states)
     _fetch_chains(space, actors, parts)
     space.seconds = time.perf_counter() - start
-    space.worker_memory = [a.memory().result() for a in actors]
+    space.worker_usage = [a.usage().result() for a in actors]
     return space
 
 
