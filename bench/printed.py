@@ -6,9 +6,11 @@ Each case is `python -m verifier check MODEL -D NAME=VALUE... --variant V --time
 with the model's printed values (its `printed:` map) and the case's other values, in
 a fresh process (claims and consistency analyses, as a designer runs it), stopped
 from outside after --wall seconds if the tool's own budget does not stop it first.
-The table gives the median wall time over the repetitions, the largest search, the
-verdict counts and the UNKNOWNs (the claims left undecided, with the first reason).
-The machine is shared: medians, and expect noise.
+The table gives the load average when the runs started, the median wall time and
+CPU time (user + system, the forked processes included) over the repetitions, the
+largest search, the verdict counts and what is left UNKNOWN (the claims, by id, and
+the consistency analyses). The machine is shared: medians, and expect noise; the CPU
+time says more than the wall time under load.
 
 The cases: the issue's target (WTactics, literal reading, HAND_LIMIT=7 OPENING=7
 DECK=20) and every other game at its printed hand / board numbers with the smallest
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+MAX_NAMES = 8          # UNKNOWN claims named in the table; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -68,42 +73,57 @@ CASES = [
 @dataclass
 class Outcome:
     seconds: float
+    cpu: float                  # user + system seconds of the run and its forked children
+    load: float                 # the one-minute load average when it started
     finished: bool
     report: dict | None
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_once(case: Case, timeout: float, wall: float, out: Path, claims_only: bool) -> Outcome:
     out.unlink(missing_ok=True)
+    load, cpu = os.getloadavg()[0], _children_cpu()
     start = time.perf_counter()
     try:
         done = subprocess.run(case.command(timeout, out, claims_only), check=False, cwd=ROOT, capture_output=True,
                               text=True, timeout=wall)
     except subprocess.TimeoutExpired:
-        return Outcome(time.perf_counter() - start, False, None)
+        return Outcome(time.perf_counter() - start, _children_cpu() - cpu, load, False, None)
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 1, 3):
         sys.exit(f"{case.name}: check failed with exit code {done.returncode}\n{done.stderr}")
-    return Outcome(seconds, True, json.loads(out.read_text()) if out.is_file() else None)
+    return Outcome(seconds, _children_cpu() - cpu, load, True, json.loads(out.read_text()) if out.is_file() else None)
 
 
 def row(case: Case, outcomes: list[Outcome], wall: float) -> str:
     median = statistics.median(o.seconds for o in outcomes)
+    cpu = statistics.median(o.cpu for o in outcomes)
+    loads = f"{min(o.load for o in outcomes):.1f}" + \
+        (f"-{max(o.load for o in outcomes):.1f}" if len(outcomes) > 1 else "")
     report = next((o.report for o in reversed(outcomes) if o.report is not None), None)
     params = " ".join(case.values()) or "-"
+    timing = f"{loads} | {median:.1f} s | {cpu:.1f} s"
     if report is None and not any(o.finished for o in outcomes):
-        return f"| {case.name} | {params} | - | - | - | all: not finished in {wall:.0f} s (stopped from outside) |"
+        return f"| {case.name} | {params} | {timing} | - | - | all: not finished in {wall:.0f} s (stopped from outside) |"
     if report is None:
-        return f"| {case.name} | {params} | {median:.1f} s | - | - | all: the budget ran out before anything was decided |"
+        return f"| {case.name} | {params} | {timing} | - | - | all: the budget ran out before anything was decided |"
     results = [r for r in report["results"] if r["variant"] == case.variant] or report["results"]
     states = max((r["stats"]["states"] or 0 for r in results), default=0)
     counts = Counter(r["verdict"] for r in results)
     unknown = [r for r in results if r["verdict"] == "UNKNOWN"]
     verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    why = f" ({unknown[0]['id']}: {unknown[0]['reason'][:80]})" if unknown else ""
     scales = Counter(r.get("scale") for r in results if r["verdict"] != "UNKNOWN")
     at = ", ".join(f"{n} {s}" for s, n in sorted(scales.items(), key=lambda kv: str(kv[0])))
-    return (f"| {case.name} | {params} | {median:.1f} s | {states:,} | {verdicts}; known: {at} | "
-            f"{len(unknown)}{why} |")
+    analyses = next((a for a in report.get("analyses", []) if a.get("variant") in (None, case.variant)), None)
+    undecided = [r["id"] for r in unknown] + (["(consistency analyses)"] if analyses and analyses.get("reason") else [])
+    names = ", ".join(undecided[:MAX_NAMES]) + (f" and {len(undecided) - MAX_NAMES} more" if len(undecided) > MAX_NAMES
+                                                else "")
+    return (f"| {case.name} | {params} | {timing} | {states:,} | {verdicts}; known: {at} | "
+            f"{len(undecided)}{': ' + names if names else ''} |")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -120,8 +140,9 @@ def main(argv: list[str] | None = None) -> None:
     chosen = [c for c in CASES if c.name in args.cases]
     if len(chosen) != len(args.cases):
         ap.error(f"unknown case; choose from {', '.join(c.name for c in CASES)}")
-    print("| case | parameters (printed values first) | median wall time | largest search (states) | verdicts | UNKNOWN |")
-    print("|---|---|---:|---:|---|---|")
+    print("| case | parameters (printed values first) | load | median wall time | CPU | largest search (states) "
+          "| verdicts | UNKNOWN |")
+    print("|---|---|---:|---:|---:|---:|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run.json"
         for case in chosen:
