@@ -22,7 +22,7 @@ from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
 from verifier.ir.props import Invariant, Reachable, Terminates
 from verifier.lang import load_model
-from verifier.props.schedule import MIN_SECONDS, first_pass, second_pass
+from verifier.props.schedule import FIRST_PASS, MIN_SECONDS, first_pass, second_pass
 from verifier.result import CheckResult, Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
@@ -87,14 +87,18 @@ def test_no_lasso_search_once_the_time_is_spent():
 def test_calls_share_the_pass_in_proportion_to_their_claims():
     props = [Invariant(id=f"c{i}", expr=Const(True)) for i in range(10)]
     step = first_pass(_timed(100.0), len(props))
-    assert 49 < step.end - time.monotonic() <= 50
+    pass_seconds = 100.0 * FIRST_PASS
+    assert pass_seconds - 1 < step.end - time.monotonic() <= pass_seconds
     big = step.share(props[:5])                    # half the claims: half the pass
-    assert 24 < big.time_left() <= 25
+    assert pass_seconds / 2 - 1 < big.time_left() <= pass_seconds / 2
     tried = step.share(props[5:], reached=False)   # a first try: counts nothing
-    assert 49 < tried.time_left() <= 50 and step.claims == 5
+    assert pass_seconds - 1 < tried.time_left() <= pass_seconds and step.claims == 5
     product = [replace(props[5], statement="safety part"), replace(props[5], statement="liveness part")]
-    assert 9 < step.share(product).time_left() <= 10 and step.claims == 4    # one surface claim
-    assert step.share(props[6:]).time_left() > 49                          # the last call: all that is left
+    assert pass_seconds / 5 - 1 < step.share(product).time_left() <= pass_seconds / 5    # one surface claim
+    assert step.claims == 4
+    searching = step.share(props[6:7], at_least=0.75)                     # the search of the model itself
+    assert 0.75 * pass_seconds - 1 < searching.time_left() <= 0.75 * pass_seconds and step.claims == 3
+    assert step.share(props[7:]).time_left() > pass_seconds - 1            # the last call: all that is left
     untimed = first_pass(Budget(timeout=100.0), len(props))                  # no run deadline: no shares
     assert untimed.end is None and untimed.share(props[:1]) == Budget(timeout=100.0)
     assert second_pass(Budget(timeout=100.0), 3) is None

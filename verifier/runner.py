@@ -19,7 +19,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
 from verifier.props.plan import run_claims, with_cycle_note
-from verifier.props.schedule import Pass, first_pass, second_pass
+from verifier.props.schedule import SEARCH_PART, Pass, first_pass, second_pass
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
 from verifier.signals import OutOfTime, after_cut
 
@@ -222,8 +222,9 @@ def _one_pass(model: Model, props: list[Property], engine: Engine, options: RunO
             def keep(r: CheckResult) -> None:    # decided before the call returns: kept if a cut follows
                 decided.setdefault(r.property.id, with_cycle_note(m, r))
 
+            search = SEARCH_PART if m.is_concrete and options.engine in ("auto", "explicit") else 0.0
             with reporting(keep):
-                return engine.check(m, claims, step.share(claims), progress)
+                return engine.check(m, claims, step.share(claims, at_least=search), progress)
 
         run_claims(freed, group, check, _capped_search(engine, options, step, progress) if freed.is_concrete else None,
                    decided=decided, moves=_random_moves(engine, options, step) if freed.is_concrete else None,

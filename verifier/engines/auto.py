@@ -46,7 +46,7 @@ from verifier.ir.props import Invariant, Property, Reachable
 from verifier.result import CheckResult, Verdict
 
 EXPLICIT_STATES = 2_000_000     # "small": explicit search finishes within this many states
-EXPLICIT_SHARE = 0.5            # of a call's time left under a run deadline: the rest is for random runs and Z3 ...
+EXPLICIT_SHARE = 0.75           # of a call's time left under a run deadline: the rest is for random runs and Z3 ...
 EXPLICIT_MIN = 2.0              # ... but this much at least (a small model's search finishes within it)
 WALK_SECONDS = 5.0              # random runs look for the witnesses a stopped search did not reach
 
