@@ -102,6 +102,12 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "arcane-in-first-turn": "HOLDS",
         "curse-in-first-turn": "HOLDS",
         "blessing-in-first-turn": "HOLDS",
+        # the whole mutation run's survivors that a claim true of the page notices
+        "stalwart-spent-for-the-turn": "HOLDS",
+        "readying-after-end-effects": "HOLDS",
+        "renewal-after-readying": "HOLDS",
+        "sacrifice-in-later-turn": "HOLDS",
+        "ally-attacks-beside-frozen-one": "HOLDS",
     },
     "alpha_clash": {
         "expansion-before-primary": "HOLDS",
@@ -169,6 +175,12 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "obstructer-is-a-unit": "HOLDS",
         "clash-question-answered-once": "HOLDS",
         "attacker-acts-in-own-steps": "HOLDS",
+        # the whole mutation run's survivors that a claim true of the page notices
+        "ready-step-readies-everything": "HOLDS",
+        "one-resource-per-step": "HOLDS",
+        "decline-reaches-end-of-turn": "HOLDS",
+        "lone-unit-obstructs": "HOLDS",
+        "only-activations-reveal": "HOLDS",
     },
 }
 
