@@ -181,6 +181,8 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "decline-reaches-end-of-turn": "HOLDS",
         "lone-unit-obstructs": "HOLDS",
         "only-activations-reveal": "HOLDS",
+        "card-found-illegal": "HOLDS",
+        "activation-found-illegal": "HOLDS",
     },
 }
 
