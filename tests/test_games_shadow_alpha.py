@@ -113,6 +113,7 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "expansion-before-primary": "HOLDS",
         "ready-step-readies": "HOLDS",
         "clash-steps-complete": "HOLDS",
+        "clash-step-numbers": "HOLDS",
         "clash-has-attacker": "HOLDS",
         "procedure-within-its-phase": "HOLDS",
         "defender-acts-in-own-steps": "HOLDS",
