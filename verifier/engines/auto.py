@@ -97,7 +97,7 @@ class AutoEngine:
         their products' searches decide them, with shortest traces); a break is VIOLATED with
         the run as its trace, the rest UNKNOWN."""
         left = budget.time_left()
-        if left == 0 or not model.is_concrete or self._beyond_cap(model) is None:
+        if left == 0 or not self.stopped_at_cap(model):
             return []
         from verifier.engines import walk
         why = "random runs, each move judged on the model: the search of the shared monitor product stopped"
@@ -175,7 +175,6 @@ class AutoEngine:
                     continue
                 out[r.property.id] = _note(r, f"symbolic: explicit search stopped ({before.reason})")
         return [out[p.id] for p in properties]
-
 
     def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> None:
         """Remember a search of `model` that stopped at the state cap or short of it (its share of
