@@ -22,6 +22,16 @@ _BIN = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.MOD: "%", Op.EQ: 
         Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">=", Op.AND: "&&", Op.OR: "||"}
 
 
+def _narrowest(lo: int, hi: int) -> str:
+    """The smallest Promela integer type holding lo..hi (every stored value is in its type's range:
+    the guards and clamps below keep it there), so that SPIN's state vector is no wider than needed."""
+    if lo >= 0 and hi <= 255:
+        return "byte"
+    if lo >= -(1 << 15) and hi < 1 << 15:
+        return "short"
+    return "int"
+
+
 def _name(var: str) -> str:
     return "v_" + var.replace(".", "_")
 
@@ -99,7 +109,7 @@ def to_promela(model: Model) -> str:
             raise PromelaError(f"array {v.name} starts with different values; SPIN would count an extra "
                                f"initialisation state")
         size = f"[{v.size()}]" if v.index is not None else ""
-        lines.append(f"int {_name(v.name)}{size} = {values.pop()};")
+        lines.append(f"{_narrowest(*type_bounds(v.type))} {_name(v.name)}{size} = {values.pop()};")
     temps = max((len(a.effects) for a in model.actions), default=0)
     lines += [f"hidden int t{i};" for i in range(temps)]
     lines += [f"hidden int i{i};" for i in range(temps)]     # target indices, read before any write
