@@ -30,6 +30,7 @@ import numpy as np
 from verifier.engines.actiongen import Labels
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
+from verifier.engines.memory import give_back_freed
 from verifier.engines.vecgen import MAX_BITS, BatchCode, NotVectorisable, compile_batch, compile_batch_predicate
 from verifier.engines.visited import VisitedTable
 from verifier.ir.expr import Expr
@@ -270,6 +271,8 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
                 last_report = time.perf_counter()
                 progress(ProgressInfo(len(table), space.levels - 1, last_report - start))
         level = np.concatenate(nxt) if nxt else np.zeros(0, np.uint64)
+        del nxt
+        give_back_freed()                   # the expanded level and the chunks' arrays
     if unexpanded:
         search.watch(np.concatenate(unexpanded))
     space.seconds = time.perf_counter() - start

@@ -235,15 +235,21 @@ def _look(_signum, frame) -> None:
     _watching.deferred += 1         # in a library's code: at the next look, in all likelihood in ours
 
 
+def give_back_freed() -> None:
+    """Return the free pages of the C heap to the system. glibc keeps freed blocks (numpy arrays
+    of up to 32 MB) for reuse; a search that frees its BFS levels would otherwise keep them."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):      # not glibc
+        pass
+
+
 def after_cut() -> None:
     """After the guard cut a step short: give back what the step freed, and let the rest of
     the run (writing what was decided) grow by at most a tenth of the limit from here."""
     _run.floor = 1 << 62            # no second cut while the first one is being cleaned up
     gc.collect()
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):      # not glibc
-        pass
+    give_back_freed()
     limit = memory_limit_bytes()
     _run.floor = 0 if limit is None else max(0, resident_bytes() + limit // 10 - limit)
     _watching.address_limit = None  # from here, only a failed allocation (MemoryError) stops the run

@@ -7,8 +7,10 @@ or ``parent key + 1`` (uint64, "key" links: when partitions or disk runs hold
 the parents). A key lives in the first bucket along its probe sequence (home
 bucket, then the next ones) that had room when it was inserted, so a lookup
 stops at the first bucket holding it or an empty slot. Everything is vectorised
-over a batch of keys. The table grows by GROWTH when it passes MAX_LOAD full,
-so with slot links it keeps 12 / load <= 16 bytes per stored state.
+over a batch of keys. The table grows by GROWTH when it passes MAX_LOAD full
+(load between MAX_LOAD / GROWTH and MAX_LOAD), so with slot links it keeps
+12 / load, 13 to 15.7 bytes per stored state; a growth moves the keys a slice
+of the old table at a time, so it needs about 33 bytes a state at its peak.
 
 With a byte budget, a table that would outgrow it is spilled instead: sorted
 (key, parent key) runs are written under a temporary directory and read back
@@ -24,8 +26,9 @@ import weakref
 import numpy as np
 
 BUCKET = 8
-MAX_LOAD = 0.9
-GROWTH = 1.25
+MAX_LOAD = 0.92
+GROWTH = 1.2
+REHASH_SLOTS = 1 << 18      # old slots moved at a time when the table grows
 MIX = np.uint64(0x9E3779B97F4A7C15)
 NONE = 0
 
@@ -185,33 +188,40 @@ class VisitedTable:
         return new, where
 
     def _rehash(self, capacity: int) -> None:
+        """Move every key into a table of `capacity` slots, REHASH_SLOTS old slots at a time: at the
+        peak, the old and the new table and (slot links) a uint32 map from old slot to new."""
         old_keys, old_refs = self.keys.reshape(-1), self.refs.reshape(-1)
-        occupied = np.flatnonzero(old_keys)
-        keys = old_keys[occupied] - np.uint64(1)
-        refs = old_refs[occupied]
-        old_capacity = old_keys.shape[0]
-        del old_keys, old_refs
         self._alloc(capacity)
-        slots = self._bulk_place(keys, refs)
-        if self.links == "slot":
-            remap = np.zeros(old_capacity, np.int64)
-            remap[occupied] = slots
-            linked = refs != NONE
-            refs[linked] = (remap[refs[linked].astype(np.int64) - 1] + 1).astype(np.uint32)
-            self.refs.reshape(-1)[slots] = refs
+        remap = np.zeros(old_keys.shape[0], np.uint32) if self.links == "slot" else None
+        for lo in range(0, old_keys.shape[0], REHASH_SLOTS):
+            occupied = lo + np.flatnonzero(old_keys[lo:lo + REHASH_SLOTS])
+            slots = self._bulk_place(old_keys[occupied] - np.uint64(1), old_refs[occupied])
+            if remap is not None:
+                remap[occupied] = slots + 1
+        del old_keys, old_refs
+        if remap is not None:                      # the parent links still name old slots
+            flat_refs = self.refs.reshape(-1)
+            for lo in range(0, flat_refs.shape[0], REHASH_SLOTS):
+                part = flat_refs[lo:lo + REHASH_SLOTS]
+                linked = np.flatnonzero(part)
+                part[linked] = remap[part[linked].astype(np.int64) - 1]
 
     def _bulk_place(self, keys: np.ndarray, refs: np.ndarray) -> np.ndarray:
-        """Place distinct keys into an empty table: each home bucket takes its first BUCKET
-        keys directly, the rest probe on (`_place`). Returns every key's slot."""
+        """Place distinct keys absent from the table: each home bucket takes them directly into its
+        free slots (a bucket's stored keys are always a prefix of it: nothing is ever removed), the
+        rest probe on (`_place`). Returns every key's slot."""
+        slots = np.empty(keys.shape[0], np.int64)
+        if not keys.shape[0]:
+            return slots
         home = self._home(keys).astype(np.int64)
         order = np.argsort(home, kind="stable")
         sorted_home = home[order]
         starts = np.flatnonzero(np.r_[True, sorted_home[1:] != sorted_home[:-1]])
-        rank = np.arange(keys.shape[0]) - np.repeat(starts, np.diff(np.r_[starts, keys.shape[0]]))
+        stored = (self.keys[sorted_home[starts]] != 0).sum(axis=1)
+        rank = np.arange(keys.shape[0]) - np.repeat(starts - stored, np.diff(np.r_[starts, keys.shape[0]]))
         direct = rank < BUCKET
-        slots = np.empty(keys.shape[0], np.int64)
-        slots[order[direct]] = sorted_home[direct] * BUCKET + rank[direct]
         flat = order[direct]
+        slots[flat] = sorted_home[direct] * BUCKET + rank[direct]
         self.keys.reshape(-1)[slots[flat]] = keys[flat] + np.uint64(1)
         self.refs.reshape(-1)[slots[flat]] = refs[flat]
         rest = order[~direct]
