@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import verifier.cli.check as check_cli
+import verifier.runner
 from verifier.cli import build_parser, main
 
 HERE = Path(__file__).parent
@@ -20,7 +20,7 @@ def _broken(*_args, **_kwargs):
 
 
 def test_an_internal_error_exits_4_with_one_line_and_no_traceback(monkeypatch, capsys):
-    monkeypatch.setattr(check_cli, "check_model", _broken)
+    monkeypatch.setattr(verifier.runner, "check_model", _broken)
     code = main(ARGS)
     err = capsys.readouterr().err
     assert code == 4
@@ -30,7 +30,7 @@ def test_an_internal_error_exits_4_with_one_line_and_no_traceback(monkeypatch, c
 
 @pytest.mark.parametrize("where", ["after", "before"])
 def test_debug_prints_the_traceback(monkeypatch, capsys, where):
-    monkeypatch.setattr(check_cli, "check_model", _broken)
+    monkeypatch.setattr(verifier.runner, "check_model", _broken)
     code = main([*ARGS, "--debug"] if where == "after" else ["--debug", *ARGS])
     err = capsys.readouterr().err
     assert code == 4 and "Traceback" in err and "ZeroDivisionError" in err
@@ -39,7 +39,7 @@ def test_debug_prints_the_traceback(monkeypatch, capsys, where):
 def test_out_of_memory_is_unknown_not_a_bug(monkeypatch, capsys):
     def no_memory(*_a, **_k):
         raise MemoryError()
-    monkeypatch.setattr(check_cli, "check_model", no_memory)
+    monkeypatch.setattr(verifier.runner, "check_model", no_memory)
     assert main(ARGS) == 3
     assert "UNKNOWN" in capsys.readouterr().err
 
@@ -57,9 +57,9 @@ def test_exit_code_4_is_documented_everywhere_codes_are_listed():
 
 def test_the_command_line_program_exits_4_on_a_bug(tmp_path):
     """Through the real entry point, as CI runs it (a crash must not read as 'claim violated')."""
-    script = ("import sys, verifier.cli.check as c\n"
+    script = ("import sys, verifier.runner as r\n"
               "def boom(*a, **k): raise RuntimeError('boom')\n"
-              "c.check_model = boom\n"
+              "r.check_model = boom\n"
               "from verifier.cli import main\n"
               f"sys.exit(main({ARGS!r}))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=HERE.parent,

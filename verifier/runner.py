@@ -14,6 +14,7 @@ from verifier.engines.base import Budget, Engine, ProgressFn, SearchOptions, rep
 from verifier.engines.explicit import keeping_searches, kept_search
 from verifier.engines.memory import OutOfMemory
 from verifier.engines.memory import after_cut as memory_after_cut
+from verifier.engines.names import ENGINES, REDUCTIONS
 from verifier.forking import Alongside, fork_map, free_cpus, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
@@ -22,9 +23,6 @@ from verifier.props.plan import run_claims, with_cycle_note
 from verifier.props.schedule import SEARCH_PART, Pass, first_pass, second_pass
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
 from verifier.signals import OutOfTime, after_cut
-
-ENGINES = ("auto", "explicit", "symbolic", "bmc", "kind", "pdr")
-REDUCTIONS = ("symmetry",)
 
 
 @dataclass(frozen=True)

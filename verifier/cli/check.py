@@ -5,7 +5,6 @@ import argparse
 import json
 import sys
 
-from verifier import baseline
 from verifier.cli.common import (
     EXIT_CODES_HELP,
     EXIT_OK,
@@ -19,11 +18,6 @@ from verifier.cli.common import (
 )
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.report.json_out import runs_json
-from verifier.report.junit import runs_junit
-from verifier.report.sarif import runs_sarif
-from verifier.report.text import render_runs
-from verifier.runner import check_model
 
 FORMATS = ("text", "json", "junit", "sarif")
 
@@ -58,6 +52,13 @@ def register(sub: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from verifier import baseline
+    from verifier.report.json_out import runs_json
+    from verifier.report.junit import runs_junit
+    from verifier.report.sarif import runs_sarif
+    from verifier.report.text import render_runs
+    from verifier.runner import check_model
+
     if args.no_baseline:
         args.baseline = None
     if args.update_baseline and not args.baseline:

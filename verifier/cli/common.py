@@ -6,14 +6,17 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.engines.base import Budget, ProgressInfo, SearchOptions
+from verifier.engines.names import ENGINES, REDUCTIONS
 from verifier.files import write_atomic
-from verifier.ir.model import Model
-from verifier.lang import load_model
-from verifier.result import ModelRun, Verdict
-from verifier.runner import ENGINES, REDUCTIONS, RunOptions
+
+if TYPE_CHECKING:                  # the subcommands import what they run when they run (a fast --help)
+    from verifier.engines.base import ProgressInfo
+    from verifier.ir.model import Model
+    from verifier.result import ModelRun
+    from verifier.runner import RunOptions
 
 EXIT_OK = 0          # every claim as expected, no new finding
 EXIT_FAILED = 1      # a claim violated or not as expected, or a new unacknowledged finding
@@ -124,6 +127,8 @@ def concrete_model(path: str, params: dict[str, int | None], variant: str | None
     rules print (the model's `printed:` map), which --param still overrides."""
     if any(v is None for v in params.values()):
         raise UsageError(Diagnostic("this command needs a value for every parameter", hint="drop '=*' from --param"))
+    from verifier.lang import load_model
+
     model = load_model(path, params, variant)
     if printed:
         if not model.printed:
@@ -134,6 +139,9 @@ def concrete_model(path: str, params: dict[str, int | None], variant: str | None
 
 
 def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOptions:
+    from verifier.engines.base import Budget, SearchOptions
+    from verifier.runner import RunOptions
+
     for flag, value in (("--max-states", args.max_states), ("--max-depth", args.max_depth),
                         ("--max-memory", args.max_memory)):
         if value is not None and value < (0 if flag == "--max-depth" else 1):
@@ -156,6 +164,8 @@ def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOption
 
 
 def exit_code(runs: Sequence[ModelRun]) -> int:
+    from verifier.result import Verdict
+
     results = [r for run in runs for r in run.results]
     failed = any(not r.as_expected and r.verdict is not Verdict.UNKNOWN for r in results)
     if failed or any(run.new_findings for run in runs):
@@ -166,6 +176,8 @@ def exit_code(runs: Sequence[ModelRun]) -> int:
 def left_unknown(runs: Sequence[ModelRun]) -> bool:
     """Whether a budget (or an engine giving up) left a claim or the analyses UNKNOWN where
     that was not the expected verdict."""
+    from verifier.result import Verdict
+
     results = [r for run in runs for r in run.results]
     return any(r.verdict is Verdict.UNKNOWN and (not r.as_expected or r.property.expected is None)
                for r in results) or any(run.analyses_unknown for run in runs)

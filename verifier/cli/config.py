@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from verifier.diagnostics import Diagnostic, Span, UsageError
-from verifier.runner import ENGINES
+from verifier.engines.names import ENGINES
 
 FILE_NAME = "pyproject.toml"
 TABLE = ("tool", "turnproof")

@@ -8,8 +8,6 @@ import textwrap
 from verifier.cli.common import EXIT_BUG_HELP, Progress, add_model_options, add_output_options, run_options, write_output
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError, printable
-from verifier.diffing.compare import diff_versions
-from verifier.report.diff import diff_json, render_markdown, render_text
 
 FORMATS = ("text", "json", "markdown")
 
@@ -58,6 +56,9 @@ def register(sub: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from verifier.diffing.compare import diff_versions
+    from verifier.report.diff import diff_json, render_markdown, render_text
+
     if args.limit < 0:
         raise UsageError(Diagnostic("--limit must be 0 or more"))
     progress = Progress(args.quiet)

@@ -7,10 +7,8 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from verifier.analysis.vacuity import vacuous_claims
 from verifier.cli.common import (
     EXIT_BUG_HELP,
     EXIT_FAILED,
@@ -24,13 +22,10 @@ from verifier.cli.common import (
 )
 from verifier.cli.config import Commands
 from verifier.diagnostics import TurnproofError
-from verifier.lang import default_properties_path, load_properties
-from verifier.report.json_out import runs_json
-from verifier.report.junit import runs_junit
-from verifier.report.sarif import runs_sarif
-from verifier.report.text import findings_text, plain, trace_table
-from verifier.result import Finding, ModelRun
-from verifier.runner import RunOptions, check_model
+
+if TYPE_CHECKING:                  # imported where they run (a fast --help)
+    from verifier.result import Finding, ModelRun
+    from verifier.runner import RunOptions
 
 FORMATS = ("text", "json", "junit", "sarif")
 
@@ -71,6 +66,11 @@ def register(sub: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from verifier.report.json_out import runs_json
+    from verifier.report.junit import runs_junit
+    from verifier.report.sarif import runs_sarif
+    from verifier.runner import check_model
+
     progress = Progress(args.quiet)
     options = replace(run_options(args, consistency=True), use_properties=False)
     try:
@@ -95,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
 def with_vacuity(path: str, runs: list[ModelRun], options: RunOptions) -> tuple[list[ModelRun], str]:
     """The runs with the claims of the model's claim file that hold vacuously (`analysis.vacuity`,
     one search per reading); and a line saying why none were looked at when the file does not load."""
+    from verifier.analysis.vacuity import vacuous_claims
+    from verifier.lang import default_properties_path, load_properties
+
     props_path = default_properties_path(path)
     if props_path is None:
         return runs, ""
@@ -111,6 +114,10 @@ def with_vacuity(path: str, runs: list[ModelRun], options: RunOptions) -> tuple[
 
 def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120) -> str:
     """Findings grouped by rule section: the sentence, then its evidence."""
+    from rich.console import Console
+
+    from verifier.report.text import findings_text, plain, trace_table
+
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, width=width, highlight=False)
     model = runs[0].model

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from verifier.cli.common import (
     EXIT_BUG_HELP,
@@ -17,9 +18,9 @@ from verifier.cli.common import (
 )
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.mutation.analysis import mutate
-from verifier.mutation.results import Outcome
-from verifier.report.mutation import mutation_json, render_mutation
+
+if TYPE_CHECKING:
+    from verifier.mutation.results import Outcome
 
 FORMATS = ("text", "json")
 
@@ -81,6 +82,9 @@ def register(sub: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from verifier.mutation.analysis import mutate
+    from verifier.report.mutation import mutation_json, render_mutation
+
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(Diagnostic(f"--jobs {args.jobs}: need at least 1",
                                     hint="leave it out for one worker per free CPU"))

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from verifier.cli.common import EXIT_BUG_HELP, EXIT_UNKNOWN, Progress, add_model_options, exit_code, left_unknown, run_options
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
-from verifier.ir.model import Model
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
-from verifier.report.playouts import PlayoutView
-from verifier.runner import check_model
 from verifier.signals import OutOfTime, after_cut, past_deadline
+
+if TYPE_CHECKING:                  # imported where they run (a fast --help)
+    from verifier.ir.model import Model
+    from verifier.report.playouts import PlayoutView
 
 PLAYOUTS = 200      # games per model in the Playouts section
 
@@ -76,6 +78,7 @@ def register(sub: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     from verifier.report.pages import build_game
     from verifier.report.site import write_site
+    from verifier.runner import check_model
     from verifier.stategraph import game_graph
 
     if not args.output:

@@ -19,9 +19,6 @@ from verifier.cli.common import (
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.files import write_atomic
-from verifier.lang import default_properties_path, load_properties
-from verifier.playout.play import PlayoutOptions, simulate
-from verifier.playout.policy import UNIFORM, load_policy
 
 MAX_GAMES = 10_000_000
 MAX_STEPS = 10_000_000
@@ -90,6 +87,10 @@ def register(sub: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from verifier.lang import default_properties_path, load_properties
+    from verifier.playout.play import PlayoutOptions, simulate
+    from verifier.playout.policy import UNIFORM, load_policy
+
     _check_counts(args)
     model = concrete_model(args.model, parse_params(args.param), args.variant, args.printed)
     claims = []

@@ -8,7 +8,6 @@ import os
 from verifier.cli.common import EXIT_BUG_HELP, EXIT_OK, concrete_model, parse_params, write_output
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError, printable
-from verifier.testgen.writer import generate
 
 EPILOG = """\
 examples:
@@ -66,6 +65,8 @@ def register(sub: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from verifier.testgen.writer import generate
+
     for name, value in (("--max-examples", args.max_examples), ("--steps", args.steps)):
         if not 1 <= value <= 1_000_000:
             raise UsageError(Diagnostic(f"{name} {value} is out of range", hint="give 1 to 1,000,000"))

@@ -12,9 +12,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from verifier.engines import symmetry
 from verifier.engines.actiongen import Labels
@@ -24,6 +22,9 @@ from verifier.engines.symmetry import Canon, canonicalizer
 from verifier.ir.model import Action, Model
 from verifier.semantics import EvalError, Gap, Layout, State
 from verifier.trace import Trace, build_trace
+
+if TYPE_CHECKING:                  # networkx is imported where a graph is drawn: 0.3 s a check does not need
+    import networkx as nx
 
 
 class StatesView(Sequence):
@@ -292,6 +293,8 @@ class StateSpace:
         `phase` (models with phases) and `state` (a lazy mapping slot -> value); one edge per
         transition with attributes `action` (name) and `choice`. A MultiDiGraph (a DiGraph
         subclass), so that two firings between the same states stay two edges."""
+        import networkx as nx
+
         g = nx.MultiDiGraph()
         phase_slot = self.lay.offsets["phase"][0] if "phase" in self.lay.offsets else None
         for d, first in enumerate(self.levels):
