@@ -8,16 +8,17 @@ import json
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import DEEP_COUNTER
 
 from verifier import runner, signals
 from verifier.cli import main
-from verifier.engines import auto, walk
+from verifier.engines import auto, explicit, walk
 from verifier.engines.auto import AutoEngine
 from verifier.engines.base import Budget
-from verifier.engines.explicit import ExplicitEngine
+from verifier.engines.explicit import ExplicitEngine, seconds_to_finish
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
 from verifier.ir.props import Invariant, Reachable, Terminates
@@ -103,6 +104,36 @@ def test_calls_share_the_pass_in_proportion_to_their_claims():
     untimed = first_pass(Budget(timeout=100.0), len(props))                  # no run deadline: no shares
     assert untimed.end is None and untimed.share(props[:1]) == Budget(timeout=100.0)
     assert second_pass(Budget(timeout=100.0), 3) is None
+
+    assert step.share(props[:1]).finish_by == step.end      # a search about to finish may run to the pass's end
+
+
+def test_the_projection_of_a_search_that_is_about_to_finish():
+    # levels of 100, 200, 100, 50 states from index 0: the last complete one half the one before
+    shrinking = [0, 100, 300, 400, 450]
+    assert seconds_to_finish(shrinking, head=400, stored=470, elapsed=4.0) == pytest.approx((500 - 400) / 100)
+    assert seconds_to_finish([0, 100, 300], 150, 400, 2.0) is None          # still growing
+    assert seconds_to_finish([0, 1], 1, 3, 1.0) is None                     # too few levels to tell
+    assert seconds_to_finish(shrinking, 0, 470, 0.0) is None
+
+
+def test_a_search_past_its_share_goes_on_only_while_projected_to_finish_in_time():
+    now = [0.0]
+    budget = Budget(timeout=60.0, deadline=time.monotonic() + 10.0, finish_by=time.monotonic() + 20.0)
+    space = SimpleNamespace(levels=[0, 100, 300, 400, 450], seen=set())
+    tick = explicit._ticker(space, budget, None, 0.0, clock=lambda: now[0])
+    now[0] = 5.0
+    assert tick(400, 470, 4) is None                        # within its share
+    now[0] = 12.0                                           # past it: 3 s more projected, 8 s to go
+    assert tick(400, 470, 4) is None
+    assert tick(100, 470, 4) is not None                    # 4 x 12 s more projected: it stops
+    space.levels = [0, 100, 300, 500, 800]                  # growing again: it stops
+    assert tick(400, 900, 4) == "--timeout 60 s reached"
+    space.levels = [0, 100, 300, 400, 450]
+    now[0] = 21.0                                           # past finish_by: it stops whatever the projection
+    assert tick(440, 460, 4) is not None
+    plain = explicit._ticker(space, replace(budget, finish_by=None), None, 0.0, clock=lambda: 12.0)
+    assert plain(400, 470, 4) is not None                   # no finish_by: the share is the limit
 
 
 def test_a_call_gets_its_least_share_while_the_pass_has_it():

@@ -22,6 +22,8 @@ class Budget:
     max_depth: int | None = None        # BFS depth, BMC bound or largest k
     max_memory_mb: int | None = None    # memory the run may grow to (shared by its workers)
     deadline: float | None = None       # time.monotonic() by which the whole run ends (--timeout)
+    finish_by: float | None = None      # time.monotonic() until which a search projected to finish by then
+                                        # may run past `deadline` (`explicit.seconds_to_finish`)
 
     def time_left(self) -> float | None:
         """Seconds a search started now may take: `timeout`, cut by what is left of the run's

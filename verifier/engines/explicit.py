@@ -137,14 +137,20 @@ def _keep(model: Model, space: StateSpace) -> None:
         kept[model] = space
 
 
-def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float):
+def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float,
+            clock: Callable[[], float] = time.perf_counter):
+    """The search's check between states: its time (past `budget`'s deadline only while it is
+    projected to finish by `budget.finish_by`), the memory guard, progress."""
     limit = budget.time_left()
+    finish = None if budget.finish_by is None or limit is None else \
+        max(limit, budget.finish_by - time.monotonic())        # seconds from `start`, as `limit`
     memory_words = limit_words(budget.max_memory_mb)
     state = {"last": start}
 
     def tick(i: int, n: int, depth: int) -> str | None:
-        now = time.perf_counter()
-        if limit is not None and now - start > limit:
+        now = clock()
+        if limit is not None and now - start > limit and not (
+                finish is not None and _finishes_within(space.levels, i, n, now - start, finish)):
             return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
         if over_soft(budget.max_memory_mb, table_growth(space.seen)):
             return memory_words
@@ -154,6 +160,32 @@ def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, star
         return None
 
     return tick
+
+
+SHRINKING = 0.9      # a level at most this part of the one before: the search may be about to finish ...
+MARGIN = 1.25        # ... when its projected time, this many times over, fits in what is left
+
+
+def seconds_to_finish(levels: Sequence[int], head: int, stored: int, elapsed: float) -> float | None:
+    """A projection of the seconds a breadth-first search has still to run: the levels after the
+    last complete one shrink by the ratio of its size to the one before (`levels`: the first
+    state index of each level; the search has expanded `head` of `stored` states in `elapsed`
+    seconds). None where no projection can be made, or the levels do not shrink (a search still
+    growing is not about to finish). Only how long a search runs depends on it, never a verdict."""
+    if len(levels) < 3 or head <= 0 or elapsed <= 0:
+        return None
+    last, before = levels[-1] - levels[-2], levels[-2] - levels[-3]
+    ratio = last / before if before else 1.0
+    if ratio > SHRINKING:
+        return None
+    total = max(stored, levels[-1] + last * ratio / (1 - ratio))
+    return (total - head) * elapsed / head
+
+
+def _finishes_within(levels: Sequence[int], head: int, stored: int, elapsed: float, seconds: float) -> bool:
+    """Whether the search, `elapsed` seconds in, is projected to finish within `seconds` of its start."""
+    left = seconds_to_finish(levels, head, stored, elapsed)
+    return left is not None and elapsed + MARGIN * left <= seconds
 
 
 def _finish_watches(space: StateSpace, exprs: Sequence[Expr]) -> None:

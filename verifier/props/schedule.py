@@ -10,7 +10,9 @@ has not reached yet (MIN_SECONDS at least, while the pass has them; the call tha
 searches the model itself SEARCH_PART of the pass at least), so one hard claim
 cannot starve the claims after it, and what an easy call leaves goes to the next. A
 call's share is a deadline in its budget, which every engine and step that watches the
-clock keeps to; the run's own deadline and its backstop stay as they are.
+clock keeps to, but for an explicit search projected to finish before the pass ends
+(`Budget.finish_by`): it goes on, as long as the projection holds, since a finished
+search decides all its claims; the run's own deadline and its backstop stay as they are.
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ class Pass:
         part = left if n >= self.claims else max(left * n / self.claims, at_least * left, min(MIN_SECONDS, left))
         if reached:
             self.claims = max(0, self.claims - n)
-        return replace(self.budget, deadline=min(now + part, self.end))
+        return replace(self.budget, deadline=min(now + part, self.end), finish_by=self.end)
 
 
 def first_pass(budget: Budget, claims: int) -> Pass:
