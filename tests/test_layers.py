@@ -9,12 +9,17 @@ here as well. A new top-level module or package must be given its layer in ARCHI
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "verifier"
 ARCHITECTURE = (ROOT.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
 NAME = re.compile(r"`([A-Za-z_]\w*)(?:/|\.py)`")
+
+pytestmark = pytest.mark.xdist_group("test_layers")     # on one worker, which parses each file once
 
 
 def _layers(text: str) -> dict[str, int]:
@@ -40,9 +45,16 @@ def _top(module: str) -> str | None:
     return parts[1] if parts[0] == "verifier" and len(parts) > 1 else None
 
 
+@functools.cache
+def _import_nodes(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """Every import statement of a file, module level and inside functions (parsed once a run)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tuple(node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
 def _imports(path: Path) -> list[str]:
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _import_nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.append(node.module)
         elif isinstance(node, ast.Import):
@@ -94,7 +106,7 @@ def test_no_module_imports_a_private_name_of_another():
     """A name with a leading underscore stays in its module: what others need is public."""
     private = []
     for module, path in _modules():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _import_nodes(path):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("verifier"):
                 private += [f"{module} imports {node.module}.{a.name}" for a in node.names
                             if a.name.startswith("_") and not a.name.startswith("__")]
@@ -123,7 +135,7 @@ def _loads(module: str) -> set[str]:
             if prefix in seen or path is None:
                 continue
             seen.add(prefix)
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in _import_nodes(path):
                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                     todo.append(node.module)
                     todo += [f"{node.module}.{a.name}" for a in node.names]     # a submodule named in the list

@@ -145,7 +145,7 @@ def test_stale_games(tmp_path, monkeypatch):
     shutil.copy(ROOT / MINI_PROPS, work / "properties" / "mini.yaml")
     monkeypatch.chdir(work)
     assert main(["report", "models/mini.yaml", "-o", "reports", "--engine", "explicit", "--no-consistency",
-                 "--quiet"]) == 0
+                 "--quiet", "--no-graph", "--playouts", "0"]) == 0     # the manifest is what is read
     assert stale_games("reports") == []
     (work / "properties" / "mini.yaml").write_text((work / "properties" / "mini.yaml").read_text() + "\n# edited\n")
     assert stale_games("reports") == ["mini"]
@@ -161,7 +161,7 @@ def test_report_cli(tmp_path, capsys):
     assert "Every reachable state" in md                             # 385 states <= 500: drawn whole
     assert not re.search(r"\d s \|", md)                             # no run times unless --timings
     assert main(["report", str(ROOT / MINI), "-p", str(ROOT / MINI_PROPS), "-o", str(out), "--engine", "explicit",
-                 "--no-consistency", "--no-graph", "--gate", "--quiet"]) == 0
+                 "--no-consistency", "--no-graph", "--playouts", "0", "--gate", "--quiet"]) == 0
     assert "Explored states" in (out / "mini.md").read_text()
 
 
