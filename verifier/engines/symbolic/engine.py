@@ -21,6 +21,7 @@ import z3
 
 from verifier.engines.base import Budget, ProgressFn
 from verifier.engines.memory import bound_z3, z3_out_of_memory
+from verifier.engines.symbolic import monitor_proof
 from verifier.engines.symbolic.bmc import bmc
 from verifier.engines.symbolic.core import Deadline, Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, conj, disj, negate
@@ -31,6 +32,7 @@ from verifier.engines.symbolic.render import render
 from verifier.engines.symbolic.witness import Concrete, InternalError, concretise, raises, stuck
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
+from verifier.props.monitor import MONITOR_PREFIX
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, evaluate
 
@@ -38,6 +40,8 @@ STRATEGIES = ("bmc", "kind", "pdr", "all")
 DEFAULT_TIMEOUT = 60.0        # seconds per claim when the budget sets none
 DEFAULT_DEPTH = 20            # BMC bound / largest k when the budget sets none
 ALL_K = 8                     # k-induction's share of strategy "all"
+LEMMA_SHARE = 0.4             # of a monitored claim's time, for its proof with lemmas (`monitor_proof`)
+LEMMAS_SHOWN = 6              # lemmas named in a result's reason
 
 
 class SymbolicEngine:
@@ -199,7 +203,7 @@ class _Run:
         enc = self.enc
         good = enc.predicate(p.expr, enc.cur)
         problem = Safety(enc, negate(good), disj(self.model_error, self.claim_error(p.expr)))
-        outcome = self.safety(problem, deadline)
+        outcome = self.with_lemmas(problem, deadline) or self.safety(problem, deadline)
         if outcome.status == "reached":
             def confirm(c: Concrete) -> None:
                 if _holds(c, p.expr, c.states[-1]):
@@ -314,6 +318,25 @@ class _Run:
             return outcome.invariant if outcome.status == "safe" else None
 
         return refine
+
+    def with_lemmas(self, problem: Safety, deadline: Deadline) -> Outcome | None:
+        """On a monitor product (strategy `all`, every parameter fixed): the claim and lemmas tying
+        the monitor to the game, proved inductive together (`monitor_proof`), within
+        LEMMA_SHARE of the claim's time; None when no proof was found (the reason is kept for
+        the note of the methods that follow)."""
+        enc = self.enc
+        focus = {i for i, s in enumerate(enc.slots) if s.var.startswith(MONITOR_PREFIX)}
+        if not focus or enc.free or self.engine.strategy != "all":
+            return None
+        found = monitor_proof.prove(enc, problem.bad, focus, deadline.share(LEMMA_SHARE))
+        if isinstance(found, str):
+            return None
+        tying = sorted(found.lemmas, key=lambda c: (not any(lit.slot in focus for lit in c), len(c)))
+        shown = [monitor_proof.describe(enc, c) for c in tying[:LEMMAS_SHOWN]]
+        more = len(found.lemmas) - len(shown)
+        return Outcome("safe", "lemmas", 1, invariant=found.term(enc),
+                       reason=f"inductive with {len(found.lemmas)} lemma(s) tying the monitor to the game: "
+                              + "; ".join(shown) + (f"; and {more} more" if more > 0 else ""))
 
     # ---- methods by strategy
     def safety(self, problem: Safety, deadline: Deadline) -> Outcome:
@@ -455,6 +478,8 @@ def _how(outcome: Outcome) -> str:
         return f"k-induction, k={outcome.depth}"
     if outcome.method == "pdr":
         return "PDR: inductive invariant"
+    if outcome.method == "lemmas":
+        return outcome.reason
     return outcome.method
 
 
