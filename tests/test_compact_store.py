@@ -96,6 +96,18 @@ def test_spilling_to_disk_keeps_every_state_and_parent():
     mine.table.close()
 
 
+def test_a_search_that_grows_its_table_keeps_every_parent_link():
+    model = counter(130)                       # 16,900 states: the table (16,384 slots at first) grows mid-level
+    mine = explore_compact(model)
+    assert len(mine) == 16_900 and mine.table.capacity > 1 << 14
+    pack = packing_of(layout(model)).pack
+    for x, y in [(129, 129), (0, 129), (64, 65), (100, 3)]:
+        chain = mine.chain(pack((x, y)))
+        assert len(chain) == x + y + 1 and chain[0] == pack((0, 0))
+        assert chain[x] == pack((x, 0))        # the first firing (inc_x) first: the reference's parents
+    replay(layout(model), mine.trace_to(pack((129, 129))))
+
+
 def test_the_table_grows_and_keeps_parent_links():
     rng = np.random.default_rng(7)
     keys = np.unique(rng.integers(0, 1 << 62, 50_000, dtype=np.uint64))

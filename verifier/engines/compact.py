@@ -1,6 +1,8 @@
 """The compact store: breadth-first search level by level over numpy batches.
 
-Each BFS level is a uint64 array of packed states in discovery order. It is
+Each BFS level is a uint64 array of packed states in discovery order, with
+their slots in the visited table (their successors' parent links, so no
+lookup; a growth of the table rewrites them, a spill drops them). It is
 expanded CHUNK states at a time: by the vectorised code of `vecgen` where the
 model allows (and the batch is at least VECTOR_MIN states, none of which might
 meet a model error), else by
@@ -250,8 +252,8 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
         space.complete, space.reason = False, f"--max-states {state_limit} reached"
     level = np.asarray(inits, np.uint64)
     table.reserve(level.shape[0])
-    table.insert(level, np.zeros(level.shape[0], table.refs.dtype))
     search = _Search(space, expansion, watches, state_limit, tick)
+    search.next_slots.append(table.insert_at(level, np.zeros(level.shape[0], table.refs.dtype))[1].astype(np.uint32))
     unexpanded = [] if space.complete else [level]     # stored, not expanded when the search stops
     last_report = start
     while space.complete and level.shape[0]:
@@ -260,9 +262,10 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
             unexpanded = [level]
             break
         space.levels += 1
+        slots = search.begin_level()
         nxt: list[np.ndarray] = []
         for first in range(0, level.shape[0], CHUNK):
-            status = search.chunk(level[first:first + CHUNK], nxt)
+            status = search.chunk(level[first:first + CHUNK], nxt, None if slots is None else slots[first:first + CHUNK])
             if status is not None:
                 space.complete, space.reason = False, status
                 unexpanded = [level[first + search.expanded:], *nxt]
@@ -271,8 +274,9 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
                 last_report = time.perf_counter()
                 progress(ProgressInfo(len(table), space.levels - 1, last_report - start))
         level = np.concatenate(nxt) if nxt else np.zeros(0, np.uint64)
-        del nxt
+        del nxt, slots
         give_back_freed()                   # the expanded level and the chunks' arrays
+    table.followers = []
     if unexpanded:
         search.watch(np.concatenate(unexpanded))
     space.seconds = time.perf_counter() - start
@@ -291,6 +295,16 @@ class _Search:
         self.base = 0                  # BFS index of the chunk's first state
         self.expanded = 0              # states of the last chunk expanded
         self.full_at: int | None = None    # the lane where the state limit was reached
+        self.next_slots: list[np.ndarray] = []     # table slots of the next level's states
+
+    def begin_level(self) -> np.ndarray | None:
+        """The table slots of the level about to be expanded (its states' parent links, with no
+        lookup), kept up to date by the table's growths; None after a spill."""
+        table = self.space.table
+        slots = np.concatenate(self.next_slots) if table.links == "slot" and self.next_slots else None
+        self.next_slots = []
+        table.followers = [] if slots is None else [slots]
+        return slots
 
     def watch(self, S: np.ndarray) -> None:
         space = self.space
@@ -307,7 +321,7 @@ class _Search:
             else:
                 space.watch_errors[k] = (key, message)
 
-    def chunk(self, S: np.ndarray, nxt: list[np.ndarray]) -> str | None:
+    def chunk(self, S: np.ndarray, nxt: list[np.ndarray], slots: np.ndarray | None = None) -> str | None:
         space, table = self.space, self.space.table
         self.expanded = 0
         if self.tick is not None:
@@ -327,7 +341,7 @@ class _Search:
                 space.rank.setdefault(key, self.base + int(stuck[0]))
         self._track(S, f)
         self.full_at = None
-        status = self._insert(S, f, nxt)
+        status = self._insert(S, f, nxt, slots)
         self.expanded = live
         self.base += live
         if f.error is not None and (self.full_at is None or self.full_at > f.error[0]):
@@ -350,7 +364,7 @@ class _Search:
                 space.fired[a] = (key, int(f.labels[j]), int(f.succ[j]))
                 space.rank.setdefault(key, self.base + int(f.lanes[j]))
 
-    def _insert(self, S: np.ndarray, f: Firings, nxt: list[np.ndarray]) -> str | None:
+    def _insert(self, S: np.ndarray, f: Firings, nxt: list[np.ndarray], slots: np.ndarray | None) -> str | None:
         table = self.space.table
         if not f.succ.shape[0]:
             return None
@@ -374,9 +388,11 @@ class _Search:
                 self.full_at = int(f.lanes[order[ranked[room]]])     # the reference stops in this state
             keep = np.sort(ranked[:room])
             order, cand = order[keep], cand[keep]
-        refs = table.refs_of(S)
-        new = table.insert(cand, refs[f.lanes[order]])
-        order = order[new]
-        order = order[np.lexsort((f.pos[order], f.lanes[order]))]
-        nxt.append(f.succ[order])
+        refs = slots + np.uint32(1) if slots is not None and table.links == "slot" else table.refs_of(S)
+        new, where = table.insert_at(cand, refs[f.lanes[order]])
+        ranked = np.lexsort((f.pos[order[new]], f.lanes[order[new]]))
+        nxt.append(f.succ[order[new][ranked]])
+        if table.links == "slot":
+            self.next_slots.append(where[new][ranked].astype(np.uint32))
+            table.followers.append(self.next_slots[-1])
         return status

@@ -57,6 +57,7 @@ class VisitedTable:
         self.budget = budget_bytes
         self.count = 0                 # states in the table
         self.spilled = 0               # states in disk runs
+        self.followers: list[np.ndarray] = []   # arrays of slots a growth rewrites in place
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []
         self._dir: str | None = None
         if budget_bytes is not None:
@@ -149,9 +150,14 @@ class VisitedTable:
         """Insert keys (absent from the disk runs) with their parent links; returns the mask of
         those that were new. Keys repeated within the batch need `distinct=False` (then one of
         each is new). Call `reserve(len(keys))` first."""
-        new, _ = self._place(keys, refs, distinct)
+        return self.insert_at(keys, refs, distinct)[0]
+
+    def insert_at(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """As `insert`, also returning the slot of every key (a growth rewrites the arrays in
+        `followers`; a spill leaves no slots)."""
+        new, slots = self._place(keys, refs, distinct)
         self.count += int(new.sum())
-        return new
+        return new, slots
 
     def _place(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(mask of the keys placed now, slot of every key)."""
@@ -199,7 +205,9 @@ class VisitedTable:
             if remap is not None:
                 remap[occupied] = slots + 1
         del old_keys, old_refs
-        if remap is not None:                      # the parent links still name old slots
+        if remap is not None:                      # the parent links and the followers name old slots
+            for slots in self.followers:
+                slots[:] = remap[slots] - np.uint32(1)
             flat_refs = self.refs.reshape(-1)
             for lo in range(0, flat_refs.shape[0], REHASH_SLOTS):
                 part = flat_refs[lo:lo + REHASH_SLOTS]
@@ -249,6 +257,7 @@ class VisitedTable:
         del keys, refs, order, flat_keys, flat_refs
         self.runs.append((np.load(paths[0], mmap_mode="r"), np.load(paths[1], mmap_mode="r")))
         self.spilled += self.count
+        self.followers = []
         self.count = 0
         capacity = self.capacity
         self.links = "key"
