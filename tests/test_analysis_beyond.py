@@ -18,7 +18,9 @@ from verifier.analysis import analyse_model, beyond
 from verifier.cli import main as cli_main
 from verifier.engines.base import Budget
 from verifier.engines.explicit import explore
-from verifier.ir.model import Action, Modality
+from verifier.ir.expr import App, Const, Op, Var
+from verifier.ir.model import Action, Assign, IntType, Modality, Model, Variable
+from verifier.ir.props import Invariant
 from verifier.lang import load_model
 
 
@@ -35,19 +37,24 @@ def rulebooks(draw):
 RULEBOOKS = rulebooks()
 
 
+CLAIMS = st.lists(bools(), max_size=3)
+
+
 @settings(max_examples=15, deadline=None)
-@given(RULEBOOKS, st.integers(1, 12))
-def test_beyond_gives_the_complete_search_findings(model, cap):
+@given(RULEBOOKS, st.integers(1, 12), CLAIMS)
+def test_beyond_gives_the_complete_search_findings(model, cap, claims):
     """The random runs are 1,000 steps long here, not 100,000: these models have a few hundred
     states at most, and a longer run only circles through stored ones (measured on 40 drawn
-    models: the same questions left undecided, a quarter less CPU)."""
+    models: the same questions left undecided, a quarter less CPU). Random invariants, true
+    or not, stand for the claims whose inductive ones may decide questions."""
     space = explore(model)
     assume(space.complete and len(space.packed) > 1)
     cap = min(cap, len(space.packed) - 1)        # the search is cut before it is complete
     _full_ctx, full = analyse_model(model)
+    lemmas = [Invariant(id=f"claim{k}", expr=e) for k, e in enumerate(claims)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(beyond, "WALK_STEPS", 1_000)
-        ctx, cut = analyse_model(model, Budget(max_states=cap))
+        ctx, cut = analyse_model(model, Budget(max_states=cap), claims=lemmas)
     assert ctx.beyond is not None and ctx.beyond.explored == cap
     assert_replay([model], cut)
     want = {f.key for f in full}
@@ -65,6 +72,29 @@ def test_beyond_gives_the_complete_search_findings(model, cap):
 def test_dead_rule_and_gap_decided_beyond_a_cut_search():
     cut = analyse("gap_yes", budget=Budget(max_states=1))
     assert set(of_kind(cut, "gap")) == set(of_kind(analyse("gap_yes"), "gap")) != set()
+
+
+def _conserved(cards: int = 9) -> Model:
+    """Cards move from a deck to a pile one at a time: the pile never overflows, because
+    deck + pile stays `cards`, which no induction shorter than the deck shows alone."""
+    rng = IntType(Const(0), Const(cards))
+    move = Action("move", App(Op.GT, (Var("deck"), Const(0))),
+                  (Assign(Var("deck"), App(Op.SUB, (Var("deck"), Const(1)))),
+                   Assign(Var("pile"), App(Op.ADD, (Var("pile"), Const(1))))))
+    return Model("conserved", variables=(Variable("deck", rng, init=(Const(cards),)),
+                                         Variable("pile", rng, init=(Const(0),))), actions=(move,))
+
+
+def test_a_claim_that_holds_decides_a_gap_with_induction():
+    model = _conserved()
+    kept = Invariant(id="kept", expr=App(Op.EQ, (App(Op.ADD, (Var("deck"), Var("pile"))), Const(9))))
+    wrong = Invariant(id="wrong", expr=App(Op.LT, (Var("pile"), Const(5))))      # broken at the sixth move
+    ctx, findings = analyse_model(model, Budget(max_states=2), claims=[wrong, kept])
+    assert ctx.unknown_reason == "" and of_kind(findings, "gap") == {}
+    (gap,) = [q for q in ctx.beyond.questions if (q.kind, q.subject) == ("gap", "pile|move")]
+    assert (gap.answer, gap.method) == ("unreachable", "z3 (induction with 1 of the claims' invariants)")
+    bare, _ = analyse_model(model, Budget(max_states=2), claims=[wrong])
+    assert [q.method for q in bare.beyond.questions if q.subject == "pile|move"] != [gap.method]
 
 
 def test_no_time_for_the_questions_leaves_them_unknown(monkeypatch):

@@ -154,7 +154,8 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
     cuts it short: the claims decided by then keep their verdicts, the rest is UNKNOWN."""
     props, props_path = claims
     analyse = options.consistency
-    alongside = Alongside(lambda: _analyses(model, options, memo), lambda: _analyses_again(model, options, memo)) \
+    alongside = Alongside(lambda: _analyses(model, options, memo, props),
+                          lambda: _analyses_again(model, options, memo, props)) \
         if analyse and beside and model.is_concrete else None
     try:
         return _claims_then_analyses(path, model, props, props_path, engine, options, progress, memo, alongside)
@@ -185,7 +186,7 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
         elif cut:
             ctx, findings = _not_analysed(model, options, memo, cut), []
         else:
-            ctx, findings = _analyses(model, options, memo)
+            ctx, findings = _analyses(model, options, memo, props)
         beyond = ctx.beyond.summary() if ctx.beyond is not None else ""
         return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond), (ctx, findings)
 
@@ -242,23 +243,24 @@ def _second_of(first: CheckResult, again: CheckResult) -> CheckResult:
     return replace(keep, reason=f"{first.reason}; again with the time left: {again.reason}")
 
 
-def _analyses(model: Model, options: RunOptions, memo: dict):
-    """The analyses of one reading: (context, findings); a budget's backstop leaves them UNKNOWN."""
+def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property] = ()):
+    """The analyses of one reading: (context, findings); a budget's backstop leaves them UNKNOWN.
+    The claims' invariants may decide questions beyond an incomplete search (`analysis.beyond`)."""
     from verifier.analysis import analyse_model
 
     try:
-        return analyse_model(model, options.budget, memo)
+        return analyse_model(model, options.budget, memo, claims)
     except CUT_SHORT as err:
         return _not_analysed(model, options, memo, _cut_reason(err, options.budget)), []
 
 
-def _analyses_again(model: Model, options: RunOptions, memo: dict):
+def _analyses_again(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property] = ()):
     """The analyses here, after their process beside the claims failed; UNKNOWN when the
     --timeout has passed meanwhile."""
     left = options.budget.time_left()
     if left is not None and left <= 0:
         return _not_analysed(model, options, memo, _timeout_words(options.budget)), []
-    return _analyses(model, options, memo)
+    return _analyses(model, options, memo, claims)
 
 
 def _not_analysed(model: Model, options: RunOptions, memo: dict, cut: str):

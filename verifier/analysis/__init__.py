@@ -39,6 +39,7 @@ from verifier.analysis.order_dependence import OrderDependence
 from verifier.analysis.variants import behaviour_findings, claim_findings
 from verifier.engines.base import Budget
 from verifier.ir.model import Acknowledgement, Model
+from verifier.ir.props import Property
 from verifier.result import CheckResult, Finding
 
 __all__ = ["KINDS", "acknowledgement", "across_readings", "analyse_model", "consistency_findings"]
@@ -50,9 +51,11 @@ KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondet
          "variant-difference")
 
 
-def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = None) -> tuple[Context, list[Finding]]:
+def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = None,
+                  claims: Sequence[Property] = ()) -> tuple[Context, list[Finding]]:
     """Every per-model analysis of one model (one variant): its context and its findings;
-    `memo` is shared by the readings of one model file (see `Context.memo`)."""
+    `memo` is shared by the readings of one model file (see `Context.memo`); `claims`: the
+    reading's claims, whose invariants may decide questions `beyond` an incomplete search."""
     left = budget.time_left()
     ctx = Context.create(model, budget, Deadline(None if left is None else left - min(RESERVE_SECONDS, left / 10)),
                          memo)
@@ -64,7 +67,7 @@ def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = N
     partial = not ctx.space.complete and ctx.deadline.end is not None
     ctx.scan(visitors, Deadline(ctx.deadline.left(1e9) * SCAN_SHARE) if partial else None)
     if _beyond_possible(ctx):
-        ctx.beyond = decide(ctx, visitors)
+        ctx.beyond = decide(ctx, visitors, claims)
         _answer(ctx.beyond, visitors)
     findings = [f for v in visitors for f in v.findings()]
     if ctx.beyond is not None:

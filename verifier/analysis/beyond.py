@@ -6,6 +6,12 @@ candidate finding the scan has not settled is an open question
 (`questions.questions`): "is there a reachable state where P holds?". They are
 decided in two steps, within the analyses' time:
 
+0. Z3 over the variables' ranges: a question no in-range state meets is
+   unreachable. Then Houdini over the claims' invariants and the negations of
+   the open questions (`_inductive`: the largest subset that holds initially
+   and that every action keeps from every state where all of it holds, so each
+   holds in every reachable state): a question whose negation is kept is
+   unreachable (a gap of a card count, with a claim that bounds the cards owned).
 1. Random runs (as `engines.walk`): each new state a run meets is added to the
    state space, with its parent link, and handed to the explicit visitors, so a
    finding there is recorded by the same code and carries a trace that replays.
@@ -34,16 +40,19 @@ from verifier.analysis.questions import Question, questions
 from verifier.engines.memory import bound_z3, z3_out_of_memory
 from verifier.engines.symbolic.core import Deadline as Z3Deadline
 from verifier.engines.symbolic.core import Outcome, Safety
-from verifier.engines.symbolic.encode import FALSE, Encoding, Unsupported, conj, disj
+from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, as_bool, conj, disj, negate
 from verifier.engines.symbolic.kinduction import kinduction
 from verifier.engines.symbolic.pdr import pdr
 from verifier.engines.symbolic.witness import InternalError, concretise
+from verifier.ir.props import Invariant, Property, map_claim
 from verifier.semantics import EvalError, initial_states
 
 BEYOND_SECONDS = 60.0    # the time for both steps when the budget sets none
 WALK_SHARE = 0.2         # of that time, for the random runs
 WALK_SECONDS = 5.0       # at most
 STATIC_MS = 1000         # Z3 time per question for "no in-range state at all meets it"
+LEMMA_SHARE = 0.2        # of the time, at most, for proving the claims' invariants inductive (Houdini)
+LEMMA_MS = 10_000        # Z3 time per Houdini check, at most
 WALK_STEPS = 100_000     # one run stops here if the game has not ended
 STALE_RUNS = 64          # the runs stop after this many in a row found no new state
 MAX_K = 4                # k-induction's bound before PDR takes over
@@ -58,6 +67,7 @@ class Beyond:
     questions: list[Question] = field(default_factory=list)
     cannot: list[str] = field(default_factory=list)   # candidates no question could be asked for
     walked: int = 0                                # states the random runs added
+    lemmas: int = 0                                # the claims' invariants proved inductive and used
 
     @property
     def undecided(self) -> list[str]:
@@ -81,8 +91,9 @@ class Beyond:
         return head + (": " + ", ".join(parts) if parts else "")
 
 
-def decide(ctx: Context, visitors: Sequence[Visitor]) -> Beyond:
-    """Answer the open questions of an incomplete scan (see the module doc)."""
+def decide(ctx: Context, visitors: Sequence[Visitor], claims: Sequence[Property] = ()) -> Beyond:
+    """Answer the open questions of an incomplete scan (see the module doc); the invariants among
+    `claims` are candidate lemmas (only those proved inductive are used)."""
     space = ctx.space
     report = Beyond(len(space.packed))
     by_type = {type(v): v for v in visitors}
@@ -97,6 +108,7 @@ def decide(ctx: Context, visitors: Sequence[Visitor]) -> Beyond:
     mine = Deadline(ctx.deadline.left(BEYOND_SECONDS))
     if enc is not None:
         _static(enc, report.questions, mine)
+        _with_lemmas(ctx, enc, claims, report, mine)
     try:
         roots = _roots(ctx, visitors)
     except EvalError as err:
@@ -124,6 +136,79 @@ def _static(enc: Encoding, qs: Sequence[Question], deadline: Deadline) -> None:
         solver.add(base, q.target)
         if solver.check() == z3.unsat:
             q.answer, q.method = "unreachable", "z3 (ranges)"
+
+
+def _with_lemmas(ctx: Context, enc: Encoding, claims: Sequence[Property], report: Beyond, deadline: Deadline) -> None:
+    """The open questions whose negation is inductive together with some of the claims' invariants
+    (Houdini over both): no reachable state meets them."""
+    open_ = [q for q in report.questions if not q.answer]
+    lemmas = _candidates(ctx, enc, claims) if open_ else []
+    if not lemmas:      # the questions alone: k-induction (`_symbolic`) covers it
+        return
+    goals = [negate(q.target) for q in open_]
+    kept = _inductive(enc, lemmas + goals, Deadline(deadline.left(1e9) * LEMMA_SHARE))
+    used = sum(1 for k in kept if k < len(lemmas))
+    report.lemmas = used
+    words = f"z3 (induction with {used} of the claims' invariants)" if used else "z3 (induction)"
+    for k in kept:
+        if k >= len(lemmas):
+            open_[k - len(lemmas)].answer, open_[k - len(lemmas)].method = "unreachable", words
+
+
+def _candidates(ctx: Context, enc: Encoding, claims: Sequence[Property]) -> list[Term]:
+    """The claims' invariants over `enc.cur`, at the model's parameter values (defined and true)."""
+    out = []
+    for claim in claims:
+        if not isinstance(claim, Invariant):
+            continue
+        mapped = map_claim(claim, ctx.instance.fix_params)
+        assert isinstance(mapped, Invariant)
+        try:
+            value, defined = enc.encode(mapped.expr, enc.cur, {})
+        except (Unsupported, z3.Z3Exception):
+            continue
+        out.append(conj(defined, as_bool(value)))
+    return out
+
+
+def _inductive(enc: Encoding, candidates: list[Term], deadline: Deadline) -> list[int]:
+    """Houdini: the indices of the greatest subset of `candidates` that holds in every initial
+    state and that every action keeps from every in-range state where all of it holds: then each
+    holds in every reachable state. None when Z3 cannot finish within `deadline` (an unanswered
+    check proves nothing)."""
+    alive = _unbroken(enc.init(enc.cur), candidates, list(range(len(candidates))), deadline)
+    while alive:
+        step = conj(enc.param_constraints(), enc.ranges(enc.cur), *(candidates[k] for k in alive),
+                    enc.relation, enc.ranges(enc.nxt))
+        kept = _unbroken(step, [enc.rename(c, enc.cur, enc.nxt) for c in candidates], alive, deadline)
+        if len(kept) == len(alive):
+            return kept
+        alive = kept
+    return []
+
+
+def _unbroken(fact: Term, terms: list[Term], alive: list[int], deadline: Deadline) -> list[int]:
+    """Those of `alive` (indices into `terms`) that no model of `fact` makes false ([] when Z3 does
+    not answer in time)."""
+    bound_z3()
+    solver = z3.Solver()
+    solver.add(fact)
+    while alive:
+        ms = int(min(LEMMA_MS, deadline.left(1e9) * 1000))
+        if ms < 1:
+            return []
+        solver.set("timeout", ms)
+        solver.push()
+        solver.add(disj(*(negate(terms[k]) for k in alive)))
+        answer = solver.check()
+        model = solver.model() if answer == z3.sat else None
+        solver.pop()
+        if answer == z3.unsat:
+            break
+        if model is None:
+            return []
+        alive = [k for k in alive if z3.is_true(model.eval(terms[k], model_completion=True))]
+    return alive
 
 
 def _settle(qs: Sequence[Question], method: str) -> None:
