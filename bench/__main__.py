@@ -15,7 +15,8 @@ local Dask worker processes: then bytes/state is the workers' growth added
 up, "worker MB" the largest worker's peak and "client MB" the peak of the
 process that starts the cluster and the levels. With --spin, the same model
 is exported to Promela and SPIN's exhaustive search (compiled pan, no partial
-order reduction) is timed too: both must store the same number of states.
+order reduction, its depth-first stack cycled to disk: -DSC) is timed too, by
+pan's own clock: both must store the same number of states.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).parent
-SPIN_DEPTH = 10_000_000     # pan -m: phils19 needs 100 M (its DFS is as deep as its states), at 5 GB more memory
+SPIN_STACK = 1_000_000      # pan -m: the depth-first stack frames held in memory; -DSC cycles the rest to disk
+SPIN_FLAGS = ["-O2", "-DNOREDUCE", "-DSAFETY", "-DNOCLAIM", "-DSC"]
 DEFAULT = [HERE / "models" / "hanoi13.yaml", HERE / "models" / "peterson4.yaml"]
 
 PROBE = r"""
@@ -82,24 +84,35 @@ def measure(path: Path, store: str = "python", workers: int = 1) -> dict:
 
 
 def measure_spin(path: Path) -> dict:
-    """SPIN on the exported model: states stored and seconds of the search (compilation excluded)."""
+    """SPIN on the exported model: states stored, pan's own seconds of the search (compilation
+    excluded), its CPU seconds and peak resident memory (`/usr/bin/time`)."""
     from verifier.lang import load_model
     from verifier.report.promela import to_promela
 
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "model.pml").write_text(to_promela(load_model(str(path)).instantiate()))
         subprocess.run(["spin", "-a", "model.pml"], cwd=tmp, check=True, capture_output=True)
-        subprocess.run(["gcc", "-O2", "-DNOREDUCE", "-DSAFETY", "-DNOCLAIM", "-o", "pan", "pan.c"], cwd=tmp,
-                       check=True, capture_output=True)
+        subprocess.run(["gcc", *SPIN_FLAGS, "-o", "pan", "pan.c"], cwd=tmp, check=True, capture_output=True)
         start = time.perf_counter()
-        run = subprocess.run(["/usr/bin/time", "-f", "peak %M", "./pan", "-E", f"-m{SPIN_DEPTH}", "-w26"], cwd=tmp,
-                             check=True, capture_output=True, text=True)
+        run = subprocess.run(["/usr/bin/time", "-f", "peak %M cpu %U %S", "./pan", "-E", f"-m{SPIN_STACK}", "-w26"],
+                             cwd=tmp, check=True, capture_output=True, text=True)
         seconds = time.perf_counter() - start
     if "max search depth too small" in run.stdout:
-        raise SystemExit(f"SPIN's depth-first search of {path.name} went deeper than -m{SPIN_DEPTH:,}: its count "
-                         "is cut short; raise SPIN_DEPTH in bench/__main__.py")
-    return {"states": int(re.search(r"(\d+) states, stored", run.stdout).group(1)), "seconds": seconds,
-            "peak": int(re.search(r"peak (\d+)", run.stderr).group(1)) * 1024}
+        raise SystemExit(f"SPIN's depth-first search of {path.name} was cut short at -m{SPIN_STACK:,}: "
+                         "its count is incomplete")
+    own = re.search(r"pan: elapsed time ([0-9.e+]+) seconds", run.stdout)
+    user, system = _figure(r"cpu ([0-9.]+)", run.stderr), _figure(r"cpu [0-9.]+ ([0-9.]+)", run.stderr)
+    return {"states": int(_figure(r"(\d+) states, stored", run.stdout)),
+            "seconds": float(own.group(1)) if own and float(own.group(1)) > 0 else seconds, "peak": int(_figure(r"peak (\d+)", run.stderr)) * 1024,
+            "cpu": user + system}
+
+
+def _figure(pattern: str, text: str) -> float:
+    """The number `pattern` finds in SPIN's output (or /usr/bin/time's)."""
+    found = re.search(pattern, text)
+    if found is None:
+        raise SystemExit(f"no '{pattern}' in SPIN's output:\n{text[-2000:]}")
+    return float(found.group(1))
 
 
 def main() -> None:
@@ -132,9 +145,10 @@ def main() -> None:
             spin = [measure_spin(path) for _ in range(args.repeat)]
             spin_secs = statistics.median(r["seconds"] for r in spin)
             spin_peak = statistics.median(r["peak"] for r in spin) / 2**20
+            spin_cpu = statistics.median(r["cpu"] for r in spin)
             same = "same states" if spin[0]["states"] == states else f"DIFFERENT: {spin[0]['states']:,}"
             print(f"{'  SPIN':<16}{spin[0]['states']:>12,}{'':>14}{spin_secs:>10.2f}{spin_secs:>10.2f}"
-                  f"{spin[0]['states'] / spin_secs:>12,.0f}{'':>9}{'':>13}{spin_peak:>9,.0f}"
+                  f"{spin[0]['states'] / spin_secs:>12,.0f}{spin_cpu:>9.2f}{'':>13}{spin_peak:>9,.0f}"
                   f"  ({same}; turnproof/SPIN time {secs / spin_secs:.2f}x)", flush=True)
 
 
