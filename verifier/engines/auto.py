@@ -39,6 +39,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
+
 from verifier.engines.base import Budget, ProgressFn, SearchOptions, report, reporting
 from verifier.engines.explicit import INCOMPLETE
 from verifier.ir.model import Model
@@ -49,6 +51,7 @@ EXPLICIT_STATES = 2_000_000     # "small": explicit search finishes within this 
 EXPLICIT_SHARE = 0.75           # of a call's time left under a run deadline: the rest is for random runs and Z3 ...
 EXPLICIT_MIN = 2.0              # ... but this much at least (a small model's search finishes within it)
 WALK_SECONDS = 5.0              # random runs look for the witnesses a stopped search did not reach
+MINE_STATES = 40_000            # states of a stopped search kept for Z3 to mine lemmas from (`symbolic/mined.py`)
 
 
 class AutoEngine:
@@ -60,14 +63,17 @@ class AutoEngine:
         self.strategy = strategy
         self.search = search
         self._stopped: list[tuple[frozenset[str], tuple, str]] = []   # see `_beyond_cap`
+        self._explored: dict[tuple, tuple[np.ndarray, dict]] = {}   # states a stopped search saw (and
+        # what Z3 mined from them), by `_shape`
 
     def _explicit(self):
         from verifier.engines.explicit import ExplicitEngine
         return ExplicitEngine(self.search.store, self.search.workers, self.search.scheduler, self.search.por)
 
-    def _symbolic(self):
+    def _symbolic(self, model: Model | None = None):
         from verifier.engines.symbolic import SymbolicEngine
-        return SymbolicEngine(self.strategy)
+        explored, memo = (None, None) if model is None else self._explored.get(_shape(model), (None, None))
+        return SymbolicEngine(self.strategy, explored=explored, memo=memo)
 
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
               progress: ProgressFn | None = None) -> list[CheckResult]:
@@ -141,16 +147,18 @@ class AutoEngine:
         why_first = f"symbolic first: {stopped}" if stopped is not None else "symbolic: the claim expects a proof"
         out: dict[str, CheckResult] = {}
         if first:
-            for r in self._symbolic().check(model, first, budget, progress):
+            for r in self._symbolic(model).check(model, first, budget, progress):
                 if not _undecided(r) or stopped is not None:
                     out[r.property.id] = _note(r, why_first)
         rest = [p for p in properties if p.id not in out]
         if rest:
-            explicit = self._explicit().check(model, rest, _share(replace(budget, max_states=cap), EXPLICIT_SHARE, EXPLICIT_MIN),
-                                              progress)
+            engine = self._explicit()
+            explicit = engine.check(model, rest, _share(replace(budget, max_states=cap), EXPLICIT_SHARE, EXPLICIT_MIN),
+                                    progress)
             for r in explicit:
                 out[r.property.id] = _note(r, "explicit: concrete instance")
-            self._note_stopped(model, explicit, cap)
+            if self._note_stopped(model, explicit, cap) and engine.searched is not None:
+                self._explored[_shape(model)] = engine.searched.sample(MINE_STATES), {}
             report(r for r in out.values() if not _undecided(r))
         else:
             rest = [p for p in properties if _undecided(out[p.id])] if stopped is not None else []
@@ -166,7 +174,7 @@ class AutoEngine:
                     report([out[r.property.id]])
             retry = [p for p in retry if _undecided(out[p.id])]
         if retry and stopped is None and budget.time_left() != 0:   # no Z3 (not even its import) once time is up
-            for r in self._symbolic().check(model, retry, budget, progress):
+            for r in self._symbolic(model).check(model, retry, budget, progress):
                 before = out[r.property.id]
                 if _undecided(r) and not (r.verdict is Verdict.HOLDS_TO_DEPTH and
                                           before.verdict is Verdict.UNKNOWN):
@@ -176,7 +184,7 @@ class AutoEngine:
                 out[r.property.id] = _note(r, f"symbolic: explicit search stopped ({before.reason})")
         return [out[p.id] for p in properties]
 
-    def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> None:
+    def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> bool:
         """Remember a search of `model` that stopped at the state cap or short of it (its share of
         the time, the memory guard) with claims left open, so that neither a monitor product of it nor a second pass over
         its claims (`props.schedule`) starts another."""
@@ -188,8 +196,9 @@ class AutoEngine:
         elif short is not None:
             why = f"stopped after {states:,} states ({short})"
         else:
-            return
+            return False
         self._stopped.append((frozenset(v.name for v in model.variables), model.param_values, why))
+        return True
 
     def _beyond_cap(self, model: Model) -> str | None:
         """Why an explicit search of `model` cannot finish, when it extends (the same parameter
@@ -201,6 +210,11 @@ class AutoEngine:
             if params == model.param_values and base <= names:
                 return f"an explicit search of the model it extends {why}"
         return None
+
+
+def _shape(model: Model) -> tuple:
+    """What a table of `model`'s explored states fits: its variables in order and parameter values."""
+    return tuple(v.name for v in model.variables), model.param_values
 
 
 def _by_position(properties: Sequence[Property], check) -> list[CheckResult]:

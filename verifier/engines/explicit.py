@@ -254,6 +254,7 @@ class ExplicitEngine:
         store's search of invariants, reachability and deadlocks fires stubborn sets (`por.py`)
         where no claim needs the state graph and no symmetry reduction applies."""
         self.store, self.workers, self.scheduler, self.por = store, workers, scheduler, por
+        self.searched: StateSpace | None = None     # the python store's last search (`auto` mines it)
 
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
               progress: ProgressFn | None = None) -> list[CheckResult]:
@@ -287,6 +288,7 @@ class ExplicitEngine:
             reference = explore(concrete, budget, progress, keep_edges=bool(graph_claims), watch=watch,
                                 track=sorted(track), symmetric=True)
             _keep(concrete, reference)
+        self.searched = reference
         from verifier.engines.lasso import check_obligation, check_termination
 
         out = []

@@ -14,6 +14,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from verifier.engines import symmetry
 from verifier.engines.actiongen import Labels
 from verifier.engines.bfsgen import Expander, compile_expander, packing_of
@@ -206,6 +208,20 @@ class StateSpace:
     def unpack(self, i: int) -> State:
         """State `i` as a `semantics` state tuple."""
         return self.packing.unpack(self.packed[i])
+
+    def sample(self, n: int) -> np.ndarray:
+        """At most `n` stored states spread evenly over the search (the deepest last), one row
+        each, one column per slot."""
+        if not self.packed:
+            return np.zeros((0, len(self.lay.slots)), dtype=np.int64)
+        picks = np.unique(np.linspace(0, len(self.packed) - 1, min(n, len(self.packed))).astype(np.int64))
+        p = self.packing
+        if p.bits > 62:
+            return np.array([p.unpack(self.packed[i]) for i in picks], dtype=np.int64).reshape(len(picks), -1)
+        packed = np.array([self.packed[i] for i in picks], dtype=np.int64)
+        return np.stack([((packed >> sh) & ((1 << w) - 1)) + lo
+                         for lo, w, sh in zip(p.los, p.widths, p.shifts)], axis=1) if p.widths else \
+            np.zeros((len(picks), 0), dtype=np.int64)
 
     def index_of(self, state: State | int) -> int | None:
         """Index of a state (tuple or packed int), or None when it was not explored."""

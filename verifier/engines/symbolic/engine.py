@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import z3
 
 from verifier.engines.base import Budget, ProgressFn
@@ -26,6 +27,7 @@ from verifier.engines.symbolic.bmc import bmc
 from verifier.engines.symbolic.core import Deadline, Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, conj, disj, negate
 from verifier.engines.symbolic.kinduction import kinduction
+from verifier.engines.symbolic.mined import MINED, RUN_SECONDS, Mined, mine, prove
 from verifier.engines.symbolic.pdr import pdr
 from verifier.engines.symbolic.ranking import synthesize
 from verifier.engines.symbolic.render import render
@@ -42,6 +44,9 @@ DEFAULT_DEPTH = 20            # BMC bound / largest k when the budget sets none
 ALL_K = 8                     # k-induction's share of strategy "all"
 LEMMA_SHARE = 0.4             # of a monitored claim's time, for its proof with lemmas (`monitor_proof`)
 LEMMAS_SHOWN = 6              # lemmas named in a result's reason
+MINED_AFTER_K = 2             # ... with mined lemmas: k-induction alone up to this k, then with the lemmas
+MINE_SHARE = 0.1              # of a claim's time, for mining the lemmas (once per model)
+MINED_SHARE = 0.85            # of the time left after k-induction, for induction and PDR with mined lemmas (when given)
 
 
 class SymbolicEngine:
@@ -50,12 +55,18 @@ class SymbolicEngine:
     name = "symbolic"
 
     def __init__(self, strategy: str = "all", default_timeout: float = DEFAULT_TIMEOUT,
-                 default_depth: int = DEFAULT_DEPTH):
+                 default_depth: int = DEFAULT_DEPTH, explored: np.ndarray | None = None,
+                 memo: dict | None = None):
+        """`explored`: reachable states of the (concrete) model, one column per slot, that an
+        explicit search has seen; strategy "all" then mines lemmas from them (`mined.py`), once
+        per `memo` (a dict kept by the caller: later engines given it start where this one left)."""
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown symbolic strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
         self.strategy = strategy
         self.default_timeout = default_timeout
         self.default_depth = default_depth
+        self.explored = explored
+        self.memo = {} if memo is None else memo
 
     # ---- the Engine protocol
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
@@ -347,20 +358,41 @@ class _Run:
             return kinduction(problem, self.depth, deadline)
         if strategy == "pdr":
             return pdr(problem, deadline)
-        first = kinduction(problem, min(self.depth, ALL_K), deadline.share(0.3))
+        mined = self.mined(deadline)
+        first = kinduction(problem, min(self.depth, ALL_K if mined is None else MINED_AFTER_K), deadline.share(0.3))
         if first.status in ("reached", "safe"):
             return first
-        second = pdr(problem, deadline.share(0.85))
-        if second.status in ("reached", "safe"):
-            return second
+        notes = [f"k-induction: {first.reason}"]
+        seeded = False
+        if mined is not None:
+            strengthened = prove(problem, mined, deadline.share(MINED_SHARE))
+            if strengthened.status in ("reached", "safe"):
+                return strengthened
+            notes.append(f"induction and PDR with mined lemmas: {strengthened.reason}")
+            seeded = mined.alone is not None          # PDR has run, with the lemmas
+        if not seeded:
+            second = pdr(problem, deadline.share(0.85))
+            if second.status in ("reached", "safe"):
+                return second
+            notes.append(f"PDR: {second.reason}")
         third = bmc(problem, self.depth, deadline)
         if third.status in ("reached", "safe"):
             return third
-        notes = [f"k-induction: {first.reason}", f"PDR: {second.reason}"]
         if third.reason:
             notes.append(f"BMC: {third.reason}")
         third.reason = "; ".join(n for n in notes if not n.endswith(": "))
         return third
+
+    def mined(self, deadline: Deadline) -> Mined | None:
+        """Candidate lemmas from the explored states (mined once per memo, within MINE_SHARE of
+        the deadline), if any were given."""
+        explored, memo = self.engine.explored, self.engine.memo
+        if "mined" not in memo and explored is not None and explored.shape[1] == len(self.enc.slots) \
+                and not self.enc.free:
+            seconds = deadline.left()
+            until = None if seconds is None else time.perf_counter() + MINE_SHARE * seconds
+            memo["mined"] = mine(self.enc, explored, min(RUN_SECONDS, MINE_SHARE * (seconds or RUN_SECONDS)), until)
+        return memo.get("mined")
 
     def remember(self, problem: Safety, outcome: Outcome) -> None:
         self.known.append(negate(problem.bad))
@@ -480,6 +512,8 @@ def _how(outcome: Outcome) -> str:
         return "PDR: inductive invariant"
     if outcome.method == "lemmas":
         return outcome.reason
+    if outcome.method == MINED:
+        return f"induction with {outcome.reason}"
     return outcome.method
 
 

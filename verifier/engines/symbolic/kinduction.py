@@ -14,16 +14,17 @@ import z3
 
 from verifier.engines.symbolic.bmc import Unroller
 from verifier.engines.symbolic.core import Deadline, Outcome, Safety, check, solver
-from verifier.engines.symbolic.encode import disj, negate
+from verifier.engines.symbolic.encode import TRUE, Term, disj, negate
 
 
-def kinduction(problem: Safety, max_k: int, deadline: Deadline) -> Outcome:
+def kinduction(problem: Safety, max_k: int, deadline: Deadline, assume: Term = TRUE) -> Outcome:
+    """`assume`: invariants (over `enc.cur`) the step case may assume in each of its states."""
     enc = problem.enc
     base = Unroller(problem, deadline)
     step = solver(deadline)
     tag = lambda i: f"k{i}"   # noqa: E731 - step-case symbols, apart from the base case's
     states = [enc.state(tag(0))]
-    step.add(enc.param_constraints(), enc.ranges(states[0]))
+    step.add(enc.param_constraints(), enc.ranges(states[0]), enc.at(assume, states[0]))
     good = negate(problem.bad)
     for k in range(max_k + 1):
         found = base.probe()
@@ -36,7 +37,7 @@ def kinduction(problem: Safety, max_k: int, deadline: Deadline) -> Outcome:
         nxt = enc.state(tag(k + 1))
         step.add(enc.at(good, s_k))
         step.add(enc.transition(tag(k), dst=nxt, src=s_k))
-        step.add(enc.ranges(nxt))
+        step.add(enc.ranges(nxt), enc.at(assume, nxt))
         for earlier in states:
             step.add(disj(*(a != b for a, b in zip(earlier.slots, nxt.slots))))
         states.append(nxt)

@@ -74,7 +74,7 @@ def prove(enc: Encoding, bad: Term, focus: set[int], deadline: Deadline) -> Proo
     seen: set[Clause] = set()
     last: list[list[int]] = []
     for rounds in range(ROUNDS + 1):
-        alive = strengthen._houdini(enc, conj(support, good), pool, deadline) if pool else []
+        alive = strengthen.houdini(enc, conj(support, good), pool, deadline) if pool else []
         if isinstance(alive, str):
             return alive
         lemmas = conj(*(clause_term(c, enc.cur.slots) for c in alive))
@@ -147,7 +147,7 @@ def _wanted(lost: list[Clause], last: list[list[int]]) -> list[Clause]:
 def _run_states(enc: Encoding, deadline: Deadline) -> np.ndarray:
     """States of seeded random runs of the (concrete) product, one row each."""
     until = time.perf_counter() + min(strengthen.WALK_SECONDS, (deadline.left() or 1.0) * 0.1)
-    found = set() if enc.free else strengthen._random_states(enc, {}, until)
+    found = set() if enc.free else strengthen.random_states(enc, {}, until)
     if not found:
         return np.zeros((0, len(enc.slots)), dtype=np.int64)
     return np.array(sorted(found), dtype=np.int64)

@@ -19,7 +19,7 @@ import z3
 
 from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Deadline, Outcome, Safety
-from verifier.engines.symbolic.encode import Encoding, Term, conj, negate
+from verifier.engines.symbolic.encode import TRUE, Encoding, Term, conj, negate
 from verifier.engines.symbolic.witness import Path
 
 FALLBACK_DEPTH = 60
@@ -43,7 +43,9 @@ def _constants(terms: list[Term], skip: set) -> list[Term]:
     return list(seen.values())
 
 
-def pdr(problem: Safety, deadline: Deadline) -> Outcome:
+def pdr(problem: Safety, deadline: Deadline, assume: Term = TRUE) -> Outcome:
+    """`assume`: invariants (over `enc.cur`, initially true) every state in the rules satisfies;
+    the invariant returned includes them."""
     enc = problem.enc
     params = list(enc.params.values())
     cur = list(enc.cur.slots) + params
@@ -65,8 +67,9 @@ def pdr(problem: Safety, deadline: Deadline) -> Outcome:
     fp.rule(inv(*cur), init)
     # the declared ranges hold in every reachable state (effects clamp, or are blocked, at the
     # bounds); stating them in the rules spares Spacer from rediscovering them
-    fp.rule(inv(*nxt), [inv(*cur), enc.ranges(enc.cur), trans, enc.ranges(enc.nxt)])
-    fp.rule(err(), [inv(*cur), enc.ranges(enc.cur), bad])
+    assumed, assumed_next = assume, enc.rename(assume, enc.cur, enc.nxt)
+    fp.rule(inv(*nxt), [inv(*cur), enc.ranges(enc.cur), assumed, trans, enc.ranges(enc.nxt), assumed_next])
+    fp.rule(err(), [inv(*cur), enc.ranges(enc.cur), assumed, bad])
     try:
         r = fp.query(err())
     except z3.Z3Exception as e:
@@ -76,10 +79,10 @@ def pdr(problem: Safety, deadline: Deadline) -> Outcome:
         return Outcome("unknown", "pdr", reason=f"Spacer failed: {text}")
     if r == z3.unsat:
         invariant = z3.substitute_vars(fp.get_cover_delta(-1, inv), *cur)
-        problem_with = _verify(enc, invariant, problem, deadline)
+        problem_with = _verify(enc, invariant, problem, deadline, assumed, assumed_next)
         if problem_with is not None:
             return Outcome("unknown", "pdr", reason=f"internal: Spacer's invariant {problem_with}")
-        return Outcome("safe", "pdr", invariant=invariant,
+        return Outcome("safe", "pdr", invariant=conj(invariant, assume),
                        reason="an inductive invariant excludes every bad state")
     if r == z3.sat:
         facts = _ground_facts(fp.get_answer(), inv)
@@ -102,10 +105,11 @@ def pdr(problem: Safety, deadline: Deadline) -> Outcome:
     return Outcome("unknown", "pdr", reason=f"Spacer returned unknown: {why}")
 
 
-def _verify(enc: Encoding, inv: Term, problem: Safety, deadline: Deadline) -> str | None:
-    """None when `inv` is initiated, inductive and safe; else what fails."""
+def _verify(enc: Encoding, inv: Term, problem: Safety, deadline: Deadline, assumed: Term = TRUE,
+            assumed_next: Term = TRUE) -> str | None:
+    """None when `inv` is initiated, inductive and safe (where `assumed` holds); else what fails."""
     inv_next = enc.rename(inv, enc.cur, enc.nxt)
-    ranges, ranges_next = enc.ranges(enc.cur), enc.ranges(enc.nxt)
+    ranges, ranges_next = conj(enc.ranges(enc.cur), assumed), conj(enc.ranges(enc.nxt), assumed_next)
     checks = (("does not hold initially", [enc.init(enc.cur), negate(inv)]),
               ("is not inductive", [inv, ranges, enc.relation, ranges_next, negate(inv_next)]),
               ("does not exclude the bad states", [inv, ranges, problem.bad]))

@@ -93,7 +93,7 @@ def exclude(enc: Encoding, support: Term, samples: list[list[int]], deadline: De
     if not candidates:
         return Lemmas([], conj())
     clauses = _unbroken_by_runs(enc, list(candidates), samples, deadline)
-    alive = _houdini(enc, support, clauses, deadline)
+    alive = houdini(enc, support, clauses, deadline)
     if isinstance(alive, str):
         return alive
     return Lemmas(alive, conj(*(clause_term(c, enc.cur.slots) for c in alive)))
@@ -126,7 +126,7 @@ def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[i
     known = _RUNS.setdefault(enc, {})
     for params in sorted({tuple(s[n:]) for s in samples}):
         if params not in known:
-            known[params] = _random_states(enc, dict(zip(enc.params, params)), runs_by)
+            known[params] = random_states(enc, dict(zip(enc.params, params)), runs_by)
         states |= known[params]
     if not states:
         return clauses
@@ -144,16 +144,19 @@ def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[i
 _RUNS: WeakKeyDictionary[Encoding, dict[tuple[int, ...], set[tuple[int, ...]]]] = WeakKeyDictionary()
 
 
-def _random_states(enc: Encoding, params: dict[str, int], until: float) -> set[tuple[int, ...]]:
+def random_states(enc: Encoding, params: dict[str, int], until: float, starts: list[tuple[int, ...]] | None = None,
+                  most: int = WALK_STEPS) -> set[tuple[int, ...]]:
+    """The states of seeded random runs (at most `most` steps) from `starts` (reachable states;
+    by default a few initial states), at these parameter values."""
     lay = layout(enc.source.instantiate(dict[str, int | None](params)))
     packing = packing_of(lay)
     expand = compile_expander(lay).expand
-    starts = [packing.pack(s) for s in _initial_states(enc, params)]
-    seen: set[int] = set(starts)
+    froms = [packing.pack(s) for s in (_initial_states(enc, params) if starts is None else starts)]
+    seen: set[int] = set(froms)
     rng = random.Random(0)
     steps = last_new = 0
-    while starts and steps < WALK_STEPS and steps - last_new < WALK_STALE and time.perf_counter() < until:
-        state = rng.choice(starts)
+    while froms and steps < most and steps - last_new < WALK_STALE and time.perf_counter() < until:
+        state = rng.choice(froms)
         for _ in range(WALK_LENGTH):
             steps += 1
             try:
@@ -166,7 +169,7 @@ def _random_states(enc: Encoding, params: dict[str, int], until: float) -> set[t
             if state not in seen:
                 seen.add(state)
                 last_new = steps
-            if steps >= WALK_STEPS or steps - last_new >= WALK_STALE or (steps % 64 == 0 and time.perf_counter() >= until):
+            if steps >= most or steps - last_new >= WALK_STALE or (steps % 64 == 0 and time.perf_counter() >= until):
                 break
     return {packing.unpack(x) for x in seen}
 
@@ -187,14 +190,48 @@ def _initial_states(enc: Encoding, params: dict[str, int]) -> list[tuple[int, ..
 
 # ---------------------------------------------------------------- Houdini
 
-def _houdini(enc: Encoding, support: Term, clauses: list[Clause], deadline: Deadline) -> list[Clause] | str:
-    alive = _drop_broken(_solver(enc.init(enc.cur)), clauses, enc.cur.slots, [], deadline)
+def houdini(enc: Encoding, support: Term, lemmas: list, deadline: Deadline,
+            purpose: str = "the ranking search", narrowed: list | None = None) -> list | str:
+    """The largest subset of `lemmas` (clauses, or objects with `term(xs)` and `holds(values)`)
+    that holds initially and is preserved by every action from the states where `support` and
+    every lemma left hold; or why the solver could not finish (`purpose` names what it was for).
+    Each state the solver finds that satisfies them all is also expanded concretely (a concrete
+    model, no free parameter): every successor breaks lemmas too, at no solver cost. When it
+    cannot finish, `narrowed` (if given) is set to the lemmas not yet dropped: what is dropped
+    is in no inductive subset, so a later run may start from them."""
+    alive = _drop_broken(_solver(enc.init(enc.cur)), lemmas, enc.cur.slots, [], deadline, purpose,
+                         narrowed=narrowed)
     if isinstance(alive, str):
         return alive
     step = _solver(conj(support, enc.relation, enc.ranges(enc.nxt)))
     marks = [z3.Bool(f"houdini!{k}") for k in range(len(alive))]
-    step.add(*(z3.Implies(m, clause_term(c, enc.cur.slots)) for m, c in zip(marks, alive)))
-    return _drop_broken(step, alive, enc.nxt.slots, marks, deadline)
+    step.add(*(z3.Implies(m, lemma_term(c, enc.cur.slots)) for m, c in zip(marks, alive)))
+    return _drop_broken(step, alive, enc.nxt.slots, marks, deadline, purpose,
+                        None if enc.free else (enc.cur.slots, _successors(enc)), narrowed)
+
+
+def _successors(enc: Encoding):
+    """The concrete successors of a state of a concrete model (none where the model errs)."""
+    lay = layout(enc.model)
+    packing = packing_of(lay)
+    expand = compile_expander(lay).expand
+
+    def successors(values: list[int]) -> list[tuple[int, ...]]:
+        try:
+            return [packing.unpack(t) for _a, _c, t, _gap in expand(packing.pack(tuple(values))) if t is not None]
+        except (EvalError, ValueError, OverflowError):
+            return []
+
+    return successors
+
+
+def lemma_term(lemma, xs) -> Term:
+    """A clause's or another lemma's term over the slot terms `xs`."""
+    return clause_term(lemma, xs) if isinstance(lemma, tuple) else lemma.term(xs)
+
+
+def _broken(lemma, values) -> bool:
+    return excluded(lemma, values) if isinstance(lemma, tuple) else not lemma.holds(values)
 
 
 def _solver(fact: Term) -> z3.Solver:
@@ -204,31 +241,47 @@ def _solver(fact: Term) -> z3.Solver:
     return s
 
 
-def _drop_broken(s: z3.Solver, clauses: list[Clause], at, marks: list[Term], deadline: Deadline) -> list[Clause] | str:
-    """The clauses that no model of `s` breaks in the state `at`, found by asking for a broken one
-    until none is left. With `marks` (one per clause), the marks of the clauses left are assumed:
-    Houdini's consecution, when `s` implies each clause in the source state under its mark."""
-    broken = {c: negate(clause_term(c, at)) for c in clauses}
-    mark = dict(zip(clauses, marks))
-    alive = list(clauses)
+def _drop_broken(s: z3.Solver, lemmas: list, at, marks: list[Term], deadline: Deadline, purpose: str,
+                 successors: tuple | None = None, narrowed: list | None = None) -> list | str:
+    """The lemmas that no model of `s` breaks in the state `at`, found by asking for a broken one
+    until none is left. With `marks` (one per lemma), the marks of the lemmas left are assumed:
+    Houdini's consecution, when `s` implies each lemma in the source state under its mark; then
+    `successors` (if given: the source state's slots and a function listing a state's concrete
+    successors) adds the source state's successors, each of which breaks lemmas as the model's
+    own target state does."""
+    broken = {c: negate(lemma_term(c, at)) for c in lemmas}
+    mark = dict(zip(lemmas, marks))
+    alive = list(lemmas)
     while alive:
         if deadline.expired():
-            return "the time for this claim ran out while proving invariants for the ranking search"
+            if narrowed is not None:
+                narrowed[:] = alive
+            return f"the time for this claim ran out while proving invariants for {purpose}"
         s.set("timeout", deadline.ms(cap=CHECK_CAP))
         s.push()
         s.add(z3.Or(*(broken[c] for c in alive)))
         r = s.check(*(mark[c] for c in alive if c in mark))
-        values = [] if r != z3.sat else [s.model().eval(x, model_completion=True).as_long() for x in at]
+        states = []
+        if r == z3.sat:
+            m = s.model()
+            states.append([m.eval(x, model_completion=True).as_long() for x in at])
+            if successors is not None:
+                source, expand = successors
+                states += expand([m.eval(x, model_completion=True).as_long() for x in source])
         s.pop()
         if r == z3.unknown:
-            return "Z3 could not decide an invariant candidate for the ranking search"
+            if narrowed is not None:
+                narrowed[:] = alive
+            return ("the time for this claim ran out while proving invariants for " if deadline.expired()
+                    else "Z3 could not decide an invariant candidate for ") + purpose
         if r == z3.unsat:
             break
-        alive = [c for c in alive if not excluded(c, values)]
+        alive = [c for c in alive if not any(_broken(c, values) for values in states)]
     return alive
 
 
-def recheck(enc: Encoding, support: Term, invariant: Term, deadline: Deadline) -> str:
+def recheck(enc: Encoding, support: Term, invariant: Term, deadline: Deadline,
+            purpose: str = "the ranking search") -> str:
     """"" when `invariant` holds initially and every action preserves it from the states where
     it and `support` hold (fresh solvers), else what fails."""
     checks = (("does not hold initially", conj(enc.init(enc.cur), negate(invariant))),
@@ -239,8 +292,8 @@ def recheck(enc: Encoding, support: Term, invariant: Term, deadline: Deadline) -
         s.set("timeout", deadline.ms(cap=CHECK_CAP))
         r = s.check()
         if r == z3.sat:
-            return f"internal: an invariant of the ranking search {what}"
+            return f"internal: an invariant of {purpose} {what}"
         if r == z3.unknown:
-            return "the time for this claim ran out while re-checking the ranking search's invariants" \
-                if deadline.expired() else f"Z3 could not re-check an invariant of the ranking search ({what})"
+            return f"the time for this claim ran out while re-checking the invariants of {purpose}" \
+                if deadline.expired() else f"Z3 could not re-check an invariant of {purpose} ({what})"
     return ""

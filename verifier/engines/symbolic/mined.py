@@ -1,0 +1,400 @@
+"""Safety claims proved by induction strengthened with lemmas mined from reachable states.
+
+Where an explicit search stopped at its cap, it has still seen many reachable states. The
+candidate lemmas are short facts true in every one of them and in the states of seeded
+random runs (`strengthen.random_states`, which reach deeper than a breadth-first search):
+
+- clauses over interval literals (``x == v``, ``x <= v``, ``x >= v``): ``not l`` where no
+  state satisfies `l`, and ``not (l1 and l2)`` over two slots where no state satisfies both,
+  only the strongest of each family (the literals' intervals as large as the states allow);
+- linear equalities ``c1*x1 + ... + cn*xn == b`` that every such state satisfies (a basis of
+  their affine hull's equations, with integer coefficients).
+
+Mining only proposes: nothing is believed because states satisfied it. Houdini
+(`strengthen.houdini`) keeps the subset that holds initially and that every action preserves
+from the states where all of it holds, with the claim as one more candidate, so that lemmas
+that need the claim survive with it. A claim that survives is proved (1-inductive with the
+lemmas); otherwise k-induction is tried with the lemmas assumed in every state of the step
+case (they hold in every reachable state, so this only removes unreachable paths). Before a
+proof is reported, the lemmas (with the claim, when it is one of them) are proved inductive
+again by fresh solvers (`strengthen.recheck`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import product
+from math import lcm
+
+import numpy as np
+import z3
+
+from verifier.engines.symbolic.core import Deadline, Outcome, Safety
+from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
+from verifier.engines.symbolic.kinduction import kinduction
+from verifier.engines.symbolic.pdr import pdr
+from verifier.engines.symbolic.strengthen import Clause, Literal, houdini, lemma_term, random_states, recheck
+from verifier.ir.expr import App, Const, Expr, Index, Op, Var, walk
+from verifier.ir.model import BoolType, EnumType
+
+MINED = "mined-lemmas"   # the method's name in results
+EQ_DOMAIN = 8            # an integer slot with at most this many values also gets literals x == v
+THRESHOLDS = 24          # literals x <= v and x >= v per integer slot, at most about this many values v each
+RUN_SECONDS = 1.0        # seeded random runs beside the explored states, at most ...
+RUN_STEPS = 100_000      # ... and this many steps, from the deepest explored states ...
+RUN_STARTS = 256         # ... these many
+MAX_K = 4                # k-induction relative to the lemmas, up to this k
+EQUATION_ROWS = 400      # states the linear equalities are found from (then checked on all)
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``sum(c * x[slot]) op bound``, op one of ==, <=, >=."""
+
+    coeffs: tuple[tuple[int, int], ...]      # (slot, coefficient), coefficient != 0
+    op: str
+    bound: int
+
+    def value(self, values) -> int:
+        return sum(c * values[k] for k, c in self.coeffs)
+
+    def holds(self, values) -> bool:
+        return _compare(self.value(values), self.op, self.bound)
+
+    def column(self, table: np.ndarray) -> np.ndarray:
+        return _compare(table[:, [k for k, _ in self.coeffs]] @ np.array([c for _, c in self.coeffs]),
+                        self.op, self.bound)
+
+    def term(self, xs) -> Term:
+        return _compare(z3.Sum([c * xs[k] for k, c in self.coeffs]), self.op, self.bound)
+
+
+def _compare(x, op: str, bound: int):
+    return x == bound if op == "==" else x <= bound if op == "<=" else x >= bound
+
+
+@dataclass(frozen=True)
+class Goal:
+    """The claim's good states as a Houdini candidate (its term over `enc.cur`)."""
+
+    good: Term
+    cur: tuple[Term, ...]
+
+    def term(self, xs) -> Term:
+        return self.good if tuple(xs) == self.cur else z3.substitute(self.good, *zip(self.cur, xs))
+
+    def holds(self, values) -> bool:
+        return z3.is_true(z3.simplify(self.term([z3.IntVal(v) for v in values])))
+
+    def __hash__(self) -> int:
+        return self.good.hash()
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Goal) and self.good.eq(other.good)
+
+
+@dataclass
+class Mined:
+    """The candidates of one model, and their inductive subset once Houdini has run on them alone."""
+
+    every: list                       # every candidate mined (a claim may keep some alive)
+    explored: int                     # states they were mined from
+    candidates: list = field(default_factory=list)   # those Houdini has not dropped without a claim
+    alone: list | None = None         # Houdini's survivors without a claim, once it finished
+
+    def __post_init__(self) -> None:
+        self.candidates = self.candidates or list(self.every)
+
+
+def mine(enc: Encoding, explored: np.ndarray, seconds: float = RUN_SECONDS, until: float | None = None) -> Mined:
+    """Candidate lemmas true in every row of `explored` (reachable states, one column per slot of a
+    concrete model) and in the states of seeded random runs (`seconds` at most); the pairs of
+    slots not reached by `until` (time.perf_counter()) give no clauses."""
+    n = len(enc.slots)
+    rows = [explored[:, :n]] if len(explored) else []
+    deepest = [tuple(int(v) for v in row) for row in explored[-RUN_STARTS:, :n]]    # the last rows: BFS order
+    runs = random_states(enc, {}, min(time.perf_counter() + seconds, until or float("inf")), deepest or None,
+                         RUN_STEPS)
+    if runs:
+        rows.append(np.array(sorted(runs), dtype=np.int64))
+    if not rows:
+        return Mined([], 0)
+    table = np.concatenate(rows)
+    candidates: list = _equations(table) + _bounds(enc, table) + _clauses(enc, table, until)
+    return Mined(_unbroken(candidates, table), len(table))
+
+
+def _unbroken(candidates: list, table: np.ndarray) -> list:
+    """The candidates no row of `table` breaks (those mined from a sample are checked on all)."""
+    out = []
+    for c in candidates:
+        if isinstance(c, tuple):
+            if not np.any(np.logical_and.reduce([lit.column(table) for lit in c])):
+                out.append(c)
+        elif np.all(c.column(table)):
+            out.append(c)
+    return out
+
+
+# ---------------------------------------------------------------- clauses
+
+def _literals(enc: Encoding, table: np.ndarray) -> list[tuple[Literal, int, int]]:
+    """Per slot, interval literals with their intervals [lo, hi] (not the whole domain)."""
+    out = []
+    for k, (slot, (lo_t, hi_t)) in enumerate(zip(enc.slots, enc.slot_bounds)):
+        lo, hi = numeral(lo_t), numeral(hi_t)
+        if lo is None or hi is None or hi <= lo:
+            continue
+        small = isinstance(slot.type, (BoolType, EnumType)) or hi - lo + 1 <= EQ_DOMAIN
+        if small:
+            out += [(Literal(k, "==", v), v, v) for v in range(lo, hi + 1)]
+        if isinstance(slot.type, (BoolType, EnumType)):
+            continue
+        seen = np.unique(table[:, k])
+        points = sorted({int(v) for v in np.quantile(seen, np.linspace(0, 1, THRESHOLDS), method="nearest")} |
+                        {int(seen.min()) - 1, int(seen.max()) + 1}) if hi - lo >= THRESHOLDS else list(range(lo, hi + 1))
+        out += [(Literal(k, "<=", v), lo, v) for v in points if lo <= v < hi and not (small and v == lo)]
+        out += [(Literal(k, ">=", v), v, hi) for v in points if lo < v <= hi and not (small and v == hi)]
+    return out
+
+
+def _clauses(enc: Encoding, table: np.ndarray, until: float | None = None) -> list[Clause]:
+    """`not l` and `not (l1 and l2)` that no row breaks, the strongest of each family: a clause
+    is dropped when another one's literals have intervals containing its own. Per pair of slots,
+    the value pairs the rows take (a grid) decide which literal pairs some row satisfies."""
+    groups: dict[int, list[tuple[Literal, int, int]]] = {}
+    for lit in _literals(enc, table):
+        groups.setdefault(lit[0].slot, []).append(lit)
+    slots = sorted(groups)
+    lows = {k: min(lo for _, lo, _ in groups[k]) for k in slots}
+    size = {k: max(hi for _, _, hi in groups[k]) - lows[k] + 1 for k in slots}
+    member = {k: np.array([[lo <= lows[k] + v <= hi for v in range(size[k])] for _, lo, hi in groups[k]],
+                          dtype=np.int64) for k in slots}            # literal x value
+    within = {k: np.array([[lo2 <= lo and hi <= hi2 for _, lo2, hi2 in groups[k]] for _, lo, hi in groups[k]],
+                          dtype=np.int64) for k in slots}            # literal a inside literal a'
+    column = {k: table[:, k] - lows[k] for k in slots}
+    seen = {k: np.bincount(column[k], minlength=size[k]) > 0 for k in slots}
+    occurs = {k: member[k] @ seen[k] > 0 for k in slots}
+    out: list[Clause] = []
+    for k in slots:
+        never = ~occurs[k]
+        widest = never & (within[k] @ never == 1)
+        out += [(groups[k][a][0],) for a in np.flatnonzero(widest)]
+    for i, k in enumerate(slots):
+        if until is not None and time.perf_counter() > until:
+            break
+        for j in slots[i + 1:]:
+            grid = (np.bincount(column[k] * size[j] + column[j], minlength=size[k] * size[j]) > 0)
+            together = member[k] @ grid.reshape(size[k], size[j]).astype(np.int64) @ member[j].T
+            pair = ((together == 0) & occurs[k][:, None] & occurs[j][None, :]).astype(np.int64)
+            best = (pair == 1) & (within[k] @ pair @ within[j].T == 1)
+            out += [(groups[k][a][0], groups[j][b][0]) for a, b in zip(*np.nonzero(best))]
+    return out
+
+
+# ---------------------------------------------------------------- linear equalities
+
+def _equations(table: np.ndarray) -> list[Linear]:
+    """A basis of the linear equalities every row of a sample satisfies, with integer
+    coefficients (the caller checks them on every row)."""
+    if len(table) < 2:
+        return []
+    rng = np.random.default_rng(1)
+    rows = table[rng.choice(len(table), min(EQUATION_ROWS, len(table)), replace=False)]
+    base = [int(v) for v in rows[0]]
+    n = table.shape[1]
+    reduced: dict[int, list[Fraction]] = {}        # pivot column -> row, reduced row echelon form
+    for r in _spanning(rows[1:] - rows[0]):
+        v = [Fraction(int(x)) for x in r]
+        for p, row in reduced.items():
+            if v[p]:
+                f = v[p]
+                v = [x - f * y for x, y in zip(v, row)]
+        pivot = next((k for k, x in enumerate(v) if x), None)
+        if pivot is None:
+            continue
+        v = [x / v[pivot] for x in v]
+        for p, row in reduced.items():
+            if row[pivot]:
+                f = row[pivot]
+                reduced[p] = [x - f * y for x, y in zip(row, v)]
+        reduced[pivot] = v
+    out = []
+    for free in range(n):
+        if free in reduced:
+            continue
+        vec = [Fraction(0)] * n
+        vec[free] = Fraction(1)
+        for p, row in reduced.items():
+            vec[p] = -row[free]
+        scale = lcm(*(x.denominator for x in vec))
+        coeffs = tuple((k, int(x * scale)) for k, x in enumerate(vec) if x)
+        if len(coeffs) > 1:                        # one slot alone: a constant, which the clauses say
+            out.append(Linear(coeffs, "==", sum(c * base[k] for k, c in coeffs)))
+    return out
+
+
+def _bounds(enc: Encoding, table: np.ndarray) -> list[Linear]:
+    """`form <= most` and `form >= least` over the states, for the linear forms the model's own
+    guards and effects add up (``deck[p] + disc[p] + hand[p]``, per value of an index such as
+    `active`), where the ranges alone do not imply them."""
+    ranges = [(numeral(lo), numeral(hi)) for lo, hi in enc.slot_bounds]
+    out = []
+    for coeffs in sorted(_model_forms(enc)):
+        known = [(c, lo, hi) for k, c in coeffs for lo, hi in [ranges[k]] if lo is not None and hi is not None]
+        if len(known) < len(coeffs):
+            continue
+        values = table[:, [k for k, _ in coeffs]] @ np.array([c for _, c in coeffs])
+        most = sum(c * (hi if c > 0 else lo) for c, lo, hi in known)
+        least = sum(c * (lo if c > 0 else hi) for c, lo, hi in known)
+        if int(values.max()) < most:
+            out.append(Linear(coeffs, "<=", int(values.max())))
+        if int(values.min()) > least:
+            out.append(Linear(coeffs, ">=", int(values.min())))
+    return out
+
+
+def _model_forms(enc: Encoding) -> set[tuple[tuple[int, int], ...]]:
+    """The linear forms over two slots or more of the sums and differences in the model's guards
+    and effects (constants dropped), one per value of the state variables their indices read."""
+    exprs = [e for a in enc.model.actions for e in (a.guard, *(x.value for x in a.effects))]
+    forms = set()
+    for e in exprs:
+        for node in walk(e):
+            if not (isinstance(node, App) and node.op in (Op.ADD, Op.SUB)):
+                continue
+            indices = sorted({v.name for x in walk(node) if isinstance(x, Index)
+                              for v in walk(x.index) if isinstance(v, Var)})
+            domains = [range(*_domain(enc, name)) for name in indices]
+            for values in product(*domains):
+                form = _linear(enc, node, dict(zip(indices, values)))
+                if form is not None:
+                    coeffs = tuple(sorted((k, c) for k, c in form[0].items() if c))
+                    if len(coeffs) > 1:
+                        forms.add(coeffs)
+    return forms
+
+
+def _domain(enc: Encoding, name: str) -> tuple[int, int]:
+    """range() arguments of a scalar variable's values."""
+    lo, hi = enc.slot_bounds[enc.offsets[name][0]]
+    return (numeral(lo) or 0), (numeral(hi) or 0) + 1
+
+
+def _linear(enc: Encoding, e: Expr, env: dict[str, int]) -> tuple[dict[int, int], int] | None:
+    """`e` as (slot -> coefficient, constant) with the scalar variables of `env` at their values;
+    None when it is not linear in the slots."""
+    match e:
+        case Const():
+            return {}, e.value
+        case Var() if e.name in env:
+            return {}, env[e.name]
+        case Var() if e.name in enc.offsets:
+            return {enc.offsets[e.name][0]: 1}, 0
+        case Index() if e.name in enc.offsets:
+            index = _linear(enc, e.index, env)
+            start, lo, size = enc.offsets[e.name]
+            if index is None or index[0] or not lo <= index[1] < lo + size:
+                return None
+            return {start + index[1] - lo: 1}, 0
+        case App(op=Op.ADD | Op.SUB, args=(a, b)):
+            x, y = _linear(enc, a, env), _linear(enc, b, env)
+            if x is None or y is None:
+                return None
+            sign = 1 if e.op is Op.ADD else -1
+            coeffs = dict(x[0])
+            for k, c in y[0].items():
+                coeffs[k] = coeffs.get(k, 0) + sign * c
+            return coeffs, x[1] + sign * y[1]
+        case App(op=Op.ITE, args=(cond, Const(value=1), Const(value=0))) | \
+                App(op=Op.ITE, args=(cond, Const(value=0), Const(value=1))):
+            flag = _linear(enc, cond, env)          # a flag read as 0/1 (or its complement)
+            if flag is None or len(flag[0]) != 1 or flag[1] or next(iter(flag[0].values())) != 1:
+                return None
+            k = next(iter(flag[0]))
+            if not isinstance(enc.slots[k].type, BoolType):
+                return None
+            then = e.args[1]
+            return ({k: 1}, 0) if isinstance(then, Const) and then.value == 1 else ({k: -1}, 1)
+        case _:
+            return None
+
+
+def _spanning(diffs: np.ndarray) -> list[np.ndarray]:
+    """Rows of `diffs` that span the same space (floating point, to pick them; exact arithmetic
+    follows on these few)."""
+    basis: list[np.ndarray] = []
+    out = []
+    for r in diffs:
+        v = r.astype(np.float64)
+        for b in basis:
+            v = v - (v @ b) * b
+        norm = float(np.linalg.norm(v))
+        if norm > 1e-6 * max(1.0, float(np.linalg.norm(r))):
+            basis.append(v / norm)
+            out.append(r)
+            if len(basis) == diffs.shape[1]:
+                break
+    return out
+
+
+# ---------------------------------------------------------------- the proof
+
+def prove(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
+    """The claim `not problem.bad` proved with the mined lemmas (status "safe"), a path to a bad
+    state found by the base case of k-induction ("reached"), or why neither ("unknown"). In
+    turn: k-induction with the lemmas, PDR with them (every state of its rules satisfies
+    them), then Houdini again with the claim among the candidates. What Houdini drops is
+    dropped from `mined` for good (it belongs to no inductive subset), so a claim cut short
+    leaves the next one less to do."""
+    enc = problem.enc
+    support = enc.ranges(enc.cur)
+    if mined.alone is None:
+        narrowed: list = []
+        alone = houdini(enc, support, mined.candidates, deadline.share(0.5), "the mined lemmas", narrowed)
+        if isinstance(alone, str):
+            mined.candidates = narrowed or mined.candidates
+            return Outcome("unknown", MINED, reason=alone)
+        mined.alone = mined.candidates = alone
+    lemmas = mined.alone
+    assume = conj(*(lemma_term(c, enc.cur.slots) for c in lemmas))
+    k = kinduction(problem, MAX_K, deadline.share(0.3), assume)
+    if k.status == "reached":          # the base case: a path from an initial state, no lemma assumed
+        return k
+    if k.status == "safe":
+        return _checked(problem, lemmas, None, deadline, f"{_count(lemmas, mined)}; {k.reason}", k.depth)
+    seeded = pdr(problem, deadline.share(0.7), assume)
+    if seeded.status == "reached":
+        return seeded
+    if seeded.status == "safe":
+        return _checked(problem, lemmas, None, deadline, f"{_count(lemmas, mined)} and PDR", None)
+    goal = Goal(negate(problem.bad), enc.cur.slots)
+    with_goal = houdini(enc, support, [goal, *mined.every], deadline, "the mined lemmas")
+    if isinstance(with_goal, str):
+        return Outcome("unknown", MINED, reason=f"with {_count(lemmas, mined)}: k-induction: {k.reason}; "
+                                                f"PDR: {seeded.reason}; with the claim: {with_goal}")
+    if goal in with_goal:
+        rest = [c for c in with_goal if c != goal]
+        return _checked(problem, rest, goal, deadline, f"{_count(rest, mined)}; inductive together with them", 1)
+    return Outcome("unknown", MINED, reason=f"with {_count(lemmas, mined)}: k-induction: {k.reason}; "
+                                            f"PDR: {seeded.reason}; not inductive together with them")
+
+
+def _count(lemmas: list, mined: Mined) -> str:
+    clauses = sum(isinstance(c, tuple) for c in lemmas)
+    return (f"{len(lemmas)} mined lemmas ({clauses} clauses, {len(lemmas) - clauses} linear) "
+            f"of {len(mined.every)} candidates true in {mined.explored:,} reachable states")
+
+
+def _checked(problem: Safety, lemmas: list, goal: Goal | None, deadline: Deadline, how: str,
+             depth: int | None) -> Outcome:
+    """"safe" once fresh solvers show the lemmas (and the goal, if given) inductive and, with a
+    goal, that they exclude the bad states."""
+    enc = problem.enc
+    parts = [lemma_term(c, enc.cur.slots) for c in lemmas] + ([goal.good] if goal is not None else [])
+    invariant = conj(*parts)
+    failed = recheck(enc, enc.ranges(enc.cur), invariant, deadline, "the mined lemmas")
+    if failed:
+        return Outcome("unknown", MINED, reason=failed)
+    return Outcome("safe", MINED, depth, invariant=invariant, reason=how)
