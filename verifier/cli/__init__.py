@@ -1,4 +1,8 @@
-"""The `turnproof` command: subcommands are the modules of this package that define `register`."""
+"""The `turnproof` command: subcommands are the modules of this package that define `register`.
+
+A subcommand module imports what its command runs inside `run`, so that `--help` and usage errors
+stay fast; the commands whose --timeout bounds the whole run name those modules in the `imports`
+default, loaded before the backstop is armed (as they were when every module was loaded up front)."""
 from __future__ import annotations
 
 import argparse
@@ -69,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         print(err.render(), file=sys.stderr)
         return EXIT_ERROR
     args = parser.parse_args(argv)
+    for module in getattr(args, "imports", ()):      # what the command runs, loaded before its --timeout counts
+        importlib.import_module(module)
     debug = args.debug or os.environ.get("TURNPROOF_DEBUG") == "1"
     backstop = args.timeout if args.handler.__module__.rsplit(".", 1)[-1] in WHOLE_RUN_TIMEOUT else None
     with terminate_on_sigterm(), hard_deadline(backstop), memory.watching(getattr(args, "max_memory", None)):

@@ -48,7 +48,8 @@ def register(sub: Commands) -> None:
     p.add_argument("--update-baseline", action="store_true", help="(re)write the --baseline file from this run")
     p.add_argument("--no-baseline", action="store_true",
                    help="compare with no baseline, even one set by baseline = ... in [tool.turnproof]")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, imports=("verifier.baseline", "verifier.runner", "verifier.report.text",
+                                         "verifier.report.json_out", "verifier.report.junit", "verifier.report.sarif"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -52,7 +52,7 @@ def register(sub: Commands) -> None:
                         "cover all)")
     add_model_options(p)
     add_output_options(p, FORMATS)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, imports=("verifier.diffing.compare", "verifier.report.diff"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -62,7 +62,8 @@ def register(sub: Commands) -> None:
     p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
     add_model_options(p)
     add_output_options(p, FORMATS)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, imports=("verifier.runner", "verifier.analysis.vacuity", "verifier.report.text",
+                                         "verifier.report.json_out", "verifier.report.junit", "verifier.report.sarif"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -72,7 +72,8 @@ def register(sub: Commands) -> None:
     p.add_argument("--gate", action=argparse.BooleanOptionalAction, default=False,
                    help="exit as `turnproof check` does (see exit codes); --no-gate overrides gate = true "
                         "in [tool.turnproof]")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, imports=("verifier.runner", "verifier.report.pages", "verifier.report.site",
+                                         "verifier.stategraph", "verifier.playout.play"))
 
 
 def run(args: argparse.Namespace) -> int:
