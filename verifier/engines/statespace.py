@@ -14,8 +14,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from verifier.engines import symmetry
 from verifier.engines.actiongen import Labels
 from verifier.engines.bfsgen import Expander, compile_expander, packing_of
@@ -25,8 +23,9 @@ from verifier.ir.model import Action, Model
 from verifier.semantics import EvalError, Gap, Layout, State
 from verifier.trace import Trace, build_trace
 
-if TYPE_CHECKING:                  # networkx is imported where a graph is drawn: 0.3 s a check does not need
+if TYPE_CHECKING:                  # networkx and numpy are imported where used: 0.5 s a check does not need
     import networkx as nx
+    import numpy as np
 
 
 class StatesView(Sequence):
@@ -212,6 +211,8 @@ class StateSpace:
     def sample(self, n: int) -> np.ndarray:
         """At most `n` stored states spread evenly over the search (the deepest last), one row
         each, one column per slot."""
+        import numpy as np
+
         if not self.packed:
             return np.zeros((0, len(self.lay.slots)), dtype=np.int64)
         picks = np.unique(np.linspace(0, len(self.packed) - 1, min(n, len(self.packed))).astype(np.int64))
