@@ -3,13 +3,19 @@
 "Every game ends" fails exactly when some reachable non-final state is stuck
 or lies on a cycle of non-final states; the engine finds cycles on a pruned
 core of the graph (`lasso._cyclic_core`), so this checks the pruning loses no
-cycle and invents none, and that every lasso it prints replays."""
+cycle and invents none, and that every lasso it prints replays. Large regions
+take their components from scipy instead (`lasso._cyclic_components_compiled`):
+both ways give the same outcome, lasso included, with and without fairness."""
 from __future__ import annotations
+
+from unittest.mock import patch
 
 import networkx as nx
 from hypothesis import given
+from hypothesis import strategies as st
 
 from test_explicit_differential import SETTINGS, models
+from verifier.engines import lasso
 from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.props import Terminates
@@ -42,3 +48,18 @@ def test_termination_matches_a_direct_cycle_check(model):
         states = replay(layout(model), r.trace)
         if r.trace.loop_start is not None:
             assert states[-1] == states[r.trace.loop_start]
+
+
+FAIRNESS = st.lists(st.sampled_from(["act0", "act1", "act2", "act3"]), max_size=2, unique=True).map(tuple)
+
+
+@SETTINGS
+@given(models(), st.sampled_from(["game", "turn"]), FAIRNESS, FAIRNESS)
+def test_both_ways_to_the_components_give_one_outcome(model, scope, weak, strong):
+    space = explore(model, keep_edges=True)
+    claim = Terminates(id="t", scope=scope, fairness=weak, strong_fairness=strong)
+    outcomes = []
+    for large in (10**9, 0):                  # the peeled core in Python, then scipy on every region
+        with patch.object(lasso, "LARGE_REGION", large):
+            outcomes.append(lasso.check_termination(space, claim))
+    assert outcomes[0] == outcomes[1]

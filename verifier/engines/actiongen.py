@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from verifier.engines.codegen import Interval, Writer, interval, may_raise, scaled, shifted_left, simplify
-from verifier.ir.expr import App, Const, Expr, Index, Op, Var, substitute
+from verifier.ir.expr import App, Const, Expr, Index, Op, Var, map_expr, substitute
 from verifier.ir.model import Action, Assign, IntType, Overflow, type_bounds
 from verifier.semantics import Layout
 
@@ -115,7 +115,7 @@ def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels
         lines.append(f"{inner}for {name} in r{name}:")
         inner += "    "
     choice_code = "(" + "".join(f"({cname!r}, {name}), " for cname, name in ranges) + ")"
-    label = f"_lab({a}, {choice_code})"
+    label = f"_lab({a}, {choice_code})" if ranges else str(labels(a, ()))   # without choices: numbered now
     plain = specialise(action, {}, w.lay)
     body = _firing(w, a, plain, inner, sink, label, choice_code, env)
     return lines + body if body else []
@@ -134,8 +134,13 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
         lines.append(f"{pad}if {w.expr(guard, env)}:")
         pad += "    "
     bound = {k: v[1] for k, v in env.items()}
+    facts = guard_facts(lay, guard)
+    given = _given(lay, facts)
     writes: list[tuple[str, int | None, str | None, int, int]] = []   # (value code, slot, index local, first, ilo)
-    for eff in action.effects:
+    for effect in action.effects:
+        target = effect.target if isinstance(effect.target, Var) else \
+            Index(effect.target.name, given(effect.target.index), span=effect.target.span)
+        eff = Assign(target, given(effect.value))
         var = lay.variables[eff.target.name]
         first, ilo, size = lay.offsets[var.name]
         lo, hi = lay.slots[first].lo, lay.slots[first].hi
@@ -178,7 +183,7 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
                 lines.append(f"{pad}else:")
                 pad += "    "
         writes.append((code, static, idx, first, ilo))
-    lines.append(f"{pad}t = {_successor(w, writes, pad, lines, guard_facts(lay, guard))}")
+    lines.append(f"{pad}t = {_successor(w, writes, pad, lines, facts)}")
     lines += sink.target(pad, a, label, choice, "t")
     return lines
 
@@ -209,6 +214,19 @@ def guard_facts(lay: Layout, guard: Expr) -> dict[int, int]:
     return facts
 
 
+def _given(lay: Layout, facts: dict[int, int]) -> Callable[[Expr], Expr]:
+    """An effect's expression with the slots its guard fixes read as their values, folded (effects
+    read the state before the firing, where the guard holds: monitors' updates mostly fold away)."""
+    if not facts:
+        return lambda e: e
+
+    def read(node: Expr) -> Expr | None:
+        k = _static_slot(lay, node) if isinstance(node, (Var, Index)) else None
+        return Const(facts[k]) if k is not None and k in facts else None
+
+    return lambda e: simplify(map_expr(e, read), lay)
+
+
 def _static_slot(lay: Layout, e: Expr) -> int | None:
     if isinstance(e, Var):
         return lay.offsets[e.name][0]
@@ -228,7 +246,9 @@ def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[
 
     Without aliasing (no two writes can hit one slot) the successor is ``s`` plus
     ``(new - old) << shift`` per write, with the constant parts summed at compile
-    time; otherwise the fields are overwritten one after the other (the last wins).
+    time (a field set to a constant over an unknown value is cleared by one mask for
+    all of them; a write of the field's own value is left out); otherwise the fields
+    are overwritten one after the other (the last wins).
     """
     assert w.mode == "packed"
     p = w.p
@@ -240,6 +260,7 @@ def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[
     if not aliasing:
         terms: list[str] = []
         delta = 0
+        clear = 0           # the fields set to a constant over a value not known here: cleared at once
         for code, k, idx, first, ilo in writes:
             width, lo = p.widths[first], p.los[first]
             if not width:
@@ -247,10 +268,16 @@ def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[
             if k is not None:
                 sh = p.shifts[k]
                 old = facts.get(k)
-                if old is not None and _is_literal(code):
-                    delta += (int(code) - old) << sh
+                if _is_literal(code):
+                    if old is None:
+                        clear |= ((1 << width) - 1) << sh
+                        delta += (int(code) - lo) << sh
+                    else:
+                        delta += (int(code) - old) << sh
                     continue
                 old_code = str(old) if old is not None else w.static(k)
+                if code == old_code:
+                    continue            # the field keeps its value
                 terms.append(shifted_left(f"({code} - {old_code})", sh))
             else:
                 sh_name = w.fresh("sh")
@@ -261,7 +288,8 @@ def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[
                              f"(({code} - {old_code}) << {sh_name})")
         if delta:
             terms.append(str(delta))
-        return "s" + "".join(f" - {t[1:]}" if t.startswith("-") else f" + {t}" for t in terms)
+        base = f"(s & {~clear})" if clear else "s"
+        return base + "".join(f" - {t[1:]}" if t.startswith("-") else f" + {t}" for t in terms)
     lines.append(f"{pad}u = s")
     for code, k, idx, first, ilo in writes:
         width, lo = p.widths[first], p.los[first]

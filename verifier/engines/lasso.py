@@ -48,6 +48,7 @@ from verifier.result import Verdict
 from verifier.trace import Trace
 
 Outcome = tuple[Verdict | None, Trace | None, str]
+LARGE_REGION = 20_000     # states: from here on the components come from scipy (its import costs a quarter second)
 
 
 def _matches(name: str, wanted: str) -> bool:
@@ -93,14 +94,14 @@ def _marks(n: int, nodes: Iterable[int]) -> bytearray:
 def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what: str,
           pending_final: Iterable[int], strong: Iterable[str] = ()) -> Outcome:
     stuck = set(space.deadlocks)
-    ends = set(pending_final)
-    for i in region:   # BFS order: the first is the shallowest
-        if i in stuck or i in ends:
-            how = "play stops here" if i in stuck else "the game ends here"
-            return Verdict.VIOLATED, space.trace_to(i), f"{what}: {how}"
+    inside = _marks(len(space.packed), region)
+    first = min((i for i in stuck.union(pending_final) if inside[i]), default=None)
+    if first is not None:       # BFS order: the least index is the shallowest
+        how = "play stops here" if first in stuck else "the game ends here"
+        return Verdict.VIOLATED, space.trace_to(first), f"{what}: {how}"
     items = space.labels.items
-    core, edges = _cyclic_core(space, region, cut)
-    if not core:
+    todo, adjacency = _cyclic_components(space, region, cut)
+    if not todo:
         return None, None, ""
     fair = tuple(fairness)
     fair_actions = [{a for a, action in enumerate(space.model.actions) if _matches(action.name, f)} for f in fair]
@@ -109,25 +110,14 @@ def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what
     enabled: dict[int, set[int]] = {}        # state -> actions with a transition there
     if fair or strong_actions:
         src, _dst, lab = space.edge_arrays()
-        for s, x in compress(zip(src, lab), map(core.__contains__, src)):
+        for s, x in compress(zip(src, lab), map(adjacency.__contains__, src)):
             enabled.setdefault(s, set()).add(items[x][0])
-    adjacency: dict[int, list[tuple[int, int]]] = {}
-    for s, d, x in edges:
-        adjacency.setdefault(s, []).append((d, x))
-    graph = nx.DiGraph()
-    graph.add_nodes_from(sorted(core))
-    graph.add_edges_from(map(itemgetter(0, 1), edges))
-    todo = sorted(nx.strongly_connected_components(graph), key=min, reverse=True)
+    todo.reverse()                           # popped in order of their first state
     while todo:
         component = todo.pop()
-        if len(component) == 1:
-            (node,) = component
-            if not graph.has_edge(node, node):
-                continue
         unfair = _strongly_unfair(component, adjacency, enabled, strong_actions, items)
         if unfair:
-            rest = graph.subgraph(component - unfair)
-            todo += sorted(nx.strongly_connected_components(rest), key=min, reverse=True)
+            todo += _components(component - unfair, adjacency)[::-1]
             todo.sort(key=min, reverse=True)
             continue
         witnesses = _fairness_witnesses(component, adjacency, enabled, fair_actions + strong_actions, items)
@@ -147,6 +137,63 @@ def _strongly_unfair(component: set[int], adjacency, enabled, strong_actions, it
         if not taken:
             out |= {i for i in component if enabled.get(i, set()) & wanted}
     return out
+
+
+def _cyclic_components(space, region: list[int], cut: set[int]):
+    """The strongly connected components with a cycle (more than one state, or a self-loop) of the
+    graph of `region`'s kept edges (inside the region, not taking a `cut` action), in order of
+    their first state, and those edges among their states (source -> [(target, label)], in
+    firing order). Small regions peel to the cyclic core in Python; from LARGE_REGION states
+    on, the components come from scipy's (compiled) search of the whole region."""
+    if len(region) >= LARGE_REGION:
+        return _cyclic_components_compiled(space, region, cut)
+    core, edges = _cyclic_core(space, region, cut)
+    adjacency: dict[int, list[tuple[int, int]]] = {}
+    for s, d, x in edges:
+        adjacency.setdefault(s, []).append((d, x))
+    return _components(core, adjacency), adjacency
+
+
+def _components(nodes: set[int], adjacency) -> list[set[int]]:
+    """The components with a cycle of `adjacency` restricted to `nodes`, in order of their first state."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(sorted(nodes))
+    graph.add_edges_from((s, d) for s in sorted(nodes) for d, _x in adjacency.get(s, ()) if d in nodes)
+    return sorted((c for c in nx.strongly_connected_components(graph)
+                   if len(c) > 1 or graph.has_edge(next(iter(c)), next(iter(c)))), key=min)
+
+
+def _cyclic_components_compiled(space, region: list[int], cut: set[int]):
+    """`_cyclic_components` over numpy arrays, the components by scipy (linear time, in C)."""
+    import numpy as np
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(space.packed)
+    alive = np.zeros(n, dtype=bool)
+    alive[np.asarray(region, dtype=np.int64)] = True
+    kept_label = np.array([a not in cut for a, _ in space.labels.items], dtype=bool)
+    src, dst, lab = (np.frombuffer(a, dtype=np.dtype(a.typecode)) for a in space.edge_arrays())
+    keep = np.flatnonzero(alive[src] & alive[dst] & kept_label[lab]) if len(src) else np.zeros(0, dtype=np.int64)
+    s, d = src[keep], dst[keep]
+    graph = csr_array((np.ones(len(keep), dtype=np.int32), (s, d)), shape=(n, n))
+    _count, label = connected_components(graph, directed=True, connection="strong")
+    size = np.bincount(label)
+    cyclic = (size[label] > 1) & alive
+    cyclic[s[s == d]] = True                                   # a self-loop is a cycle
+    nodes = np.flatnonzero(cyclic)
+    if not len(nodes):
+        return [], {}
+    order = np.argsort(label[nodes], kind="stable")            # each component's states ascending
+    grouped = nodes[order]
+    starts = np.flatnonzero(np.diff(label[grouped], prepend=-1))
+    parts = np.split(grouped, starts[1:])
+    parts.sort(key=lambda part: part[0])                        # in order of their first state
+    inner = np.flatnonzero(cyclic[s] & cyclic[d] & (label[s] == label[d]))
+    adjacency: dict[int, list[tuple[int, int]]] = {}
+    for a, b, x in zip(s[inner].tolist(), d[inner].tolist(), lab[keep][inner].tolist()):
+        adjacency.setdefault(a, []).append((b, x))
+    return [set(part.tolist()) for part in parts], adjacency
 
 
 def _cyclic_core(space, region: list[int], cut: set[int]) -> tuple[set[int], list[tuple[int, int, int]]]:
