@@ -18,6 +18,7 @@ from verifier.analysis import analyse_model, beyond
 from verifier.cli import main as cli_main
 from verifier.engines.base import Budget
 from verifier.engines.explicit import explore
+from verifier.engines.symbolic.encode import Encoding
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Modality, Model, Variable
 from verifier.ir.props import Invariant
@@ -85,7 +86,8 @@ def _conserved(cards: int = 9) -> Model:
                                          Variable("pile", rng, init=(Const(0),))), actions=(move,))
 
 
-def test_a_claim_that_holds_decides_a_gap_with_induction():
+def test_a_claim_that_holds_decides_a_gap_with_induction(monkeypatch):
+    monkeypatch.setattr(beyond, "_mined", lambda *_args: [])
     model = _conserved()
     kept = Invariant(id="kept", expr=App(Op.EQ, (App(Op.ADD, (Var("deck"), Var("pile"))), Const(9))))
     wrong = Invariant(id="wrong", expr=App(Op.LT, (Var("pile"), Const(5))))      # broken at the sixth move
@@ -95,6 +97,15 @@ def test_a_claim_that_holds_decides_a_gap_with_induction():
     assert (gap.answer, gap.method) == ("unreachable", "z3 (induction with 1 of the claims' invariants)")
     bare, _ = analyse_model(model, Budget(max_states=2), claims=[wrong])
     assert [q.method for q in bare.beyond.questions if q.subject == "pile|move"] != [gap.method]
+
+
+def test_counters_one_action_moves_between_give_a_mined_lemma():
+    model = _conserved()
+    assert beyond._pools(Encoding(model.instantiate())) == [((0, 1), (1, 1))]     # deck + pile
+    ctx, findings = analyse_model(model, Budget(max_states=2))
+    assert ctx.unknown_reason == "" and of_kind(findings, "gap") == {}
+    (gap,) = [q for q in ctx.beyond.questions if (q.kind, q.subject) == ("gap", "pile|move")]
+    assert gap.answer == "unreachable" and "mined lemma" in gap.method
 
 
 def test_no_time_for_the_questions_leaves_them_unknown(monkeypatch):

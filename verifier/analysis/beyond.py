@@ -7,11 +7,12 @@ candidate finding the scan has not settled is an open question
 decided in two steps, within the analyses' time:
 
 0. Z3 over the variables' ranges: a question no in-range state meets is
-   unreachable. Then Houdini over the claims' invariants and the negations of
-   the open questions (`_inductive`: the largest subset that holds initially
-   and that every action keeps from every state where all of it holds, so each
-   holds in every reachable state): a question whose negation is kept is
-   unreachable (a gap of a card count, with a claim that bounds the cards owned).
+   unreachable. Then Houdini over the claims' invariants, lemmas mined from the
+   explored states (`symbolic.mined`) and the negations of the open questions
+   (`_inductive`: the largest subset that holds initially and that every action
+   keeps from every state where all of it holds, so each holds in every
+   reachable state): a question whose negation is kept is unreachable (a gap of
+   a card count, with a claim or a mined sum that bounds the cards owned).
 1. Random runs (as `engines.walk`): each new state a run meets is added to the
    state space, with its parent link, and handed to the explicit visitors, so a
    finding there is recorded by the same code and carries a trace that replays.
@@ -42,8 +43,11 @@ from verifier.engines.symbolic.core import Deadline as Z3Deadline
 from verifier.engines.symbolic.core import Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, as_bool, conj, disj, negate
 from verifier.engines.symbolic.kinduction import kinduction
+from verifier.engines.symbolic.mined import Linear, mine
 from verifier.engines.symbolic.pdr import pdr
+from verifier.engines.symbolic.strengthen import lemma_term
 from verifier.engines.symbolic.witness import InternalError, concretise
+from verifier.ir.expr import App, Const, Expr, Index, Op
 from verifier.ir.props import Invariant, Property, map_claim
 from verifier.semantics import EvalError, initial_states
 
@@ -53,6 +57,8 @@ WALK_SECONDS = 5.0       # at most
 STATIC_MS = 1000         # Z3 time per question for "no in-range state at all meets it"
 LEMMA_SHARE = 0.2        # of the time, at most, for proving the claims' invariants inductive (Houdini)
 LEMMA_MS = 10_000        # Z3 time per Houdini check, at most
+MINE_STATES = 40_000     # explored states the lemmas are mined from, at most
+MINE_SECONDS = 1.0       # random runs (and mining) for more states, at most
 WALK_STEPS = 100_000     # one run stops here if the game has not ended
 STALE_RUNS = 64          # the runs stop after this many in a row found no new state
 MAX_K = 4                # k-induction's bound before PDR takes over
@@ -142,17 +148,92 @@ def _with_lemmas(ctx: Context, enc: Encoding, claims: Sequence[Property], report
     """The open questions whose negation is inductive together with some of the claims' invariants
     (Houdini over both): no reachable state meets them."""
     open_ = [q for q in report.questions if not q.answer]
-    lemmas = _candidates(ctx, enc, claims) if open_ else []
-    if not lemmas:      # the questions alone: k-induction (`_symbolic`) covers it
+    if not open_:
         return
+    share = Deadline(deadline.left(1e9) * LEMMA_SHARE)
+    claimed = _candidates(ctx, enc, claims)
+    lemmas = claimed + _mined(ctx, enc, share)
     goals = [negate(q.target) for q in open_]
-    kept = _inductive(enc, lemmas + goals, Deadline(deadline.left(1e9) * LEMMA_SHARE))
-    used = sum(1 for k in kept if k < len(lemmas))
-    report.lemmas = used
-    words = f"z3 (induction with {used} of the claims' invariants)" if used else "z3 (induction)"
+    kept = _inductive(enc, lemmas + goals, share)
+    used = [k for k in kept if k < len(lemmas)]
+    report.lemmas = len(used)
+    from_claims = sum(1 for k in used if k < len(claimed))
+    parts = [f"{n} {what}" for n, what in ((from_claims, "of the claims' invariants"),
+                                            (len(used) - from_claims, "mined lemma" + "s" * (len(used) - from_claims != 1)))
+             if n]
+    words = f"z3 (induction with {' and '.join(parts)})" if parts else "z3 (induction)"
     for k in kept:
         if k >= len(lemmas):
             open_[k - len(lemmas)].answer, open_[k - len(lemmas)].method = "unreachable", words
+
+
+def _mined(ctx: Context, enc: Encoding, deadline: Deadline) -> list[Term]:
+    """Candidate lemmas mined from a sample of the explored states and seeded random runs
+    (`symbolic.mined`: clauses, linear equalities, bounds of the model's own sums)."""
+    seconds = min(MINE_SECONDS, deadline.left(1e9) / 4)
+    if seconds <= 0:
+        return []
+    table = ctx.space.sample(MINE_STATES)
+    found = mine(enc, table, seconds, time.perf_counter() + seconds)
+    return [lemma_term(lemma, enc.cur.slots) for lemma in found.every + _pool_bounds(enc, table)]
+
+
+def _pool_bounds(enc: Encoding, table) -> list[Linear]:
+    """`sum <= most` and `sum >= least` over the sampled states, for each pool of counters that
+    the model's actions move between (cards from deck to hand to resources): a lemma mining
+    from the model's own sums does not propose, as no guard or effect adds them up."""
+    out: list[Linear] = []
+    if not len(table):
+        return out
+    for coeffs in _pools(enc):
+        values = table[:, [k for k, _ in coeffs]].sum(axis=1)
+        out += [Linear(coeffs, "<=", int(values.max())), Linear(coeffs, ">=", int(values.min()))]
+    return out
+
+
+def _pools(enc: Encoding) -> list[tuple[tuple[int, int], ...]]:
+    """Sets of counters one action raises and lowers at once by constants, at the same index
+    expression (or none), joined across actions; per value of the index, their slots as a sum."""
+    joined: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while joined.setdefault(name, name) != name:
+            name = joined[name]
+        return name
+
+    for action in enc.model.actions:
+        moved: dict[object, dict[int, list[str]]] = {}
+        for effect in action.effects:
+            sign = _step(effect.value, effect.target)
+            if sign:
+                index = effect.target.index if isinstance(effect.target, Index) else None
+                moved.setdefault(index, {}).setdefault(sign, []).append(effect.target.name)
+        for signs in moved.values():
+            if len(signs) == 2:
+                names = signs[1] + signs[-1]
+                for name in names[1:]:
+                    joined[root(name)] = root(names[0])
+    pools: dict[str, list[str]] = {}
+    for name in joined:
+        pools.setdefault(root(name), []).append(name)
+    out = []
+    for names in pools.values():
+        shapes = {enc.offsets[n][1:] for n in names if n in enc.offsets}
+        if len(names) < 2 or len(shapes) != 1 or not all(n in enc.offsets for n in names):
+            continue
+        (_lo, size), = shapes
+        for k in range(size):
+            out.append(tuple(sorted((enc.offsets[n][0] + k, 1) for n in names)))
+    return out
+
+
+def _step(value: Expr, target: Expr) -> int:
+    """+1 / -1 when `value` is `target` plus / minus a positive constant, else 0."""
+    if isinstance(value, App) and value.op in (Op.ADD, Op.SUB) and len(value.args) == 2 and \
+            value.args[0] == target and isinstance(value.args[1], Const) and value.args[1].value:
+        up = value.args[1].value > 0
+        return 1 if up == (value.op is Op.ADD) else -1
+    return 0
 
 
 def _candidates(ctx: Context, enc: Encoding, claims: Sequence[Property]) -> list[Term]:
