@@ -57,8 +57,18 @@ def _share_compiled_code(config) -> None:
     config.add_cleanup(restore)
 
 
+# Files of example tests that take seconds each (processes started, Z3 tables, shipped games, SPIN,
+# Dask, mypy): sent right after the Hypothesis tests, so that a run ends on short tests. From the
+# per-test durations (`--durations=0`); a file missing here only starts later.
+EARLY_FILES = ("test_symbolic_table.py", "test_spin_crosscheck.py", "test_bench_smoke.py",
+               "test_symbolic_games.py", "test_gate_ci_files.py", "test_mutation_determinism.py",
+               "test_gate_exit_codes.py", "test_hardening_budgets.py", "test_hardening_limits.py",
+               "test_distributed_search.py", "test_expr_dispatch.py", "test_lang_v2_model.py",
+               "test_symbolic_units.py", "test_gate_baseline.py", "test_time_shares.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=_is_example_based)          # stable: the Hypothesis tests first, in file order
+    items.sort(key=_order)                     # stable: within each class, in file order
     if config.getoption("--slow"):
         return
     skip = pytest.mark.skip(reason="slow: run with --slow")
@@ -67,11 +77,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def _is_example_based(item) -> bool:
-    """False for a Hypothesis test: those run first. The workers take the tests in this order
-    (after the xdist groups, largest first), so a run ends on short example tests, not with one
-    worker alone on a property test of several seconds."""
-    return not getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
+def _order(item) -> int:
+    """0 for a Hypothesis test, 1 for a test of EARLY_FILES, 2 for the rest. The workers take the
+    tests in this order (after the xdist groups, largest first), so a run ends on short example
+    tests, not with one worker alone on a test of several seconds."""
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        return 0
+    return 1 if item.path.name in EARLY_FILES else 2
 
 
 @pytest.fixture
