@@ -107,3 +107,38 @@ def test_a_reachable_loop_is_never_proved_to_end():
 def test_the_nested_countdown_with_a_fixed_bound_needs_one_layer():
     (r,) = SymbolicEngine().check(nested_countdown(4), [GAME], BUDGET)
     assert r.verdict is Verdict.HOLDS and r.engine == "ranking", r.reason
+
+
+def spend_then_refill(refill_once: bool = True) -> Model:
+    """Rounds r count down; in each, cards h are spent (phase p = 0), then the hand is refilled
+    once (p = 1) before the next round. No linear function of (r, p, h) ranks spending and
+    refilling, which happen in different phases; "refill can fire" falls from 1 to 0 when it
+    fires. Without `refill_once` the refill may fire again and again (it takes a card back)."""
+    p, h, r = Var("p"), Var("h"), Var("r")
+    refill_guard = conj(eq(p, 1), app(Op.LT, h, Const(3))) if refill_once else eq(p, 1)
+    refill_to = Const(3) if refill_once else app(Op.ITE, app(Op.LT, h, Const(3)), Const(3), Const(2))
+    return Model(name="refill", variables=(
+        Variable("p", rng(0, 1), init=(Const(0),)), Variable("h", rng(0, 3), init=(Const(3),)),
+        Variable("r", rng(0, 3), init=(Const(3),))),
+        actions=(Action("spend", guard=conj(eq(p, 0), gt(h, 0)), effects=(Assign(h, sub(h, 1)),)),
+                 Action("advance", guard=eq(p, 0), effects=(Assign(p, Const(1)),)),
+                 Action("refill", guard=refill_guard, effects=(Assign(h, refill_to),)),
+                 Action("next", guard=conj(eq(p, 1), gt(r, 0)), effects=(Assign(p, Const(0)), Assign(r, sub(r, 1))))),
+        end=conj(eq(r, 0), eq(p, 1)))
+
+
+def test_an_action_enabled_once_per_phase_is_ranked_by_its_guard():
+    enc = Encoding(spend_then_refill())
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Deadline(30))
+    assert ranking.components is not None, ranking.reason
+    assert any("[refill enabled]" in c.text for c in ranking.components), [c.text for c in ranking.components]
+    (r,) = SymbolicEngine().check(spend_then_refill(), [GAME], BUDGET)
+    assert r.verdict is Verdict.PROVED and r.engine == "ranking", r.reason
+
+
+def test_a_refill_that_can_fire_forever_is_never_ranked():
+    model = spend_then_refill(refill_once=False)
+    (r,) = SymbolicEngine().check(model, [GAME], BUDGET)
+    assert r.verdict is Verdict.UNKNOWN and "with the guards of the actions left as terms" in r.reason, r.reason
+    (a,) = AutoEngine().check(model, [GAME], BUDGET)
+    assert a.verdict is Verdict.VIOLATED and a.trace.loop_start is not None

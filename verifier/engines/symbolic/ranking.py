@@ -38,11 +38,12 @@ from verifier.engines.symbolic.strengthen import exclude, recheck
 __all__ = ["TIMEOUT", "Component", "Ranking", "synthesize"]
 
 REFINEMENTS = 6         # rounds of strengthening the support with invariants
+GUARDED_REFINEMENTS = 1  # ... once the guards of the actions left are terms too (the plain template failed)
 
 
 @dataclass
 class Component:
-    coeffs: list[int]           # per slot, then per free parameter
+    coeffs: list[int]           # per slot, then per free parameter, then per guard term (`_Search.add_guards`)
     constant: int
     strict: list[int]           # actions that strictly decrease it
     kept: list[int]             # actions that do not increase it
@@ -88,6 +89,21 @@ def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, d
     search = _Search(enc, actions, region)
     learned: list[Term] = []
     notes: list[str] = []
+    plain = _synthesize(search, enc, support, learned, notes, deadline, refine, max_refinements)
+    if plain.components is not None or deadline.expired() or not search.remaining:
+        return plain
+    search.add_guards()
+    guarded = _synthesize(search, enc, support, learned, notes, deadline, refine,
+                          min(max_refinements, GUARDED_REFINEMENTS))
+    if guarded.components is None:
+        return Ranking(None, f"{plain.reason}; with the guards of the actions left as terms: {guarded.reason}")
+    return guarded
+
+
+def _synthesize(search: _Search, enc: Encoding, support: Term, learned: list[Term], notes: list[str],
+                deadline: Deadline, refine: Refine | None, max_refinements: int) -> Ranking:
+    """The layers `search` still lacks, within `support` and the invariants `learned` (each with
+    its note; the list grows as invariants are proved)."""
     for _ in range(max_refinements + 1):
         ranking, failure = search.run(conj(support, *learned), deadline)
         if ranking.components is not None and learned:
@@ -145,6 +161,19 @@ class _Search:
         self.box = conj(enc.param_constraints(), enc.ranges(enc.cur))
         self.labels = [s.name for s in enc.slots] + list(enc.params)
         self.steps = {a: enc.action_relation(a) for a in actions}
+        self.cur_x = list(enc.cur.slots) + list(enc.params.values())
+        self.nxt_x = list(enc.nxt.slots) + list(enc.params.values())
+        self.values = len(self.cur_x)       # a sampled state's slot and parameter values come first
+
+    def add_guards(self) -> None:
+        """For the layers still to find, a 0/1 term per action left, 1 where it can fire: "the
+        refill can fire" falls from 1 to 0 when the one refill of a Draw phase fires. The
+        layers found keep their coefficients (the new terms come last)."""
+        enc = self.enc
+        for a in self.remaining or []:
+            self.cur_x.append(z3.If(enc.can_fire(a, enc.cur), 1, 0))
+            self.nxt_x.append(z3.If(enc.can_fire(a, enc.nxt), 1, 0))
+            self.labels.append(f"[{enc.model.actions[a].name} enabled]")
 
     def run(self, support: Term, deadline: Deadline) -> tuple[Ranking, list[list[int]] | None]:
         """Layers for the actions left, within `support`: a ranking (re-checked), or why not and
@@ -152,9 +181,7 @@ class _Search:
         enc = self.enc
         within = conj(support, self.region, enc.rename(self.region, enc.cur, enc.nxt))
         relations = {a: z3.And(within, self.steps[a]) for a in self.actions}
-        trans = Transitions(relations, list(enc.cur.slots) + list(enc.params.values()),
-                            list(enc.nxt.slots) + list(enc.params.values()),
-                            {a: enc.model.actions[a].name for a in self.actions})
+        trans = Transitions(relations, self.cur_x, self.nxt_x, {a: enc.model.actions[a].name for a in self.actions})
         if self.remaining is None:
             feasible = []
             for a in self.actions:   # actions that never fire within the region need no rank
@@ -170,7 +197,7 @@ class _Search:
             if isinstance(layer, str):
                 return Ranking(None, layer), None
             if isinstance(layer, Failure):
-                return Ranking(None, layer.reason), layer.sources
+                return Ranking(None, layer.reason), [x[:self.values] for x in layer.sources]
             text = renderer.linear(list(zip(layer.coeffs, self.labels)), layer.constant)
             kept = [a for a in self.remaining if a not in layer.strict]
             self.components.append(Component(layer.coeffs, layer.constant, layer.strict, kept, text))
