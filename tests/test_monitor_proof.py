@@ -73,7 +73,7 @@ def test_a_broken_claim_is_never_proved():
 def test_a_wrong_lemma_makes_no_proof(monkeypatch):
     """Houdini made to keep every candidate, those that reachable states break included:
     the final check by fresh solvers refutes the lemmas, and no proof comes back."""
-    monkeypatch.setattr(strengthen, "houdini", lambda enc, support, clauses, deadline: list(clauses))
+    monkeypatch.setattr(strengthen, "houdini", lambda enc, support, clauses, deadline, purpose: list(clauses))
     _compiled, enc, bad, focus = product_problem(modes(), FREE_MODE_NEVER_COLLAPSES)
     found = monitor_proof.prove(enc, bad, focus, Deadline(20))
     assert isinstance(found, str) and "internal" in found, found

@@ -48,6 +48,7 @@ ROUNDS = 12             # rounds of CTIs turned into candidates, at most
 CTIS = 4                # CTIs per round, at most
 CANDIDATES = 20_000     # candidates kept from one CTI, at most (the shortest first)
 CHECK_CAP = 30.0        # seconds at most per solver call
+PURPOSE = "the lemmas of a monitored claim"
 
 
 @dataclass
@@ -74,7 +75,7 @@ def prove(enc: Encoding, bad: Term, focus: set[int], deadline: Deadline) -> Proo
     seen: set[Clause] = set()
     last: list[list[int]] = []
     for rounds in range(ROUNDS + 1):
-        alive = strengthen.houdini(enc, conj(support, good), pool, deadline) if pool else []
+        alive = strengthen.houdini(enc, conj(support, good), pool, deadline, PURPOSE) if pool else []
         if isinstance(alive, str):
             return alive
         lemmas = conj(*(clause_term(c, enc.cur.slots) for c in alive))
@@ -83,7 +84,7 @@ def prove(enc: Encoding, bad: Term, focus: set[int], deadline: Deadline) -> Proo
         if isinstance(ctis, str):
             return ctis
         if not ctis:
-            why = strengthen.recheck(enc, support, conj(good, lemmas), deadline)
+            why = strengthen.recheck(enc, support, conj(good, lemmas), deadline, PURPOSE)
             return why if why else Proof(alive, rounds)
         if rounds == ROUNDS:
             break
