@@ -146,25 +146,33 @@ def _static(enc: Encoding, qs: Sequence[Question], deadline: Deadline) -> None:
 
 def _with_lemmas(ctx: Context, enc: Encoding, claims: Sequence[Property], report: Beyond, deadline: Deadline) -> None:
     """The open questions whose negation is inductive together with some of the claims' invariants
-    (Houdini over both): no reachable state meets them."""
-    open_ = [q for q in report.questions if not q.answer]
-    if not open_:
-        return
+    and, for those still open, of the lemmas mined from the explored states (Houdini over both; the
+    first round has half the time, as many mined candidates can make the second run out of it): no
+    reachable state meets them."""
     share = Deadline(deadline.left(1e9) * LEMMA_SHARE)
     claimed = _candidates(ctx, enc, claims)
-    lemmas = claimed + _mined(ctx, enc, share)
-    goals = [negate(q.target) for q in open_]
-    kept = _inductive(enc, lemmas + goals, share)
+    if claimed:
+        _by_induction(enc, report, claimed, Deadline(share.left(1e9) / 2))
+    if any(not q.answer for q in report.questions):
+        _by_induction(enc, report, claimed, share, _mined(ctx, enc, share))
+
+
+def _by_induction(enc: Encoding, report: Beyond, claimed: list[Term], deadline: Deadline,
+                  mined: Sequence[Term] = ()) -> None:
+    open_ = [q for q in report.questions if not q.answer]
+    lemmas = claimed + list(mined)
+    kept = _inductive(enc, lemmas + [negate(q.target) for q in open_], deadline)
     used = [k for k in kept if k < len(lemmas)]
-    report.lemmas = len(used)
+    report.lemmas = max(report.lemmas, len(used))
     from_claims = sum(1 for k in used if k < len(claimed))
+    rest = len(used) - from_claims
     parts = [f"{n} {what}" for n, what in ((from_claims, "of the claims' invariants"),
-                                            (len(used) - from_claims, "mined lemma" + "s" * (len(used) - from_claims != 1)))
-             if n]
+                                            (rest, "mined lemma" + "s" * (rest != 1))) if n]
     words = f"z3 (induction with {' and '.join(parts)})" if parts else "z3 (induction)"
     for k in kept:
         if k >= len(lemmas):
-            open_[k - len(lemmas)].answer, open_[k - len(lemmas)].method = "unreachable", words
+            q = open_[k - len(lemmas)]
+            q.answer, q.method = "unreachable", words
 
 
 def _mined(ctx: Context, enc: Encoding, deadline: Deadline) -> list[Term]:
