@@ -57,13 +57,13 @@ def test_a_claim_not_k_inductive_is_proved_with_one_lemma():
     outcome = prove(Safety(enc, enc.predicate(neg(CLAIM.expr), enc.cur), NO_ERROR),
                     Mined([mode_never], 1), Deadline(20))
     assert outcome.status == "safe", outcome.reason
-    assert "1 mined lemmas" in outcome.reason
+    assert "1 mined lemma " in outcome.reason
 
 
 def test_auto_mines_the_lemma_from_a_search_stopped_at_its_cap():
     (r,) = AutoEngine(explicit_states=5).check(hidden_mode(), [CLAIM], BUDGET)
     assert r.verdict is Verdict.PROVED and r.engine == MINED, (r.verdict, r.engine, r.reason)   # no parameters
-    assert "mined lemmas" in r.reason and "invariant" in r.evidence
+    assert "mined lemma" in r.reason and "invariant" in r.evidence
 
 
 def test_a_wrong_candidate_is_never_used():

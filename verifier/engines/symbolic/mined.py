@@ -383,8 +383,12 @@ def prove(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
 
 def _count(lemmas: list, mined: Mined) -> str:
     clauses = sum(isinstance(c, tuple) for c in lemmas)
-    return (f"{len(lemmas)} mined lemmas ({clauses} clauses, {len(lemmas) - clauses} linear) "
-            f"of {len(mined.every)} candidates true in {mined.explored:,} reachable states")
+    return (f"{_many(len(lemmas), 'mined lemma')} ({_many(clauses, 'clause')}, {len(lemmas) - clauses} linear) "
+            f"of {_many(len(mined.every), 'candidate')} true in {mined.explored:,} reachable states")
+
+
+def _many(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _checked(problem: Safety, lemmas: list, goal: Goal | None, deadline: Deadline, how: str,
