@@ -113,5 +113,5 @@ claims:
     checked_trace(run.model, broken)
     for proved in ("one-at-a-time", "never-back"):
         assert by_id[proved].verdict in (Verdict.HOLDS, Verdict.PROVED)
-        assert by_id[proved].engine in ("k-induction", "pdr")
+        assert by_id[proved].engine in ("lemmas", "k-induction", "pdr")     # a proof on the product
         assert by_id[proved].evidence["product_shared_by"] == 2
