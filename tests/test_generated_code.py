@@ -49,3 +49,23 @@ def test_a_layout_keeps_its_code_and_pickles_without_it():
     copy = pickle.loads(pickle.dumps(lay))
     assert copy == lay and compile_expander(copy) is not compile_expander(lay)
     assert compile_expander(copy).expand(packing_of(copy).pack((0,))) == compile_expander(lay).expand(0)
+
+
+X, NOT_X = Var("x"), App(Op.NOT, (Var("x"),))
+FOLDED = [(App(Op.AND, (X, NOT_X)), 0), (App(Op.OR, (App(Op.NE, (X, Const(0))), NOT_X)), 1),
+          (App(Op.EQ, (X, X)), 1), (App(Op.LT, (X, X)), 0), (App(Op.ADD, (X, Const(0))), None)]
+
+
+@pytest.mark.parametrize(("e", "value"), FOLDED, ids=lambda v: str(v))
+def test_simplify_folds_what_holds_in_every_state(e, value):
+    """`p and not p`, `x == x`, `x + 0` fold at compile time, to what the reference semantics
+    gives in every state; one that may raise (1 / x) is kept whole."""
+    from verifier.engines.codegen import simplify
+    from verifier.semantics import evaluate
+
+    lay = layout(MODEL)
+    folded = simplify(e, lay)
+    assert folded == (X if value is None else Const(value, is_bool=True))
+    assert all(evaluate(lay, folded, (x,)) == evaluate(lay, e, (x,)) for x in range(4))
+    raising = App(Op.AND, (ONE_OVER_X, App(Op.NOT, (ONE_OVER_X,))))
+    assert simplify(raising, lay) == raising

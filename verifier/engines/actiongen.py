@@ -140,7 +140,11 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
     for effect in action.effects:
         target = effect.target if isinstance(effect.target, Var) else \
             Index(effect.target.name, given(effect.target.index), span=effect.target.span)
-        eff = Assign(target, given(effect.value))
+        new = given(effect.value)
+        k = _static_slot(lay, target)
+        if new == App(Op.NE, (target, Const(0))) and k is not None and (lay.slots[k].lo, lay.slots[k].hi) == (0, 1):
+            new = target            # a flag set to its own truth keeps its value
+        eff = Assign(target, new)
         var = lay.variables[eff.target.name]
         first, ilo, size = lay.offsets[var.name]
         lo, hi = lay.slots[first].lo, lay.slots[first].hi

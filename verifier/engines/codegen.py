@@ -221,7 +221,13 @@ def _simplify_app(e: App, lay: Layout | None) -> Expr:
             return Const(1 - absorbing, is_bool=True)
         if len(kept) == 1:
             return _as_bool(kept[0])
+        if _complementary(kept) and not any(may_raise(x, {}, lay) for x in kept):
+            return Const(absorbing, is_bool=True)       # `p and not p`, `p or not p`
         return App(op, tuple(kept))
+    if len(args) == 2 and args[0] == args[1] and op in _REFLEXIVE and not may_raise(args[0], {}, lay):
+        return Const(_REFLEXIVE[op], is_bool=True)      # `x == x`, `x < x`
+    if op in (Op.ADD, Op.SUB) and len(args) == 2 and args[1] == Const(0) and not _is_bool(args[0]):
+        return args[0]
     if op is Op.IMPLIES:
         a, b = args
         if isinstance(a, Const):
@@ -231,6 +237,16 @@ def _simplify_app(e: App, lay: Layout | None) -> Expr:
     if op is Op.ITE and isinstance(args[0], Const):
         return args[1] if args[0].value else args[2]
     return App(op, args)
+
+
+_REFLEXIVE = {Op.EQ: 1, Op.LE: 1, Op.GE: 1, Op.NE: 0, Op.LT: 0, Op.GT: 0}    # x op x, for any x
+
+
+def _complementary(terms: list[Expr]) -> bool:
+    """Some term is the negation of another (`not p` beside `p` or `p != 0`)."""
+    present = set(terms)
+    return any(isinstance(t, App) and t.op is Op.NOT and
+               (t.args[0] in present or App(Op.NE, (t.args[0], Const(0))) in present) for t in terms)
 
 
 def _as_bool(e: Expr) -> Expr:
