@@ -38,7 +38,6 @@ from verifier.engines.symbolic.strengthen import exclude, recheck
 __all__ = ["TIMEOUT", "Component", "Ranking", "synthesize"]
 
 REFINEMENTS = 6         # rounds of strengthening the support with invariants
-GUARDED_REFINEMENTS = 1  # ... once the guards of the actions left are terms too (the plain template failed)
 
 
 @dataclass
@@ -85,19 +84,21 @@ def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, d
     `strengthen.py`; then, for the states those leave, `refine(values)` with the values of the
     slots then of the free parameters: an invariant excluding that state, or None when it is
     reachable or unknown), and the search goes on from that layer within the strengthened
-    support. The layers found so far stay valid: a stronger support only removes transitions."""
+    support. The layers found so far stay valid: a stronger support only removes transitions.
+    A layer still missing then (Houdini's invariants only) gets a 0/1 term per action left,
+    1 where it can fire, and the search goes on, with `refine` for what Houdini leaves."""
     search = _Search(enc, actions, region)
     learned: list[Term] = []
     notes: list[str] = []
-    plain = _synthesize(search, enc, support, learned, notes, deadline, refine, max_refinements)
-    if plain.components is not None or deadline.expired() or not search.remaining:
+    plain = _synthesize(search, enc, support, learned, notes, deadline, None, max_refinements)
+    if plain.components is not None or deadline.expired():
         return plain
-    search.add_guards()
-    guarded = _synthesize(search, enc, support, learned, notes, deadline, refine,
-                          min(max_refinements, GUARDED_REFINEMENTS))
-    if guarded.components is None:
-        return Ranking(None, f"{plain.reason}; with the guards of the actions left as terms: {guarded.reason}")
-    return guarded
+    if search.remaining:        # a layer is missing: the guards of its actions become terms too
+        search.add_guards()
+    found = _synthesize(search, enc, support, learned, notes, deadline, refine, max_refinements)
+    if found.components is None and search.remaining:
+        return Ranking(None, f"{plain.reason}; with the guards of the actions left as terms: {found.reason}")
+    return found
 
 
 def _synthesize(search: _Search, enc: Encoding, support: Term, learned: list[Term], notes: list[str],
