@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,17 @@ def test_alongside_answers_while_the_caller_works_and_falls_back_when_the_child_
     assert big.result() == list(range(300_000))
     failed = Alongside(lambda: os._exit(1), lambda: "ran here")
     assert failed.result() == "ran here"
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="without fork the job runs in the caller, which has no child to restart")
+def test_alongside_restarts_on_what_the_caller_holds_now():
+    from verifier.forking import Alongside
+
+    held: dict = {"space": None}
+    job = Alongside(lambda: held["space"] or time.sleep(600))     # waits for what it needs, until restarted
+    held["space"] = "complete"
+    job.restart()
+    assert job.result() == "complete"
+    job.restart()                                                   # answered: nothing to restart
+    assert job.process is None

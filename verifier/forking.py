@@ -102,11 +102,15 @@ class Alongside(Generic[R]):
         self.fallback = fallback or fn
         self.pipe: Any = None
         self.process: Any = None
+        self._fork()
+
+    def _fork(self) -> None:
         if "fork" not in multiprocessing.get_all_start_methods():
             return
         context = multiprocessing.get_context("fork")
         self.pipe, child_end = context.Pipe(duplex=False)
-        self.process = context.Process(target=_child, args=(_call, fn, child_end, 2, resident_bytes()), daemon=True)
+        self.process = context.Process(target=_child, args=(_call, self.fn, child_end, 2, resident_bytes()),
+                                       daemon=True)
         _start(self.process)
         child_end.close()
         set_workers(2, resident_bytes())
@@ -129,6 +133,16 @@ class Alongside(Generic[R]):
         finally:
             self.close()
         return value if ok else self.fallback()
+
+    def restart(self) -> None:
+        """Start `fn` again in a new child, forked now (it sees what the caller holds now), unless
+        the child has already answered or failed."""
+        if self.process is None or not self.reader.is_alive():
+            return
+        reader = self.reader
+        self.close()
+        reader.join()                       # its closed pipe ends it: it sets no answer after the new child's
+        self._fork()
 
     def close(self) -> None:
         """Stop the child if it still runs (the caller was interrupted or cut short)."""

@@ -106,23 +106,31 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
 _kept: ContextVar[dict[Model, StateSpace | None] | None] = ContextVar("turnproof_kept_spaces", default=None)
 
 
+_on_kept: ContextVar[Callable[[], None] | None] = ContextVar("turnproof_on_kept", default=None)
+
+
 @contextmanager
-def keeping_searches(models: Iterable[Model]) -> Iterator[None]:
+def keeping_searches(models: Iterable[Model], then: Callable[[], None] | None = None) -> Iterator[None]:
     """Within the block, the engine's complete searches of these (instantiated) models are kept
     so that a later pass over the same state space (the consistency analyses) need not search
-    again: `kept_search`. Nested in another such block, it keeps them in the outer one too (so
-    mutation analysis reuses a mutant's search after the runner's block has ended)."""
-    outer = _kept.get()
-    if outer is not None:
-        for model in models:
-            outer.setdefault(model, None)
-        yield
-        return
-    token = _kept.set(dict.fromkeys(models))
+    again: `kept_search`; `then()` is called as each is kept. Nested in another such block, it
+    keeps them in the outer one too (so mutation analysis reuses a mutant's search after the
+    runner's block has ended)."""
+    hook = _on_kept.set(then)
     try:
-        yield
+        outer = _kept.get()
+        if outer is not None:
+            for model in models:
+                outer.setdefault(model, None)
+            yield
+            return
+        token = _kept.set(dict.fromkeys(models))
+        try:
+            yield
+        finally:
+            _kept.reset(token)
     finally:
-        _kept.reset(token)
+        _on_kept.reset(hook)
 
 
 def kept_search(model: Model) -> StateSpace | None:
@@ -135,6 +143,9 @@ def _keep(model: Model, space: StateSpace) -> None:
     kept = _kept.get()
     if kept is not None and model in kept and space.complete and kept[model] is None and not space.reductions:
         kept[model] = space
+        then = _on_kept.get()
+        if then is not None:
+            then()
 
 
 def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float,
