@@ -55,7 +55,7 @@ BEYOND_SECONDS = 60.0    # the time for both steps when the budget sets none
 WALK_SHARE = 0.2         # of that time, for the random runs
 WALK_SECONDS = 5.0       # at most
 STATIC_MS = 1000         # Z3 time per question for "no in-range state at all meets it"
-LEMMA_SHARE = 0.2        # of the time, at most, for proving the claims' invariants inductive (Houdini)
+LEMMA_SHARE = 0.3        # of the time, at most, for Houdini over the lemmas (two thirds for the first round)
 LEMMA_MS = 10_000        # Z3 time per Houdini check, at most
 MINE_STATES = 40_000     # explored states the lemmas are mined from, at most
 MINE_SECONDS = 1.0       # random runs (and mining) for more states, at most
@@ -147,12 +147,12 @@ def _static(enc: Encoding, qs: Sequence[Question], deadline: Deadline) -> None:
 def _with_lemmas(ctx: Context, enc: Encoding, claims: Sequence[Property], report: Beyond, deadline: Deadline) -> None:
     """The open questions whose negation is inductive together with some of the claims' invariants
     and, for those still open, of the lemmas mined from the explored states (Houdini over both; the
-    first round has half the time, as many mined candidates can make the second run out of it): no
-    reachable state meets them."""
+    first round has two thirds of the time, as many mined candidates can make the second run out of
+    it): no reachable state meets them."""
     share = Deadline(deadline.left(1e9) * LEMMA_SHARE)
     claimed = _candidates(ctx, enc, claims)
     if claimed:
-        _by_induction(enc, report, claimed, Deadline(share.left(1e9) / 2))
+        _by_induction(enc, report, claimed, Deadline(share.left(1e9) * 2 / 3))
     if any(not q.answer for q in report.questions):
         _by_induction(enc, report, claimed, share, _mined(ctx, enc, share))
 
