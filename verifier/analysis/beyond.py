@@ -33,6 +33,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 import z3
 
@@ -59,6 +60,7 @@ LEMMA_SHARE = 0.3        # of the time, at most, for Houdini over the lemmas (tw
 LEMMA_MS = 10_000        # Z3 time per Houdini check, at most
 MINE_STATES = 40_000     # explored states the lemmas are mined from, at most
 MINE_SECONDS = 1.0       # random runs (and mining) for more states, at most
+MAX_POOL = 6             # counters in one pool, at most, for its parts to be candidates too
 WALK_STEPS = 100_000     # one run stops here if the game has not ended
 STALE_RUNS = 64          # the runs stop after this many in a row found no new state
 MAX_K = 4                # k-induction's bound before PDR takes over
@@ -201,7 +203,8 @@ def _pool_bounds(enc: Encoding, table) -> list[Linear]:
 
 def _pools(enc: Encoding) -> list[tuple[tuple[int, int], ...]]:
     """Sets of counters one action raises and lowers at once by constants, at the same index
-    expression (or none), joined across actions; per value of the index, their slots as a sum."""
+    expression (or none), joined across actions; per value of the index, the sums of their slots
+    and of each part of them (two counters at least)."""
     joined: dict[str, str] = {}
 
     def root(name: str) -> str:
@@ -227,11 +230,12 @@ def _pools(enc: Encoding) -> list[tuple[tuple[int, int], ...]]:
     out = []
     for names in pools.values():
         shapes = {enc.offsets[n][1:] for n in names if n in enc.offsets}
-        if len(names) < 2 or len(shapes) != 1 or not all(n in enc.offsets for n in names):
+        if not 2 <= len(names) <= MAX_POOL or len(shapes) != 1 or not all(n in enc.offsets for n in names):
             continue
         (_lo, size), = shapes
-        for k in range(size):
-            out.append(tuple(sorted((enc.offsets[n][0] + k, 1) for n in names)))
+        for part in (c for r in range(2, len(names) + 1) for c in combinations(sorted(names), r)):
+            for k in range(size):           # the pool and each part of it (a hand and this turn's table)
+                out.append(tuple(sorted((enc.offsets[n][0] + k, 1) for n in part)))
     return out
 
 
