@@ -139,20 +139,26 @@ def _hang(*_args, **_kwargs):
         time.sleep(0.01)
 
 
+def _hang_with_the_backstop_due(*_args, **_kwargs):
+    """The backstop brought forward to a grace from now (as after a cut), then `_hang` until it fires."""
+    signals.after_cut()
+    _hang()
+
+
 @pytest.fixture
 def fast_backstop(monkeypatch):
     monkeypatch.setattr(signals, "safe_to_raise", lambda _frame: True)    # the hang lives in this file
-    monkeypatch.setattr(signals, "grace_seconds", lambda _s: 0.5)
+    monkeypatch.setattr(signals, "grace_seconds", lambda _s: 1.0)   # 0.5 s was too short under load
 
 
 def test_the_backstop_keeps_the_decided_claims(monkeypatch, capsys, fast_backstop):
-    monkeypatch.setattr("verifier.analysis.analyse_model", _hang)
+    monkeypatch.setattr("verifier.analysis.analyse_model", _hang_with_the_backstop_due)
     start = time.monotonic()
-    code = main(["check", MODEL, "-p", PROPS, "--timeout", "0.5", "-q", "-f", "json"])
+    code = main(["check", MODEL, "-p", PROPS, "--timeout", "60", "-q", "-f", "json"])
     doc = _json(capsys)
     assert code == 3 and time.monotonic() - start < 30
     assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS", "HOLDS", "HOLDS"]
-    assert "cut short by --timeout (0.5 s)" in doc["analyses"][0]["reason"]
+    assert "cut short by --timeout (60 s)" in doc["analyses"][0]["reason"]
 
 
 def test_the_backstop_makes_the_undecided_claims_unknown(monkeypatch, capsys, fast_backstop, two_groups):
@@ -211,6 +217,7 @@ def test_findings_md_says_what_was_left_unknown(deep):
 # ---------------------------------------------------------------- what is written after a cut
 
 def test_report_after_the_backstop_writes_the_pages_and_says_unknown(monkeypatch, capsys, fast_backstop, tmp_path):
+    monkeypatch.setattr(signals, "grace_seconds", lambda _s: 2.0)     # the pages are written in the grace after the cut
     monkeypatch.setattr("verifier.analysis.analyse_model", _hang)
     out = tmp_path / "site"
     code = main(["report", MODEL, "-p", PROPS, "-o", str(out), "--timeout", "0.5", "-q"])
@@ -249,12 +256,6 @@ def test_forked_readings_are_cut_short_by_their_own_backstop(monkeypatch, capsys
     assert code == 3, doc
     assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS"], [r["reason"] for r in doc["results"]]
     assert [("cut short by --timeout" in a["reason"]) for a in doc["analyses"]] == [True, True]
-
-
-def _hang_with_the_backstop_due(*_args, **_kwargs):
-    """The backstop brought forward to a grace from now (as after a cut), then `_hang` until it fires."""
-    signals.after_cut()
-    _hang()
 
 
 def test_the_backstop_in_the_comparison_of_readings_leaves_the_findings_unknown(monkeypatch, capsys, fast_backstop):
