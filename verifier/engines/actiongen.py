@@ -83,6 +83,48 @@ def specialise(action: Action, values: dict[str, int], lay: Layout | None = None
     return Action(action.name, f(action.guard), effects, (), action.modality)
 
 
+def all_action_lines(w: Writer, actions: list[tuple[int, Action]], pad: str, sink: Sink,
+                     labels: Labels) -> list[str]:
+    """The firings of `actions` (index in the model, action), in their order. Where every guard opens
+    with `slot == c` on one slot (the phase, once the phase sugar is desugared), the actions are
+    grouped under one test of the slot per value: a state's firings keep their order (one group
+    at most can fire there) and the guards of the other groups are not evaluated (a guard's
+    opening test cannot raise, and `and` stops at it)."""
+    slot, values = _dispatch(w.lay, [action for _a, action in actions])
+    if slot is None:
+        return [line for a, action in actions for line in action_lines(w, a, action, pad, sink, labels)]
+    groups: dict[int, list[tuple[int, Action]]] = {}
+    for (a, action), value in zip(actions, values):
+        groups.setdefault(value, []).append((a, action))
+    lines: list[str] = []
+    for n, (value, group) in enumerate(groups.items()):
+        lines.append(f"{pad}{'elif' if n else 'if'} {w.static(slot)} == {value}:")
+        body = [line for a, action in group for line in action_lines(w, a, action, pad + "    ", sink, labels)]
+        lines += body or [f"{pad}    pass"]
+    return lines
+
+
+def _dispatch(lay: Layout, actions: list[Action]) -> tuple[int | None, list[int]]:
+    """The slot every guard's first conjunct fixes (`slot == c`), and each guard's value; (None, [])
+    when there is none."""
+    slot: int | None = None
+    values: list[int] = []
+    for action in actions:
+        guard = action.guard
+        first = guard.args[0] if isinstance(guard, App) and guard.op is Op.AND else guard
+        if not (isinstance(first, App) and first.op is Op.EQ):
+            return None, []
+        x, y = first.args
+        if isinstance(x, Const):
+            x, y = y, x
+        k = _static_slot(lay, x)
+        if not isinstance(y, Const) or k is None or slot not in (None, k):
+            return None, []
+        slot = k
+        values.append(y.value)
+    return (slot, values) if len(set(values)) > 1 else (None, [])
+
+
 def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels: Labels) -> list[str]:
     """All firings of action `a` (index in the model), in choice order."""
     if action.choices:

@@ -17,10 +17,10 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from verifier.engines.actiongen import Labels, Sink, action_lines
+from verifier.engines.actiongen import Labels, Sink, all_action_lines
 from verifier.engines.codegen import RUNTIME, Packing, Writer, make_packing, simplify, source_file
 from verifier.ir.expr import Const, Expr
-from verifier.ir.model import Modality
+from verifier.ir.model import Action, Modality, Model
 from verifier.semantics import Layout
 
 TICK_STATES = 256       # the search loop calls back (progress, budgets) every this many states; a power of 2
@@ -79,6 +79,11 @@ def _two_pass(lay: Layout, body: Callable[[Writer], list[str]]) -> tuple[Writer,
     body(probe)
     w = Writer(lay, packing, hoisted=frozenset(k for k, c in probe.reads.items() if c >= 2))
     return w, body(w)
+
+
+def _playable(model: Model) -> list[tuple[int, Action]]:
+    """The actions that fire (a `must_not` rule only forbids), with their indices."""
+    return [(a, action) for a, action in enumerate(model.actions) if action.modality is not Modality.MUST_NOT]
 
 
 # ---------------------------------------------------------------- the search loop
@@ -147,9 +152,7 @@ def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[in
             lines.append(f"{pad}if not {w.expr(end, {})}:")
             inner = pad + "    "
         lines.append(f"{inner}t0 = trans")
-        for a, action in enumerate(model.actions):
-            if action.modality is not Modality.MUST_NOT:
-                lines += action_lines(w, a, action, inner, sink, labels)
+        lines += all_action_lines(w, _playable(model), inner, sink, labels)
         lines.append(f"{inner}if trans == t0: deadlocks_append(i)")
         return lines
 
@@ -226,10 +229,7 @@ def _compile_expander(lay: Layout) -> Expander:
 
     def body(w: Writer) -> list[str]:
         lines = [f"    if {w.expr(end, {})}:", "        return out"]
-        for a, action in enumerate(model.actions):
-            if action.modality is not Modality.MUST_NOT:
-                lines += action_lines(w, a, action, "    ", sink, labels)
-        return lines
+        return lines + all_action_lines(w, _playable(model), "    ", sink, labels)
 
     w, lines = _two_pass(lay, body)
     src = ["def expand(s, out=None):", "    if out is None: out = []",
