@@ -44,9 +44,9 @@ DEFAULT_DEPTH = 20            # BMC bound / largest k when the budget sets none
 ALL_K = 8                     # k-induction's share of strategy "all"
 LEMMA_SHARE = 0.4             # of a monitored claim's time, for its proof with lemmas (`monitor_proof`)
 LEMMAS_SHOWN = 6              # lemmas named in a result's reason
-MINED_AFTER_K = 2             # ... with mined lemmas: k-induction alone up to this k, then with the lemmas
-MINE_SHARE = 0.1              # of a claim's time, for mining the lemmas (once per model)
-MINED_SHARE = 0.85            # of the time left after k-induction, for induction and PDR with mined lemmas (when given)
+MINE_SHARE = 0.1              # of a claim's time, for mining the lemmas (once per model) ...
+MINE_LEAST = 2.0              # ... this many seconds at least: a claim with less leaves it to a later one
+MINED_SHARE = 0.6             # of the time left after k-induction, for induction and PDR with mined lemmas (when given)
 
 
 class SymbolicEngine:
@@ -358,23 +358,20 @@ class _Run:
             return kinduction(problem, self.depth, deadline)
         if strategy == "pdr":
             return pdr(problem, deadline)
-        mined = self.mined(deadline)
-        first = kinduction(problem, min(self.depth, ALL_K if mined is None else MINED_AFTER_K), deadline.share(0.3))
+        first = kinduction(problem, min(self.depth, ALL_K), deadline.share(0.3))
         if first.status in ("reached", "safe"):
             return first
         notes = [f"k-induction: {first.reason}"]
-        seeded = False
+        mined = self.mined(deadline) if first.status == "bounded" else None
         if mined is not None:
             strengthened = prove(problem, mined, deadline.share(MINED_SHARE))
             if strengthened.status in ("reached", "safe"):
                 return strengthened
             notes.append(f"induction and PDR with mined lemmas: {strengthened.reason}")
-            seeded = mined.alone is not None          # PDR has run, with the lemmas
-        if not seeded:
-            second = pdr(problem, deadline.share(0.85))
-            if second.status in ("reached", "safe"):
-                return second
-            notes.append(f"PDR: {second.reason}")
+        second = pdr(problem, deadline.share(0.85))
+        if second.status in ("reached", "safe"):
+            return second
+        notes.append(f"PDR: {second.reason}")
         third = bmc(problem, self.depth, deadline)
         if third.status in ("reached", "safe"):
             return third
@@ -390,8 +387,11 @@ class _Run:
         if "mined" not in memo and explored is not None and explored.shape[1] == len(self.enc.slots) \
                 and not self.enc.free:
             seconds = deadline.left()
-            until = None if seconds is None else time.perf_counter() + MINE_SHARE * seconds
-            memo["mined"] = mine(self.enc, explored, min(RUN_SECONDS, MINE_SHARE * (seconds or RUN_SECONDS)), until)
+            if seconds is not None and seconds < MINE_LEAST:
+                return None
+            share = None if seconds is None else max(MINE_SHARE * seconds, MINE_LEAST)
+            until = None if share is None else time.perf_counter() + share
+            memo["mined"] = mine(self.enc, explored, min(RUN_SECONDS, share or RUN_SECONDS), until)
         return memo.get("mined")
 
     def remember(self, problem: Safety, outcome: Outcome) -> None:

@@ -44,7 +44,7 @@ THRESHOLDS = 24          # literals x <= v and x >= v per integer slot, at most 
 RUN_SECONDS = 1.0        # seeded random runs beside the explored states, at most ...
 RUN_STEPS = 100_000      # ... and this many steps, from the deepest explored states ...
 RUN_STARTS = 256         # ... these many
-MAX_K = 4                # k-induction relative to the lemmas, up to this k
+MAX_K = 2                # k-induction relative to the lemmas, up to this k
 EQUATION_ROWS = 400      # states the linear equalities are found from (then checked on all)
 
 
