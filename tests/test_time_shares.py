@@ -115,6 +115,10 @@ def test_the_projection_of_a_search_that_is_about_to_finish():
     assert seconds_to_finish([0, 100, 300], 150, 400, 2.0) is None          # still growing
     assert seconds_to_finish([0, 1], 1, 3, 1.0) is None                     # too few levels to tell
     assert seconds_to_finish(shrinking, 0, 470, 0.0) is None
+    # grown to level 2 (200 states, ending at 500); its first 100 have 60 successors: the next
+    # level projected at 120 (0.6 of it), then 72, ...: 800 states in all
+    assert seconds_to_finish([0, 100, 300], 400, 560, 4.0, level_end=500) == pytest.approx((800 - 400) / 100)
+    assert seconds_to_finish([0, 100, 300], 400, 700, 4.0, level_end=500) is None     # 200 from 100: growing
 
 
 def test_a_search_past_its_share_goes_on_only_while_projected_to_finish_in_time():

@@ -157,11 +157,14 @@ def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, star
         max(limit, budget.finish_by - time.monotonic())        # seconds from `start`, as `limit`
     memory_words = limit_words(budget.max_memory_mb)
     state = {"last": start}
+    level = [-1, 0]         # the depth of the last tick, and the states stored at the first tick in it
 
     def tick(i: int, n: int, depth: int) -> str | None:
         now = clock()
+        if depth != level[0]:
+            level[:] = [depth, n]
         if limit is not None and now - start > limit and not (
-                finish is not None and _finishes_within(space.levels, i, n, now - start, finish)):
+                finish is not None and _finishes_within(space.levels, i, n, now - start, finish, level[1])):
             return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
         if over_soft(budget.max_memory_mb, table_growth(space.seen)):
             return memory_words
@@ -177,25 +180,38 @@ SHRINKING = 0.9      # a level at most this part of the one before: the search m
 MARGIN = 1.25        # ... when its projected time, this many times over, fits in what is left
 
 
-def seconds_to_finish(levels: Sequence[int], head: int, stored: int, elapsed: float) -> float | None:
-    """A projection of the seconds a breadth-first search has still to run: the levels after the
-    last complete one shrink by the ratio of its size to the one before (`levels`: the first
-    state index of each level; the search has expanded `head` of `stored` states in `elapsed`
-    seconds). None where no projection can be made, or the levels do not shrink (a search still
-    growing is not about to finish). Only how long a search runs depends on it, never a verdict."""
-    if len(levels) < 3 or head <= 0 or elapsed <= 0:
+def seconds_to_finish(levels: Sequence[int], head: int, stored: int, elapsed: float,
+                      level_end: int | None = None) -> float | None:
+    """A projection of the seconds a breadth-first search has still to run, the levels from the
+    next one on shrinking geometrically (`levels`: the first state index of each level; the
+    search has expanded `head` of `stored` states in `elapsed` seconds). With `level_end` (where
+    the level being expanded ends, about), the next level's size is projected from the successors
+    its expanded part has stored so far, and the ratio is that of the two; else the ratio is that
+    of the last complete level to the one before. None where no projection can be made, or the
+    levels do not shrink (a search still growing is not about to finish). Only how long a search
+    runs depends on it, never a verdict."""
+    if head <= 0 or elapsed <= 0:
         return None
-    last, before = levels[-1] - levels[-2], levels[-2] - levels[-3]
-    ratio = last / before if before else 1.0
+    if level_end is not None and levels and level_end > head > levels[-1] and stored >= level_end:
+        size = level_end - levels[-1]
+        after = (stored - level_end) * size / (head - levels[-1])    # the next level, projected
+        ratio, start = after / size, level_end
+    elif len(levels) >= 3:
+        last, before = levels[-1] - levels[-2], levels[-2] - levels[-3]
+        ratio = last / before if before else 1.0
+        start, after = levels[-1], last * ratio                     # the level being expanded, projected
+    else:
+        return None
     if ratio > SHRINKING:
         return None
-    total = max(stored, levels[-1] + last * ratio / (1 - ratio))
+    total = max(stored, start + after / (1 - ratio))
     return (total - head) * elapsed / head
 
 
-def _finishes_within(levels: Sequence[int], head: int, stored: int, elapsed: float, seconds: float) -> bool:
+def _finishes_within(levels: Sequence[int], head: int, stored: int, elapsed: float, seconds: float,
+                     level_end: int | None = None) -> bool:
     """Whether the search, `elapsed` seconds in, is projected to finish within `seconds` of its start."""
-    left = seconds_to_finish(levels, head, stored, elapsed)
+    left = seconds_to_finish(levels, head, stored, elapsed, level_end)
     return left is not None and elapsed + MARGIN * left <= seconds
 
 
