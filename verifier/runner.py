@@ -150,7 +150,8 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
     """One reading: its ModelRun, and with the analyses on, their context and findings. With
     `beside` (a --timeout and a CPU to spare), the analyses of a model with every parameter fixed run in a
     forked child alongside the claims, on a search of their own until the claims' search of the
-    model completes (the child then starts again, on that search, unless it has answered);
+    model completes (the child then starts again, on that search, unless it has answered or less
+    time is left than the search took);
     else after the claims, reusing the state space the claims' search kept. A budget's backstop (`CUT_SHORT`)
     cuts it short: the claims decided by then keep their verdicts, the rest is UNKNOWN."""
     props, props_path = claims
@@ -168,9 +169,12 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
 def _claims_then_analyses(path: str, model: Model, props: list[Property], props_path: str | None, engine: Engine,
                           options: RunOptions, progress: ProgressFn | None, memo: dict, alongside):
     analyse = options.consistency
-    # a complete search of the model by the claims serves the analyses beside them: restarted on it
-    with keeping_searches([model.instantiate()] if analyse and model.is_concrete else [],
-                          then=None if alongside is None else alongside.restart):
+    def restart(space) -> None:     # the analyses beside, on the claims' complete search, if time is left
+        left = options.budget.time_left()      # to scan it (about what the search took)
+        if alongside is not None and (left is None or left >= space.seconds):
+            alongside.restart()
+
+    with keeping_searches([model.instantiate()] if analyse and model.is_concrete else [], then=restart):
         start = time.perf_counter()
         by_id: dict[str, CheckResult] = {}
         cut = ""

@@ -106,14 +106,14 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
 _kept: ContextVar[dict[Model, StateSpace | None] | None] = ContextVar("turnproof_kept_spaces", default=None)
 
 
-_on_kept: ContextVar[Callable[[], None] | None] = ContextVar("turnproof_on_kept", default=None)
+_on_kept: ContextVar[Callable[[StateSpace], None] | None] = ContextVar("turnproof_on_kept", default=None)
 
 
 @contextmanager
-def keeping_searches(models: Iterable[Model], then: Callable[[], None] | None = None) -> Iterator[None]:
+def keeping_searches(models: Iterable[Model], then: Callable[[StateSpace], None] | None = None) -> Iterator[None]:
     """Within the block, the engine's complete searches of these (instantiated) models are kept
     so that a later pass over the same state space (the consistency analyses) need not search
-    again: `kept_search`; `then()` is called as each is kept. Nested in another such block, it
+    again: `kept_search`; `then(space)` is called as each is kept. Nested in another such block, it
     keeps them in the outer one too (so mutation analysis reuses a mutant's search after the
     runner's block has ended)."""
     hook = _on_kept.set(then)
@@ -145,7 +145,7 @@ def _keep(model: Model, space: StateSpace) -> None:
         kept[model] = space
         then = _on_kept.get()
         if then is not None:
-            then()
+            then(space)
 
 
 def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float,
