@@ -41,7 +41,8 @@ from verifier.semantics import EvalError, evaluate
 STRATEGIES = ("bmc", "kind", "pdr", "all")
 DEFAULT_TIMEOUT = 60.0        # seconds per claim when the budget sets none
 DEFAULT_DEPTH = 20            # BMC bound / largest k when the budget sets none
-ALL_K = 8                     # k-induction's share of strategy "all"
+ALL_K = 8                     # k-induction's share of strategy "all" ...
+MINED_K = 4                   # ... when lemmas mined from explored states follow it (they make it cheaper)
 LEMMA_SHARE = 0.4             # of a monitored claim's time, for its proof with lemmas (`monitor_proof`)
 LEMMAS_SHOWN = 6              # lemmas named in a result's reason
 MINE_SHARE = 0.1              # of a claim's time, for mining the lemmas (once per model) ...
@@ -358,11 +359,12 @@ class _Run:
             return kinduction(problem, self.depth, deadline)
         if strategy == "pdr":
             return pdr(problem, deadline)
-        first = kinduction(problem, min(self.depth, ALL_K), deadline.share(0.3))
+        lemmas = self.engine.explored is not None
+        first = kinduction(problem, min(self.depth, MINED_K if lemmas else ALL_K), deadline.share(0.3))
         if first.status in ("reached", "safe"):
             return first
         notes = [f"k-induction: {first.reason}"]
-        mined = self.mined(deadline) if first.status == "bounded" else None
+        mined = self.mined(deadline) if lemmas else None
         if mined is not None:
             strengthened = prove(problem, mined, deadline.share(MINED_SHARE))
             if strengthened.status in ("reached", "safe"):
