@@ -37,16 +37,26 @@ class DeadRules(Visitor):
         self.phases: set[int] = set()
         self.phase_slot = slot_index(ctx.layout, PHASE_VAR) if PHASE_VAR in ctx.layout.offsets else None
         self.proved: dict[str, str] = {}   # beyond the explored states: leaf phase or action -> method
+        self._phase_field: tuple[int, int, int] | None = None
 
     def visit(self, i, s, firings) -> None:
+        tried, fired, gapped = self.tried, self.fired, self.gapped
         for a, _choice, target, gap in firings:
-            self.tried.add(a)
+            tried.add(a)
             if target is not None:
-                self.fired.add(a)
+                fired.add(a)
             elif gap is not None:
-                self.gapped.add(a)
+                gapped.add(a)
         if self.phase_slot is not None:
-            self.phases.add(self.ctx.space.packing.field(s, self.phase_slot))
+            shift, mask, lo = self._phase_field or self._field()
+            self.phases.add(((s >> shift) & mask) + lo)
+
+    def _field(self) -> tuple[int, int, int]:
+        """Where the phase sits in a packed state: (shift, mask, lowest value)."""
+        assert self.phase_slot is not None
+        packing, k = self.ctx.space.packing, self.phase_slot
+        self._phase_field = (packing.shifts[k], packing.mask(k), packing.los[k])
+        return self._phase_field
 
     def findings(self) -> list[Finding]:
         ctx = self.ctx

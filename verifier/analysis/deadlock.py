@@ -25,10 +25,9 @@ class Deadlocks(Visitor):
         self.forbidden: dict[str, list[int]] = {}   # actions whose guard holds but a `forbid` policy blocks
 
     def visit(self, i, s, firings) -> None:
-        if any(target is not None for _a, _c, target, _g in firings):
-            return
-        if any(gap is not None for _a, _c, _t, gap in firings):
-            return
+        for _a, _c, target, gap in firings:
+            if target is not None or gap is not None:    # play moves on, or a gap is reported
+                return
         if self.ctx.is_final(s):
             return
         subject = self.ctx.phase_of(self.ctx.unpack(s)) or "play"
