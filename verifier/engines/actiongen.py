@@ -99,9 +99,22 @@ def all_action_lines(w: Writer, actions: list[tuple[int, Action]], pad: str, sin
     lines: list[str] = []
     for n, (value, group) in enumerate(groups.items()):
         lines.append(f"{pad}{'elif' if n else 'if'} {w.static(slot)} == {value}:")
-        body = [line for a, action in group for line in action_lines(w, a, action, pad + "    ", sink, labels)]
-        lines += body or [f"{pad}    pass"]
+        lines += _group_lines(w, group, pad + "    ", sink, labels) or [f"{pad}    pass"]
     return lines
+
+
+def _group_lines(w: Writer, group: list[tuple[int, Action]], pad: str, sink: Sink, labels: Labels) -> list[str]:
+    """One value's actions, the slots they read twice or more (and the caller did not hoist) read
+    into locals at their start: a state decodes only what its own phase reads."""
+    def body(gw: Writer) -> list[str]:
+        return [line for a, action in group for line in action_lines(gw, a, action, pad, sink, labels)]
+
+    probe = w.within(w.hoisted)
+    body(probe)
+    extra = frozenset(k for k, c in probe.reads.items() if c >= 2) - w.hoisted
+    lines = body(w.within(w.hoisted | extra))
+    plain = w.within(frozenset())
+    return [f"{pad}v{k} = {plain.static(k)}" for k in sorted(extra)] + lines if lines else []
 
 
 def _dispatch(lay: Layout, actions: list[Action]) -> tuple[int | None, list[int]]:

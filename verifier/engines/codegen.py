@@ -379,6 +379,13 @@ class Writer:
         self.counter = itertools.count()
         self.no_walrus = 0
 
+    def within(self, hoisted: frozenset[int]) -> Writer:
+        """A writer for a nested block whose slots in `hoisted` are read from locals; its fresh
+        names go on from this one's."""
+        inner = Writer(self.lay, self.p, self.mode, hoisted)
+        inner.counter = self.counter
+        return inner
+
     def truth(self, e: Expr, code: str) -> str:
         """`code` as a 0/1 value (`and`/`or` operands that are not already booleans)."""
         if _is_bool(e):
