@@ -101,10 +101,11 @@ def measure_spin(path: Path) -> dict:
         raise SystemExit(f"SPIN's depth-first search of {path.name} was cut short at -m{SPIN_STACK:,}: "
                          "its count is incomplete")
     own = re.search(r"pan: elapsed time ([0-9.e+]+) seconds", run.stdout)
+    if own and float(own.group(1)) > 0:         # pan's clock, when it saw the search take any time
+        seconds = float(own.group(1))
     user, system = _figure(r"cpu ([0-9.]+)", run.stderr), _figure(r"cpu [0-9.]+ ([0-9.]+)", run.stderr)
-    return {"states": int(_figure(r"(\d+) states, stored", run.stdout)),
-            "seconds": float(own.group(1)) if own and float(own.group(1)) > 0 else seconds, "peak": int(_figure(r"peak (\d+)", run.stderr)) * 1024,
-            "cpu": user + system}
+    return {"states": int(_figure(r"(\d+) states, stored", run.stdout)), "seconds": seconds,
+            "peak": int(_figure(r"peak (\d+)", run.stderr)) * 1024, "cpu": user + system}
 
 
 def _figure(pattern: str, text: str) -> float:
