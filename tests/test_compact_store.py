@@ -110,7 +110,7 @@ def test_a_search_that_grows_its_table_keeps_every_parent_link():
 
 def test_the_table_grows_and_keeps_parent_links():
     rng = np.random.default_rng(7)
-    keys = np.unique(rng.integers(0, 1 << 62, 50_000, dtype=np.uint64))
+    keys = np.unique(rng.integers(0, 1 << 62, 20_000, dtype=np.uint64))
     table = VisitedTable(capacity=64)
     table.reserve(1)
     table.insert(keys[:1], np.zeros(1, np.uint32))
