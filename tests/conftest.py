@@ -64,7 +64,8 @@ EARLY_FILES = ("test_symbolic_table.py", "test_spin_crosscheck.py", "test_bench_
                "test_symbolic_games.py", "test_gate_ci_files.py", "test_mutation_determinism.py",
                "test_gate_exit_codes.py", "test_hardening_budgets.py", "test_hardening_limits.py",
                "test_distributed_search.py", "test_expr_dispatch.py", "test_lang_v2_model.py",
-               "test_symbolic_units.py", "test_gate_baseline.py", "test_time_shares.py")
+               "test_symbolic_units.py", "test_gate_baseline.py", "test_time_shares.py", "test_testgen.py",
+               "test_walk_steps.py")
 
 
 def pytest_collection_modifyitems(config, items):
