@@ -55,14 +55,14 @@ def test_a_search_that_cannot_finish_leaves_z3_its_share(monkeypatch):
     bounded, corner = engine.check(model, props, _timed(6.0))
     assert time.monotonic() - start < 6.0 + 2.0
     assert bounded.verdict is Verdict.PROVED and bounded.engine in ("k-induction", "pdr"), bounded.reason
-    assert bounded.evidence["auto"].startswith("symbolic: explicit search stopped (exploration incomplete: "
-                                               "--timeout 6 s reached)")
+    assert bounded.evidence["auto"].startswith("symbolic: explicit search stopped (exploration incomplete: ")
+    # (its share, or the cap where a search projected to finish went on past its share: a quiet machine)
     assert corner.verdict is Verdict.HOLDS and corner.engine in ("walk", "k-induction", "pdr", "bmc")
     replay(layout(model.instantiate()), corner.trace)
     # a second call (the runner's second pass, a monitor product) does not search again
     (again,) = engine.check(model, props[:1], _timed(4.0))
     assert again.evidence["auto"].startswith("symbolic first: an explicit search of the model it extends "
-                                             "stopped after ")
+                                             "stopped ")
 
 
 def test_without_a_run_deadline_the_search_keeps_the_whole_budget():
