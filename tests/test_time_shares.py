@@ -112,6 +112,8 @@ def test_the_projection_of_a_search_that_is_about_to_finish():
     # levels of 100, 200, 100, 50 states from index 0: the last complete one half the one before
     shrinking = [0, 100, 300, 400, 450]
     assert seconds_to_finish(shrinking, head=400, stored=470, elapsed=4.0) == pytest.approx((500 - 400) / 100)
+    assert seconds_to_finish(shrinking, 400, 470, 4.0, cap=500) == pytest.approx(1.0)
+    assert seconds_to_finish(shrinking, 400, 470, 4.0, cap=480) is None        # the state cap stops it first
     assert seconds_to_finish([0, 100, 300], 150, 400, 2.0) is None          # still growing
     assert seconds_to_finish([0, 1], 1, 3, 1.0) is None                     # too few levels to tell
     assert seconds_to_finish(shrinking, 0, 470, 0.0) is None
@@ -124,12 +126,15 @@ def test_the_projection_of_a_search_that_is_about_to_finish():
 def test_a_search_past_its_share_goes_on_only_while_projected_to_finish_in_time():
     now = [0.0]
     budget = Budget(timeout=60.0, deadline=time.monotonic() + 10.0, finish_by=time.monotonic() + 20.0)
-    space = SimpleNamespace(levels=[0, 100, 300, 400, 450], seen=set())
+    space = SimpleNamespace(levels=[0, 100, 300, 400, 450], seen=set(), state_limit=-1)
     tick = explicit._ticker(space, budget, None, 0.0, clock=lambda: now[0])
     now[0] = 5.0
     assert tick(400, 470, 4) is None                        # within its share
     now[0] = 12.0                                           # past it: 3 s more projected, 8 s to go
     assert tick(400, 470, 4) is None
+    space.state_limit = 480                                 # 500 states projected: the cap stops it first
+    assert tick(400, 470, 4) is not None
+    space.state_limit = -1
     assert tick(100, 470, 4) is not None                    # 4 x 12 s more projected: it stops
     space.levels = [0, 100, 300, 500, 800]                  # growing again: it stops
     assert tick(400, 900, 4) == "--timeout 60 s reached"

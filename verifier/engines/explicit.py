@@ -164,7 +164,8 @@ def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, star
         if depth != level[0]:
             level[:] = [depth, n]
         if limit is not None and now - start > limit and not (
-                finish is not None and _finishes_within(space.levels, i, n, now - start, finish, level[1])):
+                finish is not None and _finishes_within(space.levels, i, n, now - start, finish, level[1],
+                                                        space.state_limit if space.state_limit >= 0 else None)):
             return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
         if over_soft(budget.max_memory_mb, table_growth(space.seen)):
             return memory_words
@@ -181,15 +182,16 @@ MARGIN = 1.25        # ... when its projected time, this many times over, fits i
 
 
 def seconds_to_finish(levels: Sequence[int], head: int, stored: int, elapsed: float,
-                      level_end: int | None = None) -> float | None:
+                      level_end: int | None = None, cap: int | None = None) -> float | None:
     """A projection of the seconds a breadth-first search has still to run, the levels from the
     next one on shrinking geometrically (`levels`: the first state index of each level; the
     search has expanded `head` of `stored` states in `elapsed` seconds). With `level_end` (where
     the level being expanded ends, about), the next level's size is projected from the successors
     its expanded part has stored so far, and the ratio is that of the two; else the ratio is that
     of the last complete level to the one before. None where no projection can be made, or the
-    levels do not shrink (a search still growing is not about to finish). Only how long a search
-    runs depends on it, never a verdict."""
+    levels do not shrink (a search still growing is not about to finish), or the projected states
+    pass `cap` (a search its state cap will stop does not finish). Only how long a search runs
+    depends on it, never a verdict."""
     if head <= 0 or elapsed <= 0:
         return None
     if level_end is not None and levels and level_end > head > levels[-1] and stored >= level_end:
@@ -205,13 +207,16 @@ def seconds_to_finish(levels: Sequence[int], head: int, stored: int, elapsed: fl
     if ratio > SHRINKING:
         return None
     total = max(stored, start + after / (1 - ratio))
+    if cap is not None and total > cap:
+        return None
     return (total - head) * elapsed / head
 
 
 def _finishes_within(levels: Sequence[int], head: int, stored: int, elapsed: float, seconds: float,
-                     level_end: int | None = None) -> bool:
-    """Whether the search, `elapsed` seconds in, is projected to finish within `seconds` of its start."""
-    left = seconds_to_finish(levels, head, stored, elapsed, level_end)
+                     level_end: int | None = None, cap: int | None = None) -> bool:
+    """Whether the search, `elapsed` seconds in, is projected to finish (below `cap` states) within
+    `seconds` of its start."""
+    left = seconds_to_finish(levels, head, stored, elapsed, level_end, cap)
     return left is not None and elapsed + MARGIN * left <= seconds
 
 

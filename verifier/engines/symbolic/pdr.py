@@ -15,6 +15,8 @@ them from the concrete semantics.
 """
 from __future__ import annotations
 
+from weakref import WeakKeyDictionary
+
 import z3
 
 from verifier.engines.memory import bound_z3
@@ -25,7 +27,21 @@ from verifier.engines.symbolic.witness import Path
 FALLBACK_DEPTH = 60
 
 
-def _constants(terms: list[Term], skip: set) -> list[Term]:
+# the constants of an encoding's transition relation (walking it in Python costs seconds at printed sizes)
+_RELATION_CONSTANTS: WeakKeyDictionary[Encoding, list[Term]] = WeakKeyDictionary()
+
+
+def _declared(enc: Encoding, terms: list[Term]) -> list[Term]:
+    """The uninterpreted constants of `terms` and of `enc`'s transition relation."""
+    if enc not in _RELATION_CONSTANTS:
+        _RELATION_CONSTANTS[enc] = _constants([enc.relation])
+    found = {t.get_id(): t for t in _constants(terms)}
+    for t in _RELATION_CONSTANTS[enc]:
+        found.setdefault(t.get_id(), t)
+    return list(found.values())
+
+
+def _constants(terms: list[Term]) -> list[Term]:
     seen: dict[int, Term] = {}
     stack = list(terms)
     visited: set[int] = set()
@@ -36,8 +52,7 @@ def _constants(terms: list[Term], skip: set) -> list[Term]:
             continue
         visited.add(tid)
         if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            if t.decl().name() not in skip:
-                seen[tid] = t
+            seen[tid] = t
             continue
         stack.extend(t.children())
     return list(seen.values())
@@ -63,7 +78,7 @@ def pdr(problem: Safety, deadline: Deadline, assume: Term = TRUE) -> Outcome:
         fp.set("timeout", ms)
     fp.register_relation(inv, err)
     init, trans, bad = enc.init(enc.cur), enc.relation, problem.bad
-    fp.declare_var(*_constants([init, trans, bad] + cur + nxt, set()))
+    fp.declare_var(*_declared(enc, [init, bad] + cur + nxt))
     fp.rule(inv(*cur), init)
     # the declared ranges hold in every reachable state (effects clamp, or are blocked, at the
     # bounds); stating them in the rules spares Spacer from rediscovering them

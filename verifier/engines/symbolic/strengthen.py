@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 from weakref import WeakKeyDictionary
@@ -24,6 +25,7 @@ import numpy as np
 import z3
 
 from verifier.engines.bfsgen import compile_expander, packing_of
+from verifier.engines.codegen import Packing
 from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Deadline
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
@@ -148,9 +150,7 @@ def random_states(enc: Encoding, params: dict[str, int], until: float, starts: l
                   most: int = WALK_STEPS) -> set[tuple[int, ...]]:
     """The states of seeded random runs (at most `most` steps) from `starts` (reachable states;
     by default a few initial states), at these parameter values."""
-    lay = layout(enc.source.instantiate(dict[str, int | None](params)))
-    packing = packing_of(lay)
-    expand = compile_expander(lay).expand
+    packing, expand = _expander(enc, params)
     froms = [packing.pack(s) for s in (_initial_states(enc, params) if starts is None else starts)]
     seen: set[int] = set(froms)
     rng = random.Random(0)
@@ -172,6 +172,21 @@ def random_states(enc: Encoding, params: dict[str, int], until: float, starts: l
             if steps >= most or steps - last_new >= WALK_STALE or (steps % 64 == 0 and time.perf_counter() >= until):
                 break
     return {packing.unpack(x) for x in seen}
+
+
+# the packing and generated successors of an encoding's model, per parameter values
+_EXPANDERS: WeakKeyDictionary[Encoding, dict[tuple[tuple[str, int], ...], tuple[Packing, Callable]]] = \
+    WeakKeyDictionary()
+
+
+def _expander(enc: Encoding, params: dict[str, int]) -> tuple[Packing, Callable]:
+    """The packing and successor function of `enc`'s model at `params`, generated once."""
+    per = _EXPANDERS.setdefault(enc, {})
+    key = tuple(sorted(params.items()))
+    if key not in per:
+        lay = layout(enc.source.instantiate(dict[str, int | None](params)))
+        per[key] = packing_of(lay), compile_expander(lay).expand
+    return per[key]
 
 
 def _initial_states(enc: Encoding, params: dict[str, int]) -> list[tuple[int, ...]]:
