@@ -53,7 +53,7 @@ def test_a_search_that_cannot_finish_leaves_z3_its_share(monkeypatch):
     engine = AutoEngine()
     start = time.monotonic()
     bounded, corner = engine.check(model, props, _timed(6.0))
-    assert time.monotonic() - start < 6.0 + 2.0
+    assert time.monotonic() - start < 6.0 + 4.0       # the budget kept (a grace for a loaded machine)
     assert bounded.verdict is Verdict.PROVED and bounded.engine in ("k-induction", "pdr"), bounded.reason
     assert bounded.evidence["auto"].startswith("symbolic: explicit search stopped (exploration incomplete: ")
     # (its share, or the cap where a search projected to finish went on past its share: a quiet machine)
