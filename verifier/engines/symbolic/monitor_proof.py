@@ -203,14 +203,8 @@ def _literals(enc: Encoding, values: list[int]) -> list[Literal]:
 
 
 def _ordered_literals(slot: int, v: int, low: int | None, high: int | None) -> list[Literal]:
-    """`x >= v` and `x <= v` where they exclude something, `x >= low + 1` and `x <= high - 1`."""
-    out = []
-    if low is None or v > low:
-        out.append(Literal(slot, ">=", v))
-    if high is None or v < high:
-        out.append(Literal(slot, "<=", v))
-    if low is not None and v > low + 1:
-        out.append(Literal(slot, ">=", low + 1))
+    """`strengthen.integer_literals`, and `x <= high - 1`."""
+    out = strengthen.integer_literals(slot, v, low, high)
     if high is not None and v < high - 1:
         out.append(Literal(slot, "<=", high - 1))
     return out

@@ -107,13 +107,19 @@ def _literals(enc: Encoding, values: list[int]) -> list[Literal]:
         if isinstance(slot.type, (BoolType, EnumType)):
             out.append(Literal(i, "==", v))
             continue
-        low, high = numeral(lo), numeral(hi)
-        if low is None or v > low:
-            out.append(Literal(i, ">=", v))
-        if high is None or v < high:
-            out.append(Literal(i, "<=", v))
-        if low is not None and v > low + 1:
-            out.append(Literal(i, ">=", low + 1))
+        out += integer_literals(i, v, numeral(lo), numeral(hi))
+    return out
+
+
+def integer_literals(slot: int, v: int, low: int | None, high: int | None) -> list[Literal]:
+    """`x >= v` and `x <= v` where they exclude something, and `x >= low + 1`."""
+    out = []
+    if low is None or v > low:
+        out.append(Literal(slot, ">=", v))
+    if high is None or v < high:
+        out.append(Literal(slot, "<=", v))
+    if low is not None and v > low + 1:
+        out.append(Literal(slot, ">=", low + 1))
     return out
 
 
