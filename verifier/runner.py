@@ -20,7 +20,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import default_properties_path, load_model, load_properties
 from verifier.props.plan import run_claims, with_cycle_note
-from verifier.props.schedule import SEARCH_PART, Pass, first_pass, second_pass
+from verifier.props.schedule import Pass, first_pass, second_pass
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
 from verifier.signals import OutOfTime, after_cut
 
@@ -204,25 +204,21 @@ def _decide_claims(model: Model, props: list[Property], engine: Engine, options:
     run deadline (--timeout) the time is shared among the claims (`props.schedule`), and with
     `again` (no analyses wait for the claims) the claims left undecided get a second pass with
     the time that is left."""
-    _one_pass(model, props, engine, options, progress, first_pass(options.budget, len(props)), by_id, SEARCH_PART)
+    _one_pass(model, props, engine, options, progress, first_pass(options.budget, len(props)), by_id)
     undecided = [p for p in props if _undecided(by_id[p.id])]
     step = second_pass(options.budget, len(undecided)) if again else None
     if step is None:
         return
     later: dict[str, CheckResult] = {}
     try:
-        _one_pass(model, undecided, engine, options, progress, step, later, 0.0)
+        _one_pass(model, undecided, engine, options, progress, step, later)
     finally:
         for key, r in later.items():
             by_id[key] = _second_of(by_id[key], r)
 
 
 def _one_pass(model: Model, props: list[Property], engine: Engine, options: RunOptions,
-              progress: ProgressFn | None, step: Pass, decided: dict[str, CheckResult],
-              search_part: float) -> None:
-    """One pass over `props`; the call that searches the model gets `search_part` of the pass at
-    least (the second pass gives none: the search was made in the first, and the claims it left
-    share the time in proportion)."""
+              progress: ProgressFn | None, step: Pass, decided: dict[str, CheckResult]) -> None:
     for freed, group in _by_free_parameters(model, props):
         def check(m: Model, claims: Sequence[Property], freed: Model = freed) -> list[CheckResult]:
             if m is not freed:           # a monitor product: its results are merged into the claim's; one
@@ -232,7 +228,7 @@ def _one_pass(model: Model, props: list[Property], engine: Engine, options: RunO
             def keep(r: CheckResult) -> None:    # decided before the call returns: kept if a cut follows
                 decided.setdefault(r.property.id, with_cycle_note(m, r))
 
-            search = search_part if m.is_concrete and options.engine in ("auto", "explicit") else 0.0
+            search = step.search_part if m.is_concrete and options.engine in ("auto", "explicit") else 0.0
             with reporting(keep):
                 return engine.check(m, claims, step.share(claims, at_least=search), progress)
 

@@ -33,11 +33,13 @@ SEARCH_PART = 0.75      # of the pass at least, for the call that searches the m
 @dataclass
 class Pass:
     """One pass over `claims` claims under `budget`, ending at `end` (time.monotonic(); None:
-    no deadline, every call gets the whole budget)."""
+    no deadline, every call gets the whole budget). `search_part`: the part of the pass at least
+    for the call that searches the model itself (the first pass's; the second has its search)."""
 
     budget: Budget
     end: float | None
     claims: int
+    search_part: float = 0.0
 
     def share(self, claims: Sequence[Property], reached: bool = True, at_least: float = 0.0) -> Budget:
         """The budget of one engine call deciding `claims` (a monitor product's claims count once
@@ -58,8 +60,8 @@ class Pass:
 def first_pass(budget: Budget, claims: int) -> Pass:
     left = budget.time_left()
     if left is None or budget.deadline is None:
-        return Pass(budget, None, claims)
-    return Pass(budget, time.monotonic() + max(FIRST_PASS * left, min(FIRST_PASS_MIN, left)), claims)
+        return Pass(budget, None, claims, SEARCH_PART)
+    return Pass(budget, time.monotonic() + max(FIRST_PASS * left, min(FIRST_PASS_MIN, left)), claims, SEARCH_PART)
 
 
 def second_pass(budget: Budget, claims: int) -> Pass | None:
