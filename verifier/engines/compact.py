@@ -221,14 +221,15 @@ def fits(model: Model) -> bool:
 def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
                     watch: Sequence[Expr] = (), track: Sequence[int] = (),
                     tick: Callable[[int, int], str | None] | None = None,
-                    visited_budget: int | None = None) -> CompactSpace:
+                    visited_budget: int | None = None, order: list[np.ndarray] | None = None) -> CompactSpace:
     """Breadth-first search of an instantiated model with the compact store.
 
     As `explicit.explore` without edges: `space.watch[k]` is the first state (packed value) where
     `watch[k]` holds, `space.fired[a]` the first firing (state, label, target) of each tracked
     action, `space.deadlocks` the first deadlock. `tick(states, depth)` is called between chunks and
     may stop the search with a reason; `visited_budget` (bytes) makes the visited set spill to
-    disk instead of growing past it."""
+    disk instead of growing past it. `order`, when given, receives the stored states in BFS order
+    (the reference store's order), one array per level, the last one possibly not expanded."""
     start = time.perf_counter()
     lay = layout(model)
     packing = packing_of(lay)
@@ -254,6 +255,8 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     table.reserve(level.shape[0])
     search = _Search(space, expansion, watches, state_limit, tick)
     search.next_slots.append(table.insert_at(level, np.zeros(level.shape[0], table.refs.dtype))[1].astype(np.uint32))
+    if order is not None:
+        order.append(level)
     unexpanded = [] if space.complete else [level]     # stored, not expanded when the search stops
     last_report = start
     while space.complete and level.shape[0]:
@@ -274,6 +277,8 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
                 last_report = time.perf_counter()
                 progress(ProgressInfo(len(table), space.levels - 1, last_report - start))
         level = np.concatenate(nxt) if nxt else np.zeros(0, np.uint64)
+        if order is not None and level.shape[0]:
+            order.append(level)
         del nxt, slots
         give_back_freed()                   # the expanded level and the chunks' arrays
     table.followers = []
