@@ -147,7 +147,7 @@ KEYS = st.lists(st.integers(0, (1 << 63) - 2), min_size=1, max_size=60, unique=T
 
 
 @settings(deadline=None)
-@given(KEYS, st.lists(st.integers(0, 5), min_size=1, max_size=200), st.sampled_from(["key", "slot"]))
+@given(KEYS, st.lists(st.integers(0, 5), min_size=1, max_size=200), st.sampled_from(["key", "hash"]))
 def test_a_batch_that_repeats_states_stores_each_once(keys, picks, links):
     stored_before = keys[: len(keys) // 2]
     table = VisitedTable(capacity=8, links=links)

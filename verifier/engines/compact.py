@@ -1,12 +1,11 @@
 """The compact store: breadth-first search level by level over numpy batches.
 
-Each BFS level is a uint64 array of packed states in discovery order, with
-their slots in the visited table (their successors' parent links, so no
-lookup; a growth of the table rewrites them, a spill drops them). It is
-expanded CHUNK states at a time: by the vectorised code of `vecgen` where the
-model allows (and the batch is at least VECTOR_MIN states, none of which might
-meet a model error), else by
-the generated-Python reference `bfsgen.compile_expander`, state by state. The
+Each BFS level is a queue of uint64 arrays of packed states in discovery
+order, each let go of once expanded (the level being expanded shrinks as the
+next one grows). It is expanded CHUNK states at a time: by the vectorised code
+of `vecgen` where the model allows (and the batch is at least VECTOR_MIN
+states, none of which might meet a model error), else by the generated-Python
+reference `bfsgen.compile_expander`, state by state. The
 successors of a chunk are deduplicated keeping the first firing in the
 reference order (state, then firing), looked up in the visited set
 (`visited.VisitedTable`) and appended to the next level in that order, so the
@@ -14,7 +13,8 @@ states come out in exactly the order the reference search stores them: the
 first witness, the first deadlock and the first firing of an action are the
 reference engine's, and so are their (shortest) traces.
 
-Stored per state: the packed state and a parent link (about 12 to 16 bytes);
+Stored per state: the packed state and a parent link, 32 bits of the parent's
+hash (about 13 to 16 bytes; a trace tells apart the parents that share them);
 no transition labels (a trace re-expands its states to name the firings) and
 no edges, so claims that need the state graph (termination, obligations) stay
 with the reference store.
@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,23 +179,30 @@ class CompactSpace:
     def chain(self, key: int) -> list[int]:
         """Packed states from an initial state to `key` along the parent links."""
         out = [key]
-        parent = self.table.parent_of(key)
+        parent = self.table.parent_of(key, self._reaches)
         while parent is not None:
             out.append(parent)
-            parent = self.table.parent_of(parent)
+            parent = self.table.parent_of(parent, self._reaches)
         return out[::-1]
 
     def depth_of(self, key: int) -> int:
         return len(self.chain(key)) - 1
 
-    def _firing(self, source: int, target: int) -> tuple[Action, tuple]:
-        """The first firing of `source` that reaches `target` (the one the search recorded)."""
+    def _fired(self, source: int) -> list:
+        """The firings of a state, as the search found them."""
         fired: list = []
         try:
             compile_expander(self.lay).expand(source, fired)
         except EvalError:
             pass                  # a state that raises still has the firings before the error
-        for a, choice, t, _gap in fired:
+        return fired
+
+    def _reaches(self, source: int, target: int) -> bool:
+        return any(t == target for _a, _choice, t, _gap in self._fired(source))
+
+    def _firing(self, source: int, target: int) -> tuple[Action, tuple]:
+        """The first firing of `source` that reaches `target` (the one the search recorded)."""
+        for a, choice, t, _gap in self._fired(source):
             if t == target:
                 return self.model.actions[a], choice
         raise AssertionError("a parent link without a firing")
@@ -236,7 +244,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     if packing.bits > MAX_BITS:
         raise TooWide(f"{packing.bits} bits of state (the compact store holds at most {MAX_BITS})")
     labels = Labels()
-    table = VisitedTable(links="slot", budget_bytes=visited_budget)
+    table = VisitedTable(links="hash", budget_bytes=visited_budget)
     space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired=dict.fromkeys(track))
     expansion = Expansion(lay, labels)
     space.vectorised = expansion.why_not
@@ -251,43 +259,60 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     if state_limit is not None and len(inits) > state_limit:
         inits = inits[:state_limit]
         space.complete, space.reason = False, f"--max-states {state_limit} reached"
-    level = np.asarray(inits, np.uint64)
-    table.reserve(level.shape[0])
-    search = _Search(space, expansion, watches, state_limit, tick)
-    search.next_slots.append(table.insert_at(level, np.zeros(level.shape[0], table.refs.dtype))[1].astype(np.uint32))
+    first_level = np.asarray(inits, np.uint64)
+    table.reserve(first_level.shape[0])
+    table.insert(first_level, np.zeros(first_level.shape[0], table.refs.dtype))
     if order is not None:
-        order.append(level)
-    unexpanded = [] if space.complete else [level]     # stored, not expanded when the search stops
+        order.append(first_level)
+    level = deque([first_level]) if first_level.shape[0] else deque()
+    del first_level
+    search = _Search(space, expansion, watches, state_limit, tick)
+    unexpanded = [] if space.complete else list(level)     # stored, not expanded when the search stops
     last_report = start
-    while space.complete and level.shape[0]:
+    while space.complete and level:
         if space.levels >= depth_limit:
             space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
-            unexpanded = [level]
+            unexpanded = list(level)
             break
         space.levels += 1
-        slots = search.begin_level()
-        nxt: list[np.ndarray] = []
-        for first in range(0, level.shape[0], CHUNK):
-            status = search.chunk(level[first:first + CHUNK], nxt, None if slots is None else slots[first:first + CHUNK])
+        nxt: deque[np.ndarray] = deque()
+        for S in _chunks(level):
+            status = search.chunk(S, nxt)
             if status is not None:
                 space.complete, space.reason = False, status
-                unexpanded = [level[first + search.expanded:], *nxt]
+                unexpanded = [S[search.expanded:], *level, *nxt]
                 break
             if progress is not None and time.perf_counter() - last_report >= 0.5:
                 last_report = time.perf_counter()
                 progress(ProgressInfo(len(table), space.levels - 1, last_report - start))
-        level = np.concatenate(nxt) if nxt else np.zeros(0, np.uint64)
-        if order is not None and level.shape[0]:
-            order.append(level)
-        del nxt, slots
+        if order is not None and nxt:
+            order.append(np.concatenate(nxt))
+        level = nxt
+        del nxt
         give_back_freed()                   # the expanded level and the chunks' arrays
-    table.followers = []
     if unexpanded:
         search.watch(np.concatenate(unexpanded))
     space.seconds = time.perf_counter() - start
     if progress is not None:
         progress(ProgressInfo(len(table), space.max_depth, space.seconds))
     return space
+
+
+def _chunks(level: deque[np.ndarray]) -> Iterator[np.ndarray]:
+    """CHUNK states at a time from a level's arrays, in order, taking each array out of the level
+    once it is used up (the level shrinks as it is expanded)."""
+    while level:
+        taken: list[np.ndarray] = []
+        size = 0
+        while level and size < CHUNK:
+            piece = level.popleft()
+            if size + piece.shape[0] > CHUNK:
+                level.appendleft(piece[CHUNK - size:])
+                piece = piece[:CHUNK - size]
+            taken.append(piece)
+            size += piece.shape[0]
+        if size:
+            yield taken[0] if len(taken) == 1 else np.concatenate(taken)
 
 
 class _Search:
@@ -300,16 +325,6 @@ class _Search:
         self.base = 0                  # BFS index of the chunk's first state
         self.expanded = 0              # states of the last chunk expanded
         self.full_at: int | None = None    # the lane where the state limit was reached
-        self.next_slots: list[np.ndarray] = []     # table slots of the next level's states
-
-    def begin_level(self) -> np.ndarray | None:
-        """The table slots of the level about to be expanded (its states' parent links, with no
-        lookup), kept up to date by the table's growths; None after a spill."""
-        table = self.space.table
-        slots = np.concatenate(self.next_slots) if table.links == "slot" and self.next_slots else None
-        self.next_slots = []
-        table.followers = [] if slots is None else [slots]
-        return slots
 
     def watch(self, S: np.ndarray) -> None:
         space = self.space
@@ -326,7 +341,7 @@ class _Search:
             else:
                 space.watch_errors[k] = (key, message)
 
-    def chunk(self, S: np.ndarray, nxt: list[np.ndarray], slots: np.ndarray | None = None) -> str | None:
+    def chunk(self, S: np.ndarray, nxt: deque[np.ndarray]) -> str | None:
         space, table = self.space, self.space.table
         self.expanded = 0
         if self.tick is not None:
@@ -346,7 +361,7 @@ class _Search:
                 space.rank.setdefault(key, self.base + int(stuck[0]))
         self._track(S, f)
         self.full_at = None
-        status = self._insert(S, f, nxt, slots)
+        status = self._insert(S, f, nxt)
         self.expanded = live
         self.base += live
         if f.error is not None and (self.full_at is None or self.full_at > f.error[0]):
@@ -369,7 +384,7 @@ class _Search:
                 space.fired[a] = (key, int(f.labels[j]), int(f.succ[j]))
                 space.rank.setdefault(key, self.base + int(f.lanes[j]))
 
-    def _insert(self, S: np.ndarray, f: Firings, nxt: list[np.ndarray], slots: np.ndarray | None) -> str | None:
+    def _insert(self, S: np.ndarray, f: Firings, nxt: deque[np.ndarray]) -> str | None:
         table = self.space.table
         if not f.succ.shape[0]:
             return None
@@ -393,11 +408,8 @@ class _Search:
                 self.full_at = int(f.lanes[order[ranked[room]]])     # the reference stops in this state
             keep = np.sort(ranked[:room])
             order, cand = order[keep], cand[keep]
-        refs = slots + np.uint32(1) if slots is not None and table.links == "slot" else table.refs_of(S)
-        new, where = table.insert_at(cand, refs[f.lanes[order]])
+        new = table.insert(cand, table.refs_of(S)[f.lanes[order]])
         ranked = np.lexsort((f.pos[order[new]], f.lanes[order[new]]))
-        nxt.append(f.succ[order[new][ranked]])
-        if table.links == "slot":
-            self.next_slots.append(where[new][ranked].astype(np.uint32))
-            table.followers.append(self.next_slots[-1])
+        if ranked.shape[0]:
+            nxt.append(f.succ[order[new][ranked]])
         return status

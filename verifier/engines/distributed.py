@@ -240,7 +240,7 @@ class ChainTable:
     def __len__(self) -> int:
         return self.states
 
-    def parent_of(self, key: int) -> int | None:
+    def parent_of(self, key: int, _reaches: object = None) -> int | None:
         return self.parents[key]
 
     def close(self) -> None:

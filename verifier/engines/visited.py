@@ -2,26 +2,45 @@
 
 A table of `capacity` slots in buckets of BUCKET: slot k holds ``key + 1`` (0 is
 empty; keys are packed states of at most 63 bits) and ``ref[k]``, the parent
-link: 0 for an initial state, else ``parent slot + 1`` (uint32, "slot" links)
-or ``parent key + 1`` (uint64, "key" links: when partitions or disk runs hold
-the parents). A key lives in the first bucket along its probe sequence (home
-bucket, then the next ones) that had room when it was inserted, so a lookup
-stops at the first bucket holding it or an empty slot. Everything is vectorised
-over a batch of keys. The table grows by GROWTH when it passes MAX_LOAD full
-(load between MAX_LOAD / GROWTH and MAX_LOAD), so with slot links it keeps
-12 / load, 13 to 15.7 bytes per stored state; a growth moves the keys a slice
-of the old table at a time, so it needs about 33 bytes a state at its peak.
+link, NONE for an initial state, else:
 
-With a byte budget, a table that would outgrow it is spilled instead: sorted
-(key, parent key) runs are written under a temporary directory and read back
-memory-mapped; the table starts empty again, with key links from then on.
+- "hash" links (uint32): the parent's `fingerprint`, the high 32 bits of its
+  hash. Every key with those bits has the same home bucket, so the parent is one
+  of the few keys along that bucket's probe sequence (or in a disk run). Where
+  several stored states share the bits (a chance of about states / 2^32 for
+  each link), `parent_of` keeps those with a firing to the child, then the one
+  with the shortest chain: traces stay shortest and replay. The link does not
+  name a place in the table, so a growth moves keys without rewriting links.
+- "key" links (uint64): ``parent key + 1``, for the distributed search (the
+  parents are in other partitions).
+
+A key lives in the first bucket along its probe sequence (home bucket, then the
+next ones) that had room when it was inserted, so a lookup stops at the first
+bucket holding it or an empty slot. Everything is vectorised over a batch of
+keys. The table grows by GROWTH when it passes MAX_LOAD full (load between
+MAX_LOAD / GROWTH and MAX_LOAD: 13 to 15.7 bytes a state with hash links).
+
+A growth moves the old slots in order, REHASH_SLOTS at a time, and gives each
+moved slice's pages back to the system at once (the large arrays are anonymous
+memory maps). Home buckets follow the hash's order in both tables
+(multiplicative range reduction), so the new table's pages are written in the
+same order as the old ones are given back: at the peak of a growth the process
+holds about the new table alone, not the old and the new one.
+
+With a byte budget, a table that would outgrow it is spilled instead: runs of
+(hash, parent link) sorted by hash (`mix` is a bijection: the hash names the
+key) are written under a temporary directory and read back memory-mapped; the
+table starts empty again.
 """
 from __future__ import annotations
 
+import math
+import mmap
 import os
 import shutil
 import tempfile
 import weakref
+from collections.abc import Callable
 
 import numpy as np
 
@@ -29,8 +48,12 @@ BUCKET = 8
 MAX_LOAD = 0.92
 GROWTH = 1.2
 REHASH_SLOTS = 1 << 18      # old slots moved at a time when the table grows
+MAPPED_BYTES = 1 << 20      # arrays from this size up get their own memory map (their pages can be given back)
 MIX = np.uint64(0x9E3779B97F4A7C15)
+UNMIX = np.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
 NONE = 0
+
+Reaches = Callable[[int, int], bool]     # reaches(source, target): source has a firing to target
 
 
 def _first_byte(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -41,7 +64,7 @@ def _first_byte(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def mix(keys: np.ndarray) -> np.ndarray:
-    """A well-spread 64-bit hash of each key (Fibonacci hashing; wraps)."""
+    """A well-spread 64-bit hash of each key (Fibonacci hashing; wraps; a bijection)."""
     h = keys >> np.uint64(29)
     h ^= keys
     with np.errstate(over="ignore"):
@@ -49,26 +72,67 @@ def mix(keys: np.ndarray) -> np.ndarray:
     return h
 
 
+def unmix(hashes: np.ndarray) -> np.ndarray:
+    """The keys whose `mix` these are."""
+    with np.errstate(over="ignore"):
+        k = hashes * UNMIX
+    return k ^ (k >> np.uint64(29)) ^ (k >> np.uint64(58))
+
+
+def fingerprint(keys: np.ndarray) -> np.ndarray:
+    """The hash link that names these keys as parents: the high 32 bits of their hash, at least 1."""
+    return np.maximum(mix(keys) >> np.uint64(32), np.uint64(1)).astype(np.uint32)
+
+
+def _zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """A zero array; from MAPPED_BYTES up in its own anonymous memory map (pages become resident
+    when written, and `_give_back` returns them)."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    if nbytes < MAPPED_BYTES:
+        return np.zeros(shape, dtype)
+    pages = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    return np.frombuffer(pages, dtype).reshape(shape)
+
+
+def _give_back(flat: np.ndarray, lo: int, hi: int) -> None:
+    """Return to the system the whole pages of elements lo..hi of a `_zeros` array (read as 0 after)."""
+    base: object = flat
+    while isinstance(base, np.ndarray):
+        base = base.base
+    pages = base.obj if isinstance(base, memoryview) else None
+    if not isinstance(pages, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start = -(-lo * flat.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE
+    end = min(hi, flat.shape[0]) * flat.itemsize // mmap.PAGESIZE * mmap.PAGESIZE
+    if end > start:
+        pages.madvise(mmap.MADV_DONTNEED, start, end - start)
+
+
 class VisitedTable:
     """A set of packed states with one parent link each (see the module docstring)."""
 
-    def __init__(self, capacity: int = 1 << 14, links: str = "slot", budget_bytes: int | None = None):
+    def __init__(self, capacity: int = 1 << 14, links: str = "hash", budget_bytes: int | None = None):
+        if links not in ("hash", "key"):
+            raise ValueError(f"links must be 'hash' or 'key', not {links!r}")
         self.links = links
         self.budget = budget_bytes
         self.count = 0                 # states in the table
         self.spilled = 0               # states in disk runs
-        self.followers: list[np.ndarray] = []   # arrays of slots a growth rewrites in place
-        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []     # (sorted hashes, parent links)
         self._dir: str | None = None
         if budget_bytes is not None:
-            capacity = min(capacity, budget_bytes // 16)
+            capacity = min(capacity, budget_bytes // self.slot_bytes)
         self._alloc(max(BUCKET, capacity))
 
     # ---- storage
+    @property
+    def slot_bytes(self) -> int:
+        return 8 + (4 if self.links == "hash" else 8)
+
     def _alloc(self, capacity: int) -> None:
         self.buckets = -(-capacity // BUCKET)
-        self.keys = np.zeros((self.buckets, BUCKET), np.uint64)
-        self.refs = np.zeros((self.buckets, BUCKET), np.uint32 if self.links == "slot" else np.uint64)
+        self.keys = _zeros((self.buckets, BUCKET), np.uint64)
+        self.refs = _zeros((self.buckets, BUCKET), np.uint32 if self.links == "hash" else np.uint64)
 
     @property
     def capacity(self) -> int:
@@ -82,7 +146,11 @@ class VisitedTable:
         return self.count + self.spilled
 
     def _home(self, keys: np.ndarray) -> np.ndarray:
-        return ((mix(keys) >> np.uint64(32)) * np.uint64(self.buckets)) >> np.uint64(32)
+        return self._home_of_high(mix(keys) >> np.uint64(32))
+
+    def _home_of_high(self, high: np.ndarray) -> np.ndarray:
+        """The home bucket of keys whose hash has these high 32 bits."""
+        return (high * np.uint64(self.buckets)) >> np.uint64(32)
 
     # ---- queries
     def find(self, keys: np.ndarray) -> np.ndarray:
@@ -101,37 +169,84 @@ class VisitedTable:
         return out
 
     def in_runs(self, keys: np.ndarray) -> np.ndarray:
-        """Whether each key (sorted) is in a disk run."""
+        """Whether each key is in a disk run."""
         seen = np.zeros(keys.shape[0], bool)
-        for run_keys, _ in self.runs:
-            at = np.searchsorted(run_keys, keys)
-            ok = at < run_keys.shape[0]
-            seen[ok] |= run_keys[at[ok]] == keys[ok]
+        hashes = mix(keys)
+        for run_hashes, _ in self.runs:
+            at = np.searchsorted(run_hashes, hashes)
+            ok = at < run_hashes.shape[0]
+            seen[ok] |= run_hashes[at[ok]] == hashes[ok]
         return seen
 
     def refs_of(self, keys: np.ndarray) -> np.ndarray:
-        """The parent link that successors of these (stored) keys get."""
-        if self.links == "key":
-            return keys + np.uint64(1)
-        slots = self.find(keys)
-        assert (slots >= 0).all(), "a state being expanded is not in the table"
-        return (slots + 1).astype(np.uint32)
+        """The parent link that successors of these keys get."""
+        return fingerprint(keys) if self.links == "hash" else keys + np.uint64(1)
 
-    def parent_of(self, key: int) -> int | None:
-        """The parent of a stored state, None for an initial state."""
+    def parent_of(self, key: int, reaches: Reaches | None = None) -> int | None:
+        """The parent of a stored state, None for an initial state. With hash links, `reaches`
+        tells apart the states that share the parent's fingerprint (see the module docstring)."""
+        return self._parent(key, reaches, frozenset())
+
+    def _parent(self, key: int, reaches: Reaches | None, visiting: frozenset[int]) -> int | None:
+        ref = self._ref(key)
+        if ref == NONE:
+            return None
+        if self.links == "key":
+            return ref - 1
+        candidates = self._holders(ref)
+        if len(candidates) > 1 and reaches is not None:
+            candidates = [c for c in candidates if reaches(c, key)]
+        if not candidates:
+            raise KeyError(f"the parent of {key} is not stored")
+        if len(candidates) > 1:
+            candidates.sort(key=lambda c: (self._depth(c, reaches, visiting | {key}), c))
+        return candidates[0]
+
+    def _depth(self, key: int, reaches: Reaches | None, visiting: frozenset[int]) -> float:
+        """The length of `key`'s chain (infinite where it comes back to a state in `visiting`)."""
+        steps = 0
+        seen = set(visiting)
+        current: int | None = key
+        while current is not None:
+            if current in seen:
+                return math.inf
+            seen.add(current)
+            current = self._parent(current, reaches, frozenset(seen))
+            steps += 1
+        return steps - 1
+
+    def _ref(self, key: int) -> int:
+        """The parent link stored with a key (table or disk run)."""
         k = np.array([key], np.uint64)
         slot = int(self.find(k)[0])
         if slot >= 0:
-            ref = int(self.refs.reshape(-1)[slot])
-            if ref == NONE:
-                return None
-            return int(self.keys.reshape(-1)[ref - 1]) - 1 if self.links == "slot" else ref - 1
-        for run_keys, run_refs in self.runs:
-            at = int(np.searchsorted(run_keys, k)[0])
-            if at < run_keys.shape[0] and int(run_keys[at]) == key:
-                ref = int(run_refs[at])
-                return None if ref == NONE else ref - 1
+            return int(self.refs.reshape(-1)[slot])
+        h = mix(k)
+        for run_hashes, run_refs in self.runs:
+            at = int(np.searchsorted(run_hashes, h)[0])
+            if at < run_hashes.shape[0] and run_hashes[at] == h[0]:
+                return int(run_refs[at])
         raise KeyError(key)
+
+    def _holders(self, link: int) -> list[int]:
+        """The stored keys whose fingerprint is `link` (table and disk runs)."""
+        flat = self.keys
+        bucket = int(self._home_of_high(np.asarray([link], np.uint64))[0])
+        found: list[np.ndarray] = []
+        for _ in range(self.buckets):
+            row = flat[bucket]
+            stored = row[row != 0] - np.uint64(1)
+            found.append(stored[fingerprint(stored) == link])
+            if stored.shape[0] < BUCKET:
+                break
+            bucket = (bucket + 1) % self.buckets
+        lo = np.uint64(0 if link == 1 else link << 32)      # fingerprint 1 also stands for 0
+        hi = np.uint64((link + 1) << 32) if link + 1 < 1 << 32 else None
+        for run_hashes, _ in self.runs:
+            first = int(np.searchsorted(run_hashes, lo))
+            last = run_hashes.shape[0] if hi is None else int(np.searchsorted(run_hashes, hi))
+            found.append(unmix(np.asarray(run_hashes[first:last])))
+        return sorted(int(k) for k in np.concatenate(found))
 
     # ---- insertion
     def reserve(self, extra: int) -> None:
@@ -139,8 +254,7 @@ class VisitedTable:
         if self.count + extra <= MAX_LOAD * self.capacity:
             return
         capacity = max(int(self.capacity * GROWTH), int((self.count + extra) / MAX_LOAD * GROWTH) + BUCKET)
-        grown_bytes = capacity * (self.keys.itemsize + self.refs.itemsize)
-        if self.budget is not None and grown_bytes > self.budget and self.count:
+        if self.budget is not None and capacity * self.slot_bytes > self.budget and self.count:
             self.spill()
             if extra <= MAX_LOAD * self.capacity:
                 return
@@ -150,27 +264,20 @@ class VisitedTable:
         """Insert keys (absent from the disk runs) with their parent links; returns the mask of
         those that were new. Keys repeated within the batch need `distinct=False` (then one of
         each is new). Call `reserve(len(keys))` first."""
-        return self.insert_at(keys, refs, distinct)[0]
-
-    def insert_at(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """As `insert`, also returning the slot of every key (a growth rewrites the arrays in
-        `followers`; a spill leaves no slots)."""
-        new, slots = self._place(keys, refs, distinct)
+        new = self._place(keys, refs, distinct)
         self.count += int(new.sum())
-        return new, slots
+        return new
 
-    def _place(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """(mask of the keys placed now, slot of every key)."""
+    def _place(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True) -> np.ndarray:
+        """The mask of the keys placed now (the others were in the table already)."""
         stored = keys + np.uint64(1)
         bucket = self._home(keys).astype(np.int64)
         new = np.zeros(keys.shape[0], bool)
-        where = np.empty(keys.shape[0], np.int64)
         flat_keys, flat_refs = self.keys.reshape(-1), self.refs.reshape(-1)
         pending = np.arange(keys.shape[0])
         while pending.size:
             rows = self.keys[bucket[pending]]
-            found, at = _first_byte(rows == stored[pending, None])
-            where[pending[found]] = bucket[pending[found]] * BUCKET + at[found]
+            found = _first_byte(rows == stored[pending, None])[0]
             has_room, free = _first_byte(rows == 0)
             room = ~found & has_room
             claim = pending[room]
@@ -183,44 +290,31 @@ class VisitedTable:
                 flat_refs[slots] = ticket
                 won = flat_refs[slots] == ticket
                 flat_keys[slots[won]] = stored[claim[won]]
-            winners, slots = claim[won], slots[won]
-            flat_refs[slots] = refs[winners]
+            winners = claim[won]
+            flat_refs[slots[won]] = refs[winners]
             new[winners] = True
-            where[winners] = slots
-            lost = ~won
             nxt = pending[~found & ~room]
             bucket[nxt] = (bucket[nxt] + 1) % self.buckets
-            pending = np.concatenate([nxt, claim[lost]])
-        return new, where
+            pending = np.concatenate([nxt, claim[~won]])
+        return new
 
     def _rehash(self, capacity: int) -> None:
-        """Move every key into a table of `capacity` slots, REHASH_SLOTS old slots at a time: at the
-        peak, the old and the new table and (slot links) a uint32 map from old slot to new."""
+        """Move every key into a table of `capacity` slots, REHASH_SLOTS old slots at a time in
+        order, giving each moved slice's pages back (see the module docstring)."""
         old_keys, old_refs = self.keys.reshape(-1), self.refs.reshape(-1)
         self._alloc(capacity)
-        remap = np.zeros(old_keys.shape[0], np.uint32) if self.links == "slot" else None
         for lo in range(0, old_keys.shape[0], REHASH_SLOTS):
             occupied = lo + np.flatnonzero(old_keys[lo:lo + REHASH_SLOTS])
-            slots = self._bulk_place(old_keys[occupied] - np.uint64(1), old_refs[occupied])
-            if remap is not None:
-                remap[occupied] = slots + 1
-        del old_keys, old_refs
-        if remap is not None:                      # the parent links and the followers name old slots
-            for slots in self.followers:
-                slots[:] = remap[slots] - np.uint32(1)
-            flat_refs = self.refs.reshape(-1)
-            for lo in range(0, flat_refs.shape[0], REHASH_SLOTS):
-                part = flat_refs[lo:lo + REHASH_SLOTS]
-                linked = np.flatnonzero(part)
-                part[linked] = remap[part[linked].astype(np.int64) - 1]
+            self._bulk_place(old_keys[occupied] - np.uint64(1), old_refs[occupied])
+            _give_back(old_keys, lo, lo + REHASH_SLOTS)
+            _give_back(old_refs, lo, lo + REHASH_SLOTS)
 
-    def _bulk_place(self, keys: np.ndarray, refs: np.ndarray) -> np.ndarray:
+    def _bulk_place(self, keys: np.ndarray, refs: np.ndarray) -> None:
         """Place distinct keys absent from the table: each home bucket takes them directly into its
         free slots (a bucket's stored keys are always a prefix of it: nothing is ever removed), the
-        rest probe on (`_place`). Returns every key's slot."""
-        slots = np.empty(keys.shape[0], np.int64)
+        rest probe on (`_place`)."""
         if not keys.shape[0]:
-            return slots
+            return
         home = self._home(keys).astype(np.int64)
         order = np.argsort(home, kind="stable")
         sorted_home = home[order]
@@ -229,39 +323,37 @@ class VisitedTable:
         rank = np.arange(keys.shape[0]) - np.repeat(starts - stored, np.diff(np.r_[starts, keys.shape[0]]))
         direct = rank < BUCKET
         flat = order[direct]
-        slots[flat] = sorted_home[direct] * BUCKET + rank[direct]
-        self.keys.reshape(-1)[slots[flat]] = keys[flat] + np.uint64(1)
-        self.refs.reshape(-1)[slots[flat]] = refs[flat]
+        slots = sorted_home[direct] * BUCKET + rank[direct]
+        self.keys.reshape(-1)[slots] = keys[flat] + np.uint64(1)
+        self.refs.reshape(-1)[slots] = refs[flat]
         rest = order[~direct]
         if rest.size:
-            _, slots[rest] = self._place(keys[rest], refs[rest])
-        return slots
+            self._place(keys[rest], refs[rest])
 
     def spill(self) -> None:
-        """Write the table to a sorted disk run (parents as keys) and empty it."""
-        flat_keys, flat_refs = self.keys.reshape(-1), self.refs.reshape(-1)
+        """Write the table to a disk run sorted by hash and empty it."""
+        flat_keys = self.keys.reshape(-1)
         occupied = np.flatnonzero(flat_keys)
-        keys = flat_keys[occupied] - np.uint64(1)
-        refs = flat_refs[occupied].astype(np.uint64)
-        if self.links == "slot":
-            linked = refs != NONE
-            refs[linked] = flat_keys[refs[linked].astype(np.int64) - 1]     # key + 1 of the parent
-        order = np.argsort(keys)
+        hashes = mix(flat_keys[occupied] - np.uint64(1))
+        order = np.argsort(hashes)
+        refs = self.refs.reshape(-1)[occupied[order]]
+        del occupied, flat_keys
+        hashes = hashes[order]
+        del order
         if self._dir is None:
             self._dir = tempfile.mkdtemp(prefix="turnproof-visited-")
             weakref.finalize(self, shutil.rmtree, self._dir, True)
         n = len(self.runs)
-        paths = [os.path.join(self._dir, f"run{n}-{part}.npy") for part in ("keys", "refs")]
-        np.save(paths[0], keys[order])
-        np.save(paths[1], refs[order])
-        del keys, refs, order, flat_keys, flat_refs
+        paths = [os.path.join(self._dir, f"run{n}-{part}.npy") for part in ("hashes", "refs")]
+        np.save(paths[0], hashes)
+        np.save(paths[1], refs)
+        del hashes, refs
         self.runs.append((np.load(paths[0], mmap_mode="r"), np.load(paths[1], mmap_mode="r")))
         self.spilled += self.count
-        self.followers = []
         self.count = 0
         capacity = self.capacity
-        self.links = "key"
-        self._alloc(capacity if self.budget is None else min(capacity, max(BUCKET, self.budget // 16)))
+        self.keys = self.refs = np.zeros(0, np.uint64)        # the old table goes before the new one comes
+        self._alloc(capacity if self.budget is None else min(capacity, max(BUCKET, self.budget // self.slot_bytes)))
 
     def close(self) -> None:
         """Remove the disk runs (also done when the table is collected)."""

@@ -1,0 +1,122 @@
+"""The compact visited table (`visited.py`) against a dict: a tiny table grown many times (its old
+slices' pages given back as it goes) and spilled to disk keeps every key and parent link; hash
+links whose fingerprints collide still name the recorded parent."""
+from __future__ import annotations
+
+import mmap
+from contextlib import contextmanager
+from unittest import mock
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier.engines import visited
+from verifier.engines.visited import VisitedTable, fingerprint, mix, unmix
+
+KEY = st.integers(0, (1 << 63) - 2)
+# batches of keys, each key with the index of its parent among the keys of earlier batches
+GRAPHS = st.lists(st.lists(st.tuples(KEY, st.integers(0, 1 << 16)), min_size=1, max_size=40),
+                  min_size=1, max_size=25)
+
+
+@contextmanager
+def small_slices():
+    """Every array in its own memory map, and growths that move (and give back) a page at a time."""
+    with mock.patch.object(visited, "MAPPED_BYTES", 0), mock.patch.object(visited, "REHASH_SLOTS", 512):
+        yield
+
+
+def _build(batches, links: str, budget: int | None = None, spill_every: int = 0):
+    """Insert the batches into a table of 8 slots; returns (table, parent of each key, edges)."""
+    table = VisitedTable(capacity=8, links=links, budget_bytes=budget)
+    parents: dict[int, int | None] = {}
+    edges: set[tuple[int, int]] = set()
+    for n, batch in enumerate(batches):
+        earlier = list(parents)
+        keys, refs = [], []
+        for key, pick in batch:
+            if key in parents or key in keys:
+                continue
+            parent = earlier[pick % len(earlier)] if earlier else None
+            parents_ref = 0 if parent is None else int(table.refs_of(np.asarray([parent], np.uint64))[0])
+            keys.append(key)
+            refs.append(parents_ref)
+            parents[key] = parent
+            if parent is not None:
+                edges.add((parent, key))
+        if spill_every and n % spill_every == spill_every - 1 and table.count:
+            table.spill()
+        table.reserve(len(keys))
+        new = table.insert(np.asarray(keys, np.uint64), np.asarray(refs, table.refs.dtype))
+        assert new.all()
+    return table, parents, edges
+
+
+@settings(max_examples=30, deadline=None)
+@given(GRAPHS, st.sampled_from(["hash", "key"]))
+def test_a_table_grown_many_times_keeps_every_key_and_parent(batches, links):
+    with small_slices():
+        table, parents, edges = _build(batches, links)
+    assert table.capacity > 8 or len(parents) <= 7
+    keys = np.asarray(list(parents), np.uint64)
+    assert len(table) == len(parents) and (table.find(keys) >= 0).all()
+    absent = np.asarray([k ^ (1 << 62) for k in parents if k ^ (1 << 62) not in parents], np.uint64)
+    assert (table.find(absent) < 0).all()
+    again = table.insert(keys, np.zeros(keys.shape[0], table.refs.dtype))
+    assert not again.any() and len(table) == len(parents)
+    for key, parent in parents.items():
+        assert table.parent_of(key, lambda s, t: (s, t) in edges) == parent
+
+
+@settings(max_examples=15, deadline=None)
+@given(GRAPHS, st.sampled_from(["hash", "key"]))
+def test_a_table_spilled_to_disk_keeps_every_key_and_parent(batches, links):
+    table, parents, edges = _build(batches, links, spill_every=3)
+    keys = np.asarray(list(parents), np.uint64)
+    in_table = table.find(keys) >= 0
+    assert (in_table | table.in_runs(keys)).all() and not (in_table & table.in_runs(keys)).any()
+    assert len(table) == len(parents)
+    for key, parent in parents.items():
+        assert table.parent_of(key, lambda s, t: (s, t) in edges) == parent
+    table.close()
+
+
+def test_mix_is_undone_by_unmix():
+    keys = np.random.default_rng(3).integers(0, 1 << 63, 1000, dtype=np.uint64)
+    assert (unmix(mix(keys)) == keys).all()
+
+
+def _sharing(fp: int, n: int) -> list[int]:
+    """`n` keys below 2^63 whose fingerprint is `fp`."""
+    lows = np.arange(1, 64 * n, dtype=np.uint64)
+    keys = unmix((np.uint64(fp) << np.uint64(32)) | lows)
+    keys = keys[keys < np.uint64(1 << 63)][:n]
+    assert (fingerprint(keys) == fp).all()
+    return [int(k) for k in keys]
+
+
+def test_colliding_fingerprints_resolve_to_the_recorded_parent():
+    init, x, y = 11, 13, 14
+    a, b = _sharing(0x5EED, 2)
+    edges = {(init, a), (a, b), (a, x), (b, y), (b, x), (b, b)}
+    table = VisitedTable(capacity=8, links="hash")
+    for key, parent in [(init, None), (a, init), (b, a), (x, a), (y, b)]:
+        ref = 0 if parent is None else int(fingerprint(np.asarray([parent], np.uint64))[0])
+        table.reserve(1)
+        table.insert(np.asarray([key], np.uint64), np.asarray([ref], np.uint32))
+    reaches = lambda s, t: (s, t) in edges      # noqa: E731
+    assert table.parent_of(y, reaches) == b     # only b has a firing to y
+    assert table.parent_of(x, reaches) == a     # both do: a's chain is the shorter
+    assert table.parent_of(b, reaches) == a     # b's own chain would come back to b
+    table.spill()                               # the holders of a fingerprint in a disk run
+    assert table.parent_of(y, reaches) == b and table.parent_of(x, reaches) == a
+
+
+def test_given_back_pages_read_as_zero():
+    page = mmap.PAGESIZE // 8
+    with small_slices():
+        flat = visited._zeros((4 * page,), np.uint64)
+    flat[:] = 7
+    visited._give_back(flat, 0, 2 * page + 5)
+    assert not flat[:2 * page].any() and (flat[2 * page:] == 7).all()
