@@ -1,5 +1,6 @@
 """`turnproof --help`, a subcommand's --help and a usage error load no engine: each subcommand
-imports what it runs when it runs (tests start many `python -m verifier` processes, users too)."""
+imports what it runs when it runs (tests start many `python -m verifier` processes, users too).
+The analyses load Z3 and numpy only when one of them runs (`beyond` an incomplete search)."""
 from __future__ import annotations
 
 import subprocess
@@ -24,3 +25,11 @@ def test_help_and_usage_errors_import_no_engine():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[0, 0, 0, 2] []"
+
+
+def test_the_analyses_load_no_solver_until_one_runs():
+    code = ("import sys, verifier.analysis, verifier.analysis.vacuity\n"
+            "print(sorted(m for m in ('z3', 'numpy', 'verifier.engines.symbolic') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -129,6 +129,8 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
     # less CPU), with one reading (else the readings take the CPUs), not in a forked worker
     timed = options.budget.timeout is not None or options.budget.deadline is not None
     beside = timed and len(models) == 1 and free_cpus() >= 2 and not in_child()
+    if len(models) > 1 and options.engine == "auto" and _proves_for_every_value(models, claims):
+        import verifier.engines.symbolic  # noqa: F401  (Z3 once here, not again in each reading's forked child)
     readings = fork_map(lambda k: _reading(path, models[k], claims[k], engine, options, progress, memo, beside),
                         range(len(models)), arrived=share)
     runs = [run for run, _ in readings]
@@ -143,6 +145,12 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
             return [replace(r, analyses_unknown=r.analyses_unknown or why) for r in runs]
         runs = _with_findings(runs, findings)
     return runs
+
+
+def _proves_for_every_value(models: Sequence[Model], claims: Sequence[tuple[list[Property], str | None]]) -> bool:
+    """Some reading leaves a parameter free (the model's or a claim's `for_every`): `auto` then
+    runs the symbolic engine on it."""
+    return any(not m.is_concrete or any(p.for_every for p in props) for m, (props, _path) in zip(models, claims))
 
 
 def _reading(path: str, model: Model, claims: tuple[list[Property], str | None], engine: Engine,

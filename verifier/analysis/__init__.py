@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from verifier.analysis.beyond import Beyond, decide
 from verifier.analysis.conflicts import Conflicts
 from verifier.analysis.context import Context, Deadline, Visitor
 from verifier.analysis.dead_rules import DeadRules, symbolic_findings
@@ -41,6 +41,9 @@ from verifier.engines.base import Budget
 from verifier.ir.model import Acknowledgement, Model
 from verifier.ir.props import Property
 from verifier.result import CheckResult, Finding
+
+if TYPE_CHECKING:    # `beyond` brings z3 and numpy: imported only when a search leaves questions open
+    from verifier.analysis.beyond import Beyond
 
 __all__ = ["KINDS", "acknowledgement", "across_readings", "analyse_model", "consistency_findings"]
 
@@ -67,6 +70,8 @@ def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = N
     partial = not ctx.space.complete and ctx.deadline.end is not None
     ctx.scan(visitors, Deadline(ctx.deadline.left(1e9) * SCAN_SHARE) if partial else None)
     if _beyond_possible(ctx):
+        from verifier.analysis.beyond import decide
+
         ctx.beyond = decide(ctx, visitors, claims)
         _answer(ctx.beyond, visitors)
     findings = [f for v in visitors for f in v.findings()]
