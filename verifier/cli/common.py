@@ -55,11 +55,14 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the whole run may use, forked workers included (default: 70%% of what the "
                         "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN")
-    p.add_argument("--store", choices=("python", "compact"), default="python",
-                   help="how the explicit search keeps its states: python (default, the reference) or "
-                        "compact: packed states in numpy arrays (12-16 bytes each) expanded a batch at a "
-                        "time; for state spaces of millions of states. Termination and obligation claims "
-                        "use the python store either way")
+    p.add_argument("--store", choices=("python", "compact"), default=None,
+                   help="how the explicit search keeps its states: python (the reference) or compact: "
+                        "packed states in numpy arrays (12-16 bytes each) expanded a batch at a time, for "
+                        "state spaces of millions of states (a state wider than 63 bits stays in the python "
+                        "store). Termination and obligation claims use the python store either way. "
+                        "Default: python, but --engine auto goes on in the compact store once a search "
+                        "passes 250,000 states; each verdict's evidence names the compact store where it "
+                        "decided")
     p.add_argument("--workers", type=int, default=1, metavar="N",
                    help="split the compact search across N processes (a local Dask cluster); the states "
                         "are partitioned by hash and exchanged level by level")

@@ -9,9 +9,21 @@ Policy:
   time limit) falls back to explicit search with the free parameters at their
   declared defaults; the result's `params` then show those values, and its
   reason says that it covers only them.
-- **Concrete instances**: explicit search first, capped at `explicit_states`
-  states (or the budget's own cap). It is exact and fast on small instances
-  and gives shortest traces and lassos. For the invariants and reachability
+- **Concrete instances**: explicit search first (`_search`). It is exact and
+  fast on small instances and gives shortest traces and lassos. It runs in the
+  python store (the reference) up to SWITCH_STATES states; a search that passes
+  them goes on in the compact store (numpy, about 8 times smaller and 3 times
+  faster; the same states in the same order, so the same verdicts and traces)
+  for the state claims it left open, and the termination and obligation claims
+  stay with the python store (they need its edges) under EXPLICIT_STATES. A
+  monitor product of a model whose search passed the switch goes to the compact
+  store directly. A state wider than the compact store's 63 bits stays in the
+  python store, and a store the user named (--store, --workers) is used as
+  given. The state cap (`_cap`): without a run deadline EXPLICIT_STATES in the
+  python store, COMPACT_STATES in the compact one; under one, what the memory
+  budget holds of either (the time share bounds the search); never past
+  --max-states. Each verdict of the compact store says so (`evidence["store"]`).
+  For the invariants and reachability
   claims it cannot finish, seeded random runs (`walk.py`, a few seconds) look
   for a deeper witness or counterexample (a trace, not necessarily shortest);
   what is still open goes to the symbolic engine, which proves claims without
@@ -37,17 +49,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from verifier.engines.base import Budget, ProgressFn, SearchOptions, report, reporting
-from verifier.engines.explicit import INCOMPLETE
+from verifier.engines.explicit import INCOMPLETE, ExplicitEngine
+from verifier.engines.memory import memory_limit_bytes
+from verifier.engines.statespace import StateSpace
 from verifier.ir.model import Model
-from verifier.ir.props import Invariant, Property, Reachable
+from verifier.ir.props import Invariant, Obligation, Property, Reachable, Terminates
 from verifier.result import CheckResult, Verdict
 
-EXPLICIT_STATES = 2_000_000     # "small": explicit search finishes within this many states
+EXPLICIT_STATES = 2_000_000     # the python store's state cap without a run deadline (and for termination and
+                                # obligation claims beside a compact search)
+SWITCH_STATES = 250_000         # a python-store search past this many states goes on in the compact store ...
+COMPACT_STATES = 16_000_000     # ... capped there at this many without a run deadline (about as many seconds)
+PYTHON_BYTES = 400              # a state's memory, at most, in the python store (edges, lasso search) and in the
+COMPACT_BYTES = 48              # compact one (levels, table growth): under a run deadline a search's cap is what
+                                # the memory budget holds, and its time share bounds it
 EXPLICIT_SHARE = 0.75           # of a call's time left under a run deadline: the rest is for random runs and Z3 ...
 EXPLICIT_MIN = 2.0              # ... but this much at least (a small model's search finishes within it)
 WALK_SECONDS = 5.0              # random runs look for the witnesses a stopped search did not reach
@@ -57,18 +77,24 @@ MINE_STATES = 40_000            # states of a stopped search kept for Z3 to mine
 class AutoEngine:
     name = "auto"
 
-    def __init__(self, explicit_states: int = EXPLICIT_STATES, strategy: str = "all",
-                 search: SearchOptions = SearchOptions()):
+    def __init__(self, explicit_states: int | None = None, strategy: str = "all",
+                 search: SearchOptions = SearchOptions(), switch_states: int = SWITCH_STATES):
+        """`explicit_states`: one state cap for every explicit search (None: `_cap`'s, by store and
+        budget); `switch_states`: where the python store hands the state claims to the compact one."""
         self.explicit_states = explicit_states
         self.strategy = strategy
         self.search = search
+        self.switch_states = switch_states
         self._stopped: list[tuple[frozenset[str], tuple, str]] = []   # see `_beyond_cap`
+        self._big: list[tuple[frozenset[str], tuple, str]] = []       # searches that went past the switch
+        self._fits: dict[tuple, bool] = {}     # whether a model's state fits the compact store
+        self._graph_stopped: list[tuple[frozenset[str], tuple, str]] = []   # python-store searches of the
+        # termination and obligation claims beside a compact search, that stopped (see `_concrete`)
         self._explored: dict[tuple, tuple[np.ndarray, dict]] = {}   # states a stopped search saw (and
         # what Z3 mined from them), by `_shape`
 
-    def _explicit(self):
-        from verifier.engines.explicit import ExplicitEngine
-        return ExplicitEngine(self.search.store, self.search.workers, self.search.scheduler, self.search.por)
+    def _explicit(self, store: str) -> ExplicitEngine:
+        return ExplicitEngine(store, self.search.workers, self.search.scheduler, self.search.por)
 
     def _symbolic(self, model: Model | None = None):
         from verifier.engines.symbolic import SymbolicEngine
@@ -94,8 +120,7 @@ class AutoEngine:
             return [replace(_note(CheckResult(p, Verdict.UNKNOWN, "explicit", params=model.param_values,
                                               variant=model.variant), "explicit: skipped"), reason=stopped)
                     for p in properties]
-        return [_note(r, "explicit: concrete instance")
-                for r in self._explicit().check(model, properties, budget, progress)]
+        return self._search(model, properties, budget, progress)[0]
 
     def check_moves(self, model: Model, claims: Sequence[Property], budget: Budget) -> list[CheckResult]:
         """Step claims judged move by move in seeded random runs on `model` itself (no monitor
@@ -125,7 +150,7 @@ class AutoEngine:
             defaults = {p.name: p.default for p in model.params if p.name in free}
             instance = model.instantiate(defaults)
             where = ", ".join(f"{k}={v}" for k, v in defaults.items())
-            for r in self._explicit().check(instance, retry, budget, progress):
+            for r in self._explicit(self.search.store or "python").check(instance, retry, budget, progress):
                 before = out[r.property.id]
                 if r.verdict is Verdict.UNKNOWN:
                     out[r.property.id] = _note(before, f"symbolic, then explicit at {where}: both undecided",
@@ -140,8 +165,7 @@ class AutoEngine:
 
     # ---- concrete: explicit first (capped), symbolic for what it cannot finish or must prove
     def _concrete(self, model, properties, budget, progress) -> list[CheckResult]:
-        cap = self.explicit_states if budget.max_states is None else min(budget.max_states, self.explicit_states)
-        stopped = self._beyond_cap(model)
+        stopped = self._beyond_cap(model) or _extended(self._graph_stopped, model, exact=True)
         first = list(properties) if stopped is not None else [p for p in properties
                                                               if p.expected == Verdict.PROVED.value]
         why_first = f"symbolic first: {stopped}" if stopped is not None else "symbolic: the claim expects a proof"
@@ -152,13 +176,10 @@ class AutoEngine:
                     out[r.property.id] = _note(r, why_first)
         rest = [p for p in properties if p.id not in out]
         if rest:
-            engine = self._explicit()
-            explicit = engine.check(model, rest, _share(replace(budget, max_states=cap), EXPLICIT_SHARE, EXPLICIT_MIN),
-                                    progress)
-            for r in explicit:
-                out[r.property.id] = _note(r, "explicit: concrete instance")
-            if self._note_stopped(model, explicit, cap) and engine.searched is not None:
-                self._explored[_shape(model)] = engine.searched.sample(MINE_STATES), {}
+            explicit, search = self._search(model, rest, _share(budget, EXPLICIT_SHARE, EXPLICIT_MIN), progress)
+            out.update((r.property.id, r) for r in explicit)
+            if self._note_stopped(model, search.results, search.cap) and search.python is not None:
+                self._explored[_shape(model)] = search.python.sample(MINE_STATES), {}
             report(r for r in out.values() if not _undecided(r))
         else:
             rest = [p for p in properties if _undecided(out[p.id])] if stopped is not None else []
@@ -184,6 +205,81 @@ class AutoEngine:
                 out[r.property.id] = _note(r, f"symbolic: explicit search stopped ({before.reason})")
         return [out[p.id] for p in properties]
 
+    # ---- the explicit search: which store, what cap
+    def _search(self, model: Model, claims: Sequence[Property], budget: Budget,
+                progress: ProgressFn | None) -> tuple[list[CheckResult], Searched]:
+        """The explicit search of `claims` in the store `_store` picks: where it picks neither
+        (the user named none, and the model's state fits the compact store), the python store
+        first, and once that search passes `switch_states` the state claims it left open go on
+        in the compact store, the termination and obligation claims in the python store under
+        its own cap (they need its edges)."""
+        store = self._store(model)
+        if store != "probe":
+            engine, cap = self._explicit(store), self._cap(store, budget)
+            results = [_note(r, f"explicit: concrete instance{_in_store(r)}")
+                       for r in engine.check(model, claims, replace(budget, max_states=cap), progress)]
+            return results, Searched(results, cap, engine.searched)
+        probe, cap = self._explicit("python"), self._cap("python", budget)
+        first = [_note(r, "explicit: concrete instance") for r in
+                 probe.check(model, claims, replace(budget, max_states=min(cap, self.switch_states)), progress)]
+        space = probe.searched
+        if self.switch_states >= cap or space is None or space.complete or space.error is not None \
+                or len(space) < self.switch_states:
+            return first, Searched(first, min(cap, self.switch_states), space)
+        self._big.append((frozenset(v.name for v in model.variables), model.param_values,
+                          f"passed {self.switch_states:,} states"))
+        out = {r.property.id: r for r in first}
+        left = [p for p in claims if _undecided(out[p.id])]
+        graph = [p for p in left if isinstance(p, (Terminates, Obligation))]
+        state = [p for p in left if p not in graph]
+        why = f"explicit, compact store: the python store's search passed {self.switch_states:,} states"
+        compact_cap, decided = self._cap("compact", budget), []
+        if state:
+            part = _share(budget, len(state) / len(left), EXPLICIT_MIN) if graph else budget
+            decided = [_note(r, why) for r in self._explicit("compact").check(
+                model, state, replace(part, max_states=compact_cap), progress)]
+            out.update((r.property.id, r) for r in decided)
+        if graph:
+            engine = self._explicit("python")
+            graph_cap = self.explicit_states or EXPLICIT_STATES
+            if budget.max_states is not None:
+                graph_cap = min(graph_cap, budget.max_states)
+            out.update((r.property.id, _note(r, "explicit: concrete instance (termination and obligations: the "
+                                                "python store, whose edges they need)"))
+                       for r in engine.check(model, graph, replace(budget, max_states=graph_cap), progress))
+            if engine.searched is not None:
+                space = engine.searched
+                if not space.complete:
+                    self._graph_stopped.append((frozenset(v.name for v in model.variables), model.param_values,
+                                                f"stopped after {len(space):,} states ({space.reason})"))
+        return [out[p.id] for p in claims], Searched(decided, compact_cap, space)
+
+    def _store(self, model: Model) -> str:
+        """"python", "compact", or "probe" (the python store, then the compact one past
+        `switch_states`): the store the user named (--store, --workers) as given; else the python
+        store for a model whose state does not fit the compact store, the compact store for one
+        that extends (a monitor product) a model whose search here passed the switch."""
+        if self.search.store is not None:
+            return self.search.store
+        shape = (model.name, model.variant, _shape(model))
+        if shape not in self._fits:
+            self._fits[shape] = _fits(model)
+        if not self._fits[shape]:
+            return "python"
+        return "compact" if _extended(self._big, model) is not None else "probe"
+
+    def _cap(self, store: str, budget: Budget) -> int:
+        """The state cap of a search in `store`: `explicit_states` where the engine was given one;
+        else, under a run deadline, what the memory budget holds (the time share bounds the
+        search), without one EXPLICIT_STATES or COMPACT_STATES; never past --max-states."""
+        cap = self.explicit_states
+        if cap is None:
+            cap = COMPACT_STATES if store == "compact" else EXPLICIT_STATES
+            memory = memory_limit_bytes(budget.max_memory_mb) if budget.deadline is not None else None
+            if memory is not None:
+                cap = max(cap, memory // (COMPACT_BYTES if store == "compact" else PYTHON_BYTES))
+        return cap if budget.max_states is None else min(cap, budget.max_states)
+
     def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> bool:
         """Remember a search of `model` that stopped at the state cap or short of it (its share of
         the time, the memory guard) with claims left open, so that neither a monitor product of it nor a second pass over
@@ -205,11 +301,37 @@ class AutoEngine:
         values, the same variables and more: a monitor product) a model whose explicit search
         here stopped at its state cap; None otherwise. Only the order of the engines depends on
         it, never a verdict."""
-        names = {v.name for v in model.variables}
-        for base, params, why in self._stopped:
-            if params == model.param_values and base <= names:
-                return f"an explicit search of the model it extends {why}"
-        return None
+        why = _extended(self._stopped, model)
+        return None if why is None else f"an explicit search of the model it extends {why}"
+
+
+@dataclass
+class Searched:
+    """What `AutoEngine._search` ran: the results of the search that answered the state claims
+    (whether it stopped), its state cap, and the python store's space (for Z3 to mine)."""
+
+    results: list[CheckResult]
+    cap: int
+    python: StateSpace | None
+
+
+def _extended(searches: Sequence[tuple[frozenset[str], tuple, str]], model: Model, exact: bool = False) -> str | None:
+    """What is said of the first of `searches` (variable names, parameter values, words) that
+    `model` extends: the same parameter values, the same variables and more (a monitor product;
+    with `exact`, none more: the model itself)."""
+    names = frozenset(v.name for v in model.variables)
+    return next((why for base, params, why in searches
+                 if params == model.param_values and (base == names if exact else base <= names)), None)
+
+
+def _fits(model: Model) -> bool:
+    from verifier.engines.compact import fits
+    return fits(model.instantiate())
+
+
+def _in_store(r: CheckResult) -> str:
+    store = r.evidence.get("store")
+    return f" ({store} store)" if store else ""
 
 
 def _shape(model: Model) -> tuple:

@@ -38,7 +38,7 @@ class Budget:
 class SearchOptions:
     """How the explicit search stores and spreads its states (see `explicit.ExplicitEngine`)."""
 
-    store: str = "python"               # "python" (reference) or "compact" (numpy)
+    store: str | None = None            # "python" (reference) or "compact" (numpy); None: the engine's choice
     workers: int = 1                    # > 1: the compact search partitioned across Dask workers
     scheduler: str | None = None        # a Dask scheduler address (tcp://HOST:PORT) instead of a local cluster
     por: bool = False                   # partial-order reduction of the python store's search (`por.py`)

@@ -279,13 +279,16 @@ class ExplicitEngine:
 
     name = NAME
 
-    def __init__(self, store: str = "python", workers: int = 1, scheduler: str | None = None, por: bool = False):
-        """`store`: "python" (the reference: states as Python ints, edges on demand) or "compact"
-        (numpy arrays, vectorised expansion: `compact.py`); `workers` > 1 or a `scheduler` address
+    def __init__(self, store: str | None = "python", workers: int = 1, scheduler: str | None = None,
+                 por: bool = False):
+        """`store`: "python" (the reference: states as Python ints, edges on demand; also None) or
+        "compact" (numpy arrays, vectorised expansion: `compact.py`; the verdicts it gives say so in
+        their evidence, and so do those of the python store where the compact one was asked for
+        and the state does not fit it); `workers` > 1 or a `scheduler` address
         partitions the compact search across Dask workers (`distributed.py`). `por`: the python
         store's search of invariants, reachability and deadlocks fires stubborn sets (`por.py`)
         where no claim needs the state graph and no symmetry reduction applies."""
-        self.store, self.workers, self.scheduler, self.por = store, workers, scheduler, por
+        self.store, self.workers, self.scheduler, self.por = store or "python", workers, scheduler, por
         self.searched: StateSpace | None = None     # the python store's last search (`auto` mines it)
 
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
@@ -321,29 +324,38 @@ class ExplicitEngine:
                                 track=sorted(track), symmetric=True)
             _keep(concrete, reference)
         self.searched = reference
-        from verifier.engines.lasso import check_obligation, check_termination
-
         out = []
         for p in properties:
             space = compact if compact is not None and p in state_claims else reference
             assert space is not None, "a claim of each kind has the store that answers it"
-            if isinstance(p, (Invariant, Reachable)) and p.id in slot:
-                out.append(self._state_claim(space, p, slot[p.id]))
-            elif isinstance(p, Reachable):
-                out.append(self._action_claim(space, p, _matching(concrete, p.action or "")))
-            elif isinstance(p, DeadlockFree):
-                i = space.deadlocks[0] if space.deadlocks else None
-                out.append(self._violation_or_hold(space, p, i))
-            elif isinstance(p, (Terminates, Obligation)) and not space.complete and budget.time_left() == 0:
-                out.append(self._no_lasso_search(space, p))
-            elif isinstance(p, Terminates):
-                out.append(self._from(space, p, *check_termination(space, p)))
-            elif isinstance(p, Obligation):
-                out.append(self._from(space, p, *check_obligation(space, p)))
-            else:
-                out.append(self._result(model, p, Verdict.UNKNOWN, space,
-                                        reason=f"the explicit engine does not decide {p.kind} claims"))
+            out.append(self._decide(concrete, p, space, slot, budget))
+        if compact is not None:
+            out = [replace(r, evidence={**r.evidence, "store": "compact"}) if p in state_claims else r
+                   for p, r in zip(properties, out)]
+        elif self.store == "compact" and state_claims and self.workers <= 1 and self.scheduler is None:
+            out = [replace(r, evidence={**r.evidence, "store": "python: the state does not fit the compact store"})
+                   for r in out]
         return out
+
+    def _decide(self, model: Model, p: Property, space, slot: dict[str, int], budget: Budget) -> CheckResult:
+        """`p`'s verdict from the search `space` (either store's) of the instantiated `model`."""
+        from verifier.engines.lasso import check_obligation, check_termination
+
+        if isinstance(p, (Invariant, Reachable)) and p.id in slot:
+            return self._state_claim(space, p, slot[p.id])
+        if isinstance(p, Reachable):
+            return self._action_claim(space, p, _matching(model, p.action or ""))
+        if isinstance(p, DeadlockFree):
+            i = space.deadlocks[0] if space.deadlocks else None
+            return self._violation_or_hold(space, p, i)
+        if isinstance(p, (Terminates, Obligation)) and not space.complete and budget.time_left() == 0:
+            return self._no_lasso_search(space, p)
+        if isinstance(p, Terminates):
+            return self._from(space, p, *check_termination(space, p))
+        if isinstance(p, Obligation):
+            return self._from(space, p, *check_obligation(space, p))
+        return self._result(model, p, Verdict.UNKNOWN, space,
+                            reason=f"the explicit engine does not decide {p.kind} claims")
 
     def _compact(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
                  track: list[int]):

@@ -1,0 +1,95 @@
+"""The auto engine's choice of store: past `switch_states` its python-store search hands the
+state claims to the compact store (and the monitor products of that model go there directly),
+with the verdicts and shortest traces of the python store; termination and obligation claims
+stay with the python store; a store the user names is used as given; a compact search that
+stops leaves its claims UNKNOWN. The switch is lowered here so that it happens on tiny models."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from hypothesis import given, settings
+from test_compact_store import CLAIMS
+from test_explicit_differential import models
+
+from verifier.engines.auto import AutoEngine
+from verifier.engines.base import Budget, SearchOptions
+from verifier.engines.explicit import ExplicitEngine
+from verifier.ir.expr import App, Const, Op
+from verifier.ir.props import Invariant
+from verifier.lang import load_model, load_properties
+from verifier.props.plan import run_claims
+from verifier.result import Verdict
+from verifier.semantics import layout
+from verifier.trace import replay
+
+FIX = Path(__file__).parent / "fixtures" / "props"
+SWITCH = 5           # far below the fixture's 41 reachable states
+
+
+def decide(model, claims, engine, budget=Budget()):
+    """The claims as the runner decides them (monitored claims on their products, the capped
+    search of a product shared by several)."""
+    def capped(m, cs, cap):
+        search = getattr(engine, "check_explicit", engine.check)
+        return search(m, cs, replace(budget, max_states=cap))
+    return run_claims(model, claims, lambda m, cs: engine.check(m, cs, budget), capped)
+
+
+def order_model():
+    model = load_model(str(FIX / "order.yaml"), variant="strict")
+    return model, load_properties(str(FIX / "order_props.yaml"), model)
+
+
+def test_past_the_switch_the_compact_store_decides_as_the_python_store_does():
+    model, claims = order_model()
+    want = {r.property.id: r for r in decide(model, claims, ExplicitEngine())}
+    lay = layout(model.instantiate())
+    for r in decide(model, claims, AutoEngine(switch_states=SWITCH)):
+        w = want[r.property.id]
+        assert (r.verdict, r.engine, r.trace) == (w.verdict, "explicit", w.trace), r.property.id
+        if r.trace is not None:
+            replay(lay, r.trace)
+        if r.property.kind == "termination":       # the lasso search needs the python store's edges
+            assert "store" not in r.evidence and "python store" in r.evidence["auto"]
+        elif r.property.id != "reap-answered":     # (a response: its liveness part is an obligation)
+            assert r.evidence["store"] == "compact", r.property.id   # monitor products go there directly
+            assert "compact store" in r.evidence["auto"], r.property.id
+
+
+def test_below_the_switch_nothing_changes():
+    model, claims = order_model()
+    for r in decide(model, claims, AutoEngine()):
+        assert "store" not in r.evidence and r.evidence["auto"] == "explicit: concrete instance", r.property.id
+
+
+def test_a_store_the_user_names_is_used_as_given():
+    model, claims = order_model()
+    engine = AutoEngine(switch_states=SWITCH, search=SearchOptions(store="python"))
+    for r in decide(model, claims, engine):
+        assert "store" not in r.evidence, r.property.id
+
+
+def test_a_stopped_compact_search_leaves_its_claims_unknown():
+    model, _ = order_model()
+    holds = Invariant(id="holds", expr=App(Op.LE, (Const(0), Const(1))))
+    (r,) = AutoEngine(switch_states=SWITCH).check_explicit(model, [holds], Budget(max_states=SWITCH + 3))
+    assert (r.verdict, r.evidence["store"]) == (Verdict.UNKNOWN, "compact")
+    assert r.reason == f"exploration incomplete: --max-states {SWITCH + 3} reached"
+
+
+@settings(max_examples=10, deadline=None)
+@given(models())
+def test_the_switch_gives_the_python_stores_verdicts_and_traces(model):
+    """Differential on random models (the compact store's own strategy): the auto engine's
+    explicit search, switching at two states, against the python store's complete search."""
+    want = ExplicitEngine().check(model, CLAIMS, Budget())
+    got = AutoEngine(switch_states=2).check_explicit(model, CLAIMS, Budget())
+    errors = any("model error" in r.reason for r in want + got)   # each store stops where it meets one
+    lay = layout(model.instantiate())
+    for w, g in zip(want, got):
+        if not errors:
+            assert (g.verdict, g.reason, g.stats.states) == (w.verdict, w.reason, w.stats.states), g.property.id
+            replay(lay, g.trace) if g.trace is not None else None
+        if g.trace is not None and w.trace is not None:
+            assert g.trace == w.trace
