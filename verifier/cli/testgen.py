@@ -15,9 +15,10 @@ examples:
       --adapter examples.aeons_end.adapter:make_engine
   turnproof testgen models/wtactics.yaml -D DECK=20 -o tests/test_rules.py --adapter mygame.adapter:new_game
 
-The generated module holds one Hypothesis rule per action of the model. Each
-example starts a game (the engine's reset(initial) gets the model's initial
-state), takes legal moves of the model, and after every step asserts that the
+The generated module holds a Hypothesis state machine. Each example starts a
+game (the engine's reset(initial) gets the model's initial state) and takes
+legal moves of the model (each step draws one of the actions legal now, each
+alike, then one of its legal choices), and after every step asserts that the
 engine's legal_actions() equal the model's and that observe() agrees with the
 model's state. A failure is shrunk to a shortest sequence of moves and names it.
 
@@ -80,10 +81,10 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         doc = {"output": args.output, "model": model.name, "path": args.model, "variant": model.variant,
                "params": concrete, "adapter": args.adapter, "machine": gen.machine, "model_sha256": gen.digest,
-               "rules": [{"action": r.action, "method": r.method} for r in gen.rules]}
+               "actions": list(gen.actions)}
         print(json.dumps(doc, indent=2))
     else:
-        print(printable(f"wrote {args.output}: {gen.machine}, {len(gen.rules)} rules (one per action of {model.name}"
-                        f"{f', variant {model.variant}' if model.variant else ''}); "
+        print(printable(f"wrote {args.output}: {gen.machine}, the moves of {len(gen.actions)} actions of {model.name}"
+                        f"{f' (variant {model.variant})' if model.variant else ''}; "
                         f"run it with python -m pytest {args.output}"))
     return EXIT_OK

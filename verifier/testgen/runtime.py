@@ -120,6 +120,10 @@ class Conformance:
         self.engine.reset(oracle.observe())
         self.compare()
 
+    def actions(self) -> list[str]:
+        """The actions with a legal move now, in model order (none: the game is over)."""
+        return list(dict.fromkeys(name for name, _ in self.oracle.moves().values()))
+
     def choices(self, action: str) -> list[str]:
         """The legal labels of one action, in model order."""
         return [m for m, (name, _) in self.oracle.moves().items() if name == action]
@@ -129,9 +133,6 @@ class Conformance:
         self.oracle.state = self.oracle.moves()[move][1]
         self.engine.apply(move)
         self.compare()
-
-    def game_over(self) -> bool:
-        return not self.oracle.moves()
 
     def compare(self) -> None:
         expected = self.oracle.observe()
