@@ -6,11 +6,14 @@ import re
 from pathlib import Path
 
 import pytest
+from ruamel.yaml.parser import Parser
 
 from verifier.cli import main
+from verifier.diagnostics import ModelError
 from verifier.engines.codegen import make_packing
 from verifier.lang import load_model
-from verifier.lang.limits import MAX_EXPR_DEPTH, MAX_PLAYERS, MAX_YAML_DEPTH
+from verifier.lang.limits import MAX_EXPR_DEPTH, MAX_PLAYERS, MAX_YAML_DEPTH, EventLimits
+from verifier.lang.yaml_source import load_yaml
 from verifier.semantics import layout
 
 GATE = Path(__file__).parent / "fixtures" / "gate"
@@ -145,3 +148,23 @@ def test_a_hostile_property_file_is_a_positioned_error(tmp_path, capsys, name):
     assert code == 2, err
     assert err.splitlines()[0].startswith(f"{props}:4:{column}: error: ") and words in err, err
     assert kind.split(": ", 1)[1][:20] in err and "hint:" in err and "Traceback" not in err
+
+
+def test_a_file_is_parsed_once_and_no_further_than_its_first_problem(tmp_path, monkeypatch):
+    """The limits are checked on the events of the one parse that builds the document, each
+    before the composer takes it: a hostile document stops there, the rest unread."""
+    starts, checked = [], []
+    parse_stream_start, check = Parser.parse_stream_start, EventLimits.check
+    monkeypatch.setattr(Parser, "parse_stream_start", lambda self: starts.append(1) or parse_stream_start(self))
+    monkeypatch.setattr(EventLimits, "check", lambda self, event: checked.append(event) or check(self, event))
+    good = tmp_path / "good.yaml"
+    good.write_text(MODEL, encoding="utf-8")
+    load_yaml(str(good))
+    assert len(starts) == 1
+    hostile = tmp_path / "hostile.yaml"
+    hostile.write_text("a: !!python/object:os.system x\n" + "".join(f"k{i}: v\n" for i in range(10_000)),
+                       encoding="utf-8")
+    checked.clear()
+    with pytest.raises(ModelError, match=re.escape("tag '!!python/object:os.system' is not allowed")):
+        load_yaml(str(hostile))
+    assert len(checked) < 10

@@ -7,10 +7,9 @@ are far above what a turn structure needs; the hint of each error names it.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, NodeEvent, ScalarEvent
+from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, Event, NodeEvent, ScalarEvent
 
 from verifier.diagnostics import Diagnostic, Span
 
@@ -36,11 +35,8 @@ _CONTROL_VALUE = re.compile(_CONTROL.pattern.replace("\x0e", "\r\x0e"))   # a va
 _BIG_INT = re.compile(r"[-+]?(?:0[xob])?[0-9_a-fA-F]*[0-9][0-9_a-fA-F]*")
 
 
-def yaml_problem(path: str, text: str) -> Diagnostic | None:
-    """The first reason not to parse `text` as a model or property file, or None.
-
-    Scans the YAML events (ruamel's parser is iterative: no recursion, nothing built),
-    counting the values an alias stands for without expanding it."""
+def text_problem(path: str, text: str) -> Diagnostic | None:
+    """The first reason not to parse `text` as a model or property file at all, or None."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
         return Diagnostic(f"the file is larger than {MAX_FILE_BYTES // 1_000_000} MB", Span(path, 1, 1),
                           hint="a model or property file is a page of YAML; split or shorten it")
@@ -51,54 +47,72 @@ def yaml_problem(path: str, text: str) -> Diagnostic | None:
         return Diagnostic(f"control character U+{ord(bad.group()):04X} in the file", Span(path, line, col),
                           hint="remove it: files hold printable text, tabs and newlines only "
                                "(write escapes such as \\t inside double quotes)")
-    sizes: dict[str, int] = {}          # anchor -> values it stands for
-    open_: list[list] = []              # [anchor, values so far] per open mapping or list
-    total = 0
-    try:
-        for event in YAML(typ="rt").parse(text):
-            here = Span(path, event.start_mark.line + 1, event.start_mark.column + 1)
-            tag = getattr(event, "tag", None)
-            if isinstance(event, NodeEvent) and tag is not None and tag not in _YAML_TAGS:
-                return Diagnostic(f"YAML tag '{_short_tag(tag)}' is not allowed", here,
-                                  hint="write plain values, lists and mappings: files take no tags (!!...)")
-            if isinstance(event, CollectionStartEvent):
-                open_.append([event.anchor, 0])
-                if len(open_) > MAX_YAML_DEPTH:
-                    return Diagnostic(f"too deeply nested: more than {MAX_YAML_DEPTH} levels of lists and "
-                                      "mappings", here, hint="flatten the structure")
-                continue
-            if isinstance(event, CollectionEndEvent):
-                anchor, count = open_.pop()
-                count += 1
-            elif isinstance(event, ScalarEvent):
-                anchor, count = event.anchor, 1
-                value = event.value.replace("\a", "") if event.style == ">" else event.value   # ruamel's folds
-                escaped = _CONTROL_VALUE.search(value)
-                if escaped:
-                    return Diagnostic(f"control character U+{ord(escaped.group()):04X} in a value (written as an "
-                                      "escape)", here, hint="remove the escape: values are printable text")
-                if event.style is None and len(event.value) > MAX_INT_DIGITS and _BIG_INT.fullmatch(event.value):
-                    return _too_big(event.value, here)
-            elif isinstance(event, AliasEvent):
-                anchor, count = None, sizes.get(event.anchor, 1)
-            else:
-                continue
-            if anchor is not None:
-                sizes[anchor] = count
-            if open_:
-                open_[-1][1] += count
-            total += count if not open_ else 0
-            if count > MAX_YAML_NODES or (open_ and open_[-1][1] > MAX_YAML_NODES):
-                return Diagnostic(f"the document expands to more than {MAX_YAML_NODES:,} values "
-                                  "(aliases counted as often as they are used)", here,
-                                  hint="an alias (*name) repeats its anchor's whole value: use fewer or "
-                                       "smaller ones")
-    except MarkedYAMLError:
-        return None                     # the loader reports it with its position
-    except (YAMLError, RecursionError) as err:
-        return Diagnostic(f"malformed YAML: {' '.join(str(err).split())[:200]}", Span(path, 1, 1),
-                          hint="check indentation, colons and quotes")
     return None
+
+
+class OverLimit(Exception):
+    """A YAML document went past one of the limits while it was read (`EventLimits`)."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+@dataclass
+class EventLimits:
+    """The limits on a document's YAML events, checked one event at a time as the parser hands
+    them on, so that nothing is built past a limit: tags, nesting, escaped control characters,
+    long integers, and the values the document expands to, counting the values an alias stands
+    for without expanding it."""
+
+    path: str
+    sizes: dict[str, int] = field(default_factory=dict)     # anchor -> values it stands for
+    open_: list[list] = field(default_factory=list)         # [anchor, values so far] per open mapping or list
+
+    def check(self, event: Event) -> None:
+        """Raise `OverLimit` when `event` takes the document past a limit."""
+        problem = self._problem(event)
+        if problem is not None:
+            raise OverLimit(problem)
+
+    def _problem(self, event: Event) -> Diagnostic | None:
+        here = Span(self.path, event.start_mark.line + 1, event.start_mark.column + 1)
+        tag = getattr(event, "tag", None)
+        if isinstance(event, NodeEvent) and tag is not None and tag not in _YAML_TAGS:
+            return Diagnostic(f"YAML tag '{_short_tag(tag)}' is not allowed", here,
+                              hint="write plain values, lists and mappings: files take no tags (!!...)")
+        if isinstance(event, CollectionStartEvent):
+            self.open_.append([event.anchor, 0])
+            if len(self.open_) > MAX_YAML_DEPTH:
+                return Diagnostic(f"too deeply nested: more than {MAX_YAML_DEPTH} levels of lists and "
+                                  "mappings", here, hint="flatten the structure")
+            return None
+        if isinstance(event, CollectionEndEvent):
+            anchor, count = self.open_.pop()
+            count += 1
+        elif isinstance(event, ScalarEvent):
+            anchor, count = event.anchor, 1
+            value = event.value.replace("\a", "") if event.style == ">" else event.value   # ruamel's folds
+            escaped = _CONTROL_VALUE.search(value)
+            if escaped:
+                return Diagnostic(f"control character U+{ord(escaped.group()):04X} in a value (written as an "
+                                  "escape)", here, hint="remove the escape: values are printable text")
+            if event.style is None and len(event.value) > MAX_INT_DIGITS and _BIG_INT.fullmatch(event.value):
+                return _too_big(event.value, here)
+        elif isinstance(event, AliasEvent):
+            anchor, count = None, self.sizes.get(event.anchor, 1)
+        else:
+            return None
+        if anchor is not None:
+            self.sizes[anchor] = count
+        if self.open_:
+            self.open_[-1][1] += count
+        if count > MAX_YAML_NODES or (self.open_ and self.open_[-1][1] > MAX_YAML_NODES):
+            return Diagnostic(f"the document expands to more than {MAX_YAML_NODES:,} values "
+                              "(aliases counted as often as they are used)", here,
+                              hint="an alias (*name) repeats its anchor's whole value: use fewer or "
+                                   "smaller ones")
+        return None
 
 
 def _short_tag(tag: str) -> str:

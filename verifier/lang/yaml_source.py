@@ -4,16 +4,18 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.parser import RoundTripParser
 
 from verifier.diagnostics import Diagnostic, DiagnosticSink, ModelError, Span, TurnproofError
 from verifier.lang.expressions import Origin
-from verifier.lang.limits import yaml_problem
+from verifier.lang.limits import EventLimits, OverLimit, text_problem
 
 
 @dataclass(frozen=True)
@@ -145,10 +147,12 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
         text = p.read_text(encoding="utf-8")
         if key in _PARSED and _PARSED[key][0] == text:
             return Node(_PARSED[key][1], Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
-        problem = yaml_problem(path, text)
+        problem = text_problem(path, text)
         if problem is not None:
             raise error(problem)
-        data = YAML(typ="rt").load(text)
+        data = _parse(path, text)
+    except OverLimit as over:
+        raise error(over.diagnostic) from None
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         span = Span(path, mark.line + 1, mark.column + 1) if mark else None
@@ -162,7 +166,7 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
                                     "write keys with [ ] in block style")) from None
     except UnicodeDecodeError:
         raise error(Diagnostic(f"{path} is not UTF-8 text")) from None
-    except (YAMLError, RecursionError) as err:       # what the limits above let through
+    except (YAMLError, RecursionError) as err:       # what the limits let through
         raise error(Diagnostic(f"malformed YAML: {' '.join(str(err).split())[:200]}", Span(path, 1, 1),
                                hint="check indentation, colons and quotes")) from None
     if not isinstance(data, CommentedMap):
@@ -171,6 +175,27 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
         _PARSED.clear()
     _PARSED[key] = (text, data)
     return Node(data, Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
+
+
+class _LimitedParser(RoundTripParser):
+    """ruamel's round-trip parser, each event checked against the limits (`limits.EventLimits`)
+    before the composer takes it: a hostile document stops where it goes past one, before
+    anything is built from it, in the one pass that reads it."""
+
+    def __init__(self, loader: Any, limits: EventLimits):
+        super().__init__(loader)
+        self.limits = limits
+
+    def get_event(self) -> Any:
+        event = super().get_event()
+        self.limits.check(event)
+        return event
+
+
+def _parse(path: str, text: str) -> Any:
+    yaml = YAML(typ="rt")
+    yaml.Parser = partial(_LimitedParser, limits=EventLimits(path))
+    return yaml.load(text)
 
 
 def suggest(name: str, valid: list[str] | tuple[str, ...], what: str = "valid names") -> str:
