@@ -9,6 +9,7 @@ few states a finding shows.
 """
 from __future__ import annotations
 
+import itertools
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
@@ -26,10 +27,20 @@ from verifier.trace import Trace, build_trace
 if TYPE_CHECKING:
     from verifier.analysis.beyond import Beyond
 
-EXPLORE_STATES = 2_000_000     # default cap on the analyses' own exploration (as the auto engine's)
+EXPLORE_STATES = 2_000_000     # cap on the analyses' own exploration where the memory budget is not known
+PY_BYTES_PER_STATE = 200       # the python store's bytes a state, with room for the scan's caches
+COMPACT_FROM = 250_000         # an exploration that passes this many states goes on in the compact store
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
 
 Firing = tuple   # (action index, choice tuple, packed target or None, raw gap or None)
+
+
+def state_cap(budget: Budget, bytes_per_state: int) -> int | None:
+    """The most states the memory budget has room for, at `bytes_per_state` (None: not known)."""
+    from verifier.engines.memory import memory_limit_bytes
+
+    memory = memory_limit_bytes(budget.max_memory_mb)
+    return None if memory is None else max(1, memory // bytes_per_state)
 
 
 class Deadline:
@@ -145,20 +156,38 @@ class Context:
             else f"cut short by --timeout {what}"
 
     def explore(self, share: float = 1.0) -> None:
-        """One breadth-first exploration, capped by the budget (or `EXPLORE_STATES`) and by
-        `share` of the analyses' time; the complete one the claims' check already ran when the
-        runner kept it."""
+        """One breadth-first exploration, capped by `share` of the analyses' time and by the
+        budget's states, else by the states the memory budget has room for (`EXPLORE_STATES`
+        where it is not known); the complete one the claims' check already ran when the runner
+        kept it. One that passes `COMPACT_FROM` states starts again in the compact store
+        (`compact_states`: no Python object per state) where the model's states fit it."""
         from verifier.engines.explicit import explore, kept_search
 
         assert self.concrete is not None
         self.space = kept_search(self.concrete)
         if self.space is None:
-            budget = Budget(max_states=self.budget.max_states or EXPLORE_STATES,
-                            timeout=None if self.deadline.end is None else self.deadline.left(1e9) * share,
+            start = time.perf_counter()
+            seconds = None if self.deadline.end is None else self.deadline.left(1e9) * share
+            cap = self.budget.max_states or state_cap(self.budget, PY_BYTES_PER_STATE) or EXPLORE_STATES
+            big = cap > COMPACT_FROM and self._compact_fits()
+            budget = Budget(max_states=COMPACT_FROM if big else cap, timeout=seconds,
                             max_depth=self.budget.max_depth, max_memory_mb=self.budget.max_memory_mb)
             self.space = explore(self.concrete, budget)
+            if big and len(self.space.packed) >= COMPACT_FROM and self.space.error is None:
+                from verifier.analysis.compact_states import COMPACT_BYTES_PER_STATE, explore_big
+
+                left = None if seconds is None else max(0.0, seconds - (time.perf_counter() - start))
+                self.space = explore_big(self.concrete, self.budget,
+                                         self.budget.max_states or state_cap(self.budget, COMPACT_BYTES_PER_STATE),
+                                         left)
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
+
+    def _compact_fits(self) -> bool:
+        from verifier.engines.compact import fits
+
+        assert self.concrete is not None
+        return fits(self.concrete)
 
     def scan(self, visitors: Sequence[Visitor], until: Deadline | None = None) -> None:
         """Hand every explored state with its firings to each visitor (until `until`, else
@@ -171,11 +200,10 @@ class Context:
             n = min(n, self.space.error[0])
         expand = self._expand
         assert expand is not None, "explore() compiles the expander"
-        for i in range(n):
+        for i, s in enumerate(itertools.islice(packed, n)):
             if i & 1023 == 1023 and deadline.passed:
                 self.scan_complete = False
                 return
-            s = packed[i]
             firings = expand(s)
             for v in visitors:
                 v.visit(i, s, firings)

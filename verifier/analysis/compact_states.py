@@ -1,0 +1,218 @@
+"""The analyses' explored states when there are millions: a compact-store search, read in BFS order.
+
+`explore_big` runs the compact store (`engines.compact`) keeping its BFS levels,
+and wraps the result in `CompactStates`, which reads like the reference
+`StateSpace` where the analyses read it: `packed[i]` is the i-th state in the
+reference search's order (so the shortest witness is found first, as with the
+python store), `states[i]` its tuple, `path_to(i)` the shortest path to it
+(the table's parent links; each firing found again by re-expanding its source).
+Per stored state it keeps 8 bytes of BFS order beside the visited table's 13 to
+16; no Python object.
+
+When a budget stops the search, the questions left open are decided `beyond`
+it: the states its random runs and witnesses add (`store`) are kept apart, in
+Python, with parent index and label as in the reference store.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from array import array
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from verifier.engines.base import Budget
+from verifier.engines.bfsgen import packing_of
+from verifier.engines.compact import CompactSpace, explore_compact
+from verifier.engines.memory import limit_words, over_soft
+from verifier.ir.model import Action, Model
+from verifier.semantics import State
+
+COMPACT_BYTES_PER_STATE = 48    # the order (8), the visited table at its peak while growing (33), slack
+CHUNK = 1 << 16          # states converted to Python ints at a time when the scan iterates
+
+
+def explore_big(model: Model, budget: Budget, cap: int | None, seconds: float | None) -> CompactStates:
+    """A compact-store search of `model`, capped by `cap` states, `seconds`, `budget`'s depth and
+    the memory guard."""
+    start = time.perf_counter()
+    levels: list[np.ndarray] = []
+    words = limit_words(budget.max_memory_mb)
+
+    def tick(states: int, depth: int) -> str | None:
+        if seconds is not None and time.perf_counter() - start > seconds:
+            return f"the analyses' time share for their search ({seconds:.1f} s) reached"
+        if over_soft(budget.max_memory_mb):
+            return words
+        return None
+
+    space = explore_compact(model, Budget(max_states=cap, max_depth=budget.max_depth), tick=tick, order=levels)
+    return CompactStates(space, levels)
+
+
+class _Packed(Sequence):
+    """`space.packed[i]`: the i-th stored state as a packed int."""
+
+    def __init__(self, space: CompactStates):
+        self._space = space
+
+    def __len__(self) -> int:
+        return self._space.n + len(self._space.extra)
+
+    def __getitem__(self, i):
+        space = self._space
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        if i < 0:
+            i += len(self)
+        return int(space.order[i]) if i < space.n else space.extra[i - space.n]
+
+    def __iter__(self) -> Iterator[int]:
+        order = self._space.order
+        for first in range(0, self._space.n, CHUNK):
+            yield from order[first:first + CHUNK].tolist()
+        yield from self._space.extra
+
+
+class _Parents(Sequence):
+    """`space.parent[i]`: the index of the state `i` was first reached from, -1 for an initial state."""
+
+    def __init__(self, space: CompactStates):
+        self._space = space
+
+    def __len__(self) -> int:
+        return len(self._space.packed)
+
+    def __getitem__(self, i):
+        space = self._space
+        if i >= space.n:
+            return space.extra_parent[i - space.n]
+        if i < space.roots:
+            return -1
+        parent = space.compact.table.parent_of(int(space.order[i]))
+        found = space.index_of(parent)
+        assert found is not None, "a stored state's parent is stored"
+        return found
+
+
+class _States(Sequence):
+    """`space.states[i]`: the state tuple of index i, unpacked on access."""
+
+    def __init__(self, space: CompactStates):
+        self._space = space
+
+    def __len__(self) -> int:
+        return len(self._space.packed)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._space.unpack(j) for j in range(len(self))[i]]
+        return self._space.unpack(i)
+
+    def __iter__(self) -> Iterator[State]:
+        return map(self._space.packing.unpack, self._space.packed)
+
+
+class _Seen:
+    """`x in space.seen`: whether packed state `x` is stored."""
+
+    def __init__(self, space: CompactStates):
+        self._space = space
+
+    def __contains__(self, x: int) -> bool:
+        space = self._space
+        return x in space.extra_index or bool(space.compact.table.find(np.array([x], np.uint64))[0] >= 0)
+
+
+class CompactStates:
+    """A compact-store search as the analyses read a `StateSpace` (see the module docstring)."""
+
+    def __init__(self, compact: CompactSpace, levels: list[np.ndarray]):
+        self.compact = compact
+        self.lay = compact.lay
+        self.packing = packing_of(compact.lay)
+        self.labels = compact.labels
+        self.order = np.concatenate(levels) if levels else np.zeros(0, np.uint64)
+        self.n = int(self.order.shape[0])
+        self.roots = int(levels[0].shape[0]) if levels else 0
+        self.complete, self.reason = compact.complete, compact.reason
+        self.error = None if compact.error is None else (compact.rank[compact.error[0]], compact.error[1])
+        self.extra: list[int] = []                 # states stored beyond the search (`store`)
+        self.extra_parent = array("i")
+        self.extra_via = array("I")
+        self.extra_index: dict[int, int] = {}
+        self._sorted: np.ndarray | None = None     # argsort of `order`, for `index_of`
+        self.packed = _Packed(self)
+        self.parent = _Parents(self)
+        self.states = _States(self)
+        self.seen = _Seen(self)
+
+    def __getstate__(self) -> dict:
+        """Pickled without the lookup index (rebuilt when asked for) and the views."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_sorted", "packed", "parent", "states", "seen")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._sorted = None
+        self.packed, self.parent, self.states, self.seen = _Packed(self), _Parents(self), _States(self), _Seen(self)
+
+    @property
+    def model(self) -> Model:
+        return self.lay.model
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+    def unpack(self, i: int) -> State:
+        return self.packing.unpack(self.packed[i])
+
+    def store(self, packed: int, parent: int, label: int) -> int:
+        """Store a state reached beyond the search from state `parent` by the firing `label`; its index."""
+        i = len(self.packed)
+        self.extra.append(packed)
+        self.extra_parent.append(parent)
+        self.extra_via.append(label)
+        self.extra_index[packed] = i
+        return i
+
+    def index_of(self, x: int) -> int | None:
+        """The index of packed state `x`, None when it is not stored."""
+        if x in self.extra_index:
+            return self.extra_index[x]
+        if self._sorted is None:
+            self._sorted = np.argsort(self.order, kind="stable")
+        key = np.uint64(x)
+        at = int(np.searchsorted(self.order, key, sorter=self._sorted))
+        if at < self.n and int(self.order[self._sorted[at]]) == x:
+            return int(self._sorted[at])
+        return None
+
+    def release_lookups(self) -> None:
+        self._sorted = None
+
+    def sample(self, n: int) -> np.ndarray:
+        """At most `n` stored states of the search spread evenly over it, one row each, one column per slot."""
+        p = self.packing
+        if not self.n:
+            return np.zeros((0, len(self.lay.slots)), dtype=np.int64)
+        picks = np.unique(np.linspace(0, self.n - 1, min(n, self.n)).astype(np.int64))
+        packed = self.order[picks]
+        if not p.widths:
+            return np.zeros((len(picks), 0), dtype=np.int64)
+        return np.stack([((packed >> np.uint64(sh)) & np.uint64((1 << w) - 1)).astype(np.int64) + lo
+                         for lo, w, sh in zip(p.los, p.widths, p.shifts)], axis=1)
+
+    def path_to(self, i: int) -> tuple[list[State], list[tuple[Action, tuple]]]:
+        """States and firings from an initial state to state `i` (a shortest path within the search)."""
+        tail: list[tuple[int, int]] = []          # (packed, label) of the stored-beyond states, last first
+        while i >= self.n:
+            tail.append((self.extra[i - self.n], self.extra_via[i - self.n]))
+            i = self.extra_parent[i - self.n]
+        keys = self.compact.chain(int(self.order[i]))
+        firings = [self.compact._firing(s, t) for s, t in itertools.pairwise(keys)]
+        for x, label in reversed(tail):
+            keys.append(x)
+            a, choice = self.labels.items[label]
+            firings.append((self.model.actions[a], choice))
+        return [self.packing.unpack(k) for k in keys], firings
