@@ -90,8 +90,7 @@ class _Parents(Sequence):
             return space.extra_parent[i - space.n]
         if i < space.roots:
             return -1
-        parent = space.compact.table.parent_of(int(space.order[i]))
-        found = space.index_of(parent)
+        found = space.index_of(space.compact.chain(int(space.order[i]))[-2])
         assert found is not None, "a stored state's parent is stored"
         return found
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from verifier.engines.base import Budget
-from verifier.engines.bfsgen import compile_expander, packed_predicate
+from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.ir.expr import App, Expr, Op, conj, neg, pretty, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
 from verifier.result import Finding
-from verifier.semantics import Layout, State
+from verifier.semantics import Layout, State, layout
 from verifier.trace import Trace, build_trace
 
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 EXPLORE_STATES = 2_000_000     # cap on the analyses' own exploration where the memory budget is not known
 PY_BYTES_PER_STATE = 200       # the python store's bytes a state, with room for the scan's caches
-COMPACT_FROM = 250_000         # an exploration that passes this many states goes on in the compact store
+COMPACT_FROM = 250_000         # an exploration that passes this many states goes on in the compact store ...
+KEY_BITS = 64                  # ... where its states may fit a 64-bit key (`compact.fits` decides, numpy loaded)
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
 
 Firing = tuple   # (action index, choice tuple, packed target or None, raw gap or None)
@@ -161,7 +162,7 @@ class Context:
         where it is not known); the complete one the claims' check already ran when the runner
         kept it. One that passes `COMPACT_FROM` states starts again in the compact store
         (`compact_states`: no Python object per state) where the model's states fit it."""
-        from verifier.engines.explicit import explore, kept_search
+        from verifier.engines.explicit import kept_search
 
         assert self.concrete is not None
         self.space = kept_search(self.concrete)
@@ -169,25 +170,32 @@ class Context:
             start = time.perf_counter()
             seconds = None if self.deadline.end is None else self.deadline.left(1e9) * share
             cap = self.budget.max_states or state_cap(self.budget, PY_BYTES_PER_STATE) or EXPLORE_STATES
-            big = cap > COMPACT_FROM and self._compact_fits()
-            budget = Budget(max_states=COMPACT_FROM if big else cap, timeout=seconds,
-                            max_depth=self.budget.max_depth, max_memory_mb=self.budget.max_memory_mb)
-            self.space = explore(self.concrete, budget)
+            big = cap > COMPACT_FROM and packing_of(layout(self.concrete)).bits <= KEY_BITS
+            self.space = self._explore_python(COMPACT_FROM if big else cap, seconds)
             if big and len(self.space.packed) >= COMPACT_FROM and self.space.error is None:
-                from verifier.analysis.compact_states import COMPACT_BYTES_PER_STATE, explore_big
-
                 left = None if seconds is None else max(0.0, seconds - (time.perf_counter() - start))
-                self.space = explore_big(self.concrete, self.budget,
-                                         self.budget.max_states or state_cap(self.budget, COMPACT_BYTES_PER_STATE),
-                                         left)
+                compact = self._explore_big(left)
+                self.space = compact if compact is not None else self._explore_python(cap, left)
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
 
-    def _compact_fits(self) -> bool:
+    def _explore_python(self, cap: int, seconds: float | None):
+        from verifier.engines.explicit import explore
+
+        assert self.concrete is not None
+        return explore(self.concrete, Budget(max_states=cap, timeout=seconds, max_depth=self.budget.max_depth,
+                                             max_memory_mb=self.budget.max_memory_mb))
+
+    def _explore_big(self, seconds: float | None):
+        """The compact store's exploration; None where the model's states do not fit it after all."""
+        from verifier.analysis.compact_states import COMPACT_BYTES_PER_STATE, explore_big
         from verifier.engines.compact import fits
 
         assert self.concrete is not None
-        return fits(self.concrete)
+        if not fits(self.concrete):
+            return None
+        return explore_big(self.concrete, self.budget,
+                           self.budget.max_states or state_cap(self.budget, COMPACT_BYTES_PER_STATE), seconds)
 
     def scan(self, visitors: Sequence[Visitor], until: Deadline | None = None) -> None:
         """Hand every explored state with its firings to each visitor (until `until`, else
