@@ -5,6 +5,7 @@ stay with the python store; a store the user names is used as given; a compact s
 stops leaves its claims UNKNOWN. The switch is lowered here so that it happens on tiny models."""
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import App, Const, Op
 from verifier.ir.props import Invariant
 from verifier.lang import load_model, load_properties
+from verifier.props.monitor import compile_together
 from verifier.props.plan import run_claims
 from verifier.result import Verdict
 from verifier.semantics import layout
@@ -93,3 +95,15 @@ def test_the_switch_gives_the_python_stores_verdicts_and_traces(model):
             replay(lay, g.trace) if g.trace is not None else None
         if g.trace is not None and w.trace is not None:
             assert g.trace == w.trace
+
+
+def test_a_shared_product_stopped_short_sends_each_claims_product_to_the_symbolic_engine():
+    model, claims = order_model()
+    shared = [c for c in claims if c.kind == "ordering"]
+    product, parts = compile_together(model, shared)
+    engine = AutoEngine()
+    out = engine.check_explicit(product, [c for part in parts for c in part.claims], Budget(deadline=time.monotonic()))
+    assert {r.verdict for r in out} == {Verdict.UNKNOWN}
+    assert engine.stopped_at_cap(model)            # the runner then shares one product for Z3 (`plan.run_claims`)
+    (r,) = engine.check(model, shared[:1], Budget())
+    assert r.evidence["auto"].startswith("symbolic first: an explicit search of the model it extends stopped after")

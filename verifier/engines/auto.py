@@ -113,14 +113,25 @@ class AutoEngine:
 
     def check_explicit(self, model: Model, properties: Sequence[Property], budget: Budget,
                        progress: ProgressFn | None = None) -> list[CheckResult]:
-        """The explicit search alone, as `check` runs it on a concrete model (no symbolic retry);
-        skipped (UNKNOWN) for a model that extends one whose search already stopped at the cap."""
+        """The explicit search alone, as `check` runs it on a concrete model (no symbolic retry),
+        for the monitor product the runner's monitored claims share (`props.plan`); skipped
+        (UNKNOWN) for a model that extends one whose search already stopped at the cap. Where it
+        stops short of its cap (its time share, the memory guard), the products of each claim
+        alone, smaller but with less time each, go to the symbolic engine first (`_beyond_cap`)."""
         stopped = self._beyond_cap(model)
         if stopped is not None:
             return [replace(_note(CheckResult(p, Verdict.UNKNOWN, "explicit", params=model.param_values,
                                               variant=model.variant), "explicit: skipped"), reason=stopped)
                     for p in properties]
-        return self._search(model, properties, budget, progress)[0]
+        results, search = self._search(model, properties, budget, progress)
+        states = max((r.stats.states or 0 for r in search.results), default=0)
+        short = _short(search.results)
+        if short is not None and states < search.cap:
+            from verifier.props.monitor import MONITOR_PREFIX
+            self._stopped.append((frozenset(v.name for v in model.variables if not v.name.startswith(MONITOR_PREFIX)),
+                                  model.param_values, f"stopped after {states:,} states of the monitor product its "
+                                                      f"claims shared ({short})"))
+        return results
 
     def check_moves(self, model: Model, claims: Sequence[Property], budget: Budget) -> list[CheckResult]:
         """Step claims judged move by move in seeded random runs on `model` itself (no monitor
@@ -285,8 +296,7 @@ class AutoEngine:
         the time, the memory guard) with claims left open, so that neither a monitor product of it nor a second pass over
         its claims (`props.schedule`) starts another."""
         states = max((r.stats.states or 0 for r in explicit), default=0)
-        short = next((r.reason.removeprefix(INCOMPLETE).removeprefix(": ") for r in explicit
-                      if r.verdict is Verdict.UNKNOWN and r.reason.startswith(INCOMPLETE)), None)
+        short = _short(explicit)
         if states >= cap:
             why = f"stopped at {cap:,} states"
         elif short is not None:
@@ -322,6 +332,12 @@ def _extended(searches: Sequence[tuple[frozenset[str], tuple, str]], model: Mode
     names = frozenset(v.name for v in model.variables)
     return next((why for base, params, why in searches
                  if params == model.param_values and (base == names if exact else base <= names)), None)
+
+
+def _short(results: Sequence[CheckResult]) -> str | None:
+    """Why the search that gave `results` stopped with claims left open, if it did."""
+    return next((r.reason.removeprefix(INCOMPLETE).removeprefix(": ") for r in results
+                 if r.verdict is Verdict.UNKNOWN and r.reason.startswith(INCOMPLETE)), None)
 
 
 def _fits(model: Model) -> bool:
