@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from test_compact_store import CLAIMS
 from test_explicit_differential import models
 
+from verifier.engines import explicit
 from verifier.engines.auto import AutoEngine
 from verifier.engines.base import Budget, SearchOptions
 from verifier.engines.explicit import ExplicitEngine
@@ -107,3 +108,23 @@ def test_a_shared_product_stopped_short_sends_each_claims_product_to_the_symboli
     assert engine.stopped_at_cap(model)            # the runner then shares one product for Z3 (`plan.run_claims`)
     (r,) = engine.check(model, shared[:1], Budget())
     assert r.evidence["auto"].startswith("symbolic first: an explicit search of the model it extends stopped after")
+
+
+def test_a_compact_search_past_its_share_goes_on_only_while_projected_to_finish_in_time():
+    """The compact search's ticker (called before each chunk of `chunk` states with the states
+    stored and the depth) projects from its levels as the python store's does."""
+    now = [0.0]
+    budget = Budget(timeout=60.0, deadline=time.monotonic() + 10.0, finish_by=time.monotonic() + 20.0)
+    tick = explicit._ticker_compact(budget, 0.0, 50, clock=lambda: now[0])
+    for stored, depth in [(1, 0), (100, 1), (300, 2), (400, 3)]:    # levels of 100, 200, 100 states
+        assert tick(stored, depth) is None
+    assert tick(450, 4) is None                             # level 4: 50 states, then 25, 12, ...
+    now[0] = 12.0                                           # past the share, 0.6 s more projected: it goes on
+    assert tick(460, 4) is None
+    now[0] = 21.0                                           # past finish_by: it stops whatever the projection
+    assert tick(470, 4) == "--timeout 60 s reached"
+    growing = explicit._ticker_compact(budget, 0.0, 50, clock=lambda: now[0])
+    now[0] = 5.0
+    assert growing(1, 0) is None and growing(100, 1) is None
+    now[0] = 12.0                                           # past the share, its levels growing: it stops
+    assert growing(300, 2) == "--timeout 60 s reached"

@@ -247,14 +247,30 @@ def _visited_budget(budget: Budget) -> int | None:
     return memory // 2 if memory else None
 
 
-def _ticker_compact(budget: Budget, start: float) -> Callable[[int, int], str | None]:
-    """Between chunks of the compact search: the time budget and the memory guard (the visited
-    set spills to disk first, at half the budget; the guard still bounds the whole run)."""
+def _ticker_compact(budget: Budget, start: float, chunk: int,
+                    clock: Callable[[], float] = time.perf_counter) -> Callable[[int, int], str | None]:
+    """Between chunks (`chunk` states each) of the compact search: the time budget (past its
+    deadline only while its levels project it to finish by `budget.finish_by`, as `_ticker`)
+    and the memory guard (the visited set spills to disk first, at half the budget; the guard
+    still bounds the whole run)."""
     limit = budget.time_left()
+    finish = None if budget.finish_by is None or limit is None else \
+        max(limit, budget.finish_by - time.monotonic())        # seconds from `start`, as `limit`
     words = limit_words(budget.max_memory_mb)
+    starts = [0]            # the first state of each level: level d is stored whole when its expansion begins
+    level = [-1, 0]         # the depth of the last tick, and the chunks of it expanded
 
     def tick(states: int, depth: int) -> str | None:
-        if limit is not None and time.perf_counter() - start > limit:
+        now = clock()
+        if depth != level[0]:
+            level[:] = [depth, 0]
+            starts.append(states)
+        else:
+            level[1] += 1
+        if limit is not None and now - start > limit and not (
+                finish is not None and len(starts) >= 2 and _finishes_within(
+                    starts[:-1], min(starts[-2] + level[1] * chunk, starts[-1] - 1), states, now - start, finish,
+                    starts[-1], budget.max_states)):
             return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
         if over_soft(budget.max_memory_mb):
             return words
@@ -362,11 +378,11 @@ class ExplicitEngine:
         """The compact (or distributed) search, or None where the reference store must serve."""
         if self.store != "compact" and self.workers <= 1 and self.scheduler is None:
             return None
-        from verifier.engines.compact import explore_compact, fits
+        from verifier.engines.compact import CHUNK, explore_compact, fits
         if not fits(model):
             return None
         start = time.perf_counter()
-        tick = _ticker_compact(budget, start)
+        tick = _ticker_compact(budget, start, CHUNK)
         if self.workers > 1 or self.scheduler is not None:
             from verifier.engines.distributed import explore_distributed
             share = _visited_budget(budget)          # each worker's visited set spills at its share
