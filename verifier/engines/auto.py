@@ -222,8 +222,8 @@ class AutoEngine:
         """The explicit search of `claims` in the store `_store` picks: where it picks neither
         (the user named none, and the model's state fits the compact store), the python store
         first, and once that search passes `switch_states` the state claims it left open go on
-        in the compact store, the termination and obligation claims in the python store under
-        its own cap (they need its edges)."""
+        in the compact store; then, with the time it left, the termination and obligation claims
+        in the python store under EXPLICIT_STATES (they need its edges)."""
         store = self._store(model)
         if store != "probe":
             engine, cap = self._explicit(store), self._cap(store, budget)
@@ -246,11 +246,10 @@ class AutoEngine:
         why = f"explicit, compact store: the python store's search passed {self.switch_states:,} states"
         compact_cap, decided = self._cap("compact", budget), []
         if state:
-            part = _share(budget, len(state) / len(left), EXPLICIT_MIN) if graph else budget
             decided = [_note(r, why) for r in self._explicit("compact").check(
-                model, state, replace(part, max_states=compact_cap), progress)]
+                model, state, replace(budget, max_states=compact_cap), progress)]
             out.update((r.property.id, r) for r in decided)
-        if graph:
+        if graph and budget.time_left() != 0:       # with the time the compact search left
             engine = self._explicit("python")
             graph_cap = self.explicit_states or EXPLICIT_STATES
             if budget.max_states is not None:
@@ -260,9 +259,10 @@ class AutoEngine:
                        for r in engine.check(model, graph, replace(budget, max_states=graph_cap), progress))
             if engine.searched is not None:
                 space = engine.searched
-                if not space.complete:
-                    self._graph_stopped.append((frozenset(v.name for v in model.variables), model.param_values,
-                                                f"stopped after {len(space):,} states ({space.reason})"))
+        if graph and (space is None or not space.complete):
+            self._graph_stopped.append((frozenset(v.name for v in model.variables), model.param_values,
+                                        "stopped" if space is None else
+                                        f"stopped after {len(space):,} states ({space.reason})"))
         return [out[p.id] for p in claims], Searched(decided, compact_cap, space)
 
     def _store(self, model: Model) -> str:
