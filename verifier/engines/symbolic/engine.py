@@ -21,6 +21,7 @@ import numpy as np
 import z3
 
 from verifier.engines.base import Budget, ProgressFn
+from verifier.engines.explicit import explore
 from verifier.engines.memory import bound_z3, z3_out_of_memory
 from verifier.engines.symbolic import monitor_proof
 from verifier.engines.symbolic.bmc import bmc
@@ -47,6 +48,7 @@ LEMMA_SHARE = 0.4             # of a monitored claim's time, for its proof with 
 LEMMAS_SHOWN = 6              # lemmas named in a result's reason
 MINE_SHARE = 0.1              # of a claim's time, for mining the lemmas (once per model) ...
 MINE_LEAST = 2.0              # ... this many seconds at least: a claim with less leaves it to a later one
+FREE_STATES = 40_000          # with free parameters: states of a search at their defaults, to mine lemmas from
 MINED_SHARE = 0.6             # of the time left after k-induction, for induction and PDR with mined lemmas (when given)
 
 
@@ -142,6 +144,7 @@ class _Run:
         self.known: list[Term] = []
         self._error: Term | None = None
         self._stuck: Outcome | None = None
+        self.free_memo: dict = {}          # the lemmas mined for free parameters (this call's model only)
 
     @property
     def depth(self) -> int:
@@ -359,12 +362,12 @@ class _Run:
             return kinduction(problem, self.depth, deadline)
         if strategy == "pdr":
             return pdr(problem, deadline)
-        lemmas = self.engine.explored is not None
-        first = kinduction(problem, min(self.depth, MINED_K if lemmas else ALL_K), deadline.share(0.3))
+        explored = self.engine.explored is not None
+        first = kinduction(problem, min(self.depth, MINED_K if explored else ALL_K), deadline.share(0.3))
         if first.status in ("reached", "safe"):
             return first
         notes = [f"k-induction: {first.reason}"]
-        mined = self.mined(deadline) if lemmas else None
+        mined = self.mined(deadline)
         if mined is not None:
             strengthened = prove(problem, mined, deadline.share(MINED_SHARE))
             if strengthened.status in ("reached", "safe"):
@@ -383,18 +386,34 @@ class _Run:
         return third
 
     def mined(self, deadline: Deadline) -> Mined | None:
-        """Candidate lemmas from the explored states (mined once per memo, within MINE_SHARE of
-        the deadline), if any were given."""
-        explored, memo = self.engine.explored, self.engine.memo
-        if "mined" not in memo and explored is not None and explored.shape[1] == len(self.enc.slots) \
-                and not self.enc.free:
+        """Candidate lemmas (mined once per memo, within MINE_SHARE of the deadline) from the
+        explored states, if any were given; with free parameters, from a search capped at
+        FREE_STATES at their default values (what holds there only, Houdini drops: the proof
+        is for every value)."""
+        enc = self.enc
+        memo = self.free_memo if enc.free else self.engine.memo
+        if "mined" not in memo:
             seconds = deadline.left()
             if seconds is not None and seconds < MINE_LEAST:
                 return None
             share = None if seconds is None else max(MINE_SHARE * seconds, MINE_LEAST)
             until = None if share is None else time.perf_counter() + share
-            memo["mined"] = mine(self.enc, explored, min(RUN_SECONDS, share or RUN_SECONDS), until)
+            params = {n: enc.param_decls[n].default for n in enc.free if n in enc.param_decls}
+            explored = self.free_states(params, share) if enc.free else self.engine.explored
+            if explored is None or explored.shape[1] != len(enc.slots) or len(params) < len(enc.free):
+                return None
+            memo["mined"] = mine(enc, explored, min(RUN_SECONDS, share or RUN_SECONDS), until, params)
         return memo.get("mined")
+
+    def free_states(self, params: dict[str, int], seconds: float | None) -> np.ndarray | None:
+        """States of a search of the model at `params` (the free parameters' values), capped at
+        FREE_STATES and half of `seconds`; None where the model errs there."""
+        try:
+            model = self.enc.source.instantiate(dict[str, int | None](params))
+            budget = Budget(max_states=FREE_STATES, deadline=None if seconds is None else time.monotonic() + seconds / 2)
+            return explore(model, budget).sample(FREE_STATES)
+        except (EvalError, ValueError):
+            return None
 
     def remember(self, problem: Safety, outcome: Outcome) -> None:
         self.known.append(negate(problem.bad))

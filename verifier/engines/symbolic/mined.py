@@ -24,8 +24,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import product
-from math import lcm
+from itertools import combinations, product
+from math import gcd, lcm
 
 import numpy as np
 import z3
@@ -46,6 +46,8 @@ RUN_STEPS = 100_000      # ... and this many steps, from the deepest explored st
 RUN_STARTS = 256         # ... these many
 MAX_K = 2                # k-induction relative to the lemmas, up to this k
 EQUATION_ROWS = 400      # states the linear equalities are found from (then checked on all)
+CONTROLS = 4             # context slots per pair of counters, at most (see `_contexts`)
+CONTEXT_LEMMAS = 300     # context lemmas per model, at most (the shortest contexts first)
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,24 @@ class Linear:
 
 def _compare(x, op: str, bound: int):
     return x == bound if op == "==" else x <= bound if op == "<=" else x >= bound
+
+
+@dataclass(frozen=True)
+class Implied:
+    """``l1 and ... and ln -> fact``: a linear fact over two slots that holds where the context
+    literals do (``fleft[0] >= 1 and active == 0 and phase == Action -> fturns[0] + fleft[0] == 3``)."""
+
+    context: tuple[Literal, ...]
+    fact: Linear
+
+    def holds(self, values) -> bool:
+        return not all(lit.holds(values) for lit in self.context) or self.fact.holds(values)
+
+    def column(self, table: np.ndarray) -> np.ndarray:
+        return ~np.logical_and.reduce([lit.column(table) for lit in self.context]) | self.fact.column(table)
+
+    def term(self, xs) -> Term:
+        return z3.Implies(conj(*(lit.term(xs) for lit in self.context)), self.fact.term(xs))
 
 
 @dataclass(frozen=True)
@@ -107,21 +127,24 @@ class Mined:
         self.candidates = self.candidates or list(self.every)
 
 
-def mine(enc: Encoding, explored: np.ndarray, seconds: float = RUN_SECONDS, until: float | None = None) -> Mined:
+def mine(enc: Encoding, explored: np.ndarray, seconds: float = RUN_SECONDS, until: float | None = None,
+         params: dict[str, int] | None = None) -> Mined:
     """Candidate lemmas true in every row of `explored` (reachable states, one column per slot of a
-    concrete model) and in the states of seeded random runs (`seconds` at most); the pairs of
-    slots not reached by `until` (time.perf_counter()) give no clauses."""
+    concrete model) and in the states of seeded random runs (`seconds` at most, at these values of
+    the free parameters; from the initial states when nothing was explored); the pairs of
+    slots not reached by `until` (time.perf_counter()) give no context lemmas or clauses."""
     n = len(enc.slots)
     rows = [explored[:, :n]] if len(explored) else []
     deepest = [tuple(int(v) for v in row) for row in explored[-RUN_STARTS:, :n]]    # the last rows: BFS order
-    runs = random_states(enc, {}, min(time.perf_counter() + seconds, until or float("inf")), deepest or None,
+    runs = random_states(enc, params or {}, min(time.perf_counter() + seconds, until or float("inf")), deepest or None,
                          RUN_STEPS)
     if runs:
         rows.append(np.array(sorted(runs), dtype=np.int64))
     if not rows:
         return Mined([], 0)
     table = np.concatenate(rows)
-    candidates: list = _equations(table) + _bounds(enc, table) + _clauses(enc, table, until)
+    candidates: list = _equations(table) + _bounds(enc, table) + _contexts(enc, table, until) + \
+        _clauses(enc, table, until)
     return Mined(_unbroken(candidates, table), len(table))
 
 
@@ -191,6 +214,157 @@ def _clauses(enc: Encoding, table: np.ndarray, until: float | None = None) -> li
             best = (pair == 1) & (within[k] @ pair @ within[j].T == 1)
             out += [(groups[k][a][0], groups[j][b][0]) for a, b in zip(*np.nonzero(best))]
     return out
+
+
+# ---------------------------------------------------------------- context lemmas
+
+def _contexts(enc: Encoding, table: np.ndarray, until: float | None = None) -> list[Implied]:
+    """Facts over a pair of small counters that hold in one context only. The pairs are two
+    scalars, or the same element of two arrays over one index (``fleft[p]``, ``fturns[p]``),
+    that some action writes together or writes one of from the other. Per pair, the states
+    are split by the values of its control slots (the small scalars read by the actions that
+    assign it: ``phase``, ``active``, ...) and by whether each counter is at its least value,
+    or not; where the pair's values in a part are constant or on one line, the fact is kept
+    with the fewest of the part's literals under which no state breaks it. At most
+    CONTEXT_LEMMAS, the facts over two slots first, then the shortest contexts."""
+    small = _small_slots(enc)
+    reads, writes = _access(enc)
+    out: set[Implied] = set()
+    for ku, kw in _pairs(enc, small, reads, writes):
+        if until is not None and time.perf_counter() > until:
+            break
+        cols = [*_controls(enc, (ku, kw), small, reads, writes), ku, kw]
+        out |= _pair_lemmas(cols, _distinct(table, cols, small), small)
+    return sorted(out, key=lambda c: (len(c.fact.coeffs) == 1, len(c.context), repr(c)))[:CONTEXT_LEMMAS]
+
+
+def _distinct(table: np.ndarray, cols: list[int], small: dict) -> np.ndarray:
+    """The distinct rows of `table` restricted to the small slots `cols` (one integer code per row)."""
+    lows = np.array([small[k][0] for k in cols])
+    sizes = np.array([small[k][1] - small[k][0] + 1 for k in cols])
+    radix = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]])
+    codes = np.unique((table[:, cols] - lows) @ radix)
+    return (codes[:, None] // radix) % sizes + lows
+
+
+def _small_slots(enc: Encoding) -> dict[int, tuple[int, int]]:
+    """The slots with known bounds and at most EQ_DOMAIN values, with their bounds."""
+    out = {}
+    for k, (lo_t, hi_t) in enumerate(enc.slot_bounds):
+        lo, hi = numeral(lo_t), numeral(hi_t)
+        if lo is not None and hi is not None and 0 < hi - lo < EQ_DOMAIN:
+            out[k] = (lo, hi)
+    return out
+
+
+def _access(enc: Encoding) -> tuple[list[set[str]], list[set[str]]]:
+    """Per action, the variables its guard, values and written indices read, and those it writes;
+    the reads of the guard and written indices alone come first in `_controls`."""
+    reads, writes = [], []
+    for a in enc.model.actions:
+        exprs = [a.guard, *(x.value for x in a.effects), *(x.target.index for x in a.effects
+                                                        if isinstance(x.target, Index))]
+        reads.append({v.name for e in exprs for v in walk(e) if isinstance(v, (Var, Index))})
+        writes.append({x.target.name for x in a.effects})
+    return reads, writes
+
+
+def _pairs(enc: Encoding, small: dict, reads: list[set[str]], writes: list[set[str]]) -> list[tuple[int, int]]:
+    """Pairs of small slots, at least one of them an integer that is neither a flag nor an enum
+    value: two scalars, or element i of two arrays over the same index; of two variables that
+    one action writes together, or one action writes one of while reading the other."""
+    def related(a: str, b: str) -> bool:
+        return any((a in w and b in w | r) or (b in w and a in w | r) for r, w in zip(reads, writes))
+
+    def counter(k: int) -> bool:
+        return not isinstance(enc.slots[k].type, (BoolType, EnumType))
+
+    groups: dict[tuple[int, int], list[str]] = {}       # (index low, size) -> variables, scalars: (0, 0)
+    for name, (start, lo, size) in enc.offsets.items():
+        if all(start + i in small for i in range(size)):
+            groups.setdefault((lo, size) if enc.slots[start].index is not None else (0, 0), []).append(name)
+    out = []
+    for names in groups.values():
+        for a, b in combinations(names, 2):
+            if related(a, b):
+                out += [(enc.offsets[a][0] + i, enc.offsets[b][0] + i) for i in range(enc.offsets[a][2])
+                        if counter(enc.offsets[a][0] + i) or counter(enc.offsets[b][0] + i)]
+    return out
+
+
+def _controls(enc: Encoding, pair: tuple[int, int], small: dict, reads: list[set[str]],
+              writes: list[set[str]]) -> list[int]:
+    """The small scalar slots (not the pair's) read by the actions that write the pair's
+    variables, in slot order, at most CONTROLS."""
+    names = {enc.slots[k].var for k in pair}
+    read = set().union(*(r for r, w in zip(reads, writes) if w & names))
+    return [k for k in sorted(small) if enc.slots[k].index is None and enc.slots[k].var in read
+            and k not in pair][:CONTROLS]
+
+
+def _pair_lemmas(cols: list[int], rows: np.ndarray, small: dict) -> set[Implied]:
+    """The context lemmas of one pair (the last two of `cols`) from the distinct `rows` (one
+    column per slot of `cols`), with the parts split by both counters' least values, by one
+    of them or by neither."""
+    ku, kw = cols[-2:]
+    least = rows[:, -2:] == np.array([small[ku][0], small[kw][0]])
+    controls = np.unique(rows[:, :-2], axis=0, return_inverse=True)[1].ravel() * 4
+    out: set[Implied] = set()
+    for split in ((True, True), (True, False), (False, True), (False, False)):
+        keys = controls + split[0] * 2 * least[:, 0] + split[1] * least[:, 1]
+        order = np.argsort(keys, kind="stable")
+        starts = np.flatnonzero(np.diff(keys[order], prepend=-1))
+        for part in np.split(order, starts[1:]):
+            first = rows[part[0]]
+            fixed = [bool(s and z) for s, z in zip(split, least[part[0]])]
+            facts = _facts(ku, kw, rows[part][:, -2:], fixed, small)
+            if not facts:
+                continue
+            lits = [Literal(k, "==", int(v)) for k, v in zip(cols[:-2], first[:-2])]
+            lits += [_least(k, bool(z), small[k]) for k, s, z in zip((ku, kw), split, least[part[0]]) if s]
+            for fact in facts:
+                context = _weakest(lits, fact, cols, rows)
+                if context:
+                    out.add(Implied(tuple(context), fact))
+    return out
+
+
+def _least(k: int, at_least: bool, bounds: tuple[int, int]) -> Literal:
+    """``x == lo`` or the literal for every other value (``x == hi`` for a flag)."""
+    lo, hi = bounds
+    return Literal(k, "==", lo) if at_least else Literal(k, "==", hi) if hi == lo + 1 else Literal(k, ">=", lo + 1)
+
+
+def _facts(ku: int, kw: int, points: np.ndarray, fixed: list[bool], small: dict) -> list[Linear]:
+    """``u == c`` and ``w == c`` where constant (and not fixed by the part already), or
+    ``a*u + b*w == c`` where the points (u, w) of a part lie on one line."""
+    us, ws = {int(v) for v in points[:, 0]}, {int(v) for v in points[:, 1]}
+    out = [Linear(((k, 1),), "==", next(iter(vs))) for k, vs, known in ((ku, us, fixed[0]), (kw, ws, fixed[1]))
+           if len(vs) == 1 and not known and small[k][1] > small[k][0] + 1]
+    if len(us) > 1 and len(ws) > 1:
+        (u0, w0), (u1, w1) = points[0].tolist(), points[1].tolist()
+        a, b = w1 - w0, u0 - u1
+        g = gcd(a, b) * (1 if a > 0 or (a == 0 and b > 0) else -1)
+        a, b = a // g, b // g
+        c = a * u0 + b * w0
+        if np.all(points @ np.array([a, b]) == c):
+            out.append(Linear(((ku, a), (kw, b)), "==", c))
+    return out
+
+
+def _weakest(lits: list[Literal], fact: Linear, cols: list[int], rows: np.ndarray) -> list[Literal]:
+    """`lits` less each literal (in turn) without which no row still breaks `fact` where the
+    remaining literals hold."""
+    at = {k: i for i, k in enumerate(cols)}
+    broken = rows[:, [at[k] for k, _ in fact.coeffs]] @ np.array([c for _, c in fact.coeffs]) != fact.bound
+    truth = {lit: Literal(at[lit.slot], lit.op, lit.value).column(rows) for lit in lits}
+    keep = list(lits)
+    for lit in lits:
+        trial = [x for x in keep if x != lit]
+        where = np.logical_and.reduce([truth[x] for x in trial]) if trial else np.ones(len(rows), dtype=bool)
+        if not np.any(where & broken):
+            keep = trial
+    return keep
 
 
 # ---------------------------------------------------------------- linear equalities
