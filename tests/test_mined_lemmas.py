@@ -1,8 +1,11 @@
 """Induction strengthened with lemmas mined from explored states (`symbolic/mined.py`).
 
 A claim that is not k-inductive but is with one lemma; a wrong candidate fed to the proof is
-never used; on random small models (Hypothesis), a claim proved with mined lemmas never meets
-an explicit counterexample, and no lemma Houdini keeps is broken by a reachable state."""
+never used; a claim that needs context lemmas (a fact over two counters that holds in one
+phase only) is proved with them, also for every value of a free parameter; on random small
+models (Hypothesis), a claim proved with mined lemmas never meets an explicit
+counterexample, no lemma Houdini keeps is broken by a reachable state, and the context
+lemmas mined from every reachable state hold in each."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,15 +16,15 @@ from test_symbolic_diff import claims, models
 from verifier.engines.auto import AutoEngine
 from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
-from verifier.engines.symbolic import SymbolicEngine
+from verifier.engines.symbolic import SymbolicEngine, mined
 from verifier.engines.symbolic.core import Deadline, Safety
 from verifier.engines.symbolic.encode import FALSE as NO_ERROR
 from verifier.engines.symbolic.encode import Encoding, disj
 from verifier.engines.symbolic.examples import add, gt, le, lt, rng, sub
-from verifier.engines.symbolic.mined import MINED, Linear, Mined, mine, prove
+from verifier.engines.symbolic.mined import MINED, Goal, Implied, Linear, Mined, context_lemmas, mine, prove
 from verifier.engines.symbolic.strengthen import Literal, excluded, houdini
-from verifier.ir.expr import FALSE, Const, Var, conj, eq, neg
-from verifier.ir.model import Action, Assign, BoolType, Model, Variable
+from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, eq, neg
+from verifier.ir.model import Action, Assign, BoolType, IntType, Model, ParamDecl, Variable
 from verifier.ir.props import DeadlockFree, Invariant
 from verifier.result import Verdict
 
@@ -88,9 +91,67 @@ def test_mined_candidates_include_a_linear_equality():
     assert any(isinstance(c, Linear) and c.op == "==" and {k for k, _ in c.coeffs} == {0, 1} for c in mined.every)
 
 
+def freeze(clock: int | None = 20) -> Model:
+    """Shadow Era's freeze, alone. `frozen` turns left (2 when frozen), `count` the frozen
+    turns begun (a monitor), `turn` whether a turn is under way: a turn begun while frozen
+    counts, and a turn ended uses one up. `clock` ticks up and down beside them, which
+    makes the unreachable paths as long as it is (free when None: its bound is the parameter
+    N). The claim "count <= 2" needs "frozen >= 1 -> frozen + count == 2" between turns and
+    "== 3" during one: context lemmas (three literals and more, beyond the clauses)."""
+    frozen, count, turn, tick = Var("frozen"), Var("count"), Var("turn"), Var("tick")
+    top = Param("N") if clock is None else Const(clock)
+    return Model(
+        name="freeze", params=(ParamDecl("N", 20, lo=1, hi=1000),),
+        param_values=(("N", clock),),
+        variables=(Variable("turn", BoolType(), init=(FALSE,)), Variable("frozen", rng(0, 2), init=(Const(0),)),
+                   Variable("count", rng(0, 3), init=(Const(0),)), Variable("tick", IntType(Const(0), top),
+                                                                            init=(Const(0),))),
+        actions=(Action("freeze", guard=conj(eq(frozen, 0), neg(turn)),
+                        effects=(Assign(frozen, Const(2)), Assign(count, Const(0)))),
+                 Action("begin", guard=neg(turn),
+                        effects=(Assign(turn, TRUE), Assign(count, app(Op.ITE, gt(frozen, 0),
+                                                                       app(Op.MIN, add(count, 1), Const(3)),
+                                                                       count)))),
+                 Action("end", guard=turn, effects=(Assign(turn, FALSE),
+                                                    Assign(frozen, app(Op.MAX, sub(frozen, 1), Const(0))))),
+                 Action("tick", guard=lt(tick, top), effects=(Assign(tick, add(tick, 1)),)),
+                 Action("untick", guard=gt(tick, 0), effects=(Assign(tick, sub(tick, 1)),))),
+        end=FALSE)
+
+
+NEVER_TOO_LONG = Invariant(id="never-too-long", expr=le(Var("count"), 2), expected="HOLDS")
+
+
+def freeze_problem(enc: Encoding) -> Safety:
+    return Safety(enc, enc.predicate(neg(NEVER_TOO_LONG.expr), enc.cur), NO_ERROR)
+
+
+def test_a_claim_that_needs_context_lemmas_is_proved_with_them(monkeypatch):
+    model = freeze()
+    enc = Encoding(model)
+    states = explored(model, 2_000)
+    goal = Goal(enc.predicate(NEVER_TOO_LONG.expr, enc.cur), enc.cur.slots)
+    found = mine(enc, states, seconds=0.0)
+    assert any(isinstance(c, Implied) and len(c.context) >= 2 for c in found.every)
+    assert goal in houdini(enc, enc.ranges(enc.cur), [goal, *found.every], Deadline(20))     # 1-inductive with them
+    assert prove(freeze_problem(enc), found, Deadline(20)).status == "safe"
+    monkeypatch.setattr(mined, "CONTEXT_LEMMAS", 0)             # the clauses and equalities alone do not do
+    alone = mine(enc, states, seconds=0.0)
+    assert goal not in houdini(enc, enc.ranges(enc.cur), [goal, *alone.every], Deadline(20))
+
+
+def test_lemmas_mined_at_the_defaults_prove_a_claim_for_every_value():
+    (plain,) = SymbolicEngine("kind").check(freeze(None), [NEVER_TOO_LONG], Budget(timeout=20, max_depth=8))
+    assert plain.verdict is not Verdict.PROVED, plain.reason
+    (r,) = SymbolicEngine().check(freeze(None), [NEVER_TOO_LONG], BUDGET)
+    assert r.verdict is Verdict.PROVED and r.engine == MINED, (r.verdict, r.engine, r.reason)
+    assert "every value of N" in r.reason
+
+
 # ---------------------------------------------------------------- random small models
 
 FIXED = models(param=False)
+FREEZES = st.builds(freeze, st.integers(1, 3))        # random models seldom have two related counters
 CLAIMS = claims().filter(lambda c: isinstance(c, (Invariant, DeadlockFree)))
 
 
@@ -135,3 +196,16 @@ def test_houdini_keeps_no_lemma_a_reachable_state_breaks(model, cap, data):
     for lemma in kept:
         for row in every.tolist():
             assert not excluded(lemma, row) if isinstance(lemma, tuple) else lemma.holds(row), (lemma, row)
+
+
+@settings(max_examples=40, deadline=None)
+@given(FIXED | FREEZES, st.data())
+def test_context_lemmas_hold_in_every_state_they_are_mined_from(model, data):
+    """From reachable states (a few, or all of them), no context lemma has an exception among
+    them: its context was widened only where no state breaks the fact (no filter after
+    mining); from all of them, it holds in every reachable state."""
+    every = reachable(model)
+    rows = data.draw(st.lists(st.integers(0, len(every) - 1), min_size=1, max_size=8) | st.just(list(range(len(every)))))
+    table = every[rows]
+    for lemma in context_lemmas(Encoding(model), table):
+        assert lemma.column(table).all(), lemma

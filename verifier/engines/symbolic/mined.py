@@ -46,7 +46,7 @@ RUN_STEPS = 100_000      # ... and this many steps, from the deepest explored st
 RUN_STARTS = 256         # ... these many
 MAX_K = 2                # k-induction relative to the lemmas, up to this k
 EQUATION_ROWS = 400      # states the linear equalities are found from (then checked on all)
-CONTROLS = 4             # context slots per pair of counters, at most (see `_contexts`)
+CONTROLS = 4             # context slots per pair of counters, at most (see `context_lemmas`)
 CONTEXT_LEMMAS = 300     # context lemmas per model, at most (the shortest contexts first)
 
 
@@ -136,14 +136,15 @@ def mine(enc: Encoding, explored: np.ndarray, seconds: float = RUN_SECONDS, unti
     n = len(enc.slots)
     rows = [explored[:, :n]] if len(explored) else []
     deepest = [tuple(int(v) for v in row) for row in explored[-RUN_STARTS:, :n]]    # the last rows: BFS order
-    runs = random_states(enc, params or {}, min(time.perf_counter() + seconds, until or float("inf")), deepest or None,
-                         RUN_STEPS)
+    now = time.perf_counter()
+    runs_by = min(now + seconds, now + (until - now) / 2) if until is not None else now + seconds
+    runs = random_states(enc, params or {}, runs_by, deepest or None, RUN_STEPS)   # half the time at most
     if runs:
         rows.append(np.array(sorted(runs), dtype=np.int64))
     if not rows:
         return Mined([], 0)
     table = np.concatenate(rows)
-    candidates: list = _equations(table) + _bounds(enc, table) + _contexts(enc, table, until) + \
+    candidates: list = _equations(table) + _bounds(enc, table) + context_lemmas(enc, table, until) + \
         _clauses(enc, table, until)
     return Mined(_unbroken(candidates, table), len(table))
 
@@ -218,7 +219,7 @@ def _clauses(enc: Encoding, table: np.ndarray, until: float | None = None) -> li
 
 # ---------------------------------------------------------------- context lemmas
 
-def _contexts(enc: Encoding, table: np.ndarray, until: float | None = None) -> list[Implied]:
+def context_lemmas(enc: Encoding, table: np.ndarray, until: float | None = None) -> list[Implied]:
     """Facts over a pair of small counters that hold in one context only. The pairs are two
     scalars, or the same element of two arrays over one index (``fleft[p]``, ``fturns[p]``),
     that some action writes together or writes one of from the other. Per pair, the states
@@ -270,9 +271,9 @@ def _access(enc: Encoding) -> tuple[list[set[str]], list[set[str]]]:
 
 
 def _pairs(enc: Encoding, small: dict, reads: list[set[str]], writes: list[set[str]]) -> list[tuple[int, int]]:
-    """Pairs of small slots, at least one of them an integer that is neither a flag nor an enum
-    value: two scalars, or element i of two arrays over the same index; of two variables that
-    one action writes together, or one action writes one of while reading the other."""
+    """Pairs of small slots that are integers or flags (enum values are only controls), at least
+    one of them an integer: two scalars, or element i of two arrays over the same index; of two
+    variables that one action writes together, or one action writes one of while reading the other."""
     def related(a: str, b: str) -> bool:
         return any((a in w and b in w | r) or (b in w and a in w | r) for r, w in zip(reads, writes))
 
@@ -281,7 +282,7 @@ def _pairs(enc: Encoding, small: dict, reads: list[set[str]], writes: list[set[s
 
     groups: dict[tuple[int, int], list[str]] = {}       # (index low, size) -> variables, scalars: (0, 0)
     for name, (start, lo, size) in enc.offsets.items():
-        if all(start + i in small for i in range(size)):
+        if all(start + i in small for i in range(size)) and not isinstance(enc.slots[start].type, EnumType):
             groups.setdefault((lo, size) if enc.slots[start].index is not None else (0, 0), []).append(name)
     out = []
     for names in groups.values():
@@ -324,7 +325,7 @@ def _pair_lemmas(cols: list[int], rows: np.ndarray, small: dict) -> set[Implied]
             lits += [_least(k, bool(z), small[k]) for k, s, z in zip((ku, kw), split, least[part[0]]) if s]
             for fact in facts:
                 context = _weakest(lits, fact, cols, rows)
-                if context:
+                if len(context) > 1 or (context and len(fact.coeffs) > 1):   # one literal, x == c: two clauses
                     out.add(Implied(tuple(context), fact))
     return out
 
@@ -557,7 +558,9 @@ def prove(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
 
 def _count(lemmas: list, mined: Mined) -> str:
     clauses = sum(isinstance(c, tuple) for c in lemmas)
-    return (f"{_many(len(lemmas), 'mined lemma')} ({_many(clauses, 'clause')}, {len(lemmas) - clauses} linear) "
+    contexts = sum(isinstance(c, Implied) for c in lemmas)
+    return (f"{_many(len(lemmas), 'mined lemma')} ({_many(clauses, 'clause')}, {len(lemmas) - clauses - contexts} linear, "
+            f"{contexts} in a context) "
             f"of {_many(len(mined.every), 'candidate')} true in {mined.explored:,} reachable states")
 
 

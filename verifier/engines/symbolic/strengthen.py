@@ -280,8 +280,8 @@ def _drop_broken(s: z3.Solver, lemmas: list, at, marks: list[Term], deadline: De
             return f"the time for this claim ran out while proving invariants for {purpose}"
         s.set("timeout", deadline.ms(cap=CHECK_CAP))
         s.push()
-        s.add(z3.Or(*(broken[c] for c in alive)))
-        r = s.check(*(mark[c] for c in alive if c in mark))
+        s.add(_any([broken[c] for c in alive]))
+        r = _check(s, [mark[c] for c in alive if c in mark])
         states = []
         if r == z3.sat:
             m = s.model()
@@ -299,6 +299,19 @@ def _drop_broken(s: z3.Solver, lemmas: list, at, marks: list[Term], deadline: De
             break
         alive = [c for c in alive if not any(_broken(c, values) for values in states)]
     return alive
+
+
+def _any(terms: list[Term]) -> Term:
+    """The disjunction of Boolean terms, built at once (z3.Or casts each one: Houdini's
+    disjunction of hundreds of broken lemmas, once per round)."""
+    ctx = terms[0].ctx
+    return z3.BoolRef(z3.Z3_mk_or(ctx.ref(), len(terms), (z3.Ast * len(terms))(*(t.as_ast() for t in terms))), ctx)
+
+
+def _check(s: z3.Solver, assumptions: list[Term]) -> z3.CheckSatResult:
+    """`s.check(*assumptions)` without casting each Boolean assumption again."""
+    arr = (z3.Ast * len(assumptions))(*(a.as_ast() for a in assumptions))
+    return z3.CheckSatResult(z3.Z3_solver_check_assumptions(s.ctx.ref(), s.solver, len(assumptions), arr))
 
 
 def recheck(enc: Encoding, support: Term, invariant: Term, deadline: Deadline,
