@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
@@ -30,7 +30,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import PREV_MARK, Event, Invariant, Property, Reachable, StepInvariant, map_claim
 from verifier.props.events import occurs
 from verifier.result import CheckResult, Stats, Verdict
-from verifier.semantics import EvalError, initial_states, layout
+from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import build_trace
 
 NAME = "walk"
@@ -48,6 +48,7 @@ def check(model: Model, properties: Sequence[Property], seconds: float, seed: in
     targets: dict[int, Callable[[int], bool]] = {}
     actions: dict[int, set[int]] = {}
     moves: dict[int, tuple[frozenset[int], Callable[[int, int], bool]]] = {}
+    pair: Layout | None = None
     for k, p in enumerate(claims):
         if isinstance(p, Invariant):
             targets[k] = packed_predicate(lay, neg(p.expr))
@@ -57,36 +58,34 @@ def check(model: Model, properties: Sequence[Property], seconds: float, seed: in
             from verifier.engines.explicit import matches
             actions[k] = {i for i, a in enumerate(concrete.actions) if matches(a.name, p.action)}
         elif isinstance(p, StepInvariant):
-            moves[k] = _move_check(concrete, p)
+            pair = pair or _pair_layout(concrete)
+            moves[k] = _move_check(concrete, pair, packing.bits, p)
     found: dict[int, tuple[list[int], list[tuple[int, tuple]]]] = {}
-    rng = random.Random(seed)
+    wanted = len(targets) + len(actions) + len(moves)
     inits = [packing.pack(s) for s in initial_states(lay)]
     runs = steps = 0
-    while inits and len(found) < len(targets) + len(actions) + len(moves) and time.perf_counter() - start < seconds:
-        runs += 1
-        path = [rng.choice(inits)]
-        fired: list = []
-        _look(targets, found, path, fired)
-        for _ in range(MAX_STEPS):
-            if not len(path) & 1023 and time.perf_counter() - start >= seconds:
+    path: list[int] = []
+    fired: list[tuple[int, tuple]] = []
+    for state, move in random_runs(expand, inits, random.Random(seed), MAX_STEPS):
+        if move is None:                       # a run starts
+            if len(found) >= wanted or time.perf_counter() - start >= seconds:
                 break
-            try:
-                options = [(a, choice, t) for a, choice, t, _gap in expand(path[-1]) if t is not None]
-            except EvalError:        # a model run-time error: the explicit engine reports it
-                break
-            if not options:
-                break
-            a, choice, t = rng.choice(options)
+            runs += 1
+            path, fired = [state], []
+        else:
             steps += 1
-            for k, wanted in actions.items():
-                if k not in found and a in wanted:
-                    found[k] = (path + [t], fired + [(a, choice)])
-            for k, (judged, breaks) in moves.items():
-                if k not in found and a in judged and breaks(path[-1], t):
-                    found[k] = (path + [t], fired + [(a, choice)])
-            path.append(t)
-            fired.append((a, choice))
-            _look(targets, found, path, fired)
+            a = move[0]
+            for k, judged in actions.items():
+                if k not in found and a in judged:
+                    found[k] = (path + [state], fired + [move])
+            for k, (judged_moves, breaks) in moves.items():
+                if k not in found and a in judged_moves and breaks(path[-1], state):
+                    found[k] = (path + [state], fired + [move])
+            path.append(state)
+            fired.append(move)
+        _look(targets, found, path, fired)
+        if not len(path) & 1023 and time.perf_counter() - start >= seconds:
+            break
     stats = Stats(steps, steps, time.perf_counter() - start)
     out = []
     for k, p in enumerate(properties):
@@ -106,6 +105,27 @@ def check(model: Model, properties: Sequence[Property], seconds: float, seed: in
     return out
 
 
+def random_runs(expand: Callable, starts: Sequence[int], rng: random.Random,
+                length: int) -> Iterator[tuple[int, tuple[int, tuple] | None]]:
+    """Seeded random runs on generated successor code (`expand` of packed states), one after
+    the other for as long as the caller takes them: each run starts in one of `starts` and takes
+    up to `length` moves, each an enabled firing drawn alike. Yields ``(state, None)`` as a run
+    starts, then ``(target, (action, choice))`` per move; a run ends early where no firing is
+    enabled or the model errs (the explicit engine reports that)."""
+    while starts:
+        state = rng.choice(starts)
+        yield state, None
+        for _ in range(length):
+            try:
+                options = [(a, choice, t) for a, choice, t, _gap in expand(state) if t is not None]
+            except EvalError:
+                break
+            if not options:
+                break
+            a, choice, state = rng.choice(options)
+            yield state, (a, choice)
+
+
 def _look(targets: dict[int, Callable[[int], bool]], found: dict, path: list[int], fired: list) -> None:
     """Record the run so far as the witness of every target its last state meets."""
     for k, pred in targets.items():
@@ -119,16 +139,20 @@ def _look(targets: dict[int, Callable[[int], bool]], found: dict, path: list[int
             found[k] = (list(path), list(fired))
 
 
-def _move_check(concrete: Model, claim: StepInvariant) -> tuple[frozenset[int], Callable[[int, int], bool]]:
-    """The actions `claim` judges (by index) and `breaks(before, after)` over packed states: the
-    expression is compiled over a pair model, the plain variables followed by a `prev:` copy of
-    each, so that the pair packs as `after | before << bits` (slots pack in order)."""
+def _pair_layout(concrete: Model) -> Layout:
+    """The layout of a pair model: the plain variables followed by a `prev:` copy of each, so
+    that a move packs as `after | before << bits` (slots pack in order)."""
+    return layout(replace(concrete, variables=concrete.variables +
+                          tuple(replace(v, name=PREV_MARK + v.name) for v in concrete.variables)))
+
+
+def _move_check(concrete: Model, pair: Layout, bits: int,
+                claim: StepInvariant) -> tuple[frozenset[int], Callable[[int, int], bool]]:
+    """The actions `claim` judges (by index) and `breaks(before, after)` over packed states (of
+    `bits` bits each): the expression is compiled over the pair model's layout (`_pair_layout`)."""
     judged = frozenset(i for i, a in enumerate(concrete.actions) if not claim.actions or
                        TRUE in (occurs(concrete, a, Event(action=name)) for name in claim.actions))
-    bits = packing_of(layout(concrete)).bits
-    pair = replace(concrete, variables=concrete.variables +
-                   tuple(replace(v, name=PREV_MARK + v.name) for v in concrete.variables))
-    holds = packed_predicate(layout(pair), claim.expr)
+    holds = packed_predicate(pair, claim.expr)
 
     def breaks(before: int, after: int) -> bool:
         try:

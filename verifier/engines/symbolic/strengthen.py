@@ -29,6 +29,7 @@ from verifier.engines.codegen import Packing
 from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Deadline
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
+from verifier.engines.walk import random_runs
 from verifier.ir.model import BoolType, EnumType
 from verifier.semantics import EvalError, layout
 
@@ -159,24 +160,23 @@ def random_states(enc: Encoding, params: dict[str, int], until: float, starts: l
     packing, expand = _expander(enc, params)
     froms = [packing.pack(s) for s in (_initial_states(enc, params) if starts is None else starts)]
     seen: set[int] = set(froms)
-    rng = random.Random(0)
     steps = last_new = 0
-    while froms and steps < most and steps - last_new < WALK_STALE and time.perf_counter() < until:
-        state = rng.choice(froms)
-        for _ in range(WALK_LENGTH):
-            steps += 1
-            try:
-                options = [t for _a, _c, t, _gap in expand(state) if t is not None]
-            except EvalError:
+    length = WALK_LENGTH          # the moves of the run before
+    for state, move in random_runs(expand, froms, random.Random(0), WALK_LENGTH):
+        if move is None:                 # a run starts
+            if length < WALK_LENGTH:     # the last run ended at a dead end: finding it took a step
+                steps += 1
+            if steps >= most or steps - last_new >= WALK_STALE or time.perf_counter() >= until:
                 break
-            if not options:
-                break
-            state = rng.choice(options)
-            if state not in seen:
-                seen.add(state)
-                last_new = steps
-            if steps >= most or steps - last_new >= WALK_STALE or (steps % 64 == 0 and time.perf_counter() >= until):
-                break
+            length = 0
+            continue
+        steps += 1
+        length += 1
+        if state not in seen:
+            seen.add(state)
+            last_new = steps
+        if steps >= most or steps - last_new >= WALK_STALE or (steps % 64 == 0 and time.perf_counter() >= until):
+            break
     return {packing.unpack(x) for x in seen}
 
 
