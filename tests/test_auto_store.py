@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from test_compact_store import CLAIMS
 from test_explicit_differential import models
 
-from verifier.engines import explicit
+from verifier.engines import auto, explicit
 from verifier.engines.auto import AutoEngine
 from verifier.engines.base import Budget, SearchOptions
 from verifier.engines.explicit import ExplicitEngine
@@ -73,10 +73,13 @@ def test_a_store_the_user_names_is_used_as_given():
         assert "store" not in r.evidence, r.property.id
 
 
+def holds() -> Invariant:
+    return Invariant(id="holds", expr=App(Op.LE, (Const(0), Const(1))))
+
+
 def test_a_stopped_compact_search_leaves_its_claims_unknown():
     model, _ = order_model()
-    holds = Invariant(id="holds", expr=App(Op.LE, (Const(0), Const(1))))
-    (r,) = AutoEngine(switch_states=SWITCH).check_explicit(model, [holds], Budget(max_states=SWITCH + 3))
+    (r,) = AutoEngine(switch_states=SWITCH).check_explicit(model, [holds()], Budget(max_states=SWITCH + 3))
     assert (r.verdict, r.evidence["store"]) == (Verdict.UNKNOWN, "compact")
     assert r.reason == f"exploration incomplete: --max-states {SWITCH + 3} reached"
 
@@ -128,3 +131,14 @@ def test_a_compact_search_past_its_share_goes_on_only_while_projected_to_finish_
     assert growing(1, 0) is None and growing(100, 1) is None
     now[0] = 12.0                                           # past the share, its levels growing: it stops
     assert growing(300, 2) == "--timeout 60 s reached"
+
+
+def test_no_python_search_of_the_termination_claims_that_cannot_finish(monkeypatch):
+    monkeypatch.setattr(auto, "EXPLICIT_STATES", 20)      # the python store's cap, below the 41 states
+    model, claims = order_model()
+    ends = [c for c in claims if c.kind == "termination"]
+    for r in AutoEngine(switch_states=SWITCH).check_explicit(model, ends + [holds()], Budget()):
+        if r.property.kind == "termination":               # the first search's results stand
+            assert r.verdict is Verdict.UNKNOWN and "the compact store found 41 states, past its cap of 20" in r.reason
+        else:
+            assert (r.verdict, r.evidence["store"]) == (Verdict.HOLDS, "compact")

@@ -223,7 +223,8 @@ class AutoEngine:
         (the user named none, and the model's state fits the compact store), the python store
         first, and once that search passes `switch_states` the state claims it left open go on
         in the compact store; then, with the time it left, the termination and obligation claims
-        in the python store under EXPLICIT_STATES (they need its edges)."""
+        in the python store under EXPLICIT_STATES (they need its edges), unless the compact
+        search found more states than that (the first search's lasso search then stands)."""
         store = self._store(model)
         if store != "probe":
             engine, cap = self._explicit(store), self._cap(store, budget)
@@ -249,16 +250,21 @@ class AutoEngine:
             decided = [_note(r, why) for r in self._explicit("compact").check(
                 model, state, replace(budget, max_states=compact_cap), progress)]
             out.update((r.property.id, r) for r in decided)
-        if graph and budget.time_left() != 0:       # with the time the compact search left
-            engine = self._explicit("python")
-            graph_cap = self.explicit_states or EXPLICIT_STATES
-            if budget.max_states is not None:
-                graph_cap = min(graph_cap, budget.max_states)
+        graph_cap = self.explicit_states or EXPLICIT_STATES
+        if budget.max_states is not None:
+            graph_cap = min(graph_cap, budget.max_states)
+        whole = max((r.stats.states or 0 for r in decided), default=0) if decided and _short(decided) is None else 0
+        if graph and budget.time_left() != 0 and whole <= graph_cap:    # with the time the compact search left,
+            engine = self._explicit("python")                           # where it can finish
             out.update((r.property.id, _note(r, "explicit: concrete instance (termination and obligations: the "
                                                 "python store, whose edges they need)"))
                        for r in engine.check(model, graph, replace(budget, max_states=graph_cap), progress))
             if engine.searched is not None:
                 space = engine.searched
+        elif graph and whole > graph_cap:
+            out.update((p.id, _note(out[p.id], "explicit: concrete instance", also=(
+                f"no search in the python store, whose edges it needs, goes on: the compact store found "
+                f"{whole:,} states, past its cap of {graph_cap:,}"))) for p in graph)
         if graph and (space is None or not space.complete):
             self._graph_stopped.append((frozenset(v.name for v in model.variables), model.param_values,
                                         "stopped" if space is None else
