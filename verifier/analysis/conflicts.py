@@ -66,6 +66,10 @@ class Conflicts(Visitor):
         except EvalError:
             return False
 
+    @property
+    def done(self) -> bool:
+        return not self.musts
+
     def visit(self, i, s, firings) -> None:
         enabled: dict[int, list] = {}
         for a, choice, target, _gap in firings:

@@ -67,6 +67,11 @@ class Visitor(ABC):
     @abstractmethod
     def visit(self, i: int, s: int, firings: list[Firing]) -> None: ...
 
+    @property
+    def done(self) -> bool:
+        """Nothing more to learn from further states (the scan stops handing them over)."""
+        return False
+
     @abstractmethod
     def findings(self) -> list[Finding]: ...
 
@@ -208,12 +213,15 @@ class Context:
             n = min(n, self.space.error[0])
         expand = self._expand
         assert expand is not None, "explore() compiles the expander"
+        active = [v for v in visitors if not v.done]
         for i, s in enumerate(itertools.islice(packed, n)):
-            if i & 1023 == 1023 and deadline.passed:
-                self.scan_complete = False
-                return
+            if i & 1023 == 1023:
+                if deadline.passed:
+                    self.scan_complete = False
+                    return
+                active = [v for v in active if not v.done]
             firings = expand(s)
-            for v in visitors:
+            for v in active:
                 v.visit(i, s, firings)
         self.scan_complete = n == len(packed)
 

@@ -38,6 +38,16 @@ class DeadRules(Visitor):
         self.phase_slot = slot_index(ctx.layout, PHASE_VAR) if PHASE_VAR in ctx.layout.offsets else None
         self.proved: dict[str, str] = {}   # beyond the explored states: leaf phase or action -> method
         self._phase_field: tuple[int, int, int] | None = None
+        model = ctx.instance
+        self._playable = {i for i, a in enumerate(model.actions)
+                          if a.kind is ActionKind.RULE and a.modality is not Modality.MUST_NOT}
+        phase_type = model.var(PHASE_VAR).type if self.phase_slot is not None else None
+        self._leaves = len(phase_type.values) if isinstance(phase_type, EnumType) else 0
+
+    @property
+    def done(self) -> bool:
+        """Every rule action fired and every leaf phase was entered: nothing is dead."""
+        return self._playable <= self.fired and len(self.phases) == self._leaves
 
     def visit(self, i, s, firings) -> None:
         tried, fired, gapped = self.tried, self.fired, self.gapped

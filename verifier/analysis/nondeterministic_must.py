@@ -26,6 +26,10 @@ class NondeterministicMust(Visitor):
         self.first: dict[int, tuple[int, list]] = {}
         self.count: dict[int, int] = {}
 
+    @property
+    def done(self) -> bool:
+        return not self.watched
+
     def visit(self, i, s, firings) -> None:
         if not self.watched:
             return

@@ -262,6 +262,10 @@ class OrderDependence(Visitor):
         self.tries: dict[tuple[int, int], int] = {}
         self.excluded: set[tuple[int, int]] = set()    # shown unreachable beyond the explored states
 
+    @property
+    def done(self) -> bool:
+        return all(p in self.confirmed or self.tries.get(p, 0) >= CONFIRM_TRIES for p in self.witness)
+
     def visit(self, i, s, firings) -> None:
         if not self.watched:
             return
