@@ -423,14 +423,18 @@ def test_alpha_clash_counter_step_shows_repeated_free_activations(game_runs):
 
 
 def test_shadow_era_freeze_thaw_bound_is_tight():
-    """freeze-thaws: at the defaults the thaw can come as late as the 40th step after the freeze,
-    so a bound of 39 is broken and the claim's 40 is tight; the counterexample stops before the
-    thaw, with the second player's ally still frozen."""
+    """freeze-thaws: a frozen ally of the second player is still frozen when the third turn
+    since the freeze ends (the freezing turn, its controller's first frozen turn, the freezer's
+    next turn), so a bound of 2 turn ends is broken and the claim's 3 is tight; the
+    counterexample stops on that third turn end, one of the freeze's two turns left."""
     model = load_model(model_path("shadow_era"), variant="literal")
     claims = {c.id: c for c in load_properties(str(ROOT / "properties" / "shadow_era.yaml"), model)}
-    assert claims["freeze-thaws"].within == 40
-    tight = replace(claims["freeze-thaws"], id="tight", within=39, expected=None)
+    assert claims["freeze-thaws"].bound == 3
+    tight = replace(claims["freeze-thaws"], id="tight", bound=2, expected=None)
     (r,) = run_claims(model, [tight], lambda m, c: ExplicitEngine().check(m, c, Budget()))
     assert r.verdict is Verdict.VIOLATED
-    last = replay(layout(model.instantiate()), r.trace)[-1]
-    assert layout(model.instantiate()).as_dict(last)["fleft[1]"] > 0
+    actions = [s.action for s in r.trace.steps]
+    freeze = max(i for i, a in enumerate(actions) if a == "eladwen_freeze")
+    assert actions[-1] == "pass turn" and actions[freeze:].count("pass turn") == 3
+    lay = layout(model.instantiate())
+    assert lay.as_dict(replay(lay, r.trace)[-1])["fleft[1]"] == 1
