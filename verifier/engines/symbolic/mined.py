@@ -45,6 +45,7 @@ RUN_SECONDS = 1.0        # seeded random runs beside the explored states, at mos
 RUN_STEPS = 100_000      # ... and this many steps, from the deepest explored states ...
 RUN_STARTS = 256         # ... these many
 MAX_K = 2                # k-induction relative to the lemmas, up to this k
+WIDEN_SHARE = 0.25       # of a claim's time, for adding the context lemmas to the lemmas kept (once per model; resumable)
 EQUATION_ROWS = 400      # states the linear equalities are found from (then checked on all)
 CONTROLS = 4             # context slots per pair of counters, at most (see `context_lemmas`)
 CONTEXT_LEMMAS = 300     # context lemmas per model, at most (the shortest contexts first)
@@ -116,15 +117,20 @@ class Goal:
 
 @dataclass
 class Mined:
-    """The candidates of one model, and their inductive subset once Houdini has run on them alone."""
+    """The candidates of one model, and their inductive subset once Houdini has run on them alone:
+    first without the context lemmas (as cheap as before them, for the claims that need none),
+    then with them added to that subset."""
 
     every: list                       # every candidate mined (a claim may keep some alive)
     explored: int                     # states they were mined from
     candidates: list = field(default_factory=list)   # those Houdini has not dropped without a claim
     alone: list | None = None         # Houdini's survivors without a claim, once it finished
+    contexts: list = field(default_factory=list)     # context lemmas not yet added to `alone`
 
     def __post_init__(self) -> None:
-        self.candidates = self.candidates or list(self.every)
+        if not self.candidates:
+            self.candidates = [c for c in self.every if not isinstance(c, Implied)]
+            self.contexts = [c for c in self.every if isinstance(c, Implied)]
 
 
 def mine(enc: Encoding, explored: np.ndarray, seconds: float = RUN_SECONDS, until: float | None = None,
@@ -519,10 +525,10 @@ def _spanning(diffs: np.ndarray) -> list[np.ndarray]:
 def prove(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
     """The claim `not problem.bad` proved with the mined lemmas (status "safe"), a path to a bad
     state found by the base case of k-induction ("reached"), or why neither ("unknown"). In
-    turn: k-induction with the lemmas, PDR with them (every state of its rules satisfies
-    them), then Houdini again with the claim among the candidates. What Houdini drops is
-    dropped from `mined` for good (it belongs to no inductive subset), so a claim cut short
-    leaves the next one less to do."""
+    turn: k-induction with the lemmas, again with the context lemmas added (once per model),
+    PDR with them (every state of its rules satisfies them), then Houdini again with the claim
+    among the candidates. What Houdini drops is dropped from `mined` for good (it belongs to
+    no inductive subset), so a claim cut short leaves the next one less to do."""
     enc = problem.enc
     support = enc.ranges(enc.cur)
     if mined.alone is None:
@@ -532,13 +538,15 @@ def prove(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
             mined.candidates = narrowed or mined.candidates
             return Outcome("unknown", MINED, reason=alone)
         mined.alone = mined.candidates = alone
-    lemmas = mined.alone
-    assume = conj(*(lemma_term(c, enc.cur.slots) for c in lemmas))
-    k = kinduction(problem, MAX_K, deadline.share(0.3), assume)
+    k = _kinduction(problem, mined, deadline)
+    if k.status not in ("reached", "safe") and mined.contexts and _widen(enc, support, mined, deadline.share(WIDEN_SHARE)):
+        k = _kinduction(problem, mined, deadline)
     if k.status == "reached":          # the base case: a path from an initial state, no lemma assumed
         return k
+    lemmas = mined.alone
     if k.status == "safe":
         return _checked(problem, lemmas, None, deadline, f"{_count(lemmas, mined)}; {k.reason}", k.depth)
+    assume = conj(*(lemma_term(c, enc.cur.slots) for c in lemmas))
     seeded = pdr(problem, deadline.share(0.7), assume)
     if seeded.status == "reached":
         return seeded
@@ -554,6 +562,26 @@ def prove(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
         return _checked(problem, rest, goal, deadline, f"{_count(rest, mined)}; inductive together with them", 1)
     return Outcome("unknown", MINED, reason=f"with {_count(lemmas, mined)}: k-induction: {k.reason}; "
                                             f"PDR: {seeded.reason}; not inductive together with them")
+
+
+def _kinduction(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
+    """k-induction (k <= MAX_K) with the lemmas Houdini kept assumed in every state."""
+    assume = conj(*(lemma_term(c, problem.enc.cur.slots) for c in mined.alone or []))
+    return kinduction(problem, MAX_K, deadline.share(0.3), assume)
+
+
+def _widen(enc: Encoding, support: Term, mined: Mined, deadline: Deadline) -> bool:
+    """Houdini over the lemmas kept so far and the context lemmas: True when some context
+    lemma joins them (`mined.alone`). The kept lemmas being inductive already, only context
+    lemmas can be dropped; when cut short, those not dropped wait for the next claim."""
+    narrowed: list = []
+    widened = houdini(enc, support, [*(mined.alone or []), *mined.contexts], deadline, "the mined lemmas", narrowed)
+    if isinstance(widened, str):
+        mined.contexts = [c for c in narrowed if isinstance(c, Implied)] or mined.contexts
+        return False
+    mined.contexts = []
+    mined.alone = mined.candidates = widened
+    return any(isinstance(c, Implied) for c in widened)
 
 
 def _count(lemmas: list, mined: Mined) -> str:
