@@ -93,3 +93,10 @@ def test_z3_agrees_with_brute_force(name):
     for a, b in pairs:
         assert ((a, b) in witnesses) == _brute(lay, a, b), (concrete.actions[a].name, concrete.actions[b].name)
     assert pairs
+
+
+def test_a_pair_whose_choices_were_not_all_compared_is_not_dropped():
+    """raise_x and reset_x differ only for their fifth choices, the 25th combination: more than
+    a state's MAX_COMBOS, so no reached state confirms the pair, and it is not dropped either."""
+    (found,) = of_kind(analyse("order_many"), "order-dependence").values()
+    assert found.subject == "raise_x|reset_x" and found.evidence["confirmed_on_reached_state"] is False

@@ -31,7 +31,9 @@ are possible and differ is the evidence (a trace for each order, and the two
 outcomes). When the exploration is complete and no reached state confirms a
 pair, every reachable state where both apply gives the same result either way:
 the pair is dropped for these parameter values (the Z3 witness is an
-unreachable state). With free parameters, or an incomplete exploration, the
+unreachable state); not when a state had more than MAX_COMBOS choice
+combinations of the two (not all compared) or more than CONFIRM_TRIES states
+were tried: the Z3 witness is reported. With free parameters, or an incomplete exploration, the
 Z3 witness is reported as it is (state, choices, both outcomes).
 """
 from __future__ import annotations
@@ -261,6 +263,7 @@ class OrderDependence(Visitor):
         self.confirmed: dict[tuple[int, int], tuple] = {}
         self.tries: dict[tuple[int, int], int] = {}
         self.excluded: set[tuple[int, int]] = set()    # shown unreachable beyond the explored states
+        self.unsettled: set[tuple[int, int]] = set()   # a state's choice combinations were not all compared
 
     @property
     def done(self) -> bool:
@@ -295,6 +298,7 @@ class OrderDependence(Visitor):
             for cb, tb in options[b]:
                 combos += 1
                 if combos > MAX_COMBOS:
+                    self.unsettled.add(pair)    # this state may still differ: the pair is never dropped
                     return None
                 if state is not None and \
                         actor_of(self.ctx.layout, x, state, dict(ca)) == actor_of(self.ctx.layout, y, state, dict(cb)):
@@ -345,7 +349,7 @@ class OrderDependence(Visitor):
                 out.append(ctx.finding(KIND, subject, message, rules=ctx.citations(x, y), traces=traces,
                                        evidence=found, engine="z3", scope=ctx.scope_concrete(), span=x.span))
                 continue
-            if exhaustive and self.tries.get((a, b), 0) < CONFIRM_TRIES:
+            if exhaustive and self.tries.get((a, b), 0) < CONFIRM_TRIES and (a, b) not in self.unsettled:
                 continue        # every reachable state where both apply commutes: the witness is unreachable
             if (a, b) in self.excluded:
                 continue        # proved: no reachable state has both orders legal and different
