@@ -7,15 +7,19 @@ that the capped explicit search leaves open and k-induction alone does not prove
 command searches the model as `--engine auto` does (capped at --cap states), keeps the
 same sample of the states it saw, and hands it with those claims to the symbolic engine
 (strategy "all": k-induction, then induction and PDR with the mined lemmas) under one
---timeout for the case. It prints, per claim: the verdict, the method, the lemmas used
-and the seconds; per case: the CPU seconds of the search and of the proofs (this
-process's own clock: on a shared machine the CPU time says more than the wall time).
+--timeout for the case. A case whose name ends in "-free" leaves parameters free instead
+(`--engine symbolic -D NAME=*`): no search; the engine mines its lemmas from a capped
+search at the parameters' defaults and proves the claims for every value. It prints, per
+claim: the verdict, the method, the lemmas used and the seconds; per case: the CPU seconds
+of the search and of the proofs (this process's own clock: on a shared machine the CPU
+time says more than the wall time).
 """
 from __future__ import annotations
 
 import argparse
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from bench.printed import CASES as PRINTED
 from verifier.engines.auto import EXPLICIT_STATES, MINE_STATES
@@ -32,11 +36,42 @@ class Case:
     claims: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class FreeCase:
+    name: str
+    game: str
+    variant: str
+    values: tuple[tuple[str, int], ...]     # the parameters fixed; every other one is free
+    claims: tuple[str, ...]
+
+
 CASES = [
     Case("aeons_end", ("no-deadlock",)),
     Case("shadow_era", ("second-player-gains-se-in-first-turn", "frozen-two-controller-turns",
                         "freeze-never-too-long")),
 ]
+FREEZE = ("frozen-two-controller-turns", "freeze-never-too-long")
+FREE_CASES = [      # Shadow Era's OPENING may not exceed HAND_MAX + 1 (its initial hand): one of them is fixed
+    FreeCase("shadow_era-free", "shadow_era", "literal", (("HAND_MAX", 7),), FREEZE),
+    FreeCase("shadow_era-free-hand", "shadow_era", "literal", (("OPENING", 1),), FREEZE),
+]
+
+
+def run_free(case: FreeCase, timeout: float) -> list[str]:
+    path = Path(__file__).resolve().parent.parent / "models" / f"{case.game}.yaml"
+    fixed = dict(case.values)
+    declared = load_model(str(path), fixed, case.variant)
+    values: dict[str, int | None] = {p.name: fixed.get(p.name) for p in declared.params}
+    model = load_model(str(path), values, case.variant)
+    claims = [p for p in load_properties(str(path.parent.parent / "properties" / f"{case.game}.yaml"), model)
+              if p.id in case.claims]
+    cpu = time.process_time()
+    results = SymbolicEngine().check(model, claims, Budget(deadline=time.monotonic() + timeout))
+    shown = " ".join(f"{k}={'*' if v is None else v}" for k, v in values.items())
+    lines = [f"{case.name} ({shown}): proofs {time.process_time() - cpu:.1f} s CPU"]
+    for r in results:
+        lines.append(f"  {r.property.id}: {r.verdict.value} by {r.engine} in {r.stats.seconds:.1f} s: {r.reason}")
+    return lines
 
 
 def run(case: Case, cap: int, timeout: float) -> list[str]:
@@ -62,14 +97,17 @@ def run(case: Case, cap: int, timeout: float) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.lemmas", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("cases", nargs="*", default=[c.printed for c in CASES],
-                    help=f"cases to run (default: all): {', '.join(c.printed for c in CASES)}")
+    names = [c.printed for c in CASES] + [c.name for c in FREE_CASES]
+    ap.add_argument("cases", nargs="*", default=names, help=f"cases to run (default: all): {', '.join(names)}")
     ap.add_argument("--cap", type=int, default=EXPLICIT_STATES, help="states the search may store (as auto's cap)")
     ap.add_argument("--timeout", type=float, default=60, help="seconds for the proofs of one case (default 60)")
     args = ap.parse_args(argv)
     for case in CASES:
         if case.printed in args.cases:
             print("\n".join(run(case, args.cap, args.timeout)), flush=True)
+    for free in FREE_CASES:
+        if free.name in args.cases:
+            print("\n".join(run_free(free, args.timeout)), flush=True)
 
 
 if __name__ == "__main__":
