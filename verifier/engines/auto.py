@@ -116,8 +116,9 @@ class AutoEngine:
         """The explicit search alone, as `check` runs it on a concrete model (no symbolic retry),
         for the monitor product the runner's monitored claims share (`props.plan`); skipped
         (UNKNOWN) for a model that extends one whose search already stopped at the cap. Where it
-        stops short of its cap (its time share, the memory guard), the products of each claim
-        alone, smaller but with less time each, go to the symbolic engine first (`_beyond_cap`)."""
+        stops short of the runner's cap (its time share, the memory guard, the store's own cap),
+        the products of each claim alone, smaller but with less time each, go to the symbolic
+        engine first (`_beyond_cap`)."""
         stopped = self._beyond_cap(model)
         if stopped is not None:
             return [replace(_note(CheckResult(p, Verdict.UNKNOWN, "explicit", params=model.param_values,
@@ -126,7 +127,7 @@ class AutoEngine:
         results, search = self._search(model, properties, budget, progress)
         states = max((r.stats.states or 0 for r in search.results), default=0)
         short = _short(search.results)
-        if short is not None and states < search.cap:
+        if short is not None and (budget.max_states is None or states < budget.max_states):   # not the runner's cap
             from verifier.props.monitor import MONITOR_PREFIX
             self._stopped.append((frozenset(v.name for v in model.variables if not v.name.startswith(MONITOR_PREFIX)),
                                   model.param_values, f"stopped after {states:,} states of the monitor product its "
