@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines import visited
+from verifier.engines.memory import give_back_pages
 from verifier.engines.visited import VisitedTable, fingerprint, mix, unmix
 
 KEY = st.integers(0, (1 << 63) - 2)
@@ -22,8 +23,8 @@ GRAPHS = st.lists(st.lists(st.tuples(KEY, st.integers(0, 1 << 16)), min_size=1, 
 
 @contextmanager
 def small_slices():
-    """Every array in its own memory map, and growths that move (and give back) a page at a time."""
-    with mock.patch.object(visited, "MAPPED_BYTES", 0), mock.patch.object(visited, "REHASH_SLOTS", 512):
+    """Growths that move (and give back the pages of) two pages of keys at a time."""
+    with mock.patch.object(visited, "REHASH_SLOTS", 2 * mmap.PAGESIZE // 8):
         yield
 
 
@@ -115,8 +116,8 @@ def test_colliding_fingerprints_resolve_to_the_recorded_parent():
 
 def test_given_back_pages_read_as_zero():
     page = mmap.PAGESIZE // 8
-    with small_slices():
-        flat = visited._zeros((4 * page,), np.uint64)
-    flat[:] = 7
-    visited._give_back(flat, 0, 2 * page + 5)
-    assert not flat[:2 * page].any() and (flat[2 * page:] == 7).all()
+    flat = np.full(16 * page, 7, np.uint64)
+    first = -(-flat.ctypes.data // mmap.PAGESIZE) * mmap.PAGESIZE      # the first whole page
+    skip = (first - flat.ctypes.data) // 8
+    give_back_pages(flat, 0, 8 * page + 5)
+    assert (flat[:skip] == 7).all() and not flat[skip:skip + 7 * page].any() and (flat[8 * page:] == 7).all()

@@ -21,16 +21,21 @@ from __future__ import annotations
 import ctypes
 import functools
 import gc
+import mmap
 import os
 import resource
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verifier.signals import safe_to_raise
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MEMORY_SHARE = 0.7          # default memory guard: this share of the memory available
 SOFT_SHARE = 0.9            # searches stop gracefully at this share of the limit
@@ -242,6 +247,33 @@ def give_back_freed() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):      # not glibc
         pass
+
+
+def give_back_pages(flat: np.ndarray, lo: int, hi: int) -> None:
+    """Return to the system the whole memory pages that elements lo..hi of a contiguous 1-d array
+    lie on (`madvise(MADV_DONTNEED)`: they read as zeros after): the part of an array that is done
+    with while the rest is still in use."""
+    advise = _madvise()
+    if advise is None:
+        return
+    page = mmap.PAGESIZE
+    start = -(-(flat.ctypes.data + lo * flat.itemsize) // page) * page
+    end = (flat.ctypes.data + min(hi, flat.shape[0]) * flat.itemsize) // page * page
+    if end > start:
+        advise(start, end - start, mmap.MADV_DONTNEED)
+
+
+@functools.lru_cache(maxsize=1)
+def _madvise() -> Callable[[int, int, int], int] | None:
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return None
+    try:
+        advise = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    advise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    advise.restype = ctypes.c_int
+    return advise
 
 
 def after_cut() -> None:

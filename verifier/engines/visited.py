@@ -21,8 +21,7 @@ keys. The table grows by GROWTH when it passes MAX_LOAD full (load between
 MAX_LOAD / GROWTH and MAX_LOAD: 13 to 15.7 bytes a state with hash links).
 
 A growth moves the old slots in order, REHASH_SLOTS at a time, and gives each
-moved slice's pages back to the system at once (the large arrays are anonymous
-memory maps). Home buckets follow the hash's order in both tables
+moved slice's whole pages back to the system at once (`give_back_pages`). Home buckets follow the hash's order in both tables
 (multiplicative range reduction), so the new table's pages are written in the
 same order as the old ones are given back: at the peak of a growth the process
 holds about the new table alone, not the old and the new one.
@@ -35,7 +34,6 @@ table starts empty again.
 from __future__ import annotations
 
 import math
-import mmap
 import os
 import shutil
 import tempfile
@@ -44,11 +42,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from verifier.engines.memory import give_back_pages
+
 BUCKET = 8
 MAX_LOAD = 0.92
 GROWTH = 1.2
 REHASH_SLOTS = 1 << 18      # old slots moved at a time when the table grows
-MAPPED_BYTES = 1 << 20      # arrays from this size up get their own memory map (their pages can be given back)
 MIX = np.uint64(0x9E3779B97F4A7C15)
 UNMIX = np.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
 NONE = 0
@@ -84,30 +83,6 @@ def fingerprint(keys: np.ndarray) -> np.ndarray:
     return np.maximum(mix(keys) >> np.uint64(32), np.uint64(1)).astype(np.uint32)
 
 
-def _zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
-    """A zero array; from MAPPED_BYTES up in its own anonymous memory map (pages become resident
-    when written, and `_give_back` returns them)."""
-    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-    if nbytes < MAPPED_BYTES:
-        return np.zeros(shape, dtype)
-    pages = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    return np.frombuffer(pages, dtype).reshape(shape)
-
-
-def _give_back(flat: np.ndarray, lo: int, hi: int) -> None:
-    """Return to the system the whole pages of elements lo..hi of a `_zeros` array (read as 0 after)."""
-    base: object = flat
-    while isinstance(base, np.ndarray):
-        base = base.base
-    pages = base.obj if isinstance(base, memoryview) else None
-    if not isinstance(pages, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
-        return
-    start = -(-lo * flat.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE
-    end = min(hi, flat.shape[0]) * flat.itemsize // mmap.PAGESIZE * mmap.PAGESIZE
-    if end > start:
-        pages.madvise(mmap.MADV_DONTNEED, start, end - start)
-
-
 class VisitedTable:
     """A set of packed states with one parent link each (see the module docstring)."""
 
@@ -131,8 +106,8 @@ class VisitedTable:
 
     def _alloc(self, capacity: int) -> None:
         self.buckets = -(-capacity // BUCKET)
-        self.keys = _zeros((self.buckets, BUCKET), np.uint64)
-        self.refs = _zeros((self.buckets, BUCKET), np.uint32 if self.links == "hash" else np.uint64)
+        self.keys = np.zeros((self.buckets, BUCKET), np.uint64)
+        self.refs = np.zeros((self.buckets, BUCKET), np.uint32 if self.links == "hash" else np.uint64)
 
     @property
     def capacity(self) -> int:
@@ -306,8 +281,8 @@ class VisitedTable:
         for lo in range(0, old_keys.shape[0], REHASH_SLOTS):
             occupied = lo + np.flatnonzero(old_keys[lo:lo + REHASH_SLOTS])
             self._bulk_place(old_keys[occupied] - np.uint64(1), old_refs[occupied])
-            _give_back(old_keys, lo, lo + REHASH_SLOTS)
-            _give_back(old_refs, lo, lo + REHASH_SLOTS)
+            give_back_pages(old_keys, lo, lo + REHASH_SLOTS)
+            give_back_pages(old_refs, lo, lo + REHASH_SLOTS)
 
     def _bulk_place(self, keys: np.ndarray, refs: np.ndarray) -> None:
         """Place distinct keys absent from the table: each home bucket takes them directly into its
@@ -352,7 +327,8 @@ class VisitedTable:
         self.spilled += self.count
         self.count = 0
         capacity = self.capacity
-        self.keys = self.refs = np.zeros(0, np.uint64)        # the old table goes before the new one comes
+        self.keys = np.zeros((0, BUCKET), np.uint64)          # the old table goes before the new one comes
+        self.refs = np.zeros((0, BUCKET), self.refs.dtype)
         self._alloc(capacity if self.budget is None else min(capacity, max(BUCKET, self.budget // self.slot_bytes)))
 
     def close(self) -> None:
