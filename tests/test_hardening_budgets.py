@@ -79,7 +79,7 @@ def test_max_memory_stops_the_search_unknown(big):
 ULIMIT_RUN = """\
 import resource, sys
 import z3
-import verifier.analysis, verifier.engines.explicit
+import verifier.analysis.beyond, verifier.engines.explicit   # loaded before the limit, as a check loads them
 from verifier.cli import main
 from verifier.engines.memory import address_bytes
 z3.main_ctx()
