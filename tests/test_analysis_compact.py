@@ -4,6 +4,8 @@ traces, which replay; the stored order, parents and paths are the reference sear
 compact search a budget cuts short leaves its questions to `beyond`, or UNKNOWN."""
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from test_analysis_beyond import RULEBOOKS
@@ -56,6 +58,15 @@ def test_the_stored_order_parents_and_paths_are_the_reference_search():
     assert space.path_to(last) == ref.path_to(last)
     assert space.index_of(ref.packed[last]) == last and space.index_of(1 << 62) is None
     assert (space.sample(5) == ref.sample(5)).all()
+
+
+def test_a_context_on_a_compact_search_travels_between_processes(compact_spaces):
+    """A reading analysed in a forked child sends its context back pickled."""
+    ctx, _findings = analyse_model(load_model(fixture("chooser")))
+    back = pickle.loads(pickle.dumps(ctx))
+    last = len(ctx.space.packed) - 1
+    assert compact_spaces and list(back.space.packed) == list(ctx.space.packed)
+    assert back.trace_to(last) == ctx.trace_to(last)
 
 
 @pytest.mark.parametrize("name", ["gap_yes", "dead_yes"])

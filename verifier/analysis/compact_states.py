@@ -148,12 +148,14 @@ class CompactStates:
         self.seen = _Seen(self)
 
     def __getstate__(self) -> dict:
-        """Pickled without the lookup index (rebuilt when asked for) and the views."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_sorted", "packed", "parent", "states", "seen")}
+        """Pickled (a reading analysed in another process sends its context back) without the
+        generated packing, the lookup index (both rebuilt when asked for) and the views."""
+        dropped = ("packing", "_sorted", "packed", "parent", "states", "seen")
+        return {k: v for k, v in self.__dict__.items() if k not in dropped}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._sorted = None
+        self.packing, self._sorted = packing_of(self.lay), None
         self.packed, self.parent, self.states, self.seen = _Packed(self), _Parents(self), _States(self), _Seen(self)
 
     @property
