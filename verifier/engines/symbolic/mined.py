@@ -8,11 +8,18 @@ random runs (`strengthen.random_states`, which reach deeper than a breadth-first
   state satisfies `l`, and ``not (l1 and l2)`` over two slots where no state satisfies both,
   only the strongest of each family (the literals' intervals as large as the states allow);
 - linear equalities ``c1*x1 + ... + cn*xn == b`` that every such state satisfies (a basis of
-  their affine hull's equations, with integer coefficients).
+  their affine hull's equations, with integer coefficients);
+- context lemmas ``l1 and ... and ln -> a*u + b*w == c`` over a pair of small counters
+  (`context_lemmas`): a fact that holds only where a few control literals do (the phase, the
+  active player, a flag), beyond what two-literal clauses can say.
+
+With free parameters the states come from a search at their default values (the engine's
+`free_states`): what holds there only, Houdini drops, so what it keeps holds for every value.
 
 Mining only proposes: nothing is believed because states satisfied it. Houdini
 (`strengthen.houdini`) keeps the subset that holds initially and that every action preserves
-from the states where all of it holds, with the claim as one more candidate, so that lemmas
+from the states where all of it holds (the context lemmas in a second step, for the claims
+that need more than the others), with the claim as one more candidate, so that lemmas
 that need the claim survive with it. A claim that survives is proved (1-inductive with the
 lemmas); otherwise k-induction is tried with the lemmas assumed in every state of the step
 case (they hold in every reachable state, so this only removes unreachable paths). Before a
