@@ -354,7 +354,7 @@ def _fits(model: Model) -> bool:
 
 def _in_store(r: CheckResult) -> str:
     store = r.evidence.get("store")
-    return f" ({store} store)" if store else ""
+    return "" if not store else " (compact store)" if store == "compact" else f" ({store})"
 
 
 def _shape(model: Model) -> tuple:
