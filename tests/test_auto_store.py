@@ -17,7 +17,8 @@ from verifier.engines import auto, explicit
 from verifier.engines.auto import AutoEngine
 from verifier.engines.base import Budget, SearchOptions
 from verifier.engines.explicit import ExplicitEngine
-from verifier.ir.expr import App, Const, Op
+from verifier.ir.expr import App, Const, Op, Var
+from verifier.ir.model import Action, Assign, IntType, Model, Variable
 from verifier.ir.props import Invariant
 from verifier.lang import load_model, load_properties
 from verifier.props.monitor import compile_together
@@ -142,3 +143,15 @@ def test_no_python_search_of_the_termination_claims_that_cannot_finish(monkeypat
             assert r.verdict is Verdict.UNKNOWN and "the compact store found 41 states, past its cap of 20" in r.reason
         else:
             assert (r.verdict, r.evidence["store"]) == (Verdict.HOLDS, "compact")
+
+
+def test_a_state_wider_than_the_compact_store_stays_in_the_python_store_and_says_so():
+    names = [f"v{i}" for i in range(5)]                     # 5 x 14 bits: past the compact store's 63
+    wide = Model("wide", variables=tuple(Variable(n, IntType(Const(0), Const(10_000)), init=(Const(0),))
+                                         for n in names),
+                 actions=(Action("up", App(Op.LT, (Var("v0"), Const(3))),
+                                 (Assign(Var("v0"), App(Op.ADD, (Var("v0"), Const(1)))),)),))
+    (asked,) = ExplicitEngine(store="compact").check(wide, [holds()], Budget())
+    assert asked.verdict is Verdict.HOLDS and asked.evidence["store"].startswith("python: the state does not fit")
+    (chosen,) = AutoEngine(switch_states=2).check_explicit(wide, [holds()], Budget())
+    assert chosen.verdict is Verdict.HOLDS and "store" not in chosen.evidence
