@@ -47,7 +47,7 @@ if TYPE_CHECKING:    # `beyond` brings z3 and numpy: imported only when a search
 
 __all__ = ["KINDS", "acknowledgement", "across_readings", "analyse_model", "consistency_findings"]
 
-EXPLORE_SHARE = 0.25    # of the analyses' time, for their search (what it leaves open is decided `beyond`); its scan
+EXPLORE_SHARE = 0.35    # of the analyses' time, for their search (what it leaves open is decided `beyond`); its scan
                         # takes about 1.2 times as long (CPU, Shadow Era): one that completes in it is scanned
 SCAN_SHARE = 0.25       # of the time then left, for the scan of an incomplete search
 RESERVE_SECONDS = 6.0   # of --timeout (at most a tenth), left for sending the findings back and replaying them

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 EXPLORE_STATES = 2_000_000     # cap on the analyses' own exploration where the memory budget is not known
 PY_BYTES_PER_STATE = 200       # the python store's bytes a state, with room for the scan's caches
 COMPACT_FROM = 250_000         # an exploration that passes this many states goes on in the compact store ...
-KEY_BITS = 64                  # ... where its states may fit a 64-bit key (`compact.fits` decides, numpy loaded)
+KEY_BITS = 64                  # ... where its states may fit a 64-bit key (`compact.fits` decides, numpy loaded),
+COMPACT_SHARE = 0.2            # within this share of the analyses' time at most: the compact store's search outruns
+                               # the scan (about 1.7 against 3 us a state), so a longer one is seldom scanned whole
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
 
 Firing = tuple   # (action index, choice tuple, packed target or None, raw gap or None)
@@ -166,7 +168,8 @@ class Context:
         budget's states, else by the states the memory budget has room for (`EXPLORE_STATES`
         where it is not known); the complete one the claims' check already ran when the runner
         kept it. One that passes `COMPACT_FROM` states starts again in the compact store
-        (`compact_states`: no Python object per state) where the model's states fit it."""
+        (`compact_states`: no Python object per state) where the model's states fit it, within
+        `COMPACT_SHARE` of the time."""
         from verifier.engines.explicit import kept_search
 
         assert self.concrete is not None
@@ -178,7 +181,8 @@ class Context:
             big = cap > COMPACT_FROM and packing_of(layout(self.concrete)).bits <= KEY_BITS
             self.space = self._explore_python(COMPACT_FROM if big else cap, seconds)
             if big and len(self.space.packed) >= COMPACT_FROM and self.space.error is None:
-                left = None if seconds is None else max(0.0, seconds - (time.perf_counter() - start))
+                left = None if seconds is None else \
+                    max(0.0, seconds * min(1.0, COMPACT_SHARE / share) - (time.perf_counter() - start))
                 compact = self._explore_big(left)
                 self.space = compact if compact is not None else self._explore_python(cap, left)
         self.lay = self.space.lay
