@@ -9,8 +9,10 @@ link, NONE for an initial state, else:
   of the few keys along that bucket's probe sequence (or in a disk run). Where
   several stored states share the bits (a chance of about states / 2^32 for
   each link), `parent_of` keeps those with a firing to the child, then the one
-  with the shortest chain: traces stay shortest and replay. The link does not
-  name a place in the table, so a growth moves keys without rewriting links.
+  with the shortest chain: traces stay shortest and replay, and are the
+  reference search's unless two parents at the same depth share the bits. The
+  link names no place in the table, so a growth moves keys without rewriting
+  links.
 - "key" links (uint64): ``parent key + 1``, for the distributed search (the
   parents are in other partitions).
 
@@ -21,10 +23,11 @@ keys. The table grows by GROWTH when it passes MAX_LOAD full (load between
 MAX_LOAD / GROWTH and MAX_LOAD: 13 to 15.7 bytes a state with hash links).
 
 A growth moves the old slots in order, REHASH_SLOTS at a time, and gives each
-moved slice's whole pages back to the system at once (`give_back_pages`). Home buckets follow the hash's order in both tables
-(multiplicative range reduction), so the new table's pages are written in the
-same order as the old ones are given back: at the peak of a growth the process
-holds about the new table alone, not the old and the new one.
+moved slice's whole pages back to the system at once (`give_back_pages`). Home
+buckets follow the hash's order in both tables (multiplicative range
+reduction), so the new table's pages are written in the same order as the old
+ones are given back: at the peak of a growth the process holds about the new
+table alone, not the old and the new one.
 
 With a byte budget, a table that would outgrow it is spilled instead: runs of
 (hash, parent link) sorted by hash (`mix` is a bijection: the hash names the
@@ -205,11 +208,10 @@ class VisitedTable:
 
     def _holders(self, link: int) -> list[int]:
         """The stored keys whose fingerprint is `link` (table and disk runs)."""
-        flat = self.keys
         bucket = int(self._home_of_high(np.asarray([link], np.uint64))[0])
         found: list[np.ndarray] = []
         for _ in range(self.buckets):
-            row = flat[bucket]
+            row = self.keys[bucket]
             stored = row[row != 0] - np.uint64(1)
             found.append(stored[fingerprint(stored) == link])
             if stored.shape[0] < BUCKET:
