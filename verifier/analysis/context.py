@@ -181,10 +181,11 @@ class Context:
             big = cap > COMPACT_FROM and packing_of(layout(self.concrete)).bits <= KEY_BITS
             self.space = self._explore_python(COMPACT_FROM if big else cap, seconds)
             if big and len(self.space.packed) >= COMPACT_FROM and self.space.error is None:
-                left = None if seconds is None else \
-                    max(0.0, seconds * min(1.0, COMPACT_SHARE / share) - (time.perf_counter() - start))
-                compact = self._explore_big(left)
-                self.space = compact if compact is not None else self._explore_python(cap, left)
+                spent = time.perf_counter() - start
+                compact = self._explore_big(
+                    None if seconds is None else max(0.0, seconds * min(1.0, COMPACT_SHARE / share) - spent))
+                self.space = compact if compact is not None else \
+                    self._explore_python(cap, None if seconds is None else max(0.0, seconds - spent))
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
 
