@@ -155,3 +155,14 @@ def test_a_state_wider_than_the_compact_store_stays_in_the_python_store_and_says
     assert asked.verdict is Verdict.HOLDS and asked.evidence["store"].startswith("python: the state does not fit")
     (chosen,) = AutoEngine(switch_states=2).check_explicit(wide, [holds()], Budget())
     assert chosen.verdict is Verdict.HOLDS and "store" not in chosen.evidence
+
+
+class _Probe(list):
+    seconds = 1.0
+
+
+def test_under_a_deadline_the_compact_search_gets_the_time_the_python_store_would_have_taken():
+    probe = _Probe(range(auto.EXPLICIT_STATES // 8))            # an eighth of the python cap in 1 s: 7 s more
+    budget = auto._as_long_as_python(Budget(timeout=60.0, deadline=time.monotonic() + 60.0), probe)
+    assert 6.0 < budget.time_left() <= 7.0
+    assert auto._as_long_as_python(Budget(timeout=60.0), probe) == Budget(timeout=60.0)   # no run deadline

@@ -14,7 +14,9 @@ Policy:
   python store (the reference) up to SWITCH_STATES states; a search that passes
   them goes on in the compact store (numpy, about 8 times smaller and 3 times
   faster; the same states in the same order, so the same verdicts and traces)
-  for the state claims it left open, and the termination and obligation claims
+  for the state claims it left open (under a run deadline for no longer than the
+  python store would have taken to EXPLICIT_STATES, unless its levels project it to
+  finish within the pass), and the termination and obligation claims
   stay with the python store (they need its edges) under EXPLICIT_STATES. A
   monitor product of a model whose search passed the switch goes to the compact
   store directly. A state wider than the compact store's 63 bits stays in the
@@ -249,7 +251,7 @@ class AutoEngine:
         compact_cap, decided = self._cap("compact", budget), []
         if state:
             decided = [_note(r, why) for r in self._explicit("compact").check(
-                model, state, replace(budget, max_states=compact_cap), progress)]
+                model, state, replace(_as_long_as_python(budget, space), max_states=compact_cap), progress)]
             out.update((r.property.id, r) for r in decided)
         graph_cap = self.explicit_states or EXPLICIT_STATES
         if budget.max_states is not None:
@@ -330,6 +332,17 @@ class Searched:
     results: list[CheckResult]
     cap: int
     python: StateSpace | None
+
+
+def _as_long_as_python(budget: Budget, probe: StateSpace) -> Budget:
+    """`budget`, under a run deadline, with no more time than the python store would have taken to
+    EXPLICIT_STATES at the rate of `probe` (a compact search that cannot finish leaves random runs
+    and Z3 the time they had; it goes on past that only while projected to finish by the pass's end,
+    `Budget.finish_by`)."""
+    if budget.deadline is None or probe.seconds <= 0:
+        return budget
+    seconds = max(0, EXPLICIT_STATES - len(probe)) * probe.seconds / len(probe)
+    return replace(budget, deadline=min(budget.deadline, time.monotonic() + seconds))
 
 
 def _extended(searches: Sequence[tuple[frozenset[str], tuple, str]], model: Model, exact: bool = False) -> str | None:
