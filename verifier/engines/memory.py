@@ -280,11 +280,11 @@ def after_cut() -> None:
     """After the guard cut a step short: give back what the step freed, and let the rest of
     the run (writing what was decided) grow by at most a tenth of the limit from here."""
     _run.floor = 1 << 62            # no second cut while the first one is being cleaned up
+    _watching.address_limit = None  # from here, only a failed allocation (MemoryError) stops the run
     gc.collect()
     give_back_freed()
     limit = memory_limit_bytes()
     _run.floor = 0 if limit is None else max(0, resident_bytes() + limit // 10 - limit)
-    _watching.address_limit = None  # from here, only a failed allocation (MemoryError) stops the run
 
 
 # ---------------------------------------------------------------- what the system allows
