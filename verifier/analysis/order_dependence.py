@@ -31,9 +31,10 @@ are possible and differ is the evidence (a trace for each order, and the two
 outcomes). When the exploration is complete and no reached state confirms a
 pair, every reachable state where both apply gives the same result either way:
 the pair is dropped for these parameter values (the Z3 witness is an
-unreachable state); not when a state had more than MAX_COMBOS choice
-combinations of the two (not all compared) or more than CONFIRM_TRIES states
-were tried: the Z3 witness is reported. With free parameters, or an incomplete exploration, the
+unreachable state). A state with more than MAX_COMBOS choice combinations of
+the two is kept aside (UNSETTLED_KEEP of them per pair) and compared on every
+combination once the scan is over; where more were set aside, or more than
+CONFIRM_TRIES states were tried, the Z3 witness is reported. With free parameters, or an incomplete exploration, the
 Z3 witness is reported as it is (state, choices, both outcomes).
 """
 from __future__ import annotations
@@ -50,7 +51,8 @@ KIND = "order-dependence"
 QUERY_SECONDS = 10.0            # Z3 time per pair
 TOTAL_SECONDS = 60.0            # Z3 time for all pairs of one model when the budget sets none
 CONFIRM_TRIES = 20_000          # reached states tried per pair before giving up confirming it
-MAX_COMBOS = 16                 # choice combinations tried per state and pair
+MAX_COMBOS = 16                 # choice combinations tried per state and pair during the scan ...
+UNSETTLED_KEEP = 64             # ... states with more kept per pair, compared on all of them at the end
 
 
 # ---------------------------------------------------------------- candidate pairs
@@ -263,7 +265,8 @@ class OrderDependence(Visitor):
         self.confirmed: dict[tuple[int, int], tuple] = {}
         self.tries: dict[tuple[int, int], int] = {}
         self.excluded: set[tuple[int, int]] = set()    # shown unreachable beyond the explored states
-        self.unsettled: set[tuple[int, int]] = set()   # a state's choice combinations were not all compared
+        self.unsettled: dict[tuple[int, int], list] = {}   # states whose combinations were not all compared:
+        # (index, packed state, options), at most UNSETTLED_KEEP; None once more were met
 
     @property
     def done(self) -> bool:
@@ -285,11 +288,31 @@ class OrderDependence(Visitor):
             if tries >= CONFIRM_TRIES:
                 continue
             self.tries[pair] = tries + 1
-            hit = self._differ(pair, options, s)
+            hit = self._differ(pair, options, s, MAX_COMBOS)
+            if hit is None and len(options[pair[0]]) * len(options[pair[1]]) > MAX_COMBOS:
+                self._set_aside(pair, i, s, options)
             if hit is not None:
                 self.confirmed[pair] = (i,) + hit
 
-    def _differ(self, pair, options, s: int):
+    def _set_aside(self, pair, i: int, s: int, options) -> None:
+        kept = self.unsettled.setdefault(pair, [])
+        if kept is not None and len(kept) < UNSETTLED_KEEP:
+            kept.append((i, s, {a: options[a] for a in pair}))
+        else:
+            self.unsettled[pair] = None
+
+    def _settle(self, pair) -> bool:
+        """Compare the states set aside for `pair` on every choice combination: True when none
+        differs (and none was left out), after recording the first that does in `confirmed`."""
+        kept = self.unsettled.get(pair, [])
+        for i, s, options in kept or ():
+            hit = self._differ(pair, options, s, None)
+            if hit is not None:
+                self.confirmed[pair] = (i,) + hit
+                return False
+        return kept is not None
+
+    def _differ(self, pair, options, s: int, limit: int | None):
         a, b = pair
         x, y = self.ctx.action(a), self.ctx.action(b)
         state = self.ctx.unpack(s) if by_players(x, y) else None
@@ -297,9 +320,8 @@ class OrderDependence(Visitor):
         for ca, ta in options[a]:
             for cb, tb in options[b]:
                 combos += 1
-                if combos > MAX_COMBOS:
-                    self.unsettled.add(pair)    # this state may still differ: the pair is never dropped
-                    return None
+                if limit is not None and combos > limit:
+                    return None         # set aside by `visit`, compared on every combination at the end
                 if state is not None and \
                         actor_of(self.ctx.layout, x, state, dict(ca)) == actor_of(self.ctx.layout, y, state, dict(cb)):
                     continue            # one player takes both: the order is theirs to pick
@@ -330,6 +352,8 @@ class OrderDependence(Visitor):
         for (a, b), w in self.witness.items():
             x, y = model.actions[a], model.actions[b]
             subject = f"{x.name}|{y.name}"
+            settled = (a, b) not in self.unsettled or (exhaustive and (a, b) not in self.confirmed
+                                                       and self._settle((a, b)))
             hit = self.confirmed.get((a, b))
             if hit is not None:
                 i, ca, cb, ta, tb, pab, pba = hit      # packed states
@@ -349,7 +373,7 @@ class OrderDependence(Visitor):
                 out.append(ctx.finding(KIND, subject, message, rules=ctx.citations(x, y), traces=traces,
                                        evidence=found, engine="z3", scope=ctx.scope_concrete(), span=x.span))
                 continue
-            if exhaustive and self.tries.get((a, b), 0) < CONFIRM_TRIES and (a, b) not in self.unsettled:
+            if exhaustive and self.tries.get((a, b), 0) < CONFIRM_TRIES and settled:
                 continue        # every reachable state where both apply commutes: the witness is unreachable
             if (a, b) in self.excluded:
                 continue        # proved: no reachable state has both orders legal and different
