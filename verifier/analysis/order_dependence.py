@@ -265,7 +265,7 @@ class OrderDependence(Visitor):
         self.confirmed: dict[tuple[int, int], tuple] = {}
         self.tries: dict[tuple[int, int], int] = {}
         self.excluded: set[tuple[int, int]] = set()    # shown unreachable beyond the explored states
-        self.unsettled: dict[tuple[int, int], list] = {}   # states whose combinations were not all compared:
+        self.unsettled: dict[tuple[int, int], list | None] = {}   # states whose combinations were not all compared:
         # (index, packed state, options), at most UNSETTLED_KEEP; None once more were met
 
     @property
@@ -295,7 +295,7 @@ class OrderDependence(Visitor):
                 self.confirmed[pair] = (i,) + hit
 
     def _set_aside(self, pair, i: int, s: int, options) -> None:
-        kept = self.unsettled.setdefault(pair, [])
+        kept: list | None = self.unsettled.setdefault(pair, [])
         if kept is not None and len(kept) < UNSETTLED_KEEP:
             kept.append((i, s, {a: options[a] for a in pair}))
         else:
