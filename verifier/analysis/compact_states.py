@@ -26,6 +26,7 @@ from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import CompactSpace, explore_compact
 from verifier.engines.memory import limit_words, over_soft
+from verifier.engines.statespace import StatesView
 from verifier.ir.model import Action, Model
 from verifier.semantics import State
 
@@ -95,24 +96,6 @@ class _Parents(Sequence):
         return found
 
 
-class _States(Sequence):
-    """`space.states[i]`: the state tuple of index i, unpacked on access."""
-
-    def __init__(self, space: CompactStates):
-        self._space = space
-
-    def __len__(self) -> int:
-        return len(self._space.packed)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self._space.unpack(j) for j in range(len(self))[i]]
-        return self._space.unpack(i)
-
-    def __iter__(self) -> Iterator[State]:
-        return map(self._space.packing.unpack, self._space.packed)
-
-
 class _Seen:
     """`x in space.seen`: whether packed state `x` is stored."""
 
@@ -144,7 +127,7 @@ class CompactStates:
         self._sorted: np.ndarray | None = None     # argsort of `order`, for `index_of`
         self.packed = _Packed(self)
         self.parent = _Parents(self)
-        self.states = _States(self)
+        self.states = StatesView(self)
         self.seen = _Seen(self)
 
     def __getstate__(self) -> dict:
@@ -156,7 +139,7 @@ class CompactStates:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.packing, self._sorted = packing_of(self.lay), None
-        self.packed, self.parent, self.states, self.seen = _Packed(self), _Parents(self), _States(self), _Seen(self)
+        self.packed, self.parent, self.states, self.seen = _Packed(self), _Parents(self), StatesView(self), _Seen(self)
 
     @property
     def model(self) -> Model:
@@ -177,8 +160,9 @@ class CompactStates:
         self.extra_index[packed] = i
         return i
 
-    def index_of(self, x: int) -> int | None:
-        """The index of packed state `x`, None when it is not stored."""
+    def index_of(self, state: State | int) -> int | None:
+        """The index of a state (tuple or packed int), None when it is not stored."""
+        x = state if isinstance(state, int) else self.packing.pack(state)
         if x in self.extra_index:
             return self.extra_index[x]
         if self._sorted is None:

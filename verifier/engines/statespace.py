@@ -12,7 +12,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from verifier.engines import symmetry
 from verifier.engines.actiongen import Labels
@@ -28,10 +28,21 @@ if TYPE_CHECKING:                  # networkx and numpy are imported where used:
     import numpy as np
 
 
+class Stored(Protocol):
+    """What `StatesView` reads of a store: its packing, its packed states in order, and a lookup."""
+
+    packing: Packing
+
+    @property
+    def packed(self) -> Sequence[int]: ...
+
+    def index_of(self, state: Any) -> int | None: ...
+
+
 class StatesView(Sequence):
     """`space.states[i]`: the state tuple of index i, unpacked on access."""
 
-    def __init__(self, space: StateSpace):
+    def __init__(self, space: Stored):
         self._space = space
 
     def __len__(self) -> int:
