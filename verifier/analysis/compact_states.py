@@ -26,7 +26,7 @@ from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import CompactSpace, explore_compact
 from verifier.engines.memory import limit_words, over_soft
-from verifier.engines.statespace import StatesView
+from verifier.engines.statespace import StatesView, slot_columns
 from verifier.ir.model import Action, Model
 from verifier.semantics import State
 
@@ -182,11 +182,7 @@ class CompactStates:
         if not self.n:
             return np.zeros((0, len(self.lay.slots)), dtype=np.int64)
         picks = np.unique(np.linspace(0, self.n - 1, min(n, self.n)).astype(np.int64))
-        packed = self.order[picks]
-        if not p.widths:
-            return np.zeros((len(picks), 0), dtype=np.int64)
-        return np.stack([((packed >> np.uint64(sh)) & np.uint64((1 << w) - 1)).astype(np.int64) + lo
-                         for lo, w, sh in zip(p.los, p.widths, p.shifts)], axis=1)
+        return slot_columns(p, self.order[picks])
 
     def path_to(self, i: int) -> tuple[list[State], list[tuple[Action, tuple]]]:
         """States and firings from an initial state to state `i` (a shortest path within the search)."""

@@ -28,6 +28,15 @@ if TYPE_CHECKING:                  # networkx and numpy are imported where used:
     import numpy as np
 
 
+def slot_columns(p: Packing, packed: np.ndarray) -> np.ndarray:
+    """Packed states (uint64, at most 63 bits) as one row each, one int64 column per slot."""
+    import numpy as np
+    if not p.widths:
+        return np.zeros((len(packed), 0), dtype=np.int64)
+    return np.stack([((packed >> np.uint64(sh)) & np.uint64((1 << w) - 1)).astype(np.int64) + lo
+                     for lo, w, sh in zip(p.los, p.widths, p.shifts)], axis=1)
+
+
 class Stored(Protocol):
     """What `StatesView` reads of a store: its packing, its packed states in order, and a lookup."""
 
@@ -230,10 +239,7 @@ class StateSpace:
         p = self.packing
         if p.bits > 62:
             return np.array([p.unpack(self.packed[i]) for i in picks], dtype=np.int64).reshape(len(picks), -1)
-        packed = np.array([self.packed[i] for i in picks], dtype=np.int64)
-        return np.stack([((packed >> sh) & ((1 << w) - 1)) + lo
-                         for lo, w, sh in zip(p.los, p.widths, p.shifts)], axis=1) if p.widths else \
-            np.zeros((len(picks), 0), dtype=np.int64)
+        return slot_columns(p, np.array([self.packed[i] for i in picks], dtype=np.uint64))
 
     def index_of(self, state: State | int) -> int | None:
         """Index of a state (tuple or packed int), or None when it was not explored."""
