@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from verifier.engines.compact import explore_compact
 from verifier.engines.explicit import explore
 from verifier.lang import load_model
 from verifier.report.promela import to_promela
 
 TESTS = Path(__file__).parent
+BENCH = TESTS.parent / "bench" / "models"
 CASES = [(TESTS / "models" / "phils.yaml", None), (TESTS / "models" / "peterson.yaml", None),
          (TESTS / "models" / "hanoi.yaml", None), (TESTS / "models" / "priority.yaml", None),
          (TESTS / "fixtures" / "lang" / "turn_start.yaml", None), (TESTS / "fixtures" / "lang" / "grid.yaml", None),
@@ -45,3 +47,19 @@ def test_same_state_count_as_spin(tmp_path, path, variant):
     states, transitions = spin_counts(to_promela(model), tmp_path)
     assert states == len(space.states)
     assert transitions == space.transitions + 1    # SPIN also counts the step into the initial state
+
+
+def test_the_bench_clock_model_at_a_small_table(tmp_path):
+    """bench/models/phils19clock.yaml (the 50 M-state row of bench/README.md) with 5 philosophers:
+    SPIN, the explicit engine and the compact store count its states alike, K = 3 times phils's."""
+    def small(name: str) -> Path:
+        text = (BENCH / name).read_text()
+        assert "N: 19\n" in text
+        (tmp_path / name).write_text(text.replace("N: 19\n", "N: 5\n"))
+        return tmp_path / name
+    model = load_model(str(small("phils19clock.yaml"))).instantiate()
+    phils = len(explore(load_model(str(small("phils19.yaml"))).instantiate()).states)
+    space = explore(model)
+    states, transitions = spin_counts(to_promela(model), tmp_path)
+    assert states == len(space.states) == len(explore_compact(model)) == 3 * phils == 246
+    assert transitions == space.transitions + 1
