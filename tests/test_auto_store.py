@@ -85,6 +85,13 @@ def test_a_stopped_compact_search_leaves_its_claims_unknown():
     assert r.reason == f"exploration incomplete: --max-states {SWITCH + 3} reached"
 
 
+def test_a_cap_the_engine_chose_is_not_called_max_states():
+    model, _ = order_model()
+    (r,) = AutoEngine(explicit_states=SWITCH + 3, switch_states=SWITCH).check_explicit(model, [holds()], Budget())
+    assert r.verdict is Verdict.UNKNOWN
+    assert r.reason == f"exploration incomplete: the compact store's state cap ({SWITCH + 3:,}) reached"
+
+
 @settings(max_examples=10, deadline=None)
 @given(models())
 def test_the_switch_gives_the_python_stores_verdicts_and_traces(model):

@@ -72,7 +72,7 @@ def test_without_a_run_deadline_the_search_keeps_the_whole_budget():
     (r,) = AutoEngine(explicit_states=5_000).check(model, props, Budget(timeout=30.0))
     assert (r.verdict, r.engine) == (Verdict.HOLDS, "walk")
     assert r.evidence["auto"].startswith("random runs: explicit search stopped (exploration incomplete: "
-                                         "--max-states 5000 reached)")
+                                         "the python store's state cap (5,000) reached)")
 
 
 def test_no_lasso_search_once_the_time_is_spent():

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             if debug:
                 traceback.print_exc()
             print(f"UNKNOWN: the --timeout of {args.timeout:g} s ran out before the run could finish; nothing "
-                  "was decided", file=sys.stderr)
+                  "was decided (give a larger --timeout, or --timeout none for no limit)", file=sys.stderr)
             return EXIT_UNKNOWN
         except Terminated:
             print("terminated", file=sys.stderr)

@@ -28,6 +28,22 @@ EXIT_TERMINATED = 143    # SIGTERM
 
 EXIT_BUG_HELP = "  4  internal error: a bug in turnproof, not in your files (--debug shows the traceback)"
 
+DEFAULT_TIMEOUT = 600.0  # seconds: check, lint, report and diff end within it unless --timeout says otherwise
+
+
+def seconds(text: str) -> float | None:
+    """--timeout's value: a positive number of seconds, or 'none' (no limit)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds (or 'none' for no limit)") from None
+    if not 0 < value < 1e8:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds (or 'none' for no limit)")
+    return value
+
+
 EXIT_CODES_HELP = """exit codes:
   0  every claim as expected and no unacknowledged finding
   1  a claim violated or not as expected, or a new unacknowledged finding
@@ -36,8 +52,8 @@ EXIT_CODES_HELP = """exit codes:
 """ + EXIT_BUG_HELP
 
 
-def add_model_options(p: argparse.ArgumentParser) -> None:
-    """--param, --variant, --engine and the budgets."""
+def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAULT_TIMEOUT) -> None:
+    """--param, --variant, --engine and the budgets; `timeout`: --timeout's default (None: no limit)."""
     p.add_argument("--param", "-D", action="append", default=[], metavar="NAME=VALUE",
                    help="override a parameter (repeatable); VALUE '*' leaves it free for the "
                         "symbolic engine, which then proves claims for every allowed value")
@@ -49,9 +65,12 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                         "(k-induction, PDR, BMC); bmc / kind / pdr: one symbolic method")
     p.add_argument("--max-states", type=int, metavar="N",
                    help="stop each exploration after N states, Z3 included (what it leaves open is UNKNOWN)")
-    p.add_argument("--timeout", type=float, metavar="S",
+    p.add_argument("--timeout", type=seconds, metavar="S", default=timeout,
                    help="the whole run ends within S seconds (loading, searches, Z3, analyses); what "
-                        "is left open is UNKNOWN (exit 3)")
+                        "is left open is UNKNOWN (exit 3). " + (
+                            f"Default: {timeout:g} s, so that a plain command on a game at its printed numbers "
+                            "ends with an answer; 'none': no limit (every search runs to its state cap, Z3 "
+                            "until it answers)" if timeout is not None else "Default: none (no limit)"))
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the whole run may use, forked workers included (default: 70%% of what the "
                         "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN")

@@ -121,9 +121,11 @@ def _checked(key: str, spec: Key, value: Any, where: _Locator, base: Path) -> An
             raise wrong("a whole number" + (" of at least 0" if least == 0 else " of at least 1"), "100")
         return value
     if spec.kind == "seconds":
+        if value == "none":                 # no limit (check, lint, report and diff have one by default)
+            return None
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < 1e8 \
                 or not math.isfinite(value):
-            raise wrong("a positive number of seconds", "60")
+            raise wrong('a positive number of seconds or "none"', "60")
         return float(value)
     if spec.kind == "bool":
         if not isinstance(value, bool):

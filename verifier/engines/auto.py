@@ -232,11 +232,14 @@ class AutoEngine:
         if store != "probe":
             engine, cap = self._explicit(store), self._cap(store, budget)
             results = [_note(r, f"explicit: concrete instance{_in_store(r)}")
-                       for r in engine.check(model, claims, replace(budget, max_states=cap), progress)]
+                       for r in _own_cap(engine.check(model, claims, replace(budget, max_states=cap), progress),
+                                         cap, budget, f"the {store} store's")]
             return results, Searched(results, cap, engine.searched)
         probe, cap = self._explicit("python"), self._cap("python", budget)
         first = [_note(r, "explicit: concrete instance") for r in
-                 probe.check(model, claims, replace(budget, max_states=min(cap, self.switch_states)), progress)]
+                 _own_cap(probe.check(model, claims, replace(budget, max_states=min(cap, self.switch_states)),
+                                      progress), min(cap, self.switch_states), budget,
+                          "the python store's" + (" first-stage" if self.switch_states < cap else ""))]
         space = probe.searched
         if self.switch_states >= cap or space is None or space.complete or space.error is not None \
                 or len(space) < self.switch_states:
@@ -250,8 +253,9 @@ class AutoEngine:
         why = f"explicit, compact store: the python store's search passed {self.switch_states:,} states"
         compact_cap, decided = self._cap("compact", budget), []
         if state:
-            decided = [_note(r, why) for r in self._explicit("compact").check(
-                model, state, replace(_as_long_as_python(budget, space), max_states=compact_cap), progress)]
+            decided = [_note(r, why) for r in _own_cap(self._explicit("compact").check(
+                model, state, replace(_as_long_as_python(budget, space), max_states=compact_cap), progress),
+                compact_cap, budget, "the compact store's")]
             out.update((r.property.id, r) for r in decided)
         graph_cap = self.explicit_states or EXPLICIT_STATES
         if budget.max_states is not None:
@@ -261,7 +265,8 @@ class AutoEngine:
             engine = self._explicit("python")                           # where it can finish
             out.update((r.property.id, _note(r, "explicit: concrete instance (termination and obligations: the "
                                                 "python store, whose edges they need)"))
-                       for r in engine.check(model, graph, replace(budget, max_states=graph_cap), progress))
+                       for r in _own_cap(engine.check(model, graph, replace(budget, max_states=graph_cap), progress),
+                                         graph_cap, budget, "the python store's"))
             if engine.searched is not None:
                 space = engine.searched
         elif graph and whole > graph_cap:
@@ -343,6 +348,16 @@ def _as_long_as_python(budget: Budget, probe: StateSpace) -> Budget:
         return budget
     seconds = max(0, EXPLICIT_STATES - len(probe)) * probe.seconds / len(probe)
     return replace(budget, deadline=min(budget.deadline, time.monotonic() + seconds))
+
+
+def _own_cap(results: list[CheckResult], cap: int, budget: Budget, store: str) -> list[CheckResult]:
+    """`results` of a search under the state cap this engine chose (`cap`, not --max-states),
+    their reasons saying so rather than naming an option the user did not give."""
+    if budget.max_states is not None and budget.max_states <= cap:
+        return results
+    words = f"--max-states {cap} reached"
+    mine = f"{store} state cap ({cap:,}) reached"
+    return [replace(r, reason=r.reason.replace(words, mine)) if words in r.reason else r for r in results]
 
 
 def _extended(searches: Sequence[tuple[frozenset[str], tuple, str]], model: Model, exact: bool = False) -> str | None:

@@ -1,0 +1,56 @@
+"""The default --timeout of check, lint, report and diff: a plain command ends with an answer
+(what the default budget leaves open is UNKNOWN, exit 3), and 'none' lifts it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import build_parser, config, main
+from verifier.cli.common import DEFAULT_TIMEOUT, run_options
+
+MINI = Path(__file__).parent / "fixtures" / "core" / "mini.yaml"
+
+
+@pytest.mark.parametrize("command", ["check", "lint", "report", "diff"])
+def test_whole_run_commands_have_a_default_deadline(command):
+    extra = [str(MINI)] if command == "diff" else []
+    args = build_parser().parse_args([command, str(MINI), *extra])
+    assert args.timeout == DEFAULT_TIMEOUT
+    budget = run_options(args).budget
+    assert budget.timeout == DEFAULT_TIMEOUT and budget.deadline is not None
+
+
+def test_none_lifts_the_default():
+    args = build_parser().parse_args(["check", str(MINI), "--timeout", "none"])
+    assert args.timeout is None and run_options(args).budget.deadline is None
+
+
+def test_mutate_has_no_default_deadline():          # each mutant's search is capped by states instead
+    assert build_parser().parse_args(["mutate", str(MINI)]).timeout is None
+
+
+@pytest.mark.parametrize("value", ["soon", "-5", "0", "nan", "inf"])
+def test_a_bad_timeout_is_a_usage_error(value, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["check", str(MINI), "--timeout", value])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--timeout" in err and "'none' for no limit" in err and "Traceback" not in err
+
+
+def test_the_config_can_lift_or_set_it(tmp_path, monkeypatch):
+    project = tmp_path / "pyproject.toml"
+    monkeypatch.chdir(tmp_path)
+    for value, expected in (('"none"', None), ("90", 90.0)):
+        project.write_text(f'[project]\nname = "g"\n[tool.turnproof]\ntimeout = {value}\n', encoding="utf-8")
+        parser = build_parser()
+        config.apply(config.load(config.find(Path.cwd())), parser)
+        assert parser.parse_args(["check", str(MINI)]).timeout == expected
+
+
+def test_help_teaches_the_default(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"Default: {DEFAULT_TIMEOUT:g} s" in text and "'none': no limit" in text
