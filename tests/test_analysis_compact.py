@@ -1,15 +1,18 @@
 """The analyses on a compact-store search (`analysis.compact_states`) against the python store's:
 forced on small models (`context.COMPACT_FROM`), the same findings word for word with the same
-traces, which replay; the stored order, parents and paths are the reference search's; a
-compact search a budget cuts short leaves its questions to `beyond`, or UNKNOWN."""
+traces, which replay, also for states wider than one 64-bit word; the stored order, parents
+and paths are the reference search's; a compact search a budget cuts short leaves its
+questions to `beyond`, or UNKNOWN."""
 from __future__ import annotations
 
 import pickle
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from test_analysis_beyond import RULEBOOKS
 from test_analysis_support import analyse, assert_replay, fixture, load_all
+from test_compact_store import widened
 
 from verifier.analysis import analyse_model, beyond, compact_states, context
 from verifier.engines.base import Budget
@@ -48,8 +51,11 @@ def test_the_compact_scan_gives_the_python_findings(name, monkeypatch, compact_s
     assert _shown(got) == _shown(want) != []
 
 
-def test_the_stored_order_parents_and_paths_are_the_reference_search():
+@pytest.mark.parametrize("wide", [False, True])
+def test_the_stored_order_parents_and_paths_are_the_reference_search(wide):
     model = load_model(fixture("order_mixed")).instantiate()
+    if wide:
+        model = widened(model, 60, 40, steps=True)
     ref = explore(model)
     space = compact_states.explore_big(model, Budget(), None, None)
     assert space.complete and list(space.packed) == list(ref.packed)
@@ -88,7 +94,7 @@ def test_a_compact_search_out_of_time_leaves_the_analyses_unknown(monkeypatch, c
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(RULEBOOKS)
+@given(st.one_of(RULEBOOKS, st.builds(widened, RULEBOOKS, st.integers(40, 62), st.integers(0, 40), st.just(False))))
 def test_random_rulebooks_give_the_same_findings_in_both_stores(compact_spaces, model):
     assume(fits(model.instantiate()))
     memo: dict = {}                        # one Z3 answer per pair for both (its witness may vary)

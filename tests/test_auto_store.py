@@ -17,7 +17,7 @@ from verifier.engines import auto, explicit
 from verifier.engines.auto import AutoEngine
 from verifier.engines.base import Budget, SearchOptions
 from verifier.engines.explicit import ExplicitEngine
-from verifier.ir.expr import App, Const, Op, Var
+from verifier.ir.expr import App, Const, Index, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
 from verifier.ir.props import Invariant
 from verifier.lang import load_model, load_properties
@@ -152,12 +152,30 @@ def test_no_python_search_of_the_termination_claims_that_cannot_finish(monkeypat
             assert (r.verdict, r.evidence["store"]) == (Verdict.HOLDS, "compact")
 
 
-def test_a_state_wider_than_the_compact_store_stays_in_the_python_store_and_says_so():
-    names = [f"v{i}" for i in range(5)]                     # 5 x 14 bits: past the compact store's 63
-    wide = Model("wide", variables=tuple(Variable(n, IntType(Const(0), Const(10_000)), init=(Const(0),))
-                                         for n in names),
-                 actions=(Action("up", App(Op.LT, (Var("v0"), Const(3))),
-                                 (Assign(Var("v0"), App(Op.ADD, (Var("v0"), Const(1)))),)),))
+def _wide(index: IntType | None) -> Model:
+    """Five 14-bit counters (70 bits): as five variables, or as one array variable."""
+    up = Action("up", App(Op.LT, (Index("v", Const(0)) if index else Var("v0"), Const(3))),
+                (Assign(Index("v", Const(0)) if index else Var("v0"),
+                        App(Op.ADD, (Index("v", Const(0)) if index else Var("v0"), Const(1)))),))
+    if index is not None:
+        return Model("wide", variables=(Variable("v", IntType(Const(0), Const(10_000)), index=index,
+                                                 init=(Const(0),)),), actions=(up,))
+    return Model("wide", variables=tuple(Variable(f"v{i}", IntType(Const(0), Const(10_000)), init=(Const(0),))
+                                         for i in range(5)), actions=(up,))
+
+
+def test_a_state_of_two_words_goes_to_the_compact_store_but_not_to_workers():
+    wide = _wide(None)
+    (asked,) = ExplicitEngine(store="compact").check(wide, [holds()], Budget())
+    assert (asked.verdict, asked.evidence["store"]) == (Verdict.HOLDS, "compact")
+    (chosen,) = AutoEngine(switch_states=2).check_explicit(wide, [holds()], Budget())
+    assert (chosen.verdict, chosen.evidence["store"]) == (Verdict.HOLDS, "compact")
+    (workers,) = ExplicitEngine(workers=2).check(wide, [holds()], Budget())
+    assert workers.verdict is Verdict.HOLDS and workers.evidence["store"].startswith("python: the state is wider")
+
+
+def test_a_variable_wider_than_a_word_stays_in_the_python_store_and_says_so():
+    wide = _wide(IntType(Const(0), Const(4)))
     (asked,) = ExplicitEngine(store="compact").check(wide, [holds()], Budget())
     assert asked.verdict is Verdict.HOLDS and asked.evidence["store"].startswith("python: the state does not fit")
     (chosen,) = AutoEngine(switch_states=2).check_explicit(wide, [holds()], Budget())

@@ -1,6 +1,7 @@
 """The compact visited table (`visited.py`) against a dict: a tiny table grown many times (its old
-slices' pages given back as it goes) and spilled to disk keeps every key and parent link; hash
-links whose fingerprints collide still name the recorded parent."""
+slices' pages given back as it goes) and spilled to disk keeps every key and parent link, with
+keys of one word and rows of two or three (many alike in word 0); hash links whose fingerprints
+collide still name the recorded parent."""
 from __future__ import annotations
 
 import mmap
@@ -14,11 +15,22 @@ from hypothesis import strategies as st
 from verifier.engines import visited
 from verifier.engines.memory import give_back_pages
 from verifier.engines.visited import VisitedTable, fingerprint, mix, unmix
+from verifier.engines.words import as_rows
 
 KEY = st.integers(0, (1 << 63) - 2)
-# batches of keys, each key with the index of its parent among the keys of earlier batches
-GRAPHS = st.lists(st.lists(st.tuples(KEY, st.integers(0, 1 << 16)), min_size=1, max_size=40),
-                  min_size=1, max_size=25)
+WORD0 = st.one_of(st.integers(0, 3), KEY)             # rows alike in word 0 claim the same slots
+WIDE_KEYS = {words: st.tuples(WORD0, st.lists(st.integers(0, (1 << 64) - 1), min_size=words - 1, max_size=words - 1))
+             .map(lambda t: t[0] | sum(w << (64 * (j + 1)) for j, w in enumerate(t[1]))) for words in (2, 3)}
+
+
+def graphs(key):
+    """Batches of keys, each key with the index of its parent among the keys of earlier batches."""
+    return st.lists(st.lists(st.tuples(key, st.integers(0, 1 << 16)), min_size=1, max_size=40), min_size=1, max_size=25)
+
+
+# (links, words, batches)
+TABLES = st.one_of(st.tuples(st.sampled_from(["hash", "key"]), st.just(1), graphs(KEY)),
+                   *(st.tuples(st.just("hash"), st.just(w), graphs(WIDE_KEYS[w])) for w in (2, 3)))
 
 
 @contextmanager
@@ -28,9 +40,9 @@ def small_slices():
         yield
 
 
-def _build(batches, links: str, budget: int | None = None, spill_every: int = 0):
+def _build(batches, links: str, words: int, spill_every: int = 0):
     """Insert the batches into a table of 8 slots; returns (table, parent of each key, edges)."""
-    table = VisitedTable(capacity=8, links=links, budget_bytes=budget)
+    table = VisitedTable(capacity=8, links=links, words=words)
     parents: dict[int, int | None] = {}
     edges: set[tuple[int, int]] = set()
     for n, batch in enumerate(batches):
@@ -40,7 +52,7 @@ def _build(batches, links: str, budget: int | None = None, spill_every: int = 0)
             if key in parents or key in keys:
                 continue
             parent = earlier[pick % len(earlier)] if earlier else None
-            parents_ref = 0 if parent is None else int(table.refs_of(np.asarray([parent], np.uint64))[0])
+            parents_ref = 0 if parent is None else int(table.refs_of(as_rows([parent], words))[0])
             keys.append(key)
             refs.append(parents_ref)
             parents[key] = parent
@@ -49,20 +61,22 @@ def _build(batches, links: str, budget: int | None = None, spill_every: int = 0)
         if spill_every and n % spill_every == spill_every - 1 and table.count:
             table.spill()
         table.reserve(len(keys))
-        new = table.insert(np.asarray(keys, np.uint64), np.asarray(refs, table.refs.dtype))
+        new = table.insert(as_rows(keys, words), np.asarray(refs, table.refs.dtype))
         assert new.all()
     return table, parents, edges
 
 
-@settings(max_examples=30, deadline=None)
-@given(GRAPHS, st.sampled_from(["hash", "key"]))
-def test_a_table_grown_many_times_keeps_every_key_and_parent(batches, links):
+@settings(max_examples=40, deadline=None)
+@given(TABLES)
+def test_a_table_grown_many_times_keeps_every_key_and_parent(drawn):
+    links, words, batches = drawn
     with small_slices():
-        table, parents, edges = _build(batches, links)
+        table, parents, edges = _build(batches, links, words)
     assert table.capacity > 8 or len(parents) <= 7
-    keys = np.asarray(list(parents), np.uint64)
+    keys = as_rows(list(parents), words)
     assert len(table) == len(parents) and (table.find(keys) >= 0).all()
-    absent = np.asarray([k ^ (1 << 62) for k in parents if k ^ (1 << 62) not in parents], np.uint64)
+    flip = 1 << (64 * (words - 1) + 62)
+    absent = as_rows([k ^ flip for k in parents if k ^ flip not in parents], words)
     assert (table.find(absent) < 0).all()
     again = table.insert(keys, np.zeros(keys.shape[0], table.refs.dtype))
     assert not again.any() and len(table) == len(parents)
@@ -70,11 +84,12 @@ def test_a_table_grown_many_times_keeps_every_key_and_parent(batches, links):
         assert table.parent_of(key, lambda s, t: (s, t) in edges) == parent
 
 
-@settings(max_examples=15, deadline=None)
-@given(GRAPHS, st.sampled_from(["hash", "key"]))
-def test_a_table_spilled_to_disk_keeps_every_key_and_parent(batches, links):
-    table, parents, edges = _build(batches, links, spill_every=3)
-    keys = np.asarray(list(parents), np.uint64)
+@settings(max_examples=20, deadline=None)
+@given(TABLES)
+def test_a_table_spilled_to_disk_keeps_every_key_and_parent(drawn):
+    links, words, batches = drawn
+    table, parents, edges = _build(batches, links, words, spill_every=3)
+    keys = as_rows(list(parents), words)
     in_table = table.find(keys) >= 0
     assert (in_table | table.in_runs(keys)).all() and not (in_table & table.in_runs(keys)).any()
     assert len(table) == len(parents)

@@ -115,3 +115,17 @@ claims:
         assert by_id[proved].verdict in (Verdict.HOLDS, Verdict.PROVED)
         assert by_id[proved].engine in ("lemmas", "k-induction", "pdr")     # a proof on the product
         assert by_id[proved].evidence["product_shared_by"] == 2
+
+
+def test_a_move_packs_into_the_pair_model_whether_its_slots_move_up_together_or_not():
+    from test_compact_store import counter, widened
+
+    from verifier.engines.bfsgen import packing_of
+    cases = [(counter(4), (1, 2), (3, 0), 1),                        # the pair's copies move up together
+             (widened(counter(4), 50, 30, False), (0, 1, 2, 3), (7, 3, 1, 0), 4),      # ... by two words
+             (widened(counter(4), 40, 20, False), (0, 1, 2, 3), (7, 3, 1, 0), 3)]      # not together
+    for model, before, after, words in cases:
+        plain, pair = packing_of(layout(model)), packing_of(walk._pair_layout(model))
+        assert pair.words == words
+        join = walk._joiner(plain, pair)
+        assert pair.unpack(join(plain.pack(before), plain.pack(after))) == after + before

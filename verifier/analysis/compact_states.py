@@ -7,7 +7,7 @@ reference search's order (so the shortest witness is found first, as with the
 python store), `states[i]` its tuple, `path_to(i)` the shortest path to it
 (the table's parent links; each firing found again by re-expanding its source).
 Per stored state it keeps 8 bytes of BFS order beside the visited table's 13 to
-16; no Python object.
+16 (8 bytes more of each for each word of a wider state); no Python object.
 
 When a budget stops the search, the questions left open are decided `beyond`
 it: the states its random runs and witnesses add (`store`) are kept apart, in
@@ -27,10 +27,18 @@ from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import CompactSpace, explore_compact
 from verifier.engines.memory import limit_words, over_soft
 from verifier.engines.statespace import StatesView, slot_columns
+from verifier.engines.visited import hash_rows
+from verifier.engines.words import as_ints, as_rows, key_at, no_states
 from verifier.ir.model import Action, Model
-from verifier.semantics import State
+from verifier.semantics import State, layout
 
 COMPACT_BYTES_PER_STATE = 48    # the order (8), the visited table at its peak while growing (33), slack
+WORD_BYTES_PER_STATE = 30       # and for each word past the first: the order (8), the table (22)
+
+
+def compact_bytes_per_state(model: Model) -> int:
+    """The bytes a state of this (instantiated) model takes in `explore_big`'s search, at most."""
+    return COMPACT_BYTES_PER_STATE + WORD_BYTES_PER_STATE * (packing_of(layout(model)).words - 1)
 CHUNK = 1 << 16          # states converted to Python ints at a time when the scan iterates
 
 
@@ -67,12 +75,12 @@ class _Packed(Sequence):
             return [self[j] for j in range(len(self))[i]]
         if i < 0:
             i += len(self)
-        return int(space.order[i]) if i < space.n else space.extra[i - space.n]
+        return key_at(space.order, i) if i < space.n else space.extra[i - space.n]
 
     def __iter__(self) -> Iterator[int]:
         order = self._space.order
         for first in range(0, self._space.n, CHUNK):
-            yield from order[first:first + CHUNK].tolist()
+            yield from as_ints(order[first:first + CHUNK])
         yield from self._space.extra
 
 
@@ -91,7 +99,7 @@ class _Parents(Sequence):
             return space.extra_parent[i - space.n]
         if i < space.roots:
             return -1
-        found = space.index_of(space.compact.chain(int(space.order[i]))[-2])
+        found = space.index_of(space.compact.chain(key_at(space.order, i))[-2])
         assert found is not None, "a stored state's parent is stored"
         return found
 
@@ -104,7 +112,8 @@ class _Seen:
 
     def __contains__(self, x: int) -> bool:
         space = self._space
-        return x in space.extra_index or bool(space.compact.table.find(np.array([x], np.uint64))[0] >= 0)
+        table = space.compact.table
+        return x in space.extra_index or bool(table.find(as_rows([x], table.words))[0] >= 0)
 
 
 class CompactStates:
@@ -115,7 +124,7 @@ class CompactStates:
         self.lay = compact.lay
         self.packing = packing_of(compact.lay)
         self.labels = compact.labels
-        self.order = np.concatenate(levels) if levels else np.zeros(0, np.uint64)
+        self.order = np.concatenate(levels) if levels else no_states(self.packing.words)
         self.n = int(self.order.shape[0])
         self.roots = int(levels[0].shape[0]) if levels else 0
         self.complete, self.reason = compact.complete, compact.reason
@@ -124,7 +133,8 @@ class CompactStates:
         self.extra_parent = array("i")
         self.extra_via = array("I")
         self.extra_index: dict[int, int] = {}
-        self._sorted: np.ndarray | None = None     # argsort of `order`, for `index_of`
+        self._sorted: np.ndarray | None = None     # argsort of `order` (of its hashes for rows), for `index_of`
+        self._hashes: np.ndarray | None = None     # the rows' hashes in that order
         self.packed = _Packed(self)
         self.parent = _Parents(self)
         self.states = StatesView(self)
@@ -133,12 +143,12 @@ class CompactStates:
     def __getstate__(self) -> dict:
         """Pickled (a reading analysed in another process sends its context back) without the
         generated packing, the lookup index (both rebuilt when asked for) and the views."""
-        dropped = ("packing", "_sorted", "packed", "parent", "states", "seen")
+        dropped = ("packing", "_sorted", "_hashes", "packed", "parent", "states", "seen")
         return {k: v for k, v in self.__dict__.items() if k not in dropped}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self.packing, self._sorted = packing_of(self.lay), None
+        self.packing, self._sorted, self._hashes = packing_of(self.lay), None, None
         self.packed, self.parent, self.states, self.seen = _Packed(self), _Parents(self), StatesView(self), _Seen(self)
 
     @property
@@ -165,6 +175,8 @@ class CompactStates:
         x = state if isinstance(state, int) else self.packing.pack(state)
         if x in self.extra_index:
             return self.extra_index[x]
+        if self.order.ndim > 1:
+            return self._index_of_row(x)
         if self._sorted is None:
             self._sorted = np.argsort(self.order, kind="stable")
         key = np.uint64(x)
@@ -173,8 +185,23 @@ class CompactStates:
             return int(self._sorted[at])
         return None
 
+    def _index_of_row(self, x: int) -> int | None:
+        """`index_of` where states are rows of words: looked up by hash, then compared."""
+        if self._sorted is None:
+            hashes = hash_rows(self.order)
+            self._sorted = np.argsort(hashes, kind="stable")
+            self._hashes = hashes[self._sorted]
+        assert self._hashes is not None
+        h = hash_rows(as_rows([x], self.packing.words))[0]
+        at = int(np.searchsorted(self._hashes, h))
+        while at < self.n and self._hashes[at] == h:
+            if key_at(self.order, int(self._sorted[at])) == x:
+                return int(self._sorted[at])
+            at += 1
+        return None
+
     def release_lookups(self) -> None:
-        self._sorted = None
+        self._sorted = self._hashes = None
 
     def sample(self, n: int) -> np.ndarray:
         """At most `n` stored states of the search spread evenly over it, one row each, one column per slot."""
@@ -190,7 +217,7 @@ class CompactStates:
         while i >= self.n:
             tail.append((self.extra[i - self.n], self.extra_via[i - self.n]))
             i = self.extra_parent[i - self.n]
-        keys = self.compact.chain(int(self.order[i]))
+        keys = self.compact.chain(key_at(self.order, i))
         firings = [self.compact._firing(s, t) for s, t in itertools.pairwise(keys)]
         for x, label in reversed(tail):
             keys.append(x)

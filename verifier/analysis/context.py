@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 EXPLORE_STATES = 2_000_000     # cap on the analyses' own exploration where the memory budget is not known
 PY_BYTES_PER_STATE = 200       # the python store's bytes a state, with room for the scan's caches
 COMPACT_FROM = 250_000         # an exploration that passes this many states goes on in the compact store ...
-KEY_BITS = 64                  # ... where its states may fit a 64-bit key (`compact.fits` decides, numpy loaded),
+                               # ... where its states fit the compact store's words (`Packing.words`),
 COMPACT_SHARE = 0.2            # within this share of the analyses' time at most: the compact store's search outruns
                                # the scan (about 1.7 against 3 us a state), so a longer one is seldom scanned whole
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
@@ -178,7 +178,7 @@ class Context:
             start = time.perf_counter()
             seconds = None if self.deadline.end is None else self.deadline.left(1e9) * share
             cap = self.budget.max_states or state_cap(self.budget, PY_BYTES_PER_STATE) or EXPLORE_STATES
-            big = cap > COMPACT_FROM and packing_of(layout(self.concrete)).bits <= KEY_BITS
+            big = cap > COMPACT_FROM and packing_of(layout(self.concrete)).words >= 1
             self.space = self._explore_python(COMPACT_FROM if big else cap, seconds)
             if big and len(self.space.packed) >= COMPACT_FROM and self.space.error is None:
                 spent = time.perf_counter() - start
@@ -198,14 +198,14 @@ class Context:
 
     def _explore_big(self, seconds: float | None):
         """The compact store's exploration; None where the model's states do not fit it after all."""
-        from verifier.analysis.compact_states import COMPACT_BYTES_PER_STATE, explore_big
+        from verifier.analysis.compact_states import compact_bytes_per_state, explore_big
         from verifier.engines.compact import fits
 
         assert self.concrete is not None
         if not fits(self.concrete):
             return None
         return explore_big(self.concrete, self.budget,
-                           self.budget.max_states or state_cap(self.budget, COMPACT_BYTES_PER_STATE), seconds)
+                           self.budget.max_states or state_cap(self.budget, compact_bytes_per_state(self.concrete)), seconds)
 
     def scan(self, visitors: Sequence[Visitor], until: Deadline | None = None) -> None:
         """Hand every explored state with its firings to each visitor (until `until`, else

@@ -77,8 +77,8 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
     p.add_argument("--store", choices=("python", "compact"), default=None,
                    help="how the explicit search keeps its states: python (the reference) or compact: "
                         "packed states in numpy arrays (12-16 bytes each) expanded a batch at a time, for "
-                        "state spaces of millions of states (a state wider than 63 bits stays in the python "
-                        "store). Termination and obligation claims use the python store either way. "
+                        "state spaces of millions of states (a state wider than 63 bits takes several 64-bit "
+                        "words; one with a variable wider than 63 bits stays in the python store). Termination and obligation claims use the python store either way. "
                         "Default: python, but --engine auto goes on in the compact store once a search "
                         "passes 250,000 states; each verdict's evidence names the compact store where it "
                         "decided")

@@ -19,8 +19,8 @@ Policy:
   finish within the pass), and the termination and obligation claims
   stay with the python store (they need its edges) under EXPLICIT_STATES. A
   monitor product of a model whose search passed the switch goes to the compact
-  store directly. A state wider than the compact store's 63 bits stays in the
-  python store, and a store the user named (--store, --workers) is used as
+  store directly. A state with a variable wider than the compact store's 63-bit
+  words stays in the python store, and a store the user named (--store, --workers) is used as
   given. The state cap (`_cap`): without a run deadline EXPLICIT_STATES in the
   python store, COMPACT_STATES in the compact one; under one, what the memory
   budget holds of either (the time share bounds the search); never past

@@ -33,6 +33,7 @@ from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Q
 from verifier.semantics import EvalError, Layout
 
 UNROLL = 32          # quantifiers over fewer values are unrolled
+WORD_BITS = 63       # bits of a packed word (the compact store keeps word 0 as key + 1 in a uint64)
 _BIN = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.EQ: "==", Op.NE: "!=", Op.LT: "<", Op.LE: "<=",
         Op.GT: ">", Op.GE: ">="}
 _BOOL = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR, Op.NOT, Op.IMPLIES})
@@ -70,7 +71,13 @@ def source_file(source: str, name: str) -> str:
 
 @dataclass(frozen=True)
 class Packing:
-    """Bit layout of the slots of a `Layout` inside one int."""
+    """Bit layout of the slots of a `Layout` inside one int.
+
+    A state of at most WORD_BITS bits packs its slots in order from bit 0 (`words` 1). A wider
+    one packs each variable whole into 64-bit words (bits 64 j up to 64 j + WORD_BITS), filled
+    greedily in order, so that no slot straddles two words: the int's 64-bit words are the
+    compact store's columns (`words` of them). Where a variable is wider than one word the slots
+    pack in order from bit 0 (`words` 0: the compact store cannot hold such a state)."""
 
     names: tuple[str, ...]
     los: tuple[int, ...]
@@ -79,10 +86,15 @@ class Packing:
     shifts: tuple[int, ...]
     pack: Callable[[tuple], int]
     unpack: Callable[[int], tuple]
+    words: int = 1
 
     @property
     def bits(self) -> int:
         return sum(self.widths)
+
+    def word(self, k: int) -> tuple[int, int]:
+        """(word, shift within it) of slot `k`."""
+        return divmod(self.shifts[k], 64)
 
     def mask(self, k: int) -> int:
         return (1 << self.widths[k]) - 1
@@ -105,6 +117,9 @@ def make_packing(lay: Layout) -> Packing:
     his = tuple(s.hi for s in lay.slots)
     widths = tuple(max(0, hi - lo).bit_length() for lo, hi in zip(los, his))
     shifts = tuple(itertools.accumulate((0,) + widths[:-1])) if widths else ()
+    words = 1
+    if sum(widths) > WORD_BITS:
+        shifts, words = _word_shifts(lay, widths) or (shifts, 0)
     pack_terms = [shifted_left(f"(t[{k}] - {lo})" if lo else f"t[{k}]", sh)
                   for k, (lo, w, sh) in enumerate(zip(los, widths, shifts)) if w]
     unpack_terms = []
@@ -115,7 +130,26 @@ def make_packing(lay: Layout) -> Packing:
            f"def unpack(x):\n    return ({', '.join(unpack_terms)}{',' if len(unpack_terms) == 1 else ''})\n")
     ns: dict = {}
     exec(compile(src, "<turnproof packing>", "exec"), ns)
-    return Packing(tuple(s.name for s in lay.slots), los, his, widths, shifts, ns["pack"], ns["unpack"])
+    return Packing(tuple(s.name for s in lay.slots), los, his, widths, shifts, ns["pack"], ns["unpack"], words)
+
+
+def _word_shifts(lay: Layout, widths: tuple[int, ...]) -> tuple[tuple[int, ...], int] | None:
+    """Each variable's slots packed together into the first 64-bit word that still has room for
+    them after the variables before it (at most WORD_BITS bits a word): (shifts, words), None
+    where a variable is wider than a word."""
+    shifts: list[int] = []
+    word = used = 0
+    for _var, group in itertools.groupby(range(len(widths)), key=lambda k: lay.slots[k].var):
+        slots = list(group)
+        total = sum(widths[k] for k in slots)
+        if total > WORD_BITS:
+            return None
+        if used + total > WORD_BITS:
+            word, used = word + 1, 0
+        for k in slots:
+            shifts.append(64 * word + used)
+            used += widths[k]
+    return tuple(shifts), word + 1
 
 
 def shifted_left(text: str, sh: int) -> str:

@@ -1,7 +1,7 @@
 """The compact store: breadth-first search level by level over numpy batches.
 
-Each BFS level is a queue of uint64 arrays of packed states in discovery
-order, each let go of once expanded (the level being expanded shrinks as the
+Each BFS level is a queue of uint64 arrays of packed states (rows of words for
+states wider than 63 bits: `words.py`) in discovery order, each let go of once expanded (the level being expanded shrinks as the
 next one grows). It is expanded CHUNK states at a time: by the vectorised code
 of `vecgen` where the model allows (and the batch is at least VECTOR_MIN
 states, none of which might meet a model error), else by the generated-Python
@@ -14,7 +14,8 @@ first witness, the first deadlock and the first firing of an action are the
 reference engine's, and so are their (shortest) traces.
 
 Stored per state: the packed state and a parent link, 32 bits of the parent's
-hash (about 13 to 16 bytes; a trace tells apart the parents that share them);
+hash (about 13 to 16 bytes, 8 more a word past the first; a trace tells apart
+the parents that share them);
 no transition labels (a trace re-expands its states to name the firings) and
 no edges, so claims that need the state graph (termination, obligations) stay
 with the reference store.
@@ -36,6 +37,7 @@ from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_
 from verifier.engines.memory import give_back_freed
 from verifier.engines.vecgen import MAX_BITS, BatchCode, NotVectorisable, compile_batch, compile_batch_predicate
 from verifier.engines.visited import VisitedTable
+from verifier.engines.words import as_ints, as_rows, differs_from_previous, key_at, no_states, sort_keys
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
 from verifier.semantics import EvalError, Layout, initial_states, layout
@@ -46,7 +48,7 @@ VECTOR_MIN = 256          # smaller batches (narrow BFS levels) go state by stat
 
 
 class TooWide(Exception):
-    """The packed state does not fit the compact store's 64-bit keys."""
+    """The packed state does not fit the compact store's words (a variable wider than one)."""
 
 
 @dataclass
@@ -67,6 +69,7 @@ class Expansion:
 
     def __init__(self, lay: Layout, labels: Labels):
         self.lay, self.labels = lay, labels
+        self.words = packing_of(lay).words
         self.reference = compile_expander(lay)
         self.batch: BatchCode | None = None
         self.why_not = ""
@@ -83,7 +86,7 @@ class Expansion:
         final, firings = out
         if not firings:
             empty = np.zeros(0, np.int64)
-            return Firings(empty, empty, empty, np.zeros(0, np.uint64), final)
+            return Firings(empty, empty, empty, no_states(self.words), final)
         lanes = np.concatenate([f[1] for f in firings])
         pos = np.concatenate([np.full(f[1].shape[0], f[0], np.int64) for f in firings])
         succ = np.concatenate([f[2] for f in firings])
@@ -97,7 +100,7 @@ class Expansion:
         succ: list[int] = []
         final = np.zeros(S.shape[0], bool)
         error = None
-        for lane, x in enumerate(S.tolist()):
+        for lane, x in enumerate(as_ints(S)):
             fired: list = []
             try:
                 expand(x, fired)
@@ -113,7 +116,7 @@ class Expansion:
             if error is not None:
                 break
         return Firings(np.asarray(lanes, np.int64), np.asarray(pos, np.int64), np.asarray(labs, np.int64),
-                       np.asarray(succ, np.uint64), final, error)
+                       as_rows(succ, self.words), final, error)
 
 
 class Watch:
@@ -133,7 +136,7 @@ class Watch:
         if mask is not None:
             hits = np.flatnonzero(mask)
             return (int(hits[0]) if hits.size else None), None
-        for lane, x in enumerate(S.tolist()):
+        for lane, x in enumerate(as_ints(S)):
             try:
                 if self.reference(x):
                     return lane, None
@@ -222,8 +225,9 @@ class CompactSpace:
 
 
 def fits(model: Model) -> bool:
-    """Whether the compact store can hold this (instantiated) model's states."""
-    return packing_of(layout(model)).bits <= MAX_BITS
+    """Whether the compact store can hold this (instantiated) model's states: in one word, or in
+    several where no variable is wider than a word."""
+    return packing_of(layout(model)).words >= 1
 
 
 def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
@@ -241,10 +245,10 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     start = time.perf_counter()
     lay = layout(model)
     packing = packing_of(lay)
-    if packing.bits > MAX_BITS:
-        raise TooWide(f"{packing.bits} bits of state (the compact store holds at most {MAX_BITS})")
+    if not packing.words:
+        raise TooWide(f"{packing.bits} bits of state with a variable wider than a {MAX_BITS}-bit word")
     labels = Labels()
-    table = VisitedTable(links="hash", budget_bytes=visited_budget)
+    table = VisitedTable(links="hash", budget_bytes=visited_budget, words=packing.words)
     space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired=dict.fromkeys(track))
     expansion = Expansion(lay, labels)
     space.vectorised = expansion.why_not
@@ -259,7 +263,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     if state_limit is not None and len(inits) > state_limit:
         inits = inits[:state_limit]
         space.complete, space.reason = False, f"--max-states {state_limit} reached"
-    first_level = np.asarray(inits, np.uint64)
+    first_level = as_rows(inits, packing.words)
     table.reserve(first_level.shape[0])
     table.insert(first_level, np.zeros(first_level.shape[0], table.refs.dtype))
     if order is not None:
@@ -334,7 +338,7 @@ class _Search:
             lane, message = w.first(S)
             if lane is None:
                 continue
-            key = int(S[lane])
+            key = key_at(S, lane)
             space.rank.setdefault(key, self.base + lane)
             if message is None:
                 space.watch[k] = key
@@ -356,7 +360,7 @@ class _Search:
             moved = np.bincount(f.lanes, minlength=S.shape[0])[:live] > 0
             stuck = np.flatnonzero(~moved & ~f.final[:live])
             if stuck.size:
-                key = int(S[stuck[0]])
+                key = key_at(S, int(stuck[0]))
                 space.deadlocks.append(key)
                 space.rank.setdefault(key, self.base + int(stuck[0]))
         self._track(S, f)
@@ -365,7 +369,7 @@ class _Search:
         self.expanded = live
         self.base += live
         if f.error is not None and (self.full_at is None or self.full_at > f.error[0]):
-            key = int(S[f.error[0]])
+            key = key_at(S, f.error[0])
             space.error = (key, f.error[1])
             space.rank.setdefault(key, self.base)
             return f"model error: {f.error[1]}"
@@ -380,18 +384,18 @@ class _Search:
             mine = np.flatnonzero(actions[f.labels] == a)
             if mine.size:
                 j = mine[np.lexsort((f.pos[mine], f.lanes[mine]))[0]]
-                key = int(S[f.lanes[j]])
-                space.fired[a] = (key, int(f.labels[j]), int(f.succ[j]))
+                key = key_at(S, int(f.lanes[j]))
+                space.fired[a] = (key, int(f.labels[j]), key_at(f.succ, int(j)))
                 space.rank.setdefault(key, self.base + int(f.lanes[j]))
 
     def _insert(self, S: np.ndarray, f: Firings, nxt: deque[np.ndarray]) -> str | None:
         table = self.space.table
         if not f.succ.shape[0]:
             return None
-        order = np.lexsort((f.pos, f.lanes, f.succ))          # by successor, then first firing
+        order = np.lexsort((f.pos, f.lanes, *sort_keys(f.succ)))     # by successor, then first firing
         succ = f.succ[order]
         first = np.ones(succ.shape[0], bool)
-        first[1:] = succ[1:] != succ[:-1]
+        first[1:] = differs_from_previous(succ)
         order, cand = order[first], succ[first]                  # distinct, sorted successors
         table.reserve(cand.shape[0])                             # may spill the table to a disk run
         if table.runs:

@@ -247,6 +247,11 @@ class ChainTable:
         pass
 
 
+def holds(model: Model) -> bool:
+    """Whether the distributed search can hold this (instantiated) model's states: in one word."""
+    return packing_of(layout(model)).words == 1
+
+
 def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
                         track: Sequence[int], tick: Callable[[int, int], str | None] | None, workers: int,
                         scheduler: str | None = None, visited_budget: int | None = None) -> CompactSpace:
@@ -256,8 +261,8 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
     from distributed import Client, LocalCluster
 
     lay = layout(model)
-    if packing_of(lay).bits > MAX_BITS:
-        raise TooWide(f"{packing_of(lay).bits} bits of state (the compact store holds at most {MAX_BITS})")
+    if not holds(model):
+        raise TooWide(f"{packing_of(lay).bits} bits of state (the distributed search holds at most {MAX_BITS})")
     with dask.config.set(LOCAL_CLUSTER if scheduler is None else {}):
         cluster = None
         if scheduler is None:

@@ -306,6 +306,7 @@ class ExplicitEngine:
         where no claim needs the state graph and no symmetry reduction applies."""
         self.store, self.workers, self.scheduler, self.por = store or "python", workers, scheduler, por
         self.searched: StateSpace | None = None     # the python store's last search (`auto` mines it)
+        self.unfit = ""                             # why the last check's compact search could not run
 
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
               progress: ProgressFn | None = None) -> list[CheckResult]:
@@ -331,6 +332,7 @@ class ExplicitEngine:
                 track |= _matching(concrete, p.action)
         graph_claims = [p for p in properties if isinstance(p, (Terminates, Obligation))]
         state_claims = [p for p in properties if not isinstance(p, (Terminates, Obligation))]
+        self.unfit = ""
         compact = self._compact(concrete, budget, progress, watch, sorted(track)) if state_claims else None
         reference = None
         if compact is None and self.por and not graph_claims and concrete.symmetry != "players":
@@ -348,9 +350,8 @@ class ExplicitEngine:
         if compact is not None:
             out = [replace(r, evidence={**r.evidence, "store": "compact"}) if p in state_claims else r
                    for p, r in zip(properties, out)]
-        elif self.store == "compact" and state_claims and self.workers <= 1 and self.scheduler is None:
-            out = [replace(r, evidence={**r.evidence, "store": "python: the state does not fit the compact store"})
-                   for r in out]
+        elif self.unfit:
+            out = [replace(r, evidence={**r.evidence, "store": f"python: {self.unfit}"}) for r in out]
         return out
 
     def _decide(self, model: Model, p: Property, space, slot: dict[str, int], budget: Budget) -> CheckResult:
@@ -380,11 +381,15 @@ class ExplicitEngine:
             return None
         from verifier.engines.compact import CHUNK, explore_compact, fits
         if not fits(model):
+            self.unfit = "the state does not fit the compact store"
             return None
         start = time.perf_counter()
         tick = _ticker_compact(budget, start, CHUNK)
         if self.workers > 1 or self.scheduler is not None:
-            from verifier.engines.distributed import explore_distributed
+            from verifier.engines.distributed import explore_distributed, holds
+            if not holds(model):
+                self.unfit = "the state is wider than the one 64-bit word --workers partitions"
+                return None
             share = _visited_budget(budget)          # each worker's visited set spills at its share
             return explore_distributed(model, budget, progress, watch, track, tick, self.workers, self.scheduler,
                                        None if share is None else share // self.workers)

@@ -29,11 +29,13 @@ if TYPE_CHECKING:                  # networkx and numpy are imported where used:
 
 
 def slot_columns(p: Packing, packed: np.ndarray) -> np.ndarray:
-    """Packed states (uint64, at most 63 bits) as one row each, one int64 column per slot."""
+    """Packed states (uint64, or rows of `p.words` words: `words.py`) as one row each, one int64
+    column per slot."""
     import numpy as np
     if not p.widths:
         return np.zeros((len(packed), 0), dtype=np.int64)
-    return np.stack([((packed >> np.uint64(sh)) & np.uint64((1 << w) - 1)).astype(np.int64) + lo
+    words = [packed] if packed.ndim == 1 else [packed[:, j] for j in range(packed.shape[1])]
+    return np.stack([((words[sh // 64] >> np.uint64(sh % 64)) & np.uint64((1 << w) - 1)).astype(np.int64) + lo
                      for lo, w, sh in zip(p.los, p.widths, p.shifts)], axis=1)
 
 

@@ -1,7 +1,9 @@
 """Numpy code over a whole batch of packed states, generated from the same IR as `bfsgen`.
 
 `compile_batch(lay)` writes one straight-line function ``expand(S)`` over a
-uint64 array of packed states (see `codegen.Packing`): one block per firing
+uint64 array of packed states (see `codegen.Packing`; a packing of several
+words takes rows of words, `words.py`, and reads each slot from its word's
+column): one block per firing
 (action, then choice combination, in the order of `semantics.transitions`),
 each computing its guard as a boolean mask over the batch, the effects as
 int64 arrays (clamped where the variable clamps, masked off where it forbids
@@ -17,7 +19,7 @@ the reference evaluates it, quantifier bodies on every lane of the quantifier.
 
 Models the batch code cannot express (choice domains or quantifier bounds that
 depend on the state, more than MAX_BLOCKS choice combinations, arithmetic that
-might leave int64, more than 63 bits of state) get `NotVectorisable`; the
+might leave int64, a variable wider than a word) get `NotVectorisable`; the
 compact store then expands every state with the reference code.
 """
 from __future__ import annotations
@@ -38,7 +40,7 @@ from verifier.semantics import Layout
 MAX_BLOCKS = 4096         # firing blocks (action x choice combination) of one model
 MAX_UNROLL = 64           # quantifiers over more values are not vectorised
 INT_LIMIT = 1 << 62       # intermediate values must stay within +-INT_LIMIT
-MAX_BITS = 63             # packed states wider than this do not fit (stored as key + 1 in uint64)
+MAX_BITS = 63             # packed states wider than this take several words (`codegen.Packing.words`)
 
 _CMP = {Op.EQ: "==", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">="}
 _ARITH = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*"}
@@ -77,6 +79,14 @@ class _Writer:
         self.cache: dict[tuple[str, Expr], str] = {}
         self.masks: dict[tuple[str, ...], str] = {}
         self.counter = itertools.count()
+        if packing.words > 1:
+            self.lines.append("    " + "; ".join(f"S{j} = S[:, {j}]" for j in range(packing.words)))
+
+    def column(self, k: int, states: str = "S") -> str:
+        """The batch's word holding slot `k` (of `states`, a batch of the packing's rows)."""
+        if self.p.words == 1:
+            return states
+        return f"{states}{self.p.word(k)[0]}" if states == "S" else f"{states}[:, {self.p.word(k)[0]}]"
 
     def fresh(self, prefix: str) -> str:
         return f"{prefix}{next(self.counter)}"
@@ -110,10 +120,10 @@ class _Writer:
     def slot(self, k: int) -> str:
         key = ("slot", Const(k))
         if key not in self.cache:
-            w, sh, lo = self.p.widths[k], self.p.shifts[k], self.p.los[k]
+            w, sh, lo = self.p.widths[k], self.p.word(k)[1], self.p.los[k]
             if not w:
                 return str(lo)
-            code = f"((S >> {self.u64(sh)}) & {self.u64((1 << w) - 1)}).astype(_i64)"
+            code = f"(({self.column(k)} >> {self.u64(sh)}) & {self.u64((1 << w) - 1)}).astype(_i64)"
             self.cache[key] = self.emit("v", f"{code} + {lo}" if lo else code)
         return self.cache[key]
 
@@ -130,9 +140,9 @@ class _Writer:
         w, vlo = self.p.widths[first], self.p.los[first]
         if not w:
             return str(vlo)
-        base = self.p.shifts[first] - w * lo
+        base = self.p.word(first)[1] - w * lo           # a variable's slots share a word
         sh = self.emit("h", f"_u64_of({i} * {w} + {base})")
-        code = f"((S >> {sh}) & {self.u64((1 << w) - 1)}).astype(_i64)"
+        code = f"(({self.column(first)} >> {sh}) & {self.u64((1 << w) - 1)}).astype(_i64)"
         return self.emit("r", f"{code} + {vlo}" if vlo else code)
 
     def clipped_index(self, index: Expr, lo: int, size: int, ctx: tuple[str, ...]) -> str:
@@ -297,8 +307,7 @@ def _combos(action: Action) -> list[dict[str, int]]:
 def compile_batch(lay: Layout, packing: Packing, labels: Labels) -> BatchCode:
     """The batch expansion of `lay.model` (labels registered in `labels`); NotVectorisable
     when the model uses something the batch code does not express."""
-    if packing.bits > MAX_BITS:
-        raise NotVectorisable(f"{packing.bits} bits of state (at most {MAX_BITS})")
+    _check_words(packing)
     model = lay.model
     w = _Writer(lay, packing)
     w.lines.append("    n = S.shape[0]; _ones = np.ones(n, bool); out = []")
@@ -320,6 +329,11 @@ def compile_batch(lay: Layout, packing: Packing, labels: Labels) -> BatchCode:
     source = "def expand(S):\n" + "\n".join(w.lines) + "\n"
     ns = _exec(w, source, f"batch {model.name}")
     return BatchCode(ns["expand"], tuple(block_labels), tuple(block_action), source)
+
+
+def _check_words(packing: Packing) -> None:
+    if not packing.words:
+        raise NotVectorisable(f"{packing.bits} bits of state with a variable wider than a {MAX_BITS}-bit word")
 
 
 def _block(w: _Writer, b: int, action: Action, alive: str) -> None:
@@ -362,14 +376,15 @@ def _block(w: _Writer, b: int, action: Action, alive: str) -> None:
         sel = value if value.lstrip("-").isdigit() else f"_at({value}, {lanes})"
         stored = f"({sel} - {lo})" if lo else sel
         mask = (1 << width) - 1
+        word = w.column(first, succ)
         if shift is None:
-            sh = p.shifts[static]
-            w.lines.append(f"    {succ} = ({succ} & {w.u64(~(mask << sh) & (2**64 - 1))}) | "
+            sh = p.word(static)[1]
+            w.lines.append(f"    {word} = ({word} & {w.u64(~(mask << sh) & (2**64 - 1))}) | "
                            f"(_u64_of({stored}) << {w.u64(sh)})")
         else:
-            base = p.shifts[first] - width * lay.offsets[lay.slots[first].var][1]
+            base = p.word(first)[1] - width * lay.offsets[lay.slots[first].var][1]
             sh_code = w.emit("h", f"_u64_of(_at({shift}, {lanes}) * {width} + {base})")
-            w.lines.append(f"    {succ} = ({succ} & ~({w.u64(mask)} << {sh_code})) | (_u64_of({stored}) << {sh_code})")
+            w.lines.append(f"    {word} = ({word} & ~({w.u64(mask)} << {sh_code})) | (_u64_of({stored}) << {sh_code})")
     w.lines.append(f"    out.append(({b}, {lanes}, {succ}))")
 
 
@@ -388,8 +403,7 @@ _RUNTIME["_at"] = _at
 
 def compile_batch_predicate(lay: Layout, packing: Packing, e: Expr) -> BatchPredicate:
     """`e` as a mask over a batch of packed states; NotVectorisable as for `compile_batch`."""
-    if packing.bits > MAX_BITS:
-        raise NotVectorisable(f"{packing.bits} bits of state (at most {MAX_BITS})")
+    _check_words(packing)
     w = _Writer(lay, packing)
     w.lines.append("    n = S.shape[0]; _ones = np.ones(n, bool)")
     result = w.truth(simplify(e, lay), ())

@@ -2,7 +2,9 @@
 
 A table of `capacity` slots in buckets of BUCKET: slot k holds ``key + 1`` (0 is
 empty; keys are packed states of at most 63 bits) and ``ref[k]``, the parent
-link, NONE for an initial state, else:
+link, NONE for an initial state. A table of `words` > 1 holds wider states as
+rows of words (`words.py`): word 0 plus 1 in `keys`, the others in `high`, and
+hashes the whole row. The parent link is, for an initial state NONE, else:
 
 - "hash" links (uint32): the parent's `fingerprint`, the high 32 bits of its
   hash. Every key with those bits has the same home bucket, so the parent is one
@@ -31,8 +33,9 @@ table alone, not the old and the new one.
 
 With a byte budget, a table that would outgrow it is spilled instead: runs of
 (hash, parent link) sorted by hash (`mix` is a bijection: the hash names the
-key) are written under a temporary directory and read back memory-mapped; the
-table starts empty again.
+key; a table of several words adds the rows, which their hash does not name)
+are written under a temporary directory and read back memory-mapped; the table
+starts empty again.
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ from collections.abc import Callable
 import numpy as np
 
 from verifier.engines.memory import give_back_pages
+from verifier.engines.words import as_ints, as_rows
 
 BUCKET = 8
 MAX_LOAD = 0.92
@@ -81,22 +85,34 @@ def unmix(hashes: np.ndarray) -> np.ndarray:
     return k ^ (k >> np.uint64(29)) ^ (k >> np.uint64(58))
 
 
+def hash_rows(keys: np.ndarray) -> np.ndarray:
+    """`mix` of each key; for rows of several words, the words mixed in one after the other."""
+    if keys.ndim == 1:
+        return mix(keys)
+    h = mix(keys[:, 0])
+    for j in range(1, keys.shape[1]):
+        h = mix(h ^ keys[:, j])
+    return h
+
+
 def fingerprint(keys: np.ndarray) -> np.ndarray:
     """The hash link that names these keys as parents: the high 32 bits of their hash, at least 1."""
-    return np.maximum(mix(keys) >> np.uint64(32), np.uint64(1)).astype(np.uint32)
+    return np.maximum(hash_rows(keys) >> np.uint64(32), np.uint64(1)).astype(np.uint32)
 
 
 class VisitedTable:
     """A set of packed states with one parent link each (see the module docstring)."""
 
-    def __init__(self, capacity: int = 1 << 14, links: str = "hash", budget_bytes: int | None = None):
-        if links not in ("hash", "key"):
-            raise ValueError(f"links must be 'hash' or 'key', not {links!r}")
+    def __init__(self, capacity: int = 1 << 14, links: str = "hash", budget_bytes: int | None = None,
+                 words: int = 1):
+        if links not in ("hash", "key") or (links == "key" and words > 1):
+            raise ValueError(f"links must be 'hash' or ('key' for one word), not {links!r}")
         self.links = links
+        self.words = words
         self.budget = budget_bytes
         self.count = 0                 # states in the table
         self.spilled = 0               # states in disk runs
-        self.runs: list[tuple[np.ndarray, np.ndarray]] = []     # (sorted hashes, parent links)
+        self.runs: list[tuple[np.ndarray, ...]] = []     # (sorted hashes, parent links[, rows])
         self._dir: str | None = None
         if budget_bytes is not None:
             capacity = min(capacity, budget_bytes // self.slot_bytes)
@@ -105,12 +121,13 @@ class VisitedTable:
     # ---- storage
     @property
     def slot_bytes(self) -> int:
-        return 8 + (4 if self.links == "hash" else 8)
+        return 8 * self.words + (4 if self.links == "hash" else 8)
 
     def _alloc(self, capacity: int) -> None:
         self.buckets = -(-capacity // BUCKET)
         self.keys = np.zeros((self.buckets, BUCKET), np.uint64)
         self.refs = np.zeros((self.buckets, BUCKET), np.uint32 if self.links == "hash" else np.uint64)
+        self.high = np.zeros((self.buckets, BUCKET, self.words - 1), np.uint64)
 
     @property
     def capacity(self) -> int:
@@ -118,28 +135,39 @@ class VisitedTable:
 
     @property
     def nbytes(self) -> int:
-        return self.keys.nbytes + self.refs.nbytes
+        return self.keys.nbytes + self.refs.nbytes + self.high.nbytes
 
     def __len__(self) -> int:
         return self.count + self.spilled
 
     def _home(self, keys: np.ndarray) -> np.ndarray:
-        return self._home_of_high(mix(keys) >> np.uint64(32))
+        return self._home_of_high(hash_rows(keys) >> np.uint64(32))
 
     def _home_of_high(self, high: np.ndarray) -> np.ndarray:
         """The home bucket of keys whose hash has these high 32 bits."""
         return (high * np.uint64(self.buckets)) >> np.uint64(32)
 
+    def _stored(self, keys: np.ndarray) -> np.ndarray:
+        """What `keys` holds for each key: its word 0 plus 1."""
+        return (keys if keys.ndim == 1 else keys[:, 0]) + np.uint64(1)
+
+    def _equal(self, rows: np.ndarray, buckets: np.ndarray, stored: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Which slots of the buckets (their `keys` rows given) hold each key."""
+        eq = rows == stored[:, None]
+        if self.words > 1:
+            eq &= (self.high[buckets] == keys[:, None, 1:]).all(axis=2)
+        return eq
+
     # ---- queries
     def find(self, keys: np.ndarray) -> np.ndarray:
         """The slot of each key in the table, -1 where absent (disk runs not searched)."""
-        stored = keys + np.uint64(1)
+        stored = self._stored(keys)
         bucket = self._home(keys).astype(np.int64)
         out = np.full(keys.shape[0], -1, np.int64)
         pending = np.arange(keys.shape[0])
         while pending.size:
             rows = self.keys[bucket[pending]]
-            found, at = _first_byte(rows == stored[pending, None])
+            found, at = _first_byte(self._equal(rows, bucket[pending], stored[pending], keys[pending]))
             out[pending[found]] = bucket[pending[found]] * BUCKET + at[found]
             full = ~found & ~_first_byte(rows == 0)[0]
             pending = pending[full]
@@ -149,11 +177,22 @@ class VisitedTable:
     def in_runs(self, keys: np.ndarray) -> np.ndarray:
         """Whether each key is in a disk run."""
         seen = np.zeros(keys.shape[0], bool)
-        hashes = mix(keys)
-        for run_hashes, _ in self.runs:
+        hashes = hash_rows(keys)
+        for run in self.runs:
+            run_hashes = run[0]
             at = np.searchsorted(run_hashes, hashes)
-            ok = at < run_hashes.shape[0]
-            seen[ok] |= run_hashes[at[ok]] == hashes[ok]
+            if self.words == 1:
+                ok = at < run_hashes.shape[0]
+                seen[ok] |= run_hashes[at[ok]] == hashes[ok]
+                continue
+            pending = np.flatnonzero(at < run_hashes.shape[0])     # rows sharing a hash lie together
+            while pending.size:
+                pending = pending[run_hashes[at[pending]] == hashes[pending]]
+                hit = (run[2][at[pending]] == keys[pending]).all(axis=1)
+                seen[pending[hit]] = True
+                pending = pending[~hit]
+                at[pending] += 1
+                pending = pending[at[pending] < run_hashes.shape[0]]
         return seen
 
     def refs_of(self, keys: np.ndarray) -> np.ndarray:
@@ -195,35 +234,42 @@ class VisitedTable:
 
     def _ref(self, key: int) -> int:
         """The parent link stored with a key (table or disk run)."""
-        k = np.array([key], np.uint64)
+        k = as_rows([key], self.words)
         slot = int(self.find(k)[0])
         if slot >= 0:
             return int(self.refs.reshape(-1)[slot])
-        h = mix(k)
-        for run_hashes, run_refs in self.runs:
+        h = hash_rows(k)
+        for run in self.runs:
+            run_hashes, run_refs = run[0], run[1]
             at = int(np.searchsorted(run_hashes, h)[0])
-            if at < run_hashes.shape[0] and run_hashes[at] == h[0]:
-                return int(run_refs[at])
+            while at < run_hashes.shape[0] and run_hashes[at] == h[0]:
+                if self.words == 1 or (run[2][at] == k[0]).all():
+                    return int(run_refs[at])
+                at += 1
         raise KeyError(key)
 
     def _holders(self, link: int) -> list[int]:
         """The stored keys whose fingerprint is `link` (table and disk runs)."""
         bucket = int(self._home_of_high(np.asarray([link], np.uint64))[0])
-        found: list[np.ndarray] = []
+        found: list[int] = []
         for _ in range(self.buckets):
             row = self.keys[bucket]
             stored = row[row != 0] - np.uint64(1)
-            found.append(stored[fingerprint(stored) == link])
+            if self.words > 1:
+                stored = np.concatenate([stored[:, None], self.high[bucket][row != 0]], axis=1)
+            found.extend(as_ints(stored[fingerprint(stored) == link]))
             if stored.shape[0] < BUCKET:
                 break
             bucket = (bucket + 1) % self.buckets
         lo = np.uint64(0 if link == 1 else link << 32)      # fingerprint 1 also stands for 0
         hi = np.uint64((link + 1) << 32) if link + 1 < 1 << 32 else None
-        for run_hashes, _ in self.runs:
+        for run in self.runs:
+            run_hashes = run[0]
             first = int(np.searchsorted(run_hashes, lo))
             last = run_hashes.shape[0] if hi is None else int(np.searchsorted(run_hashes, hi))
-            found.append(unmix(np.asarray(run_hashes[first:last])))
-        return sorted(int(k) for k in np.concatenate(found))
+            found.extend(as_ints(unmix(np.asarray(run_hashes[first:last])) if self.words == 1
+                                 else np.asarray(run[2][first:last])))
+        return sorted(found)
 
     # ---- insertion
     def reserve(self, extra: int) -> None:
@@ -247,28 +293,30 @@ class VisitedTable:
 
     def _place(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True) -> np.ndarray:
         """The mask of the keys placed now (the others were in the table already)."""
-        stored = keys + np.uint64(1)
+        stored = self._stored(keys)
         bucket = self._home(keys).astype(np.int64)
         new = np.zeros(keys.shape[0], bool)
         flat_keys, flat_refs = self.keys.reshape(-1), self.refs.reshape(-1)
         pending = np.arange(keys.shape[0])
         while pending.size:
             rows = self.keys[bucket[pending]]
-            found = _first_byte(rows == stored[pending, None])[0]
+            found = _first_byte(self._equal(rows, bucket[pending], stored[pending], keys[pending]))[0]
             has_room, free = _first_byte(rows == 0)
             room = ~found & has_room
             claim = pending[room]
             slots = bucket[claim] * BUCKET + free[room]
-            if distinct:
+            if distinct and self.words == 1:
                 flat_keys[slots] = stored[claim]         # one key wins each free slot this round
                 won = flat_keys[slots] == stored[claim]
-            else:                                        # equal keys claim the same slot: one claim wins
+            else:                                        # keys alike in word 0 claim a slot: one claim wins
                 ticket = np.arange(claim.shape[0], dtype=flat_refs.dtype)
                 flat_refs[slots] = ticket
                 won = flat_refs[slots] == ticket
                 flat_keys[slots[won]] = stored[claim[won]]
             winners = claim[won]
             flat_refs[slots[won]] = refs[winners]
+            if self.words > 1:
+                self.high.reshape(self.capacity, self.words - 1)[slots[won]] = keys[winners, 1:]
             new[winners] = True
             nxt = pending[~found & ~room]
             bucket[nxt] = (bucket[nxt] + 1) % self.buckets
@@ -279,12 +327,20 @@ class VisitedTable:
         """Move every key into a table of `capacity` slots, REHASH_SLOTS old slots at a time in
         order, giving each moved slice's pages back (see the module docstring)."""
         old_keys, old_refs = self.keys.reshape(-1), self.refs.reshape(-1)
+        old_high = self.high.reshape(self.capacity, self.words - 1)
         self._alloc(capacity)
         for lo in range(0, old_keys.shape[0], REHASH_SLOTS):
             occupied = lo + np.flatnonzero(old_keys[lo:lo + REHASH_SLOTS])
-            self._bulk_place(old_keys[occupied] - np.uint64(1), old_refs[occupied])
+            self._bulk_place(self._rows(old_keys, old_high, occupied), old_refs[occupied])
             give_back_pages(old_keys, lo, lo + REHASH_SLOTS)
             give_back_pages(old_refs, lo, lo + REHASH_SLOTS)
+            if self.words > 1:
+                give_back_pages(old_high.reshape(-1), lo * (self.words - 1), (lo + REHASH_SLOTS) * (self.words - 1))
+
+    def _rows(self, flat_keys: np.ndarray, flat_high: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """The keys held in these (occupied) slots of a table's flat arrays."""
+        first = flat_keys[slots] - np.uint64(1)
+        return first if self.words == 1 else np.concatenate([first[:, None], flat_high[slots]], axis=1)
 
     def _bulk_place(self, keys: np.ndarray, refs: np.ndarray) -> None:
         """Place distinct keys absent from the table: each home bucket takes them directly into its
@@ -301,8 +357,10 @@ class VisitedTable:
         direct = rank < BUCKET
         flat = order[direct]
         slots = sorted_home[direct] * BUCKET + rank[direct]
-        self.keys.reshape(-1)[slots] = keys[flat] + np.uint64(1)
+        self.keys.reshape(-1)[slots] = self._stored(keys[flat])
         self.refs.reshape(-1)[slots] = refs[flat]
+        if self.words > 1:
+            self.high.reshape(self.capacity, self.words - 1)[slots] = keys[flat, 1:]
         rest = order[~direct]
         if rest.size:
             self._place(keys[rest], refs[rest])
@@ -311,26 +369,28 @@ class VisitedTable:
         """Write the table to a disk run sorted by hash and empty it."""
         flat_keys = self.keys.reshape(-1)
         occupied = np.flatnonzero(flat_keys)
-        hashes = mix(flat_keys[occupied] - np.uint64(1))
+        rows = self._rows(flat_keys, self.high.reshape(self.capacity, self.words - 1), occupied)
+        hashes = hash_rows(rows)
         order = np.argsort(hashes)
-        refs = self.refs.reshape(-1)[occupied[order]]
-        del occupied, flat_keys
-        hashes = hashes[order]
-        del order
+        parts = [hashes[order], self.refs.reshape(-1)[occupied[order]]]
+        if self.words > 1:
+            parts.append(rows[order])
+        del occupied, flat_keys, rows, hashes, order
         if self._dir is None:
             self._dir = tempfile.mkdtemp(prefix="turnproof-visited-")
             weakref.finalize(self, shutil.rmtree, self._dir, True)
         n = len(self.runs)
-        paths = [os.path.join(self._dir, f"run{n}-{part}.npy") for part in ("hashes", "refs")]
-        np.save(paths[0], hashes)
-        np.save(paths[1], refs)
-        del hashes, refs
-        self.runs.append((np.load(paths[0], mmap_mode="r"), np.load(paths[1], mmap_mode="r")))
+        paths = [os.path.join(self._dir, f"run{n}-{part}.npy") for part in ("hashes", "refs", "rows")[:len(parts)]]
+        for path, part in zip(paths, parts):
+            np.save(path, part)
+        del parts
+        self.runs.append(tuple(np.load(path, mmap_mode="r") for path in paths))
         self.spilled += self.count
         self.count = 0
         capacity = self.capacity
         self.keys = np.zeros((0, BUCKET), np.uint64)          # the old table goes before the new one comes
         self.refs = np.zeros((0, BUCKET), self.refs.dtype)
+        self.high = np.zeros((0, BUCKET, self.words - 1), np.uint64)
         self._alloc(capacity if self.budget is None else min(capacity, max(BUCKET, self.budget // self.slot_bytes)))
 
     def close(self) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
+from verifier.engines.codegen import Packing
 from verifier.ir.expr import TRUE, neg
 from verifier.ir.model import Model
 from verifier.ir.props import PREV_MARK, Event, Invariant, Property, Reachable, StepInvariant, map_claim
@@ -59,7 +60,7 @@ def check(model: Model, properties: Sequence[Property], seconds: float, seed: in
             actions[k] = {i for i, a in enumerate(concrete.actions) if matches(a.name, p.action)}
         elif isinstance(p, StepInvariant):
             pair = pair or _pair_layout(concrete)
-            moves[k] = _move_check(concrete, pair, packing.bits, p)
+            moves[k] = _move_check(concrete, pair, _joiner(packing, packing_of(pair)), p)
     found: dict[int, tuple[list[int], list[tuple[int, tuple]]]] = {}
     wanted = len(targets) + len(actions) + len(moves)
     inits = [packing.pack(s) for s in initial_states(lay)]
@@ -140,23 +141,36 @@ def _look(targets: dict[int, Callable[[int], bool]], found: dict, path: list[int
 
 
 def _pair_layout(concrete: Model) -> Layout:
-    """The layout of a pair model: the plain variables followed by a `prev:` copy of each, so
-    that a move packs as `after | before << bits` (slots pack in order)."""
+    """The layout of a pair model: the plain variables followed by a `prev:` copy of each
+    (`_joiner` packs a move into it)."""
     return layout(replace(concrete, variables=concrete.variables +
                           tuple(replace(v, name=PREV_MARK + v.name) for v in concrete.variables)))
 
 
-def _move_check(concrete: Model, pair: Layout, bits: int,
+def _joiner(packing: Packing, pair: Packing) -> Callable[[int, int], int]:
+    """`join(before, after)`: a move's packed state in the pair model. Where the pair model packs
+    the `prev:` copies as the plain slots moved up by the same number of bits (slots pack in
+    order), that is `after | before << offset`; else (wide states packed by words) slot by slot."""
+    n = len(packing.shifts)
+    used = [k for k in range(n) if packing.widths[k]]
+    offset = pair.shifts[used[0] + n] - packing.shifts[used[0]] if used else 0
+    if all(pair.shifts[k] == packing.shifts[k] and pair.shifts[k + n] == packing.shifts[k] + offset for k in used):
+        return lambda before, after: after | before << offset
+    unpack, pack = packing.unpack, pair.pack
+    return lambda before, after: pack(unpack(after) + unpack(before))
+
+
+def _move_check(concrete: Model, pair: Layout, join: Callable[[int, int], int],
                 claim: StepInvariant) -> tuple[frozenset[int], Callable[[int, int], bool]]:
-    """The actions `claim` judges (by index) and `breaks(before, after)` over packed states (of
-    `bits` bits each): the expression is compiled over the pair model's layout (`_pair_layout`)."""
+    """The actions `claim` judges (by index) and `breaks(before, after)` over packed states: the
+    expression is compiled over the pair model's layout (`_pair_layout`), `join` packs a move."""
     judged = frozenset(i for i, a in enumerate(concrete.actions) if not claim.actions or
                        TRUE in (occurs(concrete, a, Event(action=name)) for name in claim.actions))
     holds = packed_predicate(pair, claim.expr)
 
     def breaks(before: int, after: int) -> bool:
         try:
-            return not holds(after | before << bits)
+            return not holds(join(before, after))
         except EvalError:        # a run-time error of the claim: the product's search reports it
             return False
 

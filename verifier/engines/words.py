@@ -1,0 +1,54 @@
+"""Packed states as numpy rows: one uint64 per state, or one row of several 64-bit words.
+
+A packing of one word (`codegen.Packing.words`, states of at most 63 bits) keeps a batch of
+states as a one-dimensional uint64 array, as the compact store always did. A wider packing
+keeps one row of `words` columns per state: column j holds bits 64 j to 64 j + 63 of the
+packed int (no slot straddles two words). These helpers convert between the two forms and
+the packed ints of the reference code, and compare rows.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+WORD_MASK = (1 << 64) - 1
+
+
+def as_rows(packed: Sequence[int], words: int) -> np.ndarray:
+    """Packed ints as a batch of states of `words` words."""
+    if words == 1:
+        return np.asarray(packed, np.uint64).reshape(-1)
+    return np.asarray([[(x >> (64 * j)) & WORD_MASK for j in range(words)] for x in packed],
+                      np.uint64).reshape(-1, words)
+
+
+def as_ints(S: np.ndarray) -> list[int]:
+    """A batch of states as packed ints."""
+    if S.ndim == 1:
+        return S.tolist()
+    out = S[:, 0].tolist()
+    for j in range(1, S.shape[1]):
+        out = [x | y << (64 * j) for x, y in zip(out, S[:, j].tolist())]
+    return out
+
+
+def key_at(S: np.ndarray, i: int) -> int:
+    """The packed int of state `i` of a batch."""
+    return int(S[i]) if S.ndim == 1 else as_ints(S[i:i + 1])[0]
+
+
+def no_states(words: int) -> np.ndarray:
+    """A batch of no states."""
+    return np.zeros(0 if words == 1 else (0, words), np.uint64)
+
+
+def sort_keys(S: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The columns of a batch as `np.lexsort` keys (the states sorted by them: equal ones together)."""
+    return (S,) if S.ndim == 1 else tuple(S[:, j] for j in reversed(range(S.shape[1])))
+
+
+def differs_from_previous(S: np.ndarray) -> np.ndarray:
+    """For each state of a batch but the first, whether it differs from the one before it."""
+    unequal = S[1:] != S[:-1]
+    return unequal if S.ndim == 1 else unequal.any(axis=1)
