@@ -54,3 +54,16 @@ def test_help_teaches_the_default(capsys):
         main(["check", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert f"Default: {DEFAULT_TIMEOUT:g} s" in text and "'none': no limit" in text
+
+
+def test_progress_shows_what_is_left_of_the_timeout(capsys):
+    from verifier.cli.common import Progress
+    from verifier.engines.base import ProgressInfo
+
+    for timeout, words in ((DEFAULT_TIMEOUT, f"{DEFAULT_TIMEOUT:.0f} s of the --timeout left"), (None, "")):
+        line = Progress(quiet=False, timeout=timeout)
+        line.enabled = True                       # as on a terminal
+        line(ProgressInfo(states=12_345, depth=7, elapsed=2.0))
+        err = capsys.readouterr().err
+        assert "12,345 states  depth 7" in err and words in err
+        assert ("--timeout" in err) == (timeout is not None)

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(Diagnostic("--update-baseline needs --baseline FILE", hint="e.g. --baseline baselines/"))
     if args.baseline:
         baseline.preflight(args.baseline, args.model, args.update_baseline)
-    progress = Progress(args.quiet)
+    progress = Progress(args.quiet, args.timeout)
     try:
         runs = check_model(args.model, run_options(args, consistency=not args.no_consistency), progress)
     finally:

@@ -78,7 +78,8 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
                    help="how the explicit search keeps its states: python (the reference) or compact: "
                         "packed states in numpy arrays (12-16 bytes each) expanded a batch at a time, for "
                         "state spaces of millions of states (a state wider than 63 bits takes several 64-bit "
-                        "words; one with a variable wider than 63 bits stays in the python store). Termination and obligation claims use the python store either way. "
+                        "words; one with a variable wider than 63 bits stays in the python store). "
+                        "Termination and obligation claims use the python store either way. "
                         "Default: python, but --engine auto goes on in the compact store once a search "
                         "passes 250,000 states; each verdict's evidence names the compact store where it "
                         "decided")
@@ -238,15 +239,20 @@ class StatusLine:
 
 
 class Progress(StatusLine):
-    """States, depth and rate of a search."""
+    """States, depth and rate of a search, and what is left of the run's --timeout."""
 
-    def __init__(self, quiet: bool):
+    CLEAR_WIDTH = 110
+
+    def __init__(self, quiet: bool, timeout: float | None = None):
         super().__init__(quiet)
         self._last = 0.0
+        self._end = None if timeout is None else time.monotonic() + timeout
 
     def __call__(self, info: ProgressInfo) -> None:
         now = time.monotonic()
         if not self.enabled or now - self._last < 0.2:
             return
         self._last = now
-        self.show(f"  {info.states:,} states  depth {info.depth}  {info.rate:,.0f} states/s  {info.elapsed:.1f} s   ")
+        left = "" if self._end is None else f"  ({max(0.0, self._end - now):.0f} s of the --timeout left)"
+        self.show(f"  {info.states:,} states  depth {info.depth}  {info.rate:,.0f} states/s  {info.elapsed:.1f} s"
+                  f"{left}   ")

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit < 0:
         raise UsageError(Diagnostic("--limit must be 0 or more"))
-    progress = Progress(args.quiet)
+    progress = Progress(args.quiet, args.timeout)
     try:
         diff = diff_versions(args.old, args.new, run_options(args, consistency=not args.no_consistency),
                              limit=args.limit, behaviours=not args.no_behaviours, progress=progress)

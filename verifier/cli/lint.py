@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from verifier.report.sarif import runs_sarif
     from verifier.runner import check_model
 
-    progress = Progress(args.quiet)
+    progress = Progress(args.quiet, args.timeout)
     options = replace(run_options(args, consistency=True), use_properties=False)
     try:
         runs = check_model(args.model, options, progress)

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     _check_names(args.models, options.params)      # before minutes of checking: two pages of one name
     all_runs = []
     for path in args.models:                       # every model is checked before anything is written
-        progress = Progress(args.quiet)
+        progress = Progress(args.quiet, args.timeout)
         try:
             all_runs.append(check_model(path, options, progress))
         finally:
