@@ -10,6 +10,7 @@ from verifier.cli import build_parser, config, main
 from verifier.cli.common import DEFAULT_TIMEOUT, run_options
 
 MINI = Path(__file__).parent / "fixtures" / "core" / "mini.yaml"
+PROPS = MINI.with_name("mini_props.yaml")
 
 
 @pytest.mark.parametrize("command", ["check", "lint", "report", "diff"])
@@ -67,3 +68,17 @@ def test_progress_shows_what_is_left_of_the_timeout(capsys):
         err = capsys.readouterr().err
         assert "12,345 states  depth 7" in err and words in err
         assert ("--timeout" in err) == (timeout is not None)
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    ([], f"(--timeout {DEFAULT_TIMEOUT:g} s, the default;"), (["--timeout", "none"], "(no --timeout;")])
+def test_a_run_the_budget_left_open_says_how_to_give_it_more(extra, words, capsys):
+    few_states = ["--engine", "explicit", "--max-states", "3"]
+    assert main(["check", str(MINI), "-q", "--no-consistency", "-p", str(PROPS), *few_states, *extra]) == 3
+    err = capsys.readouterr().err
+    assert "left UNKNOWN by the budget " + words in err and "--timeout none" in err
+
+
+def test_a_decided_run_has_no_budget_note(capsys):
+    assert main(["check", str(MINI), "-q", "--no-consistency", "-p", str(PROPS)]) == 0
+    assert "UNKNOWN" not in capsys.readouterr().err

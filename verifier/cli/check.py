@@ -12,6 +12,7 @@ from verifier.cli.common import (
     Progress,
     add_model_options,
     add_output_options,
+    budget_note,
     exit_code,
     run_options,
     write_output,
@@ -88,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     write_output(text, args.output)
     if gate is not None and (args.format != "text" or args.output is not None):
         sys.stderr.write(gate.text())
+    sys.stderr.write(budget_note(runs, args.timeout))
     if gate is None:
         return exit_code(runs)
     if gate.exit_code == EXIT_OK and any(run.analyses_unknown for run in runs):

@@ -206,6 +206,22 @@ def left_unknown(runs: Sequence[ModelRun]) -> bool:
                for r in results) or any(run.analyses_unknown for run in runs)
 
 
+def budget_note(runs: Sequence[ModelRun], timeout: float | None) -> str:
+    """A closing line (for standard error) where the budget left claims or analyses open:
+    which budget it was and how to give more."""
+    from verifier.result import Verdict
+
+    if not left_unknown(runs):
+        return ""
+    open_claims = sum(r.verdict is Verdict.UNKNOWN for run in runs for r in run.results)
+    what = " and ".join(x for x in (f"{open_claims} claim{'s' * (open_claims != 1)}" if open_claims else "",
+                                    "the analyses" if any(run.analyses_unknown for run in runs) else "") if x)
+    budget = "no --timeout" if timeout is None else \
+        f"--timeout {timeout:g} s{', the default' if timeout == DEFAULT_TIMEOUT else ''}"
+    return (f"{what} left UNKNOWN by the budget ({budget}; each reason says what stopped it): a larger "
+            "--timeout or --max-memory, or --timeout none, gives them more\n")
+
+
 def write_output(text: str, output: str | None) -> None:
     """To standard output (no -o, or `-o -`), or atomically to a file (see `files.write_atomic`)."""
     if output is None or output == "-":

@@ -17,6 +17,7 @@ from verifier.cli.common import (
     Progress,
     add_model_options,
     add_output_options,
+    budget_note,
     run_options,
     write_output,
 )
@@ -88,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = render_lint(runs, color=args.output is None and sys.stdout.isatty()) + note
     write_output(text, args.output)
+    sys.stderr.write(budget_note(runs, args.timeout))
     if any(run.new_findings for run in runs):
         return EXIT_FAILED
     return EXIT_UNKNOWN if any(run.analyses_unknown for run in runs) else EXIT_OK

@@ -5,7 +5,16 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from verifier.cli.common import EXIT_BUG_HELP, EXIT_UNKNOWN, Progress, add_model_options, exit_code, left_unknown, run_options
+from verifier.cli.common import (
+    EXIT_BUG_HELP,
+    EXIT_UNKNOWN,
+    Progress,
+    add_model_options,
+    budget_note,
+    exit_code,
+    left_unknown,
+    run_options,
+)
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
@@ -112,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         sys.stderr.write(f"wrote {len(written)} files to {args.output}: index.html, index.md and "
                          f"{len(pages)} game page{'s' if len(pages) != 1 else ''}\n")
+    sys.stderr.write(budget_note([run for runs in all_runs for run in runs], args.timeout))
     if args.gate:
         return max((exit_code(runs) for runs in all_runs), key=lambda c: {0: 0, 3: 1, 1: 2}.get(c, 3))
     cut_short = past_deadline() or any(left_unknown(runs) for runs in all_runs)
