@@ -1,6 +1,6 @@
 """Explicit-engine throughput: states/s and bytes/state on models with a million states or more.
 
-Run: python -m bench [--repeat N] [--spin] [--store compact] [--workers N] [MODEL.yaml ...]
+Run: python -m bench [--repeat N] [--spin] [--store compact] [--workers N] [--printed] [MODEL.yaml ...]
 Each model is explored in a fresh process (so memory figures do not mix);
 the table gives the median over the repetitions of the whole exploration's
 time (with --workers, starting the local cluster included), of the search
@@ -16,7 +16,8 @@ up, "worker MB" the largest worker's peak and "client MB" the peak of the
 process that starts the cluster and the levels. With --spin, the same model
 is exported to Promela and SPIN's exhaustive search (compiled pan, no partial
 order reduction, its depth-first stack cycled to disk: -DSC) is timed too, by
-pan's own clock: both must store the same number of states.
+pan's own clock: both must store the same number of states. With --printed, each
+model is explored at the values its rules print (its `printed:` map).
 """
 from __future__ import annotations
 
@@ -48,7 +49,10 @@ def rss():
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 if __name__ == "__main__":
-    model = load_model(sys.argv[1]).instantiate()
+    model = load_model(sys.argv[1])
+    if sys.argv[4] == "printed":
+        model = load_model(sys.argv[1], dict(model.printed))
+    model = model.instantiate()
     store, workers = sys.argv[2], int(sys.argv[3])
     before, cpu = rss(), time.process_time()
     start = time.perf_counter()
@@ -72,13 +76,14 @@ if __name__ == "__main__":
 """
 
 
-def measure(path: Path, store: str = "python", workers: int = 1) -> dict:
+def measure(path: Path, store: str = "python", workers: int = 1, printed: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp, "probe.py")            # a file, so that Dask's worker processes can start
         probe.write_text(PROBE)
         source = str(HERE.parent)                # this checkout's verifier, also in Dask's worker processes
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))}
-        out = subprocess.run([sys.executable, str(probe), str(path), store, str(workers)], capture_output=True,
+        out = subprocess.run([sys.executable, str(probe), str(path), store, str(workers),
+                              "printed" if printed else "given"], capture_output=True,
                              text=True, check=True, cwd=Path.cwd(), env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -124,14 +129,17 @@ def main() -> None:
     parser.add_argument("--store", choices=("python", "compact"), default="python",
                         help="the explicit engine's store (default python, the reference)")
     parser.add_argument("--workers", type=int, default=1, help="compact search across N Dask worker processes")
+    parser.add_argument("--printed", action="store_true", help="explore each model at its printed values")
     args = parser.parse_args()
     if args.spin and shutil.which("spin") is None:
         parser.error("--spin needs SPIN (apt-get install spin)")
+    if args.spin and args.printed:
+        parser.error("--spin exports each model at its given values: leave out --printed")
     workers = args.workers > 1
     print(f"{'model':<16}{'states':>12}{'transitions':>14}{'median s':>10}{'search s':>10}{'states/s':>12}"
           f"{'CPU s':>9}{'bytes/state':>13}" + (f"{'worker MB':>11}{'client MB':>11}" if workers else f"{'peak MB':>9}"))
     for path in args.models:
-        runs = [measure(path, args.store, args.workers) for _ in range(args.repeat)]
+        runs = [measure(path, args.store, args.workers, args.printed) for _ in range(args.repeat)]
         secs = statistics.median(r["seconds"] for r in runs)
         search = statistics.median(r["search"] for r in runs)
         states = runs[0]["states"]

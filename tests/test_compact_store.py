@@ -202,6 +202,17 @@ def test_a_state_of_several_words_packs_each_variable_into_one_word():
     replay(layout(model), mine.trace_to(far))
 
 
+def test_a_search_of_two_words_spills_to_disk_and_keeps_every_state_and_parent():
+    model = widened(counter(40), 55, 20, steps=False)        # 1,600 states over 79 levels, in 2 words
+    mine = explore_compact(model, visited_budget=16 * 1024)
+    assert mine.table.runs and mine.table.words == 2, "the budget was meant to force a spill"
+    assert len(mine) == 1600 and mine.complete
+    far = packing_of(layout(model)).pack((0, 39, 39, 0))
+    assert len(mine.chain(far)) == 79
+    replay(layout(model), mine.trace_to(far))
+    mine.table.close()
+
+
 def test_a_variable_wider_than_a_word_is_not_vectorised():
     wide = Model("wide", variables=(Variable("v", IntType(Const(0), Const(255)), index=IntType(Const(0), Const(8)),
                                              init=(Const(0),)),), actions=())

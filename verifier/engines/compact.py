@@ -45,6 +45,7 @@ from verifier.trace import Trace, build_trace
 
 CHUNK = 8192
 VECTOR_MIN = 256          # smaller batches (narrow BFS levels) go state by state: numpy's per-call cost
+TRIM_FROM = 4 << 20       # bytes of a BFS level from which the heap is trimmed once it is expanded
 
 
 class TooWide(Exception):
@@ -279,6 +280,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
             unexpanded = list(level)
             break
         space.levels += 1
+        level_bytes = sum(piece.nbytes for piece in level)
         nxt: deque[np.ndarray] = deque()
         for S in _chunks(level):
             status = search.chunk(S, nxt)
@@ -293,7 +295,8 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
             order.append(np.concatenate(nxt))
         level = nxt
         del nxt
-        give_back_freed()                   # the expanded level and the chunks' arrays
+        if level_bytes >= TRIM_FROM:        # a narrow level frees little, and a trim costs milliseconds
+            give_back_freed()               # the expanded level and the chunks' arrays
     if unexpanded:
         search.watch(np.concatenate(unexpanded))
     space.seconds = time.perf_counter() - start

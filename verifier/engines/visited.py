@@ -154,8 +154,10 @@ class VisitedTable:
     def _equal(self, rows: np.ndarray, buckets: np.ndarray, stored: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """Which slots of the buckets (their `keys` rows given) hold each key."""
         eq = rows == stored[:, None]
-        if self.words > 1:
-            eq &= (self.high[buckets] == keys[:, None, 1:]).all(axis=2)
+        if self.words > 1:                       # the other words, where word 0 matches
+            lane, at = np.nonzero(eq)
+            other = ~(self.high[buckets[lane], at] == keys[lane, 1:]).all(axis=1)
+            eq[lane[other], at[other]] = False
         return eq
 
     # ---- queries
