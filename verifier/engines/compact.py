@@ -45,7 +45,7 @@ from verifier.trace import Trace, build_trace
 
 CHUNK = 8192
 VECTOR_MIN = 256          # smaller batches (narrow BFS levels) go state by state: numpy's per-call cost
-TRIM_FROM = 4 << 20       # bytes of a BFS level from which the heap is trimmed once it is expanded
+TRIM_FROM = 4 << 20       # bytes of BFS levels expanded since the heap was last trimmed that call for a trim
 
 
 class TooWide(Exception):
@@ -274,13 +274,14 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     search = _Search(space, expansion, watches, state_limit, tick)
     unexpanded = [] if space.complete else list(level)     # stored, not expanded when the search stops
     last_report = start
+    untrimmed = 0
     while space.complete and level:
         if space.levels >= depth_limit:
             space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
             unexpanded = list(level)
             break
         space.levels += 1
-        level_bytes = sum(piece.nbytes for piece in level)
+        untrimmed += sum(piece.nbytes for piece in level)
         nxt: deque[np.ndarray] = deque()
         for S in _chunks(level):
             status = search.chunk(S, nxt)
@@ -295,10 +296,13 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
             order.append(np.concatenate(nxt))
         level = nxt
         del nxt
-        if level_bytes >= TRIM_FROM:        # a narrow level frees little, and a trim costs milliseconds
-            give_back_freed()               # the expanded level and the chunks' arrays
+        if untrimmed >= TRIM_FROM:          # narrow levels free little, and a trim costs milliseconds
+            give_back_freed()               # the expanded levels and the chunks' arrays
+            untrimmed = 0
     if unexpanded:
         search.watch(np.concatenate(unexpanded))
+    if untrimmed:
+        give_back_freed()
     space.seconds = time.perf_counter() - start
     if progress is not None:
         progress(ProgressInfo(len(table), space.max_depth, space.seconds))
