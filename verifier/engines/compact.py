@@ -37,7 +37,7 @@ from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_
 from verifier.engines.memory import give_back_freed
 from verifier.engines.vecgen import MAX_BITS, BatchCode, NotVectorisable, compile_batch, compile_batch_predicate
 from verifier.engines.visited import VisitedTable
-from verifier.engines.words import as_ints, as_rows, differs_from_previous, key_at, no_states, sort_keys
+from verifier.engines.words import as_ints, as_rows, differs_from_previous, key_at, no_states, rows_at, sort_keys
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
 from verifier.semantics import EvalError, Layout, initial_states, layout
@@ -400,27 +400,28 @@ class _Search:
         if not f.succ.shape[0]:
             return None
         order = np.lexsort((f.pos, f.lanes, *sort_keys(f.succ)))     # by successor, then first firing
-        succ = f.succ[order]
+        succ = rows_at(f.succ, order)
         first = np.ones(succ.shape[0], bool)
         first[1:] = differs_from_previous(succ)
-        order, cand = order[first], succ[first]                  # distinct, sorted successors
+        first = np.flatnonzero(first)
+        order, cand = order[first], rows_at(succ, first)         # distinct, sorted successors
         table.reserve(cand.shape[0])                             # may spill the table to a disk run
         if table.runs:
-            fresh = ~table.in_runs(cand)
-            order, cand = order[fresh], cand[fresh]
+            fresh = np.flatnonzero(~table.in_runs(cand))
+            order, cand = order[fresh], rows_at(cand, fresh)
         status = None
         if self.state_limit is not None and len(table) + cand.shape[0] > self.state_limit:
-            unseen = table.find(cand) < 0
-            order, cand = order[unseen], cand[unseen]
+            unseen = np.flatnonzero(table.find(cand) < 0)
+            order, cand = order[unseen], rows_at(cand, unseen)
             ranked = np.lexsort((f.pos[order], f.lanes[order]))
             room = self.state_limit - len(table)
             if room < cand.shape[0]:
                 status = f"--max-states {self.state_limit} reached"
                 self.full_at = int(f.lanes[order[ranked[room]]])     # the reference stops in this state
             keep = np.sort(ranked[:room])
-            order, cand = order[keep], cand[keep]
+            order, cand = order[keep], rows_at(cand, keep)
         new = table.insert(cand, table.refs_of(S)[f.lanes[order]])
         ranked = np.lexsort((f.pos[order[new]], f.lanes[order[new]]))
         if ranked.shape[0]:
-            nxt.append(f.succ[order[new][ranked]])
+            nxt.append(rows_at(f.succ, order[new][ranked]))
         return status

@@ -274,7 +274,7 @@ class _Writer:
         return [simplify(substitute(e.body, {e.var: Const(i)}), self.lay) for i in range(lo.value, hi.value + 1)]
 
 
-_RUNTIME = {"np": np, "_any": np.any, "_i64": np.int64, "_u64": np.uint64, "_T": np.True_, "_F": np.False_,
+_RUNTIME = {"np": np, "_any": np.any, "_take": np.take, "_i64": np.int64, "_u64": np.uint64, "_T": np.True_, "_F": np.False_,
             "_clip": np.clip, "_where": np.where, "_abs": np.abs, "_min": np.minimum, "_max": np.maximum}
 
 
@@ -368,7 +368,7 @@ def _block(w: _Writer, b: int, action: Action, alive: str) -> None:
         writes.append((value, first, shift, static))
     m = w.mask(ctx)
     lanes = w.emit("l", f"np.flatnonzero({m})")
-    succ = w.emit("t", f"S[{lanes}]")
+    succ = w.emit("t", f"S[{lanes}]" if p.words == 1 else f"_take(S, {lanes}, axis=0)")
     for value, first, shift, static in writes:
         width, lo = p.widths[first], p.los[first]
         if not width:

@@ -49,7 +49,7 @@ from collections.abc import Callable
 import numpy as np
 
 from verifier.engines.memory import give_back_pages
-from verifier.engines.words import as_ints, as_rows
+from verifier.engines.words import as_ints, as_rows, rows_at
 
 BUCKET = 8
 MAX_LOAD = 0.92
@@ -151,12 +151,17 @@ class VisitedTable:
         """What `keys` holds for each key: its word 0 plus 1."""
         return (keys if keys.ndim == 1 else keys[:, 0]) + np.uint64(1)
 
-    def _equal(self, rows: np.ndarray, buckets: np.ndarray, stored: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        """Which slots of the buckets (their `keys` rows given) hold each key."""
+    def _equal(self, rows: np.ndarray, buckets: np.ndarray, stored: np.ndarray, keys: np.ndarray,
+               pending: np.ndarray) -> np.ndarray:
+        """Which slots of the buckets (their `keys` rows given) hold each pending key."""
         eq = rows == stored[:, None]
         if self.words > 1:                       # the other words, where word 0 matches
-            lane, at = np.nonzero(eq)
-            other = ~(self.high[buckets[lane], at] == keys[lane, 1:]).all(axis=1)
+            hit = np.flatnonzero(eq.view(np.uint64).reshape(-1))      # a bucket's BUCKET bools: 8 bytes
+            if not hit.size:
+                return eq
+            lane, at = np.nonzero(eq[hit])
+            lane = hit[lane]
+            other = ~(self.high[buckets[lane], at] == np.take(keys, pending[lane], axis=0)[:, 1:]).all(axis=1)
             eq[lane[other], at[other]] = False
         return eq
 
@@ -169,7 +174,7 @@ class VisitedTable:
         pending = np.arange(keys.shape[0])
         while pending.size:
             rows = self.keys[bucket[pending]]
-            found, at = _first_byte(self._equal(rows, bucket[pending], stored[pending], keys[pending]))
+            found, at = _first_byte(self._equal(rows, bucket[pending], stored[pending], keys, pending))
             out[pending[found]] = bucket[pending[found]] * BUCKET + at[found]
             full = ~found & ~_first_byte(rows == 0)[0]
             pending = pending[full]
@@ -302,7 +307,7 @@ class VisitedTable:
         pending = np.arange(keys.shape[0])
         while pending.size:
             rows = self.keys[bucket[pending]]
-            found = _first_byte(self._equal(rows, bucket[pending], stored[pending], keys[pending]))[0]
+            found = _first_byte(self._equal(rows, bucket[pending], stored[pending], keys, pending))[0]
             has_room, free = _first_byte(rows == 0)
             room = ~found & has_room
             claim = pending[room]
@@ -318,7 +323,7 @@ class VisitedTable:
             winners = claim[won]
             flat_refs[slots[won]] = refs[winners]
             if self.words > 1:
-                self.high.reshape(self.capacity, self.words - 1)[slots[won]] = keys[winners, 1:]
+                self.high.reshape(self.capacity, self.words - 1)[slots[won]] = np.take(keys, winners, axis=0)[:, 1:]
             new[winners] = True
             nxt = pending[~found & ~room]
             bucket[nxt] = (bucket[nxt] + 1) % self.buckets
@@ -342,7 +347,7 @@ class VisitedTable:
     def _rows(self, flat_keys: np.ndarray, flat_high: np.ndarray, slots: np.ndarray) -> np.ndarray:
         """The keys held in these (occupied) slots of a table's flat arrays."""
         first = flat_keys[slots] - np.uint64(1)
-        return first if self.words == 1 else np.concatenate([first[:, None], flat_high[slots]], axis=1)
+        return first if self.words == 1 else np.concatenate([first[:, None], np.take(flat_high, slots, axis=0)], axis=1)
 
     def _bulk_place(self, keys: np.ndarray, refs: np.ndarray) -> None:
         """Place distinct keys absent from the table: each home bucket takes them directly into its
@@ -359,13 +364,14 @@ class VisitedTable:
         direct = rank < BUCKET
         flat = order[direct]
         slots = sorted_home[direct] * BUCKET + rank[direct]
-        self.keys.reshape(-1)[slots] = self._stored(keys[flat])
+        placed = rows_at(keys, flat)
+        self.keys.reshape(-1)[slots] = self._stored(placed)
         self.refs.reshape(-1)[slots] = refs[flat]
         if self.words > 1:
-            self.high.reshape(self.capacity, self.words - 1)[slots] = keys[flat, 1:]
+            self.high.reshape(self.capacity, self.words - 1)[slots] = placed[:, 1:]
         rest = order[~direct]
         if rest.size:
-            self._place(keys[rest], refs[rest])
+            self._place(rows_at(keys, rest), refs[rest])
 
     def spill(self) -> None:
         """Write the table to a disk run sorted by hash and empty it."""
