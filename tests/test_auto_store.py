@@ -34,7 +34,7 @@ SWITCH = 5           # far below the fixture's 41 reachable states
 def decide(model, claims, engine, budget=Budget()):
     """The claims as the runner decides them (monitored claims on their products, the capped
     search of a product shared by several)."""
-    def capped(m, cs, cap):
+    def capped(m, cs, cap, _expected):
         search = getattr(engine, "check_explicit", engine.check)
         return search(m, cs, replace(budget, max_states=cap))
     return run_claims(model, claims, lambda m, cs: engine.check(m, cs, budget), capped)

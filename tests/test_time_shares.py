@@ -22,13 +22,16 @@ from verifier.engines.explicit import ExplicitEngine, seconds_to_finish
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
 from verifier.ir.props import Invariant, Reachable, Terminates
-from verifier.lang import load_model
+from verifier.lang import load_model, load_properties
+from verifier.props import schedule
+from verifier.props.plan import PRODUCT_STATES, run_claims
 from verifier.props.schedule import FIRST_PASS, MIN_SECONDS, first_pass, second_pass
 from verifier.result import CheckResult, Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
 
 MINI = Path(__file__).parent / "fixtures" / "core" / "mini.yaml"     # one parameter, DECK
+ORDER = Path(__file__).parent / "fixtures" / "props"                   # order.yaml: 41 states, monitored claims
 SIDE = 400      # three counters 0..SIDE: 64 M states, far more than a search covers in a few seconds
 
 
@@ -105,7 +108,8 @@ def test_calls_share_the_pass_in_proportion_to_their_claims():
     assert untimed.end is None and untimed.share(props[:1]) == Budget(timeout=100.0)
     assert second_pass(Budget(timeout=100.0), 3) is None
 
-    assert step.share(props[:1]).finish_by == step.end      # a search about to finish may run to the pass's end
+    assert step.share(props[:1]).finish_by == step.budget.deadline     # a search about to finish may run to the
+    #                                                                    run's end (else the second pass starts it again)
 
 
 def test_the_projection_of_a_search_that_is_about_to_finish():
@@ -251,3 +255,107 @@ def test_z3_rounds_give_every_claim_of_a_call_its_turn(monkeypatch):
     first_round = sum(given[f"hard-{i}"][0] for i in range(5)) + given["easy"][0]
     assert 2.5 < first_round <= 3.0 + 0.05                                # half the time
     assert all(given[f"hard-{i}"][1] > 0.4 for i in range(5))            # the rest, evenly
+
+
+def test_a_search_whose_levels_give_no_projection_goes_on_while_its_expected_states_do():
+    plateau = [0, 100, 200, 300, 400]          # levels of 100 states each: not shrinking, no projection by them
+    assert seconds_to_finish(plateau, 400, 500, 4.0) is None
+    assert seconds_to_finish(plateau, 400, 500, 4.0, expected=1000) == pytest.approx((1000 - 400) / 100)
+    assert seconds_to_finish(plateau, 400, 1000, 4.0, expected=1000) is None     # as many found: past the estimate
+    assert seconds_to_finish(plateau, 400, 500, 4.0, cap=500, expected=1000) is None    # the cap stops it first
+    shrinking = [0, 100, 300, 400, 450]        # the levels' projection, where there is one, comes first
+    assert seconds_to_finish(shrinking, 400, 470, 4.0, expected=10_000) == pytest.approx(1.0)
+
+    now = [0.0]
+    budget = Budget(timeout=60.0, deadline=time.monotonic() + 10.0, finish_by=time.monotonic() + 20.0)
+
+    def ticker(expected):       # at level 4 (states 400 to 500), its first 80 with 100 successors: still growing
+        space = SimpleNamespace(levels=plateau, seen=set(), state_limit=-1)
+        tick = explicit._ticker(space, replace(budget, expected_states=expected), None, 0.0, clock=lambda: now[0])
+        now[0] = 5.0
+        assert tick(400, 500, 4) is None                   # within its share
+        now[0] = 12.0                                      # past it, 8 s before finish_by
+        return tick
+
+    assert ticker(700)(480, 600, 4) is None                # 220 more at 480 in 12 s: 5.5 s
+    assert ticker(1000)(480, 600, 4) is not None           # 520 more: 13 s, too late
+    assert ticker(600)(480, 600, 4) is not None            # as many as expected found: it stops
+    assert ticker(None)(480, 600, 4) is not None           # no estimate: the share is the limit
+    compact = explicit._ticker_compact(replace(budget, expected_states=450), 0.0, 100, clock=lambda: now[0])
+    now[0] = 1.0
+    for stored, depth in [(1, 0), (100, 1), (200, 2), (300, 3)]:    # levels of 100 states: no projection by them
+        assert compact(stored, depth) is None
+    now[0] = 12.0                  # past its share: 300 expanded in 12 s, 150 more to the 450 expected: 6 s
+    assert compact(400, 3) is None
+    now[0] = 21.0                                           # past finish_by: it stops whatever the projection
+    assert compact(420, 3) == "--timeout 60 s reached"
+
+
+def test_a_shared_product_is_expected_to_find_a_multiple_of_its_models_states():
+    model = load_model(str(ORDER / "order.yaml"), variant="strict")
+    claims = load_properties(str(ORDER / "order_props.yaml"), model)
+    asked = []
+
+    def capped(m, cs, cap, expected):
+        asked.append((cap, expected))
+        return ExplicitEngine().check(m, cs, replace(Budget(), max_states=cap))
+
+    run_claims(model, claims, lambda m, cs: ExplicitEngine().check(m, cs, Budget()), capped)
+    ((cap, expected),) = asked                    # one product shared by the monitored claims
+    assert expected == PRODUCT_STATES * 41 < cap  # the cap: each claim's product as large as the model
+
+
+class _Overrunning:
+    """An engine that decides every claim at once, except `hard`, on which it moves the (fake)
+    clock on by `overrun` seconds the first time, past its share and its pass's end, as a Z3
+    call may; the second time it gives up at once."""
+
+    name = "stub"
+
+    def __init__(self, clock: list[float], overrun: float):
+        self.clock, self.overrun = clock, overrun
+        self.calls: dict[str, int] = {}
+
+    def check(self, model, properties, budget, progress=None):
+        for p in properties:
+            self.calls[p.id] = self.calls.get(p.id, 0) + 1
+        if any(p.id == "hard" for p in properties) and self.calls["hard"] == 1:
+            self.clock[0] += self.overrun
+        return [CheckResult(p, Verdict.UNKNOWN if p.id == "hard" else Verdict.HOLDS, "stub", reason="gave up"
+                            if p.id == "hard" else "") for p in properties]
+
+
+@pytest.mark.parametrize("analyses_wait", [False, True])
+def test_a_call_that_would_start_after_its_pass_is_not_started(monkeypatch, analyses_wait):
+    now = [time.monotonic()]
+    clock = lambda: now[0]                                                   # noqa: E731
+    engine = _Overrunning(now, overrun=70.0)          # the first pass ends at 60 s of the 100, the run at 100
+    monkeypatch.setattr(runner, "make_engine", lambda _name, _search: engine)
+    monkeypatch.setattr(runner, "free_cpus", lambda: 1)       # the analyses, if any, after the claims
+    monkeypatch.setattr(runner, "first_pass", lambda b, n: schedule.first_pass(b, n, clock=clock))
+    monkeypatch.setattr(runner, "second_pass", lambda b, n: schedule.second_pass(b, n, clock=clock))
+    model = load_model(str(MINI), variant="strict")
+    hard = Invariant(id="hard", expr=Const(True), for_every=("DECK",))    # a call of its own, first ...
+    easy = [Invariant(id=f"easy-{i}", expr=Const(True)) for i in range(3)]  # ... then these
+    budget = Budget(timeout=100.0, deadline=now[0] + 100.0)
+    options = runner.RunOptions(budget=budget, consistency=analyses_wait, vacuity=False)
+    (run,) = runner.check_loaded(str(MINI), [model], [([hard, *easy], None)], options)
+    verdicts = {r.property.id: (r.verdict, r.reason) for r in run.results}
+    if analyses_wait:                      # no second pass: the easy claims are left UNKNOWN, never started
+        assert engine.calls == {"hard": 1}
+        assert all(verdicts[f"easy-{i}"] == (Verdict.UNKNOWN, runner.NOT_STARTED) for i in range(3)), verdicts
+    else:                                  # the second pass starts them with the 30 s left
+        assert engine.calls == {"hard": 2, "easy-0": 1, "easy-1": 1, "easy-2": 1}
+        assert all(verdicts[f"easy-{i}"][0] is Verdict.HOLDS for i in range(3)), verdicts
+
+
+def test_a_pass_is_over_at_its_end_on_its_clock():
+    now = [100.0]
+    step = first_pass(Budget(timeout=10.0, deadline=110.0), 10, clock=lambda: now[0])
+    assert step.end == pytest.approx(100.0 + FIRST_PASS * 10.0) and not step.over()
+    assert step.share([Invariant(id="a", expr=Const(True))]).deadline == pytest.approx(100.0 + MIN_SECONDS)
+    now[0] = step.end
+    assert step.over()
+    assert not first_pass(Budget(timeout=10.0), 2, clock=lambda: now[0]).over()       # no run deadline: never
+    later = second_pass(Budget(timeout=10.0, deadline=110.0), 1, clock=lambda: now[0])
+    assert later is not None and later.end == 110.0 and not later.over()

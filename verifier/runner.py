@@ -227,8 +227,12 @@ def _decide_claims(model: Model, props: list[Property], engine: Engine, options:
 
 def _one_pass(model: Model, props: list[Property], engine: Engine, options: RunOptions,
               progress: ProgressFn | None, step: Pass, decided: dict[str, CheckResult]) -> None:
+    """One pass over `props`; a call that would start once the pass is over is not started
+    (`_not_started`: its claims are left to the second pass, if there is one)."""
     for freed, group in _by_free_parameters(model, props):
         def check(m: Model, claims: Sequence[Property], freed: Model = freed) -> list[CheckResult]:
+            if step.over():
+                return _not_started(m, claims)
             if m is not freed:           # a monitor product: its results are merged into the claim's; one
                 shared = len({c.id for c in claims}) > 1    # shared by several is a first try (`together`)
                 return engine.check(m, claims, step.share(claims, reached=not shared), progress)
@@ -243,6 +247,13 @@ def _one_pass(model: Model, props: list[Property], engine: Engine, options: RunO
         run_claims(freed, group, check, _capped_search(engine, options, step, progress) if freed.is_concrete else None,
                    decided=decided, moves=_random_moves(engine, options, step) if freed.is_concrete else None,
                    together=getattr(engine, "stopped_at_cap", None) if options.engine == "auto" else None)
+
+
+NOT_STARTED = "not started: the time of its pass over the claims (--timeout) was spent"
+
+
+def _not_started(model: Model, claims: Sequence[Property]) -> list[CheckResult]:
+    return [CheckResult(c, Verdict.UNKNOWN, "none", reason=NOT_STARTED, params=model.param_values) for c in claims]
 
 
 def _undecided(r: CheckResult) -> bool:
@@ -336,9 +347,12 @@ def _capped_search(engine: Engine, options: RunOptions, step: Pass, progress: Pr
     if search is None:
         return None
 
-    def run(model: Model, claims: list[Property], cap: int):
+    def run(model: Model, claims: list[Property], cap: int, expected: int):
+        if step.over():
+            return _not_started(model, claims)
         budget = step.share(claims, reached=False)     # the claims it leaves open are checked again
-        return search(model, claims, replace(budget, max_states=min(cap, budget.max_states or cap)), progress)
+        return search(model, claims, replace(budget, max_states=min(cap, budget.max_states or cap),
+                                             expected_states=expected or None), progress)
 
     return run
 
@@ -350,7 +364,7 @@ def _random_moves(engine: Engine, options: RunOptions, step: Pass):
     moves = getattr(engine, "check_moves", None) if options.engine == "auto" else None
     if moves is None:
         return None
-    return lambda model, claims: moves(model, claims, step.share(claims, reached=False))
+    return lambda model, claims: [] if step.over() else moves(model, claims, step.share(claims, reached=False))
 
 
 def _with_findings(runs: list[ModelRun], findings: list[Finding]) -> list[ModelRun]:

@@ -16,7 +16,7 @@ Policy:
   faster; the same states in the same order, so the same verdicts and traces)
   for the state claims it left open (under a run deadline for no longer than the
   python store would have taken to EXPLICIT_STATES, unless its levels project it to
-  finish within the pass), and the termination and obligation claims
+  finish within the run), and the termination and obligation claims
   stay with the python store (they need its edges) under EXPLICIT_STATES. A
   monitor product of a model whose search passed the switch goes to the compact
   store directly. A state with a variable wider than the compact store's 63-bit
@@ -342,8 +342,8 @@ class Searched:
 def _as_long_as_python(budget: Budget, probe: StateSpace) -> Budget:
     """`budget`, under a run deadline, with no more time than the python store would have taken to
     EXPLICIT_STATES at the rate of `probe` (a compact search that cannot finish leaves random runs
-    and Z3 the time they had; it goes on past that only while projected to finish by the pass's end,
-    `Budget.finish_by`)."""
+    and Z3 the time they had; it goes on past that only while projected to finish by `Budget.finish_by`,
+    the run's end)."""
     if budget.deadline is None or probe.seconds <= 0:
         return budget
     seconds = max(0, EXPLICIT_STATES - len(probe)) * probe.seconds / len(probe)

@@ -24,11 +24,13 @@ class Budget:
     deadline: float | None = None       # time.monotonic() by which the whole run ends (--timeout)
     finish_by: float | None = None      # time.monotonic() until which a search projected to finish by then
                                         # may run past `deadline` (`explicit.seconds_to_finish`)
+    expected_states: int | None = None  # the states a search is expected to find at most (a monitor product:
+                                        # a multiple of its model's), for that projection where its levels give none
 
-    def time_left(self) -> float | None:
-        """Seconds a search started now may take: `timeout`, cut by what is left of the run's
-        deadline (None: unlimited)."""
-        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+    def time_left(self, now: float | None = None) -> float | None:
+        """Seconds a search started now (time.monotonic(), or `now`) may take: `timeout`, cut by
+        what is left of the run's deadline (None: unlimited)."""
+        left = None if self.deadline is None else max(0.0, self.deadline - (time.monotonic() if now is None else now))
         if self.timeout is None:
             return left
         return self.timeout if left is None else min(self.timeout, left)

@@ -165,7 +165,8 @@ def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, star
             level[:] = [depth, n]
         if limit is not None and now - start > limit and not (
                 finish is not None and _finishes_within(space.levels, i, n, now - start, finish, level[1],
-                                                        space.state_limit if space.state_limit >= 0 else None)):
+                                                        space.state_limit if space.state_limit >= 0 else None,
+                                                        budget.expected_states)):
             return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
         if over_soft(budget.max_memory_mb, table_growth(space.seen)):
             return memory_words
@@ -182,7 +183,8 @@ MARGIN = 1.25        # ... when its projected time, this many times over, fits i
 
 
 def seconds_to_finish(levels: Sequence[int], head: int, stored: int, elapsed: float,
-                      level_end: int | None = None, cap: int | None = None) -> float | None:
+                      level_end: int | None = None, cap: int | None = None,
+                      expected: int | None = None) -> float | None:
     """A projection of the seconds a breadth-first search has still to run, the levels from the
     next one on shrinking geometrically (`levels`: the first state index of each level; the
     search has expanded `head` of `stored` states in `elapsed` seconds). With `level_end` (where
@@ -190,8 +192,22 @@ def seconds_to_finish(levels: Sequence[int], head: int, stored: int, elapsed: fl
     its expanded part has stored so far, and the ratio is that of the two; else the ratio is that
     of the last complete level to the one before. None where no projection can be made, or the
     levels do not shrink (a search still growing is not about to finish), or the projected states
-    pass `cap` (a search its state cap will stop does not finish). Only how long a search runs
-    depends on it, never a verdict."""
+    pass `cap` (a search its state cap will stop does not finish). Where the levels give none,
+    `expected` (the states the search is expected to find at most: `Budget.expected_states`)
+    gives one while fewer are stored: the time to expand that many at the rate so far. Only how
+    long a search runs depends on it, never a verdict."""
+    by_levels = _by_levels(levels, head, stored, elapsed, level_end, cap)
+    return by_levels if by_levels is not None else _by_expected(head, stored, elapsed, cap, expected)
+
+
+def _by_expected(head: int, stored: int, elapsed: float, cap: int | None, expected: int | None) -> float | None:
+    if expected is None or head <= 0 or elapsed <= 0 or stored >= expected or (cap is not None and stored >= cap):
+        return None
+    return (expected - head) * elapsed / head
+
+
+def _by_levels(levels: Sequence[int], head: int, stored: int, elapsed: float,
+               level_end: int | None, cap: int | None) -> float | None:
     if head <= 0 or elapsed <= 0:
         return None
     if level_end is not None and levels and level_end > head > levels[-1] and stored >= level_end:
@@ -213,11 +229,15 @@ def seconds_to_finish(levels: Sequence[int], head: int, stored: int, elapsed: fl
 
 
 def _finishes_within(levels: Sequence[int], head: int, stored: int, elapsed: float, seconds: float,
-                     level_end: int | None = None, cap: int | None = None) -> bool:
+                     level_end: int | None = None, cap: int | None = None, expected: int | None = None) -> bool:
     """Whether the search, `elapsed` seconds in, is projected to finish (below `cap` states) within
-    `seconds` of its start."""
-    left = seconds_to_finish(levels, head, stored, elapsed, level_end, cap)
-    return left is not None and elapsed + MARGIN * left <= seconds
+    `seconds` of its start (MARGIN times over for the projection by its levels; that by `expected`,
+    an upper estimate of its states, is taken as it is)."""
+    left = _by_levels(levels, head, stored, elapsed, level_end, cap)
+    if left is not None:
+        return elapsed + MARGIN * left <= seconds
+    left = _by_expected(head, stored, elapsed, cap, expected)
+    return left is not None and elapsed + left <= seconds
 
 
 def _finish_watches(space: StateSpace, exprs: Sequence[Expr]) -> None:
@@ -270,7 +290,7 @@ def _ticker_compact(budget: Budget, start: float, chunk: int,
         if limit is not None and now - start > limit and not (
                 finish is not None and len(starts) >= 2 and _finishes_within(
                     starts[:-1], min(starts[-2] + level[1] * chunk, starts[-1] - 1), states, now - start, finish,
-                    starts[-1], budget.max_states)):
+                    starts[-1], budget.max_states, budget.expected_states)):
             return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
         if over_soft(budget.max_memory_mb):
             return words

@@ -10,15 +10,20 @@ has not reached yet (MIN_SECONDS at least, while the pass has them; the call tha
 searches the model itself SEARCH_PART of the pass at least), so one hard claim
 cannot starve the claims after it, and what an easy call leaves goes to the next. A
 call's share is a deadline in its budget, which every engine and step that watches the
-clock keeps to, but for an explicit search projected to finish before the pass ends
-(`Budget.finish_by`): it goes on, as long as the projection holds, since a finished
-search decides all its claims; the run's own deadline and its backstop stay as they are.
+clock keeps to, but for an explicit search projected to finish before the run's deadline
+(`Budget.finish_by`, in either pass): it goes on, as long as the projection holds, since a
+finished search decides all its claims, where one stopped at the first pass's end would
+be started again from nothing in the second; the run's own deadline and its backstop
+stay as they are. A call that would start after its pass has ended is not started
+(`Pass.over`): its claims are left to the second pass, if there is one, rather than given
+no time (an explicit search started so would also be taken for one that stopped short,
+and the second pass would not search again).
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from verifier.engines.base import Budget
 from verifier.ir.props import Property
@@ -34,12 +39,18 @@ SEARCH_PART = 0.75      # of the pass at least, for the call that searches the m
 class Pass:
     """One pass over `claims` claims under `budget`, ending at `end` (time.monotonic(); None:
     no deadline, every call gets the whole budget). `search_part`: the part of the pass at least
-    for the call that searches the model itself (the first pass's; the second has its search)."""
+    for the call that searches the model itself (the first pass's; the second has its search).
+    `clock`: time.monotonic, or a fake one in the tests."""
 
     budget: Budget
     end: float | None
     claims: int
     search_part: float = 0.0
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+
+    def over(self) -> bool:
+        """Whether the pass has a deadline and it has passed: a call starting now gets no share."""
+        return self.end is not None and self.clock() >= self.end
 
     def share(self, claims: Sequence[Property], reached: bool = True, at_least: float = 0.0) -> Budget:
         """The budget of one engine call deciding `claims` (a monitor product's claims count once
@@ -49,25 +60,27 @@ class Pass:
         if self.end is None:
             return self.budget
         n = len({c.id for c in claims})
-        now = time.monotonic()
+        now = self.clock()
         left = max(0.0, self.end - now)
         part = left if n >= self.claims else max(left * n / self.claims, at_least * left, min(MIN_SECONDS, left))
         if reached:
             self.claims = max(0, self.claims - n)
-        return replace(self.budget, deadline=min(now + part, self.end), finish_by=self.end)
+        return replace(self.budget, deadline=min(now + part, self.end), finish_by=self.budget.deadline)
 
 
-def first_pass(budget: Budget, claims: int) -> Pass:
-    left = budget.time_left()
+def first_pass(budget: Budget, claims: int, clock: Callable[[], float] = time.monotonic) -> Pass:
+    now = clock()
+    left = budget.time_left(now)
     if left is None or budget.deadline is None:
-        return Pass(budget, None, claims, SEARCH_PART)
-    return Pass(budget, time.monotonic() + max(FIRST_PASS * left, min(FIRST_PASS_MIN, left)), claims, SEARCH_PART)
+        return Pass(budget, None, claims, SEARCH_PART, clock=clock)
+    return Pass(budget, now + max(FIRST_PASS * left, min(FIRST_PASS_MIN, left)), claims, SEARCH_PART, clock=clock)
 
 
-def second_pass(budget: Budget, claims: int) -> Pass | None:
+def second_pass(budget: Budget, claims: int, clock: Callable[[], float] = time.monotonic) -> Pass | None:
     """The pass for the claims the first left undecided: None without a deadline (the first had
     the whole budget) or once no time is left."""
-    left = budget.time_left()
+    now = clock()
+    left = budget.time_left(now)
     if left is None or budget.deadline is None or left <= 0 or not claims:
         return None
-    return Pass(budget, time.monotonic() + left, claims)
+    return Pass(budget, now + left, claims, clock=clock)
