@@ -45,7 +45,7 @@ from verifier.trace import Trace, build_trace
 
 CHUNK = 8192
 VECTOR_MIN = 256          # smaller batches (narrow BFS levels) go state by state: numpy's per-call cost
-TRIM_FROM = 4 << 20       # bytes of BFS levels expanded since the heap was last trimmed that call for a trim
+TRIM_FROM = 4 << 20       # bytes freed (levels expanded, chunks' firings) since the last heap trim that call for one
 
 
 class TooWide(Exception):
@@ -274,14 +274,13 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     search = _Search(space, expansion, watches, state_limit, tick)
     unexpanded = [] if space.complete else list(level)     # stored, not expanded when the search stops
     last_report = start
-    untrimmed = 0
     while space.complete and level:
         if space.levels >= depth_limit:
             space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
             unexpanded = list(level)
             break
         space.levels += 1
-        untrimmed += sum(piece.nbytes for piece in level)
+        search.freed += sum(piece.nbytes for piece in level)
         nxt: deque[np.ndarray] = deque()
         for S in _chunks(level):
             status = search.chunk(S, nxt)
@@ -296,12 +295,12 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
             order.append(np.concatenate(nxt))
         level = nxt
         del nxt
-        if untrimmed >= TRIM_FROM:          # narrow levels free little, and a trim costs milliseconds
+        if search.freed >= TRIM_FROM:       # narrow levels free little, and a trim costs milliseconds
             give_back_freed()               # the expanded levels and the chunks' arrays
-            untrimmed = 0
+            search.freed = 0
     if unexpanded:
         search.watch(np.concatenate(unexpanded))
-    if untrimmed:
+    if search.freed:
         give_back_freed()
     space.seconds = time.perf_counter() - start
     if progress is not None:
@@ -336,6 +335,7 @@ class _Search:
         self.base = 0                  # BFS index of the chunk's first state
         self.expanded = 0              # states of the last chunk expanded
         self.full_at: int | None = None    # the lane where the state limit was reached
+        self.freed = 0                 # bytes of the levels and firings let go of since the last heap trim
 
     def watch(self, S: np.ndarray) -> None:
         space = self.space
@@ -361,6 +361,7 @@ class _Search:
                 return status
         self.watch(S)
         f = self.expansion(S)
+        self.freed += f.lanes.nbytes + f.pos.nbytes + f.labels.nbytes + f.succ.nbytes
         live = S.shape[0] if f.error is None else f.error[0]
         space.transitions += int(f.lanes.shape[0])
         if not space.deadlocks:
