@@ -98,6 +98,27 @@ def test_a_table_spilled_to_disk_keeps_every_key_and_parent(drawn):
     table.close()
 
 
+@settings(max_examples=15, deadline=None)
+@given(graphs(WIDE_KEYS[2]))
+def test_rows_whose_hashes_collide_stay_apart_in_the_table_and_the_disk_runs(batches):
+    weak = lambda keys: mix(keys[:, 0]) if keys.ndim > 1 else mix(keys)      # noqa: E731 (rows alike in word 0 collide)
+    with mock.patch.object(visited, "hash_rows", weak), mock.patch.object(visited, "fingerprint",
+                                                                          lambda k: _weak_fingerprint(weak, k)):
+        table, parents, edges = _build(batches, "hash", 2, spill_every=2)
+        keys = as_rows(list(parents), 2)
+        in_table = table.find(keys) >= 0
+        assert (in_table | table.in_runs(keys)).all() and not (in_table & table.in_runs(keys)).any()
+        absent = as_rows([k ^ (1 << 64) for k in parents if k ^ (1 << 64) not in parents], 2)
+        assert not (table.find(absent) >= 0).any() and not table.in_runs(absent).any()
+        for key, parent in parents.items():
+            assert table.parent_of(key, lambda s, t: (s, t) in edges) == parent
+    table.close()
+
+
+def _weak_fingerprint(weak, keys):
+    return np.maximum(weak(keys) >> np.uint64(32), np.uint64(1)).astype(np.uint32)
+
+
 def test_mix_is_undone_by_unmix():
     keys = np.random.default_rng(3).integers(0, 1 << 63, 1000, dtype=np.uint64)
     assert (unmix(mix(keys)) == keys).all()
