@@ -152,6 +152,31 @@ def test_no_python_search_of_the_termination_claims_that_cannot_finish(monkeypat
             assert (r.verdict, r.evidence["store"]) == (Verdict.HOLDS, "compact")
 
 
+def test_under_a_deadline_the_termination_claims_go_on_in_the_python_store_past_a_finished_compact_search(
+        monkeypatch):
+    """Where the compact search finished (41 states) past the python store's fixed cap, under a run
+    deadline the python search of the termination claims has the python store's cap (what the
+    memory budget holds) and is told how many states it will find (its projection past its share)."""
+    monkeypatch.setattr(auto, "EXPLICIT_STATES", 20)
+    monkeypatch.setattr(auto, "_as_long_as_python", lambda budget, _probe: budget)    # the compact search finishes
+    model, claims = order_model()
+    ends = [c for c in claims if c.kind == "termination"]
+    budgets = []
+    check = ExplicitEngine.check
+
+    def recording(self, m, cs, budget, progress=None):
+        if self.store == "python":
+            budgets.append(budget)
+        return check(self, m, cs, budget, progress)
+
+    want = ExplicitEngine().check(model, ends, Budget())
+    monkeypatch.setattr(ExplicitEngine, "check", recording)
+    timed = Budget(timeout=60.0, deadline=time.monotonic() + 60.0)
+    got = AutoEngine(switch_states=SWITCH).check_explicit(model, ends + [holds()], timed)
+    assert [(r.verdict, r.stats.states) for r in got[:-1]] == [(w.verdict, w.stats.states) for w in want]
+    assert budgets[-1].expected_states == 41 and budgets[-1].max_states > 20     # the probe's came first
+
+
 def _wide(index: IntType | None) -> Model:
     """Five 14-bit counters (70 bits): as five variables, or as one array variable."""
     up = Action("up", App(Op.LT, (Index("v", Const(0)) if index else Var("v0"), Const(3))),

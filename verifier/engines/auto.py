@@ -17,7 +17,9 @@ Policy:
   for the state claims it left open (under a run deadline for no longer than the
   python store would have taken to EXPLICIT_STATES, unless its levels project it to
   finish within the run), and the termination and obligation claims
-  stay with the python store (they need its edges) under EXPLICIT_STATES. A
+  stay with the python store (they need its edges) under EXPLICIT_STATES (where
+  the compact search finished, under a run deadline, under the python store's
+  cap, projected to the states it found: `_graph_cap`). A
   monitor product of a model whose search passed the switch goes to the compact
   store directly. A state with a variable wider than the compact store's 63-bit
   words stays in the python store, and a store the user named (--store, --workers) is used as
@@ -257,15 +259,14 @@ class AutoEngine:
                 model, state, replace(_as_long_as_python(budget, space), max_states=compact_cap), progress),
                 compact_cap, budget, "the compact store's")]
             out.update((r.property.id, r) for r in decided)
-        graph_cap = self.explicit_states or EXPLICIT_STATES
-        if budget.max_states is not None:
-            graph_cap = min(graph_cap, budget.max_states)
         whole = max((r.stats.states or 0 for r in decided), default=0) if decided and _short(decided) is None else 0
+        graph_cap = self._graph_cap(budget, whole)
         if graph and budget.time_left() != 0 and whole <= graph_cap:    # with the time the compact search left,
             engine = self._explicit("python")                           # where it can finish
+            graph_budget = replace(budget, max_states=graph_cap, expected_states=whole or None)
             out.update((r.property.id, _note(r, "explicit: concrete instance (termination and obligations: the "
                                                 "python store, whose edges they need)"))
-                       for r in _own_cap(engine.check(model, graph, replace(budget, max_states=graph_cap), progress),
+                       for r in _own_cap(engine.check(model, graph, graph_budget, progress),
                                          graph_cap, budget, "the python store's"))
             if engine.searched is not None:
                 space = engine.searched
@@ -278,6 +279,16 @@ class AutoEngine:
                                         "stopped" if space is None else
                                         f"stopped after {len(space):,} states ({space.reason})"))
         return [out[p.id] for p in claims], Searched(decided, compact_cap, space)
+
+    def _graph_cap(self, budget: Budget, whole: int) -> int:
+        """The state cap of the python search of the termination and obligation claims beside a
+        compact one: where that compact search finished (with `whole` states), the python store's
+        (`_cap`: under a run deadline what the memory budget holds; the search knows how many
+        states it will find, `Budget.expected_states`); else `explicit_states` or EXPLICIT_STATES."""
+        if whole:
+            return self._cap("python", budget)
+        cap = self.explicit_states or EXPLICIT_STATES
+        return cap if budget.max_states is None else min(cap, budget.max_states)
 
     def _store(self, model: Model) -> str:
         """"python", "compact", or "probe" (the python store, then the compact one past
