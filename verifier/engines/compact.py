@@ -1,12 +1,12 @@
 """The compact store: breadth-first search level by level over numpy batches.
 
 Each BFS level is a queue of uint64 arrays of packed states (rows of words for
-states wider than 63 bits: `words.py`) in discovery order, each let go of once expanded (the level being expanded shrinks as the
-next one grows). It is expanded CHUNK states at a time: by the vectorised code
-of `vecgen` where the model allows (and the batch is at least VECTOR_MIN
-states, none of which might meet a model error), else by the generated-Python
-reference `bfsgen.compile_expander`, state by state. The
-successors of a chunk are deduplicated keeping the first firing in the
+states wider than 63 bits: `words.py`) in discovery order, each let go of once
+expanded (the level being expanded shrinks as the next one grows). It is
+expanded CHUNK states at a time: by the vectorised code of `vecgen` where the
+model allows (and the batch is at least VECTOR_MIN states, none of which might
+meet a model error), else by the generated-Python reference
+`bfsgen.compile_expander`, state by state. The successors of a chunk are deduplicated keeping the first firing in the
 reference order (state, then firing), looked up in the visited set
 (`visited.VisitedTable`) and appended to the next level in that order, so the
 states come out in exactly the order the reference search stores them: the
