@@ -103,8 +103,35 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as err:
             if debug:
                 traceback.print_exc()
+            if _for_want_of_memory(err):
+                print(f"UNKNOWN: out of memory: a library could not be loaded ({type(err).__name__}: "
+                      f"{_one_line(err)}); nothing was decided; raise the memory limit (ulimit -v, the "
+                      "cgroup)", file=sys.stderr)
+                return EXIT_UNKNOWN
             print(f"internal error ({BUG_REPORT}): {type(err).__name__}: {_one_line(err)}", file=sys.stderr)
             return EXIT_BUG
+
+
+def _for_want_of_memory(err: BaseException) -> bool:
+    """Whether `err`, or an error that caused it, is a library failing to load for want of
+    memory (a lazy import of numpy's, scipy's or Z3's native code under a tight ulimit -v or
+    cgroup): the run's budget, not a bug."""
+    seen: set[int] = set()
+    at: BaseException | None = err
+    while at is not None and id(at) not in seen:
+        seen.add(id(at))
+        words = str(at).lower()
+        if "failed to map segment" in words or "cannot allocate memory" in words:
+            return True
+        if "libz3" in words and "not found" in words and _address_space_limited():   # Z3's loader hides why
+            return True
+        at = at.__cause__ or at.__context__
+    return False
+
+
+def _address_space_limited() -> bool:
+    import resource
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
 
 
 def _one_line(err: BaseException) -> str:
