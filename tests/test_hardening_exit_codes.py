@@ -1,6 +1,7 @@
 """Exit code 4: an internal error is a bug, never a finding (exit 1) nor a model error (exit 2)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,38 @@ def test_out_of_memory_is_unknown_not_a_bug(monkeypatch, capsys):
     monkeypatch.setattr(verifier.runner, "check_model", no_memory)
     assert main(ARGS) == 3
     assert "UNKNOWN" in capsys.readouterr().err
+
+
+def _no_memory_for_numpy(*_a, **_k):
+    """numpy's own wording when its C extensions cannot be mapped (a tight ulimit -v)."""
+    try:
+        raise ImportError("libgfortran.so.5: failed to map segment from shared object")
+    except ImportError as err:
+        raise ImportError("Importing the numpy C-extensions failed.") from err
+
+
+def _import_bug(*_a, **_k):
+    raise ImportError("cannot import name 'gone' from 'verifier.engines'")
+
+
+@pytest.mark.parametrize(("broken", "code", "words"), [
+    (_no_memory_for_numpy, 3, "UNKNOWN: out of memory: a library could not be loaded"),
+    (_import_bug, 4, "internal error"),
+])
+def test_a_library_that_cannot_load_for_want_of_memory_is_unknown_not_a_bug(monkeypatch, capsys, broken, code,
+                                                                            words):
+    monkeypatch.setattr(verifier.runner, "check_model", broken)
+    assert main(ARGS) == code
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+def test_no_blas_thread_pool_is_started():
+    """Under a tight ulimit -v, OpenBLAS starting its threads in a forked worker spun forever."""
+    done = subprocess.run([sys.executable, "-c", "import os, verifier; print(os.environ['OPENBLAS_NUM_THREADS'])"],
+                          capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"})
+    assert done.stdout.strip() == "1", done.stderr
 
 
 def test_exit_code_4_is_documented_everywhere_codes_are_listed():
