@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from test_compact_store import counter
 from test_explicit_differential import bools, models
 
+from verifier.engines import distributed
 from verifier.engines.base import Budget
 from verifier.engines.compact import explore_compact
 from verifier.engines.distributed import Partition, _nearly_one_of_each, search_partitions
@@ -126,6 +127,25 @@ def _first_hit(space, k: int) -> int | None:
     """The state where watch k was seen to hold, or to raise a model error (within a level, the
     partitions and the single search may meet either first)."""
     return space.watch[k] if space.watch[k] is not None else space.watch_errors.get(k, (None, ""))[0]
+
+
+def test_a_received_batch_is_in_the_table_when_its_call_returns(monkeypatch):
+    """The memory fix of issue #11: no level's successors wait in a worker until the level ends."""
+    monkeypatch.setattr(distributed, "INSERT", 16)
+    staged = []
+    stage = Partition.stage
+
+    async def checked(self, succ, refs):
+        kept = await stage(self, succ, refs)
+        staged.append((succ.shape[0], kept, bool((self.table.find(succ) >= 0).all())))
+        return kept
+    monkeypatch.setattr(Partition, "stage", checked)
+    space, partitions = search_in_process(counter(60), 2)
+    assert len(space) == 3600 and space.levels == 119 and space.complete
+    assert len(staged) > 119, "the widest levels were meant to go out in several batches"
+    assert all(inserted for _, _, inserted in staged)
+    assert sum(kept for _, kept, _ in staged) < len(space)        # the rest were each partition's own
+    assert all(not p.fresh and not p.level for p in partitions)
 
 
 def test_partitions_that_spill_keep_every_state_and_parent():
