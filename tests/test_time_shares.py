@@ -108,8 +108,10 @@ def test_calls_share_the_pass_in_proportion_to_their_claims():
     assert untimed.end is None and untimed.share(props[:1]) == Budget(timeout=100.0)
     assert second_pass(Budget(timeout=100.0), 3) is None
 
-    assert step.share(props[:1]).finish_by == step.budget.deadline     # a search about to finish may run to the
-    #                                                                    run's end (else the second pass starts it again)
+    assert step.share(props[:1]).finish_by == step.budget.deadline     # the last call: a search about to finish
+    #                                           may run to the run's end (else the second pass starts it again) ...
+    again = first_pass(_timed(100.0), 2)
+    assert again.share(props[:1]).finish_by == again.end    # ... one that a claim after it waits for, the pass's
 
 
 def test_the_projection_of_a_search_that_is_about_to_finish():

@@ -10,14 +10,16 @@ has not reached yet (MIN_SECONDS at least, while the pass has them; the call tha
 searches the model itself SEARCH_PART of the pass at least), so one hard claim
 cannot starve the claims after it, and what an easy call leaves goes to the next. A
 call's share is a deadline in its budget, which every engine and step that watches the
-clock keeps to, but for an explicit search projected to finish before the run's deadline
-(`Budget.finish_by`, in either pass): it goes on, as long as the projection holds, since a
-finished search decides all its claims, where one stopped at the first pass's end would
-be started again from nothing in the second; the run's own deadline and its backstop
-stay as they are. A call that would start after its pass has ended is not started
-(`Pass.over`): its claims are left to the second pass, if there is one, rather than given
-no time (an explicit search started so would also be taken for one that stopped short,
-and the second pass would not search again).
+clock keeps to, but for an explicit search projected to finish in time (`Budget.finish_by`):
+it goes on, as long as the projection holds, since a finished search decides all its
+claims. In time is before the pass ends for a call that claims after it in the pass wait
+for; for the last call of a pass (the claims left are all its own), before the run's
+deadline, as a search stopped at the first pass's end would be started again from nothing
+in the second. The run's own deadline and its backstop stay as they are. A call that
+would start after its pass has ended is not started (`Pass.over`): its claims are left to
+the second pass, if there is one, rather than given no time (an explicit search started
+so would also be taken for one that stopped short, and the second pass would not search
+again).
 """
 from __future__ import annotations
 
@@ -62,10 +64,12 @@ class Pass:
         n = len({c.id for c in claims})
         now = self.clock()
         left = max(0.0, self.end - now)
-        part = left if n >= self.claims else max(left * n / self.claims, at_least * left, min(MIN_SECONDS, left))
+        last = n >= self.claims
+        part = left if last else max(left * n / self.claims, at_least * left, min(MIN_SECONDS, left))
         if reached:
             self.claims = max(0, self.claims - n)
-        return replace(self.budget, deadline=min(now + part, self.end), finish_by=self.budget.deadline)
+        return replace(self.budget, deadline=min(now + part, self.end),
+                       finish_by=self.budget.deadline if last else self.end)
 
 
 def first_pass(budget: Budget, claims: int, clock: Callable[[], float] = time.monotonic) -> Pass:
