@@ -282,7 +282,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
         space.levels += 1
         search.freed += sum(piece.nbytes for piece in level)
         nxt: deque[np.ndarray] = deque()
-        for S in _chunks(level):
+        for S in level_chunks(level):
             status = search.chunk(S, nxt)
             if status is not None:
                 space.complete, space.reason = False, status
@@ -308,7 +308,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     return space
 
 
-def _chunks(level: deque[np.ndarray]) -> Iterator[np.ndarray]:
+def level_chunks(level: deque[np.ndarray]) -> Iterator[np.ndarray]:
     """CHUNK states at a time from a level's arrays, in order, taking each array out of the level
     once it is used up (the level shrinks as it is expanded)."""
     while level:

@@ -43,7 +43,7 @@ import numpy as np
 from verifier.engines.actiongen import Labels
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import packing_of
-from verifier.engines.compact import TRIM_FROM, CompactSpace, Expansion, TooWide, Watch, _chunks
+from verifier.engines.compact import TRIM_FROM, CompactSpace, Expansion, TooWide, Watch, level_chunks
 from verifier.engines.memory import give_back_freed, resident_bytes
 from verifier.engines.vecgen import MAX_BITS
 from verifier.engines.visited import VisitedTable, mix
@@ -194,7 +194,7 @@ class Partition:
         report: dict = {"transitions": 0, "watch": {}, "deadlock": None, "fired": {}, "error": None}
         out = [_Outbox() for _ in range(self.parts)]     # per owner: successors, parents not yet sent
         in_flight: list = [None] * self.parts            # per owner: the batch sent and not yet taken
-        for S in _chunks(self.level):
+        for S in level_chunks(self.level):
             for k, w in enumerate(self.watches):
                 if k not in report["watch"]:
                     lane, message = w.first(S)
