@@ -63,7 +63,7 @@ LOCAL_CLUSTER = {
     "distributed.admin.system-monitor.interval": "10s",
     "distributed.scheduler.work-stealing": False,
 }
-INSERT = 1 << 18          # successors are sent, and received ones inserted, this many at a time: the table grows
+INSERT = 1 << 20          # successors are sent, and received ones inserted, this many at a time: the table grows
                           # by what it needs, and the batches are small enough for the allocator to reuse
 
 
