@@ -234,14 +234,12 @@ class AutoEngine:
         if store != "probe":
             engine, cap = self._explicit(store), self._cap(store, budget)
             results = [_note(r, f"explicit: concrete instance{_in_store(r)}")
-                       for r in _own_cap(engine.check(model, claims, replace(budget, max_states=cap), progress),
-                                         cap, budget, f"the {store} store's")]
+                       for r in engine.check(model, claims, _capped(budget, cap, f"the {store} store's"), progress)]
             return results, Searched(results, cap, engine.searched)
         probe, cap = self._explicit("python"), self._cap("python", budget)
         first = [_note(r, "explicit: concrete instance") for r in
-                 _own_cap(probe.check(model, claims, replace(budget, max_states=min(cap, self.switch_states)),
-                                      progress), min(cap, self.switch_states), budget,
-                          "the python store's" + (" first-stage" if self.switch_states < cap else ""))]
+                 probe.check(model, claims, _capped(budget, min(cap, self.switch_states), "the python store's" + (
+                     " first-stage" if self.switch_states < cap else "")), progress)]
         space = probe.searched
         if self.switch_states >= cap or space is None or space.complete or space.error is not None \
                 or len(space) < self.switch_states:
@@ -255,19 +253,17 @@ class AutoEngine:
         why = f"explicit, compact store: the python store's search passed {self.switch_states:,} states"
         compact_cap, decided = self._cap("compact", budget), []
         if state:
-            decided = [_note(r, why) for r in _own_cap(self._explicit("compact").check(
-                model, state, replace(_as_long_as_python(budget, space), max_states=compact_cap), progress),
-                compact_cap, budget, "the compact store's")]
+            decided = [_note(r, why) for r in self._explicit("compact").check(
+                model, state, _capped(_as_long_as_python(budget, space), compact_cap, "the compact store's"), progress)]
             out.update((r.property.id, r) for r in decided)
         whole = max((r.stats.states or 0 for r in decided), default=0) if decided and _short(decided) is None else 0
         graph_cap = self._graph_cap(budget, whole)
         if graph and budget.time_left() != 0 and whole <= graph_cap:    # with the time the compact search left,
             engine = self._explicit("python")                           # where it can finish
-            graph_budget = replace(budget, max_states=graph_cap, expected_states=whole or None)
+            graph_budget = replace(_capped(budget, graph_cap, "the python store's"), expected_states=whole or None)
             out.update((r.property.id, _note(r, "explicit: concrete instance (termination and obligations: the "
                                                 "python store, whose edges they need)"))
-                       for r in _own_cap(engine.check(model, graph, graph_budget, progress),
-                                         graph_cap, budget, "the python store's"))
+                       for r in engine.check(model, graph, graph_budget, progress))
             if engine.searched is not None:
                 space = engine.searched
         elif graph and whole > graph_cap:
@@ -361,14 +357,11 @@ def _as_long_as_python(budget: Budget, probe: StateSpace) -> Budget:
     return replace(budget, deadline=min(budget.deadline, time.monotonic() + seconds))
 
 
-def _own_cap(results: list[CheckResult], cap: int, budget: Budget, store: str) -> list[CheckResult]:
-    """`results` of a search under the state cap this engine chose (`cap`, not --max-states),
-    their reasons saying so rather than naming an option the user did not give."""
-    if budget.max_states is not None and budget.max_states <= cap:
-        return results
-    words = f"--max-states {cap} reached"
-    mine = f"{store} state cap ({cap:,}) reached"
-    return [replace(r, reason=r.reason.replace(words, mine)) if words in r.reason else r for r in results]
+def _capped(budget: Budget, cap: int, owner: str) -> Budget:
+    """`budget` with the state cap `cap` this engine chose; where --max-states is not what bounds
+    it, a search stopped there says `owner`'s cap, not an option the user did not give."""
+    return replace(budget, max_states=cap,
+                   cap_owner=owner if budget.max_states is None or budget.max_states > cap else None)
 
 
 def _extended(searches: Sequence[tuple[frozenset[str], tuple, str]], model: Model, exact: bool = False) -> str | None:

@@ -26,6 +26,14 @@ class Budget:
                                         # may run past `deadline` (`explicit.seconds_to_finish`)
     expected_states: int | None = None  # the states a search is expected to find at most (a monitor product:
                                         # a multiple of its model's), for that projection where its levels give none
+    cap_owner: str | None = None        # whose state cap `max_states` is where --max-states did not set it (e.g.
+                                        # "the python store's"): the reason a search stopped there names it
+
+    def states_reached(self) -> str:
+        """Why a search stopped at `max_states`, naming the option or the cap it stands for."""
+        if self.cap_owner is None:
+            return f"--max-states {self.max_states} reached"
+        return f"{self.cap_owner} state cap ({self.max_states:,}) reached"
 
     def time_left(self, now: float | None = None) -> float | None:
         """Seconds a search started now (time.monotonic(), or `now`) may take: `timeout`, cut by

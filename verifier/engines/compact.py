@@ -263,7 +263,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
         return space
     if state_limit is not None and len(inits) > state_limit:
         inits = inits[:state_limit]
-        space.complete, space.reason = False, f"--max-states {state_limit} reached"
+        space.complete, space.reason = False, budget.states_reached()
     first_level = as_rows(inits, packing.words)
     table.reserve(first_level.shape[0])
     table.insert(first_level, np.zeros(first_level.shape[0], table.refs.dtype))
@@ -271,7 +271,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
         order.append(first_level)
     level = deque([first_level]) if first_level.shape[0] else deque()
     del first_level
-    search = _Search(space, expansion, watches, state_limit, tick)
+    search = _Search(space, expansion, watches, state_limit, tick, budget.states_reached())
     unexpanded = [] if space.complete else list(level)     # stored, not expanded when the search stops
     last_report = start
     while space.complete and level:
@@ -329,9 +329,10 @@ class _Search:
     """The work on one chunk: watches, expansion, deduplication, insertion."""
 
     def __init__(self, space: CompactSpace, expansion: Expansion, watches: list[Watch],
-                 state_limit: int | None, tick: Callable[[int, int], str | None] | None):
+                 state_limit: int | None, tick: Callable[[int, int], str | None] | None, full: str = ""):
+        """`full`: the reason a search stopped at `state_limit` (`Budget.states_reached`)."""
         self.space, self.expansion, self.watches = space, expansion, watches
-        self.state_limit, self.tick = state_limit, tick
+        self.state_limit, self.tick, self.full = state_limit, tick, full
         self.base = 0                  # BFS index of the chunk's first state
         self.expanded = 0              # states of the last chunk expanded
         self.full_at: int | None = None    # the lane where the state limit was reached
@@ -417,7 +418,7 @@ class _Search:
             ranked = np.lexsort((f.pos[order], f.lanes[order]))
             room = self.state_limit - len(table)
             if room < cand.shape[0]:
-                status = f"--max-states {self.state_limit} reached"
+                status = self.full
                 self.full_at = int(f.lanes[order[ranked[room]]])     # the reference stops in this state
             keep = np.sort(ranked[:room])
             order, cand = order[keep], rows_at(cand, keep)

@@ -369,7 +369,7 @@ def search_partitions(model: Model, actors: list, budget: Budget, progress: Prog
     depth_limit = budget.max_depth if budget.max_depth is not None else 1 << 62
     frontier = stored
     if budget.max_states is not None and stored > budget.max_states:
-        space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
+        space.complete, space.reason = False, budget.states_reached()
     while space.complete and frontier:
         if space.levels >= depth_limit:
             space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
@@ -388,7 +388,7 @@ def search_partitions(model: Model, actors: list, budget: Budget, progress: Prog
         frontier = sum(f.result() for f in [a.commit() for a in actors])
         stored += frontier
         if budget.max_states is not None and stored > budget.max_states:
-            space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
+            space.complete, space.reason = False, budget.states_reached()
             break
         if progress is not None:
             progress(ProgressInfo(stored, space.levels, time.perf_counter() - start))

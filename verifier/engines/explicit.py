@@ -76,7 +76,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
         if x in space.seen:
             continue
         if len(space.packed) == space.state_limit:
-            space.complete, space.reason = False, f"--max-states {budget.max_states} reached"
+            space.complete, space.reason = False, budget.states_reached()
             break
         space.store(x, -1, 0)
     space.level_end = len(space.packed)
@@ -93,7 +93,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
             space.reason = f"model error: {status}"
         else:
             space.reason = {"depth": f"--max-depth {budget.max_depth} reached",
-                            "states": f"--max-states {budget.max_states} reached",
+                            "states": budget.states_reached(),
                             "found": "stopped once every target was found"}.get(status, status)
     _finish_watches(space, exprs)
     space.found = _found(space, watch)

@@ -273,7 +273,7 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
         if x in seen:
             continue
         if limit is not None and len(space.packed) == limit:
-            space.complete, space.reason = False, f"--max-states {limit} reached"
+            space.complete, space.reason = False, budget.states_reached()
             break
         seen[x] = len(space.packed)
         space.packed.append(x)
@@ -291,7 +291,7 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
             space.reason = f"model error: {status}"
         else:
             space.reason = {"depth": f"--max-depth {budget.max_depth} reached",
-                            "states": f"--max-states {budget.max_states} reached"}.get(status, status)
+                            "states": budget.states_reached()}.get(status, status)
     _watch_rest(space, preds)
     if space.reduced:
         space.reductions = (NAME,)
