@@ -169,9 +169,6 @@ def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOption
                         ("--max-memory", args.max_memory)):
         if value is not None and value < (0 if flag == "--max-depth" else 1):
             raise UsageError(Diagnostic(f"{flag} {value} is not a positive number", hint=f"e.g. {flag} 100"))
-    if args.timeout is not None and not 0 < args.timeout < 1e8:
-        raise UsageError(Diagnostic(f"--timeout {args.timeout} is not a positive number of seconds",
-                                    hint="e.g. --timeout 60"))
     budget = Budget(max_states=args.max_states, timeout=args.timeout, max_depth=args.max_depth,
                     max_memory_mb=args.max_memory,
                     deadline=None if args.timeout is None else time.monotonic() + args.timeout)
