@@ -9,7 +9,7 @@ import pytest
 from test_analysis_support import analyse, fixture, of_kind
 from test_lang_errors import the_error, where
 
-from verifier.ir.model import RANDOM, RULES
+from verifier.ir.model import RANDOM, RULES, UNSTATED
 from verifier.lang import load_model
 
 CHOOSER = fixture("chooser")
@@ -27,10 +27,21 @@ def subjects(findings, kind: str) -> list[str]:
     return sorted(of_kind(findings, kind))
 
 
-def test_without_names_the_analyses_report_the_false_positives(tmp_path):
+def test_without_names_every_action_is_the_active_players(tmp_path):
+    """Without `by:` or `chooser:` an action is the active player's for every analysis: the order
+    of one player's own moves is theirs (no order-dependence between cast and tap), and they pick
+    their own choices (no nondeterministic-must for pay); counter is now the active player's too."""
     findings = analyse(unnamed(tmp_path))
-    assert subjects(findings, "nondeterministic-must") == ["pay"]
-    assert "cast|tap" in subjects(findings, "order-dependence")
+    assert subjects(findings, "nondeterministic-must") == []
+    assert subjects(findings, "order-dependence") == []
+
+
+def test_a_chooser_marked_unstated_is_a_finding(tmp_path):
+    path = tmp_path / "unstated.yaml"
+    path.write_text(Path(CHOOSER).read_text().replace("    chooser: active\n", "    chooser: unstated\n"))
+    assert load_model(str(path)).action("pay").chooser == UNSTATED
+    found = of_kind(analyse(str(path)), "nondeterministic-must")
+    assert list(found) == ["pay"] and "do not say who chooses" in found["pay"].message
 
 
 def test_named_choosers_and_actors_remove_them_and_keep_the_race():

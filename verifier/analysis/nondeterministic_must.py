@@ -2,16 +2,17 @@
 
 A `must` rule action with a `choose:` is reported when, in some reachable
 state, at least two of its choice values have legal firings that lead to
-different states: the rules demand the step but do not say who picks the
-option or how. An action whose chooser is named (`chooser:`, or a written
-`by:`) says who, and is not watched. Choice values that lead to the same state are one outcome (the
+different states and the model marks its chooser as unstated (`chooser:
+unstated`): the rules demand the step but do not say who picks the option or
+how. Any other chooser (by default the player who takes the action) says who,
+and is not watched. Choice values that lead to the same state are one outcome (the
 choice then does not matter). Evidence: the shortest trace to the first such
 state continued once with each of two different options.
 """
 from __future__ import annotations
 
 from verifier.analysis.context import Context, Visitor
-from verifier.ir.model import ActionKind, Modality
+from verifier.ir.model import UNSTATED, ActionKind, Modality
 from verifier.result import Finding
 
 KIND = "nondeterministic-must"
@@ -22,7 +23,7 @@ class NondeterministicMust(Visitor):
         self.ctx = ctx
         self.watched = {i for i, a in enumerate(ctx.instance.actions)
                         if a.modality is Modality.MUST and a.kind is ActionKind.RULE and a.choices
-                        and a.chooser is None}
+                        and a.chooser == UNSTATED}
         self.first: dict[int, tuple[int, list]] = {}
         self.count: dict[int, int] = {}
 

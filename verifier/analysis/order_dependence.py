@@ -19,8 +19,8 @@ Pairs declared in the model's `ordered` list (either order) are skipped, and so
 are pairs that are syntactically independent (neither writes what the other
 reads or writes; the end-of-game condition counts as read by both).
 
-Who acts: when both actions name their player (a written `by:`, or a player
-`chooser:`), the order is that player's to pick unless two different players
+Who acts: when both actions are a player's (a written `by:`; without one, the
+active player's), the order is that player's to pick unless two different players
 may take them at the same moment, so the query also asks that the two actors
 differ (and so does the confirmation on reached states). Two actions the
 rules take (`chooser: rules`) stay candidates: the rules must say the order.
@@ -42,8 +42,8 @@ from __future__ import annotations
 from typing import Any
 
 from verifier.analysis.context import Context, Visitor
-from verifier.ir.expr import Expr, state_vars
-from verifier.ir.model import Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
+from verifier.ir.expr import state_vars
+from verifier.ir.model import RULES, Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
 from verifier.result import Finding
 from verifier.semantics import EvalError, actor_of
 
@@ -75,8 +75,9 @@ def writes(a: Action) -> set[str]:
 
 
 def by_players(a: Action, b: Action) -> bool:
-    """Both actions name the player who takes them: only a race between two players is order-dependent."""
-    return all(isinstance(x.chooser, Expr) and x.actor is not None for x in (a, b))
+    """Both actions are taken by a player (a written `by:`, else the active player), not by the rules:
+    only a race between two players is order-dependent."""
+    return all(x.actor is not None and x.chooser != RULES for x in (a, b))
 
 
 def candidate_pairs(model: Model) -> list[tuple[int, int]]:

@@ -165,6 +165,7 @@ class Modality(Enum):
 
 RULES = "rules"     # a chooser: the rules decide (hidden information, a printed value, a fixed procedure)
 RANDOM = "random"   # a chooser: chance decides
+UNSTATED = "unstated"   # a chooser: the page does not say who picks (the nondeterministic-must analysis reports it)
 
 
 class ActionKind(Enum):
@@ -207,7 +208,8 @@ class Action:
     doc: str = ""
     span: Span | None = field(default=None, compare=False, repr=False)
     phases: tuple[str, ...] = ()     # `phase: [A, B]` or `{not: [...]}`: its leaf phases (then `phase` is None)
-    chooser: Expr | str | None = None  # who picks its choices: a player, RULES, RANDOM; None: not said
+    chooser: Expr | str | None = None  # who picks its choices: a player (by default its actor), RULES, RANDOM,
+                                       # UNSTATED; None: an action nobody takes (no actor, no chooser written)
 
     @property
     def phase_names(self) -> tuple[str, ...]:

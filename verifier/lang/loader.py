@@ -14,6 +14,7 @@ from verifier.ir.model import (
     PHASE_VAR,
     RANDOM,
     RULES,
+    UNSTATED,
     Acknowledgement,
     Action,
     Assign,
@@ -609,7 +610,7 @@ class Loader:
         self.reading_action = False
         actor = self.expr(a.child("by"), INT, local) if a.get("by") is not None else \
             (Var(ACTIVE_VAR) if phased else None)
-        chooser = self.read_chooser(a, local, actor if a.get("by") is not None else None)
+        chooser = self.read_chooser(a, local, actor)
         phase, phases = self.action_phases(a.get("phase"))
         if only is not None and self.variant not in only:
             return None
@@ -619,7 +620,8 @@ class Loader:
                       span=a.child("name").span, phases=phases, chooser=chooser)
 
     def read_chooser(self, a: Node, local: Scope, actor: Expr | None) -> Expr | str | None:
-        """`chooser: rules | random | <player expression>`; a written `by:` names the chooser too."""
+        """`chooser: rules | random | unstated | <player expression>`; by default the actor (a written `by:`,
+        else the active player) picks."""
         node = a.get("chooser")
         if node is None:
             return actor
@@ -629,8 +631,8 @@ class Loader:
             self.sink.error("chooser says who picks the values of choose:, and this action has none", node.span,
                             hint="add choose: {...}; only chooser: rules (the rules take the action) needs none")
             return None
-        if node.value == RANDOM:
-            return RANDOM
+        if node.value in (RANDOM, UNSTATED):
+            return str(node.value)
         return self.expr(node, INT, local)
 
     def action_phases(self, node: Node | None) -> tuple[str | None, tuple[str, ...]]:
