@@ -11,7 +11,7 @@ from verifier import baseline
 from verifier.cli import main
 from verifier.diagnostics import UsageError
 from verifier.report.sarif import runs_sarif
-from verifier.result import Finding, ModelRun
+from verifier.result import Finding, ModelRun, Verdict
 from verifier.runner import RunOptions, check_model
 
 HERE = Path(__file__).parent
@@ -86,8 +86,11 @@ def test_findings_new_acknowledged_and_gone():
     doc = baseline.record(runs)
     assert baseline.compare(with_finding(runs, DEAD), doc).exit_code == 1
     acknowledged = replace(DEAD, acknowledged="card-specific, out of scope")
-    comparison = baseline.compare(with_finding(runs, acknowledged), doc)
-    assert comparison.exit_code == 0 and [f.key for _, f in comparison.new_findings] == ["dead-rule:discard"]
+    comparison = baseline.compare(with_finding(runs, acknowledged), doc)     # an acknowledgement is configuration:
+    assert comparison.exit_code == 1 and [f.key for _, f in comparison.new_findings] == ["dead-rule:discard"]
+    assert "(acknowledged: card-specific, out of scope)" in comparison.text()       # recorded, it passes
+    assert baseline.compare(with_finding(runs, acknowledged), baseline.record(with_finding(runs, acknowledged))) \
+        .exit_code == 0
     with_dead = baseline.record(with_finding(runs, DEAD))
     assert with_dead["variants"][0]["findings"] == ["dead-rule:discard"]
     assert baseline.compare(with_finding(runs, DEAD), with_dead).exit_code == 0      # recorded: no change
@@ -127,11 +130,25 @@ def test_check_update_then_compare(tmp_path, capsys):
     assert check(capsys, "gate_limit")[0] == 1
 
 
-def test_a_budget_that_leaves_a_claim_unknown_gives_3(tmp_path, capsys):
+def test_a_verdict_left_unknown_is_left_open_exit_3():
+    runs = runs_of("gate")
+    doc = baseline.record(runs)
+    first = runs[0].results[0]
+    cut = [replace(runs[0], results=(replace(first, verdict=Verdict.UNKNOWN, reason="--max-states 1 reached"),
+                                     *runs[0].results[1:]))]
+    comparison = baseline.compare(cut, doc)
+    assert comparison.exit_code == 3 and not comparison.changed
+    assert f"left open: {first.property.id}: HOLDS -> UNKNOWN" in comparison.text()
+    assert baseline.compare(runs, baseline.record(cut)).exit_code == 0          # decided now, as expected
+
+
+def test_a_changed_budget_is_a_change(tmp_path, capsys):
     target = tmp_path / "gate.json"
     check(capsys, "gate", "--baseline", str(target), "--update-baseline")
+    assert json.loads(target.read_text())["config"]["engine"] == "explicit"
     code, out, _ = check(capsys, "gate", "--baseline", str(target), "--max-states", "1")
-    assert code == 3 and "HOLDS -> UNKNOWN" in out
+    assert code == 1 and "configuration changed: max-states: (default) -> 1" in out
+    assert "left open: " in out and "HOLDS -> UNKNOWN" in out
 
 
 def test_machine_formats_carry_the_comparison(tmp_path, capsys):

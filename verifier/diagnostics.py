@@ -2,13 +2,14 @@
 
 Every user-facing error is a `TurnproofError` carrying `Diagnostic`s; the CLI
 renders them as ``file:line:col: error: message`` followed by the offending
-line, a caret and a hint, and exits with code 2.
+line, a caret and a hint, and exits with code 2. The offending line is quoted
+only from a file whose text passed the input checks (`quotable`): a file that
+failed them, or one never read as input, is named and never quoted.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 SHOWN_WIDTH = 120        # characters of a source line shown around the error
@@ -57,7 +58,7 @@ class Diagnostic:
         where = f"{printable(str(self.span))}: " if self.span else ""
         out = [f"{where}{self.severity}: {printable(self.message)}"]
         if self.span and source_lines is None:
-            source_lines = _read_lines(self.span.file)
+            source_lines = _QUOTABLE.get(self.span.file)
         if self.span and source_lines and 0 < self.span.line <= len(source_lines):
             text = source_lines[self.span.line - 1].rstrip("\n")
             width = 1
@@ -77,11 +78,16 @@ class Diagnostic:
         return "\n".join(out)
 
 
-def _read_lines(path: str) -> list[str] | None:
-    try:
-        return Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
+_QUOTABLE: dict[str, list[str]] = {}    # file as named in spans -> its lines, once its text passed the checks
+QUOTABLE_KEPT = 16
+
+
+def quotable(path: str, text: str) -> None:
+    """Let diagnostics on `path` quote its lines: call it only once `text`, as read, passed the
+    input checks (a regular file of the project, size, control characters)."""
+    if path not in _QUOTABLE and len(_QUOTABLE) >= QUOTABLE_KEPT:
+        del _QUOTABLE[next(iter(_QUOTABLE))]
+    _QUOTABLE[path] = text.splitlines()
 
 
 class TurnproofError(Exception):

@@ -68,9 +68,26 @@ class CheckResult:
     evidence: dict[str, Any] = field(default_factory=dict)   # invariant found, ranking function...
     reductions: tuple[str, ...] = ()     # state-space reductions the search used ("symmetry")
     scale: str | None = None             # see `scale_of`: at which numbers the verdict is known
+    accept_bounded: int | None = None    # --accept-bounded N: a HOLDS_TO_DEPTH from depth N counts as holding
 
     @builtins.property          # the field `property` shadows the builtin in this class body
+    def bounded_accepted(self) -> bool:
+        """A bounded verdict someone accepted explicitly: the claim's `expected: HOLDS_TO_DEPTH`,
+        or --accept-bounded N on the command line with this verdict's depth at least N (never the
+        configuration, which a pull request can change)."""
+        return self.verdict is Verdict.HOLDS_TO_DEPTH and (
+            self.property.expected == Verdict.HOLDS_TO_DEPTH.value
+            or (self.accept_bounded is not None and self.depth is not None and self.depth >= self.accept_bounded))
+
+    @builtins.property
+    def is_open(self) -> bool:
+        """Nothing decided for the gate: UNKNOWN, or a bounded verdict nobody accepted (exit 3)."""
+        return self.verdict is Verdict.UNKNOWN or (self.verdict is Verdict.HOLDS_TO_DEPTH and not self.bounded_accepted)
+
+    @builtins.property
     def as_expected(self) -> bool:
+        if self.verdict is Verdict.HOLDS_TO_DEPTH:     # accepted, it meets no expectation, HOLDS or itself
+            return self.bounded_accepted and self.property.expected in (None, "HOLDS", "HOLDS_TO_DEPTH")
         return satisfies(self.verdict, self.property.expected)
 
 
@@ -143,3 +160,13 @@ class ModelRun:
     @property
     def new_findings(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.acknowledged is None)
+
+
+def accepting_bounded(runs: list[ModelRun], depth: int | None) -> list[ModelRun]:
+    """`runs` with --accept-bounded `depth` noted on every result (None: no bounded verdict is
+    accepted but where its claim expects one)."""
+    from dataclasses import replace
+
+    if depth is None:
+        return list(runs)
+    return [replace(run, results=tuple(replace(r, accept_bounded=depth) for r in run.results)) for run in runs]

@@ -10,10 +10,13 @@ from verifier.cli.common import (
     EXIT_OK,
     EXIT_UNKNOWN,
     Progress,
+    accept_bounded,
+    add_gate_options,
     add_model_options,
     add_output_options,
     budget_note,
     exit_code,
+    gate_config,
     run_options,
     write_output,
 )
@@ -42,6 +45,7 @@ def register(sub: Commands) -> None:
     p.add_argument("--no-properties", action="store_true", help="check no claims, only consistency")
     p.add_argument("--no-consistency", action="store_true", help="skip the rules-consistency analyses")
     add_model_options(p)
+    add_gate_options(p)
     add_output_options(p, FORMATS)
     p.add_argument("--baseline", metavar="FILE",
                    help="compare with recorded verdicts and findings (FILE, or DIR/<model>.json) and fail only "
@@ -59,8 +63,10 @@ def run(args: argparse.Namespace) -> int:
     from verifier.report.junit import runs_junit
     from verifier.report.sarif import runs_sarif
     from verifier.report.text import render_runs
+    from verifier.result import accepting_bounded
     from verifier.runner import check_model
 
+    depth = accept_bounded(args)
     if args.no_baseline:
         args.baseline = None
     if args.update_baseline and not args.baseline:
@@ -69,10 +75,11 @@ def run(args: argparse.Namespace) -> int:
         baseline.preflight(args.baseline, args.model, args.update_baseline)
     progress = Progress(args.quiet, args.timeout)
     try:
-        runs = check_model(args.model, run_options(args, consistency=not args.no_consistency), progress)
+        runs = accepting_bounded(check_model(args.model, run_options(args, consistency=not args.no_consistency),
+                                             progress), depth)
     finally:
         progress.done()
-    gate = baseline.apply(runs, args.baseline, args.update_baseline) if args.baseline else None
+    gate = baseline.apply(runs, args.baseline, args.update_baseline, gate_config(args)) if args.baseline else None
     if args.format == "json":
         doc = runs_json(runs)
         if gate is not None:

@@ -184,10 +184,8 @@ def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOption
 
 
 def exit_code(runs: Sequence[ModelRun]) -> int:
-    from verifier.result import Verdict
-
     results = [r for run in runs for r in run.results]
-    failed = any(not r.as_expected and r.verdict is not Verdict.UNKNOWN for r in results)
+    failed = any(not r.as_expected and not r.is_open for r in results)
     if failed or any(run.new_findings for run in runs):
         return EXIT_FAILED
     return EXIT_UNKNOWN if left_unknown(runs) else EXIT_OK
@@ -195,28 +193,64 @@ def exit_code(runs: Sequence[ModelRun]) -> int:
 
 def left_unknown(runs: Sequence[ModelRun]) -> bool:
     """Whether a budget (or an engine giving up) left a claim or the analyses UNKNOWN where
-    that was not the expected verdict."""
-    from verifier.result import Verdict
-
+    that was not the expected verdict, or a claim holds only to a depth nobody accepted."""
     results = [r for run in runs for r in run.results]
-    return any(r.verdict is Verdict.UNKNOWN and (not r.as_expected or r.property.expected is None)
+    return any(r.is_open and (not r.as_expected or r.property.expected is None)
                for r in results) or any(run.analyses_unknown for run in runs)
 
 
 def budget_note(runs: Sequence[ModelRun], timeout: float | None) -> str:
     """A closing line (for standard error) where the budget left claims or analyses open:
-    which budget it was and how to give more."""
+    which budget it was and how to give more; and one for bounded verdicts the gate does not
+    accept."""
     from verifier.result import Verdict
 
     if not left_unknown(runs):
         return ""
+    results = [r for run in runs for r in run.results if not r.as_expected]
+    bounded = sum(r.verdict is Verdict.HOLDS_TO_DEPTH and r.is_open for r in results)
+    note = "" if not bounded else (
+        f"{bounded} claim{'s' * (bounded != 1)} HOLDS_TO_DEPTH only (no counterexample up to a depth), which the gate "
+        "counts as UNKNOWN: write `expected: HOLDS_TO_DEPTH` on the claim, or give --accept-bounded N on the "
+        "command line, to accept a bounded verdict\n")
     open_claims = sum(r.verdict is Verdict.UNKNOWN for run in runs for r in run.results)
     what = " and ".join(x for x in (f"{open_claims} claim{'s' * (open_claims != 1)}" if open_claims else "",
                                     "the analyses" if any(run.analyses_unknown for run in runs) else "") if x)
+    if not what:
+        return note
     budget = "no --timeout" if timeout is None else \
         f"--timeout {timeout:g} s{', the default' if timeout == DEFAULT_TIMEOUT else ''}"
-    return (f"{what} left UNKNOWN by the budget ({budget}; each reason says what stopped it): a larger "
-            "--timeout or --max-memory, or --timeout none, gives them more\n")
+    return note + (f"{what} left UNKNOWN by the budget ({budget}; each reason says what stopped it): a larger "
+                   "--timeout or --max-memory, or --timeout none, gives them more\n")
+
+
+def add_gate_options(p: argparse.ArgumentParser) -> None:
+    """--accept-bounded: on the command line only (never [tool.turnproof], which a pull request
+    can change)."""
+    p.add_argument("--accept-bounded", type=int, metavar="N",
+                   help="count a bounded verdict (HOLDS_TO_DEPTH: no counterexample up to depth k) as holding "
+                        "where k >= N; without it, only a claim that says `expected: HOLDS_TO_DEPTH` accepts "
+                        "one, and any other is UNKNOWN for the gate (exit 3)")
+
+
+GATE_OPTIONS = ("engine", "max_depth", "max_states", "timeout", "max_memory", "store", "workers", "por",
+                "reduce", "printed", "accept_bounded")
+
+
+def gate_config(args: argparse.Namespace) -> dict[str, object]:
+    """The options a verdict depends on (engine, depths, budgets, reductions), as a baseline
+    records them: a run under other ones is a change for the gate, whether the command line or
+    [tool.turnproof] set them."""
+    config = {name.replace("_", "-"): getattr(args, name, None) for name in GATE_OPTIONS}
+    config["reduce"] = ",".join(sorted(parse_reductions(args.reduce, args.no_reduce))) or "none"
+    return config
+
+
+def accept_bounded(args: argparse.Namespace) -> int | None:
+    depth = getattr(args, "accept_bounded", None)
+    if depth is not None and depth < 0:
+        raise UsageError(Diagnostic(f"--accept-bounded {depth} is not a depth", hint="e.g. --accept-bounded 20"))
+    return depth
 
 
 def write_output(text: str, output: str | None) -> None:

@@ -5,7 +5,9 @@ The nearest pyproject.toml from the current directory upward that has a
 that option's default in every subcommand that has the option, so the command
 line still overrides it. An unknown key, a value of the wrong type or out of
 range, or a file that is not TOML is an error at its `file:line:col` (exit 2).
-Paths are relative to the directory of the pyproject.toml.
+Paths are relative to the directory of the pyproject.toml and stay inside it (no absolute
+path, no '..'); the file itself, like every file a path names, is read only when it is a
+regular file of that directory (`files.read_input`).
 """
 from __future__ import annotations
 
@@ -19,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from verifier.diagnostics import Diagnostic, Span, UsageError
+from verifier.diagnostics import Diagnostic, Span, UsageError, printable, quotable
 from verifier.engines.names import ENGINES
+from verifier.files import NotAnInput, read_input
 
 FILE_NAME = "pyproject.toml"
+MAX_BYTES = 1_000_000
 TABLE = ("tool", "turnproof")
 
 
@@ -68,23 +72,39 @@ def find(start: Path) -> Path | None:
     """The nearest pyproject.toml from `start` upward with a `[tool.turnproof]` table."""
     for folder in (start, *start.parents):
         candidate = folder / FILE_NAME
-        if candidate.is_file() and _mentions_table(candidate):
+        if candidate.exists() and _mentions_table(candidate):
             return candidate
     return None
 
 
-def _mentions_table(path: Path) -> bool:
+def _text(path: Path) -> str:
+    """The file's text, read only when it is a regular file of its own folder (a pull request's
+    pyproject.toml linked to a secret is refused, exit 2, and never quoted)."""
+    shown = _shown_path(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
+        raw = read_input(shown, project=path.parent, limit=MAX_BYTES)
+    except NotAnInput as refused:
+        raise UsageError(Diagnostic(str(refused), hint=f"a {FILE_NAME} is a regular file of its folder; run "
+                                                       "turnproof from a folder outside this project")) from None
+    except OSError as err:
+        raise UsageError(Diagnostic(f"cannot read {shown}: {err.strerror}")) from None
+    if len(raw) > MAX_BYTES:
+        raise UsageError(Diagnostic(f"{shown} is larger than {MAX_BYTES // 1_000_000} MB"))
+    text = raw.decode("utf-8", errors="replace")
+    if printable(text) == text:            # no control character: an error may quote its lines
+        quotable(shown, text)
+    return text
+
+
+def _mentions_table(path: Path) -> bool:
+    text = _text(path)
     return re.search(r"(?m)^\s*\[\s*\"?tool\"?\s*\.\s*\"?turnproof\"?", text) is not None \
         or re.search(r"(?m)^\s*turnproof\s*(\.|=\s*\{)", text) is not None
 
 
 def load(path: Path) -> Config:
     """Read and check `[tool.turnproof]` of `path` (raises UsageError with the position)."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = _text(path)
     shown = _shown_path(path)
     try:
         doc = tomllib.loads(text)
@@ -136,7 +156,12 @@ def _checked(key: str, spec: Key, value: Any, where: _Locator, base: Path) -> An
     if spec.kind == "choice" and value not in spec.choices:
         raise wrong(f"one of {', '.join(spec.choices)}", f'"{spec.choices[0]}"')
     if spec.kind == "path":
-        return os.path.relpath(base / value) if not os.path.isabs(value) else value
+        written = os.path.normpath(value)
+        if os.path.isabs(value) or written == os.pardir or written.startswith(os.pardir + os.sep):
+            raise UsageError(Diagnostic(f"[tool.turnproof] {key} must be a path inside the project (the folder of "
+                                        f"{FILE_NAME}), not {_toml_repr(value)}", where.value(key),
+                                        hint=f"write it relative to the folder of {FILE_NAME}, without '..'"))
+        return os.path.relpath(base / value)
     return value
 
 

@@ -9,6 +9,8 @@ from verifier.cli.common import (
     EXIT_BUG_HELP,
     EXIT_UNKNOWN,
     Progress,
+    accept_bounded,
+    add_gate_options,
     add_model_options,
     budget_note,
     exit_code,
@@ -60,6 +62,7 @@ def register(sub: Commands) -> None:
     p.add_argument("--no-properties", action="store_true", help="check no claims, only consistency")
     p.add_argument("--no-consistency", action="store_true", help="skip the rules-consistency analyses")
     add_model_options(p)
+    add_gate_options(p)
     p.add_argument("--graph-limit", type=int, default=WHOLE_GRAPH_LIMIT, metavar="N",
                    help=f"draw every state when there are at most N (default {WHOLE_GRAPH_LIMIT}; up to "
                         f"{SMALL_GRAPH_LIMIT} each is a box listing the values that set it apart, beyond that a "
@@ -88,6 +91,7 @@ def register(sub: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     from verifier.report.pages import build_game
     from verifier.report.site import write_site
+    from verifier.result import accepting_bounded
     from verifier.runner import check_model
     from verifier.stategraph import game_graph
 
@@ -104,12 +108,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(Diagnostic(f"--playouts {args.playouts}: the number of games is 0 or more",
                                     hint="0 leaves the Playouts section out"))
     options = run_options(args, consistency=not args.no_consistency)
+    depth = accept_bounded(args)
     _check_names(args.models, options.params)      # before minutes of checking: two pages of one name
     all_runs = []
     for path in args.models:                       # every model is checked before anything is written
         progress = Progress(args.quiet, args.timeout)
         try:
-            all_runs.append(check_model(path, options, progress))
+            all_runs.append(accepting_bounded(check_model(path, options, progress), depth))
         finally:
             progress.done()
     pages = [build_game(runs, state_graph=None if args.no_graph else game_graph(

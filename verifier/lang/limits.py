@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, Event, NodeEvent, ScalarEvent
 
-from verifier.diagnostics import Diagnostic, Span
+from verifier.diagnostics import Diagnostic, Span, TurnproofError, quotable
+from verifier.files import NotAnInput, read_input
 
 MAX_FILE_BYTES = 1_000_000      # a model or property file (ruamel parses about 100 kB/s)
 MAX_YAML_NODES = 200_000        # values in a document, every alias counted as often as it is used
@@ -35,11 +36,43 @@ _CONTROL_VALUE = re.compile(_CONTROL.pattern.replace("\x0e", "\r\x0e"))   # a va
 _BIG_INT = re.compile(r"[-+]?(?:0[xob])?[0-9_a-fA-F]*[0-9][0-9_a-fA-F]*")
 
 
+def read_input_text(path: str, error: type[TurnproofError], project: str | None = None,
+                    missing_hint: str = "check the path") -> str:
+    """The text of an untrusted input file, read only when it is a regular file of the project
+    (`files.read_input`: no link out of it, no device, FIFO or /proc file) and checked
+    (`text_problem`) before anything else looks at it; only then may an error quote its lines
+    (`diagnostics.quotable`). Every refusal raises `error` naming the path, never its content."""
+    try:
+        raw = read_input(path, project, MAX_FILE_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
+        raise error(Diagnostic(f"no such file: {path}", hint=missing_hint)) from None
+    except NotAnInput as refused:
+        raise error(Diagnostic(str(refused), hint="inputs are regular files of the project; a symbolic link out "
+                                                  "of it, a device, a FIFO or a /proc file is never read")) from None
+    except OSError as err:
+        raise error(Diagnostic(f"cannot read {path}: {err.strerror}", hint=missing_hint)) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise error(_too_large(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise error(Diagnostic(f"{path} is not UTF-8 text", Span(path, 1, 1))) from None
+    problem = text_problem(path, text)
+    if problem is not None:
+        raise error(problem)
+    quotable(path, text)
+    return text
+
+
+def _too_large(path: str) -> Diagnostic:
+    return Diagnostic(f"the file is larger than {MAX_FILE_BYTES // 1_000_000} MB", Span(path, 1, 1),
+                      hint="a model or property file is a page of YAML; split or shorten it")
+
+
 def text_problem(path: str, text: str) -> Diagnostic | None:
     """The first reason not to parse `text` as a model or property file at all, or None."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
-        return Diagnostic(f"the file is larger than {MAX_FILE_BYTES // 1_000_000} MB", Span(path, 1, 1),
-                          hint="a model or property file is a page of YAML; split or shorten it")
+        return _too_large(path)
     bad = _CONTROL.search(text)
     if bad:
         line = text.count("\n", 0, bad.start()) + 1

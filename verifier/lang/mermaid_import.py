@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.diagnostics import Diagnostic, Span, UsageError
+from verifier.lang.limits import read_input_text
 
 # ---------------------------------------------------------------- the flowchart
 
@@ -811,10 +812,7 @@ def claims_yaml(sk: Skeleton) -> str:
 def import_mermaid(path: str, name: str | None = None, blocks: list[int] | None = None) -> Skeleton:
     """Read the flowcharts of `path` (a Markdown file or a bare Mermaid file) as a skeleton.
     `blocks` picks flowcharts by number (1-based, in file order)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise UsageError(Diagnostic(f"cannot read {path}: {err.strerror}")) from None
+    text = read_input_text(path, UsageError, missing_hint="give a Markdown or Mermaid file")
     found = extract_blocks(text, path)
     if not found:
         raise _error(path, 0, "no Mermaid flowchart found",

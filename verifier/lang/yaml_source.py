@@ -15,7 +15,7 @@ from ruamel.yaml.parser import RoundTripParser
 
 from verifier.diagnostics import Diagnostic, DiagnosticSink, ModelError, Span, TurnproofError
 from verifier.lang.expressions import Origin
-from verifier.lang.limits import EventLimits, OverLimit, text_problem
+from verifier.lang.limits import EventLimits, OverLimit, read_input_text
 
 
 @dataclass(frozen=True)
@@ -138,18 +138,12 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
     """The document at `path` as a Node; a missing file or malformed YAML raises `error`.
     A file read again with the same text (each variant of a model loads it) is not parsed
     again: the loaders only read the document."""
-    p = Path(path)
-    if not p.is_file():
-        raise error(Diagnostic(f"no such file: {path}", hint="check the path; models live in models/, "
-                                                             "claims in properties/"))
-    key = str(p.resolve())
+    text = read_input_text(path, error, missing_hint="check the path; models live in models/, "
+                                                     "claims in properties/")
+    key = str(Path(path).resolve())
     try:
-        text = p.read_text(encoding="utf-8")
         if key in _PARSED and _PARSED[key][0] == text:
             return Node(_PARSED[key][1], Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
-        problem = text_problem(path, text)
-        if problem is not None:
-            raise error(problem)
         data = _parse(path, text)
     except OverLimit as over:
         raise error(over.diagnostic) from None
@@ -164,8 +158,6 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
                                hint="check indentation, colons and quotes around expressions "
                                     "that contain ':' or start with a special character; in {...} "
                                     "write keys with [ ] in block style")) from None
-    except UnicodeDecodeError:
-        raise error(Diagnostic(f"{path} is not UTF-8 text")) from None
     except (YAMLError, RecursionError) as err:       # what the limits let through
         raise error(Diagnostic(f"malformed YAML: {' '.join(str(err).split())[:200]}", Span(path, 1, 1),
                                hint="check indentation, colons and quotes")) from None
