@@ -51,7 +51,7 @@ def test_past_the_switch_the_compact_store_decides_as_the_python_store_does():
     lay = layout(model.instantiate())
     for r in decide(model, claims, AutoEngine(switch_states=SWITCH)):
         w = want[r.property.id]
-        assert (r.verdict, r.engine, r.trace) == (w.verdict, "explicit", w.trace), r.property.id
+        assert (r.verdict, r.trace) == (w.verdict, w.trace) and r.engine.startswith("explicit/"), r.property.id
         if r.trace is not None:
             replay(lay, r.trace)
         if r.property.kind == "termination":       # the lasso search needs the python store's edges
@@ -133,12 +133,12 @@ def test_a_compact_search_past_its_share_goes_on_only_while_projected_to_finish_
     now[0] = 12.0                                           # past the share, 0.6 s more projected: it goes on
     assert tick(460, 4) is None
     now[0] = 21.0                                           # past finish_by: it stops whatever the projection
-    assert tick(470, 4) == "--timeout 60 s reached"
+    assert tick(470, 4).words == "--timeout 60 s reached"
     growing = explicit._ticker_compact(budget, 0.0, 50, clock=lambda: now[0])
     now[0] = 5.0
     assert growing(1, 0) is None and growing(100, 1) is None
     now[0] = 12.0                                           # past the share, its levels growing: it stops
-    assert growing(300, 2) == "--timeout 60 s reached"
+    assert growing(300, 2).words == "--timeout 60 s reached"
 
 
 def test_no_python_search_of_the_termination_claims_that_cannot_finish(monkeypatch):

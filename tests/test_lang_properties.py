@@ -156,4 +156,4 @@ claims:
     proved, searched = run.results
     assert proved.property.for_every == ("DECK",) and proved.verdict.value == "PROVED"
     assert dict(proved.params)["DECK"] is None and "every value of DECK" in proved.reason
-    assert searched.engine == "explicit" and dict(searched.params)["DECK"] == 3
+    assert searched.engine == "explicit/python" and dict(searched.params)["DECK"] == 3

@@ -44,7 +44,7 @@ def hidden_mode() -> Model:
                  end=FALSE)
 
 
-CLAIM = Invariant(id="never-both", expr=neg(conj(Var("mode"), eq(Var("c"), Const(STEPS)))), expected="HOLDS")
+CLAIM = Invariant(id="never-both", expr=neg(conj(Var("mode"), eq(Var("c"), Const(STEPS)))), expected=Verdict.HOLDS)
 
 
 def explored(model: Model, states: int) -> np.ndarray:
@@ -119,7 +119,7 @@ def freeze(clock: int | None = 20) -> Model:
         end=FALSE)
 
 
-NEVER_TOO_LONG = Invariant(id="never-too-long", expr=le(Var("count"), 2), expected="HOLDS")
+NEVER_TOO_LONG = Invariant(id="never-too-long", expr=le(Var("count"), 2), expected=Verdict.HOLDS)
 
 
 def freeze_problem(enc: Encoding) -> Safety:

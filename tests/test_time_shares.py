@@ -143,7 +143,7 @@ def test_a_search_past_its_share_goes_on_only_while_projected_to_finish_in_time(
     space.state_limit = -1
     assert tick(100, 470, 4) is not None                    # 4 x 12 s more projected: it stops
     space.levels = [0, 100, 300, 500, 800]                  # growing again: it stops
-    assert tick(400, 900, 4) == "--timeout 60 s reached"
+    assert tick(400, 900, 4).words == "--timeout 60 s reached"
     space.levels = [0, 100, 300, 400, 450]
     now[0] = 21.0                                           # past finish_by: it stops whatever the projection
     assert tick(440, 460, 4) is not None
@@ -226,7 +226,7 @@ def test_what_the_search_decided_survives_a_cut_in_a_later_step(monkeypatch, cap
     doc = json.loads(capsys.readouterr().out)
     assert code == 3
     three, below = doc["results"]
-    assert (three["verdict"], three["engine"]) == ("HOLDS", "explicit")
+    assert (three["verdict"], three["engine"]) == ("HOLDS", "explicit/python")
     assert below["verdict"] == "UNKNOWN" and "cut short by --timeout" in below["reason"]
 
 
@@ -290,7 +290,7 @@ def test_a_search_whose_levels_give_no_projection_goes_on_while_its_expected_sta
     now[0] = 12.0                  # past its share: 300 expanded in 12 s, 150 more to the 450 expected: 6 s
     assert compact(400, 3) is None
     now[0] = 21.0                                           # past finish_by: it stops whatever the projection
-    assert compact(420, 3) == "--timeout 60 s reached"
+    assert compact(420, 3).words == "--timeout 60 s reached"
 
 
 def test_a_shared_product_is_expected_to_find_a_multiple_of_its_models_states():

@@ -3,31 +3,15 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from verifier.ir.props import Property
+from verifier.ir.verdict import Verdict
+from verifier.resources import Stop
 from verifier.trace import Trace
 
 
-class Verdict(Enum):
-    """Ordered from strongest good news to worst; results merge by the worst."""
-
-    PROVED = "PROVED"                  # holds for every parameter value, unbounded
-    HOLDS = "HOLDS"                    # holds in the complete state space of these parameters
-    HOLDS_TO_DEPTH = "HOLDS_TO_DEPTH"  # no counterexample up to `depth`; nothing more is claimed
-    UNKNOWN = "UNKNOWN"                # a budget or an engine limit was hit; `reason` says which
-    VIOLATED = "VIOLATED"              # a counterexample (or, for reachability, exhaustive absence)
-
-    @property
-    def rank(self) -> int:
-        return list(Verdict).index(self)
-
-    def worst(self, other: Verdict) -> Verdict:
-        return self if self.rank >= other.rank else other
-
-
-def satisfies(verdict: Verdict, expected: str | None) -> bool:
+def satisfies(verdict: Verdict, expected: Verdict | None) -> bool:
     """Does `verdict` meet the expectation written in a property file?
 
     No expectation: anything but VIOLATED (UNKNOWN is handled by its own exit code).
@@ -58,17 +42,19 @@ class CheckResult:
 
     property: Property
     verdict: Verdict
-    engine: str                          # "explicit", "bmc", "k-induction", "pdr", "ranking"...
+    engine: str                          # the method (and store) that decided: "explicit/python", "explicit/compact",
+                                         # "k-induction", "pdr", "bmc", "ranking"...
     depth: int | None = None             # BFS depth explored, BMC bound, or k
     stats: Stats = Stats()
     trace: Trace | None = None
-    reason: str = ""                     # for UNKNOWN: why; otherwise a short explanation
+    reason: str = ""                     # a short explanation for people (for UNKNOWN: `stop.words` and more)
     params: tuple[tuple[str, int | None], ...] = ()
     variant: str | None = None
     evidence: dict[str, Any] = field(default_factory=dict)   # invariant found, ranking function...
     reductions: tuple[str, ...] = ()     # state-space reductions the search used ("symmetry")
     scale: str | None = None             # see `scale_of`: at which numbers the verdict is known
     accept_bounded: int | None = None    # --accept-bounded N: a HOLDS_TO_DEPTH from depth N counts as holding
+    stop: Stop | None = None             # why the claim is undecided (None when decided): read this, never `reason`
 
     @builtins.property          # the field `property` shadows the builtin in this class body
     def bounded_accepted(self) -> bool:
@@ -76,7 +62,7 @@ class CheckResult:
         or --accept-bounded N on the command line with this verdict's depth at least N (never the
         configuration, which a pull request can change)."""
         return self.verdict is Verdict.HOLDS_TO_DEPTH and (
-            self.property.expected == Verdict.HOLDS_TO_DEPTH.value
+            self.property.expected is Verdict.HOLDS_TO_DEPTH
             or (self.accept_bounded is not None and self.depth is not None and self.depth >= self.accept_bounded))
 
     @builtins.property
@@ -87,7 +73,7 @@ class CheckResult:
     @builtins.property
     def as_expected(self) -> bool:
         if self.verdict is Verdict.HOLDS_TO_DEPTH:     # accepted, it meets no expectation, HOLDS or itself
-            return self.bounded_accepted and self.property.expected in (None, "HOLDS", "HOLDS_TO_DEPTH")
+            return self.bounded_accepted and self.property.expected in (None, Verdict.HOLDS, Verdict.HOLDS_TO_DEPTH)
         return satisfies(self.verdict, self.property.expected)
 
 

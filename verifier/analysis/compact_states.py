@@ -30,6 +30,7 @@ from verifier.engines.statespace import StatesView, slot_columns
 from verifier.engines.visited import hash_rows
 from verifier.engines.words import as_ints, as_rows, key_at, no_states
 from verifier.ir.model import Action, Model
+from verifier.resources import Stop, StopKind
 from verifier.semantics import State, layout
 
 COMPACT_BYTES_PER_STATE = 48    # the order (8), the visited table at its peak while growing (33), slack
@@ -47,13 +48,15 @@ def explore_big(model: Model, budget: Budget, cap: int | None, seconds: float | 
     the memory guard."""
     start = time.perf_counter()
     levels: list[np.ndarray] = []
-    words = limit_words(budget.max_memory_mb)
+    memory = Stop(StopKind.MEMORY, "the memory guard" if budget.max_memory_mb is None else
+                  f"--max-memory {budget.max_memory_mb}", limit_words(budget.max_memory_mb))
 
-    def tick(states: int, depth: int) -> str | None:
+    def tick(states: int, depth: int) -> Stop | None:
         if seconds is not None and time.perf_counter() - start > seconds:
-            return f"the analyses' time share for their search ({seconds:.1f} s) reached"
+            return Stop(StopKind.BACKSTOP, "the analyses' time share",
+                        f"the analyses' time share for their search ({seconds:.1f} s) reached")
         if over_soft(budget.max_memory_mb):
-            return words
+            return memory
         return None
 
     space = explore_compact(model, Budget(max_states=cap, max_depth=budget.max_depth), tick=tick, order=levels)
@@ -127,7 +130,7 @@ class CompactStates:
         self.order = np.concatenate(levels) if levels else no_states(self.packing.words)
         self.n = int(self.order.shape[0])
         self.roots = int(levels[0].shape[0]) if levels else 0
-        self.complete, self.reason = compact.complete, compact.reason
+        self.complete, self.stop = compact.complete, compact.stop
         self.error = None if compact.error is None else (compact.rank[compact.error[0]], compact.error[1])
         self.extra: list[int] = []                 # states stored beyond the search (`store`)
         self.extra_parent = array("i")

@@ -8,19 +8,19 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
+from verifier import resources
 from verifier.ir.model import Model
 from verifier.ir.props import Property
+from verifier.resources import Stop, StopKind
 from verifier.result import CheckResult
 
 
 @dataclass(frozen=True)
-class Budget:
-    """Resource limits; when one is hit the affected claims are UNKNOWN with the reason."""
+class Budget(resources.Budget):
+    """`resources.Budget` with the wall-clock shares the runner still hands out (`props/schedule.py`);
+    these go as the budgets become deterministic (issue 25)."""
 
-    max_states: int | None = None
     timeout: float | None = None        # seconds of wall time
-    max_depth: int | None = None        # BFS depth, BMC bound or largest k
-    max_memory_mb: int | None = None    # memory the run may grow to (shared by its workers)
     deadline: float | None = None       # time.monotonic() by which the whole run ends (--timeout)
     finish_by: float | None = None      # time.monotonic() until which a search projected to finish by then
                                         # may run past `deadline` (`explicit.seconds_to_finish`)
@@ -35,6 +35,13 @@ class Budget:
             return f"--max-states {self.max_states} reached"
         return f"{self.cap_owner} state cap ({self.max_states:,}) reached"
 
+    def states_stop(self, states: int | None = None) -> Stop:
+        owner = self.cap_owner or f"--max-states {self.max_states}"
+        return Stop(StopKind.STATES, owner, self.states_reached())
+
+    def depth_stop(self) -> Stop:
+        return Stop(StopKind.DEPTH, f"--max-depth {self.max_depth}", f"--max-depth {self.max_depth} reached")
+
     def time_left(self, now: float | None = None) -> float | None:
         """Seconds a search started now (time.monotonic(), or `now`) may take: `timeout`, cut by
         what is left of the run's deadline (None: unlimited)."""
@@ -42,6 +49,19 @@ class Budget:
         if self.timeout is None:
             return left
         return self.timeout if left is None else min(self.timeout, left)
+
+
+def stop_of(status: str | Stop, budget: Budget) -> Stop:
+    """Why a search stopped, from the status its loop returned: a limit it checks itself ("depth",
+    "states", "found": every watched target seen), or the `Stop` its tick gave."""
+    if isinstance(status, Stop):
+        return status
+    if status == "depth":
+        return budget.depth_stop()
+    if status == "states":
+        return budget.states_stop()
+    assert status == "found", f"a search loop's status: {status}"
+    return Stop(StopKind.INCOMPLETE, "the search", "stopped once every target was found")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from verifier.engines.visited import VisitedTable
 from verifier.engines.words import as_ints, as_rows, differs_from_previous, key_at, no_states, rows_at, sort_keys
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
+from verifier.resources import Stop, model_error
 from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace
 
@@ -157,7 +158,7 @@ class CompactSpace:
     transitions: int = 0
     levels: int = 0
     complete: bool = True
-    reason: str = ""
+    stop: Stop | None = None                   # why it stopped short (None: complete)
     error: tuple[int, str] | None = None
     seconds: float = 0.0
     vectorised: str = ""                       # "" when vectorised, else why not
@@ -168,6 +169,11 @@ class CompactSpace:
     rank: dict[int, int] = field(default_factory=dict)
     reductions: tuple[str, ...] = ()           # the compact store applies none
     worker_usage: list[tuple[int, int, float]] = field(default_factory=list)  # --workers: growth, peak, CPU s
+
+    @property
+    def reason(self) -> str:
+        """Why the search stopped short, in words ("" when complete)."""
+        return "" if self.stop is None else self.stop.words
 
     @property
     def model(self) -> Model:
@@ -233,7 +239,7 @@ def fits(model: Model) -> bool:
 
 def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
                     watch: Sequence[Expr] = (), track: Sequence[int] = (),
-                    tick: Callable[[int, int], str | None] | None = None,
+                    tick: Callable[[int, int], Stop | None] | None = None,
                     visited_budget: int | None = None, order: list[np.ndarray] | None = None) -> CompactSpace:
     """Breadth-first search of an instantiated model with the compact store.
 
@@ -259,11 +265,11 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     try:
         inits = list(dict.fromkeys(packing.pack(s) for s in initial_states(lay)))
     except EvalError as err:
-        space.complete, space.reason = False, f"model error in the initial states: {err}"
+        space.complete, space.stop = False, model_error(f"model error in the initial states: {err}")
         return space
     if state_limit is not None and len(inits) > state_limit:
         inits = inits[:state_limit]
-        space.complete, space.reason = False, budget.states_reached()
+        space.complete, space.stop = False, budget.states_stop()
     first_level = as_rows(inits, packing.words)
     table.reserve(first_level.shape[0])
     table.insert(first_level, np.zeros(first_level.shape[0], table.refs.dtype))
@@ -271,12 +277,12 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
         order.append(first_level)
     level = deque([first_level]) if first_level.shape[0] else deque()
     del first_level
-    search = _Search(space, expansion, watches, state_limit, tick, budget.states_reached())
+    search = _Search(space, expansion, watches, state_limit, tick, budget.states_stop())
     unexpanded = [] if space.complete else list(level)     # stored, not expanded when the search stops
     last_report = start
     while space.complete and level:
         if space.levels >= depth_limit:
-            space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
+            space.complete, space.stop = False, budget.depth_stop()
             unexpanded = list(level)
             break
         space.levels += 1
@@ -285,7 +291,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
         for S in level_chunks(level):
             status = search.chunk(S, nxt)
             if status is not None:
-                space.complete, space.reason = False, status
+                space.complete, space.stop = False, status
                 unexpanded = [S[search.expanded:], *level, *nxt]
                 break
             if progress is not None and time.perf_counter() - last_report >= 0.5:
@@ -329,8 +335,8 @@ class _Search:
     """The work on one chunk: watches, expansion, deduplication, insertion."""
 
     def __init__(self, space: CompactSpace, expansion: Expansion, watches: list[Watch],
-                 state_limit: int | None, tick: Callable[[int, int], str | None] | None, full: str = ""):
-        """`full`: the reason a search stopped at `state_limit` (`Budget.states_reached`)."""
+                 state_limit: int | None, tick: Callable[[int, int], Stop | None] | None, full: Stop | None = None):
+        """`full`: why a search stopped at `state_limit` (`Budget.states_stop`)."""
         self.space, self.expansion, self.watches = space, expansion, watches
         self.state_limit, self.tick, self.full = state_limit, tick, full
         self.base = 0                  # BFS index of the chunk's first state
@@ -353,7 +359,7 @@ class _Search:
             else:
                 space.watch_errors[k] = (key, message)
 
-    def chunk(self, S: np.ndarray, nxt: deque[np.ndarray]) -> str | None:
+    def chunk(self, S: np.ndarray, nxt: deque[np.ndarray]) -> Stop | None:
         space, table = self.space, self.space.table
         self.expanded = 0
         if self.tick is not None:
@@ -381,7 +387,7 @@ class _Search:
             key = key_at(S, f.error[0])
             space.error = (key, f.error[1])
             space.rank.setdefault(key, self.base)
-            return f"model error: {f.error[1]}"
+            return model_error(f"model error: {f.error[1]}")
         return status
 
     def _track(self, S: np.ndarray, f: Firings) -> None:
@@ -397,7 +403,7 @@ class _Search:
                 space.fired[a] = (key, int(f.labels[j]), key_at(f.succ, int(j)))
                 space.rank.setdefault(key, self.base + int(f.lanes[j]))
 
-    def _insert(self, S: np.ndarray, f: Firings, nxt: deque[np.ndarray]) -> str | None:
+    def _insert(self, S: np.ndarray, f: Firings, nxt: deque[np.ndarray]) -> Stop | None:
         table = self.space.table
         if not f.succ.shape[0]:
             return None

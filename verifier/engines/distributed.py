@@ -49,6 +49,7 @@ from verifier.engines.vecgen import MAX_BITS
 from verifier.engines.visited import VisitedTable, mix
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
+from verifier.resources import Stop, model_error
 from verifier.semantics import EvalError, initial_states, layout
 
 # Dask settings of the local cluster. Its defaults were measured to take CPU time from the search:
@@ -312,7 +313,7 @@ def holds(model: Model) -> bool:
 
 
 def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
-                        track: Sequence[int], tick: Callable[[int, int], str | None] | None, workers: int,
+                        track: Sequence[int], tick: Callable[[int, int], Stop | None] | None, workers: int,
                         scheduler: str | None = None, visited_budget: int | None = None) -> CompactSpace:
     """`compact.explore_compact` with the states partitioned across `workers` Dask workers (a
     local cluster, or the workers of `scheduler`)."""
@@ -358,7 +359,7 @@ def search_partitions(model: Model, actors: list, budget: Budget, progress: Prog
     try:
         inits = np.asarray(list(dict.fromkeys(packing_of(lay).pack(s) for s in initial_states(lay))), np.uint64)
     except EvalError as err:
-        space.complete, space.reason = False, f"model error in the initial states: {err}"
+        space.complete, space.stop = False, model_error(f"model error in the initial states: {err}")
         return space
     for actor in actors:
         actor.connect(actors).result()
@@ -369,26 +370,26 @@ def search_partitions(model: Model, actors: list, budget: Budget, progress: Prog
     depth_limit = budget.max_depth if budget.max_depth is not None else 1 << 62
     frontier = stored
     if budget.max_states is not None and stored > budget.max_states:
-        space.complete, space.reason = False, budget.states_reached()
+        space.complete, space.stop = False, budget.states_stop()
     while space.complete and frontier:
         if space.levels >= depth_limit:
-            space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
+            space.complete, space.stop = False, budget.depth_stop()
             break
         status = tick(stored, space.levels) if tick is not None else None
         if status is not None:
-            space.complete, space.reason = False, status
+            space.complete, space.stop = False, status
             break
         space.levels += 1
         reports = [f.result() for f in [a.expand() for a in actors]]
         for r in reports:
             _merge(space, r)
         if space.error is not None:
-            space.complete, space.reason = False, f"model error: {space.error[1]}"
+            space.complete, space.stop = False, model_error(f"model error: {space.error[1]}")
             break
         frontier = sum(f.result() for f in [a.commit() for a in actors])
         stored += frontier
         if budget.max_states is not None and stored > budget.max_states:
-            space.complete, space.reason = False, budget.states_reached()
+            space.complete, space.stop = False, budget.states_stop()
             break
         if progress is not None:
             progress(ProgressInfo(stored, space.levels, time.perf_counter() - start))

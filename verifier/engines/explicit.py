@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 
-from verifier.engines.base import Budget, ProgressFn, ProgressInfo
+from verifier.engines.base import Budget, ProgressFn, ProgressInfo, stop_of
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
 from verifier.engines.memory import limit_words, memory_limit_bytes, over_soft, table_growth
 from verifier.engines.statespace import StateSpace
@@ -25,6 +25,7 @@ from verifier.engines.symmetry import canonicalizer
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
+from verifier.resources import Stop, StopKind, model_error
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, State, initial_states, layout
 from verifier.trace import Trace
@@ -47,7 +48,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
     `symmetric`: store one state per orbit of the player rotations (the model must declare
     `symmetry: players`, which its loader checked); traces are lifted back to the model.
 
-    Budgets stop the search with `space.complete` False and `space.reason` saying which;
+    Budgets stop the search with `space.complete` False and `space.stop` saying which;
     a model run-time error stops it with `space.error` = (state index, message).
     """
     start = time.perf_counter()
@@ -67,7 +68,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
     try:
         inits = initial_states(lay)
     except EvalError as err:
-        space.complete, space.reason = False, f"model error in the initial states: {err}"
+        space.complete, space.stop = False, model_error(f"model error in the initial states: {err}")
         space.found = [None] * len(watch)
         return space
     pack = space.packing.pack
@@ -76,7 +77,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
         if x in space.seen:
             continue
         if len(space.packed) == space.state_limit:
-            space.complete, space.reason = False, budget.states_reached()
+            space.complete, space.stop = False, budget.states_stop()
             break
         space.store(x, -1, 0)
     space.level_end = len(space.packed)
@@ -90,11 +91,9 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
         space.complete = False
         if isinstance(status, EvalError):
             space.error = (space.head, str(status))
-            space.reason = f"model error: {status}"
+            space.stop = model_error(f"model error: {status}")
         else:
-            space.reason = {"depth": f"--max-depth {budget.max_depth} reached",
-                            "states": budget.states_reached(),
-                            "found": "stopped once every target was found"}.get(status, status)
+            space.stop = stop_of(status, budget)
     _finish_watches(space, exprs)
     space.found = _found(space, watch)
     space.seconds = time.perf_counter() - start
@@ -155,11 +154,11 @@ def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, star
     limit = budget.time_left()
     finish = None if budget.finish_by is None or limit is None else \
         max(limit, budget.finish_by - time.monotonic())        # seconds from `start`, as `limit`
-    memory_words = limit_words(budget.max_memory_mb)
+    memory_stop = _memory_stop(budget)
     state = {"last": start}
     level = [-1, 0]         # the depth of the last tick, and the states stored at the first tick in it
 
-    def tick(i: int, n: int, depth: int) -> str | None:
+    def tick(i: int, n: int, depth: int) -> Stop | None:
         now = clock()
         if depth != level[0]:
             level[:] = [depth, n]
@@ -167,9 +166,9 @@ def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, star
                 finish is not None and _finishes_within(space.levels, i, n, now - start, finish, level[1],
                                                         space.state_limit if space.state_limit >= 0 else None,
                                                         budget.expected_states)):
-            return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
+            return _time_stop(budget)
         if over_soft(budget.max_memory_mb, table_growth(space.seen)):
-            return memory_words
+            return memory_stop
         if progress is not None and now - state["last"] >= 0.5:
             state["last"] = now
             progress(ProgressInfo(n, depth, now - start))
@@ -260,6 +259,17 @@ def _found(space: StateSpace, watch: Sequence) -> list[int | None]:
     return out
 
 
+def _time_stop(budget: Budget) -> Stop:
+    if budget.timeout is not None:
+        return Stop(StopKind.BACKSTOP, f"--timeout {budget.timeout:g}", f"--timeout {budget.timeout:g} s reached")
+    return Stop(StopKind.BACKSTOP, "the run's time share", "time budget reached")
+
+
+def _memory_stop(budget: Budget) -> Stop:
+    owner = "the memory guard" if budget.max_memory_mb is None else f"--max-memory {budget.max_memory_mb}"
+    return Stop(StopKind.MEMORY, owner, limit_words(budget.max_memory_mb))
+
+
 def _visited_budget(budget: Budget) -> int | None:
     """Bytes the compact visited set may take before it spills to disk: half this process's share
     of the memory budget (--max-memory, or the guard's default)."""
@@ -268,7 +278,7 @@ def _visited_budget(budget: Budget) -> int | None:
 
 
 def _ticker_compact(budget: Budget, start: float, chunk: int,
-                    clock: Callable[[], float] = time.perf_counter) -> Callable[[int, int], str | None]:
+                    clock: Callable[[], float] = time.perf_counter) -> Callable[[int, int], Stop | None]:
     """Between chunks (`chunk` states each) of the compact search: the time budget (past its
     deadline only while its levels project it to finish by `budget.finish_by`, as `_ticker`)
     and the memory guard (the visited set spills to disk first, at half the budget; the guard
@@ -276,11 +286,11 @@ def _ticker_compact(budget: Budget, start: float, chunk: int,
     limit = budget.time_left()
     finish = None if budget.finish_by is None or limit is None else \
         max(limit, budget.finish_by - time.monotonic())        # seconds from `start`, as `limit`
-    words = limit_words(budget.max_memory_mb)
+    memory_stop = _memory_stop(budget)
     starts = [0]            # the first state of each level: level d is stored whole when its expansion begins
     level = [-1, 0]         # the depth of the last tick, and the chunks of it expanded
 
-    def tick(states: int, depth: int) -> str | None:
+    def tick(states: int, depth: int) -> Stop | None:
         now = clock()
         if depth != level[0]:
             level[:] = [depth, 0]
@@ -291,9 +301,9 @@ def _ticker_compact(budget: Budget, start: float, chunk: int,
                 finish is not None and len(starts) >= 2 and _finishes_within(
                     starts[:-1], min(starts[-2] + level[1] * chunk, starts[-1] - 1), states, now - start, finish,
                     starts[-1], budget.max_states, budget.expected_states)):
-            return f"--timeout {budget.timeout:g} s reached" if budget.timeout is not None else "time budget reached"
+            return _time_stop(budget)
         if over_soft(budget.max_memory_mb):
-            return words
+            return memory_stop
         return None
 
     return tick
@@ -368,8 +378,8 @@ class ExplicitEngine:
             assert space is not None, "a claim of each kind has the store that answers it"
             out.append(self._decide(concrete, p, space, slot, budget))
         if compact is not None:
-            out = [replace(r, evidence={**r.evidence, "store": "compact"}) if p in state_claims else r
-                   for p, r in zip(properties, out)]
+            out = [replace(r, engine=f"{NAME}/compact", evidence={**r.evidence, "store": "compact"})
+                   if p in state_claims else r for p, r in zip(properties, out)]
         elif self.unfit:
             out = [replace(r, evidence={**r.evidence, "store": f"python: {self.unfit}"}) for r in out]
         return out
@@ -431,8 +441,8 @@ class ExplicitEngine:
             return self._result(space.model, p, Verdict.UNKNOWN, space, trace=space.trace_to(i),
                                 reason=f"model error: {message} (in the state the trace reaches, "
                                        f"after {space.depth_of(i)} steps)")
-        return self._result(space.model, p, Verdict.UNKNOWN, space,
-                            reason=f"{INCOMPLETE}: {space.reason}")
+        return replace(self._result(space.model, p, Verdict.UNKNOWN, space, reason=f"{INCOMPLETE}: {space.reason}"),
+                       stop=space.stop)
 
     def _no_lasso_search(self, space: StateSpace, p: Property) -> CheckResult:
         """A liveness claim on a search that stopped short, with no time left for a lasso search
@@ -489,7 +499,7 @@ class ExplicitEngine:
     def _result(model: Model, p: Property, verdict: Verdict, space: StateSpace | None,
                 trace: Trace | None = None, reason: str = "") -> CheckResult:
         stats = Stats() if space is None else Stats(len(space), space.transitions, space.seconds)
-        return CheckResult(p, verdict, NAME, None if space is None else space.max_depth, stats, trace, reason,
+        return CheckResult(p, verdict, f"{NAME}/python", None if space is None else space.max_depth, stats, trace, reason,
                            model.param_values, model.variant, reductions=() if space is None else space.reductions)
 
 

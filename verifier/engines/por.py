@@ -40,12 +40,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from verifier.engines.actiongen import Labels, constant_choices, specialise
-from verifier.engines.base import Budget, ProgressFn, ProgressInfo
+from verifier.engines.base import Budget, ProgressFn, ProgressInfo, stop_of
 from verifier.engines.bfsgen import compile_expander, compile_search, packed_predicate, packing_of
 from verifier.engines.codegen import may_raise, simplify
 from verifier.engines.statespace import StateSpace
 from verifier.ir.expr import App, Const, Expr, Index, Op, Var, walk
 from verifier.ir.model import Action, IntType, Modality, Model
+from verifier.resources import Stop, model_error
 from verifier.semantics import EvalError, Layout, initial_states, layout
 
 NAME = "por"
@@ -54,7 +55,7 @@ TRIAL_STATES = 4096     # after this many states, a search that reduced fewer th
 TRIAL_SHARE = 0.1       # the rest to the generated full search (`bfsgen.compile_search`): it does not pay here
 HAND_OVER = "hand over"
 
-Tick = Callable[[int, int, int], "str | None"]
+Tick = Callable[[int, int, int], "Stop | None"]
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
                     track: Sequence[int], ticker: Callable[[StateSpace], Tick]) -> StateSpace:
     """Breadth-first search of an instantiated model firing stubborn sets (see the module
     docstring); the result is read as `explicit.explore`'s (`space.watch`, `space.fired`,
-    `space.deadlocks`, `complete`, `reason`, `error`), with `space.reductions` naming POR.
+    `space.deadlocks`, `complete`, `stop`, `error`), with `space.reductions` naming POR.
     `ticker(space)` makes the `tick(i, n, depth)` called every TICK_STATES states, which may stop
     the search (budgets, progress)."""
     start = time.perf_counter()
@@ -263,7 +264,7 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
     try:
         inits = initial_states(lay)
     except EvalError as err:
-        space.complete, space.reason = False, f"model error in the initial states: {err}"
+        space.complete, space.stop = False, model_error(f"model error in the initial states: {err}")
         return space
     seen: dict[int, int] = {}
     space.seen = seen
@@ -273,7 +274,7 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
         if x in seen:
             continue
         if limit is not None and len(space.packed) == limit:
-            space.complete, space.reason = False, budget.states_reached()
+            space.complete, space.stop = False, budget.states_stop()
             break
         seen[x] = len(space.packed)
         space.packed.append(x)
@@ -288,10 +289,9 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
         space.complete = False
         if isinstance(status, EvalError):
             space.error = (space.head, str(status))
-            space.reason = f"model error: {status}"
+            space.stop = model_error(f"model error: {status}")
         else:
-            space.reason = {"depth": f"--max-depth {budget.max_depth} reached",
-                            "states": budget.states_reached()}.get(status, status)
+            space.stop = stop_of(status, budget)
     _watch_rest(space, preds)
     if space.reduced:
         space.reductions = (NAME,)
@@ -302,7 +302,7 @@ def explore_reduced(model: Model, budget: Budget, progress: ProgressFn | None, w
 
 
 def _search(space: StateSpace, seen: dict[int, int], chooser: Stubborn, preds: list, tracked: set[int],
-            expand: Callable, is_final: Callable, budget: Budget, tick: Tick, proviso: bool) -> str | EvalError | None:
+            expand: Callable, is_final: Callable, budget: Budget, tick: Tick, proviso: bool) -> str | Stop | EvalError | None:
     """The loop; `proviso`: apply C3 (needless when nothing is visible: deadlocks are kept by the
     stubborn sets alone)."""
     packed, parent, via, levels = space.packed, space.parent, space.via, space.levels
@@ -382,7 +382,7 @@ def _search(space: StateSpace, seen: dict[int, int], chooser: Stubborn, preds: l
 
 
 def _hand_over(space: StateSpace, watch: Sequence[Expr], track: Sequence[int], budget: Budget,
-               tick: Tick) -> str | EvalError | None:
+               tick: Tick) -> str | Stop | EvalError | None:
     """Go on from `space.head` with the generated full search (every state fully expanded from
     here: always sound), its labels replacing the ones stored so far."""
     code = compile_search(space.lay, watch, track)

@@ -20,6 +20,7 @@ from verifier.engines.bfsgen import Expander, compile_expander, packing_of
 from verifier.engines.codegen import Packing
 from verifier.engines.symmetry import Canon, canonicalizer
 from verifier.ir.model import Action, Model
+from verifier.resources import Stop
 from verifier.semantics import EvalError, Gap, Layout, State
 from verifier.trace import Trace, build_trace
 
@@ -131,7 +132,7 @@ class StateSpace:
         self.elab = array("I") if keep_edges else None
         self.transitions = 0
         self.complete = True
-        self.reason = ""
+        self.stop: Stop | None = None             # why the search stopped short (None: complete)
         self.error: tuple[int, str] | None = None   # (state, message): a model run-time error stopped the search
         self.seconds = 0.0
         self.head = 0                 # states below `head` are fully expanded
@@ -146,12 +147,17 @@ class StateSpace:
         self.cur_depth = 0
         self.state_limit = -1
         self.depth_limit = 1 << 62
-        self.tick: Callable[[int, int, int], str | None] | None = None   # budgets and progress, between states
+        self.tick: Callable[[int, int, int], Stop | None] | None = None   # budgets and progress, between states
         self._index: dict[int, int] | None = None
         self._expander: Expander | None = None
         self.canon: Canon | None = None               # set when states are stored one per symmetry orbit
         self.reductions: tuple[str, ...] = ()         # the reductions the search used, for the verdicts
         self.reduced = 0                              # states partial-order reduction did not fully expand
+
+    @property
+    def reason(self) -> str:
+        """Why the search stopped short, in words ("" when complete)."""
+        return "" if self.stop is None else self.stop.words
 
     # ---- pickling (a reading checked in another process sends its space back)
     def __getstate__(self) -> dict[str, Any]:

@@ -12,13 +12,14 @@ from typing import Any, ClassVar
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import Expr
+from verifier.ir.verdict import Verdict
 
 
 @dataclass(frozen=True, kw_only=True)
 class Property:
     id: str
     statement: str = ""              # the claim in plain words
-    expected: str | None = None      # a Verdict name, or None: "must not be violated"
+    expected: Verdict | None = None  # None: "must not be violated"
     rule: str | None = None          # the rule section it checks
     why: str = ""                    # for expected VIOLATED: why the rules break it
     for_every: tuple[str, ...] = ()  # parameters left free for this claim: a proof covers every value

@@ -19,6 +19,7 @@ from verifier.ir.props import (
     StepInvariant,
     Terminates,
 )
+from verifier.ir.verdict import Verdict
 from verifier.lang import symmetry
 from verifier.lang.expressions import ExprReader
 from verifier.lang.limits import MAX_STEP_BOUND, claim_size_problems
@@ -28,7 +29,7 @@ from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 KINDS = ("invariant", "deadlock_free", "reachable", "ordering", "terminates", "bounded_response", "step")
 CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "at", "fairness", "for_every", "actions") + KINDS
 PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
-VERDICTS = ("PROVED", "HOLDS", "HOLDS_TO_DEPTH", "VIOLATED", "UNKNOWN")
+VERDICTS = tuple(v.value for v in Verdict)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -102,13 +103,14 @@ class PropertyReader:
                             f"{', '.join(kinds) if kinds else 'none'}", id_span,
                             hint=f"one of: {', '.join(KINDS)}")
             return None
-        expected = self.expected(item)
-        if expected is not None and expected not in VERDICTS:
-            self.sink.error(f"expected '{expected}' is not a verdict", item.child("expected").span,
+        written = self.expected(item)
+        if written is not None and written not in VERDICTS:
+            self.sink.error(f"expected '{written}' is not a verdict", item.child("expected").span,
                             hint=f"one of {', '.join(VERDICTS)}")
-            expected = None
+            written = None
+        expected = None if written is None else Verdict(written)
         why = str(item.value.get("why", "") or "")
-        if expected == "VIOLATED" and not why:
+        if expected is Verdict.VIOLATED and not why:
             self.sink.error(f"claim {cid} expects VIOLATED but does not say why", item.child("expected").span,
                             hint="add why: \"...\" saying which rule breaks it and how")
         common = dict(id=cid, statement=str(item.value.get("says", "")), expected=expected,

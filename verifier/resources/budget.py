@@ -1,0 +1,62 @@
+"""Effort in units that do not depend on the machine (states, depth, Z3 resource units), and the
+wall-clock backstop that is only an outer limit of the whole run."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from verifier.resources.clock import Clock, MonotonicClock
+from verifier.resources.stop import Stop, StopKind
+
+DEFAULT_DEADLINE = "the default deadline"
+
+
+@dataclass(frozen=True)
+class Backstop:
+    """The run's wall-clock outer limit: it cuts what is still running at `at` on `clock`, and
+    the run then says so (`stop`) and exits 3. Effort is never shared out by it."""
+
+    at: float                    # on `clock`
+    owner: str                   # the option that set it: "--timeout 600", "the default deadline"
+    clock: Clock = field(default_factory=MonotonicClock, compare=False, repr=False)
+
+    @classmethod
+    def after(cls, seconds: float, owner: str, clock: Clock | None = None) -> Backstop:
+        clock = MonotonicClock() if clock is None else clock
+        return cls(clock.now() + seconds, owner, clock)
+
+    def expired(self) -> bool:
+        return self.clock.now() >= self.at
+
+    def left(self) -> float:
+        """Seconds until it cuts (0 once it has)."""
+        return max(0.0, self.at - self.clock.now())
+
+    def stop(self) -> Stop:
+        return Stop(StopKind.BACKSTOP, self.owner, f"cut short by {self.owner}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Effort in units that do not depend on the machine; the backstop is only an outer limit."""
+
+    max_states: int | None = None      # states one search may store
+    max_depth: int | None = None       # BFS depth, BMC bound, largest k
+    rlimit: int | None = None          # Z3 resource units per solver query (z3 `rlimit`), never ms timeouts
+    max_memory_mb: int | None = None   # memory the run may grow to (shared by its workers)
+    backstop: Backstop | None = None   # the run's wall-clock outer limit (--timeout / default deadline)
+    owner: str = "the default budget"  # whose limits these are, in the user's words ("--max-states", ...)
+
+    def states_stop(self, states: int | None = None) -> Stop:
+        """A search stopped at its state cap."""
+        n = self.max_states if states is None else states
+        return Stop(StopKind.STATES, self.owner, f"the search stopped at {n:,} states ({self.owner})")
+
+    def depth_stop(self) -> Stop:
+        return Stop(StopKind.DEPTH, self.owner, f"depth {self.max_depth} reached ({self.owner})")
+
+    def rlimit_stop(self, what: str = "Z3") -> Stop:
+        return Stop(StopKind.RLIMIT, self.owner, f"{what} ran out of its resource limit ({self.rlimit:,}, {self.owner})")
+
+    def expired(self) -> bool:
+        """Whether the run's backstop has cut (never true without one)."""
+        return self.backstop is not None and self.backstop.expired()
