@@ -224,7 +224,7 @@ def test_report_after_the_backstop_writes_the_pages_and_says_unknown(monkeypatch
     assert code == 3, capsys.readouterr().err
     findings = (out / "FINDINGS.md").read_text(encoding="utf-8")
     assert "cut short by --timeout (0.5 s)" in findings
-    assert "Not laid out: the --timeout had passed" in (out / "gate.html").read_text(encoding="utf-8")
+    assert "Not laid out: the --timeout had passed" in (out / "gate" / "index.html").read_text(encoding="utf-8")
 
 
 GRAPHVIZ_ABORTS = "digraph g {\n" + "".join(     # Graphviz 'dot' fails an assertion on this graph (abort)

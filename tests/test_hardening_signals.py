@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import main
-from verifier.report.site import _remove_stale
 
 REPO = Path(__file__).parent.parent
 GATE = REPO / "tests" / "fixtures" / "gate"
@@ -39,17 +38,6 @@ def test_outputs_and_baselines_respect_the_umask(tmp_path, capsys, umask):
     capsys.readouterr()
     for path in (out, next(base.iterdir())):
         assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path
-
-
-def test_folders_of_killed_report_runs_are_removed(tmp_path):
-    target = tmp_path / "site"
-    dead = tmp_path / ".site.tmp-999999999-abc"
-    alive = tmp_path / f".site.tmp-{os.getpid()}-def"
-    other = tmp_path / ".elsewhere.tmp-999999999-x"
-    for d in (dead, alive, other):
-        d.mkdir()
-    _remove_stale(target)
-    assert not dead.exists() and alive.exists() and other.exists()
 
 
 def _children(pid: int) -> list[int]:

@@ -169,7 +169,8 @@ class Browser:
                                        "awaitPromise": True}, session=True)
 
     def evaluate(self, expression: str):
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True},
+                           session=True)
         if "exceptionDetails" in result:
             raise RuntimeError(result["exceptionDetails"])
         return result["result"].get("value")
@@ -204,15 +205,21 @@ class Browser:
             shutil.rmtree(self.profile, ignore_errors=True)
 
 
-MEASURE = """(() => {
+MEASURE = """(async () => {
+  const images = [...document.images];
+  images.forEach(img => { img.loading = 'eager'; });       // a lazy image loads once asked for
+  await Promise.all(images.map(img => img.decode().catch(() => null)));
+  const box = e => e.getBoundingClientRect();
   const svgs = [...document.querySelectorAll('svg')].map((s, i) => {
-    const r = s.getBoundingClientRect();
+    const r = box(s);
     return {i, width: r.width, height: r.height, label: s.getAttribute('aria-label') || ''};
   });
+  const imgs = images.map(img => ({src: img.getAttribute('src'), width: img.naturalWidth, height: img.naturalHeight,
+                                   shown: box(img).width}));
   const external = [...document.querySelectorAll('[src], link[href], image, use')]
     .map(e => e.getAttribute('src') || e.getAttribute('href') || e.getAttribute('xlink:href') || '')
-    .filter(u => u && !u.startsWith('#') && !u.startsWith('data:'));
-  return {svgs, external, scripts: document.scripts.length, title: document.title,
+    .filter(u => u && /^([a-z][a-z0-9+.-]*:|\\/\\/)/i.test(u) && !u.startsWith('data:'));
+  return {svgs, imgs, external, scripts: document.scripts.length, title: document.title,
           text: document.body.innerText.length};
 })()"""
 
@@ -243,21 +250,24 @@ def check_page(browser: Browser, path: Path) -> dict:
     return info
 
 
-def test_every_page_renders_its_svgs_without_errors(browser, site):
-    pages = sorted(site.glob("*.html"))
-    assert {p.name for p in pages} == {"index.html", "mini.html"}
+def test_every_page_renders_its_diagrams_without_errors(browser, site):
+    pages = sorted(site.rglob("*.html"))
+    assert {"index.html", "mini/index.html", "mini/claim.turn-ends.html"} <= {str(p.relative_to(site)) for p in pages}
     for page in pages:
         info = check_page(browser, page)
-        assert info["problems"] == [], f"{page.name}: {info['problems']}"
-        assert info["scripts"] == 0, f"{page.name} holds a script: it must read without JavaScript"
-        assert info["external"] == [], f"{page.name} refers to external resources: {info['external']}"
-        assert info["text"] > 200, f"{page.name} shows almost no text"
+        name = str(page.relative_to(site))
+        assert info["problems"] == [], f"{name}: {info['problems']}"
+        assert info["scripts"] == 0, f"{name} holds a script: it must read without JavaScript"
+        assert info["external"] == [], f"{name} refers to external resources: {info['external']}"
+        assert info["text"] > 200, f"{name} shows almost no text"
         for svg in info["svgs"]:
-            assert svg["width"] > 0 and svg["height"] > 0, f"{page.name}: SVG {svg} is not drawn"
-    game = check_page(browser, site / "mini.html")
-    # the phase diagram, the state graph, and one diagram per trace (claims and findings)
-    traces = len(list(site.glob("mini.trace.*.svg"))) + len(list(site.glob("mini.finding*.svg")))
-    assert len(game["svgs"]) == 2 + traces >= 4
+            assert svg["width"] > 0 and svg["height"] > 0, f"{name}: SVG {svg} is not drawn"
+        for img in info["imgs"]:
+            assert img["width"] > 0 and img["height"] > 0 and img["shown"] > 0, f"{name}: diagram {img} is not drawn"
+    game = check_page(browser, site / "mini" / "index.html")
+    assert len(game["svgs"]) == 2                     # the phase diagram and the state graph, inline
+    traces = sum(len(check_page(browser, p)["imgs"]) for p in site.glob("mini/claim.*.html"))
+    assert traces == len(list(site.glob("mini/trace.*.svg"))) >= 3   # each trace's diagram, as an image
 
 
 def test_the_check_catches_a_broken_page(browser, tmp_path):
@@ -266,15 +276,18 @@ def test_the_check_catches_a_broken_page(browser, tmp_path):
     bad = tmp_path / "bad.html"
     bad.write_text('<!DOCTYPE html><html><head><title>bad</title></head><body><p>x</p>'
                    '<svg width="0" height="0"></svg><img src="http://example.invalid/x.png">'
+                   '<img loading="lazy" src="missing.svg">'
                    '<script>console.error("boom")</script></body></html>', encoding="utf-8")
     info = check_page(browser, bad)
     assert any(s["width"] == 0 for s in info["svgs"])
+    assert any(i["src"] == "missing.svg" and i["width"] == 0 for i in info["imgs"])
     assert any("boom" in p for p in info["problems"])
     assert any("example.invalid" in p for p in info["problems"])
     assert info["scripts"] == 1 and info["external"]
 
 
-SHIPPED = sorted((Path(__file__).resolve().parents[1] / "reports").glob("*.html"))
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+SHIPPED = sorted(REPORTS.glob("*/index.html")) + sorted(REPORTS.glob("index.html"))
 
 
 @pytest.mark.skipif(not SHIPPED, reason="reports/ holds no generated HTML yet (turnproof report models/*.yaml -o reports)")
@@ -283,3 +296,4 @@ def test_shipped_reports_render(browser):
         info = check_page(browser, page)
         assert info["problems"] == [] and info["scripts"] == 0 and info["external"] == [], page.name
         assert all(s["width"] > 0 and s["height"] > 0 for s in info["svgs"]), page.name
+        assert all(i["width"] > 0 for i in info["imgs"]), page.name

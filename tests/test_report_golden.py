@@ -12,7 +12,7 @@ from report_helpers import MINI, ROOT, check_golden, golden_runs
 
 from verifier.lang import load_model
 from verifier.report import diagrams
-from verifier.report.markdown import game_markdown, index_markdown
+from verifier.report.markdown import claim_markdown, game_markdown, index_markdown
 from verifier.report.pages import build_game
 from verifier.stategraph import explore_graph, game_graph
 
@@ -61,3 +61,7 @@ def test_game_markdown(page):
 
 def test_index_markdown(page):
     check_golden("index.md", index_markdown([page]))
+
+
+def test_claim_page_markdown(page):
+    check_golden("mini.claim.turn-ends.md", claim_markdown(page, "turn-ends", timings=False))

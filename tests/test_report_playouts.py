@@ -38,36 +38,36 @@ def reports(game, tmp_path_factory) -> tuple[Path, Path]:
 
 def test_the_playouts_section_is_written_the_same_each_time(reports):
     first, second = reports
-    names = sorted(p.name for p in first.iterdir())
-    assert names == sorted(p.name for p in second.iterdir())
+    names = sorted(str(p.relative_to(first)) for p in first.rglob("*") if p.is_file())
+    assert names == sorted(str(p.relative_to(second)) for p in second.rglob("*") if p.is_file())
     for name in names:
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
-    plots = [n for n in names if ".playouts." in n]
-    assert "tally.playouts.game-lengths.svg" in plots and "tally.playouts.actions.svg" in plots
+    plots = [n for n in names if "/playouts." in n]
+    assert "tally/playouts.game-lengths.svg" in plots and "tally/playouts.actions.svg" in plots
     assert all(n.endswith(".svg") for n in plots)             # no DOT source for a plot
     assert set(plots) <= set(json.loads((first / "manifest.json").read_text())["files"])
 
 
 def test_the_game_page_shows_the_playouts(reports):
-    page = (reports[0] / "tally.md").read_text()
+    page = (reports[0] / "tally" / "index.md").read_text()
     assert "## <a id=\"playouts\"></a>Playouts" in page and "[Playouts](#playouts)" in page
     assert "200 random playouts" in page and "seed 0" in page
     assert "| `gain` |" in page
-    assert "([SVG](tally.playouts.turn-lengths.svg))" in page
-    html = (reports[0] / "tally.html").read_text()
-    assert 'id="fig-tally.playouts.game-lengths"' in html and "<svg" in html
+    assert "([SVG](playouts.turn-lengths.svg))" in page
+    html = (reports[0] / "tally" / "index.html").read_text()
+    assert 'id="fig-playouts.game-lengths"' in html and 'loading="lazy" src="playouts.game-lengths.svg"' in html
 
 
 def test_the_claims_that_hold_vacuously_are_noted(reports):
-    for name in ("tally.md", "tally.html"):
+    for name in ("tally/index.md", "tally/index.html"):
         page = (reports[0] / name).read_text()
         assert "Vacuous:" in page and "full-purse-means-bonus" in page and "debt-answered" in page
 
 
 def test_no_playouts_when_asked(game, tmp_path):
     assert main(["report", str(game), "-o", str(tmp_path / "r"), "-q", "--playouts", "0"]) == 0
-    assert not list((tmp_path / "r").glob("*.playouts.*"))
-    assert "Playouts" not in (tmp_path / "r" / "tally.md").read_text()
+    assert not list((tmp_path / "r").rglob("playouts.*"))
+    assert "Playouts" not in (tmp_path / "r" / "tally" / "index.md").read_text()
     assert main(["report", str(game), "-o", str(tmp_path / "r"), "--playouts", "-1"]) == 2
 
 

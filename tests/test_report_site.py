@@ -2,12 +2,14 @@
 staleness, self-contained HTML, and the report layer's independence from z3."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,46 +32,64 @@ def page():
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_folder_contents(page, tmp_path):
     out = tmp_path / "site"
     written = write_site([page], out)
-    names = set(os.listdir(out))
+    names = set(snapshot(out))
     assert names == set(written)
-    assert {"index.html", "index.md", "mini.html", "mini.md", "FINDINGS.md", MANIFEST,
-            "mini.phases.svg", "mini.phases.dot", "mini.states.svg", "mini.states.dot"} <= names
-    for svg in [n for n in names if n.endswith(".svg")]:
-        assert n_dot(svg) in names                                   # every SVG has its DOT source beside it
-    md = (out / "mini.md").read_text()
-    for ref in re.findall(r"\]\(([^)#]+)\)", md):                    # every file a page links to exists
-        if not ref.startswith("index"):
-            assert ref in names, ref
+    assert set(os.listdir(out)) == {"index.html", "index.md", "FINDINGS.md", MANIFEST, "mini"}
+    assert {"mini/index.html", "mini/index.md", "mini/phases.svg", "mini/phases.dot", "mini/states.svg",
+            "mini/states.dot", "mini/claim.turn-ends.html", "mini/claim.turn-ends.md"} <= names
+    for svg in [n for n in names if n.endswith(".svg") and ".playouts." not in n]:
+        assert svg[:-4] + ".dot" in names                            # every SVG has its DOT source beside it
+    for page_name in [n for n in names if n.endswith((".md", ".html"))]:   # every file a page links to exists
+        text = (out / page_name).read_text()
+        refs = re.findall(r"\]\(([^)#]+)", text) + re.findall(r'(?:href|src)="([^"#]+)', text)
+        for ref in refs:
+            assert (out / page_name).parent.joinpath(ref).resolve().is_file(), f"{page_name} links to {ref}"
     index = (out / "index.md").read_text()
-    assert "[mini](mini.md)" in index and "(mini.md#claim-turn-ends)" in index
+    assert "[mini](mini/index.md)" in index and "(mini/claim.turn-ends.md)" in index
     assert "order-dependence fight|play" in index or "order-dependence fight\\|play" in index
     assert (out / "FINDINGS.md").read_text().startswith("# Findings")
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["games"]["mini"]["model"] == MINI
     assert set(manifest["games"]["mini"]["sources"]) == {MINI, MINI_PROPS}
+    assert manifest["files"] == {n: hashlib.sha256((out / n).read_bytes()).hexdigest() for n in written
+                                 if n != MANIFEST}
 
 
-def n_dot(svg: str) -> str:
-    return svg[:-4] + ".dot"
-
-
-def test_html_is_self_contained(page, tmp_path):
+def test_a_finding_trace_has_a_page_of_its_own(tmp_path):
+    runs = with_findings(mini_runs())
+    last = runs[-1].findings[0]
+    shorter = replace(last.traces[0], steps=last.traces[0].steps[:-1])      # not any claim's trace
+    runs[-1] = replace(runs[-1], findings=(replace(last, traces=(shorter,)),))
+    page = build_game(runs)
+    [view] = page.trace_pages()
     out = tmp_path / "site"
     write_site([page], out)
-    for name in ("index.html", "mini.html"):
+    game = (out / "mini" / "index.md").read_text()
+    assert f"]({view.page}.md)" in game
+    trace_page = (out / "mini" / f"{view.page}.md").read_text()
+    assert "[← mini](index.md#finding-1)" in trace_page and f"({view.page}.svg)" in trace_page
+
+
+def test_pages_are_light_and_diagrams_load_on_demand(page, tmp_path):
+    out = tmp_path / "site"
+    write_site([page], out)
+    for name in ("index.html", "mini/index.html", "mini/claim.turn-ends.html"):
         text = (out / name).read_text()
         assert "<script" not in text
         assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), "no network resources"
         assert "<link" not in text and "@import" not in text
         assert "<?xml" not in text and "<!DOCTYPE svg" not in text
-    game = (out / "mini.html").read_text()
-    assert game.count("<svg") == len(page.diagrams())
+    game = (out / "mini" / "index.html").read_text()
+    assert game.count("<svg") == 2                                  # the phase diagram and the state graph
+    claim = (out / "mini" / "claim.turn-ends.html").read_text()
+    assert "<svg" not in claim
+    assert '<img class="diagram" loading="lazy" src="trace.turn-ends.strict.svg"' in claim
     ids = re.findall(r'\sid="([^"]+)"', game)
     assert len(ids) == len(set(ids)), "element ids are unique across the inlined diagrams"
     for v in ("PROVED", "HOLDS", "HOLDS_TO_DEPTH", "VIOLATED", "UNKNOWN"):
@@ -92,7 +112,8 @@ def test_an_interrupted_write_leaves_the_previous_report(page, tmp_path, monkeyp
     with pytest.raises(OSError, match="simulated"):
         write_site([page], out, on_file=fail_midway)
     assert snapshot(out) == before
-    assert [p.name for p in tmp_path.iterdir()] == ["site"], "no temporary folder is left behind"
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "no staging folder is left behind"
 
     def boom(*args, **kwargs):
         raise KeyboardInterrupt
@@ -101,40 +122,38 @@ def test_an_interrupted_write_leaves_the_previous_report(page, tmp_path, monkeyp
     with pytest.raises(KeyboardInterrupt):
         write_site([page], out)
     assert snapshot(out) == before
-    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(["index.html", "index.md", "FINDINGS.md", MANIFEST, "mini"])
 
 
-def test_the_swap_replaces_stale_files_and_keeps_permissions(page, tmp_path):
+def test_a_failed_first_write_leaves_no_folder(page, tmp_path):
+    def fail(path):
+        raise OSError("disk full (simulated)")
+
+    with pytest.raises(OSError, match="simulated"):
+        write_site([page], tmp_path / "new", on_file=fail)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_folders_of_killed_runs_are_removed(page, tmp_path):
     out = tmp_path / "site"
-    out.mkdir()
-    (out / MANIFEST).write_text(json.dumps({"generator": "turnproof report"}))
-    (out / "old-game.html").write_text("stale")
+    dead = out / ".turnproof-staging-999999999-abc"
+    alive = out / f".turnproof-staging-{os.getpid()}-def"
+    for d in (dead, alive):
+        d.mkdir(parents=True)
     write_site([page], out)
-    assert not (out / "old-game.html").exists()
-    assert out.stat().st_mode & 0o755 == 0o755
+    assert not dead.exists() and alive.exists()
 
 
-def test_the_fallback_swap(page, tmp_path, monkeypatch):
-    out = tmp_path / "site"
-    write_site([page], out)
-    (out / "extra.md").write_text("x")
-    monkeypatch.setattr(site_mod, "_exchange", lambda a, b: False)    # no renameat2
-    write_site([page], out)
-    assert not (out / "extra.md").exists() and (out / "index.html").exists()
-    assert [p.name for p in tmp_path.iterdir()] == ["site"]
-
-
-def test_refuses_to_replace_a_folder_it_did_not_write(page, tmp_path):
-    from verifier.diagnostics import UsageError
-
-    out = tmp_path / "docs"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine")
-    with pytest.raises(UsageError, match="not a turnproof report folder"):
-        write_site([page], out)
-    assert (out / "notes.txt").read_text() == "mine"
-    write_site([page], out, force=True)
-    assert not (out / "notes.txt").exists()
+def test_permissions_follow_the_umask(page, tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_site([page], tmp_path / "site")
+    finally:
+        os.umask(old)
+    for path in [tmp_path / "site", tmp_path / "site" / "mini"]:
+        assert path.stat().st_mode & 0o777 == 0o755, path
+    for path in [tmp_path / "site" / "index.html", tmp_path / "site" / "mini" / "index.md"]:
+        assert path.stat().st_mode & 0o777 == 0o644, path
 
 
 def test_stale_games(tmp_path, monkeypatch):
@@ -157,12 +176,12 @@ def test_report_cli(tmp_path, capsys):
                  "--no-consistency", "--graph-limit", "500"])
     assert code == 0
     assert "wrote" in capsys.readouterr().err
-    md = (out / "mini.md").read_text()
+    md = (out / "mini" / "index.md").read_text()
     assert "Every reachable state" in md                             # 385 states <= 500: drawn whole
-    assert not re.search(r"\d s \|", md)                             # no run times unless --timings
+    assert not re.search(r"\d s \|", (out / "mini" / "claim.turn-ends.md").read_text())   # no run times unless --timings
     assert main(["report", str(ROOT / MINI), "-p", str(ROOT / MINI_PROPS), "-o", str(out), "--engine", "explicit",
                  "--no-consistency", "--no-graph", "--playouts", "0", "--gate", "--quiet"]) == 0
-    assert "Explored states" in (out / "mini.md").read_text()
+    assert "Explored states" in (out / "mini" / "index.md").read_text()
 
 
 def test_report_cli_errors_write_nothing(tmp_path, capsys):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from verifier.cli.common import (
@@ -42,21 +43,24 @@ def register(sub: Commands) -> None:
         "report", help="write HTML and Markdown reports with phase and state diagrams",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check each MODEL (its claims from properties/<model>.yaml and the rules-consistency "
-                    "analyses) and write a report folder: index.html and index.md listing every game, and "
-                    "per game <game>.html and <game>.md with the phase diagram, the explored state graph, "
-                    "random playouts' statistics with plots (--playouts), "
-                    "every verdict with its engine and statistics, every trace drawn on the phase diagram, "
-                    "and every finding with its evidence; the diagrams are written beside them as SVG and "
-                    "DOT, with FINDINGS.md and manifest.json. HTML pages are self-contained (no network, no "
-                    "JavaScript). The folder is the tool's: it is replaced as a whole and atomically (files put there by hand "
-                    "go; a failed or interrupted run leaves the previous report as it was).",
+                    "analyses) and write a report folder: index.html and index.md listing every game, "
+                    "FINDINGS.md and manifest.json, and a folder per game: <game>/index.html and index.md with "
+                    "the phase diagram, the explored state graph, random playouts' statistics with plots "
+                    "(--playouts), every verdict with its engine and statistics and every finding with its "
+                    "evidence; beside them each trace on a page of its own, drawn on the phase diagram, and "
+                    "the diagrams as SVG and DOT. HTML pages need no network and no JavaScript; diagrams "
+                    "other than the phase diagram and the state graph load when scrolled to. turnproof writes "
+                    "into the folder and removes only the files of its own earlier report (listed in "
+                    "manifest.json, unchanged since); it refuses a folder holding its inputs or the project, "
+                    "and files of the same names it did not write (unless --force). A failed run leaves the "
+                    "previous report as it was.",
         epilog="examples:\n"
                "  turnproof report models/*.yaml -o reports\n"
                "  turnproof report models/wtactics.yaml -o out/wt --param DECK=4\n"
                "  turnproof report models/alice.yaml -o out/alice --graph-limit 300\n\n" + EXIT_HELP)
     p.add_argument("models", nargs="+", metavar="MODEL", help="model files (YAML, see docs/LANGUAGE.md)")
     p.add_argument("-o", "--output", metavar="DIR",
-                   help="the report folder to (re)write (required, unless output-dir is set in [tool.turnproof])")
+                   help="the report folder to write into (required, unless output-dir is set in [tool.turnproof])")
     p.add_argument("-p", "--properties", metavar="FILE",
                    help="property file (only with one MODEL; default: properties/<model>.yaml)")
     p.add_argument("--no-properties", action="store_true", help="check no claims, only consistency")
@@ -80,7 +84,8 @@ def register(sub: Commands) -> None:
                    help="show run times on the pages (they change on every run; without them the same "
                         "models give the same files, so a committed report folder stays unchanged)")
     p.add_argument("--force", action="store_true",
-                   help="replace DIR even when it is not a turnproof report folder")
+                   help="overwrite files of the report's names in DIR that turnproof did not write (nothing "
+                        "else in DIR is touched)")
     p.add_argument("--gate", action=argparse.BooleanOptionalAction, default=False,
                    help="exit as `turnproof check` does (see exit codes); --no-gate overrides gate = true "
                         "in [tool.turnproof]")
@@ -90,7 +95,7 @@ def register(sub: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from verifier.report.pages import build_game
-    from verifier.report.site import write_site
+    from verifier.report.site import check_output, write_site
     from verifier.result import accepting_bounded
     from verifier.runner import check_model
     from verifier.stategraph import game_graph
@@ -109,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
                                     hint="0 leaves the Playouts section out"))
     options = run_options(args, consistency=not args.no_consistency)
     depth = accept_bounded(args)
+    check_output(args.output, [*args.models, *([args.properties] if args.properties else [])])
     _check_names(args.models, options.params)      # before minutes of checking: two pages of one name
     all_runs = []
     for path in args.models:                       # every model is checked before anything is written
@@ -121,11 +127,11 @@ def run(args: argparse.Namespace) -> int:
                  runs[0].model, args.graph_limit, args.graph_states, options.budget.time_left()), graph_limit=args.graph_limit)
              for runs in all_runs]
     for page in pages:
-        page.playouts = _playouts(page.model, page.slug, args.playouts, options.budget.time_left())
+        page.playouts = _playouts(page.model, args.playouts, options.budget.time_left())
     written = write_site(pages, args.output, timings=args.timings, force=args.force)
     if not args.quiet:
-        sys.stderr.write(f"wrote {len(written)} files to {args.output}: index.html, index.md and "
-                         f"{len(pages)} game page{'s' if len(pages) != 1 else ''}\n")
+        sys.stderr.write(f"wrote {len(written)} files to {args.output}: open {Path(args.output) / 'index.html'} "
+                         f"({len(pages)} game{'s' if len(pages) != 1 else ''}, one folder each)\n")
     sys.stderr.write(budget_note([run for runs in all_runs for run in runs], args.timeout))
     if args.gate:
         return max((exit_code(runs) for runs in all_runs), key=lambda c: {0: 0, 3: 1, 1: 2}.get(c, 3))
@@ -133,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNKNOWN if cut_short else 0            # a budget cut it short: the pages say where
 
 
-def _playouts(model: Model, slug: str, games: int, time_left: float | None) -> PlayoutView | None:
+def _playouts(model: Model, games: int, time_left: float | None) -> PlayoutView | None:
     """`games` seeded random playouts of `model` and their plots, or None (none asked for, free
     parameters, no time left, or nothing to play)."""
     from verifier.playout.play import PlayoutOptions, simulate
@@ -144,7 +150,7 @@ def _playouts(model: Model, slug: str, games: int, time_left: float | None) -> P
     try:
         sim = simulate(model.instantiate(), [], PlayoutOptions(games=games, seed=0, timeout=time_left),
                        path=model.path)
-        return playout_view(sim, slug)
+        return playout_view(sim)
     except TurnproofError:
         return None
     except OutOfTime:                   # the --timeout's backstop: the page goes without the section
@@ -155,11 +161,6 @@ def _playouts(model: Model, slug: str, games: int, time_left: float | None) -> P
 def _check_names(paths: list[str], params: dict) -> None:
     from verifier.lang import load_model
     from verifier.report.pages import slugify
+    from verifier.report.site import check_names
 
-    seen: dict[str, str] = {}
-    for path in paths:
-        slug = slugify(load_model(path, params).name)
-        if slug in seen or slug == "index":
-            raise UsageError(Diagnostic(f"{seen.get(slug, 'the index page')} and {path} would both be written "
-                                        f"as {slug}.html", hint="give each model its own `model:` name"))
-        seen[slug] = path
+    check_names([(slugify(load_model(path, params).name), path) for path in paths])

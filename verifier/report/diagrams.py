@@ -7,7 +7,8 @@ Drawing conventions (explained to readers by `verifier.report.explain.DIAGRAM_LE
 
 - a phase is a rounded box; a phase with steps is a frame (cluster) around them;
 - a mandatory phase has a solid border, an optional one a dashed border;
-- a solid arrow is the way on; a dashed arrow is taken only under its condition;
+- a solid arrow is the way on; a dashed arrow is taken only under its condition, which it
+  carries (`when: ...`, the words of the Mermaid export);
   a dotted grey arrow skips optional phases;
 - a bold blue arrow ends the turn and goes back to the first phase (from a phase
   other than the last, it is an early exit);
@@ -29,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifier.ir.expr import TRUE, pretty
 from verifier.ir.model import PHASE_VAR, Action, ActionKind, Modality, Model, Phase, PhaseEdge
 from verifier.report import trace_view
 from verifier.report.phase_actions import actions_by_phase
@@ -136,10 +138,20 @@ def _action_words(a: Action) -> str:
     return f"{mod} {a.name}"
 
 
+def edge_condition(model: Model, e: PhaseEdge) -> str:
+    """The condition an arrow is taken under, as the Mermaid export words it (`when: ...`), or ""."""
+    if e.condition == TRUE:
+        return ""
+    return f"when: {pretty(e.condition, model.enum_value_name if model.enums else None)}"
+
+
 def edge_style(model: Model, e: PhaseEdge) -> dict[str, Any]:
-    """How a phase edge is drawn (without a trace)."""
+    """How a phase edge is drawn (without a trace). An arrow taken only under a condition (the
+    `next:` entry's `when`, an `otherwise` entry's, the phase's `exit_when`) carries it, wrapped,
+    below its label, as the legend says."""
     leaves = [p.name for p in model.leaf_phases()]
     label = e.label
+    condition = _wrap(edge_condition(model, e), 40)
     if e.turn_end:
         early = bool(leaves) and e.src != leaves[-1]
         if early and label in ("", "next turn"):
@@ -147,11 +159,12 @@ def edge_style(model: Model, e: PhaseEdge) -> dict[str, Any]:
         elif early:
             label = f"early exit: {label}"
         return dict(color=q(TURN_END_COLOR), fontcolor=q(TURN_END_COLOR), penwidth="2", style="bold",
-                    label=q(label or "next turn"), constraint="false")
+                    label=q("\n".join([label or "next turn", *condition])), constraint="false")
     if label.startswith("skip "):
         return dict(color=q(SKIP_COLOR), fontcolor=q(SKIP_COLOR), style="dotted", constraint="false",
-                    tooltip=q(label), label=None, fontsize=None)
-    return dict(style="dashed" if e.guarded else "solid", label=q(label) if label else None)
+                    tooltip=q(" ".join([label, *condition])), label=None, fontsize=None)
+    lines = [x for x in [label, *condition] if x]
+    return dict(style="dashed" if e.guarded or condition else "solid", label=q("\n".join(lines)) if lines else None)
 
 
 def phase_dot(model: Model, trace: Trace | None = None, title: str | None = None,

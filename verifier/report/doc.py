@@ -103,10 +103,13 @@ class Table:
 
 @dataclass
 class Figure:
-    """A diagram: `diagram` has `stem` (file name without extension), `alt`, `svg`, `dot`."""
+    """A diagram: `diagram` has `stem` (file name without extension), `alt`, `svg`, `dot`.
+    HTML draws an `inline` one inside the page (its tooltips work there), any other one as an
+    image loaded from its file when scrolled to, so that the page itself stays light."""
 
     diagram: Any
     caption: Inline = ""
+    inline: bool = False
 
 
 @dataclass

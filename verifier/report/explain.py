@@ -58,11 +58,13 @@ DIAGRAM_LEGEND: tuple[tuple[str, str], ...] = (
     ("frame around boxes", "a phase made of steps, in order"),
     ("solid border", "a mandatory phase"),
     ("dashed border", "an optional phase: the turn may skip it"),
-    ("solid arrow", "the way on to the next phase"),
-    ("dashed arrow", "taken only under the condition written on it"),
+    ("solid arrow", "the way on to the next phase (every arrow waits until no required (must) action of "
+                    "its phase is left)"),
+    ("dashed arrow", "taken only under the condition written on it (when: ...)"),
     ("dotted grey arrow", "skipping one or more optional phases"),
     ("bold blue arrow", "the turn ends and the next player starts at the first phase; from a phase other "
-                        "than the last it is an early exit"),
+                        "than the last it is an early exit; a condition it is taken under is written on it "
+                        "(when: ...)"),
     ("black dot", "where a turn starts"),
     ("red (on a trace)", "the phases a trace visits and the arrows it takes, with step numbers; a loop that "
                          "repeats forever is purple and marked ↻; ■ marks where a trace stops"),

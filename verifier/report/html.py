@@ -1,8 +1,9 @@
 """HTML rendering of report documents: one self-contained file per page.
 
-The SVG diagrams are inlined, the style sheet is inline, nothing is fetched from
-the network, and no JavaScript is used: the page reads the same in any browser,
-offline, and prints.
+The main diagrams (the phase diagram, the state graph) are inlined, the others are
+images of the SVG files beside the page, loaded when scrolled to; the style sheet is
+inline, nothing is fetched from the network, and no JavaScript is used: the page reads
+the same in any browser, offline, and prints.
 """
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from collections.abc import Sequence
 
 from verifier.report.diagrams import inline_svg
 from verifier.report.doc import Bullets, Defs, Document, Figure, Heading, Inline, Note, Para, Pre, Span, Table, spans
-from verifier.report.pages import GamePage, game_document, index_document
+from verifier.report.pages import (
+    GamePage,
+    TraceView,
+    claim_document,
+    game_document,
+    index_document,
+    trace_document,
+)
 
 EXT = ".html"
 
@@ -55,7 +63,7 @@ p, li, dd, h1, h2, h3, h4 { overflow-wrap: anywhere; }   /* long names and paths
 .note.warn { border-color: var(--bad); background: #fdf0ee; }
 figure { margin: 0.8rem 0 1.2rem; padding: 0.6rem; border: 1px solid var(--line); border-radius: 6px;
          background: #fff; overflow-x: auto; }
-figure svg.diagram { display: block; max-width: 100%; height: auto; margin: 0 auto; }
+figure svg.diagram, figure img.diagram { display: block; max-width: 100%; height: auto; margin: 0 auto; }
 figcaption { color: var(--muted); font-size: 0.9em; margin-top: 0.4rem; }
 pre { background: var(--bg2); padding: 0.6rem 0.8rem; white-space: pre-wrap; font-size: 0.88em;
       border-radius: 4px; }
@@ -139,7 +147,10 @@ def _block(block, slug: str, counter: list[int]) -> str:
     if isinstance(block, Figure):
         counter[0] += 1
         d = block.diagram
-        svg = inline_svg(d.svg, f"{slug}-d{counter[0]}", d.alt or d.title)
+        alt = d.alt or d.title
+        svg = (inline_svg(d.svg, f"{slug}-d{counter[0]}", alt) if block.inline else
+               f'<a href="{esc(d.stem)}.svg"><img class="diagram" loading="lazy" src="{esc(d.stem)}.svg" '
+               f'alt="{esc(alt)}"></a>')
         caption = inline(block.caption)
         return (f'<figure id="fig-{esc(d.stem)}">{svg}<figcaption>{caption} '
                 f'<a href="{esc(d.stem)}.svg">SVG</a>'
@@ -156,3 +167,11 @@ def game_html(page: GamePage, timings: bool = True) -> str:
 
 def index_html(pages: Sequence[GamePage]) -> str:
     return render(index_document(pages))
+
+
+def trace_html(page: GamePage, view: TraceView) -> str:
+    return render(trace_document(page, view))
+
+
+def claim_html(page: GamePage, cid: str, timings: bool = True) -> str:
+    return render(claim_document(page, cid, timings))

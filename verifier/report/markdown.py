@@ -10,7 +10,14 @@ from urllib.parse import quote
 
 from verifier.report.doc import Bullets, Defs, Document, Figure, Heading, Inline, Note, Para, Pre, Span, Table, spans
 from verifier.report.escaping import markdown_code, markdown_text
-from verifier.report.pages import GamePage, game_document, index_document
+from verifier.report.pages import (
+    GamePage,
+    TraceView,
+    claim_document,
+    game_document,
+    index_document,
+    trace_document,
+)
 
 EXT = ".md"
 
@@ -99,3 +106,11 @@ def game_markdown(page: GamePage, timings: bool = True) -> str:
 
 def index_markdown(pages: Sequence[GamePage]) -> str:
     return render(index_document(pages))
+
+
+def trace_markdown(page: GamePage, view: TraceView) -> str:
+    return render(trace_document(page, view))
+
+
+def claim_markdown(page: GamePage, cid: str, timings: bool = True) -> str:
+    return render(claim_document(page, cid, timings))

@@ -66,11 +66,21 @@ class Diagram:
 
 @dataclass
 class TraceView:
-    anchor: str
+    """A trace with its diagram: a claim's on the claim's page, a finding's on a page of its own,
+    beside the game's page."""
+
+    anchor: str        # its heading's anchor on `page`
     title: str
     trace: Trace
     diagram: Diagram | None
-    same_as: TraceView | None = None     # an identical trace shown earlier on the page
+    page: str          # the page that shows it, without extension: its claim's page, or its own
+    same_as: TraceView | None = None     # an identical trace shown earlier: shown there, not again
+    back: str = ""     # a trace on a page of its own: the anchor of its finding on the game's page
+
+    @property
+    def shown(self) -> TraceView:
+        """The view whose page shows the trace (itself, or the earlier identical one)."""
+        return self.same_as or self
 
 
 @dataclass
@@ -114,6 +124,19 @@ class GamePage:
         out += [t.diagram for t in views if t.diagram is not None and t.same_as is None]
         return out + (list(self.playouts.plots) if self.playouts is not None else [])
 
+    def trace_pages(self) -> list[TraceView]:
+        """The traces with a page of their own: the findings' (an identical trace shown earlier has none)."""
+        return [t for t in self.finding_traces.values() if t.same_as is None]
+
+    def claim_ids(self) -> list[str]:
+        """The claims, each with a page of its own (`claim_page`)."""
+        return claim_ids(self.results)
+
+
+def claim_page(cid: str) -> str:
+    """The name of a claim's page, beside its game's page."""
+    return f"claim.{file_stem(cid)}"
+
 
 def slugify(name: str) -> str:
     return file_stem(name) if name.strip("-. ") else "model"
@@ -129,11 +152,12 @@ def build_game(runs: Sequence[ModelRun], slug: str | None = None, state_graph: S
                graph_limit: int = diagrams.WHOLE_GRAPH_LIMIT) -> GamePage:
     """Everything one game's page shows. `runs` are one model's runs (one per variant);
     `state_graph` is the first reading's explored graph (`stategraph.game_graph`), or why
-    there is none; None leaves the graph off the page."""
+    there is none; None leaves the graph off the page. The page, its diagrams and its traces'
+    pages are files of the game's own folder (`slug`), so their names are short."""
     runs = list(runs)
     model = runs[0].model
     slug = slug or slugify(model.name)
-    page = GamePage(slug, runs, Diagram(f"{slug}.phases", f"Turn structure of {model.name}", diagrams.phase_dot(
+    page = GamePage(slug, runs, Diagram("phases", f"Turn structure of {model.name}", diagrams.phase_dot(
         model, name=f"{model.name} phases"), alt=f"Phase diagram of {model.name}"))
     for path in dict.fromkeys([runs[0].path, runs[0].properties_path]):
         digest = file_digest(path)
@@ -142,15 +166,17 @@ def build_game(runs: Sequence[ModelRun], slug: str | None = None, state_graph: S
     if isinstance(state_graph, str):
         page.state_graph_note = state_graph
     elif state_graph is not None:
-        page.state_graph = _state_graph(state_graph, slug, graph_limit)
+        page.state_graph = _state_graph(state_graph, graph_limit)
     shown: dict[str, TraceView] = {}
 
-    def view(anchor: str, title: str, trace: Trace, variant: str | None, stem: str) -> TraceView:
-        """A trace's view; one already on the page (same start, same moves) is referred to, not redrawn."""
+    def view(anchor: str, title: str, trace: Trace, variant: str | None, stem: str, where: str,
+             back: str = "") -> TraceView:
+        """A trace's view; one already shown (same start, same moves) is referred to, not redrawn."""
         key = repr((trace.initial, trace.steps, trace.loop_start))
         if key in shown:
-            return TraceView(anchor, title, trace, None, same_as=shown[key])
-        shown[key] = TraceView(anchor, title, trace, _trace_diagram(_run_model(runs, variant), trace, stem, title))
+            return TraceView(anchor, title, trace, None, where, same_as=shown[key], back=back)
+        shown[key] = TraceView(anchor, title, trace, _trace_diagram(_run_model(runs, variant), trace, stem, title),
+                               where, back=back)
         return shown[key]
 
     claim_order = {cid: k for k, cid in enumerate(claim_ids(page.results))}
@@ -158,15 +184,17 @@ def build_game(runs: Sequence[ModelRun], slug: str | None = None, state_graph: S
         if r.trace is not None:
             anchor = f"trace-{r.property.id}" + (f"-{r.variant}" if r.variant else "")
             title = f"Trace for claim {r.property.id}" + (f" (reading {r.variant})" if r.variant else "")
-            stem = f"{slug}.trace.{file_stem(r.property.id)}" + (f".{file_stem(r.variant)}" if r.variant else "")
-            page.claim_traces[(r.property.id, r.variant)] = view(anchor, title, r.trace, r.variant, stem)
+            stem = f"trace.{file_stem(r.property.id)}" + (f".{file_stem(r.variant)}" if r.variant else "")
+            page.claim_traces[(r.property.id, r.variant)] = view(anchor, title, r.trace, r.variant, stem,
+                                                                 claim_page(r.property.id))
     page.findings = sorted({id(f): f for run in runs for f in run.findings}.values(),
                            key=lambda f: (f.acknowledged is not None, f.kind, f.subject, f.variant or ""))
     for n, f in enumerate(page.findings, 1):
         for k, t in enumerate(f.traces, 1):
-            stem = f"{slug}.finding{n}" + (f".{k}" if len(f.traces) > 1 else "")
+            stem = f"finding{n}" + (f".{k}" if len(f.traces) > 1 else "")
             title = f"Trace for finding {n} ({f.kind} {f.subject})" + (f", {k} of {len(f.traces)}" if len(f.traces) > 1 else "")
-            page.finding_traces[(n, k)] = view(f"finding-{n}-trace-{k}", title, t, f.variant, stem)
+            page.finding_traces[(n, k)] = view(f"finding-{n}-trace-{k}", title, t, f.variant, stem, stem,
+                                               f"finding-{n}")
     return page
 
 
@@ -184,13 +212,13 @@ def _trace_diagram(model: Model, trace: Trace, stem: str, title: str) -> Diagram
                    alt=f"{title}, drawn on the phase diagram")
 
 
-def _state_graph(sg: StateGraph, slug: str, limit: int) -> StateGraphView:
+def _state_graph(sg: StateGraph, limit: int) -> StateGraphView:
     model = sg.model
     kind = diagrams.state_graph_kind(sg, limit)
     dot = diagrams.state_dot(sg, limit, name=f"{model.name} states")
     title = {"boxes": "Every reachable state", "whole": "Every reachable state", "phase": "Reachable states grouped by phase",
              "depth": "Reachable states grouped by depth"}[kind]
-    view = StateGraphView(Diagram(f"{slug}.states", title, dot, alt=f"State graph of {model.name}: {title.lower()}"),
+    view = StateGraphView(Diagram("states", title, dot, alt=f"State graph of {model.name}: {title.lower()}"),
                           kind, sg.states, sg.transitions, sg.complete, sg.reason, model.variant,
                           sg.model.param_values)
     return view
@@ -241,12 +269,46 @@ def trace_table(trace: Trace) -> Table:
     return Table(["step", "move", "player", "rule it follows", "what changed"], rows, anchors, cls="trace")
 
 
+def trace_link(view: TraceView) -> Para:
+    """Where a game's page mentions a trace shown on another page."""
+    t = view.trace
+    shown = view.shown
+    loop = "; the last steps repeat forever" if t.loop_start is not None else ""
+    if view.same_as is not None:
+        return Para([b(view.title), " — the same moves as the ",
+                     link(shown.title.lower(), page=shown.page, anchor=shown.anchor), f" ({len(t)} steps{loop})."])
+    what = f"{len(t)} steps" + (", drawn on the phase diagram" if shown.diagram is not None else "")
+    return Para([b(view.title), " — ", link(what, page=shown.page), f"{loop}."])
+
+
+def trace_document(page: GamePage, view: TraceView) -> Document:
+    """A finding's trace on a page of its own, beside its game's page."""
+    model = page.model
+    doc = Document(f"{view.title} — {model.name}", page.slug, meta={"generator": f"turnproof {__version__}"})
+    doc.add(Para([link(f"← {model.name}", page="index", anchor=view.back or None), " · ",
+                  link("all games", page="../index")]))
+    doc.blocks += trace_blocks(view, 1)
+    return doc
+
+
+def claim_document(page: GamePage, cid: str, timings: bool = True) -> Document:
+    """A claim's page, beside its game's page: its verdict in each reading, how each was
+    checked, and its traces."""
+    model = page.model
+    doc = Document(f"Claim {cid} — {model.name}", page.slug, meta={"generator": f"turnproof {__version__}"})
+    doc.add(Para([link(f"← {model.name}", page="index", anchor="claims"), " · ", link("all games", page="../index")]))
+    doc.blocks += _claim_blocks(page, cid, timings)
+    doc.blocks += _legend_blocks(2)
+    return doc
+
+
 def trace_blocks(view: TraceView, level: int) -> list:
     t = view.trace
     out: list = [Heading(level, view.title, view.anchor)]
     if view.same_as is not None:
-        return out + [Para(["The same moves as the ", link(view.same_as.title.lower(), anchor=view.same_as.anchor),
-                            f" ({len(t)} steps)."])]
+        same = view.same_as
+        return out + [Para(["The same moves as the ", link(same.title.lower(), page=None if same.page == view.page
+                                                           else same.page, anchor=same.anchor), f" ({len(t)} steps)."])]
     start = trace_view.start_text(t)
     summary = f"{len(t)} steps" + (f"; from step {t.loop_start + 1} on, the loop repeats forever"
                                    if t.loop_start is not None else "")
@@ -292,7 +354,7 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
                    meta={"generator": f"turnproof {__version__}", "model": runs[0].path,
                          **{f"sha256 {p}": d for p, d in page.sources.items()}})
     doc.add(Heading(1, [f"{model.name}: turn structure and verification"], "top"))
-    doc.add(Para([link("← all games", page="index")]))
+    doc.add(Para([link("← all games", page="../index")]))
     paras = [p.strip("\n") for p in re.split(r"\n\s*\n", model.doc or "") if p.strip()]
     if paras:
         doc.add(Para(" ".join(paras[0].split())))
@@ -331,7 +393,7 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
     if model.phases:
         doc.add(Para("The phases and steps of a turn as the rules state them, with the actions each allows. "
                      "See the diagram legend below the figure."))
-        doc.add(Figure(page.phase_diagram, f"Phase diagram of {model.name}."))
+        doc.add(Figure(page.phase_diagram, f"Phase diagram of {model.name}.", inline=True))
         doc.blocks += _diagram_legend(3)
         doc.blocks += _phase_table(model)
     else:
@@ -353,7 +415,7 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
                                                   f"the limit are counted")
         doc.add(Para(f"{sgv.states:,} states and {sgv.transitions:,} transitions ({where}parameters "
                      f"{_params_text(sgv.params)}); exploration {status}."))
-        doc.add(Figure(sgv.diagram, sgv.diagram.title + "."))
+        doc.add(Figure(sgv.diagram, sgv.diagram.title + ".", inline=True))
         if len(runs) > 1:
             doc.add(Para("Other readings have their own state counts, listed with each verdict below."))
 
@@ -367,8 +429,8 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
     else:
         doc.blocks += _claims_summary(page)
         doc.blocks += vacuity_blocks(runs)
-        for cid in claim_ids(results):
-            doc.blocks += _claim_blocks(page, cid, timings)
+        doc.add(Para("Each claim's page (follow its name) gives its verdict in every reading, what the "
+                     "verdict means, how it was checked, and its traces drawn on the phase diagram."))
 
     # -- findings
     doc.add(Heading(2, "Findings", "findings"))
@@ -392,7 +454,7 @@ def vacuity_blocks(runs: Sequence[ModelRun]) -> list:
     for (claim, part, text), readings in seen.items():
         where = "" if readings == [""] or len(readings) == len(runs) else \
             f" (reading{'s' if len(readings) > 1 else ''} {', '.join(readings)})"
-        blocks.append(Note([b("Vacuous: "), link(claim, anchor=f"claim-{claim}"), f"{where}: its {part} ",
+        blocks.append(Note([b("Vacuous: "), link(claim, page=claim_page(claim)), f"{where}: its {part} ",
                             code(text), " is never reached, so what the claim says under it holds without saying "
                                         "anything (for these parameters)."]))
     return blocks
@@ -512,7 +574,7 @@ def _claims_summary(page: GamePage) -> list:
     anchors: list[str | None] = []
     for cid in claim_ids(page.results):
         first = next(r for r in page.results if r.property.id == cid)
-        cells: list = [link(cid, anchor=f"claim-{cid}"), first.property.statement or "—", first.property.rule or "—"]
+        cells: list = [link(cid, page=claim_page(cid)), first.property.statement or "—", first.property.rule or "—"]
         for v in variants:
             r = by.get((cid, v))
             cells.append(verdict(explain.verdict_label(r)) if r else muted("—"))
@@ -527,7 +589,7 @@ def _claim_blocks(page: GamePage, cid: str, timings: bool) -> list:
     p = results[0].property
     from verifier.props.describe import describe
 
-    out: list = [Heading(3, [f"Claim {cid}"], f"claim-{cid}"), Para(b(p.statement or cid))]
+    out: list = [Heading(1, [f"Claim {cid}"], f"claim-{cid}"), Para(b(p.statement or cid))]
     formal = describe(p)
     facts: list = [(b("Kind"), f"{p.kind} ({explain.kind_words(p.kind)})")]
     if formal and formal != p.statement:
@@ -563,7 +625,7 @@ def _claim_blocks(page: GamePage, cid: str, timings: bool) -> list:
     for r in results:
         view = page.claim_traces.get((cid, r.variant))
         if view is not None:
-            out += trace_blocks(view, 4)
+            out += trace_blocks(view, 2)
     return out
 
 
@@ -644,7 +706,7 @@ def _findings_blocks(page: GamePage, timings: bool) -> list:
             rows += [[k.replace("_", " "), _nested(v)] for k, v in nested]
             out.append(Table(["evidence", "value"], rows, cls="stats"))
         for k in range(1, len(f.traces) + 1):
-            out += trace_blocks(page.finding_traces[(n, k)], 4)
+            out.append(trace_link(page.finding_traces[(n, k)]))
     return out
 
 
@@ -675,16 +737,17 @@ def index_document(pages: Sequence[GamePage], title: str = "Turn structures and 
         for v in VERDICT_ORDER:
             if counts[v]:
                 tally += ([", "] if tally else []) + [f"{counts[v]} ", verdict(v)]
-        rows.append([link(page.model.name, page=page.slug), str(page.model.players),
+        rows.append([link(page.model.name, page=f"{page.slug}/index"), str(page.model.players),
                      str(max(1, len(page.runs))), str(len(claim_ids(results))), tally or muted("none"),
                      bad(str(wrong)) if wrong else ok("0"),
                        f"{new} new, {len(page.findings) - new} acknowledged",
-                       [link("HTML", href=f"{page.slug}.html"), " · ", link("Markdown", href=f"{page.slug}.md")]])
+                       [link("HTML", href=f"{page.slug}/index.html"), " · ",
+                        link("Markdown", href=f"{page.slug}/index.md")]])
     doc.add(Table(["game", "players", "readings", "claims", "verdicts (claims × readings)",
                    "not as expected", "findings", "pages"], rows, cls="games"))
     doc.blocks += _legend_blocks(2)
     for page in pages:
-        doc.add(Heading(2, [link(page.model.name, page=page.slug)], f"game-{page.slug}"))
+        doc.add(Heading(2, [link(page.model.name, page=f"{page.slug}/index")], f"game-{page.slug}"))
         results = page.results
         variants = [run.model.variant for run in page.runs]
         by = {(r.property.id, r.variant): r for r in results}
@@ -698,7 +761,7 @@ def index_document(pages: Sequence[GamePage], title: str = "Turn structures and 
                 if k:
                     joined.append(" / ")
                 joined.append(c)
-            crow.append([link(cid, page=page.slug, anchor=f"claim-{cid}"), first.property.statement or "—",
+            crow.append([link(cid, page=f"{page.slug}/{claim_page(cid)}"), first.property.statement or "—",
                          joined, _claim_status([r for r in results if r.property.id == cid])])
         if crow:
             head = "verdict" if len(variants) < 2 else "verdicts (" + " / ".join(str(v) for v in variants) + ")"
@@ -710,7 +773,7 @@ def index_document(pages: Sequence[GamePage], title: str = "Turn structures and 
             for n, f in enumerate(page.findings, 1):
                 status: list[str | Span] = ([muted(f" (acknowledged: {f.acknowledged})")] if f.acknowledged is not None
                                             else [" ", bad("(new)")])
-                items.append([link(f"{f.kind} {f.subject}", page=page.slug, anchor=f"finding-{n}"), ": ", f.message,
+                items.append([link(f"{f.kind} {f.subject}", page=f"{page.slug}/index", anchor=f"finding-{n}"), ": ", f.message,
                               *status])
             doc.add(Bullets(items))
         else:

@@ -22,9 +22,9 @@ class PlayoutView:
     plots: tuple[Plot, ...]
 
 
-def playout_view(sim: Simulation, slug: str) -> PlayoutView:
-    """The statistics with their plots (SVG only), named `<slug>.playouts.<plot>`."""
-    return PlayoutView(sim, tuple(replace(p, stem=f"{slug}.playouts.{p.stem}")
+def playout_view(sim: Simulation) -> PlayoutView:
+    """The statistics with their plots (SVG only), named `playouts.<plot>` in the game's folder."""
+    return PlayoutView(sim, tuple(replace(p, stem=f"playouts.{p.stem}")
                                   for p in simulation_plots(sim, png=False)))
 
 

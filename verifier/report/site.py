@@ -1,103 +1,214 @@
-"""Write a report folder: index and one page per game, as HTML and Markdown, with the
-diagrams (SVG and their DOT source) beside them, FINDINGS.md, and a manifest.
+"""Write a report folder: the index, FINDINGS.md and a manifest at the top, and one folder per
+game holding its page (`<game>/index.html`, `index.md`), a page per claim (with its traces) and
+per finding's trace, and the diagrams (SVG and their DOT source).
 
-The folder is written atomically: everything is built in a temporary folder next
-to it, then swapped in at once, so an interrupted or failed run leaves the
-previous report as it was. A folder that does not look like a turnproof report
-(no `manifest.json` of ours) is never replaced unless asked to.
+The folder may hold other files: `report` writes into it and never deletes or replaces what it
+did not write. Every page is rendered into a staging folder inside the output folder first, so
+a failed or interrupted rendering leaves the previous report as it was; the files are then
+moved into place one by one. The manifest lists every file written with its SHA-256: the next
+run removes a file of an earlier report only when that manifest lists it and the file still has
+the recorded content, and overwrites an existing file only then (or with `force`). An output
+folder that holds the models or claim files being reported, or the project itself, is refused.
 
-The manifest records, per game, the SHA-256 of the model and claim files the
-pages were made from; `stale_games` compares them with the files as they are now.
+The manifest also records, per game, the SHA-256 of the model and claim files the pages were
+made from; `stale_games` compares them with the files as they are now.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import glob
+import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path, PurePosixPath
 
 from verifier import __version__
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.report.findings_md import findings_markdown
-from verifier.report.html import game_html, index_html
-from verifier.report.markdown import game_markdown, index_markdown
-from verifier.report.pages import GamePage, file_digest
+from verifier.report.html import claim_html, game_html, index_html, trace_html
+from verifier.report.markdown import claim_markdown, game_markdown, index_markdown, trace_markdown
+from verifier.report.pages import GamePage, claim_page, file_digest
 
 MANIFEST = "manifest.json"
 GENERATOR = "turnproof report"
-
-
-def is_report_dir(path: Path) -> bool:
-    """An absent or empty folder, or one holding our manifest."""
-    if not path.exists():
-        return True
-    if not path.is_dir():
-        return False
-    if not any(path.iterdir()):
-        return True
-    try:
-        return json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("generator") == GENERATOR
-    except (OSError, ValueError, AttributeError):
-        return False
+TOP_FILES = ("index.html", "index.md", "FINDINGS.md", MANIFEST)   # no game folder may take these names
+STAGING = ".turnproof-staging-"
 
 
 def write_site(pages: Sequence[GamePage], out_dir: str | os.PathLike, timings: bool = True,
                force: bool = False, on_file: Callable[[Path], None] | None = None) -> list[str]:
-    """Write the report for `pages` to `out_dir` atomically; returns the file names written.
-
-    `on_file` is called after each file is written in the temporary folder (progress, tests).
-    """
+    """Write the report for `pages` into `out_dir`; returns the paths written (relative to it,
+    with `/`). With `force`, files of the same names that turnproof did not write are overwritten
+    (never deleted). `on_file` is called after each file is staged (progress, tests)."""
     target = Path(out_dir)
-    if not force and not is_report_dir(target):
-        raise UsageError(Diagnostic(
-            f"{target} exists and is not a turnproof report folder (no {MANIFEST} written by turnproof)",
-            hint="choose a new or empty folder, or pass --force to replace it"))
-    _check_slugs(pages)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    check_names([(p.slug, p.runs[0].path) for p in pages])
+    check_output(target, [path for p in pages for path in (p.runs[0].path, p.runs[0].properties_path) if path])
+    previous = _previous_files(target)
+    created = not target.exists()
+    target.mkdir(parents=True, exist_ok=True)
     _remove_stale(target)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-{os.getpid()}-"))
-    written: list[str] = []
+    staging = Path(tempfile.mkdtemp(dir=target, prefix=f"{STAGING}{os.getpid()}-"))
+    digests: dict[str, str] = {}
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)
-
         def put(name: str, text: str) -> None:
-            path = tmp / name
-            path.write_text(text, encoding="utf-8")
-            written.append(name)
+            path = staging / name
+            path.parent.mkdir(exist_ok=True)
+            data = text.encode("utf-8")
+            path.write_bytes(data)
+            digests[name] = hashlib.sha256(data).hexdigest()
             if on_file is not None:
                 on_file(path)
 
         for page in pages:
+            folder = page.slug
             for d in page.diagrams():
                 if d.dot:                       # a plot has no DOT source
-                    put(f"{d.stem}.dot", d.dot)
-                put(f"{d.stem}.svg", d.svg)
-            put(f"{page.slug}.md", game_markdown(page, timings))
-            put(f"{page.slug}.html", game_html(page, timings))
+                    put(f"{folder}/{d.stem}.dot", d.dot)
+                put(f"{folder}/{d.stem}.svg", d.svg)
+            for cid in page.claim_ids():
+                put(f"{folder}/{claim_page(cid)}.md", claim_markdown(page, cid, timings))
+                put(f"{folder}/{claim_page(cid)}.html", claim_html(page, cid, timings))
+            for view in page.trace_pages():
+                put(f"{folder}/{view.page}.md", trace_markdown(page, view))
+                put(f"{folder}/{view.page}.html", trace_html(page, view))
+            put(f"{folder}/index.md", game_markdown(page, timings))
+            put(f"{folder}/index.html", game_html(page, timings))
         put("index.md", index_markdown(pages))
         put("index.html", index_html(pages))
         put("FINDINGS.md", findings_markdown([p.runs for p in pages]))
-        put(MANIFEST, json.dumps(manifest(pages, written), indent=2) + "\n")
-        _swap_in(tmp, target)
+        _check_overwrites(target, list(digests) + [MANIFEST], previous, force)
+        put(MANIFEST, json.dumps(manifest(pages, digests), indent=2) + "\n")
+        _move_in(staging, target, list(digests))
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return written
+        shutil.rmtree(staging, ignore_errors=True)
+        if created and not any(target.iterdir()):
+            target.rmdir()                 # nothing was written: no empty folder left behind
+    _remove_old(target, previous, set(digests))
+    return sorted(digests)
+
+
+def check_names(games: Iterable[tuple[str, str]]) -> None:
+    """Refuse two games that would share a folder, or a game folder named as one of the report's own
+    files (`index.html`, `FINDINGS.md`...); compared without case, as some file systems do.
+    `games`: (folder name, the model file it comes from)."""
+    seen: dict[str, str] = {}
+    reserved = {name.casefold() for name in TOP_FILES}
+    for slug, path in games:
+        key = slug.casefold()
+        if key in reserved:
+            raise UsageError(Diagnostic(f"the model of {path} would be written as the folder {slug}/, the name "
+                                        f"of one of the report's own files", hint="give the model another "
+                                                                                 "`model:` name"))
+        if key in seen:
+            raise UsageError(Diagnostic(f"{seen[key]} and {path} would both be written to the folder {slug}/",
+                                        hint="give each model its own `model:` name"))
+        seen[key] = path
+
+
+# ---------------------------------------------------------------- what may be written where
+
+def check_output(out_dir: str | os.PathLike, inputs: Sequence[str]) -> None:
+    """The output folder is a folder (or absent), not a link, and holds neither the project nor
+    the models and claim files being reported."""
+    target = Path(out_dir)
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise UsageError(Diagnostic(f"{target} is not a folder", hint="choose a new or existing folder for the report"))
+    where = target.resolve()
+    project = Path.cwd().resolve()
+    if where == project or where in project.parents or (where / ".git").exists():
+        raise UsageError(Diagnostic(f"{target} is the project's own folder: the report goes into a folder of "
+                                    "its own", hint="e.g. -o reports"))
+    for path in inputs:
+        source = Path(path).resolve()
+        if where in source.parents:
+            raise UsageError(Diagnostic(f"{target} holds {path}, an input of this report: the report goes "
+                                        "into a folder of its own", hint="e.g. -o reports"))
+
+
+def _previous_files(target: Path) -> dict[str, str | None]:
+    """The files our previous manifest in `target` lists, with their SHA-256 (None where a manifest
+    of an earlier version recorded none: such a file may be overwritten, never deleted), and the
+    manifest itself. Nothing when there is no manifest of ours, or it cannot be read."""
+    try:
+        data = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("generator") != GENERATOR:
+        return {}
+    files = data.get("files")
+    if isinstance(files, list):
+        files = dict.fromkeys(files)
+    if not isinstance(files, dict):
+        return {}
+    return {MANIFEST: None, **{name: digest for name, digest in files.items()
+                               if _safe_name(name) and (digest is None or isinstance(digest, str))}}
+
+
+def _safe_name(name: object) -> bool:
+    """A relative path of at most two parts, without `..`, `.` or an empty part."""
+    if not isinstance(name, str) or not name or "\\" in name or "\0" in name:
+        return False
+    parts = PurePosixPath(name).parts
+    return 0 < len(parts) <= 2 and not name.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+
+
+def _ours(path: Path, digest: str | None) -> bool:
+    """Whether the regular file `path` holds what our manifest recorded (`digest`)."""
+    return path.is_file() and not path.is_symlink() and digest is not None and file_digest(str(path)) == digest
+
+
+def _check_overwrites(target: Path, names: Sequence[str], previous: dict[str, str | None], force: bool) -> None:
+    for name in names:
+        path = target / name
+        for part in (path.parent, path):
+            if part != target and (part.is_symlink() or (part.exists() and not (part.is_dir() if part == path.parent
+                                                                                   else part.is_file()))):
+                raise UsageError(Diagnostic(f"{part} is in the way of the report (a link, or not a "
+                                            f"{'folder' if part == path.parent else 'file'})",
+                                            hint="move it away, or choose another folder for the report"))
+        if not path.exists() or force:
+            continue
+        if name in previous and (previous[name] is None or _ours(path, previous[name])):
+            continue
+        raise UsageError(Diagnostic(f"{path} exists and was not written by turnproof (or was changed since)",
+                                    hint="move it away, choose another folder, or pass --force to overwrite "
+                                         "the files of the report's names (nothing else is touched)"))
+
+
+def _move_in(staging: Path, target: Path, names: Sequence[str]) -> None:
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in names:
+        (target / name).parent.mkdir(exist_ok=True)
+        os.chmod(staging / name, 0o666 & ~umask)
+        os.replace(staging / name, target / name)
+
+
+def _remove_old(target: Path, previous: dict[str, str | None], kept: set[str]) -> None:
+    """The files of the previous report that this one no longer writes, where they still hold what
+    turnproof wrote; then their folders, where that left them empty."""
+    folders = set()
+    for name, digest in previous.items():
+        path = target / name
+        if name in kept or name == MANIFEST or not _ours(path, digest) or path.parent.is_symlink():
+            continue
+        path.unlink()
+        if path.parent != target:
+            folders.add(path.parent)
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:                    # not empty: it holds files of someone else
+            pass
 
 
 def _remove_stale(target: Path) -> None:
-    """Temporary folders of earlier runs on `target` that were killed (SIGKILL leaves no chance
-    to clean up): those whose process is gone."""
-    for tmp in target.parent.glob(f".{glob.escape(target.name)}.tmp-*"):
-        pid = tmp.name[len(target.name) + 6:].partition("-")[0]
-        if tmp.is_dir() and (not pid.isdigit() or not _alive(int(pid))):
+    """Staging folders of earlier runs on `target` that were killed (SIGKILL leaves no chance to
+    clean up): those whose process is gone."""
+    for tmp in target.glob(f"{STAGING}*"):
+        pid = tmp.name[len(STAGING):].partition("-")[0]
+        if tmp.is_dir() and not tmp.is_symlink() and (not pid.isdigit() or not _alive(int(pid))):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -111,7 +222,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def manifest(pages: Sequence[GamePage], files: Sequence[str]) -> dict:
+def manifest(pages: Sequence[GamePage], files: dict[str, str]) -> dict:
     return {
         "generator": GENERATOR,
         "version": __version__,
@@ -119,7 +230,7 @@ def manifest(pages: Sequence[GamePage], files: Sequence[str]) -> dict:
                            "variants": [r.model.variant for r in p.runs if r.model.variant],
                            "params": dict(p.model.param_values),
                            "sources": dict(sorted(p.sources.items()))} for p in pages},
-        "files": sorted(files),
+        "files": dict(sorted(files.items())),
     }
 
 
@@ -134,48 +245,3 @@ def stale_games(out_dir: str | os.PathLike, root: str | os.PathLike = ".") -> li
                 stale.append(slug)
                 break
     return stale
-
-
-def _check_slugs(pages: Sequence[GamePage]) -> None:
-    seen: dict[str, str] = {}
-    for p in pages:
-        if p.slug in seen or p.slug == "index":
-            raise UsageError(Diagnostic(f"two models would both be written as {p.slug}.html "
-                                        f"({seen.get(p.slug, 'the index')} and {p.runs[0].path})",
-                                        hint="give each model a different `model:` name"))
-        seen[p.slug] = p.runs[0].path
-
-
-# ---------------------------------------------------------------- the swap
-
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically exchange two paths (Linux renameat2); False where unsupported."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    rc = fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    return rc == 0
-
-
-def _swap_in(new: Path, target: Path) -> None:
-    """Put the folder `new` in place of `target`; `new` ends up holding the old content."""
-    if not target.exists():
-        os.rename(new, target)
-        return
-    if _exchange(new, target):
-        return
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    os.rename(target, old)
-    try:
-        os.rename(new, target)
-    except BaseException:
-        os.rename(old, target)
-        raise
-    os.rename(old, new)
