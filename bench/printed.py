@@ -61,10 +61,10 @@ class Case:
 
 
 CASES = [
-    Case("wtactics-target", "wtactics", "literal", ("DECK=20",)),
-    Case("wtactics-small-deck", "wtactics", "literal", ("DECK=8",)),
+    Case("wtactics-target", "wtactics", "literal", ("DRAW_PILE=13",)),
+    Case("wtactics-small-deck", "wtactics", "literal", ("DRAW_PILE=1",)),
     Case("alice", "alice", "literal", ("DECK=1",)),
-    Case("aeons_end", "aeons_end", "flip_on_draw", ("CARDS=6", "CARDS_MAX=7")),
+    Case("aeons_end", "aeons_end", "flip_on_draw", ("DECK=1", "GAINS=1")),
     Case("shadow_era", "shadow_era", "literal", ("DECK=2", "SE_CAP=4")),
     Case("alpha_clash", "alpha_clash", "flowchart", ()),
 ]

@@ -16,7 +16,7 @@ from verifier.lang import load_model, load_properties
 from verifier.playout.play import PlayoutOptions, simulate
 
 GAMES = ["wtactics", "alice", "aeons_end", "shadow_era", "alpha_clash"]
-PRINTED = {"wtactics": {"HAND_LIMIT": 7, "OPENING": 7, "DECK": 20}}
+PRINTED = {"wtactics": {"HAND_LIMIT": 7, "OPENING": 7, "DRAW_PILE": 13}}
 
 
 def measure(game: str, params: dict[str, int], games: int, repeat: int) -> tuple[int, float]:

@@ -30,6 +30,7 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "sacrifice-decided": "HOLDS",
         "damage-before-healing": "HOLDS",
         "hand-max": "PROVED",
+        "hand-max-larger-draws": "VIOLATED",
         "full-hand-skips-draw": "HOLDS",
         "empty-deck-hurts": {"literal": "HOLDS", "freeze_game_turns": "HOLDS",
                              "full_hand_no_damage": "VIOLATED", "stalwart_until_next_turn": "HOLDS",

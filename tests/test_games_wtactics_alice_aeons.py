@@ -189,7 +189,6 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "relic-gives-a-charge": "HOLDS",
         "open-breach-spell-defeats-nemesis": "HOLDS",
         "focus-lowers-open-cost": "HOLDS",
-        "no-opening-in-first-turn": "VIOLATED",
         "power-discarded-once": "HOLDS",
         "while-prepped-needs-spell": "HOLDS",
         "main-phase-every-turn": "HOLDS",

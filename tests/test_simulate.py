@@ -166,19 +166,19 @@ def test_cli_html_page_with_plots(tmp_path, capsys):
 
 
 def test_cli_printed_values(counter, capsys):
-    assert main(["simulate", "models/wtactics.yaml", "--printed", "-D", "DECK=20", "--games", "2",
+    assert main(["simulate", "models/wtactics.yaml", "--printed", "-D", "DRAW_PILE=13", "--games", "2",
                  "--no-properties", "--format", "json"]) == 0
     params = json.loads(capsys.readouterr().out)["params"]
-    assert params["HAND_LIMIT"] == 7 and params["OPENING"] == 7 and params["DECK"] == 20
+    assert params["HAND_LIMIT"] == 7 and params["OPENING"] == 7 and params["DRAW_PILE"] == 13
     assert main(["simulate", str(counter / "counter.yaml"), "--printed", "--games", "2"]) == 2
     assert "declares no printed values" in capsys.readouterr().err
 
 
 def test_cli_printed_numbers_play(capsys):
-    assert main(["simulate", "models/wtactics.yaml", "-D", "HAND_LIMIT=7", "-D", "OPENING=7", "-D", "DECK=20",
+    assert main(["simulate", "models/wtactics.yaml", "-D", "HAND_LIMIT=7", "-D", "OPENING=7", "-D", "DRAW_PILE=13",
                  "--games", "3", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["params"]["DECK"] == 20 and doc["outcomes"]["ended"] == 3
+    assert doc["params"]["DRAW_PILE"] == 13 and doc["outcomes"]["ended"] == 3
     assert max(int(k) for k in doc["hand"]["histogram"]) >= 7
 
 
@@ -186,7 +186,7 @@ def test_cli_printed_numbers_play(capsys):
     (["--hand", "hnad"], "no variable 'hnad'"),
     (["--games", "0"], "--games 0 is out of range"),
     (["--timeout", "nan"], "is not a positive number of seconds"),
-    (["-D", "DECK=*"], "needs a value for every parameter"),
+    (["-D", "DRAW_PILE=*"], "needs a value for every parameter"),
     (["--policy", "missing.yaml"], "no such file"),
 ])
 def test_cli_usage_errors_exit_2(argv, message, capsys):

@@ -125,10 +125,10 @@ def test_usage_errors_exit_2(tmp_path, argv, message, capsys):
 
 def test_printed_values_are_written_into_the_test(tmp_path, capsys):
     out = tmp_path / "test_printed.py"
-    assert main(["testgen", "models/aeons_end.yaml", "--printed", "-D", "CARDS=10", "-D", "CARDS_MAX=12",
+    assert main(["testgen", "models/aeons_end.yaml", "--printed", "-D", "DECK=5", "-D", "GAINS=2",
                  "-o", str(out), "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)["params"] == {"HAND": 5, "CHARGES": 4, "CARDS": 10, "CARDS_MAX": 12}
-    assert "PARAMS = {'CARDS': 10, 'CARDS_MAX': 12, 'CHARGES': 4, 'HAND': 5}" in out.read_text()
+    assert json.loads(capsys.readouterr().out)["params"] == {"HAND": 5, "CHARGES": 4, "DECK": 5, "GAINS": 2}
+    assert "PARAMS = {'CHARGES': 4, 'DECK': 5, 'GAINS': 2, 'HAND': 5}" in out.read_text()
 
 
 def test_a_wrong_observation_is_reported(example):

@@ -18,7 +18,7 @@ from verifier.engines.names import ENGINES, REDUCTIONS
 from verifier.forking import Alongside, fork_map, free_cpus, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
-from verifier.lang import default_properties_path, load_model, load_properties
+from verifier.lang import default_properties_path, load_at_printed, load_model, load_properties
 from verifier.props.plan import run_claims, with_cycle_note
 from verifier.props.schedule import Pass, first_pass, second_pass
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
@@ -59,8 +59,8 @@ def load_variants(path: str, options: RunOptions) -> list[Model]:
     params = options.params
     first = load_model(path, params, options.variant)
     if options.printed and first.printed:
-        params = {**dict(first.printed), **params}
-        first = load_model(path, params, options.variant)
+        first = load_at_printed(path, first, params, options.variant)
+        params = {**dict(first.printed or ()), **params}
     models = [first]
     if options.variant is None and len(first.variants) >= 2:
         models += [load_model(path, params, v.name) for v in first.variants[1:]]

@@ -16,7 +16,7 @@ from verifier.testgen.runtime import Conformance, Oracle
 from examples.aeons_end.adapter import make_engine as make_engine
 
 MODEL = Path(__file__).parent / '../../models/aeons_end.yaml'
-MODEL_SHA256 = '7ea7d8459f1c62372977bc7fe20dff0afecc6e669cc2db1e1d84e20a94b0249a'
+MODEL_SHA256 = '35fb0f09c111412234d519d80e4314eaa54d70704516c1e2baa8403b00fe817b'
 PARAMS = {}
 VARIANT = 'flip_on_draw'
 ACTIONS = ('cast', 'cast_closed', 'play_gem', 'play_relic', 'gain_card', 'gain_charge', 'focus', 'open_breach', 'prep', 'while_prepped', 'to_discard', 'refill', 'end Casting', 'end Main', 'pass turn')

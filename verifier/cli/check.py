@@ -35,7 +35,7 @@ def register(sub: Commands) -> None:
                     "are dead, stuck, silent or ambiguous.",
         epilog="examples:\n"
                "  turnproof check models/wtactics.yaml\n"
-               "  turnproof check models/wtactics.yaml --param DECK=12 --variant strict\n"
+               "  turnproof check models/wtactics.yaml --param DRAW_PILE=10 --variant strict\n"
                "  turnproof check models/alice.yaml --format json -o out/alice.json\n"
                "  turnproof check models/alice.yaml --format sarif -o turnproof.sarif --baseline baselines/\n\n"
                + EXIT_CODES_HELP + "\n  with --baseline: 1 only on a verdict that differs from the baseline or a new "

@@ -150,14 +150,14 @@ def concrete_model(path: str, params: dict[str, int | None], variant: str | None
     rules print (the model's `printed:` map), which --param still overrides."""
     if any(v is None for v in params.values()):
         raise UsageError(Diagnostic("this command needs a value for every parameter", hint="drop '=*' from --param"))
-    from verifier.lang import load_model
+    from verifier.lang import load_at_printed, load_model
 
     model = load_model(path, params, variant)
     if printed:
-        if not model.printed:
+        if model.printed is None:
             raise UsageError(Diagnostic(f"{path} declares no printed values",
                                         hint="add printed: {NAME: value} to the model, or give --param NAME=VALUE"))
-        model = load_model(path, {**dict(model.printed), **params}, variant)
+        model = load_at_printed(path, model, params, variant)
     return model.instantiate()
 
 

@@ -23,7 +23,7 @@ def register(sub: Commands) -> None:
         epilog="examples:\n"
                "  turnproof export models/alice.yaml --to mermaid\n"
                "  turnproof export models/wtactics.yaml --to dot -o wtactics.dot\n"
-               "  turnproof export models/wtactics.yaml --to dot --graph states --param DECK=2\n"
+               "  turnproof export models/wtactics.yaml --to dot --graph states --param DRAW_PILE=0\n"
                "  turnproof export models/shadow_era.yaml --to json --variant literal\n\n"
                "exit codes:\n  0  written\n  2  model or usage error (file:line:col, the offending text "
                "and a hint)\n" + EXIT_BUG_HELP)

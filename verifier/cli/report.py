@@ -56,7 +56,7 @@ def register(sub: Commands) -> None:
                     "previous report as it was.",
         epilog="examples:\n"
                "  turnproof report models/*.yaml -o reports\n"
-               "  turnproof report models/wtactics.yaml -o out/wt --param DECK=4\n"
+               "  turnproof report models/wtactics.yaml -o out/wt --param DRAW_PILE=2\n"
                "  turnproof report models/alice.yaml -o out/alice --graph-limit 300\n\n" + EXIT_HELP)
     p.add_argument("models", nargs="+", metavar="MODEL", help="model files (YAML, see docs/LANGUAGE.md)")
     p.add_argument("-o", "--output", metavar="DIR",

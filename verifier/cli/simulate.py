@@ -26,7 +26,7 @@ MAX_STEPS = 10_000_000
 EPILOG = """\
 examples:
   turnproof simulate models/aeons_end.yaml --games 1000 --seed 7
-  turnproof simulate models/wtactics.yaml -D HAND_LIMIT=7 -D OPENING=7 -D DECK=20 --games 500
+  turnproof simulate models/wtactics.yaml -D HAND_LIMIT=7 -D OPENING=7 -D DRAW_PILE=13 --games 500
   turnproof simulate models/shadow_era.yaml --printed --games 500        (the numbers the rules print)
   turnproof simulate models/alice.yaml --policy weights.yaml --format json -o alice-playouts.json
   turnproof simulate models/shadow_era.yaml --html out/shadow-playouts     (page with plots)

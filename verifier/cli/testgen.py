@@ -13,7 +13,7 @@ EPILOG = """\
 examples:
   turnproof testgen models/aeons_end.yaml -o examples/aeons_end/test_conformance.py \\
       --adapter examples.aeons_end.adapter:make_engine
-  turnproof testgen models/wtactics.yaml -D DECK=20 -o tests/test_rules.py --adapter mygame.adapter:new_game
+  turnproof testgen models/wtactics.yaml -D DRAW_PILE=13 -o tests/test_rules.py --adapter mygame.adapter:new_game
 
 The generated module holds a Hypothesis state machine. Each example starts a
 game (the engine's reset(initial) gets the model's initial state) and takes

@@ -6,6 +6,7 @@ from importlib.resources import files
 
 from verifier.lang.expressions import parse_expression
 from verifier.lang.loader import check_model, load_model
+from verifier.lang.printed import load_at_printed
 from verifier.lang.properties import default_properties_path, load_properties
 
 SCHEMA_PATH = str(files("verifier.lang").joinpath("model.schema.json"))
@@ -14,6 +15,7 @@ __all__ = [
            "SCHEMA_PATH",
            "check_model",
            "default_properties_path",
+           "load_at_printed",
            "load_model",
            "load_properties",
            "parse_expression",
