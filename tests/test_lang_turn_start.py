@@ -10,7 +10,7 @@ from test_lang_errors import the_error, where
 from verifier.engines.explicit import explore
 from verifier.ir.expr import pretty
 from verifier.lang import load_model
-from verifier.semantics import fire, layout
+from verifier.semantics import fire, initial_states, layout
 
 MODEL = Path(__file__).parent / "fixtures" / "lang" / "turn_start.yaml"
 
@@ -33,8 +33,19 @@ def test_the_turn_start_sees_the_new_active_player():
 def test_it_is_plain_effects_on_the_turn_passing_action():
     model = load_model(str(MODEL))
     effects = {pretty(e.target): pretty(e.value) for e in model.action("pass turn").effects}
-    assert effects["shield[2]"] == "(if ((active + 1) % 3) == 2 then false else shield[2])"
-    assert len(explore(model.instantiate()).states) == 20     # SPIN agrees: test_spin_crosscheck
+    assert effects["shield[(active + 1) % 3]"] == "false"
+    assert effects["mana[(active + 1) % 3]"] == \
+        "min((if ((active + 1) % 3) == active then 0 else mana[(active + 1) % 3]) + 1, 3)"   # after turn_end
+    assert len(explore(model.instantiate()).states) == 16     # SPIN agrees: test_spin_crosscheck
+
+
+def test_the_first_turn_starts_too():
+    """on_turn_start runs for the very first turn: the initial state is what it leaves."""
+    model = load_model(str(MODEL)).instantiate()
+    lay = layout(model)
+    (start,) = initial_states(lay)
+    got = lay.as_dict(start)
+    assert (got["active"], got["mana[0]"], got["mana[1]"], got["starts"]) == (0, 1, 0, 1)
 
 
 CASES = [

@@ -4,7 +4,7 @@ An effect `x: {value: v, until: next_turn_of(p)}` assigns v and records p in
 the companion variable `x_until` (same shape as x, 0..PLAYERS, PLAYERS
 meaning "no duration running"). When a turn starts, each element whose
 recorded player is the one whose turn starts goes back to its `init` and its
-record to PLAYERS (before `on_turn_start`, which still wins). Any other
+record to PLAYERS (before `on_turn_start`, which still wins; `turn_change` orders the turn change). Any other
 assignment to an element ends its duration (the latest effect decides how long
 a value lasts). The engines see the companion as an ordinary variable.
 """
@@ -38,9 +38,9 @@ def lasting(target: Var | Index, value: Expr, player: Expr, span: Span | None = 
     return [Assign(target, value, span=span), Assign(record, player, span=span)]
 
 
-def endings(model: Model, starting: Expr, current: dict[str, Assign]) -> list[Assign]:
+def endings(model: Model, starting: Expr) -> list[Assign]:
     """At a turn start (`starting` is the player whose turn starts): each element whose duration ends goes
-    back to its init; otherwise it keeps what `current` (the turn passing's other effects) assigns it."""
+    back to its init, and its record to PLAYERS (no duration running)."""
     out = []
     none = Const(model.players)
     for c in model.variables:
@@ -53,9 +53,7 @@ def endings(model: Model, starting: Expr, current: dict[str, Assign]) -> list[As
             tc: Var | Index = Var(c.name) if c.index is None else Index(c.name, Const(c.index_lo() + k))
             ends = eq(tc, starting)
             for target, back in ((tx, init), (tc, none)):
-                key = target_key(target)
-                kept = current[key].value if key in current else target
-                out.append(Assign(target, App(Op.ITE, (ends, back, kept))))
+                out.append(Assign(target, App(Op.ITE, (ends, back, target))))
     return out
 
 

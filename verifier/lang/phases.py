@@ -1,12 +1,11 @@
 """The phase sugar: phases and steps become the `phase` variable and ADVANCE / TURN_END actions."""
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from verifier.diagnostics import Span
-from verifier.ir.expr import TRUE, App, Const, Expr, Index, Op, Quant, QuantKind, Var, conj, disj, eq, map_expr, neg
+from verifier.ir.expr import TRUE, App, Const, Expr, Op, Quant, QuantKind, Var, conj, disj, eq, neg
 from verifier.ir.model import (
     ACTIVE_VAR,
     PHASE_ENUM,
@@ -21,9 +20,8 @@ from verifier.ir.model import (
     Model,
     Phase,
     PhaseEdge,
-    Reset,
 )
-from verifier.lang import durations
+from verifier.lang import turn_change
 from verifier.lang.typecheck import BOOL
 from verifier.lang.yaml_source import Node, check_keys, suggest
 
@@ -231,8 +229,7 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks:
         guard = conj(at(src), exit_when[src], when, neg(must_enabled(src)))
         ends_turn = dst == TURN_END
         entered = leaves[0] if ends_turn else dst
-        effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, list(blocks.turn_end),
-                                 list(blocks.round_end), values, again, list(blocks.turn_start))
+        effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, blocks, values, again)
         if ends_turn:
             name = "pass turn" if turn_end_count == 1 else f"pass turn from {src}"
         else:
@@ -250,8 +247,9 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks:
     phases = tuple(Phase(s.name, s.parent, s.mandatory and all(by_name[a].mandatory for a in ancestors(s.name)),
                          loader.citation(s.node.get("rule")),
                          str(s.node.value.get("doc", "")), s.node.child("name").span) for s in specs)
-    return replace(model, actions=tuple(rule_actions) + tuple(implicit), phases=phases,
-                   phase_edges=tuple(diagram))
+    model = replace(model, actions=tuple(rule_actions) + tuple(implicit), phases=phases, phase_edges=tuple(diagram))
+    return turn_change.first_turn(model, blocks.turn_start, _entering(leaves[0], ancestors, on_enter),
+                                  lambda message, span, hint: loader.sink.error(message, span, hint=hint))
 
 
 def _read_next(loader: Loader, node: Node, alternatives: bool,
@@ -348,83 +346,27 @@ def _domain(t) -> tuple[Expr, Expr]:
     return Const(0), Const(1)
 
 
-def _target_key(a: Assign) -> str:
-    return durations.target_key(a.target)
-
-
 def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: dict[str, list[Assign]],
-                   ends_turn: bool, turn_end: list[Assign], round_end: list[Assign],
-                   values: list[str], again: frozenset[str], turn_start: list[Assign]) -> tuple[Assign, ...]:
-    """phase := entered, plus what entering it (and, at a turn's end, passing the turn) does."""
-    out: dict[str, Assign] = {PHASE_VAR: Assign(Var(PHASE_VAR), Const(values.index(entered), enum=PHASE_ENUM))}
+                   ends_turn: bool, blocks: TurnBlocks, values: list[str], again: frozenset[str]) -> tuple[Assign, ...]:
+    """phase := entered, plus what entering it (and, at a turn's end, passing the turn: `turn_change`) does."""
+    phase = Assign(Var(PHASE_VAR), Const(values.index(entered), enum=PHASE_ENUM))
     if ends_turn:
-        players = Const(model.players)
-        out[ACTIVE_VAR] = Assign(Var(ACTIVE_VAR), App(Op.MOD, (App(Op.ADD, (Var(ACTIVE_VAR), Const(1))), players)))
-        for v in model.variables:
-            if v.reset is not Reset.TURN:
-                continue
-            inits = [i for i in v.init if i is not None]
-            assert len(inits) == len(v.init), "the loader refuses a reset variable without an init"
-            if v.index is None:
-                out[v.name] = Assign(Var(v.name), inits[0])
-            else:
-                lo = v.index_lo()
-                for i, init in enumerate(inits):
-                    target = Index(v.name, Const(lo + i))
-                    out[_target_key(Assign(target, init))] = Assign(target, init)
-        for a in turn_end:
-            out[_target_key(a)] = a
-        last = eq(Var(ACTIVE_VAR), Const(model.players - 1))
-        for a in round_end:
-            key = _target_key(a)
-            otherwise = out[key].value if key in out else a.target
-            out[key] = Assign(a.target, App(Op.ITE, (last, a.value, otherwise)), span=a.span)
-        _turn_start(model, out, turn_start)
+        passing = [phase, Assign(Var(ACTIVE_VAR), App(Op.MOD, (App(Op.ADD, (Var(ACTIVE_VAR), Const(1))),
+                                                                Const(model.players))))]
+        return turn_change.pass_turn(model, blocks.turn_end, blocks.round_end, blocks.turn_start, passing,
+                                     _entering(entered, ancestors, on_enter))
+    out: dict[str, Assign] = {PHASE_VAR: phase}
     left = set(ancestors(src)) | {src}
     for name in reversed([entered] + ancestors(entered)):
-        if name not in left or ends_turn or name in again:
+        if name not in left or name in again:
             for a in on_enter.get(name, []):
-                out[_target_key(a)] = a
+                out[turn_change.target_key(a)] = a
     return tuple(out.values())
 
 
-def _turn_start(model: Model, out: dict[str, Assign], turn_start: Sequence[Assign]) -> None:
-    """`until: next_turn_of(p)` endings, `reset: own_turn` and `on_turn_start`, on the turn-passing action
-    (in that order, a later one winning on an element): `active` in them is the player
-    whose turn starts; they read the state before the turn passes and override, element by element,
-    what the turn's end assigns."""
-    new_active = out[ACTIVE_VAR].value
-    for a in durations.endings(model, new_active, out):
-        out[_target_key(a)] = a
-    starts = [Assign(Index(v.name, Var(ACTIVE_VAR)), init) for v in model.variables
-              if v.reset is Reset.OWN_TURN and (init := v.init[0]) is not None]
-    if not starts and not turn_start:
-        return
-
-    def now(e: Expr) -> Expr:
-        return map_expr(e, lambda n: new_active if isinstance(n, Var) and n.name == ACTIVE_VAR else None)
-
-    for a in [*starts, *turn_start]:
-        target = a.target if isinstance(a.target, Var) else Index(a.target.name, now(a.target.index))
-        moved = Assign(target, now(a.value), span=a.span)
-        out.pop(_target_key(moved), None)
-        out[_target_key(moved)] = moved
-    arrays = dict.fromkeys(a.target.name for a in out.values()      # in order: effects independent of hashing
-                           if isinstance(a.target, Index) and not isinstance(a.target.index, Const))
-    for name in arrays:
-        var = model.var(name)
-        elements: dict[int, Expr] = {i: Index(name, Const(i)) for i in range(var.index_lo(), var.index_lo() + len(var.init))}
-        for key in [k for k, a in out.items() if isinstance(a.target, Index) and a.target.name == name]:
-            a = out.pop(key)
-            assert isinstance(a.target, Index)
-            for i, value in elements.items():
-                if isinstance(a.target.index, Const):
-                    elements[i] = a.value if a.target.index.value == i else value
-                else:
-                    elements[i] = App(Op.ITE, (eq(a.target.index, Const(i)), a.value, value))
-        for i, value in elements.items():
-            if value != Index(name, Const(i)):
-                out[f"{name}[{i}]"] = Assign(Index(name, Const(i)), value)
+def _entering(entered: str, ancestors, on_enter: dict[str, list[Assign]]) -> list[Assign]:
+    """The `on_enter` effects of a leaf and every phase around it, outermost first (an inner one wins)."""
+    return turn_change.keyed(*(on_enter.get(name, []) for name in reversed([entered] + ancestors(entered))))
 
 
 def _check_reachable(loader: Loader, leaves: list[str], edges: list[PhaseEdge], by_name) -> None:

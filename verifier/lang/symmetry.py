@@ -9,8 +9,8 @@ are only ever *player terms* used in ways every rotation preserves:
   0..PLAYERS-1, and `if c then t1 else t2` of two player terms;
 - a player term may index a per-player array, be compared with `==` / `!=` to
   another player term, be an action's actor (`by:`) or `chooser:`, the `winner`, or be
-  assigned to `active`; the turn passing (`active := (active + 1) % PLAYERS`)
-  is the one arithmetic allowed;
+  assigned to `active`; the next player, `(active + 1) % PLAYERS` (how the
+  turn change names the player whose turn starts), is the one arithmetic allowed;
 - anything else (a number as a per-player index, `active == 0`, `p < q`,
   `p + 1`, a player stored in another variable, a per-player array indexed by
   a number) breaks the symmetry, and so does `round_end` (a round starts with
@@ -31,7 +31,7 @@ from typing import assert_never
 from verifier.diagnostics import Span
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, fold, pretty, substitute
 from verifier.ir.model import ACTIVE_VAR, Action, IntType, Model
-from verifier.ir.props import Event, Ordering, Property
+from verifier.ir.props import PREV_MARK, Event, Ordering, Property
 
 HINT = ("`symmetry: players` needs every player treated alike: name players only through `active`, "
         "`by:` and choices or quantifiers over all players; remove the symmetry line otherwise")
@@ -64,7 +64,7 @@ class SymmetryCheck:
         span = e.span or span
         match e:
             case Var():
-                return PLAYER if e.name == ACTIVE_VAR else VALUE
+                return PLAYER if e.name.removeprefix(PREV_MARK) == ACTIVE_VAR else VALUE
             case Local():
                 return PLAYER if e.name in env else VALUE
             case Const() | Param():
@@ -83,6 +83,8 @@ class SymmetryCheck:
                 assert_never(e)
 
     def app(self, e: App, env: frozenset[str], span: Span | None) -> str:
+        if _is_rotation(e, self.model.players):      # the player whose turn starts: a rotation commutes with it
+            return PLAYER
         kinds = [self.kind(a, env, span) for a in e.args]
         if e.op in (Op.EQ, Op.NE):
             if kinds[0] != kinds[1]:
@@ -102,11 +104,12 @@ class SymmetryCheck:
 
     def index(self, e: Index, env: frozenset[str], span: Span | None) -> str:
         k = self.kind(e.index, env, span)
-        if e.name in self.arrays and k != PLAYER:
+        per_player = e.name.removeprefix(PREV_MARK) in self.arrays     # `prev(x[p])` reads `prev:x`
+        if per_player and k != PLAYER:
             what = (f"names player {e.index.value} by number" if isinstance(e.index, Const)
                     else "indexes a per-player array with something that is not a player")
             raise Broken(f"`{_show(e)}` {what}", span)
-        if e.name not in self.arrays and k == PLAYER:
+        if not per_player and k == PLAYER:
             raise Broken(f"`{_show(e)}` uses a player as an index of {e.name}, which is not per player", span)
         return VALUE
 
@@ -209,10 +212,10 @@ def check_claims(model: Model, claims: list[Property], report: Report) -> None:
 
 
 def _is_rotation(e: Expr, players: int) -> bool:
-    """`(active + 1) % PLAYERS`: the turn passing, which commutes with every rotation."""
+    """`(active + 1) % PLAYERS` (or `prev(...)` of it): the next player, which commutes with every rotation."""
     return (isinstance(e, App) and e.op is Op.MOD and fold(e.args[1]) == Const(players)
             and isinstance(e.args[0], App) and e.args[0].op is Op.ADD
-            and e.args[0].args[0] == Var(ACTIVE_VAR) and fold(e.args[0].args[1]) == Const(1))
+            and e.args[0].args[0] in (Var(ACTIVE_VAR), Var(PREV_MARK + ACTIVE_VAR)) and fold(e.args[0].args[1]) == Const(1))
 
 
 def _is_round_end(e: Expr, players: int) -> bool:

@@ -7,40 +7,15 @@ guarded-command effects.
 """
 from __future__ import annotations
 
-from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Op, Var, app, conj, eq, map_expr, neg
-from verifier.ir.model import ACTIVE_VAR, Action, ActionKind, IntType, Model, Overflow, in_phase
+from verifier.ir.effects import read_after
+from verifier.ir.expr import FALSE, TRUE, Const, Expr, Var, conj, eq, neg
+from verifier.ir.model import ACTIVE_VAR, Action, ActionKind, Model, in_phase
 from verifier.ir.props import Event
-
-
-def _clamped(model: Model, name: str, value: Expr) -> Expr:
-    var = model.var(name)
-    if var.overflow is not Overflow.CLAMP or not isinstance(var.type, IntType):
-        return value
-    return app(Op.MIN, app(Op.MAX, value, var.type.lo), var.type.hi)
 
 
 def post(model: Model, action: Action, e: Expr) -> Expr:
     """`e` evaluated after `action`, as an expression over the state before it."""
-    scalars = {eff.target.name: _clamped(model, eff.target.name, eff.value)
-               for eff in action.effects if isinstance(eff.target, Var)}
-    indexed: dict[str, list[tuple[Expr, Expr]]] = {}
-    for eff in action.effects:
-        if isinstance(eff.target, Index):
-            indexed.setdefault(eff.target.name, []).append(
-                (eff.target.index, _clamped(model, eff.target.name, eff.value)))
-
-    def fn(node: Expr) -> Expr | None:
-        if isinstance(node, Var) and node.name in scalars:
-            return scalars[node.name]
-        if isinstance(node, Index):
-            where = post(model, action, node.index)
-            value: Expr = Index(node.name, where)
-            for idx, val in reversed(indexed.get(node.name, [])):
-                value = app(Op.ITE, eq(where, idx), val, value)
-            return value
-        return None
-
-    return map_expr(e, fn)
+    return read_after(model, action.effects, e)
 
 
 def occurs(model: Model, action: Action, event: Event) -> Expr:
