@@ -5,6 +5,7 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifier.diagnostics import Diagnostic
 from verifier.ir.props import Property
 from verifier.ir.verdict import Verdict
 from verifier.resources import Stop
@@ -136,6 +137,7 @@ class ModelRun:
     analyses_unknown: str = ""    # why a budget cut the consistency analyses short ("": complete or off)
     analyses_beyond: str = ""     # how the analyses decided past the states their search stored ("": not needed)
     vacuous: tuple[Any, ...] = ()   # verifier.analysis.vacuity.Vacuity: claims that hold without saying anything
+    warnings: tuple[Diagnostic, ...] = ()   # what loading the model file warned of (deprecated forms, ...)
 
     @property
     def as_expected(self) -> bool:

@@ -18,7 +18,8 @@ from verifier.engines.names import ENGINES, REDUCTIONS
 from verifier.forking import Alongside, fork_map, free_cpus, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
-from verifier.lang import default_properties_path, load_at_printed, load_model, load_properties
+from verifier.lang import check_model as load_checked
+from verifier.lang import default_properties_path, load_at_printed, load_properties
 from verifier.props.plan import run_claims, with_cycle_note
 from verifier.props.schedule import Pass, first_pass, second_pass
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
@@ -53,20 +54,24 @@ def make_engine(name: str, search: SearchOptions = SearchOptions()) -> Engine:
     raise UsageError(Diagnostic(f"unknown engine '{name}'", hint=f"choose one of {', '.join(ENGINES)}"))
 
 
-def load_variants(path: str, options: RunOptions) -> list[Model]:
+def load_variants(path: str, options: RunOptions) -> tuple[list[Model], tuple[Diagnostic, ...]]:
     """The model once per variant to check (just one when a variant is named or none exist),
-    at the printed values with `options.printed`, without the reductions not allowed."""
+    at the printed values with `options.printed`, without the reductions not allowed; and what
+    loading them warned of (each warning once)."""
     params = options.params
-    first = load_model(path, params, options.variant)
+    first, warnings = load_checked(path, params, options.variant)
     if options.printed and first.printed:
         first = load_at_printed(path, first, params, options.variant)
         params = {**dict(first.printed or ()), **params}
     models = [first]
     if options.variant is None and len(first.variants) >= 2:
-        models += [load_model(path, params, v.name) for v in first.variants[1:]]
+        for v in first.variants[1:]:
+            model, more = load_checked(path, params, v.name)
+            models.append(model)
+            warnings += [w for w in more if w not in warnings]
     if "symmetry" not in options.reductions:
         models = [replace(m, symmetry=None) for m in models]
-    return models
+    return models, tuple(warnings)
 
 
 def claims_for(path: str, model: Model, options: RunOptions) -> tuple[list[Property], str | None]:
@@ -104,9 +109,9 @@ def _check(path: str, options: RunOptions, progress: ProgressFn | None) -> list[
     reading where there are CPUs to spare (`forking.fork_map`), else one after the other
     here; the analyses' Z3 answers of finished readings serve the later ones. The
     comparisons across readings come last, here."""
-    models = load_variants(path, options)
+    models, warnings = load_variants(path, options)
     claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
-    return check_loaded(path, models, claims, options, progress)
+    return [replace(run, warnings=warnings) for run in check_loaded(path, models, claims, options, progress)]
 
 
 def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Property], str | None]],

@@ -18,6 +18,7 @@ from verifier.cli.common import (
     exit_code,
     gate_config,
     run_options,
+    warnings_note,
     write_output,
 )
 from verifier.cli.config import Commands
@@ -79,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
                                              progress), depth)
     finally:
         progress.done()
+    sys.stderr.write(warnings_note(runs))
     gate = baseline.apply(runs, args.baseline, args.update_baseline, gate_config(args)) if args.baseline else None
     if args.format == "json":
         doc = runs_json(runs)

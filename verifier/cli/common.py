@@ -199,6 +199,15 @@ def left_unknown(runs: Sequence[ModelRun]) -> bool:
                for r in results) or any(run.analyses_unknown for run in runs)
 
 
+def warnings_note(runs: Sequence[ModelRun]) -> str:
+    """What loading the model warned of (for standard error): each warning once, `file:line:col:
+    warning: ...` with its line and hint. A warning never changes the exit code."""
+    shown: list[Diagnostic] = []
+    for run in runs:
+        shown += [w for w in run.warnings if w not in shown]
+    return "".join(w.render() + "\n" for w in shown)
+
+
 def budget_note(runs: Sequence[ModelRun], timeout: float | None) -> str:
     """A closing line (for standard error) where the budget left claims or analyses open:
     which budget it was and how to give more; and one for bounded verdicts the gate does not

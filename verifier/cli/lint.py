@@ -19,6 +19,7 @@ from verifier.cli.common import (
     add_output_options,
     budget_note,
     run_options,
+    warnings_note,
     write_output,
 )
 from verifier.cli.config import Commands
@@ -80,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         runs, note = with_vacuity(args.model, runs, options)
     finally:
         progress.done()
+    sys.stderr.write(warnings_note(runs))
     if args.format == "json":
         text = json.dumps(runs_json(runs), indent=2) + "\n"
     elif args.format == "junit":

@@ -17,6 +17,7 @@ from verifier.cli.common import (
     exit_code,
     left_unknown,
     run_options,
+    warnings_note,
 )
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
@@ -123,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
             all_runs.append(accepting_bounded(check_model(path, options, progress), depth))
         finally:
             progress.done()
+        sys.stderr.write(warnings_note(all_runs[-1]))
     pages = [build_game(runs, state_graph=None if args.no_graph else game_graph(
                  runs[0].model, args.graph_limit, args.graph_states, options.budget.time_left()), graph_limit=args.graph_limit)
              for runs in all_runs]

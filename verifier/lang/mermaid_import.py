@@ -5,9 +5,10 @@ The skeleton keeps the flowchart as it is drawn, so that checking it shows the
 flowchart's own dead ends and loops:
 
 - every node becomes a phase (named from its label), the label kept as its
-  rule citation; every arrow becomes a `next:` entry with the arrow's label
+  rule citation; every arrow becomes an entry of its `next_any:` (`next:` for a lone
+  arrow) with the arrow's label
   (less the `when: ...` line of turnproof's export: a skeleton has no variables);
-- a decision node (`{...}`) becomes a phase whose `next:` offers each answer:
+- a decision node (`{...}`) becomes a phase whose `next_any:` offers each answer:
   a nondeterministic choice between its arrows;
 - a subgraph becomes nested steps: of the node its title names ("Expansion
   Phase Structure" -> the node "Expansion Phase"), or of a new phase; the
@@ -778,7 +779,7 @@ def _phase_yaml(ph: SPhase, lines: list[str], indent: str) -> None:
         if not ph.nexts:
             lines.append(f"{inner}next: []              # dead end: no arrow leaves it in the flowchart")
         else:
-            lines.append(f"{inner}next:")
+            lines.append(f"{inner}{'next_any' if len(ph.nexts) > 1 else 'next'}:")   # each arrow a way on
             for to, label, when in ph.nexts:
                 parts = [f"to: {to}"]
                 if when:

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verifier import __version__
+from verifier.diagnostics import Diagnostic
 from verifier.result import CheckResult, Finding, ModelRun
 from verifier.trace import Trace
 
@@ -58,6 +59,21 @@ def runs_json(runs: Sequence[ModelRun]) -> dict[str, Any]:
                       "reason": r.analyses_unknown, "beyond_explored": r.analyses_beyond} for r in runs],
         "vacuous": [{"claim": v.claim, "part": v.part, "text": v.text, "rule": v.rule, "message": v.message,
                      "variant": run.model.variant} for run in runs for v in run.vacuous],
+        "warnings": [warning_json(w) for w in model_warnings(runs)],
         "as_expected": all(r.as_expected for r in runs),
         "seconds": round(sum(r.seconds for r in runs), 4),
     }
+
+
+def model_warnings(runs: Sequence[ModelRun]) -> list[Diagnostic]:
+    """What loading the model warned of, each warning once across the readings."""
+    out: list[Diagnostic] = []
+    for run in runs:
+        out += [w for w in run.warnings if w not in out]
+    return out
+
+
+def warning_json(w: Diagnostic) -> dict[str, Any]:
+    span = w.span
+    return {"message": w.message, "hint": w.hint, "file": span.file if span else None,
+            "line": span.line if span else None, "col": span.col if span else None}

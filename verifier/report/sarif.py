@@ -14,6 +14,8 @@ One SARIF run for one check. The tool's rules are the claim kinds
   variable it concerns (or `Finding.span`); an acknowledged one: `note`, suppressed
   with the model's stated reason;
 - consistency analyses that a budget cut short: a warning notification of the invocation;
+- a warning of the model's loader (a deprecated `next:` list, ...): level `warning`, rule
+  `model/warning`, at its line and column;
 - claims that hold as expected are left out unless `include_passing` (then
   kind `pass`, level `none`).
 
@@ -32,10 +34,12 @@ from typing import Any
 from verifier import __version__
 from verifier.diagnostics import Span
 from verifier.report.explain import shown_why
+from verifier.report.json_out import model_warnings
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+WARNING_RULE = "model/warning"
 
 CLAIM_KINDS = {
     "invariant": "An invariant: a condition that holds in every reachable state (or in every state of a phase).",
@@ -223,6 +227,14 @@ def _rules(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
                       "fullDescription": {"text": text},
                       "defaultConfiguration": {"level": "error"},
                       "properties": {"tags": ["claim", kind]}})
+    if any(run.warnings for run in runs):
+        rules.append({"id": WARNING_RULE, "name": "model-warning",
+                      "shortDescription": {"text": "the model file loads, with a warning"},
+                      "fullDescription": {"text": "A form the language reads with a warning: a deprecated "
+                                                  "next: list, a next: entry read first match, a must action "
+                                                  "that stays enabled (docs/LANGUAGE.md)."},
+                      "defaultConfiguration": {"level": "warning"},
+                      "properties": {"tags": ["model"]}})
     for kind, text in finding_kinds.items():
         rules.append({"id": f"finding/{kind}", "name": f"finding-{kind}",
                       "shortDescription": {"text": f"rules-consistency finding: {kind}"},
@@ -255,6 +267,12 @@ def runs_sarif(runs: Sequence[ModelRun], root: str | None = None, include_passin
             if baseline is not None:
                 item["baselineState"] = baseline.finding_state(run.model.variant, f)
             results.append(item)
+    if runs:
+        where = _Locator(runs[0], root)
+        for w in model_warnings(runs):
+            text = w.message + (f" (hint: {w.hint})" if w.hint else "")
+            results.append({"ruleId": WARNING_RULE, "ruleIndex": rule_index[WARNING_RULE], "level": "warning",
+                            "message": {"text": text}, "locations": [where.location(w.span)]})
     driver = {"name": "turnproof", "version": __version__, "semanticVersion": __version__,
               "fullName": f"turnproof {__version__}",
               "shortDescription": {"text": "A model checker and rules-consistency verifier for the turn "

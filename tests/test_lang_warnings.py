@@ -1,0 +1,85 @@
+"""Loader warnings reach the user: `check`, `lint` and `report` print each with file:line:col on standard
+error (the exit code unchanged), JSON and SARIF carry them; `import-mermaid` writes the current form."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_lang_errors import where
+
+from verifier.cli import main
+from verifier.lang import check_model
+
+V1 = """\
+model: v1
+players: 2
+variables:
+  x: {type: 0..2, init: 0}
+phases:
+  - name: Main
+    next:
+      - {to: TURN_END}
+      - {to: Other, when: "x > 0"}
+  - name: Other
+actions:
+  - name: bump
+    phase: Main
+    when: "x < 2"
+    do: {x: x + 1}
+"""
+DEPRECATED = "deprecated: this next: list is read as next_any:"
+
+
+@pytest.fixture
+def v1(tmp_path) -> Path:
+    path = tmp_path / "v1.yaml"
+    path.write_text(V1)
+    return path
+
+
+@pytest.mark.parametrize("command", [["lint"], ["check", "--engine", "explicit"]])
+def test_the_warning_is_printed_where_it_is(v1, capsys, command):
+    code = main([*command, str(v1), "-q"])
+    err = capsys.readouterr().err
+    assert code == 0                                   # a warning never changes the exit code
+    assert f"{where(v1, '- {to: TURN_END}')}: warning: {DEPRECATED}" in err
+    assert "hint: write next_any:" in err
+    assert err.count(DEPRECATED) == 1
+
+
+def test_report_prints_it_too(v1, tmp_path, capsys):
+    assert main(["report", str(v1), "-o", str(tmp_path / "site"), "-q", "--no-graph", "--playouts", "0"]) == 0
+    assert f"{where(v1, '- {to: TURN_END}')}: warning: {DEPRECATED}" in capsys.readouterr().err
+
+
+def test_json_and_sarif_carry_it(v1, tmp_path):
+    out = tmp_path / "out.json"
+    assert main(["check", str(v1), "-q", "--engine", "explicit", "-f", "json", "-o", str(out)]) == 0
+    (warning,) = json.loads(out.read_text())["warnings"]
+    assert (warning["line"], warning["col"]) == (8, 7) and warning["message"].startswith(DEPRECATED)
+    sarif = tmp_path / "out.sarif"
+    assert main(["lint", str(v1), "-q", "-f", "sarif", "-o", str(sarif)]) == 0
+    run = json.loads(sarif.read_text())["runs"][0]
+    (result,) = [r for r in run["results"] if r["ruleId"] == "model/warning"]
+    assert result["level"] == "warning" and result["message"]["text"].startswith(DEPRECATED)
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 8, "startColumn": 7}
+    assert "model/warning" in [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+
+
+def test_a_model_without_warnings_prints_none(tmp_path, capsys):
+    path = tmp_path / "v2.yaml"
+    path.write_text(V1.replace("    next:\n", "    next_any:\n"))
+    assert main(["lint", str(path), "-q"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_import_mermaid_writes_the_current_form(tmp_path):
+    chart = tmp_path / "flow.mmd"
+    chart.write_text("graph TD\n  A[Draw] --> B{Attack?}\n  B -->|yes| C[Combat]\n  B -->|no| D[End]\n"
+                     "  C --> D\n  D ==> A\n")
+    out = tmp_path / "skeleton.yaml"
+    assert main(["import-mermaid", str(chart), "-o", str(out), "-q"]) == 0
+    assert "next_any:" in out.read_text()
+    _model, warnings = check_model(str(out))
+    assert warnings == []
