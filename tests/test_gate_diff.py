@@ -73,7 +73,7 @@ def test_a_model_diffed_with_itself_reports_nothing(model, capsys):
     (b,) = d.behaviours
     assert b.complete and b.new_only.count == b.old_only.count == 0 and b.old_states == b.new_states
     doc = diff_json(d)
-    assert doc["claims"] == {"changed": [], "added": [], "removed": []}
+    assert doc["claims"] == {"changed": [], "left_open": [], "added": [], "removed": []}
     assert doc["findings"] == {"appeared": [], "disappeared": []}
     assert main(["diff", str(GATE / f"{model}.yaml"), str(GATE / f"{model}.yaml"), "-p", PROPS,
                  "--engine", "explicit", "--no-consistency", "-q"]) == 0

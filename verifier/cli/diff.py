@@ -5,7 +5,16 @@ import argparse
 import json
 import textwrap
 
-from verifier.cli.common import EXIT_BUG_HELP, Progress, add_model_options, add_output_options, run_options, write_output
+from verifier.cli.common import (
+    EXIT_BUG_HELP,
+    Progress,
+    accept_bounded,
+    add_gate_options,
+    add_model_options,
+    add_output_options,
+    run_options,
+    write_output,
+)
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError, printable
 
@@ -13,9 +22,11 @@ FORMATS = ("text", "json", "markdown")
 
 EXIT_HELP = """exit codes:
   0  nothing changed: same verdicts, same findings, same reachable behaviour
-  1  something changed (listed in the output)
+  1  something changed (listed in the output): a decided verdict, a finding, a behaviour, or what
+     the gate counts (a claim's expected:, an acknowledgement, [tool.turnproof] at a git revision)
   2  model, property or usage error (a bad file, an unknown git revision...)
-  3  nothing else changed, but a budget stopped the exploration of a version
+  3  nothing else changed, but a version left a claim open (UNKNOWN, or HOLDS_TO_DEPTH not
+     accepted) or a budget stopped the exploration of a version
 """ + EXIT_BUG_HELP
 
 
@@ -51,6 +62,7 @@ def register(sub: Commands) -> None:
                    help="with --full or -f json: list at most N departures each way (default 10; the counts "
                         "cover all)")
     add_model_options(p)
+    add_gate_options(p)
     add_output_options(p, FORMATS)
     p.set_defaults(handler=run, imports=("verifier.diffing.compare", "verifier.report.diff"))
 
@@ -64,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet, args.timeout)
     try:
         diff = diff_versions(args.old, args.new, run_options(args, consistency=not args.no_consistency),
-                             limit=args.limit, behaviours=not args.no_behaviours, progress=progress)
+                             limit=args.limit, behaviours=not args.no_behaviours, progress=progress,
+                             accept_bounded=accept_bounded(args))
     finally:
         progress.done()
     if args.format == "json":

@@ -1,5 +1,7 @@
-"""What `turnproof diff` found (data only; `report.diff` writes it): claims whose verdict
-changed, claims and findings only in one version, and reachable states only in one version."""
+"""What `turnproof diff` found (data only; `report.diff` writes it): claims whose decided verdict
+changed, claims left open in a version, changes of what the gate counts (a claim's expectation,
+an acknowledgement, the [tool.turnproof] settings), claims and findings only in one version,
+and reachable states only in one version."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -73,7 +75,9 @@ class ModelDiff:
     new: Version
     model_old: str
     model_new: str
-    claims_changed: list[ClaimDiff] = field(default_factory=list)
+    claims_changed: list[ClaimDiff] = field(default_factory=list)      # a decided verdict changed
+    claims_left_open: list[ClaimDiff] = field(default_factory=list)    # open in a version (`CheckResult.is_open`)
+    gate_changes: list[str] = field(default_factory=list)              # expectations, acknowledgements, settings
     claims_added: list[ClaimDiff] = field(default_factory=list)
     claims_removed: list[ClaimDiff] = field(default_factory=list)
     findings_appeared: list[tuple[str | None, Finding]] = field(default_factory=list)
@@ -86,13 +90,15 @@ class ModelDiff:
 
     @property
     def changed(self) -> bool:
-        return bool(self.claims_changed or self.claims_added or self.claims_removed or self.findings_appeared
-                    or self.findings_gone or self.variants_added or self.variants_removed
+        return bool(self.claims_changed or self.gate_changes or self.claims_added or self.claims_removed
+                    or self.findings_appeared or self.findings_gone or self.variants_added or self.variants_removed
                     or any(b.changed for b in self.behaviours))
 
     @property
     def incomplete(self) -> bool:
-        return any(not b.complete for b in self.behaviours)
+        """A comparison left open: a budget stopped an exploration, or a claim's verdict differs
+        where one version decided nothing (UNKNOWN, or a bounded verdict nobody accepted)."""
+        return bool(self.claims_left_open) or any(not b.complete for b in self.behaviours)
 
     @property
     def exit_code(self) -> int:

@@ -10,8 +10,8 @@ from typing import Any
 
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.diffing.changes import BehaviourDiff, ClaimDiff, ModelDiff, NewState, OneWay
-from verifier.diffing.versions import resolve
-from verifier.result import ModelRun
+from verifier.diffing.versions import resolve, settings
+from verifier.result import ModelRun, accepting_bounded
 from verifier.runner import RunOptions, check_model
 from verifier.trace import Trace
 
@@ -31,14 +31,41 @@ def compare_checks(old_runs: Sequence[ModelRun], new_runs: Sequence[ModelRun], d
             item = ClaimDiff(variant, cid, n.property.kind, n.property.statement, o, n)
             if o is None:
                 diff.claims_added.append(item)
-            elif o.verdict is not n.verdict:
-                diff.claims_changed.append(item)
+                continue
+            if o.verdict is not n.verdict:
+                (diff.claims_left_open if o.is_open or n.is_open else diff.claims_changed).append(item)
+            if o.property.expected != n.property.expected:
+                diff.gate_changes.append(f"claim {cid}{_in(variant)}: expected {o.property.expected or '(none)'} in "
+                                         f"OLD, {n.property.expected or '(none)'} in NEW")
         diff.claims_removed += [ClaimDiff(variant, cid, o.property.kind, o.property.statement, o, None)
                                 for cid, o in old_results.items() if cid not in new_results]
         old_keys = {f.key for f in old.findings}
         new_keys = {f.key for f in new.findings}
         diff.findings_appeared += [(variant, f) for f in new.findings if f.key not in old_keys]
         diff.findings_gone += [(variant, f) for f in old.findings if f.key not in new_keys]
+        old_acks = {f.key: f.acknowledged for f in old.findings}
+        diff.gate_changes += [f"finding {f.key}{_in(variant)}: acknowledged {_said(old_acks[f.key])} in OLD, "
+                              f"{_said(f.acknowledged)} in NEW" for f in new.findings
+                              if f.key in old_acks and old_acks[f.key] != f.acknowledged]
+
+
+def compare_settings(old: dict[str, Any], new: dict[str, Any], diff: ModelDiff) -> None:
+    """The [tool.turnproof] keys the two versions set differently: each is a change (exit 1),
+    since a pull request could soften the gate through them."""
+    diff.gate_changes += [f"[tool.turnproof] {key}: {_setting(old, key)} in OLD, {_setting(new, key)} in NEW"
+                          for key in sorted(old.keys() | new.keys()) if old.get(key) != new.get(key)]
+
+
+def _setting(table: dict[str, Any], key: str) -> str:
+    return "not set" if key not in table else repr(table[key])[:80]
+
+
+def _said(reason: str | None) -> str:
+    return "not" if reason is None else repr(reason)[:80]
+
+
+def _in(variant: str | None) -> str:
+    return f" [variant {variant}]" if variant else ""
 
 
 def _instantiated(model):
@@ -167,12 +194,13 @@ def _size(v) -> str:
 
 
 def diff_versions(old_spec: str, new_spec: str, options: RunOptions = RunOptions(), limit: int = 10,
-                  behaviours: bool = True, progress=None) -> ModelDiff:
-    """Check both versions and compare them (see the module doc)."""
+                  behaviours: bool = True, progress=None, accept_bounded: int | None = None) -> ModelDiff:
+    """Check both versions and compare them (see the module doc); `accept_bounded`: the
+    --accept-bounded depth (`result.accepting_bounded`)."""
     with tempfile.TemporaryDirectory(prefix="turnproof-diff-") as tmp:
         old, new = resolve(old_spec, Path(tmp)), resolve(new_spec, Path(tmp))
-        old_runs = check_model(old.path, options, progress)
-        new_runs = check_model(new.path, options, progress)
+        old_runs = accepting_bounded(check_model(old.path, options, progress), accept_bounded)
+        new_runs = accepting_bounded(check_model(new.path, options, progress), accept_bounded)
         diff = ModelDiff(old, new, old_runs[0].model.name, new_runs[0].model.name, limit=limit)
         if diff.model_old != diff.model_new:
             diff.notes.append(f"the model is named {diff.model_old} in OLD and {diff.model_new} in NEW")
@@ -180,6 +208,8 @@ def diff_versions(old_spec: str, new_spec: str, options: RunOptions = RunOptions
         if old_params != new_params:
             diff.notes.append(f"parameters differ: OLD {old_params}, NEW {new_params}")
         compare_checks(old_runs, new_runs, diff)
+        if old.rev is not None or new.rev is not None:      # two files share the working tree's settings
+            compare_settings(settings(old), settings(new), diff)
         if behaviours:
             old_models = {r.model.variant: r.model for r in old_runs}
             for run in new_runs:

@@ -24,8 +24,12 @@ from verifier.trace import Trace
 def summary_line(d: ModelDiff) -> str:
     """The changes in one line (also the JSON `summary`)."""
     parts = []
+    if d.gate_changes:
+        parts.append(_n(len(d.gate_changes), "gate setting") + " changed")
     if d.claims_changed:
         parts.append(_n(len(d.claims_changed), "claim verdict") + " changed")
+    if d.claims_left_open:
+        parts.append(_n(len(d.claims_left_open), "claim") + " left open")
     if d.claims_added or d.claims_removed:
         parts.append(f"{_n(len(d.claims_added), 'claim')} added, {len(d.claims_removed)} removed")
     if d.findings_appeared or d.findings_gone:
@@ -153,8 +157,15 @@ def _summary_text(d: ModelDiff) -> str:
 
 
 def _one_sided_lines(d: ModelDiff) -> list[str]:
-    """Claims, findings and variants present in one version only (summary and full alike)."""
+    """Claims left open, changed gate settings, and claims, findings and variants present in
+    one version only (summary and full alike)."""
     out: list[str] = []
+    if d.claims_left_open:
+        out.append("\nclaims left open (a version decided nothing: a budget or a bound, not a change; exit 3):")
+        out += [f"  {c.claim}{_variants(vs)}: {c.old_verdict} -> {c.new_verdict}" for c, vs in _grouped(d.claims_left_open)]
+    if d.gate_changes:
+        out.append("\nwhat the gate counts changed (exit 1):")
+        out += [f"  {line}" for line in d.gate_changes]
     if d.claims_added or d.claims_removed:
         out.append("\nclaims only in one version:")
         out += [f"  + {c.claim}{_variants(vs)} (NEW): {c.new_verdict}" for c, vs in _grouped(d.claims_added)]
@@ -258,6 +269,15 @@ def render_markdown(d: ModelDiff, full: bool = False) -> str:
             if shortest is not None:
                 what, trace, variant = shortest
                 out += _details(_cell(f"{members[0].claim}{_v(variant)}: {what} ({len(trace)} steps)"), trace)
+    if d.claims_left_open:
+        out += ["### Claims left open", "", "A version decided nothing (a budget or a bound): not a change.", ""]
+        out += [f"- {_code(c.claim, False)}{_cell(_v(c.variant))}: {c.old_verdict} → {c.new_verdict}"
+                for c in d.claims_left_open]
+        out.append("")
+    if d.gate_changes:
+        out += ["### What the gate counts", ""]
+        out += [f"- {_cell(line)}" for line in d.gate_changes]
+        out.append("")
     if d.claims_added or d.claims_removed:
         out += ["### Claims only in one version", ""]
         out += [f"- added {_code(c.claim, False)}{_cell(_v(c.variant))}: {c.new_verdict}" for c in d.claims_added]
@@ -318,7 +338,9 @@ def diff_json(d: ModelDiff) -> dict[str, Any]:
         "turnproof": __version__, "old": d.old.label, "new": d.new.label,
         "model": {"old": d.model_old, "new": d.model_new},
         "changed": d.changed, "exit_code": d.exit_code, "summary": summary_line(d), "notes": list(d.notes),
-        "claims": {"changed": [claim(c) for c in d.claims_changed], "added": [claim(c) for c in d.claims_added],
+        "gate_changes": list(d.gate_changes),
+        "claims": {"changed": [claim(c) for c in d.claims_changed], "left_open": [claim(c) for c in d.claims_left_open],
+                   "added": [claim(c) for c in d.claims_added],
                    "removed": [claim(c) for c in d.claims_removed]},
         "findings": {"appeared": [dict(finding_json(f), variant=v) for v, f in d.findings_appeared],
                      "disappeared": [dict(finding_json(f), variant=v) for v, f in d.findings_gone]},
