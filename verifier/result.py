@@ -8,7 +8,7 @@ from typing import Any
 from verifier.diagnostics import Diagnostic
 from verifier.ir.props import Property
 from verifier.ir.verdict import Verdict
-from verifier.resources import Stop
+from verifier.resources import Stop, StopKind
 from verifier.trace import Trace
 
 
@@ -72,7 +72,15 @@ class CheckResult:
         return self.verdict is Verdict.UNKNOWN or (self.verdict is Verdict.HOLDS_TO_DEPTH and not self.bounded_accepted)
 
     @builtins.property
+    def model_error(self) -> bool:
+        """The model itself failed on the way (an index out of range, a pop of an empty sequence):
+        not a budget; the trace reaches the state where it fails."""
+        return self.stop is not None and self.stop.kind is StopKind.MODEL_ERROR
+
+    @builtins.property
     def as_expected(self) -> bool:
+        if self.model_error:
+            return False
         if self.verdict is Verdict.HOLDS_TO_DEPTH:     # accepted, it meets no expectation, HOLDS or itself
             return self.bounded_accepted and self.property.expected in (None, Verdict.HOLDS, Verdict.HOLDS_TO_DEPTH)
         return satisfies(self.verdict, self.property.expected)
@@ -138,6 +146,21 @@ class ModelRun:
     analyses_beyond: str = ""     # how the analyses decided past the states their search stored ("": not needed)
     vacuous: tuple[Any, ...] = ()   # verifier.analysis.vacuity.Vacuity: claims that hold without saying anything
     warnings: tuple[Diagnostic, ...] = ()   # what loading the model file warned of (deprecated forms, ...)
+    analyses_stop: Stop | None = None   # what stopped the analyses' search short (None: complete or off)
+
+    @property
+    def model_errors(self) -> tuple[str, ...]:
+        """The model errors met, in words: each claim's and the analyses' (a model error is never
+        a budget: exit 2, never 'left UNKNOWN by the budget')."""
+        errors = [f"claim {r.property.id}: {r.stop.words}" for r in self.results if r.model_error and r.stop]
+        if self.analyses_stop is not None and self.analyses_model_error:
+            errors.append(f"the consistency analyses: {self.analyses_stop.words}")
+        return tuple(errors)
+
+    @property
+    def analyses_model_error(self) -> bool:
+        """The analyses' search stopped at a model error (their UNKNOWN is the model's, not a budget's)."""
+        return self.analyses_stop is not None and self.analyses_stop.kind is StopKind.MODEL_ERROR
 
     @property
     def as_expected(self) -> bool:

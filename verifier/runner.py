@@ -208,7 +208,9 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
         else:
             ctx, findings = _analyses(model, options, memo, props)
         beyond = ctx.beyond.summary() if ctx.beyond is not None else ""
-        return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond), (ctx, findings)
+        stop = ctx.space.stop if ctx.space is not None and not ctx.space.complete else None
+        return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond,
+                       analyses_stop=stop), (ctx, findings)
 
 
 def _decide_claims(model: Model, props: list[Property], engine: Engine, options: RunOptions,

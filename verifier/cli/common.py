@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from verifier.diagnostics import Diagnostic, UsageError
+from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.engines.names import ENGINES, REDUCTIONS
 from verifier.files import write_atomic
 
@@ -47,7 +47,8 @@ def seconds(text: str) -> float | None:
 EXIT_CODES_HELP = """exit codes:
   0  every claim as expected and no unacknowledged finding
   1  a claim violated or not as expected, or a new unacknowledged finding
-  2  model, property or usage error (file:line:col, the offending text and a hint)
+  2  model, property or usage error (file:line:col, the offending text and a hint), or a model
+     error a reachable state meets (an index out of range, a pop of an empty sequence), with its trace
   3  a budget (--max-states, --timeout, --max-memory) left a claim or an analysis UNKNOWN
 """ + EXIT_BUG_HELP
 
@@ -188,15 +189,30 @@ def exit_code(runs: Sequence[ModelRun]) -> int:
     failed = any(not r.as_expected and not r.is_open for r in results)
     if failed or any(run.new_findings for run in runs):
         return EXIT_FAILED
+    if any(run.model_errors for run in runs):
+        return EXIT_ERROR                 # the model itself fails: not a budget, not a verdict
     return EXIT_UNKNOWN if left_unknown(runs) else EXIT_OK
 
 
 def left_unknown(runs: Sequence[ModelRun]) -> bool:
     """Whether a budget (or an engine giving up) left a claim or the analyses UNKNOWN where
-    that was not the expected verdict, or a claim holds only to a depth nobody accepted."""
-    results = [r for run in runs for r in run.results]
+    that was not the expected verdict, or a claim holds only to a depth nobody accepted (a
+    model error is none of these: `ModelRun.model_errors`)."""
+    results = [r for run in runs for r in run.results if not r.model_error]
     return any(r.is_open and (not r.as_expected or r.property.expected is None)
-               for r in results) or any(run.analyses_unknown for run in runs)
+               for r in results) or any(run.analyses_unknown and not run.analyses_model_error for run in runs)
+
+
+def model_error_note(runs: Sequence[ModelRun]) -> str:
+    """Closing lines (for standard error) naming each model error met: the model itself fails in
+    a state its trace reaches (shown with the claim), which no budget changes (exit 2)."""
+    errors = [error for run in runs for error in run.model_errors]
+    if not errors:
+        return ""
+    shown = errors[:10] + ([f"and {len(errors) - 10} more"] if len(errors) > 10 else [])
+    return "".join(f"{printable(e, keep_newlines=False)}\n" for e in shown) + (
+        "the model itself fails there (not a budget: more time or memory changes nothing); fix the rule the trace "
+        "ends with (exit 2)\n")
 
 
 def warnings_note(runs: Sequence[ModelRun]) -> str:
@@ -215,16 +231,18 @@ def budget_note(runs: Sequence[ModelRun], timeout: float | None) -> str:
     from verifier.result import Verdict
 
     if not left_unknown(runs):
-        return ""
+        return model_error_note(runs)
     results = [r for run in runs for r in run.results if not r.as_expected]
     bounded = sum(r.verdict is Verdict.HOLDS_TO_DEPTH and r.is_open for r in results)
     note = "" if not bounded else (
         f"{bounded} claim{'s' * (bounded != 1)} HOLDS_TO_DEPTH only (no counterexample up to a depth), which the gate "
         "counts as UNKNOWN: write `expected: HOLDS_TO_DEPTH` on the claim, or give --accept-bounded N on the "
         "command line, to accept a bounded verdict\n")
-    open_claims = sum(r.verdict is Verdict.UNKNOWN for run in runs for r in run.results)
+    open_claims = sum(r.verdict is Verdict.UNKNOWN and not r.model_error for run in runs for r in run.results)
+    analyses = any(run.analyses_unknown and not run.analyses_model_error for run in runs)
     what = " and ".join(x for x in (f"{open_claims} claim{'s' * (open_claims != 1)}" if open_claims else "",
-                                    "the analyses" if any(run.analyses_unknown for run in runs) else "") if x)
+                                    "the analyses" if analyses else "") if x)
+    note = model_error_note(runs) + note
     if not what:
         return note
     budget = "no --timeout" if timeout is None else \

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from verifier.cli.common import (
     EXIT_BUG_HELP,
+    EXIT_ERROR,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_UNKNOWN,
@@ -34,7 +35,7 @@ FORMATS = ("text", "json", "junit", "sarif")
 EXIT_HELP = """exit codes:
   0  no finding, or every finding is acknowledged in the model's `acknowledge` list
   1  a new (unacknowledged) finding
-  2  model or usage error (file:line:col, the offending text and a hint)
+  2  model or usage error (file:line:col, the offending text and a hint), or a model error a state reaches
   3  a budget (--max-states, --timeout, --max-memory) cut an analysis short (UNKNOWN)
 """ + EXIT_BUG_HELP
 
@@ -94,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     sys.stderr.write(budget_note(runs, args.timeout))
     if any(run.new_findings for run in runs):
         return EXIT_FAILED
+    if any(run.model_errors for run in runs):
+        return EXIT_ERROR                 # the model itself fails where the analyses stopped: not a budget
     return EXIT_UNKNOWN if any(run.analyses_unknown for run in runs) else EXIT_OK
 
 

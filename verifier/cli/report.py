@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from verifier.cli.common import (
     EXIT_BUG_HELP,
+    EXIT_ERROR,
     EXIT_UNKNOWN,
     Progress,
     accept_bounded,
@@ -128,36 +129,44 @@ def run(args: argparse.Namespace) -> int:
     pages = [build_game(runs, state_graph=None if args.no_graph else game_graph(
                  runs[0].model, args.graph_limit, args.graph_states, options.budget.time_left()), graph_limit=args.graph_limit)
              for runs in all_runs]
+    playout_errors = []
     for page in pages:
-        page.playouts = _playouts(page.model, args.playouts, options.budget.time_left())
+        page.playouts, error = _playouts(page.model, args.playouts, options.budget.time_left())
+        playout_errors += [error] if error else []
     written = write_site(pages, args.output, timings=args.timings, force=args.force)
     if not args.quiet:
         sys.stderr.write(f"wrote {len(written)} files to {args.output}: open {Path(args.output) / 'index.html'} "
                          f"({len(pages)} game{'s' if len(pages) != 1 else ''}, one folder each)\n")
-    sys.stderr.write(budget_note([run for runs in all_runs for run in runs], args.timeout))
+    sys.stderr.write("".join(playout_errors) + budget_note([run for runs in all_runs for run in runs], args.timeout))
     if args.gate:
-        return max((exit_code(runs) for runs in all_runs), key=lambda c: {0: 0, 3: 1, 1: 2}.get(c, 3))
+        codes = [exit_code(runs) for runs in all_runs] + [EXIT_ERROR] * bool(playout_errors)
+        return max(codes, key=lambda c: {0: 0, 3: 1, 1: 2}.get(c, 3))
+    if playout_errors or any(run.model_errors for runs in all_runs for run in runs):
+        return EXIT_ERROR                               # the model itself fails: the pages and the message say where
     cut_short = past_deadline() or any(left_unknown(runs) for runs in all_runs)
     return EXIT_UNKNOWN if cut_short else 0            # a budget cut it short: the pages say where
 
 
-def _playouts(model: Model, games: int, time_left: float | None) -> PlayoutView | None:
+def _playouts(model: Model, games: int, time_left: float | None) -> tuple[PlayoutView | None, str]:
     """`games` seeded random playouts of `model` and their plots, or None (none asked for, free
-    parameters, no time left, or nothing to play)."""
-    from verifier.playout.play import PlayoutOptions, simulate
+    parameters, no time left, or nothing to play); and the model error a game met, rendered
+    ("" when none: the page then goes without the section, and the run exits 2)."""
+    from verifier.playout.play import PlayoutModelError, PlayoutOptions, simulate
     from verifier.report.playouts import playout_view
 
     if games == 0 or not model.is_concrete or time_left == 0 or past_deadline():
-        return None
+        return None, ""
     try:
         sim = simulate(model.instantiate(), [], PlayoutOptions(games=games, seed=0, timeout=time_left),
                        path=model.path)
-        return playout_view(sim)
+        return playout_view(sim), ""
+    except PlayoutModelError as err:
+        return None, err.render() + "\n"
     except TurnproofError:
-        return None
+        return None, ""
     except OutOfTime:                   # the --timeout's backstop: the page goes without the section
         after_cut()
-        return None
+        return None, ""
 
 
 def _check_names(paths: list[str], params: dict) -> None:

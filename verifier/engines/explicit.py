@@ -438,9 +438,9 @@ class ExplicitEngine:
     def _incomplete(self, space: StateSpace, p: Property) -> CheckResult:
         if space.error is not None:
             i, message = space.error
-            return self._result(space.model, p, Verdict.UNKNOWN, space, trace=space.trace_to(i),
-                                reason=f"model error: {message} (in the state the trace reaches, "
-                                       f"after {space.depth_of(i)} steps)")
+            words = f"model error: {message} (in the state the trace reaches, after {space.depth_of(i)} steps)"
+            return replace(self._result(space.model, p, Verdict.UNKNOWN, space, trace=space.trace_to(i),
+                                        reason=words), stop=model_error(words))
         return replace(self._result(space.model, p, Verdict.UNKNOWN, space, reason=f"{INCOMPLETE}: {space.reason}"),
                        stop=space.stop)
 
@@ -454,9 +454,9 @@ class ExplicitEngine:
     def _state_claim(self, space: StateSpace, p: Property, k: int) -> CheckResult:
         if k in space.watch_errors:
             at, message = space.watch_errors[k]
-            return self._result(space.model, p, Verdict.UNKNOWN, space, trace=space.trace_to(at),
-                                reason=f"model error evaluating the claim: {message} (in the state the trace "
-                                       f"reaches)")
+            words = f"model error evaluating the claim: {message} (in the state the trace reaches)"
+            return replace(self._result(space.model, p, Verdict.UNKNOWN, space, trace=space.trace_to(at),
+                                        reason=words), stop=model_error(words))
         i = space.watch[k]
         if isinstance(p, Reachable):
             if i is not None:

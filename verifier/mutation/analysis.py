@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from verifier.analysis import analyse_model
-from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
+from verifier.diagnostics import Diagnostic, ModelError, TurnproofError, UsageError
 from verifier.engines.base import Budget
 from verifier.engines.explicit import keeping_searches
 from verifier.forking import fork_map
@@ -38,6 +38,7 @@ from verifier.mutation.equivalence import behaviour
 from verifier.mutation.journal import Journal, RunKey
 from verifier.mutation.operators import Mutant, apply, generate
 from verifier.mutation.results import METHOD, MutationReport, Outcome
+from verifier.resources import StopKind
 from verifier.result import ModelRun, Verdict
 from verifier.runner import RunOptions, check_loaded, claims_for
 
@@ -101,7 +102,14 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
     memo: dict = {}                 # the analyses' Z3 answers: forked workers start from the original's
     with keeping_searches([original.instantiate()] if original.is_concrete else []):
         ref_run = check_loaded(path, [original], [claims], _budgeted(options, deadline))[0]
-        findings = _findings(original, _remaining(options.budget, deadline), memo) if consistency else frozenset()
+        errors = list(ref_run.model_errors)
+        findings = _findings(original, _remaining(options.budget, deadline), memo, errors) if consistency \
+            else frozenset()
+        if errors:
+            raise ModelError(Diagnostic(f"the model itself meets a model error: {errors[0]}",
+                                        notes=tuple((e, None) for e in errors[1:4]),
+                                        hint="mutants are compared with a model that runs: fix this first "
+                                             "(turnproof check shows its trace)"))
         reference = _Reference({r.property.id: r.verdict for r in ref_run.results}, findings)
         if original.is_concrete:
             reference.digest = behaviour(original, _remaining(options.budget, deadline))
@@ -161,7 +169,10 @@ def _decide(model: Model, path: str, options: RunOptions, claims: tuple[list[Pro
         if status in ("killed", "invalid"):
             return outcome(status, reason)
         if memo is not None:
-            findings = _findings(model, _remaining(options.budget, deadline), memo)
+            errors: list[str] = []
+            findings = _findings(model, _remaining(options.budget, deadline), memo, errors)
+            if errors:
+                return outcome("invalid", errors[0])
             if findings is None or reference.findings is None:
                 return outcome("unknown", "the consistency analyses were cut short by the budget")
             if findings != reference.findings:
@@ -184,7 +195,7 @@ def _decide(model: Model, path: str, options: RunOptions, claims: tuple[list[Pro
 def _compare_claims(reference: _Reference, run: ModelRun) -> tuple[str, str]:
     """("killed" | "invalid" | "unknown" | "same", the first difference or why)."""
     for r in run.results:
-        if r.reason.startswith("model error"):
+        if r.model_error:
             return "invalid", f"claim {r.property.id}: {r.reason}"
     for r in run.results:
         before, after = _definite(reference.verdicts.get(r.property.id)), _definite(r.verdict)
@@ -197,9 +208,13 @@ def _compare_claims(reference: _Reference, run: ModelRun) -> tuple[str, str]:
     return "same", ""
 
 
-def _findings(model: Model, budget: Budget, memo: dict) -> frozenset[str] | None:
-    """The consistency findings' keys (kind and subject), or None when a budget cut the analyses short."""
+def _findings(model: Model, budget: Budget, memo: dict, errors: list[str]) -> frozenset[str] | None:
+    """The consistency findings' keys (kind and subject), or None when a budget or a model error
+    cut the analyses short (the model error's words then added to `errors`)."""
     ctx, findings = analyse_model(model, budget, memo)
+    stop = ctx.space.stop if ctx.space is not None and not ctx.space.complete else None
+    if stop is not None and stop.kind is StopKind.MODEL_ERROR:
+        errors.append(f"the consistency analyses: {stop.words}")
     return None if ctx.unknown_reason else frozenset(f.key for f in findings)
 
 

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from verifier.diagnostics import Diagnostic, UsageError
+from verifier.diagnostics import Diagnostic, ModelError, UsageError
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.ir.model import ActionKind, EnumType, Model
 from verifier.ir.props import DeadlockFree, Invariant, Property, Reachable, map_claim
@@ -28,10 +28,28 @@ from verifier.playout.policy import UNIFORM, Policy
 from verifier.playout.result import CUT, ENDED, STUCK, ClaimTally, Simulation
 from verifier.props.monitor import compile_claim, compile_together
 from verifier.props.plan import strip_monitors
-from verifier.semantics import Layout, initial_states, layout
+from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace, replay
 
 GameDone = Callable[[int], None]      # called with the number of games played so far
+
+
+class PlayoutModelError(ModelError):
+    """A playout met a model error: the model itself fails in a state a game reaches (exit 2)."""
+
+
+TRACE_STEPS_SHOWN = 30      # the last steps of a failing game listed in the message
+
+
+def model_error_diagnostic(game: int, message: str, trace: Trace) -> Diagnostic:
+    """The model error a playout met, named as one, with the steps of the game that reach it."""
+    steps = [f"step {n}: {step.label}" for n, step in enumerate(trace.steps, 1)]
+    skipped = max(0, len(steps) - TRACE_STEPS_SHOWN)
+    shown = ([f"... {skipped} earlier steps"] if skipped else []) + steps[skipped:]
+    return Diagnostic(f"model error in playout game {game} after {len(trace.steps)} moves: {message}",
+                      notes=tuple((line, None) for line in shown or ["in the initial state"]),
+                      hint="the model itself fails in the state these moves reach (not a budget); fix the rule the "
+                           "trace ends with (turnproof check shows the shortest trace)")
 
 
 @dataclass(frozen=True)
@@ -111,7 +129,12 @@ def _prepare(model: Model, claims: Sequence[Property],
     product, parts = compile_together(model, monitored) if monitored else (model, [])
     lay = layout(product)
     checks = _checks(lay, claims, {c.id: part for c, part in zip(monitored, parts, strict=True)})
-    starts = [packing_of(lay).pack(s) for s in initial_states(lay)]
+    try:
+        starts = [packing_of(lay).pack(s) for s in initial_states(lay)]
+    except EvalError as err:
+        raise PlayoutModelError(Diagnostic(f"model error in the initial states: {err}",
+                                           hint="an initial value cannot be evaluated: fix the variable's init")) \
+            from None
     if not starts:
         raise UsageError(Diagnostic("the model has no initial state: nothing to play",
                                     hint="check 'initially' and the variables' init values"))
@@ -179,11 +202,21 @@ class _Game:
         return {p: counts[k] for k, p in enumerate(self.phase_values)}
 
     def play(self, index: int, starts: list[int]) -> tuple[list[int], list[tuple[int, tuple]]]:
-        """Play game `index`, tally it; its path (packed states) and moves (action index, choice)."""
+        """Play game `index`, tally it; its path (packed states) and moves (action index, choice).
+        A model error on the way (a move the model cannot carry out, a claim it cannot evaluate)
+        raises `PlayoutModelError` with the game's trace up to the state where it fails."""
+        path: list[int] = []
+        moves: list[tuple[int, tuple]] = []
+        try:
+            self._play(index, starts, path, moves)
+        except EvalError as err:
+            raise PlayoutModelError(model_error_diagnostic(index, str(err), self.trace(path, moves))) from None
+        return path, moves
+
+    def _play(self, index: int, starts: list[int], path: list[int], moves: list[tuple[int, tuple]]) -> None:
         rng = random.Random(f"{self.options.seed}:{index}")
         state = starts[rng.randrange(len(starts))] if len(starts) > 1 else starts[0]
-        path: list[int] = [state]
-        moves: list[tuple[int, tuple]] = []
+        path.append(state)
         field = self.packing.field
         pending = [c for c in self.checks if c.how in ("every state", "monitor", "witness")]
         pending = self._observe(index, state, path, moves, pending)
@@ -221,7 +254,6 @@ class _Game:
         self.outcomes[outcome] += 1
         self.lengths.append(len(moves))
         self.kinds.append(outcome)
-        return path, moves
 
     def _pick(self, rng: random.Random, firings: list) -> tuple[int, tuple, int]:
         actions = sorted({f[0] for f in firings})

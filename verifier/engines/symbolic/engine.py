@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from verifier.engines.symbolic.witness import Concrete, InternalError, concretis
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
 from verifier.props.monitor import MONITOR_PREFIX
+from verifier.resources import model_error
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, evaluate
 
@@ -89,7 +91,8 @@ class SymbolicEngine:
             return [self._unknown(model.instantiate(), p, z3_out_of_memory(err) or f"internal: Z3 failed: {err}")
                     for p in properties]
         if setup_error is not None:
-            return [self._unknown(enc.model, p, setup_error) for p in properties]
+            return [replace(self._unknown(enc.model, p, setup_error), stop=model_error(setup_error))
+                    for p in properties]
         run = _Run(self, enc, budget)
         if len(properties) == 1:
             return [run.claim(properties[0])]
@@ -474,9 +477,9 @@ class _Run:
                 message = self._claim_raises(original, concrete)
             if message is None:
                 raise InternalError("the path was said to end in a model error, but none occurs")
+            words = f"model error: {message} (after {len(concrete.trace)} steps)"
             return CheckResult(original, Verdict.UNKNOWN, outcome.method, outcome.depth, Stats(), concrete.trace,
-                               f"model error: {message} (after {len(concrete.trace)} steps)",
-                               concrete.model.param_values, concrete.model.variant)
+                               words, concrete.model.param_values, concrete.model.variant, stop=model_error(words))
         try:
             confirm(concrete)
         except EvalError as err:
@@ -510,7 +513,6 @@ class _Run:
 
 
 def _with_time(result: CheckResult, seconds: float) -> CheckResult:
-    from dataclasses import replace
     return replace(result, stats=Stats(result.stats.states, result.stats.transitions, seconds))
 
 
