@@ -141,14 +141,14 @@ def settings(version: Version) -> dict[str, Any]:
                 return table
         return {}
     prefix = PurePosixPath(_git(["rev-parse", "--show-prefix"], version.spec).decode("utf-8", "replace").strip())
-    for folder in (prefix, *prefix.parents):
+    for in_repo in (prefix, *prefix.parents):
         try:
-            _, text = _blob(version.rev, folder / CONFIG_FILE, version.spec)
+            _, text = _blob(version.rev, in_repo / CONFIG_FILE, version.spec)
         except UsageError:
             continue
-        table = _table(text)
-        if table is not None:
-            return table
+        found = _table(text)
+        if found is not None:
+            return found
     return {}
 
 
