@@ -24,7 +24,8 @@ EXIT_HELP = """exit codes:
   0  nothing changed: same verdicts, same findings, same reachable behaviour
   1  something changed (listed in the output): a decided verdict, a finding, a behaviour, or what
      the gate counts (a claim's expected:, an acknowledgement, [tool.turnproof] at a git revision)
-  2  model, property or usage error (a bad file, an unknown git revision...)
+  2  model, property or usage error (a bad file, an unknown git revision...), or a model error
+     a version meets in a reachable state
   3  nothing else changed, but a version left a claim open (UNKNOWN, or HOLDS_TO_DEPTH not
      accepted) or a budget stopped the exploration of a version
 """ + EXIT_BUG_HELP

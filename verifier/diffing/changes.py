@@ -11,7 +11,7 @@ from verifier.diffing.versions import Version
 from verifier.result import CheckResult, Finding
 from verifier.trace import Trace
 
-EXIT_SAME, EXIT_CHANGED, EXIT_INCOMPLETE = 0, 1, 3
+EXIT_SAME, EXIT_CHANGED, EXIT_MODEL_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,7 @@ class ModelDiff:
     variants_removed: list[str | None] = field(default_factory=list)
     behaviours: list[BehaviourDiff] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    model_errors: list[str] = field(default_factory=list)    # "OLD claim x: model error: ..." (exit 2)
     limit: int = 10
 
     @property
@@ -104,4 +105,6 @@ class ModelDiff:
     def exit_code(self) -> int:
         if self.changed:
             return EXIT_CHANGED
+        if self.model_errors:
+            return EXIT_MODEL_ERROR
         return EXIT_INCOMPLETE if self.incomplete else EXIT_SAME

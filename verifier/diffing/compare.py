@@ -208,6 +208,8 @@ def diff_versions(old_spec: str, new_spec: str, options: RunOptions = RunOptions
         if old_params != new_params:
             diff.notes.append(f"parameters differ: OLD {old_params}, NEW {new_params}")
         compare_checks(old_runs, new_runs, diff)
+        diff.model_errors = [f"{side} {error}" for side, runs in (("OLD", old_runs), ("NEW", new_runs))
+                             for run in runs for error in run.model_errors]
         if old.rev is not None or new.rev is not None:      # two files share the working tree's settings
             compare_settings(settings(old), settings(new), diff)
         if behaviours:

@@ -160,6 +160,9 @@ def _one_sided_lines(d: ModelDiff) -> list[str]:
     """Claims left open, changed gate settings, and claims, findings and variants present in
     one version only (summary and full alike)."""
     out: list[str] = []
+    if d.model_errors:
+        out.append("\nmodel errors (the model itself fails in a state a trace reaches; not a budget; exit 2):")
+        out += [f"  {error}" for error in d.model_errors]
     if d.claims_left_open:
         out.append("\nclaims left open (a version decided nothing: a budget or a bound, not a change; exit 3):")
         out += [f"  {c.claim}{_variants(vs)}: {c.old_verdict} -> {c.new_verdict}" for c, vs in _grouped(d.claims_left_open)]
@@ -269,6 +272,10 @@ def render_markdown(d: ModelDiff, full: bool = False) -> str:
             if shortest is not None:
                 what, trace, variant = shortest
                 out += _details(_cell(f"{members[0].claim}{_v(variant)}: {what} ({len(trace)} steps)"), trace)
+    if d.model_errors:
+        out += ["### Model errors", "", "The model itself fails in a state a trace reaches (not a budget).", ""]
+        out += [f"- {_cell(error)}" for error in d.model_errors]
+        out.append("")
     if d.claims_left_open:
         out += ["### Claims left open", "", "A version decided nothing (a budget or a bound): not a change.", ""]
         out += [f"- {_code(c.claim, False)}{_cell(_v(c.variant))}: {c.old_verdict} → {c.new_verdict}"
@@ -338,7 +345,7 @@ def diff_json(d: ModelDiff) -> dict[str, Any]:
         "turnproof": __version__, "old": d.old.label, "new": d.new.label,
         "model": {"old": d.model_old, "new": d.model_new},
         "changed": d.changed, "exit_code": d.exit_code, "summary": summary_line(d), "notes": list(d.notes),
-        "gate_changes": list(d.gate_changes),
+        "gate_changes": list(d.gate_changes), "model_errors": list(d.model_errors),
         "claims": {"changed": [claim(c) for c in d.claims_changed], "left_open": [claim(c) for c in d.claims_left_open],
                    "added": [claim(c) for c in d.claims_added],
                    "removed": [claim(c) for c in d.claims_removed]},
