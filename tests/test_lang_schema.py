@@ -12,7 +12,8 @@ from ruamel.yaml import YAML
 from verifier.lang import SCHEMA_PATH
 
 ROOT = Path(__file__).parent.parent
-MODELS = sorted(ROOT.glob("models/*.yaml")) + sorted((ROOT / "tests").rglob("fixtures/**/*.yaml"))
+MODELS = sorted(ROOT.glob("models/*.yaml")) + sorted(ROOT.glob("examples/models/*.yaml")) + \
+    sorted((ROOT / "tests").rglob("fixtures/**/*.yaml"))
 
 
 @functools.cache

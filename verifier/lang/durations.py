@@ -17,7 +17,7 @@ from verifier.diagnostics import Span
 from verifier.ir.expr import App, Const, Expr, Index, Op, Var, eq, pretty
 from verifier.ir.model import Assign, IntType, Model, Variable
 
-UNTIL_RE = re.compile(r"^\s*next_turn_of\s*\((.*)\)\s*$", re.S)
+DURATION_RE = re.compile(r"\bnext_turn_of\s*\(|\bforever\b")     # what a duration (`until:`) is written with
 
 
 def companion_name(name: str) -> str:

@@ -14,7 +14,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from verifier.diagnostics import SHOWN_WIDTH, DiagnosticSink, Span
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, conj, disj, map_expr, substitute, walk
-from verifier.ir.model import Definition
+from verifier.ir.model import PHASE_ENUM, Definition
 from verifier.ir.props import PREV_MARK
 from verifier.lang import sequences
 from verifier.lang.arrays import flat_index
@@ -101,6 +101,28 @@ class ExprReader:
             return None
         bounds = [b for t in tree.children if (b := self._need(t, self.scope, INT, "..")) is not None]
         return (bounds[0], bounds[1]) if len(bounds) == len(tree.children) == 2 else None
+
+    def read_duration(self) -> Expr | None:
+        """`next_turn_of(p)`, `forever`, or `if c then D1 else D2`: the player whose next turn ends the
+        value (PLAYERS where it never ends), as one expression."""
+        tree = self._parse("duration", "a duration is next_turn_of(p), forever, or if c then D1 else D2")
+        return None if tree is None else self._duration(tree)
+
+    def _duration(self, node) -> Expr | None:
+        if node.data == "duration_next":
+            out = self._expr(node.children[0], self.scope)
+            if out is not None and out[1] != INT:
+                self.sink.error(f"expected {ty_words(INT)} (a player), found {ty_words(out[1])} in next_turn_of",
+                                self._span(node.children[0]), hint=mismatch_hint(INT, out[1]))
+                return None
+            return None if out is None else out[0]
+        if node.data == "duration_forever":
+            return Const(self.scope.players)
+        c = self._need(node.children[0], self.scope, BOOL, "if")
+        then, otherwise = self._duration(node.children[1]), self._duration(node.children[2])
+        if c is None or then is None or otherwise is None:
+            return None
+        return App(Op.ITE, (c, then, otherwise), span=self._span(node))
 
     def read_define_head(self) -> tuple[str, tuple[str, ...]] | None:
         """`name` or `name(p, q)`: the head of a `define:` entry."""
@@ -407,6 +429,27 @@ class ExprReader:
             return None
         span = self._span(node)
         return conj(App(Op.LE, (lo, x), span=span), App(Op.LE, (x, hi), span=span)), BOOL
+
+    def _n_member_steps(self, node, scope):
+        """`phase in Combat.steps`: the phase is one of Combat's leaf steps."""
+        x = self._expr(node.children[0], scope)
+        name = str(node.children[1])
+        if x is None:
+            return None
+        span = self._span(node)
+        if name not in scope.phase_steps:
+            self.sink.error(f"'{name}' is not a phase with steps", span,
+                            hint=f"phases with steps: {', '.join(scope.phase_steps)}" if scope.phase_steps
+                            else "this model has no phase with steps; write phase in {A, B}")
+            return None
+        want = f"enum:{PHASE_ENUM}"
+        if x[1] != want:
+            self.sink.error(f"{name}.steps are phases: cannot compare {ty_words(x[1])} with them", span,
+                            hint=f"e.g. phase in {name}.steps")
+            return None
+        enum = scope.enums[PHASE_ENUM]
+        return disj(*(App(Op.EQ, (x[0], Const(enum.values.index(leaf), enum=PHASE_ENUM)), span=span)
+                      for leaf in scope.phase_steps[name])), BOOL
 
     def _n_ite(self, node, scope):
         c = self._need(node.children[0], scope, BOOL, "if")

@@ -38,7 +38,7 @@ from verifier.lang.arrays import flat_size
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
 from verifier.lang.phases import PhaseSpec, TurnBlocks, desugar_phases, read_phase_rules, read_phases
-from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, ty_of, ty_words
+from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, phase_steps, ty_of, ty_words
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
 # Rewrites the model as written (before the phase sugar), its phase tree and its turn blocks: mutation analysis
@@ -47,6 +47,7 @@ Edit = Callable[[Model, list[PhaseSpec], TurnBlocks], tuple[Model, list[PhaseSpe
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
             "turn_end", "round_end", "on_turn_start", "printed", "symmetry")
+SHELF_PREFIX = "x-"     # top-level keys the loader skips: a shelf for YAML anchors (`x-refill: &refill {...}`)
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc")
 ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "chooser", "when", "do", "by", "rule", "variants",
                "doc")
@@ -131,7 +132,8 @@ class Loader:
     # ---- the whole model
     def load(self) -> Model:
         root = self.root
-        check_keys(root, TOP_KEYS, "the model", self.sink, ("model",))
+        shelf = tuple(str(k) for k in root.value if str(k).startswith(SHELF_PREFIX)) if root.is_map else ()
+        check_keys(root, TOP_KEYS + shelf, "the model", self.sink, ("model",))
         players = self.read_players()
         params = self.read_params()
         printed = self.read_printed(params)
@@ -146,6 +148,7 @@ class Loader:
         self.read_defines()
         self.leaves = [p.name for p in phase_specs if p.is_leaf]
         self.phase_parents = {p.name: p.children for p in phase_specs if not p.is_leaf}
+        self.scope.phase_steps = phase_steps(self.phase_parents, self.leaves)
         self.phased = bool(phase_specs)
         actions = self.read_actions(root.get("actions"), bool(phase_specs))
         for name, span in self.lasting.items():
@@ -374,13 +377,15 @@ class Loader:
         text = raw.strip()
         if text == "bool":
             return BoolType()
+        if text == "player":        # a player: 0..PLAYERS-1 (priority, the first player, a target)
+            return IntType(Const(0), Const(self.scope.players - 1))
         if text in self.scope.enums:
             return self.scope.enums[text]
         if ".." in text:
             out = ExprReader(self.scope, origin, self.sink, raw).read_range()
             return None if out is None else IntType(*out)
         self.sink.error(f"unknown type '{text}'", span,
-                        hint=f"a type is bool, lo..hi or an enum ({', '.join(self.scope.enums) or 'none declared'})"
+                        hint=f"a type is bool, player, lo..hi or an enum ({', '.join(self.scope.enums) or 'none declared'})"
                         + ("; a sequence is seq[T, 0..N]" if text.startswith("seq") else ""))
         return None
 
@@ -775,11 +780,11 @@ class Loader:
         var = self.scope.variables[target.name]
         until = value.child("until")
         text = until.value if isinstance(until.value, str) else ""
-        m = durations.UNTIL_RE.match(text)
-        if m is None:
+        if not durations.DURATION_RE.search(text):
             self.sink.error(f"unknown duration '{until.value}'", until.span,
                             hint="the duration is next_turn_of(p): the value lasts until player p's next turn "
-                                 "starts, e.g. until: next_turn_of(active)")
+                                 "starts, e.g. until: next_turn_of(active); or if c then next_turn_of(p) else "
+                                 "forever")
             return []
         if not self.phased:
             self.sink.error("until: next_turn_of(p) needs turns: this model has no phases", until.span,
@@ -794,14 +799,12 @@ class Loader:
                             f"and {'it has none' if any(i is None for i in var.init) else 'it is a sequence'}",
                             until.span, hint=f"give {var.name} an init value (not a sequence)")
             return []
-        origin = until.origin()
-        player = ExprReader(scope, Origin(origin.file, origin.positions[m.start(1):]), self.sink,
-                            m.group(1)).read(INT)
+        player = ExprReader(scope, until.origin(), self.sink, text).read_duration()
         rhs = self.expr(value.child("value"), ty_of(var.type), scope)
         if player is None or rhs is None:
             return []
         self.lasting.setdefault(var.name, value.key_span)
-        return durations.lasting(target, rhs, player[0], value.key_span)
+        return durations.lasting(target, rhs, player, value.key_span)
 
     def read_seq_effect(self, seq: Variable, value: Node, scope: Scope) -> list[Assign]:
         """`s: push(v)` or `s: pop` (see `sequences`)."""

@@ -23,7 +23,7 @@ from verifier.ir.verdict import Verdict
 from verifier.lang import symmetry
 from verifier.lang.expressions import ExprReader
 from verifier.lang.limits import MAX_STEP_BOUND, claim_size_problems
-from verifier.lang.typecheck import BOOL, Scope
+from verifier.lang.typecheck import BOOL, Scope, phase_steps
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
 KINDS = ("invariant", "deadlock_free", "reachable", "ordering", "terminates", "bounded_response", "step")
@@ -40,6 +40,9 @@ def default_properties_path(model_path: str) -> str | None:
     return str(candidate) if candidate.is_file() else None
 
 
+ACTION_SET_RE = re.compile(r"^\s*any\s+(step-end|turn-end)(?:\s+of\s+([A-Za-z_][A-Za-z0-9_]*))?\s*$")
+
+
 def model_scope(model: Model) -> Scope:
     """The names a claim may use: the model's variables, parameters, enums and phases."""
     scope = Scope(players=model.players)
@@ -51,6 +54,11 @@ def model_scope(model: Model) -> Scope:
         scope.enums[e.name] = e
         for i, value in enumerate(e.values):
             scope.enum_values.setdefault(value, (e.name, i))
+    children: dict[str, list[str]] = {}
+    for ph in model.phases:
+        if ph.parent is not None:
+            children.setdefault(ph.parent, []).append(ph.name)
+    scope.phase_steps = phase_steps(children, [p.name for p in model.leaf_phases()])
     return scope
 
 
@@ -174,9 +182,7 @@ class PropertyReader:
         names: list[str] = []
         acts = item.get("actions")
         for n in (acts.elements() if acts.is_list else [acts]) if acts is not None else []:
-            name = self.action_name(n)
-            if name is not None:
-                names.append(name)
+            names += [name for name in self.action_set(n) if name not in names]
         return None if e is None else StepInvariant(expr=e, actions=tuple(names), **common)
 
     def k_deadlock_free(self, item: Node, node: Node, common: dict) -> Property:
@@ -278,12 +284,34 @@ class PropertyReader:
         if not node.is_list:
             self.sink.error("fairness lists action names", node.span, hint="e.g. fairness: {strong: [pass_prio]}")
             return ()
-        names = []
+        names: list[str] = []
         for n in node.elements():
-            name = self.action_name(n)
-            if name is not None:
-                names.append(name)
+            names += [name for name in self.action_set(n) if name not in names]
         return tuple(names)
+
+    def action_set(self, node: Node) -> list[str]:
+        """An action name, or a set of the implicit moves: `any step-end` (every move that leaves a
+        phase: `end P`, `pass turn`), `any step-end of P` (those leaving P or one of its steps),
+        `any turn-end` (the moves that pass the turn)."""
+        m = ACTION_SET_RE.match(str(node.value)) if isinstance(node.value, str) else None
+        if m is None:
+            name = self.action_name(node)
+            return [] if name is None else [name]
+        kinds = (ActionKind.TURN_END,) if m.group(1) == "turn-end" else (ActionKind.ADVANCE, ActionKind.TURN_END)
+        within: set[str] | None = None
+        if m.group(2) is not None:
+            phase = m.group(2)
+            if phase not in self.phases:
+                self.sink.error(f"unknown phase '{phase}'", node.span, hint=suggest(phase, sorted(self.phases),
+                                                                                    "phases"))
+                return []
+            within = set(self.scope.phase_steps.get(phase, (phase,)))
+        out = [a.name for a in self.model.actions if a.kind in kinds and (within is None or a.phase in within)]
+        if not out:
+            self.sink.error(f"'{node.value}' names no move of this model", node.span,
+                            hint="any step-end names the implicit moves `end P` and `pass turn` of a model with "
+                                 "phases")
+        return out
 
     def action_name(self, node: Node) -> str | None:
         name = str(node.value)

@@ -57,10 +57,12 @@ class Scope:
     defines: dict[str, Definition] = field(default_factory=dict)
     allow_prev: bool = False        # `prev(e)` reads the state before a transition (step claims)
     bodies: dict = field(default_factory=dict)   # (definition, argument types) -> its body as read, shared
+    phase_steps: dict[str, tuple[str, ...]] = field(default_factory=dict)   # a phase with steps -> its leaves
 
     def with_locals(self, more: dict[str, str]) -> Scope:
         return Scope(self.variables, self.params, self.constants, self.enum_values, self.enums,
-                     {**self.locals, **more}, self.players, self.defines, self.allow_prev, self.bodies)
+                     {**self.locals, **more}, self.players, self.defines, self.allow_prev, self.bodies,
+                     self.phase_steps)
 
     def for_body(self, d: Definition, param_types: dict[str, str]) -> Scope:
         """The scope of a definition's body: the model's names, the definitions before it, its parameters."""
@@ -70,7 +72,7 @@ class Scope:
                 break
             before[name] = other
         return Scope(self.variables, self.params, self.constants, self.enum_values, self.enums,
-                     dict(param_types), self.players, before, bodies=self.bodies)
+                     dict(param_types), self.players, before, bodies=self.bodies, phase_steps=self.phase_steps)
 
     def known_names(self) -> list[str]:
         return [*self.locals, *self.variables, *self.params, *self.constants, *self.enum_values, *self.defines,
@@ -119,3 +121,12 @@ class Scope:
             sink.error(f"'{name}' is not an array and cannot be indexed", span, hint=f"write just '{name}'")
             return None
         return v, ty_of(v.index)
+
+
+def phase_steps(children: dict[str, list[str]], leaves: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each phase with steps -> its leaf steps, in the order play visits them (`phase in Combat.steps`)."""
+
+    def under(name: str) -> list[str]:
+        return [name] if name not in children else [leaf for child in children[name] for leaf in under(child)]
+
+    return {name: tuple(leaf for leaf in leaves if leaf in under(name)) for name in children}

@@ -100,8 +100,11 @@ class Node:
     def child(self, key: Any) -> Node:
         v, f = self.value, self.source.file
         if isinstance(v, CommentedMap):
-            kl, kc = v.lc.key(key)
-            vl, vc = v.lc.value(key)
+            written = _written_in(v, key)
+            if written is None:         # no position kept for it: the mapping's own
+                return Node(v[key], self.span, self.span, self.source)
+            kl, kc = written.lc.key(key)
+            vl, vc = written.lc.value(key)
             return Node(v[key], Span(f, vl + 1, vc + 1), Span(f, kl + 1, kc + 1), self.source)
         line, col = v.lc.item(key)
         return Node(v[key], Span(f, line + 1, col + 1), None, self.source)
@@ -130,6 +133,22 @@ class Node:
         return self.source.origin(self.key_span.line, self.key_span.col, key)
 
 
+def _written_in(mapping: CommentedMap, key: Any, depth: int = 0) -> CommentedMap | None:
+    """The mapping whose text holds `key`: `mapping` itself, or one merged into it by a YAML merge key
+    (`<<: *anchor`, `<<: [*a, *b]`), where the key keeps its position (the first merged one wins, as
+    in the value)."""
+    if key in (mapping.lc.data or ()):
+        return mapping
+    if depth < MAX_MERGE_DEPTH:
+        for item in getattr(mapping, "merge", ()):
+            merged = item[1] if isinstance(item, tuple) else item      # (position, map) in older ruamel
+            if isinstance(merged, CommentedMap) and key in merged and \
+                    (found := _written_in(merged, key, depth + 1)) is not None:
+                return found
+    return None
+
+
+MAX_MERGE_DEPTH = 48            # as deep as YAML may nest (limits.MAX_DEPTH)
 _PARSED: dict[str, tuple[str, object]] = {}   # path -> (text, data) of its last parse
 PARSED_KEPT = 16
 
