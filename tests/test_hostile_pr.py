@@ -153,6 +153,16 @@ def test_an_error_quotes_one_line_of_a_file_that_passed_them(project, capsys):
     assert code == 2 and quoted == {"     1 | modle: gate"}          # each error quotes its own line only
 
 
+def test_a_file_read_again_is_quoted_only_as_it_reads_now(project, capsys):
+    path = project / "models" / "again.yaml"
+    text = (GATE / "gate.yaml").read_text(encoding="utf-8")
+    path.write_text(text.replace("model:", "modle:", 1), encoding="utf-8")
+    assert run(capsys, "check", "models/again.yaml", *QUICK)[0] == 2
+    path.write_text(text.replace("model:", "modle:", 1) + f"# {SECRET}\x1b\n", encoding="utf-8")
+    code, out, err = run(capsys, "check", "models/again.yaml", *QUICK)
+    assert code == 2 and "control character U+001B" in err and " | " not in err and "ghp_" not in out + err
+
+
 # ---- 28.2 git:REV:path read safely
 
 @pytest.fixture

@@ -82,10 +82,14 @@ _QUOTABLE: dict[str, list[str]] = {}    # file as named in spans -> its lines, o
 QUOTABLE_KEPT = 16
 
 
-def quotable(path: str, text: str) -> None:
+def quotable(path: str, text: str | None) -> None:
     """Let diagnostics on `path` quote its lines: call it only once `text`, as read, passed the
-    input checks (a regular file of the project, size, control characters)."""
-    if path not in _QUOTABLE and len(_QUOTABLE) >= QUOTABLE_KEPT:
+    input checks (a regular file of the project, size, control characters); None before it is
+    read again, so that no line of an earlier reading is quoted for a file that now fails them."""
+    _QUOTABLE.pop(path, None)
+    if text is None:
+        return
+    if len(_QUOTABLE) >= QUOTABLE_KEPT:
         del _QUOTABLE[next(iter(_QUOTABLE))]
     _QUOTABLE[path] = text.splitlines()
 

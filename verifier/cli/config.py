@@ -81,6 +81,7 @@ def _text(path: Path) -> str:
     """The file's text, read only when it is a regular file of its own folder (a pull request's
     pyproject.toml linked to a secret is refused, exit 2, and never quoted)."""
     shown = _shown_path(path)
+    quotable(shown, None)
     try:
         raw = read_input(shown, project=path.parent, limit=MAX_BYTES)
     except NotAnInput as refused:

@@ -42,6 +42,7 @@ def read_input_text(path: str, error: type[TurnproofError], project: str | None 
     (`files.read_input`: no link out of it, no device, FIFO or /proc file) and checked
     (`text_problem`) before anything else looks at it; only then may an error quote its lines
     (`diagnostics.quotable`). Every refusal raises `error` naming the path, never its content."""
+    quotable(path, None)
     try:
         raw = read_input(path, project, MAX_FILE_BYTES)
     except (FileNotFoundError, NotADirectoryError):
