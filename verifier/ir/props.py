@@ -23,6 +23,8 @@ class Property:
     rule: str | None = None          # the rule section it checks
     why: str = ""                    # for expected VIOLATED: why the rules break it
     for_every: tuple[str, ...] = ()  # parameters left free for this claim: a proof covers every value
+    problem: bool = False            # `finding: problem`: its expected violation is a defect of the page to fix,
+                                     # not a behaviour the page allows on purpose
     span: Span | None = field(default=None, compare=False, repr=False)
     kind: ClassVar[str] = "property"
 

@@ -27,7 +27,8 @@ from verifier.lang.typecheck import BOOL, Scope, phase_steps
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
 KINDS = ("invariant", "deadlock_free", "reachable", "ordering", "terminates", "bounded_response", "step")
-CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "at", "fairness", "for_every", "actions") + KINDS
+FINDING_CLASSES = ("problem", "behaviour")
+CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "finding", "at", "fairness", "for_every", "actions") + KINDS
 PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
 VERDICTS = tuple(v.value for v in Verdict)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -123,12 +124,23 @@ class PropertyReader:
                             hint="add why: \"...\" saying which rule breaks it and how")
         common = dict(id=cid, statement=str(item.value.get("says", "")), expected=expected,
                       rule=str(item.value["rule"]) if item.get("rule") is not None else None,
-                      why=why, for_every=self.for_every(item), span=id_span)
+                      why=why, for_every=self.for_every(item), problem=self.problem(item), span=id_span)
         kind = kinds[0]
         if kind != "step" and item.get("actions") is not None:
             self.sink.error("actions: belongs to step claims", item.child("actions").span,
                             hint="it lists the moves a step: claim judges; drop it here")
         return getattr(self, f"k_{kind}")(item, item.child(kind), common)
+
+    def problem(self, item: Node) -> bool:
+        """`finding: problem` (the violation is a defect of the page) or `finding: behaviour` (the default:
+        it shows what the page allows on purpose)."""
+        node = item.get("finding")
+        if node is None:
+            return False
+        if node.value not in FINDING_CLASSES:
+            self.sink.error(f"finding: '{node.value}' is neither of {' and '.join(FINDING_CLASSES)}", node.span,
+                            hint="finding: problem for a defect of the page, behaviour for what it allows")
+        return node.value == "problem"
 
     def for_every(self, item: Node) -> tuple[str, ...]:
         """`for_every: [PARAM, ...]`: parameters of the model this claim leaves free."""

@@ -1,25 +1,28 @@
-"""reports/FINDINGS.md: what the verifier found in each rulebook, with its evidence.
+"""reports/FINDINGS.md: what a designer must fix in each rulebook, ranked, each listed once.
 
-Per game: the rules broken (claims expected VIOLATED, each with its trace),
-the readings that disagree (claims whose verdict differs between variants),
-the consistency findings (dead rules, deadlocks, gaps, conflicts,
-order-dependence, unspecified choices), and what was proved or shown to hold.
+A summary table of every game first; then per game the items to fix (`fixlist`): claims
+not as expected, rules broken, contradictions, gaps, ambiguities (the readings side by
+side) and dead rules, each with its readings and a one-line trace linked to its page;
+then the behaviours the claims show on purpose, one line each; what was shown to hold,
+by verdict; and what was left open.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from verifier.report import trace_view
-from verifier.report.escaping import markdown_code, markdown_text
-from verifier.report.explain import shown_why
-from verifier.result import CheckResult, ModelRun, Verdict
+from verifier.report.escaping import markdown_text
+from verifier.report.fixlist import KINDS, WHAT_FINDING, Evidence, GameFindings, Item, game_findings
+from verifier.report.pages import claim_page, slugify
+from verifier.result import ModelRun
 from verifier.trace import Trace
 
 _cell = markdown_text       # model text in a table cell or a sentence: escaped, one line
+MOVES_SHOWN = 12            # moves of a trace written on its one line; the rest are on its page
 
 
 def trace_markdown(trace: Trace) -> list[str]:
-    """The start compactly, then a row per step or run of repeated steps (`report.trace_view`)."""
+    """A trace as a table: the start compactly, then a row per step or run of repeated steps."""
     lines = ["| # | action | player | rule | changes |", "|---|---|---|---|---|",
              f"| 0 | (initial state) | | | {_cell(trace_view.start_text(trace))} |"]
     for row in trace_view.rows(trace):
@@ -31,94 +34,122 @@ def trace_markdown(trace: Trace) -> list[str]:
     return lines
 
 
-def _where(r: CheckResult) -> str:
-    params = ", ".join(f"{k}={'*' if v is None else v}" for k, v in r.params)
-    variant = f"variant {r.variant}, " if r.variant else ""
-    states = f", {r.stats.states:,} states" if r.stats.states else ""
-    return f"{variant}{params or 'no parameters'}; {r.engine}{states}"
+def trace_line(trace: Trace) -> str:
+    """A trace on one line: its moves (repeats folded), the last one's changes."""
+    rows = trace_view.rows(trace)
+    moves = [("↻ " if row.loop_start else "") + row.move for row in rows]
+    if len(moves) > MOVES_SHOWN:
+        moves = moves[:MOVES_SHOWN // 2] + ["…"] + moves[-MOVES_SHOWN // 2:]
+    last = rows[-1].changes_text() if rows else ""
+    loop = ", then the loop ↻ forever" if trace.loop_start is not None else ""
+    return (" → ".join(moves) or "(the initial state)") + loop + (f"; last step: {last}" if last else "")
 
 
-def game_section(runs: Sequence[ModelRun]) -> list[str]:
+def _link(slug: str, ev: Evidence) -> str:
+    if ev.claim is None:
+        return f"{slug}/index.md#findings"
+    anchor = f"trace-{ev.claim}" + (f"-{ev.variant}" if ev.variant else "")
+    return f"{slug}/{claim_page(ev.claim)}.md" + (f"#{anchor}" if ev.trace is not None else "")
+
+
+def _readings(names: Sequence[str]) -> str:
+    if not names:
+        return ""
+    words = " and ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f" (in reading{'s' if len(names) > 1 else ''} {_cell(words)})"
+
+
+def _item(slug: str, n: int, item: Item) -> list[str]:
+    rule = f" — {_cell(item.rule)}" if item.rule else ""
+    head = f"{n}. **{_cell(item.title)}**{rule}{_readings(item.readings)}"
+    lines = []
+    if item.side_by_side and all(v in ("PROVED", "HOLDS", "HOLDS_TO_DEPTH", "VIOLATED") for _r, v in item.side_by_side):
+        head += ": " + " · ".join(f"{_cell(r)} {v}" for r, v in item.side_by_side)
+        lines.append(f"   {_cell(item.text)}")
+    elif item.side_by_side:
+        lines += [f"   - *{_cell(r)}*: {_cell(text)}" for r, text in item.side_by_side]
+    else:
+        lines.append(f"   {_cell(item.text)}")
+    if item.acknowledged:
+        lines.append(f"   *Documented in the model*: {_cell(item.acknowledged)}")
+    ev = item.evidence
+    if ev is not None:
+        where = f"reading {_cell(ev.variant)}; " if ev.variant else ""
+        trace = f": {_cell(trace_line(ev.trace))}" if ev.trace is not None else ""
+        lines.append(f"   *Evidence* ({where}{_cell(ev.how)}){trace} ([details]({_link(slug, ev)}))")
+    return [head + "  "] + [line + "  " for line in lines[:-1]] + lines[-1:]
+
+
+def _summary(games: Sequence[tuple[str, GameFindings]]) -> list[str]:
+    keys = [k for k, _h in KINDS]
+    out = ["| game | " + " | ".join(h.lower() for _k, h in KINDS) + " | behaviours shown | shown to hold | left open |",
+           "|---|" + "---|" * (len(keys) + 3)]
+    for slug, g in games:
+        held = sum(len(v) for v in g.held.values())
+        out.append(f"| [{_cell(slug)}](#{slug}) | " + " | ".join(str(g.count(k) or "") for k in keys)
+                   + f" | {len(g.shown)} | {held} | {len({r.property.id for r in g.open_}) or ''} |")
+    return out + [""]
+
+
+def game_section(runs: Sequence[ModelRun], g: GameFindings | None = None) -> list[str]:
     model = runs[0].model
-    out = [f"## {_cell(model.name)}", ""]
+    slug = slugify(model.name)
+    g = g or game_findings(runs)
+    params = ", ".join(f"{k}={'*' if v is None else v}" for k, v in model.param_values) or "no parameters"
+    printed = (f"; the page prints {', '.join(f'{k}={v}' for k, v in model.printed)}"
+               if model.printed else "")
+    out = [f"## <a id=\"{slug}\"></a>{_cell(model.name)}", "",
+           f"Checked at {_cell(params)}{_cell(printed)}. [The game's page]({slug}/index.md).", ""]
     if model.variants:
-        out += ["Readings checked (interpretation variants):", ""]
-        out += [f"- **{_cell(v.name)}**: {_cell(v.description)}" + (f" ({_cell(v.rule)})" if v.rule else "")
-                for v in model.variants]
+        out += ["Readings: " + "; ".join(f"**{_cell(v.name)}**: {_cell(v.description)}" for v in model.variants), ""]
+    out += ["### To fix", ""]
+    if not g.to_fix:
+        out += ["Nothing found" + (" in what was analysed." if g.analyses_open else "."), ""]
+    n = 0
+    for key, heading in KINDS:
+        items = [i for i in g.to_fix if i.kind == key]
+        if not items:
+            continue
+        out += [f"#### {heading}", ""]
+        for item in items:
+            n += 1
+            out += _item(slug, n, item)
         out.append("")
-    results = [r for run in runs for r in run.results]
-    broken = [r for r in results if r.verdict is Verdict.VIOLATED and r.property.expected == "VIOLATED"]
-    out += ["### Rules broken or left open (claims the rules violate)", ""]
-    if not broken:
-        out += ["None.", ""]
-    for r in broken:
-        out += [f"#### {_cell(r.property.id)} — {_cell(r.property.rule or 'rules')}", "",
-                f"*Claim*: {_cell(r.property.statement)}  "]
-        if shown_why(r):
-            out.append(f"*Finding*: {_cell(shown_why(r))}  ")
-        out += [f"*Evidence* ({_cell(_where(r))}):", ""]
-        out += trace_markdown(r.trace) if r.trace else [_cell(r.reason or "exhaustive search: never reached")]
+    out += [f"**UNKNOWN**{f' [{_cell(v)}]' if v else ''}: {_cell(why)}  " for v, why in g.analyses_open]
+    if not any(run.findings for run in runs):
+        out += ["Consistency findings: " + ("None found in what was analysed." if g.analyses_open
+                                            else "None for these parameter values."), ""]
+    elif g.analyses_open:
         out.append("")
-    out += _variant_differences(runs)
-    findings = [f for run in runs for f in run.findings]
-    out += ["### Consistency findings", ""]
-    cut = [run for run in runs if run.analyses_unknown]
-    out += [f"**UNKNOWN**{_reading(run)}: {_cell(run.analyses_unknown)}  " for run in cut] + ([""] if cut else [])
-    if not findings:
-        out += ["None found in what was analysed." if cut else "None for these parameter values.", ""]
-    for f in sorted(findings, key=lambda f: (f.kind, f.subject)):
-        ack = f" *(acknowledged: {_cell(f.acknowledged)})*" if f.acknowledged else ""
-        rules = "; ".join(f.rules) or "—"
-        reading = f" \\[{_cell(f.variant)}\\]" if f.variant else ""
-        out += [f"- **{_cell(f.kind)}** {markdown_code(f.subject, False)}{reading}: {_cell(f.message)}{ack}  ",
-                f"  Rule: {_cell(rules)}. Evidence: " + _cell(f"trace of {len(f.traces[0])} steps "
-                                                              f"({f.scope or f.engine})." if f.traces else
-                                                              f"{f.engine} {f.scope}.")]
+    out += ["### Behaviours shown", "",
+            "What the page allows, shown on purpose by a claim (a violation it expects, or a witness):", ""]
+    out += [f"- [{_cell(s.claim)}]({_link(slug, s.evidence)}){_readings(s.readings)}: {_cell(s.text)}"
+            if s.evidence is not None else f"- {_cell(s.claim)}{_readings(s.readings)}: {_cell(s.text)}"
+            for s in g.shown] or ["None."]
+    out += ["", "### Shown to hold", ""]
+    words = {"PROVED": "PROVED (for every value of the parameters it leaves free)",
+             "HOLDS": "HOLDS (in every reachable state at these numbers, every reading)",
+             "HOLDS_TO_DEPTH": "HOLDS_TO_DEPTH (no counterexample within the depth searched)"}
+    out += [f"- {words[v]}: {', '.join(_cell(c) for c in g.held[v])}" for v in words if g.held.get(v)] or ["None."]
     out.append("")
-    shown = [r for r in results if r.verdict in (Verdict.PROVED, Verdict.HOLDS)]
-    out += ["### What was shown to hold", "",
-            "PROVED holds for every parameter value; HOLDS in the complete state space of the stated values.", "",
-            "| claim | rule | verdict | how |", "|---|---|---|---|"]
-    out += [f"| {_cell(r.property.id)} | {_cell(r.property.rule or '')} | {r.verdict.value} | {_cell(_where(r))}"
-            + (f"; {_cell(next(iter(r.evidence.values())))}" if r.verdict is Verdict.PROVED and r.evidence else "")
-            + " |" for r in shown]
-    out.append("")
-    unknown = [r for r in results if r.verdict is Verdict.UNKNOWN]
-    if unknown:
-        out += ["### Left UNKNOWN", "", "| claim | rule | why |", "|---|---|---|"]
-        out += [f"| {_cell(r.property.id)} | {_cell(r.property.rule or '')} | {_cell(r.reason)} |" for r in unknown]
+    if g.open_:
+        out += ["### Left UNKNOWN", ""]
+        out += [f"- {_cell(r.property.id)}{f' [{_cell(r.variant)}]' if r.variant else ''}: {_cell(r.reason)}"
+                for r in g.open_]
         out.append("")
     return out
 
 
-def _reading(run: ModelRun) -> str:
-    return f" \\[{_cell(run.model.variant)}\\]" if run.model.variant else ""
-
-
-def _variant_differences(runs: Sequence[ModelRun]) -> list[str]:
-    if len(runs) < 2:
-        return []
-    by_claim: dict[str, dict[str, CheckResult]] = {}
-    for run in runs:
-        for r in run.results:
-            by_claim.setdefault(r.property.id, {})[run.model.variant] = r
-    rows = [(cid, per) for cid, per in by_claim.items() if len({r.verdict for r in per.values()}) > 1]
-    out = ["### Where the readings disagree", ""]
-    if not rows:
-        return out + ["Every claim has the same verdict under every reading.", ""]
-    variants = [run.model.variant for run in runs]
-    out += ["| claim | " + " | ".join(_cell(v) for v in variants) + " |", "|---|" + "---|" * len(variants)]
-    for cid, per in rows:
-        verdicts = " | ".join(per[v].verdict.value if v in per else "-" for v in variants)
-        out.append(f"| {_cell(cid)} | {verdicts} |")
-    return out + [""]
-
-
 def findings_markdown(games: Sequence[Sequence[ModelRun]]) -> str:
+    built = [(slugify(runs[0].model.name), game_findings(runs)) for runs in games]
     out = ["# Findings", "",
-           "Generated by `turnproof report` from the models in `models/` and the claims in `properties/`;",
-           "do not edit by hand. Each finding names the rule it concerns and carries its evidence:",
-           "a trace that replays on the model, a difference between readings, or a proof.", ""]
-    for runs in games:
-        out += game_section(runs)
+           "Generated by `turnproof report` from the models in `models/` and the claims in `properties/`; do not",
+           "edit by hand. Per game, what the rules need fixed, most urgent kind first, each once with the",
+           "readings where it shows and its evidence (a trace that replays on the model, linked to its page);",
+           "then the behaviours the claims show on purpose, and what was shown to hold.", ""]
+    out += _summary(built)
+    kinds = "; ".join(f"**{k}**: {w}" for k, w in WHAT_FINDING.items())
+    out += [f"Consistency findings: {kinds}.", ""]
+    for runs, (_slug, g) in zip(games, built):
+        out += game_section(runs, g)
     return "\n".join(out) + "\n"

@@ -20,7 +20,7 @@ from verifier import __version__
 from verifier.files import file_stem
 from verifier.ir.expr import pretty
 from verifier.ir.model import EnumType, IntType, Modality, Model
-from verifier.report import diagrams, explain, playouts, trace_view
+from verifier.report import diagrams, explain, fixlist, playouts, trace_view
 from verifier.report.doc import (
     Bullets,
     Defs,
@@ -382,6 +382,7 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
         doc.add(Note([ok("Every decided verdict is as expected" if open_ else "Every verdict is as expected"),
                       (" and every finding is acknowledged." if page.findings else " and there are no findings.")
                       + undecided_words]))
+    doc.blocks += _to_fix_blocks(page)
     doc.add(Bullets([link("Turn structure", anchor="turn-structure"), link("Explored states", anchor="states")]
                     + ([link("Playouts", anchor=playouts.ANCHOR)] if page.playouts is not None else [])
                     + [link("Claims and verdicts", anchor="claims"), link("Findings", anchor="findings")]
@@ -667,6 +668,32 @@ def _notes(r: CheckResult) -> str:
         if isinstance(v, (str, int, float, bool)):
             notes.append(f"{k.replace('_', ' ')}: {_fmt(v)}")
     return "; ".join(notes) or "—"
+
+
+def _to_fix_blocks(page: GamePage) -> list:
+    """What a designer must fix first (`fixlist`): one row per item, most urgent kind first, each once
+    across readings; the behaviours the claims show on purpose are counted, and listed with the claims."""
+    g = fixlist.game_findings(page.runs)
+    out: list = [Heading(2, "What to fix", "to-fix")]
+    if not g.to_fix:
+        out.append(Para("Nothing: no claim is broken unexpectedly, and no contradiction, gap, ambiguity or "
+                        "dead rule was found" + (" in what was analysed." if g.analyses_open else ".")))
+    else:
+        heads = dict(fixlist.KINDS)
+        rows: list[list[Inline]] = []
+        for item in g.to_fix:
+            ev = item.evidence
+            target = (link(item.title, page=claim_page(ev.claim)) if ev is not None and ev.claim is not None
+                      else link(item.title, anchor="findings"))
+            where = ", ".join(item.readings) or (" · ".join(f"{r} {v}" for r, v in item.side_by_side
+                                                           if v in Verdict.__members__) or "all")
+            text = item.text or " / ".join(f"{r}: {t}" for r, t in item.side_by_side)
+            rows.append([heads[item.kind], target, where, text,
+                         muted("documented") if item.acknowledged else bad("new")])
+        out.append(Table(["kind", "what", "readings", "finding", "status"], rows, cls="findings"))
+    out.append(Para(f"{_n(len(g.shown), 'behaviour')} the claims show on purpose (what the page allows: a "
+                    f"violation they expect, or a witness) are listed with the claims, not here."))
+    return out
 
 
 def _findings_blocks(page: GamePage, timings: bool) -> list:

@@ -1,0 +1,90 @@
+"""FINDINGS.md leads with what a designer must fix: ranked by kind, each claim or finding once across
+readings (a reading-dependent claim as one ambiguity, the readings side by side), the behaviours the
+claims show on purpose apart, one line each with a link to their trace."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.report.findings_md import findings_markdown
+from verifier.report.fixlist import game_findings
+from verifier.runner import RunOptions, check_model
+
+MINI = str(Path(__file__).parent / "fixtures" / "core" / "mini.yaml")
+CLAIMS = """claims:
+  - id: hands-stay-empty
+    says: "player 0 never holds a card"
+    invariant: "hand[0] == 0"
+    expected: VIOLATED
+    why: "BEHAVIOUR-MARK"
+  - id: hand-within-one
+    says: "player 0 never holds more than one card"
+    invariant: "hand[0] <= 1"
+    expected: VIOLATED
+    why: "PROBLEM-MARK"
+    finding: problem
+  - id: hand-within-limit
+    says: "player 0 never holds more than the limit"
+    invariant: "hand[0] <= LIMIT"
+    expected: {strict: HOLDS, loose: VIOLATED}
+    why: "AMBIGUITY-MARK"
+  - id: two-cards
+    says: "player 0 can hold two cards"
+    reachable: "hand[0] == 2"
+  - id: deck-bounded
+    says: "a deck never grows"
+    invariant: "deck[0] <= DECK"
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    props = tmp_path_factory.mktemp("fixlist") / "claims.yaml"
+    props.write_text(CLAIMS, encoding="utf-8")
+    return check_model(MINI, RunOptions(engine="explicit", properties=str(props)))
+
+
+def test_ranked_once_across_readings(runs):
+    g = game_findings(runs)
+    assert g.readings == ("strict", "loose")
+    kinds = [i.kind for i in g.to_fix]
+    assert kinds == sorted(kinds, key=["unexpected", "broken", "contradiction", "gap", "ambiguity", "dead"].index)
+    titles = [i.title for i in g.to_fix]
+    assert len(titles) == len(set(titles))          # once each, whatever the number of readings
+    broken = next(i for i in g.to_fix if i.title == "hand-within-one")
+    assert broken.kind == "broken" and broken.readings == () and "PROBLEM-MARK" in broken.text
+    ambiguity = next(i for i in g.to_fix if i.title == "hand-within-limit")
+    assert ambiguity.kind == "ambiguity" and ambiguity.side_by_side == (("strict", "HOLDS"), ("loose", "VIOLATED"))
+    assert "nondeterministic-must draw" in titles and "dead-rule discard" in titles
+    pair = [i for i in g.to_fix if i.title.startswith("readings ")]
+    assert len(pair) == 1 and {r for r, _ in pair[0].side_by_side} == {"strict", "loose"}
+
+
+def test_behaviours_shown_apart_and_what_holds(runs):
+    g = game_findings(runs)
+    assert [s.claim for s in g.shown] == ["hands-stay-empty", "two-cards"]
+    assert all(s.evidence is not None and s.evidence.trace is not None for s in g.shown)
+    assert g.held == {"HOLDS": ["deck-bounded"]}
+
+
+def test_the_markdown(runs):
+    text = findings_markdown([runs])
+    for mark in ("BEHAVIOUR-MARK", "PROBLEM-MARK", "AMBIGUITY-MARK"):
+        assert text.count(mark) == 1, mark
+    to_fix, shown = text.index("### To fix"), text.index("### Behaviours shown")
+    assert to_fix < text.index("PROBLEM-MARK") < text.index("AMBIGUITY-MARK") < shown < text.index("BEHAVIOUR-MARK")
+    assert "strict HOLDS · loose VIOLATED" in text
+    assert "- [hands-stay-empty](mini/claim.hands-stay-empty.md#trace-hands-stay-empty-strict)" in text
+    assert "| [mini](#mini) |  | 1 |  | 1 | 2 | 1 | 2 | 1 |  |" in text
+
+
+def test_finding_takes_problem_or_behaviour(tmp_path):
+    from verifier.diagnostics import PropertyError
+    from verifier.lang import load_model, load_properties
+
+    props = tmp_path / "claims.yaml"
+    props.write_text(CLAIMS.replace("finding: problem", "finding: bug"), encoding="utf-8")
+    with pytest.raises(PropertyError) as err:
+        load_properties(str(props), load_model(MINI))
+    assert "finding: 'bug' is neither of problem and behaviour" in str(err.value)
