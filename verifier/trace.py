@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifier.ir.model import BoolType, EnumType
+
 Value = int
 
 
@@ -20,12 +22,19 @@ class Step:
     player: int | None = None
     rule: str = ""
     changes: tuple[tuple[str, tuple[Any, Any]], ...] = ()
+    words: tuple[tuple[str, Any], ...] = field(default=(), compare=False)   # `choice` in display form
+    # (an enum's value names, true/false), for people; `choice` stays what replays
 
     @property
     def label(self) -> str:
         if not self.choice:
             return self.action
-        return f"{self.action}({', '.join(f'{k}={v}' for k, v in self.choice)})"
+        shown = self.words or self.choice
+        return f"{self.action}({', '.join(f'{k}={_word(v)}' for k, v in shown)})"
+
+
+def _word(v: Any) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 @dataclass(frozen=True)
@@ -72,9 +81,24 @@ def build_trace(lay, states, firings, loop_start: int | None = None) -> Trace:
         changes = tuple((slot.name, (lay.display(slot, a), lay.display(slot, b)))
                         for slot, a, b in zip(lay.slots, before, after) if a != b)
         steps.append(Step(action.name, tuple(choice), actor_of(lay, action, before, dict(choice)),
-                          str(action.rule) if action.rule else "", changes))
+                          str(action.rule) if action.rule else "", changes, choice_words(action, choice)))
     return Trace(tuple(lay.as_dict(states[0]).items()), tuple(steps), loop_start,
                  tuple(tuple(lay.as_dict(s).items()) for s in states))
+
+
+def choice_words(action, choice) -> tuple[tuple[str, Any], ...]:
+    """An action's choice values as people read them: an enum's value name, a bool as true/false."""
+    types = {c.name: c.type for c in action.choices}
+    out = []
+    for name, v in choice:
+        t = types.get(name)
+        if isinstance(t, EnumType) and 0 <= v < len(t.values):
+            out.append((name, t.values[v]))
+        elif isinstance(t, BoolType):
+            out.append((name, bool(v)))
+        else:
+            out.append((name, v))
+    return tuple(out)
 
 
 def replay(lay, trace: Trace) -> list:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from verifier.analysis.context import Context, Visitor
 from verifier.result import Finding
+from verifier.trace import choice_words
 
 KIND = "gap"
 
@@ -45,7 +46,8 @@ class Gaps(Visitor):
             action = ctx.action(a)
             slot, value, lo, hi = gap
             side = f"below its least value {lo}" if value < lo else f"above its greatest value {hi}"
-            chose = (" with " + ", ".join(f"{k} = {v}" for k, v in choice)) if choice else ""
+            chose = (" with " + ", ".join(f"{k} = {str(v).lower() if isinstance(v, bool) else v}"
+                                          for k, v in choice_words(action, choice))) if choice else ""
             state = ctx.space.states[i]
             message = (f"Nothing in the rules says what happens when {ctx.action_words(action)}{chose} "
                        f"({ctx.section(action)}) would take {slot} to {value}{ctx.where(state)}, {side}"

@@ -14,8 +14,13 @@ from __future__ import annotations
 from verifier.analysis.context import Context, Visitor
 from verifier.ir.model import UNSTATED, ActionKind, Modality
 from verifier.result import Finding
+from verifier.trace import choice_words
 
 KIND = "nondeterministic-must"
+
+
+def _word(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 class NondeterministicMust(Visitor):
@@ -51,7 +56,7 @@ class NondeterministicMust(Visitor):
         for a, (i, options) in self.first.items():
             action = ctx.action(a)
             state = ctx.space.states[i]
-            words = [", ".join(f"{k} = {v}" for k, v in c) for c, _t in options]
+            words = [", ".join(f"{k} = {_word(v)}" for k, v in choice_words(action, c)) for c, _t in options]
             listed = "; ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
             when = ctx.state_words(state, ctx.relevant_slots([action]))
             message = (f"The rules demand {ctx.action_words(action)} ({ctx.section(action)})"

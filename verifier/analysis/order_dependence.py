@@ -46,6 +46,7 @@ from verifier.ir.expr import state_vars
 from verifier.ir.model import RULES, Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
 from verifier.result import Finding
 from verifier.semantics import EvalError, actor_of
+from verifier.trace import choice_words
 
 KIND = "order-dependence"
 QUERY_SECONDS = 10.0            # Z3 time per pair
@@ -405,7 +406,7 @@ def _unique(items: list[str]) -> list[str]:
 def _sentence(ctx: Context, x: Action, y: Action, cx, cy) -> str:
     def name(a: Action, c) -> str:
         words = ctx.action_words(a)
-        return words + (" with " + ", ".join(f"{k} = {v}" for k, v in c) if c else "")
+        return words + (" with " + ", ".join(f"{k} = {_word(v)}" for k, v in choice_words(a, c)) if c else "")
     return f"Taking {name(x, cx)} ({ctx.section(x)}) and {name(y, cy)} ({ctx.section(y)}) in the two orders"
 
 

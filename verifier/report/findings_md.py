@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from verifier.report import trace_view
 from verifier.report.escaping import markdown_text
 from verifier.report.fixlist import KINDS, WHAT_FINDING, Evidence, GameFindings, Item, game_findings
-from verifier.report.pages import claim_page, slugify
+from verifier.report.links import claim_page, slugify
 from verifier.result import ModelRun
 from verifier.trace import Trace
 

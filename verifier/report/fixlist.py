@@ -15,6 +15,7 @@ Data only: `findings_md` writes it, and the game pages can summarise it.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -38,6 +39,7 @@ WHAT_FINDING = {"conflict": "two rules contradict each other", "gap": "the rules
                 "deadlock": "play is stuck", "nondeterministic-must": "who chooses is not said",
                 "order-dependence": "the order is not said", "variant-difference": "the readings part ways",
                 "dead-rule": "never applies", "unreachable-phase": "never reached"}
+PARAMETER_LIST = re.compile(r" \((?:[A-Z_][A-Z0-9_]*=[^,()]*(?:, )?)+\)")
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,12 @@ class GameFindings:
 
     def count(self, kind: str) -> int:
         return sum(1 for i in self.to_fix if i.kind == kind)
+
+
+def sentences(*parts: str) -> str:
+    """Parts joined as sentences: each ends with a full stop unless it has its own."""
+    out = [p.strip() for p in parts if p and p.strip()]
+    return " ".join(p if p[-1] in ".!?)" else p + "." for p in out)
 
 
 def how(r: CheckResult) -> str:
@@ -141,14 +149,15 @@ def _claim(out: GameFindings, cid: str, results: list[CheckResult], findings: di
         acks = [f.acknowledged for f in findings.get(f"variant-difference:{cid}", []) if f.acknowledged]
         why = next((shown_why(r) for r in violated if shown_why(r)), "")
         side = tuple((r.variant or "", r.verdict.value) for r in results if r.verdict is not Verdict.UNKNOWN)
-        out.to_fix.append(Item("ambiguity", cid, rule, " ".join(x for x in (prop.statement, why) if x), (),
+        out.to_fix.append(Item("ambiguity", cid, rule, sentences(prop.statement, why), (),
                                side, acks[0] if acks else None, _evidence(violated[0])))
         return
     if violated and len(violated) == len(results) - len(unknown):
         r = violated[0]
         text = shown_why(r) or prop.statement
         if prop.problem:
-            out.to_fix.append(Item("broken", cid, rule, f"{prop.statement} {text}" if text != prop.statement else text,
+            out.to_fix.append(Item("broken", cid, rule, sentences(prop.statement, text) if text != prop.statement
+                                   else sentences(text),
                                    _names(violated) if len(out.readings) > 1 and len(violated) < len(out.readings)
                                    else (), evidence=_evidence(r)))
         else:
@@ -185,7 +194,8 @@ def _finding_items(findings: dict[str, list[Finding]], folded: set[str]) -> list
         f = group[0]
         readings = tuple(dict.fromkeys(g.variant for g in group if g.variant))
         ack = next((g.acknowledged for g in group if g.acknowledged), None)
-        evidence = Evidence(f.variant, f.traces[0] if f.traces else None, f.engine + (f", {f.scope}" if f.scope else ""))
+        scope = PARAMETER_LIST.sub("", f.scope)      # the game's parameters are given once, above its findings
+        evidence = Evidence(f.variant, f.traces[0] if f.traces else None, f.engine + (f", {scope}" if scope else ""))
         if f.kind == "variant-difference" and "|" in f.subject:
             a, b = f.subject.split("|", 1)
             other = findings.get(f"variant-difference:{b}|{a}", [])

@@ -41,6 +41,7 @@ from verifier.report.doc import (
     ok,
     verdict,
 )
+from verifier.report.links import claim_page, slugify
 from verifier.report.playouts import PlayoutView
 from verifier.report.plots import Plot
 from verifier.result import SCALE_WORDS, CheckResult, Finding, ModelRun, Verdict
@@ -131,15 +132,6 @@ class GamePage:
     def claim_ids(self) -> list[str]:
         """The claims, each with a page of its own (`claim_page`)."""
         return claim_ids(self.results)
-
-
-def claim_page(cid: str) -> str:
-    """The name of a claim's page, beside its game's page."""
-    return f"claim.{file_stem(cid)}"
-
-
-def slugify(name: str) -> str:
-    return file_stem(name) if name.strip("-. ") else "model"
 
 
 def file_digest(path: str | None) -> str | None:
