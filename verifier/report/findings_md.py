@@ -9,6 +9,7 @@ by verdict; and what was left open.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import quote
 
 from verifier.report import trace_view
 from verifier.report.escaping import markdown_text
@@ -46,10 +47,12 @@ def trace_line(trace: Trace) -> str:
 
 
 def _link(slug: str, ev: Evidence) -> str:
+    """The page (and anchor) of a claim's trace, or the game's findings; URL-quoted (model text)."""
     if ev.claim is None:
-        return f"{slug}/index.md#findings"
+        return f"{quote(slug)}/index.md#findings"
     anchor = f"trace-{ev.claim}" + (f"-{ev.variant}" if ev.variant else "")
-    return f"{slug}/{claim_page(ev.claim)}.md" + (f"#{anchor}" if ev.trace is not None else "")
+    return (f"{quote(slug)}/{quote(claim_page(ev.claim))}.md"
+            + (f"#{quote(anchor, safe='-_.~')}" if ev.trace is not None else ""))
 
 
 def _readings(names: Sequence[str]) -> str:
