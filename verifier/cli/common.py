@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from verifier.diagnostics import Diagnostic, UsageError, printable
-from verifier.engines.names import ENGINES, REDUCTIONS
+from verifier.engines.names import ENGINES, REDUCTIONS, STORES
 from verifier.files import write_atomic
 
 if TYPE_CHECKING:                  # the subcommands import what they run when they run (a fast --help)
@@ -75,11 +75,14 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the whole run may use, forked workers included (default: 70%% of what the "
                         "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN")
-    p.add_argument("--store", choices=("python", "compact"), default=None,
-                   help="how the explicit search keeps its states: python (the reference) or compact: "
+    p.add_argument("--store", choices=STORES, default=None,
+                   help="how the explicit search keeps its states: python (the reference), compact: "
                         "packed states in numpy arrays (12-16 bytes each) expanded a batch at a time, for "
                         "state spaces of millions of states (a state wider than 63 bits takes several 64-bit "
-                        "words; one with a variable wider than 63 bits stays in the python store). "
+                        "words; one with a variable wider than 63 bits stays in the python store), or "
+                        "compiled: the search in machine code generated for the model (Numba; compiled once, "
+                        "then cached in ~/.cache/turnproof or $TURNPROOF_CACHE_DIR; a state wider than 63 "
+                        "bits goes to the compact store). "
                         "Termination and obligation claims use the python store either way. "
                         "Default: python, but --engine auto goes on in the compact store once a search "
                         "passes 250,000 states; each verdict's evidence names the compact store where it "

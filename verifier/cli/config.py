@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from verifier.diagnostics import Diagnostic, Span, UsageError, printable, quotable
-from verifier.engines.names import ENGINES
+from verifier.engines.names import ENGINES, STORES
 from verifier.files import NotAnInput, read_input
 
 FILE_NAME = "pyproject.toml"
@@ -45,7 +45,7 @@ KEYS: dict[str, Key] = {
     "max-memory": Key("max_memory", "int"),
     "max-depth": Key("max_depth", "count"),
     "engine": Key("engine", "choice", tuple(ENGINES)),
-    "store": Key("store", "choice", ("python", "compact")),
+    "store": Key("store", "choice", STORES),
     "workers": Key("workers", "int"),
     "por": Key("por", "bool"),
     "variant": Key("variant", "str"),

@@ -306,10 +306,10 @@ class AutoEngine:
         search), without one EXPLICIT_STATES or COMPACT_STATES; never past --max-states."""
         cap = self.explicit_states
         if cap is None:
-            cap = COMPACT_STATES if store == "compact" else EXPLICIT_STATES
+            cap = COMPACT_STATES if store in ("compact", "compiled") else EXPLICIT_STATES
             memory = memory_limit_bytes(budget.max_memory_mb) if budget.deadline is not None else None
             if memory is not None:
-                cap = max(cap, memory // (COMPACT_BYTES if store == "compact" else PYTHON_BYTES))
+                cap = max(cap, memory // (COMPACT_BYTES if store in ("compact", "compiled") else PYTHON_BYTES))
         return cap if budget.max_states is None else min(cap, budget.max_states)
 
     def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> bool:

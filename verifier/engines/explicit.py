@@ -363,7 +363,13 @@ class ExplicitEngine:
         graph_claims = [p for p in properties if isinstance(p, (Terminates, Obligation))]
         state_claims = [p for p in properties if not isinstance(p, (Terminates, Obligation))]
         self.unfit = ""
-        compact = self._compact(concrete, budget, progress, watch, sorted(track)) if state_claims else None
+        compact, store = None, "compact"
+        if state_claims:
+            compact = self._compiled(concrete, budget, progress, watch, sorted(track))
+            if compact is not None:
+                store = "compiled"
+            else:
+                compact = self._compact(concrete, budget, progress, watch, sorted(track))
         reference = None
         if compact is None and self.por and not graph_claims and concrete.symmetry != "players":
             reference = self._reduced(concrete, budget, progress, watch, sorted(track))
@@ -378,8 +384,14 @@ class ExplicitEngine:
             assert space is not None, "a claim of each kind has the store that answers it"
             out.append(self._decide(concrete, p, space, slot, budget))
         if compact is not None:
-            out = [replace(r, engine=f"{NAME}/compact", evidence={**r.evidence, "store": "compact"})
+            note = f"{store}: {self.unfit}" if self.unfit else store
+            out = [replace(r, engine=f"{NAME}/{store}", evidence={**r.evidence, "store": note})
                    if p in state_claims else r for p, r in zip(properties, out)]
+            if store == "compiled":
+                out = [r if p in state_claims else
+                       replace(r, evidence={**r.evidence, "store": "python: termination and obligations need the "
+                                                                   "state graph, which the compiled store does not keep"})
+                       for p, r in zip(properties, out)]
         elif self.unfit:
             out = [replace(r, evidence={**r.evidence, "store": f"python: {self.unfit}"}) for r in out]
         return out
@@ -404,14 +416,29 @@ class ExplicitEngine:
         return self._result(model, p, Verdict.UNKNOWN, space,
                             reason=f"the explicit engine does not decide {p.kind} claims")
 
+    def _compiled(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
+                  track: list[int]):
+        """The compiled store's search (`compiled/`), or None where it cannot hold the model (the
+        compact store, else the python store, serves; `unfit` says why)."""
+        if self.store != "compiled" or self.workers > 1 or self.scheduler is not None:
+            return None
+        from verifier.engines.compiled.search import SLICE, explore_compiled, why_not
+        why = why_not(model, watch)
+        if why:
+            self.unfit = f"the compiled store cannot search it: {why}"
+            return None
+        tick = _ticker_compact(budget, time.perf_counter(), SLICE)
+        return explore_compiled(model, budget, progress, watch, track, tick)
+
     def _compact(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
                  track: list[int]):
         """The compact (or distributed) search, or None where the reference store must serve."""
-        if self.store != "compact" and self.workers <= 1 and self.scheduler is None:
+        if self.store not in ("compact", "compiled") and self.workers <= 1 and self.scheduler is None:
             return None
         from verifier.engines.compact import CHUNK, explore_compact, fits
         if not fits(model):
-            self.unfit = "the state does not fit the compact store"
+            self.unfit = f"{self.unfit}; " if self.unfit else ""
+            self.unfit += "the state does not fit the compact store"
             return None
         start = time.perf_counter()
         tick = _ticker_compact(budget, start, CHUNK)

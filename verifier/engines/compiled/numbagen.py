@@ -1,0 +1,544 @@
+"""Numba source for one model: the successor function, the watched predicates and the search loop.
+
+The firings are those `actiongen` writes for the reference code (`bfsgen`), over one packed
+64-bit word, with the expressions written in the subset of Python that Numba compiles
+(`NumbaWriter`): an array read with a dynamic index checks its range in a helper, a
+quantifier's eager bodies are combined with `&` / `|`, a quantifier over state-dependent
+bounds becomes a helper function, and a model error raises `ModelError` (no message: the
+search stops with the state, and the caller replays it on the reference code for the words).
+
+`module_source` writes the whole module: the helpers, `expand(s, out, acts, count)` (the
+successors of `s` in the reference's firing order, True where `s` is final), `watch_k(s)` per
+watched predicate, and the search loop of `search_template.py`. `unfit` says why a model
+cannot be compiled (the caller keeps another store).
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+from verifier.engines.actiongen import Labels, Sink, action_lines
+from verifier.engines.bfsgen import packing_of
+from verifier.engines.codegen import UNROLL, Interval, Writer, interval, may_raise, simplify
+from verifier.engines.compiled import cache
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, substitute
+from verifier.ir.model import Action, IntType, Modality, Model, type_bounds
+from verifier.semantics import Layout
+
+MAGNITUDE = 1 << 62        # every value the generated code computes stays below this (int64 arithmetic)
+MAX_FIRINGS = 1 << 16      # firings of one state, at most, that the search buffers
+
+
+class NumbaWriter(Writer):
+    """`Writer` whose output Numba compiles: no walrus, no `all`/`any`, helpers for quantifiers
+    over state-dependent bounds (collected in `helpers`)."""
+
+    def __init__(self, lay: Layout, packing, hoisted: frozenset[int] = frozenset(), helpers: list[str] | None = None):
+        super().__init__(lay, packing, "packed", hoisted)
+        self.no_walrus = 1                  # dynamic reads go through `_rd`, which checks the index
+        self.helpers: list[str] = [] if helpers is None else helpers
+
+    def within(self, hoisted: frozenset[int]) -> NumbaWriter:
+        inner = NumbaWriter(self.lay, self.p, hoisted, self.helpers)
+        inner.counter = self.counter
+        return inner
+
+    def app(self, e: App, env: dict[str, tuple[str, Interval]]) -> str:
+        """`and` / `or` whose operands cannot raise as `&` / `|` over 0/1 values: no branch per
+        operand (Numba's compile time grows with the branches)."""
+        if e.op in (Op.AND, Op.OR) and not may_raise(e, {k: v[1] for k, v in env.items()}, self.lay):
+            parts = [self.truth(x, self.expr(x, env)) for x in e.args]
+            return "(" + (" & " if e.op is Op.AND else " | ").join(parts) + ")"
+        return super().app(e, env)
+
+    def quant(self, e: Quant, env: dict[str, tuple[str, Interval]]) -> str:
+        bound = {k: v[1] for k, v in env.items()}
+        if isinstance(e.lo, Const) and isinstance(e.hi, Const) and e.hi.value - e.lo.value < UNROLL:
+            bodies = [simplify(substitute(e.body, {e.var: Const(i)})) for i in range(e.lo.value, e.hi.value + 1)]
+            parts = [self.expr(b, env) for b in bodies]
+            if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
+                if not parts:
+                    return "True" if e.kind is QuantKind.FORALL else "False"
+                parts = [f"({p} != 0)" if _is_int(b) else p for b, p in zip(bodies, parts)]
+                eager = any(may_raise(b, bound, self.lay) for b in bodies)
+                join = (" & " if eager else " and ") if e.kind is QuantKind.FORALL else (" | " if eager else " or ")
+                return "(" + join.join(parts) + ")"
+            if e.kind is QuantKind.COUNT:
+                parts = [f"(1 if {p} else 0)" for p in parts]
+            return "(" + " + ".join(parts) + ")" if parts else "0"
+        return self._quant_helper(e, env)
+
+    def _quant_helper(self, e: Quant, env: dict[str, tuple[str, Interval]]) -> str:
+        """A quantifier over bounds known only in the state: a helper function of the state, the
+        bounds and the locals in scope, evaluating every body where one might raise (as the
+        reference does) and stopping early otherwise."""
+        name = self.fresh("_quant")
+        var = self.fresh("q")
+        bound = {k: v[1] for k, v in env.items()}
+        lo, hi = interval(self.lay, e.lo, bound), interval(self.lay, e.hi, bound)
+        inner_env = {**env, e.var: (var, (lo[0], hi[1]) if lo and hi else None)}
+        plain = self.within(frozenset())
+        body = plain.expr(e.body, inner_env)
+        eager = may_raise(e.body, {k: v[1] for k, v in inner_env.items()}, self.lay)
+        outer = sorted({code for code, _iv in env.values()})
+        args = ", ".join(["s", "lo_", "hi_", *outer])
+        result = "types.boolean" if e.kind in (QuantKind.FORALL, QuantKind.EXISTS) else "INT"
+        lines = [f"@njit({result}({', '.join(['INT'] * (3 + len(outer)))}), cache=True)", f"def {name}({args}):"]
+        if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
+            want = "True" if e.kind is QuantKind.FORALL else "False"
+            test = f"not ({body})" if e.kind is QuantKind.FORALL else f"({body})"
+            lines += [f"    r = {want}", f"    for {var} in range(lo_, hi_ + 1):", f"        if {test}:",
+                      f"            r = {'False' if e.kind is QuantKind.FORALL else 'True'}"]
+            if not eager:
+                lines.append("            break")
+        else:
+            term = f"(1 if ({body}) else 0)" if e.kind is QuantKind.COUNT else f"({body})"
+            lines += ["    r = 0", f"    for {var} in range(lo_, hi_ + 1):", f"        r += {term}"]
+        lines.append("    return r")
+        self.helpers.append("\n".join(lines))
+        call_args = ", ".join(["s", self.expr(e.lo, env), self.expr(e.hi, env), *outer])
+        return f"{name}({call_args})"
+
+
+def _is_int(e: Expr) -> bool:
+    """Whether `e` is an integer expression (not already a boolean)."""
+    if isinstance(e, Quant):
+        return e.kind not in (QuantKind.FORALL, QuantKind.EXISTS)
+    if isinstance(e, App):
+        return e.op not in (Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR, Op.NOT, Op.IMPLIES)
+    if isinstance(e, Const):
+        return not e.is_bool
+    return True
+
+
+# ---------------------------------------------------------------- what the compiled code can express
+
+def unfit(lay: Layout) -> str:
+    """Why the model's states or arithmetic do not fit the compiled code ("" where they fit)."""
+    p = packing_of(lay)
+    if p.words != 1:
+        return f"the state takes {p.bits} bits, more than the one 63-bit word the compiled store holds"
+    model = lay.model
+    try:
+        for action in _playable(model):
+            env: dict[str, int] = {}
+            for c in action.choices:
+                if isinstance(c.type, IntType):
+                    env[c.name] = max(magnitude(lay, c.type.lo, env), magnitude(lay, c.type.hi, env))
+                else:
+                    env[c.name] = max(abs(x) for x in type_bounds(c.type))
+            for e in (action.guard, *(x.value for x in action.effects),
+                      *(x.target.index for x in action.effects if isinstance(x.target, Index))):
+                magnitude(lay, e, env)
+        magnitude(lay, model.end, {})
+    except Unbounded as err:
+        return str(err)
+    if max_firings(lay) > MAX_FIRINGS:
+        return f"a state may have more than {MAX_FIRINGS} firings (or a choice's range has no static bound)"
+    return ""
+
+
+def unbounded_predicate(lay: Layout, e: Expr) -> str:
+    """Why predicate `e` cannot be compiled ("" where it can)."""
+    try:
+        magnitude(lay, e, {})
+    except Unbounded as err:
+        return str(err)
+    return ""
+
+
+class Unbounded(Exception):
+    """Some value of an expression might not fit a 64-bit integer."""
+
+
+def magnitude(lay: Layout, e: Expr, env: dict[str, int]) -> int:
+    """A bound on the absolute value of `e` and of every value computed on the way (a divisor or
+    modulus below 1 is a model error, so a quotient is no larger than its dividend); raises
+    `Unbounded` where one reaches MAGNITUDE."""
+    out = _magnitude(lay, e, env)
+    if out >= MAGNITUDE:
+        raise Unbounded("an arithmetic result might not fit 64 bits")
+    return out
+
+
+def _magnitude(lay: Layout, e: Expr, env: dict[str, int]) -> int:
+    match e:
+        case Const():
+            return abs(e.value)
+        case Var() | Index():
+            if isinstance(e, Index):
+                magnitude(lay, e.index, env)
+            slot = lay.slots[lay.offsets[e.name][0]]
+            return max(abs(slot.lo), abs(slot.hi))
+        case Local():
+            return env[e.name]
+        case Param():
+            raise Unbounded(f"the parameter {e.name} has no value")
+        case Quant():
+            lo, hi = magnitude(lay, e.lo, env), magnitude(lay, e.hi, env)
+            body = magnitude(lay, e.body, {**env, e.var: max(lo, hi)})
+            if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
+                return 1
+            return (lo + hi + 1) * (1 if e.kind is QuantKind.COUNT else body)
+        case App():
+            m = [magnitude(lay, a, env) for a in e.args]
+            op = e.op
+            if op in (Op.ADD, Op.SUB):
+                return m[0] + m[1]
+            if op is Op.MUL:
+                return m[0] * m[1]
+            if op in (Op.NEG, Op.ABS, Op.DIV):
+                return m[0]
+            if op is Op.MOD:
+                return m[1]
+            if op is Op.ITE:
+                return max(m[1], m[2])
+            if op in (Op.MIN, Op.MAX):
+                return max(m)
+            return 1
+    raise Unbounded(f"an expression the compiled code does not know: {e}")
+
+
+def _playable(model: Model) -> list[Action]:
+    return [a for a in model.actions if a.modality is not Modality.MUST_NOT]
+
+
+def max_firings(lay: Layout) -> int:
+    """The most firings (successors, blocked or not) one state can have: the choice combinations
+    of every action, by the static ranges of their domains."""
+    total = 0
+    for action in _playable(lay.model):
+        combos = 1
+        for c in action.choices:
+            if isinstance(c.type, IntType):
+                lo, hi = interval(lay, simplify(c.type.lo, lay), {}), interval(lay, simplify(c.type.hi, lay), {})
+                if lo is None or hi is None:
+                    return MAX_FIRINGS + 1
+                combos *= max(0, hi[1] - lo[0] + 1)
+            else:
+                lo_v, hi_v = type_bounds(c.type)
+                combos *= hi_v - lo_v + 1
+        total += combos
+    return total
+
+
+# ---------------------------------------------------------------- the module
+
+SIGNATURES = '''\
+from numba import types
+
+STATES = types.int64[::1]
+EXPAND_SIGNATURE = types.boolean(types.int64, STATES, STATES, STATES)       # (s, out, acts, count) -> final
+WATCH_SIGNATURE = types.void(types.int64, types.int64, STATES, STATES)      # (s, i, wfound, werr)
+'''
+
+RUNTIME = SIGNATURES + '''\
+from numba import njit
+
+INT = types.int64
+
+
+class ModelError(Exception):
+    """A run-time error of the model (the caller replays the state for its words)."""
+
+
+@njit(INT(INT), cache=True)
+def _bad_index(i):
+    if i == i:
+        raise ModelError()
+    return 0
+
+
+@njit(INT(INT, INT, INT, INT, INT, INT, INT, INT), cache=True)
+def _rd(s, i, base, w, mask, vlo, lo, size):
+    if not lo <= i < lo + size:
+        raise ModelError()
+    return ((s >> (w * i + base)) & mask) + vlo
+
+
+@njit(INT(INT, INT), cache=True)
+def _div(a, b):
+    if b <= 0:
+        raise ModelError()
+    return a // b
+
+
+@njit(INT(INT, INT), cache=True)
+def _mod(a, b):
+    if b <= 0:
+        raise ModelError()
+    return a % b
+'''
+
+_LABEL = r"(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"     # a string literal: an array's name in an error
+_LABELS = re.compile(rf"(?<=_bad_index\(){_LABEL}, |, {_LABEL}(?=\))")
+
+
+def without_labels(line: str) -> str:
+    """A generated line without the array names the reference code's errors quote (the helpers
+    take integers only, so Numba compiles each once: the caller replays the state for the words)."""
+    return _LABELS.sub("", line)
+
+
+@dataclass(frozen=True)
+class ModuleSource:
+    """The generated module's text, and how many firings a state has at most."""
+
+    text: str
+    firings: int
+
+
+def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
+    """The whole module for `lay.model` watching `watches` (see the module docstring)."""
+    model = lay.model
+    packing = packing_of(lay)
+    helpers: list[str] = []
+    end = simplify(model.end, lay)
+
+    def target(pad, a, label, choice, t):
+        return [f"{pad}out[n] = {t}; acts[n] = {a}; n += 1; count[0] = n"]
+
+    def blocked(pad, *_args):
+        return [f"{pad}pass"]
+
+    sink = Sink(target, blocked, blocked)
+    functions: list[str] = []
+    calls: list[str] = []
+    counter = itertools.count()
+    for a, action in enumerate(model.actions):
+        if action.modality is Modality.MUST_NOT:
+            continue
+        lines = _action_function(lay, a, action, sink, helpers, counter)
+        if lines:
+            functions.append("\n".join(lines))
+            calls.append(f"    n = fire_{a}(s, out, acts, count, n)")
+    w = NumbaWriter(lay, packing, helpers=helpers)
+    w.counter = counter
+    final = [] if isinstance(end, Const) and not end.value else [f"    if {w.expr(end, {})}:", "        return True"]
+    expand = ["@njit(cache=True)", "def expand(s, out, acts, count):", *final, "    n = 0", *calls, "    return False"]
+    preds = []
+    block = []
+    for k, e in enumerate(watches):
+        pw = NumbaWriter(lay, packing, helpers=helpers)
+        pw.counter = counter
+        preds += ["@njit(types.boolean(INT), cache=True)", f"def watch_{k}(s):",
+                  f"    return bool({pw.expr(simplify(e, lay), {})})", ""]
+        block.append(WATCH_BLOCK.format(k=k))
+    watch_all = ["@njit(WATCH_SIGNATURE, cache=True)", "def watch_all(s, i, wfound, werr):", *block, "    return"]
+    expand[0] = "@njit(EXPAND_SIGNATURE, cache=True)"
+    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, STATES, EXPAND_SIGNATURE, "
+            "WATCH_SIGNATURE, _bad_index, _div, _mod, _rd)\n")
+    text = without_labels("\n\n".join([head, *helpers, *functions, "\n".join(expand), "\n".join(preds),
+                                        "\n".join(watch_all)]) + "\n")
+    return ModuleSource(text, max(1, max_firings(lay)))
+
+
+def _action_function(lay: Layout, a: int, action: Action, sink: Sink, helpers: list[str],
+                     counter: itertools.count) -> list[str]:
+    """`fire_a(s, out, acts, count, n)`: the firings of action `a` appended from `n` on; the new
+    `n`. The slots its code reads twice or more are read once at its start. A function per
+    action keeps each small: Numba's compile time grows faster than a function's length."""
+    packing = packing_of(lay)
+    probe = NumbaWriter(lay, packing, helpers=[])
+    probe.counter = itertools.count()
+    action_lines(probe, a, action, "    ", sink, Labels())
+    w = NumbaWriter(lay, packing, frozenset(k for k, c in probe.reads.items() if c >= 2), helpers)
+    w.counter = counter
+    lines = action_lines(w, a, action, "    ", sink, Labels())
+    if not lines:
+        return []
+    hoist = [f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)]
+    return ["@njit(INT(INT, STATES, STATES, STATES, INT), cache=True)", f"def fire_{a}(s, out, acts, count, n):",
+            *hoist, *single_assignment(lines), "    return n"]
+
+
+_REDEFINED = re.compile(r"^(\s*)(u|t) = (.*)$")
+
+
+def single_assignment(lines: list[str]) -> list[str]:
+    """The successor locals `u` and `t`, assigned once per firing block and again in the next,
+    renamed at each assignment (`u0`, `u1`, ...): Numba rebuilds the SSA form of a local assigned
+    more than once by a walk over the whole function, for each such local."""
+    current: dict[str, str] = {}
+    fresh = itertools.count()
+    out = []
+    for line in lines:
+        m = _REDEFINED.match(line)
+        if m:
+            pad, name, value = m.groups()
+            value = _renamed(value, current)
+            current[name] = f"{name}_{next(fresh)}"
+            out.append(f"{pad}{current[name]} = {value}")
+        else:
+            out.append(_renamed(line, current))
+    return out
+
+
+def _renamed(code: str, current: dict[str, str]) -> str:
+    for name, now in current.items():
+        code = re.sub(rf"\b{name}\b", now, code)
+    return code
+
+
+def _field_value(w: Writer, k: int) -> str:
+    lo = w.p.los[k]
+    if not w.p.widths[k]:
+        return str(lo)
+    return f"{w.field(k)} + {lo}" if lo else w.field(k)
+
+
+WATCH_BLOCK = """\
+    if wfound[{k}] < 0 and werr[{k}] < 0:
+        try:
+            if watch_{k}(s):
+                wfound[{k}] = i
+        except Exception:
+            werr[{k}] = i"""
+
+LOOP = SIGNATURES + """\
+import numpy as np
+from numba import njit
+
+TABLE = types.int32[::1]
+EXPAND = types.FunctionType(EXPAND_SIGNATURE)
+WATCH = types.FunctionType(WATCH_SIGNATURE)
+
+
+@njit(types.uint64(types.int64), cache=True)
+def _hash(x):
+    h = np.uint64(x)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xff51afd7ed558ccd)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xc4ceb9fe1a85ec53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(types.void(STATES, types.int64, TABLE), cache=True)
+def rehash(keys, n, table):
+    m = table.shape[0] - 1
+    umask = np.uint64(m)
+    for j in range(n):
+        h = np.int64(_hash(keys[j]) & umask)
+        while table[h] != 0:
+            h = (h + 1) & m
+        table[h] = j + 1
+
+
+@njit(types.void(WATCH, STATES, types.int64, types.int64, STATES, STATES), cache=True)
+def scan(watch, keys, lo, hi, wfound, werr):
+    for i in range(lo, hi):
+        watch(keys[i], i, wfound, werr)
+
+
+@njit(types.int64(EXPAND, WATCH, STATES, TABLE, TABLE, STATES, STATES, STATES, STATES, types.uint8[::1],
+                  STATES, STATES, STATES, STATES), cache=True)
+def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track, fired, out, acts, count):
+    i = ctl[0]
+    n = ctl[1]
+    trans = ctl[2]
+    depth = ctl[3]
+    level_end = ctl[4]
+    nlevels = ctl[5]
+    max_states = ctl[6]
+    max_depth = ctl[7]
+    deadlock = ctl[8]
+    stop = i + ctl[9]
+    watching = ctl[10]
+    cap = keys.shape[0]
+    m = table.shape[0] - 1
+    umask = np.uint64(m)
+    room = (table.shape[0] // 4) * 3
+    firings = out.shape[0]
+    status = 0
+    while i < n:
+        if i == level_end:
+            if depth + 1 >= max_depth:
+                status = 4
+                break
+            if nlevels == levels.shape[0]:
+                status = 2
+                break
+            depth += 1
+            levels[nlevels] = i
+            nlevels += 1
+            level_end = n
+        if i >= stop:
+            status = 1
+            break
+        if n + firings > cap or n + firings > room:
+            status = 2
+            break
+        s = keys[i]
+        if watching:
+            watch(s, i, wfound, werr)
+        count[0] = 0
+        failed = False
+        final = False
+        try:
+            final = expand(s, out, acts, count)
+        except Exception:
+            failed = True
+        got = count[0]
+        full = False
+        for j in range(got):
+            a = acts[j]
+            if track[a] and fired[a] < 0:
+                fired[a] = i
+            trans += 1
+            t = out[j]
+            h = np.int64(_hash(t) & umask)
+            while True:
+                e = table[h]
+                if e == 0:
+                    if n == max_states:
+                        full = True
+                    else:
+                        table[h] = n + 1
+                        keys[n] = t
+                        parent[n] = i
+                        n += 1
+                    break
+                if keys[e - 1] == t:
+                    break
+                h = (h + 1) & m
+            if full:
+                break
+        if full:
+            status = 3
+            break
+        if failed:
+            status = 5
+            break
+        if got == 0 and not final and deadlock < 0:
+            deadlock = i
+        i += 1
+    ctl[0] = i
+    ctl[1] = n
+    ctl[2] = trans
+    ctl[3] = depth
+    ctl[4] = level_end
+    ctl[5] = nlevels
+    ctl[8] = deadlock
+    return status
+"""
+
+
+
+class Status(IntEnum):
+    """What `search` returns."""
+
+    DONE = 0            # every stored state expanded
+    TICK = 1            # a slice expanded: the caller checks its budgets and calls again
+    GROW = 2            # the arrays are full: the caller grows them and calls again
+    STATES = 3          # the state cap reached
+    DEPTH = 4           # the depth cap reached
+    ERROR = 5           # a model error in the state at the head
+
+
+CTL = ("head", "stored", "transitions", "depth", "level_end", "levels", "max_states", "max_depth",
+       "deadlock", "slice", "watching")                  # the slots of its `ctl` array

@@ -1,0 +1,290 @@
+"""The compiled store's search: breadth-first, state by state, in Numba-compiled code.
+
+`explore_compiled` generates the model's module (`numbagen`), loads it from the disk cache
+(`cache`) and runs its `search` loop a slice of SLICE states at a time; between slices Python
+grows the arrays, asks `tick` (time, memory) and reports progress. The states live in numpy
+arrays in BFS order: the packed state (8 bytes) and the index of its parent (4 bytes), found
+through an open-addressing table of indices (4 bytes a slot, at most three quarters full).
+States are named by their BFS index, as the python store names them, and come out in its
+order: the first witness of each watched predicate, the first deadlock and the first firing
+of a tracked action are the reference's, and so are their shortest traces, which the
+reference code rebuilds by re-expanding the states along the parent links. A model error
+stops the search at its state; the reference code replays that state for the message.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+
+import numpy as np
+
+from verifier.engines.actiongen import Labels
+from verifier.engines.base import Budget, ProgressFn, ProgressInfo
+from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
+from verifier.engines.compiled import cache
+from verifier.engines.compiled.numbagen import LOOP, RUNTIME, Status, module_source, unbounded_predicate, unfit
+from verifier.ir.expr import Expr
+from verifier.ir.model import Action, Model
+from verifier.semantics import EvalError, Layout, initial_states, layout
+from verifier.trace import Trace, build_trace
+
+SLICE = 1 << 16                # states expanded between two calls of `tick`
+FIRST_CAPACITY = 1 << 12       # states the arrays hold at first (they double as they fill)
+
+
+@dataclass
+class CompiledSpace:
+    """What a compiled search found; states are BFS indices into `keys`."""
+
+    lay: Layout
+    keys: np.ndarray                       # packed states (int64), BFS order
+    parent: np.ndarray                     # parent's index (int32), -1 for an initial state
+    levels: list[int]                      # first index of each level begun
+    labels: Labels = field(default_factory=Labels)
+    transitions: int = 0
+    complete: bool = True
+    reason: str = ""
+    error: tuple[int, str] | None = None
+    seconds: float = 0.0
+    compile_seconds: float = 0.0           # generating and loading (or compiling) the module
+    cached: bool = False                   # the module was on disk already
+    peak_bytes: int = 0                    # the arrays' bytes at the end of the search, the table's included
+    watch: list[int | None] = field(default_factory=list)
+    watch_errors: dict[int, tuple[int, str]] = field(default_factory=dict)
+    fired: dict[int, tuple[int, int, int] | None] = field(default_factory=dict)
+    deadlocks: list[int] = field(default_factory=list)
+    reductions: tuple[str, ...] = ()       # the compiled store applies none
+
+    @property
+    def model(self) -> Model:
+        return self.lay.model
+
+    def __len__(self) -> int:
+        return int(self.keys.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the search's states and parent links take once it is over (12 a state)."""
+        return int(self.keys.nbytes + self.parent.nbytes)
+
+    @property
+    def max_depth(self) -> int:
+        return len(self.levels) - 1 if len(self) else 0
+
+    def depth_of(self, i: int) -> int:
+        return bisect_right(self.levels, i) - 1
+
+    def key(self, i: int) -> int:
+        return int(self.keys[i])
+
+    def chain(self, i: int) -> list[int]:
+        """Packed states from an initial state to state `i` along the parent links."""
+        out = []
+        while i != -1:
+            out.append(self.key(i))
+            i = int(self.parent[i])
+        return out[::-1]
+
+    def _firing(self, source: int, target: int) -> tuple[Action, tuple]:
+        """The first firing of `source` that reaches `target` (the one the search stored it by)."""
+        for a, choice, t, _gap in _fired(self.lay, source):
+            if t == target:
+                return self.model.actions[a], choice
+        raise AssertionError("a parent link without a firing")
+
+    def trace_to(self, i: int) -> Trace:
+        keys = self.chain(i)
+        unpack = packing_of(self.lay).unpack
+        firings = [self._firing(s, t) for s, t in itertools.pairwise(keys)]
+        return build_trace(self.lay, [unpack(k) for k in keys], firings)
+
+    def trace_through(self, i: int, label: int, target: int) -> Trace:
+        keys = self.chain(i)
+        unpack = packing_of(self.lay).unpack
+        a, choice = self.labels.items[label]
+        firings = [self._firing(s, t) for s, t in itertools.pairwise(keys)] + [(self.model.actions[a], choice)]
+        return build_trace(self.lay, [unpack(k) for k in keys + [target]], firings)
+
+
+def _fired(lay: Layout, source: int) -> list:
+    """The reference code's firings of a state (those before a model error, where one stops it)."""
+    fired: list = []
+    try:
+        compile_expander(lay).expand(source, fired)
+    except EvalError:
+        pass
+    return fired
+
+
+def why_not(model: Model, watch: Sequence[Expr] = ()) -> str:
+    """Why the compiled store cannot search this (instantiated) model for these predicates
+    ("" where it can)."""
+    lay = layout(model)
+    why = unfit(lay)
+    for e in watch:
+        why = why or unbounded_predicate(lay, e)
+    return why
+
+
+@dataclass
+class _Arrays:
+    keys: np.ndarray
+    parent: np.ndarray
+    table: np.ndarray
+    levels: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.parent.nbytes + self.table.nbytes + self.levels.nbytes)
+
+    def grow(self, loop: ModuleType, stored: int, nlevels: int, firings: int) -> None:
+        """Room for one more state's successors (and a level)."""
+        if stored + firings > self.keys.shape[0]:
+            size = max(2 * self.keys.shape[0], stored + firings)
+            self.keys = _resized(self.keys, size, stored)
+            self.parent = _resized(self.parent, size, stored)
+        if stored + firings > (self.table.shape[0] // 4) * 3:
+            size = self.table.shape[0]
+            while stored + firings > (size // 4) * 3:
+                size *= 2
+            self.table = np.zeros(0, np.int32)       # let go of the old table before the new one
+            self.table = np.zeros(size, np.int32)
+            loop.rehash(self.keys, stored, self.table)
+        if nlevels == self.levels.shape[0]:
+            self.levels = _resized(self.levels, 2 * nlevels, nlevels)
+
+
+def _resized(a: np.ndarray, size: int, used: int) -> np.ndarray:
+    out = np.empty(size, a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+def explore_compiled(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
+                     watch: Sequence[Expr] = (), track: Sequence[int] = (),
+                     tick: Callable[[int, int], str | None] | None = None) -> CompiledSpace:
+    """Breadth-first search of an instantiated model (`why_not` says it fits) in compiled code.
+
+    As `explicit.explore` without edges: `space.watch[k]` is the first state index where
+    `watch[k]` holds, `space.fired[a]` the first firing (state, label, target) of each tracked
+    action, `space.deadlocks` the first deadlock. `tick(states, depth)` is called between slices
+    and may stop the search with a reason."""
+    start = time.perf_counter()
+    lay = layout(model)
+    source = module_source(lay, watch)
+    cache.load(RUNTIME)
+    loop, _ = cache.load(LOOP)
+    module, known = cache.load(source.text)
+    compiled_at = time.perf_counter()
+    arrays = _Arrays(np.empty(FIRST_CAPACITY, np.int64), np.empty(FIRST_CAPACITY, np.int32),
+                     np.zeros(2 * FIRST_CAPACITY, np.int32), np.empty(64, np.int64))
+    space = CompiledSpace(lay, np.empty(0, np.int64), np.empty(0, np.int32), [0], cached=known,
+                          watch=[None] * len(watch), fired=dict.fromkeys(track))
+    try:
+        inits = list(dict.fromkeys(packing_of(lay).pack(s) for s in initial_states(lay)))
+    except EvalError as err:
+        space.complete, space.reason = False, f"model error in the initial states: {err}"
+        return space
+    if budget.max_states is not None and len(inits) > budget.max_states:
+        inits = inits[:budget.max_states]
+        space.complete, space.reason = False, budget.states_reached()
+    arrays.grow(loop, len(inits), 1, 0)
+    arrays.keys[:len(inits)] = inits
+    arrays.parent[:len(inits)] = -1
+    arrays.levels[0] = 0
+    loop.rehash(arrays.keys, len(inits), arrays.table)
+    max_depth = budget.max_depth if budget.max_depth is not None else 1 << 62
+    ctl = np.array([0, len(inits), 0, 0, len(inits), 1, -1 if budget.max_states is None else budget.max_states,
+                    max_depth, -1, SLICE, 1 if watch else 0], np.int64)
+    wfound = np.full(max(1, len(watch)), -1, np.int64)
+    werr = np.full(max(1, len(watch)), -1, np.int64)
+    track_mask = np.zeros(max(1, len(model.actions)), np.uint8)
+    track_mask[list(track)] = 1
+    fired = np.full(track_mask.shape[0], -1, np.int64)
+    out = np.empty(source.firings, np.int64)
+    acts = np.empty(source.firings, np.int64)
+    count = np.zeros(1, np.int64)
+    status: Status | None = None
+    if not space.complete:
+        status = Status.STATES            # the initial states alone passed the cap
+    elif not inits:
+        status = Status.DONE
+    elif max_depth <= 0:
+        status = Status.DEPTH
+    last_report = start
+    while status is None or status in (Status.TICK, Status.GROW):
+        if status == Status.TICK and tick is not None:
+            reason = tick(int(ctl[1]), int(ctl[3]))
+            if reason is not None:
+                space.complete, space.reason = False, reason
+                break
+        arrays.grow(loop, int(ctl[1]), int(ctl[5]), source.firings)
+        status = Status(loop.search(module.expand, module.watch_all, arrays.keys, arrays.parent, arrays.table,
+                             arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count))
+        if progress is not None and time.perf_counter() - last_report >= 0.5:
+            last_report = time.perf_counter()
+            progress(ProgressInfo(int(ctl[1]), int(ctl[3]), last_report - start))
+    head, stored = int(ctl[0]), int(ctl[1])
+    if status == Status.STATES and space.complete:
+        space.complete, space.reason = False, budget.states_reached()
+    elif status == Status.DEPTH and space.complete:
+        space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
+    elif status == Status.ERROR:
+        message = _error_message(lay, int(arrays.keys[head]))
+        space.complete, space.error, space.reason = False, (head, message), f"model error: {message}"
+    if head < stored:
+        loop.scan(module.watch_all, arrays.keys, head, stored, wfound, werr)
+    space.peak_bytes = arrays.nbytes
+    arrays.keys.resize(stored, refcheck=False)          # the table is let go of; the states and links stay
+    arrays.parent.resize(stored, refcheck=False)
+    space.keys, space.parent = arrays.keys, arrays.parent
+    space.levels = arrays.levels[:int(ctl[5])].tolist()
+    space.transitions = int(ctl[2])
+    if ctl[8] >= 0:
+        space.deadlocks.append(int(ctl[8]))
+    _watches(space, watch, wfound, werr)
+    _firings(space, fired)
+    space.compile_seconds = compiled_at - start
+    space.seconds = time.perf_counter() - start
+    if progress is not None:
+        progress(ProgressInfo(stored, space.max_depth, space.seconds))
+    return space
+
+
+def _error_message(lay: Layout, key: int) -> str:
+    """The words of the model error the compiled code met in state `key` (the reference's)."""
+    try:
+        compile_expander(lay).expand(key)
+    except EvalError as err:
+        return str(err)
+    raise AssertionError("the compiled code met a model error the reference code does not meet")
+
+
+def _watches(space: CompiledSpace, watch: Sequence[Expr], wfound: np.ndarray, werr: np.ndarray) -> None:
+    for k, e in enumerate(watch):
+        if werr[k] >= 0 and (wfound[k] < 0 or werr[k] < wfound[k]):
+            at = int(werr[k])
+            try:
+                packed_predicate(space.lay, e)(space.key(at))
+            except EvalError as err:
+                space.watch_errors[k] = (at, str(err))
+                continue
+            raise AssertionError("the compiled code met a model error the reference code does not meet")
+        elif wfound[k] >= 0:
+            space.watch[k] = int(wfound[k])
+
+
+def _firings(space: CompiledSpace, fired: np.ndarray) -> None:
+    """Each tracked action's first firing: the state the search saw it in, re-expanded for the
+    choice and successor."""
+    for a in space.fired:
+        i = int(fired[a])
+        if i < 0:
+            continue
+        first = next((a2, choice, t) for a2, choice, t, _gap in _fired(space.lay, space.key(i))
+                     if a2 == a and t is not None)
+        space.fired[a] = (i, space.labels(a, first[1]), first[2])
