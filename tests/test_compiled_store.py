@@ -33,7 +33,7 @@ def test_the_compiled_search_finds_what_the_reference_finds(model, watched, budg
     mine = explore_compiled(model, budget, watch=watched, track=range(len(model.actions)))
     assert mine.keys.tolist() == list(ref.packed)          # the same states in the same order
     assert mine.parent.tolist() == list(ref.parent)
-    assert (mine.complete, mine.reason, mine.error) == (ref.complete, ref.reason, ref.error)
+    assert (mine.complete, mine.stop, mine.error) == (ref.complete, ref.stop, ref.error)
     assert mine.max_depth == ref.max_depth
     assert mine.transitions == ref.transitions
     assert mine.deadlocks == ref.deadlocks[:1]
@@ -56,8 +56,9 @@ def test_the_engine_gives_the_same_verdicts_and_traces_with_either_store(model):
     got = ExplicitEngine(store="compiled").check(model, CLAIMS, Budget())
     errors = any("model error" in r.reason for r in got)     # a path may pass the state that raises
     for w, g in zip(want, got):
-        assert (g.verdict, g.reason, g.depth, g.stats.states) == (w.verdict, w.reason, w.depth, w.stats.states)
-        assert g.evidence["store"] == "compiled"
+        assert (g.verdict, g.reason, g.stop, g.depth, g.stats.states) == \
+            (w.verdict, w.reason, w.stop, w.depth, w.stats.states)
+        assert (g.engine, g.evidence["store"]) == ("explicit/compiled", "compiled")
         assert g.trace == w.trace
         if g.trace is not None and not errors:
             replay(layout(model), g.trace)

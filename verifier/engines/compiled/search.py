@@ -29,6 +29,7 @@ from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import LOOP, RUNTIME, Status, module_source, unbounded_predicate, unfit
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
+from verifier.resources import Stop, model_error
 from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace
 
@@ -47,7 +48,7 @@ class CompiledSpace:
     labels: Labels = field(default_factory=Labels)
     transitions: int = 0
     complete: bool = True
-    reason: str = ""
+    stop: Stop | None = None               # why it stopped short (None: complete)
     error: tuple[int, str] | None = None
     seconds: float = 0.0
     compile_seconds: float = 0.0           # generating and loading (or compiling) the module
@@ -58,6 +59,11 @@ class CompiledSpace:
     fired: dict[int, tuple[int, int, int] | None] = field(default_factory=dict)
     deadlocks: list[int] = field(default_factory=list)
     reductions: tuple[str, ...] = ()       # the compiled store applies none
+
+    @property
+    def reason(self) -> str:
+        """Why the search stopped short, in words ("" when complete)."""
+        return "" if self.stop is None else self.stop.words
 
     @property
     def model(self) -> Model:
@@ -166,13 +172,13 @@ def _resized(a: np.ndarray, size: int, used: int) -> np.ndarray:
 
 def explore_compiled(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
                      watch: Sequence[Expr] = (), track: Sequence[int] = (),
-                     tick: Callable[[int, int], str | None] | None = None) -> CompiledSpace:
+                     tick: Callable[[int, int], Stop | None] | None = None) -> CompiledSpace:
     """Breadth-first search of an instantiated model (`why_not` says it fits) in compiled code.
 
     As `explicit.explore` without edges: `space.watch[k]` is the first state index where
     `watch[k]` holds, `space.fired[a]` the first firing (state, label, target) of each tracked
     action, `space.deadlocks` the first deadlock. `tick(states, depth)` is called between slices
-    and may stop the search with a reason."""
+    and may stop the search (its `Stop`)."""
     start = time.perf_counter()
     lay = layout(model)
     source = module_source(lay, watch)
@@ -187,11 +193,11 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     try:
         inits = list(dict.fromkeys(packing_of(lay).pack(s) for s in initial_states(lay)))
     except EvalError as err:
-        space.complete, space.reason = False, f"model error in the initial states: {err}"
+        space.complete, space.stop = False, model_error(f"model error in the initial states: {err}")
         return space
     if budget.max_states is not None and len(inits) > budget.max_states:
         inits = inits[:budget.max_states]
-        space.complete, space.reason = False, budget.states_reached()
+        space.complete, space.stop = False, budget.states_stop()
     arrays.grow(loop, len(inits), 1, 0)
     arrays.keys[:len(inits)] = inits
     arrays.parent[:len(inits)] = -1
@@ -218,9 +224,9 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     last_report = start
     while status is None or status in (Status.TICK, Status.GROW):
         if status == Status.TICK and tick is not None:
-            reason = tick(int(ctl[1]), int(ctl[3]))
-            if reason is not None:
-                space.complete, space.reason = False, reason
+            stop = tick(int(ctl[1]), int(ctl[3]))
+            if stop is not None:
+                space.complete, space.stop = False, stop
                 break
         arrays.grow(loop, int(ctl[1]), int(ctl[5]), source.firings)
         status = Status(loop.search(module.expand, module.watch_all, arrays.keys, arrays.parent, arrays.table,
@@ -230,12 +236,12 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
             progress(ProgressInfo(int(ctl[1]), int(ctl[3]), last_report - start))
     head, stored = int(ctl[0]), int(ctl[1])
     if status == Status.STATES and space.complete:
-        space.complete, space.reason = False, budget.states_reached()
+        space.complete, space.stop = False, budget.states_stop()
     elif status == Status.DEPTH and space.complete:
-        space.complete, space.reason = False, f"--max-depth {budget.max_depth} reached"
+        space.complete, space.stop = False, budget.depth_stop()
     elif status == Status.ERROR:
         message = _error_message(lay, int(arrays.keys[head]))
-        space.complete, space.error, space.reason = False, (head, message), f"model error: {message}"
+        space.complete, space.error, space.stop = False, (head, message), model_error(f"model error: {message}")
     if head < stored:
         loop.scan(module.watch_all, arrays.keys, head, stored, wfound, werr)
     space.peak_bytes = arrays.nbytes
