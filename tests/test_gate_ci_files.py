@@ -70,6 +70,17 @@ def test_check_hook(project):
     assert run_hook(hook, root, env, ["properties/no_such_model.yaml"]).returncode == 0
 
 
+def test_check_hook_refuses_a_model_linked_out_of_the_repository(project):
+    root, env = project
+    secret = root.parent / "secret.txt"
+    secret.write_text("SECRET_TOKEN=ghp_hook_example\n", encoding="utf-8")
+    (root / "models" / "leak.yaml").symlink_to(secret)
+    os.mkfifo(root / "models" / "fifo.yaml")
+    for name in ("leak", "fifo"):
+        done = run_hook(HOOKS[0], root, env, [f"models/{name}.yaml"])
+        assert done.returncode == 2 and "ghp_" not in done.stdout + done.stderr and f"models/{name}.yaml" in done.stderr
+
+
 def test_gate_hook(project):
     root, env = project
     hook = HOOKS[1]
