@@ -86,9 +86,11 @@ def test_claim_ids_and_variant_names_become_safe_file_names(hostile_runs, tmp_pa
     out = tmp_path / "site"
     code = main(["report", m, "-p", p, "-o", str(out), "-q", "--no-graph", "--engine", "explicit"])
     assert code == 0
-    names = [f.name for f in out.iterdir()]
+    files = [f for f in out.rglob("*") if f.is_file()]
+    assert all(f.parent in (out, *out.iterdir()) for f in files)      # the top, or a game's folder
+    names = [f.name for f in files]
     assert all(len(n) < 120 and "/" not in n for n in names)
-    assert any(".trace." in n for n in names)
+    assert any(n.startswith("trace.") for n in names) and any(n.startswith("claim.") for n in names)
 
 
 @pytest.mark.parametrize("spec", ["git:--output=/tmp/pwned:models/gate.yaml", "git:-p:x.yaml"])

@@ -1,7 +1,9 @@
-"""The terminal report: a claim's `why` (why the rules break it) is shown only under the
+"""The terminal report: a summary table by default, the traces of verdicts not as expected,
+every trace with --traces all; a claim's `why` (why the rules break it) is shown only under the
 readings where the violation is expected."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from verifier.cli import main
@@ -19,7 +21,27 @@ CLAIM = """claims:
 def test_why_only_where_the_violation_is_expected(tmp_path, capsys):
     props = tmp_path / "claims.yaml"
     props.write_text(CLAIM, encoding="utf-8")
-    assert main(["check", MINI, "-p", str(props), "--engine", "explicit", "--no-consistency"]) == 1
+    assert main(["check", MINI, "-p", str(props), "--engine", "explicit", "--no-consistency", "--traces", "all"]) == 1
     out = capsys.readouterr().out
     assert out.count("empty-hand: VIOLATED") == 2                    # violated under both readings
     assert out.count("(expected: WHY-MARK)") == 1                    # but expected only under loose
+
+
+def test_by_default_a_summary_and_the_unexpected_traces_only(tmp_path, capsys):
+    props = tmp_path / "claims.yaml"
+    props.write_text(CLAIM + """  - id: hand-can-fill
+    says: "a hand can hold a card"
+    reachable: "hand[0] > 0"
+""", encoding="utf-8")
+    args = ["check", MINI, "-p", str(props), "--engine", "explicit", "--no-consistency"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"\nVIOLATED +NO \(strict\) +1 +empty-hand", out)   # grouped across readings
+    assert re.search(r"\nHOLDS +yes +1 +hand-can-fill", out)
+    assert "empty-hand [strict]: VIOLATED, expected HOLDS" in out                    # the one not as expected
+    assert out.count("(initial state)") == 1                         # its trace, and no other (no witness)
+    assert "2 claims × 2 readings = 4 verdicts, 3 as expected" in out
+    assert main([*args, "--traces", "none"]) == 1
+    assert "(initial state)" not in capsys.readouterr().out
+    assert main([*args, "--traces", "all"]) == 1
+    assert capsys.readouterr().out.count("(initial state)") == 4     # both violations, each reading's witness

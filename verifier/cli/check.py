@@ -48,6 +48,10 @@ def register(sub: Commands) -> None:
     add_model_options(p)
     add_gate_options(p)
     add_output_options(p, FORMATS)
+    p.add_argument("--traces", choices=("unexpected", "all", "none"), default="unexpected",
+                   help="text output: the traces to print after the summary table: unexpected (default: those of "
+                        "verdicts not as expected), all (every trace, with each reading's full table and every "
+                        "finding), none")
     p.add_argument("--baseline", metavar="FILE",
                    help="compare with recorded verdicts and findings (FILE, or DIR/<model>.json) and fail only "
                         "on changes: exit 1 on a changed verdict or a new finding not in the baseline")
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "sarif":
         text = json.dumps(runs_sarif(runs, baseline=gate.comparison if gate else None), indent=2) + "\n"
     else:
-        text = render_runs(runs, color=args.output is None and sys.stdout.isatty())
+        text = render_runs(runs, color=args.output is None and sys.stdout.isatty(), traces=args.traces)
         if gate is not None:
             text += gate.text()
     write_output(text, args.output)

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -20,42 +21,168 @@ VERDICT_STYLE = {
 }
 
 
-def render_runs(runs: Sequence[ModelRun], color: bool = False, width: int = 120) -> str:
-    """The whole text report of one model's runs."""
+TRACES = ("unexpected", "all", "none")      # --traces: which traces `check` prints
+
+
+def render_runs(runs: Sequence[ModelRun], color: bool = False, width: int = 120, traces: str = "unexpected") -> str:
+    """The text report of one model's runs (one per reading): one summary table of the claims
+    grouped by their verdicts across readings, the findings counted, then what needs attention
+    (a verdict not as expected with its trace, an UNKNOWN with its reason, a new finding).
+    `traces`: "unexpected" (the traces of verdicts not as expected), "all" (besides, each
+    reading's full table, every trace and every finding), "none"."""
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, width=width, highlight=False)
-    for run in runs:
-        _run(console, run)
+    if not runs:
+        return ""
+    _summary(console, runs)
+    if traces == "all":
+        for run in runs:
+            _run(console, run)
+    else:
+        _attention(console, runs, with_traces=traces != "none")
+    _notes(console, runs)
+    results = [r for run in runs for r in run.results]
+    claims = len(dict.fromkeys(r.property.id for r in results))
+    readings = f" × {len(runs)} readings = {len(results)} verdicts" if len(runs) > 1 else ""
+    new = len(_unique_findings(f for run in runs for f in run.new_findings))
+    console.print(f"{claims} claims{readings}, {sum(r.as_expected for r in results)} as expected, {new} unacknowledged "
+                  f"finding{'s' * (new != 1)}, {sum(run.seconds for run in runs):.2f} s")
     return buf.getvalue()
 
 
-def _run(console: Console, run: ModelRun) -> None:
-    m = run.model
+def _summary(console: Console, runs: Sequence[ModelRun]) -> None:
+    m = runs[0].model
     params = ", ".join(f"{k}={'*' if v is None else v}" for k, v in m.param_values)
+    variants = [run.model.variant for run in runs if run.model.variant]
+    console.print(plain(f"== {m.name}  ({runs[0].path}; {params or 'no parameters'})", style="bold"))
+    if variants:
+        console.print(plain(f"{'readings' if len(variants) > 1 else 'reading'}: {', '.join(variants)}"))
+    results = [r for run in runs for r in run.results]
+    if not results:
+        console.print("no claims (write properties/<model>.yaml or pass -p FILE)")
+    else:
+        console.print(claims_summary(runs))
+    findings = _unique_findings(f for run in runs for f in run.findings)
+    if findings:
+        kinds: dict[str, int] = {}
+        for f in findings:
+            kinds[f.kind] = kinds.get(f.kind, 0) + 1
+        new = sum(1 for f in findings if f.acknowledged is None)
+        console.print(plain(f"findings: {len(findings)} ({new} new, {len(findings) - new} acknowledged): "
+                            + ", ".join(f"{n} {k}" for k, n in kinds.items())))
+    else:
+        console.print("findings: none")
+
+
+def claims_summary(runs: Sequence[ModelRun]) -> Table:
+    """The claims grouped by their verdicts across the readings: one row per group, the groups
+    that need attention first (not as expected, then left open)."""
+    multi = len(runs) > 1
+    by_claim: dict[str, list[CheckResult]] = {}
+    for run in runs:
+        for r in run.results:
+            by_claim.setdefault(r.property.id, []).append(r)
+    groups: dict[tuple[int, str, str], list[str]] = {}
+    for cid, results in by_claim.items():
+        verdicts: dict[str, list[str]] = {}
+        for r in results:
+            verdicts.setdefault(r.verdict.value, []).append(r.variant or "")
+        most = max(verdicts, key=lambda v: len(verdicts[v]))
+        label = most if len(verdicts) == 1 else most + " (" + "; ".join(
+            f"{v} in {', '.join(where)}" for v, where in verdicts.items() if v != most) + ")"
+        wrong = [r.variant or "" for r in results if not r.as_expected and r.verdict is not Verdict.UNKNOWN]
+        if wrong:
+            rank, status = 0, "NO" + (f" ({', '.join(wrong)})" if multi and len(wrong) < len(results) else "")
+        elif any(r.verdict is Verdict.UNKNOWN and not r.as_expected for r in results):
+            rank, status = 1, "left open"
+        else:
+            rank, status = 2, "yes"
+        groups.setdefault((rank, label, status), []).append(cid)
+    table = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for col in ("verdict" + (" (the exceptions by reading)" if multi else ""), "as expected", "claims", "which"):
+        table.add_column(col, justify="right" if col == "claims" else "left")
+    order = {v.value: k for k, v in enumerate(Verdict)}
+    for (rank, label, status), cids in sorted(groups.items(), key=lambda g: (g[0][0], order.get(g[0][1].split()[0], 9),
+                                                                              g[0][1])):
+        style = "bold red" if rank == 0 else "magenta" if rank == 1 else ""
+        which = ", ".join(cids) if rank < 2 else _first(cids, 45)
+        table.add_row(Text(label, style=VERDICT_STYLE.get(Verdict(label.split()[0]), "")) if label.split()[0] in order
+                      else plain(label), plain(status, style), str(len(cids)), plain(which))
+    return table
+
+
+def _first(items: Sequence[str], width: int) -> str:
+    """As many of `items` as fit in `width` characters, then how many more."""
+    shown: list[str] = []
+    for k, item in enumerate(items):
+        rest = len(items) - k - 1
+        if shown and len(", ".join([*shown, item])) + (len(f" and {rest} more") if rest else 0) > width:
+            return ", ".join(shown) + f" and {len(items) - k} more"
+        shown.append(item)
+    return ", ".join(shown)
+
+
+def _attention(console: Console, runs: Sequence[ModelRun], with_traces: bool) -> None:
+    """The verdicts not as expected (with their traces), the ones left open (with the reason),
+    and the new findings."""
+    for run in runs:
+        where = f" [{run.model.variant}]" if run.model.variant and len(runs) > 1 else ""
+        for r in run.results:
+            if r.as_expected and r.verdict is not Verdict.UNKNOWN:
+                continue
+            if r.verdict is Verdict.UNKNOWN:
+                if not r.as_expected or r.property.expected is None:
+                    console.print(plain(f"{r.property.id}{where}: UNKNOWN because {r.reason or 'it was left open'}",
+                                        style="magenta"))
+                continue
+            expected = r.property.expected or "not VIOLATED"
+            console.print(plain(f"\n{r.property.id}{where}: {r.verdict.value}, expected {expected}"
+                                + (f" ({r.reason})" if r.reason else ""), style=VERDICT_STYLE[r.verdict]))
+            if with_traces and r.trace is not None:
+                console.print(trace_table(r.trace))
+    new = _unique_findings(f for run in runs for f in run.new_findings)
+    if new:
+        console.print(findings_text(new, title="New findings (not acknowledged)"))
+
+
+def _unique_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings as a reader counts them: one per kind, subject and message, whichever readings show it."""
+    return list({(f.kind, f.subject, f.message): f for f in findings}.values())
+
+
+def _notes(console: Console, runs: Sequence[ModelRun]) -> None:
+    """The analyses' notes and the vacuity warnings, each once however many readings share it."""
+    lines: dict[tuple[str, str], None] = {}
+    for run in runs:
+        if run.analyses_beyond:
+            lines[(f"consistency analyses: {run.analyses_beyond}", "")] = None
+        if run.analyses_unknown:
+            lines[(f"consistency analyses UNKNOWN: {run.analyses_unknown}", "magenta")] = None
+        for v in run.vacuous:
+            lines[(f"warning: {v.message}", "yellow")] = None
+    for text, style in lines:
+        console.print(plain(text, style=style))
+
+
+def _run(console: Console, run: ModelRun) -> None:
+    """One reading in full (--traces all): its table, every trace, every finding."""
+    m = run.model
     title = f"{m.name}" + (f" [variant {m.variant}]" if m.variant else "")
-    console.print(plain(f"== {title}  ({run.path}; {params or 'no parameters'})", style="bold"))
+    console.print(plain(f"\n== {title}", style="bold"))
     if run.results:
         console.print(results_table(run.results))
         for r in run.results:
-            if r.trace is not None and (r.verdict is Verdict.VIOLATED or not r.as_expected):
+            if r.trace is not None:
                 why = shown_why(r)
                 console.print(plain(f"\n{r.property.id}: {r.verdict.value}" + (f" (expected: {why})" if why else ""),
                                     style=VERDICT_STYLE[r.verdict]))
                 console.print(trace_table(r.trace))
             if r.verdict is Verdict.UNKNOWN and r.reason:
                 console.print(plain(f"{r.property.id}: UNKNOWN because {r.reason}", style="magenta"))
-    else:
-        console.print("no claims (write properties/<model>.yaml or pass -p FILE)")
     if run.findings:
         console.print(findings_text(run.findings))
-    if run.analyses_beyond:
-        console.print(plain(f"consistency analyses: {run.analyses_beyond}"))
-    if run.analyses_unknown:
-        console.print(plain(f"consistency analyses UNKNOWN: {run.analyses_unknown}", style="magenta"))
-    for v in run.vacuous:
-        console.print(plain(f"warning: {v.message}", style="yellow"))
     console.print(f"{len(run.results)} claims, {sum(r.as_expected for r in run.results)} as expected, "
-                  f"{len(run.new_findings)} unacknowledged findings, {run.seconds:.2f} s\n")
+                  f"{len(run.new_findings)} unacknowledged findings, {run.seconds:.2f} s")
 
 
 SHORT_SCALE = {SCALE_EVERY: "all values", SCALE_PRINTED: "printed", SCALE_SCALED: "scaled"}
@@ -93,9 +220,9 @@ def trace_table(trace: Trace) -> Table:
     return table
 
 
-def findings_text(findings: Sequence[Finding]) -> Table:
+def findings_text(findings: Sequence[Finding], title: str = "Findings") -> Table:
     """Findings grouped by the rule section they concern."""
-    table = Table(title="Findings", header_style="bold", title_justify="left")
+    table = Table(title=title, header_style="bold", title_justify="left")
     for col in ("rule", "kind", "finding", "evidence"):
         table.add_column(col)
     for f in sorted(findings, key=lambda f: (f.rules[0] if f.rules else "~", f.kind, f.subject)):
