@@ -143,3 +143,31 @@ def test_a_wrong_observation_is_reported(example):
 
     with pytest.raises(ConformanceError, match=r"observe\(\) names slots the model does not have: \['mana'\]"):
         run_state_machine_as_test(Machine, settings=settings(FAST, max_examples=1))
+
+
+def test_the_printed_hint_runs_as_printed_and_from_any_folder(tmp_path, monkeypatch, capsys):
+    """The `python -m pytest ...` testgen prints runs as printed, and from another folder too: the
+    test makes the adapter's package importable from where testgen found it (issue #27.6)."""
+    import subprocess
+
+    project = tmp_path / "project"
+    (project / "mygame").mkdir(parents=True)
+    (project / "models").mkdir()
+    (project / "mygame" / "__init__.py").write_text("")
+    (project / "mygame" / "engine.py").write_text((ROOT / "examples" / "aeons_end" / "engine.py").read_text())
+    (project / "mygame" / "adapter.py").write_text((ROOT / "examples" / "aeons_end" / "adapter.py").read_text()
+                                                   .replace("examples.aeons_end.engine", "mygame.engine"))
+    (project / "models" / "aeons_end.yaml").write_text((ROOT / "models" / "aeons_end.yaml").read_text())
+    monkeypatch.chdir(project)
+    assert main(["testgen", "models/aeons_end.yaml", "-o", "checks/test_rules.py", "--adapter",
+                 "mygame.adapter:make_engine", "--max-examples", "3", "--steps", "5"]) == 0
+    hint = capsys.readouterr().out.rsplit("run it with ", 1)[1].split()
+    assert hint == ["python", "-m", "pytest", "checks/test_rules.py"]
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(ROOT)                      # turnproof itself, as an installed package would be
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, args in ((project, hint[1:]), (elsewhere, ["-m", "pytest", str(project / "checks" / "test_rules.py")])):
+        done = subprocess.run([sys.executable, *args, "-q", "-p", "no:cacheprovider", "-p", "no:xdist"], cwd=cwd,
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

@@ -6,6 +6,7 @@ model side by side: each step takes one of the model's legal moves, and after ev
 engine's legal moves and observed state must equal the model's. A failure names the shrunk
 sequence of moves.
 """
+import sys
 from pathlib import Path
 
 from hypothesis import settings
@@ -13,7 +14,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from verifier.testgen.runtime import Conformance, Oracle
-from examples.aeons_end.adapter import make_engine as make_engine
+sys.path.append(str(Path(__file__).parent / '../..'))   # where testgen found examples.aeons_end.adapter
+# (then importable however pytest is started, from any folder)
+from examples.aeons_end.adapter import make_engine as make_engine  # noqa: E402
 
 MODEL = Path(__file__).parent / '../../models/aeons_end.yaml'
 MODEL_SHA256 = '35fb0f09c111412234d519d80e4314eaa54d70704516c1e2baa8403b00fe817b'

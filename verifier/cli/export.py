@@ -40,6 +40,8 @@ def register(sub: Commands) -> None:
     p.add_argument("--variant", metavar="NAME", help="the reading to export (default: the first declared)")
     p.add_argument("--direction", choices=("TD", "LR"), default="TD", help="mermaid: layout direction")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of standard output")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="accepted as by every command (export shows no progress and prints only the export)")
     p.set_defaults(handler=run)
 
 

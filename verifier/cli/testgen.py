@@ -62,6 +62,7 @@ def register(sub: Commands) -> None:
     p.add_argument("--steps", type=int, default=50, metavar="N", help="most moves per game (default 50)")
     p.add_argument("--format", "-f", choices=("text", "json"), default="text",
                    help="the summary printed on standard output (default text)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no text summary (--format json still prints its own)")
     p.set_defaults(handler=run)
 
 
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                "params": concrete, "adapter": args.adapter, "machine": gen.machine, "model_sha256": gen.digest,
                "actions": list(gen.actions)}
         print(json.dumps(doc, indent=2))
-    else:
+    elif not args.quiet:
         print(printable(f"wrote {args.output}: {gen.machine}, the moves of {len(gen.actions)} actions of {model.name}"
                         f"{f' (variant {model.variant})' if model.variant else ''}; "
                         f"run it with python -m pytest {args.output}"))
