@@ -291,6 +291,14 @@ def test_the_auto_engine_names_a_model_error_too(capsys):
     assert code == 2 and "model error" in err and "by the budget" not in out + err
 
 
+def test_a_baseline_never_records_or_vouches_for_a_model_error(tmp_path, capsys):
+    path = str(HOSTILE / "models" / "overreach.yaml")
+    target = str(tmp_path / "overreach.json")
+    assert run(capsys, "check", path, *QUICK, "--baseline", target, "--update-baseline")[0] == 2
+    code, out, err = run(capsys, "check", path, *QUICK, "--baseline", target)     # recorded UNKNOWN: unchanged
+    assert code == 2 and "no change" in out and "model error" in err
+
+
 @pytest.mark.parametrize("model", MODEL_ERRORS)
 def test_commands_that_do_not_run_the_model_write_it_out(tmp_path, capsys, model):
     path = str(HOSTILE / "models" / f"{model}.yaml")

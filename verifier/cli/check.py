@@ -7,6 +7,8 @@ import sys
 
 from verifier.cli.common import (
     EXIT_CODES_HELP,
+    EXIT_ERROR,
+    EXIT_FAILED,
     EXIT_OK,
     EXIT_UNKNOWN,
     Progress,
@@ -105,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
     sys.stderr.write(budget_note(runs, args.timeout))
     if gate is None:
         return exit_code(runs)
+    if gate.exit_code != EXIT_FAILED and any(run.model_errors for run in runs):
+        return EXIT_ERROR                 # a model error is no verdict a baseline can record or vouch for
     if gate.exit_code == EXIT_OK and any(run.analyses_unknown for run in runs):
         return EXIT_UNKNOWN               # the gate cannot vouch for findings the analyses never reached
     return gate.exit_code
