@@ -3,7 +3,7 @@ to the code (issue #27.6): run in a temporary folder holding a copy of the proje
 
 Each `turnproof` command is read by the real parser (an option renamed or dropped fails here)
 and every input file it names must exist. The fast ones then run in full, as written: `--help`,
-`export`, `import-mermaid` (on the chart the export wrote), `testgen`, and `simulate` with 20
+`export`, `import-mermaid` (on the chart the export wrote), `testgen`, and `simulate` with 5
 games instead of 1,000 (each game is the same; the count only makes the statistics steadier).
 The others check shipped games at their defaults or their printed numbers, minutes of CPU in
 all; their outcome is the subject of other tests (tests/shipped_runs.py, test_report_shipped.py,
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "README.md"]
 INPUTS = ("models", "properties", "baselines", "examples")
 RUN_IN_FULL = {"--help", "export", "import-mermaid", "testgen", "simulate"}
-SMALLER = {"--games 1000": "--games 20"}                 # the same command, fewer random games
+SMALLER = {"--games 1000": "--games 5"}                 # the same command, fewer random games
 NOT_TURNPROOF = ("python -m pip install", "python -m pytest")
 
 

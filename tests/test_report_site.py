@@ -61,8 +61,8 @@ def test_folder_contents(page, tmp_path):
                                  if n != MANIFEST}
 
 
-def test_a_finding_trace_has_a_page_of_its_own(tmp_path):
-    runs = with_findings(mini_runs())
+def test_a_finding_trace_has_a_page_of_its_own(page, tmp_path):
+    runs = list(page.runs)
     last = runs[-1].findings[0]
     shorter = replace(last.traces[0], steps=last.traces[0].steps[:-1])      # not any claim's trace
     runs[-1] = replace(runs[-1], findings=(replace(last, traces=(shorter,)),))
@@ -173,7 +173,7 @@ def test_stale_games(tmp_path, monkeypatch):
 def test_report_cli(tmp_path, capsys):
     out = tmp_path / "r"
     code = main(["report", str(ROOT / MINI), "-p", str(ROOT / MINI_PROPS), "-o", str(out), "--engine", "explicit",
-                 "--no-consistency", "--graph-limit", "500"])
+                 "--no-consistency", "--graph-limit", "500", "--playouts", "0"])   # playouts: test_report_playouts
     assert code == 0
     assert "wrote" in capsys.readouterr().err
     md = (out / "mini" / "index.md").read_text()
