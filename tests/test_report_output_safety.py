@@ -136,3 +136,18 @@ def test_a_model_named_findings_gets_a_folder_of_its_own(page, tmp_path):
 def test_two_models_of_one_folder_name_are_refused():
     with pytest.raises(UsageError, match="both be written to the folder"):
         check_names([("Game", "models/a.yaml"), ("game", "models/b.yaml")])
+
+
+def test_files_of_an_older_manifest_are_left_and_named(page, tmp_path):
+    """A manifest of an older turnproof lists its files without their SHA-256: they may be
+    overwritten, never deleted; those left in place are named."""
+    out = tmp_path / "site"
+    out.mkdir()
+    for name in ("index.html", "mini.html", "mini.phases.svg"):
+        (out / name).write_text("old")
+    (out / MANIFEST).write_text(json.dumps({"generator": "turnproof report",
+                                            "files": ["index.html", "mini.html", "mini.phases.svg"]}))
+    left: list[str] = []
+    write_site([page], out, left=left)
+    assert (out / "index.html").read_text() != "old"                 # overwritten: a name of ours
+    assert left == ["mini.html", "mini.phases.svg"] and (out / "mini.html").read_text() == "old"

@@ -21,7 +21,7 @@ from verifier.cli.common import (
     warnings_note,
 )
 from verifier.cli.config import Commands
-from verifier.diagnostics import Diagnostic, TurnproofError, UsageError
+from verifier.diagnostics import Diagnostic, TurnproofError, UsageError, printable
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
 from verifier.signals import OutOfTime, after_cut, past_deadline
 
@@ -133,7 +133,13 @@ def run(args: argparse.Namespace) -> int:
     for page in pages:
         page.playouts, error = _playouts(page.model, args.playouts, options.budget.time_left())
         playout_errors += [error] if error else []
-    written = write_site(pages, args.output, timings=args.timings, force=args.force)
+    left: list[str] = []
+    written = write_site(pages, args.output, timings=args.timings, force=args.force, left=left)
+    if left:
+        sys.stderr.write(printable(f"{len(left)} file{'s' * (len(left) != 1)} of the earlier report in {args.output} "
+                                   f"{'were' if len(left) != 1 else 'was'} left in place (changed since, or listed "
+                                   f"without a SHA-256 by an older turnproof), e.g. {left[0]}: remove "
+                                   f"{'them' if len(left) != 1 else 'it'} by hand if not wanted\n"))
     if not args.quiet:
         sys.stderr.write(f"wrote {len(written)} files to {args.output}: open {Path(args.output) / 'index.html'} "
                          f"({len(pages)} game{'s' if len(pages) != 1 else ''}, one folder each)\n")

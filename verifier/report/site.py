@@ -37,10 +37,13 @@ STAGING = ".turnproof-staging-"
 
 
 def write_site(pages: Sequence[GamePage], out_dir: str | os.PathLike, timings: bool = True,
-               force: bool = False, on_file: Callable[[Path], None] | None = None) -> list[str]:
+               force: bool = False, on_file: Callable[[Path], None] | None = None,
+               left: list[str] | None = None) -> list[str]:
     """Write the report for `pages` into `out_dir`; returns the paths written (relative to it,
     with `/`). With `force`, files of the same names that turnproof did not write are overwritten
-    (never deleted). `on_file` is called after each file is staged (progress, tests)."""
+    (never deleted). `on_file` is called after each file is staged (progress, tests); `left`, when
+    given, receives the files of the previous report this one no longer writes that were left in
+    place (changed since, or listed by an older manifest without their SHA-256)."""
     target = Path(out_dir)
     check_names([(p.slug, p.runs[0].path) for p in pages])
     check_output(target, [path for p in pages for path in (p.runs[0].path, p.runs[0].properties_path) if path])
@@ -84,7 +87,9 @@ def write_site(pages: Sequence[GamePage], out_dir: str | os.PathLike, timings: b
         shutil.rmtree(staging, ignore_errors=True)
         if created and not any(target.iterdir()):
             target.rmdir()                 # nothing was written: no empty folder left behind
-    _remove_old(target, previous, set(digests))
+    kept = _remove_old(target, previous, set(digests))
+    if left is not None:
+        left += kept
     return sorted(digests)
 
 
@@ -185,13 +190,17 @@ def _move_in(staging: Path, target: Path, names: Sequence[str]) -> None:
         os.replace(staging / name, target / name)
 
 
-def _remove_old(target: Path, previous: dict[str, str | None], kept: set[str]) -> None:
+def _remove_old(target: Path, previous: dict[str, str | None], kept: set[str]) -> list[str]:
     """The files of the previous report that this one no longer writes, where they still hold what
-    turnproof wrote; then their folders, where that left them empty."""
+    turnproof wrote; then their folders, where that left them empty. Returns those left in place."""
     folders = set()
+    left = []
     for name, digest in previous.items():
         path = target / name
-        if name in kept or name == MANIFEST or not _ours(path, digest) or path.parent.is_symlink():
+        if name in kept or name == MANIFEST or not path.exists():
+            continue
+        if not _ours(path, digest) or path.parent.is_symlink():
+            left.append(name)
             continue
         path.unlink()
         if path.parent != target:
@@ -201,6 +210,7 @@ def _remove_old(target: Path, previous: dict[str, str | None], kept: set[str]) -
             folder.rmdir()
         except OSError:                    # not empty: it holds files of someone else
             pass
+    return sorted(left)
 
 
 def _remove_stale(target: Path) -> None:
