@@ -91,7 +91,9 @@ def claims_summary(runs: Sequence[ModelRun]) -> Table:
         label = most if len(verdicts) == 1 else most + " (" + "; ".join(
             f"{v} in {', '.join(where)}" for v, where in verdicts.items() if v != most) + ")"
         wrong = [r.variant or "" for r in results if not r.as_expected and r.verdict is not Verdict.UNKNOWN]
-        if wrong:
+        if any(r.model_error for r in results):
+            rank, status = 0, "model error"
+        elif wrong:
             rank, status = 0, "NO" + (f" ({', '.join(wrong)})" if multi and len(wrong) < len(results) else "")
         elif any(r.verdict is Verdict.UNKNOWN and not r.as_expected for r in results):
             rank, status = 1, "left open"
@@ -129,6 +131,11 @@ def _attention(console: Console, runs: Sequence[ModelRun], with_traces: bool) ->
         where = f" [{run.model.variant}]" if run.model.variant and len(runs) > 1 else ""
         for r in run.results:
             if r.as_expected and r.verdict is not Verdict.UNKNOWN:
+                continue
+            if r.model_error:                 # not a budget: the model fails where the trace ends
+                console.print(plain(f"\n{r.property.id}{where}: {r.reason}", style="bold red"))
+                if with_traces and r.trace is not None:
+                    console.print(trace_table(r.trace))
                 continue
             if r.verdict is Verdict.UNKNOWN:
                 if not r.as_expected or r.property.expected is None:
