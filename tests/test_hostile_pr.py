@@ -306,6 +306,12 @@ def test_commands_that_do_not_run_the_model_write_it_out(tmp_path, capsys, model
     assert run(capsys, "testgen", path, "-o", str(tmp_path / "test_it.py"))[0] == 0
 
 
+def test_json_marks_a_model_error(capsys):
+    code, out, _ = run(capsys, "check", str(HOSTILE / "models" / "overreach.yaml"), *QUICK, "-f", "json")
+    result = json.loads(out)["results"][0]
+    assert code == 2 and result["model_error"] is True and result["trace"] and not result["as_expected"]
+
+
 def test_a_model_error_comes_with_its_trace(capsys):
     code, out, err = run(capsys, "check", str(HOSTILE / "models" / "overreach.yaml"), *QUICK)
     assert code == 2 and "after 3 steps" in err and out.count("fill") >= 3

@@ -21,7 +21,7 @@ def result_json(r: CheckResult) -> dict[str, Any]:
         "as_expected": r.as_expected, "engine": r.engine, "depth": r.depth,
         "stats": {"states": r.stats.states, "transitions": r.stats.transitions,
                   "seconds": round(r.stats.seconds, 4)},
-        "reason": r.reason, "variant": r.variant, "params": dict(r.params),
+        "reason": r.reason, "model_error": r.model_error, "variant": r.variant, "params": dict(r.params),
         "scale": r.scale, "reductions": list(r.reductions),
         "evidence": {k: v for k, v in r.evidence.items() if _plain(v)},
         "trace": trace_json(r.trace),
