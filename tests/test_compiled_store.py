@@ -1,7 +1,8 @@
 """The compiled store (Numba, `engines/compiled/`) against the reference search
 (`explicit.explore`) on random models: the same states in the same BFS order, transitions,
 first deadlock, first witness of each watched predicate, first firing of each tracked action,
-model errors (in the search and in a watched predicate), under budgets too; the engine's
+model errors (in the search and in a watched predicate), under budgets too, on models whose
+guards open with a test of one slot (the calls grouped by its value) and others; the engine's
 verdicts and traces (replayed) identical with either store; the shipped games' state counts
 and verdicts. Each distinct model is compiled once and cached on disk (the user cache folder,
 or $TURNPROOF_CACHE_DIR), so a later run of these tests reuses the machine code."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_explicit_differential import bools, models
+from test_explicit_differential import bools, models, phased_models
 
 from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
@@ -26,7 +27,7 @@ BUDGETS = st.sampled_from([Budget(), Budget(), Budget(max_states=7), Budget(max_
 
 
 @SETTINGS
-@given(models(), st.lists(bools(), max_size=2), BUDGETS)
+@given(st.one_of(models(), phased_models()), st.lists(bools(), max_size=2), BUDGETS)
 def test_the_compiled_search_finds_what_the_reference_finds(model, watched, budget):
     assert why_not(model, watched) == ""
     ref = explore(model, budget, watch=watched, track=range(len(model.actions)))

@@ -306,7 +306,7 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
 
     sink = Sink(target, blocked, blocked)
     functions: list[str] = []
-    calls: list[str] = []
+    fired: list[tuple[int, Action]] = []
     counter = itertools.count()
     for a, action in enumerate(model.actions):
         if action.modality is Modality.MUST_NOT:
@@ -314,9 +314,10 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
         lines = _action_function(lay, a, action, sink, helpers, counter)
         if lines:
             functions.append("\n".join(lines))
-            calls.append(f"    n = fire_{a}(s, out, acts, count, n)")
+            fired.append((a, action))
     w = NumbaWriter(lay, packing, helpers=helpers)
     w.counter = counter
+    calls = _calls(w, fired)
     final = [] if isinstance(end, Const) and not end.value else [f"    if {w.expr(end, {})}:", "        return True"]
     expand = ["@njit(cache=True)", "def expand(s, out, acts, count):", *final, "    n = 0", *calls, "    return False"]
     preds = []
@@ -381,6 +382,51 @@ def _renamed(code: str, current: dict[str, str]) -> str:
     for name, now in current.items():
         code = re.sub(rf"\b{name}\b", now, code)
     return code
+
+
+def _calls(w: Writer, fired: list[tuple[int, Action]]) -> list[str]:
+    """`expand`'s calls of the actions' functions, in model order. Where every guard opens with
+    `slot == c` on one slot (the phase), the calls are grouped under one test of the slot per
+    value: at most one group can fire in a state, and the others' guards stop at that test
+    (unless a choice's range, evaluated before the guard, might raise: then no grouping)."""
+    tests = [None if _range_may_raise(w.lay, action) else _opening_test(w.lay, action.guard) for _a, action in fired]
+    slots = {t[0] for t in tests if t is not None}
+    call = "n = fire_{}(s, out, acts, count, n)"
+    if None in tests or len(slots) != 1 or len({t[1] for t in tests if t is not None}) < 2:
+        return [f"    {call.format(a)}" for a, _action in fired]
+    groups: dict[int, list[int]] = {}
+    for (a, _action), test in zip(fired, tests):
+        assert test is not None
+        groups.setdefault(test[1], []).append(a)
+    lines = [f"    v = {_field_value(w, slots.pop())}"]
+    for i, (value, members) in enumerate(groups.items()):
+        lines.append(f"    {'elif' if i else 'if'} v == {value}:")
+        lines += [f"        {call.format(a)}" for a in members]
+    return lines
+
+
+def _range_may_raise(lay: Layout, action: Action) -> bool:
+    return any(isinstance(c.type, IntType) and (may_raise(c.type.lo, {}, lay) or may_raise(c.type.hi, {}, lay))
+               for c in action.choices)
+
+
+def _opening_test(lay: Layout, guard: Expr) -> tuple[int, int] | None:
+    """(slot, value) where the guard's first conjunct is `slot == value`."""
+    first = guard.args[0] if isinstance(guard, App) and guard.op is Op.AND else guard
+    if not (isinstance(first, App) and first.op is Op.EQ):
+        return None
+    x, y = first.args
+    if isinstance(x, Const):
+        x, y = y, x
+    if not isinstance(y, Const):
+        return None
+    if isinstance(x, Var):
+        return lay.offsets[x.name][0], y.value
+    if isinstance(x, Index) and isinstance(x.index, Const):
+        first_slot, lo, size = lay.offsets[x.name]
+        if lo <= x.index.value < lo + size:
+            return first_slot + x.index.value - lo, y.value
+    return None
 
 
 def _field_value(w: Writer, k: int) -> str:

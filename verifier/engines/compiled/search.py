@@ -26,7 +26,7 @@ from verifier.engines.actiongen import Labels
 from verifier.engines.base import Budget, ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.numbagen import LOOP, RUNTIME, Status, module_source, unbounded_predicate, unfit
+from verifier.engines.compiled.numbagen import LOOP, RUNTIME, ModuleSource, Status, module_source, unbounded_predicate, unfit
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
 from verifier.resources import Stop, model_error
@@ -181,7 +181,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     and may stop the search (its `Stop`)."""
     start = time.perf_counter()
     lay = layout(model)
-    source = module_source(lay, watch)
+    source = _source(lay, tuple(watch))
     cache.load(RUNTIME)
     loop, _ = cache.load(LOOP)
     module, known = cache.load(source.text)
@@ -259,6 +259,19 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     if progress is not None:
         progress(ProgressInfo(stored, space.max_depth, space.seconds))
     return space
+
+
+_sources: dict[tuple[Model, tuple[Expr, ...]], ModuleSource] = {}
+KEEP_SOURCES = 16        # generated modules' texts kept in the process (a model searched again is not written again)
+
+
+def _source(lay: Layout, watch: tuple[Expr, ...]) -> ModuleSource:
+    key = (lay.model, watch)
+    source = _sources.pop(key, None) or module_source(lay, watch)
+    _sources[key] = source                      # the most recently used last
+    while len(_sources) > KEEP_SOURCES:
+        del _sources[next(iter(_sources))]
+    return source
 
 
 def _error_message(lay: Layout, key: int) -> str:
