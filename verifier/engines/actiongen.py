@@ -21,6 +21,8 @@ from verifier.ir.model import Action, Assign, IntType, Overflow, type_bounds
 from verifier.semantics import Layout
 
 UNROLL_CHOICES = 64  # actions with at most this many constant choice combinations get one block each
+SUM_TERMS = 64       # the most terms of one generated sum
+CHAIN = 16           # the most branches of one generated `if`/`elif` chain (Python nests each `elif` in the last)
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,8 @@ def all_action_lines(w: Writer, actions: list[tuple[int, Action]], pad: str, sin
     for (a, action), value in zip(actions, values):
         groups.setdefault(value, []).append((a, action))
     lines: list[str] = []
-    for n, (value, group) in enumerate(groups.items()):
-        lines.append(f"{pad}{'elif' if n else 'if'} {w.static(slot)} == {value}:")
+    for n, (value, group) in enumerate(groups.items()):     # chains of CHAIN values: one matches at most
+        lines.append(f"{pad}{'elif' if n % CHAIN else 'if'} {w.static(slot)} == {value}:")
         lines += _group_lines(w, group, pad + "    ", sink, labels) or [f"{pad}    pass"]
     return lines
 
@@ -165,10 +167,13 @@ def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels
             iv = (lo_v, hi_v)
         ranges.append((c.name, name))
         env[c.name] = (name, iv)
-    inner = pad
-    for _, name in ranges:
-        lines.append(f"{inner}for {name} in r{name}:")
-        inner += "    "
+    inner = pad + "    "       # one loop over every combination, in the order of nested loops
+    if len(ranges) == 1:
+        lines.append(f"{pad}for {ranges[0][1]} in r{ranges[0][1]}:")
+    elif ranges:
+        lines.append(f"{pad}for {', '.join(n for _, n in ranges)} in _product({', '.join(f'r{n}' for _, n in ranges)}):")
+    else:
+        inner = pad
     choice_code = "(" + "".join(f"({cname!r}, {name}), " for cname, name in ranges) + ")"
     label = f"_lab({a}, {choice_code})" if ranges else str(labels(a, ()))   # without choices: numbered now
     plain = specialise(action, {}, w.lay)
@@ -178,7 +183,13 @@ def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels
 
 def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str, choice: str,
             env: dict[str, tuple[str, Interval]]) -> list[str]:
-    """The guard, then each effect in order (index, value, range policy), then the successor."""
+    """The guard, then each effect in order (index, value, range policy), then the successor.
+
+    The code is flat whatever the number of effects: the range checks of effects whose code cannot
+    raise are one `if`/`elif` chain in front of the successor (a value that cannot raise may be
+    computed before an earlier check fails); where an effect's code may raise after a check, or
+    after CHAIN checks, the checks so far end in a flag and the rest of the firing runs under
+    `if flag:`, one level deep."""
     lay = w.lay
     guard = action.guard
     lines: list[str] = []
@@ -188,6 +199,20 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
     else:
         lines.append(f"{pad}if {w.expr(guard, env)}:")
         pad += "    "
+    base = pad
+    pending: list[tuple[str, list[str]]] = []     # (failing condition, what the sink does then), unresolved
+    flag = ""
+
+    def resolve() -> str:
+        """The pending checks as a chain setting the flag where all pass; the pad to go on at."""
+        nonlocal flag
+        flag = flag or w.fresh("ok")
+        lines.append(f"{pad}{flag} = False")
+        lines.extend(_chain(pad, pending, [f"{pad}    {flag} = True"]))
+        pending.clear()
+        lines.append(f"{base}if {flag}:")
+        return base + "    "
+
     bound = {k: v[1] for k, v in env.items()}
     facts = guard_facts(lay, guard)
     given = _given(lay, facts)
@@ -203,6 +228,12 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
         var = lay.variables[eff.target.name]
         first, ilo, size = lay.offsets[var.name]
         lo, hi = lay.slots[first].lo, lay.slots[first].hi
+        viv = interval(lay, eff.value, bound)
+        iiv = None if isinstance(eff.target, Var) else interval(lay, eff.target.index, bound)
+        index_raises = isinstance(eff.target, Index) and (
+            may_raise(eff.target.index, bound, lay) or iiv is None or iiv[0] < ilo or iiv[1] >= ilo + size)
+        if pending and (index_raises or may_raise(eff.value, bound, lay) or len(pending) == CHAIN):
+            pad = resolve()
         static: int | None = None
         idx: str | None = None
         if isinstance(eff.target, Var):
@@ -216,10 +247,8 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
         else:
             idx = w.fresh("p")
             lines.append(f"{pad}{idx} = {w.expr(eff.target.index, env)}")
-            iiv = interval(lay, eff.target.index, bound)
             if iiv is None or iiv[0] < ilo or iiv[1] >= ilo + size:
                 lines.append(f"{pad}if not {ilo} <= {idx} < {ilo + size}: _bad_index({lay.error_name(var.name)!r}, {idx})")
-        viv = interval(lay, eff.value, bound)
         check = viv is None or viv[0] < lo or viv[1] > hi
         code = w.expr(eff.value, env)
         if check or may_raise(eff.value, bound, lay):
@@ -234,17 +263,28 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
                 if viv is None or viv[1] > hi:
                     lines.append(f"{pad}if {code} > {hi}: {code} = {hi}")
             else:
-                lines.append(f"{pad}if not {lo} <= {code} <= {hi}:")
-                if var.overflow is Overflow.FORBID:
-                    lines += sink.blocked(pad + "    ", a, label, choice)
-                else:
-                    lines += sink.gap(pad + "    ", a, label, choice, slot_code, code, lo, hi)
-                lines.append(f"{pad}else:")
-                pad += "    "
+                fail = sink.blocked(pad + "    ", a, label, choice) if var.overflow is Overflow.FORBID else \
+                    sink.gap(pad + "    ", a, label, choice, slot_code, code, lo, hi)
+                pending.append((f"not {lo} <= {code} <= {hi}", fail))
         writes.append((code, static, idx, first, ilo))
-    lines.append(f"{pad}t = {_successor(w, writes, pad, lines, facts)}")
-    lines += sink.target(pad, a, label, choice, "t")
+    if pending:
+        tail: list[str] = []
+        tail.append(f"{pad}    t = {_successor(w, writes, pad + '    ', tail, facts)}")
+        tail += sink.target(pad + "    ", a, label, choice, "t")
+        lines += _chain(pad, pending, tail)
+    else:
+        lines.append(f"{pad}t = {_successor(w, writes, pad, lines, facts)}")
+        lines += sink.target(pad, a, label, choice, "t")
     return lines
+
+
+def _chain(pad: str, checks: list[tuple[str, list[str]]], otherwise: list[str]) -> list[str]:
+    """`if c1: ... elif c2: ... else: otherwise` at `pad` (the branches' lines are at pad + 4)."""
+    lines: list[str] = []
+    for n, (condition, then) in enumerate(checks):
+        lines.append(f"{pad}{'elif' if n else 'if'} {condition}:")
+        lines += then
+    return lines + [f"{pad}else:"] + otherwise
 
 
 def guard_facts(lay: Layout, guard: Expr) -> dict[int, int]:
@@ -300,6 +340,10 @@ def _is_literal(code: str) -> bool:
     return code.lstrip("-").isdigit()
 
 
+def _sum(base: str, terms: list[str]) -> str:
+    return base + "".join(f" - {t[1:]}" if t.startswith("-") else f" + {t}" for t in terms)
+
+
 def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[int, int]) -> str:
     """Source of the successor state (packed); may append preparatory lines.
 
@@ -348,7 +392,13 @@ def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[
         if delta:
             terms.append(str(delta))
         base = f"(s & {~clear})" if clear else "s"
-        return base + "".join(f" - {t[1:]}" if t.startswith("-") else f" + {t}" for t in terms)
+        if len(terms) > SUM_TERMS:      # a sum of thousands of terms nests too deep for Python's compiler
+            total = w.fresh("u")
+            lines.append(f"{pad}{total} = {base}")
+            chunks = [terms[at:at + SUM_TERMS] for at in range(0, len(terms), SUM_TERMS)]
+            lines += [f"{pad}{total} = {_sum(total, chunk)}" for chunk in chunks[:-1]]
+            return _sum(total, chunks[-1])
+        return _sum(base, terms)
     lines.append(f"{pad}u = s")
     for code, k, idx, first, ilo in writes:
         width, lo = p.widths[first], p.los[first]

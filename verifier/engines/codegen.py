@@ -192,7 +192,8 @@ def _rd(s: int, i: int, base: int, w: int, mask: int, vlo: int, lo: int, size: i
     return ((s >> (base + w * i)) & mask) + vlo
 
 
-RUNTIME = {"_rd": _rd, "_bad_index": _bad_index, "_div": _div, "_mod": _mod, "_ix": _ix, "EvalError": EvalError}
+RUNTIME = {"_rd": _rd, "_bad_index": _bad_index, "_div": _div, "_mod": _mod, "_ix": _ix, "EvalError": EvalError,
+           "_product": itertools.product}
 
 
 # ---------------------------------------------------------------- simplification

@@ -105,11 +105,13 @@ class _Writer:
     def mask(self, ctx: tuple[str, ...]) -> str | None:
         if not ctx:
             return None
-        if len(ctx) == 1:
-            return ctx[0]
-        if ctx not in self.masks:
-            self.masks[ctx] = self.emit("m", f"{self.mask(ctx[:-1])} & {ctx[-1]}")
-        return self.masks[ctx]
+        known = len(ctx)        # the longest prefix with a mask (a loop: one context per effect can be long)
+        while known > 1 and ctx[:known] not in self.masks:
+            known -= 1
+        mask = ctx[0] if known == 1 else self.masks[ctx[:known]]
+        for end in range(known + 1, len(ctx) + 1):
+            mask = self.masks[ctx[:end]] = self.emit("m", f"{mask} & {ctx[end - 1]}")
+        return mask
 
     def bail_if(self, ctx: tuple[str, ...], bad: str) -> None:
         m = self.mask(ctx)

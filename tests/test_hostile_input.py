@@ -1,0 +1,136 @@
+"""Hostile inputs, second round (issues #28 and #29): each case a fixture, each answered with its
+result or a positioned error (exit 2) or UNKNOWN within the budget (exit 3), never an internal
+error (exit 4), a hang or a blow-up of memory or output."""
+from __future__ import annotations
+
+import pytest
+from test_explicit_differential import search_matches_the_semantics
+
+from verifier.cli import main
+from verifier.engines.base import Budget
+from verifier.engines.compact import explore_compact
+from verifier.engines.explicit import explore
+from verifier.lang import load_model
+
+# ---------------------------------------------------------------- generated code is flat (#29.3)
+
+WIDE = 1000
+
+
+def many_effects(n: int = WIDE) -> str:
+    """Actions of `n` range-checked effects each: gaps, forbidden overflows, clamps, and effects
+    whose code may raise (a division by a variable, a computed index) after a check."""
+    return f"""\
+model: wide
+variables:
+  a: {{type: 0..3, per: 0..{n - 1}, init: 0}}
+  b: {{type: 0..3, per: 0..{n - 1}, init: 1, overflow: forbid}}
+  c: {{type: 0..3, per: 0..{n - 1}, init: 2, overflow: clamp}}
+  d: {{type: 0..2, init: 1}}
+  done: {{type: 0..3, init: 0}}
+actions:
+  - name: bump
+    when: "done < 3"
+    do:
+      done: "done + 1"
+      for i in 0..{n - 1}:
+        a[i]: "a[i] + 1"
+  - name: grow
+    when: "done < 3"
+    do:
+      done: "done + 1"
+      for i in 0..{n - 1}:
+        b[i]: "b[i] + 1"
+        c[i]: "c[i] + d"
+  - name: divide
+    when: "done < 3"
+    choose: {{k: 0..1}}
+    do:
+      done: "done + 1"
+      d: "(d + 1) % 3"
+      for i in 0..{n - 1}:
+        a[(i + k) % {n}]: "a[i] / d + a[i]"
+"""
+
+
+def test_an_action_of_a_thousand_effects_runs_as_the_semantics_say(tmp_path):
+    """1,000 range-checked effects in one action (Python used to refuse the generated code: too
+    many levels of indentation): each firing and gap as the reference semantics has them, and the
+    python and compact stores reach the same states."""
+    path = tmp_path / "wide.yaml"
+    path.write_text(many_effects(), encoding="utf-8")
+    model = load_model(str(path)).instantiate()
+    search_matches_the_semantics(model)
+
+
+def test_a_thousand_effects_on_scalars_in_the_compact_store(tmp_path):
+    """The compact store's batch code for an action of 1,000 range-checked effects (its masks were
+    built by a recursion per effect): the states of the python store."""
+    names = [f"v{i}" for i in range(WIDE)]
+    path = tmp_path / "scalars.yaml"
+    path.write_text("model: scalars\nvariables:\n" + "".join(f"  {v}: {{type: 0..2, init: 0}}\n" for v in names)
+                    + '  d: {type: 0..2, init: 1}\nactions:\n  - name: bump\n    when: "v0 < 2"\n    do:\n'
+                    + "".join(f'      {v}: "{v} + d"\n' for v in names), encoding="utf-8")
+    model = load_model(str(path)).instantiate()
+    python, compact = explore(model), explore_compact(model, Budget())
+    assert compact.vectorised == ""
+    assert len(python.states) == len(compact) == 3 and python.transitions == compact.transitions == 2
+
+
+@pytest.mark.parametrize("players", [48, 64])
+def test_effects_over_every_player_and_two_arrays(tmp_path, capsys, players):
+    """`for p in player` over two arrays with 48 players (96 checked effects: exit 4 before) and at
+    the most players a model may have; a 100-element array stands for 100 players."""
+    path = tmp_path / "players.yaml"
+    path.write_text(f"""\
+model: many_players
+players: {players}
+variables:
+  x: {{type: 0..3, per: player, init: 0}}
+  y: {{type: 0..3, per: player, init: 0}}
+  z: {{type: 0..3, per: 0..99, init: 0}}
+  n: {{type: 0..3, init: 0}}
+actions:
+  - name: all
+    when: "n < 2"
+    do:
+      n: "n + 1"
+      for p in player:
+        x[p]: "x[p] + 1"
+        y[p]: "y[p] + x[p]"
+      for i in 0..99:
+        z[i]: "z[i] + 1"
+""", encoding="utf-8")
+    for command in (["check", "--engine", "explicit"], ["lint"], ["simulate", "--games", "2"]):
+        code = main([*command, str(path), "--timeout", "60"])
+        out = capsys.readouterr()
+        assert code in (0, 1), out.err
+        assert "internal error" not in out.err
+
+
+def test_many_phases_and_many_choices_compile(tmp_path):
+    """1,000 phases (one `elif` per phase value tested the phase) and 25 choices whose domains
+    depend on the state (one nested loop each: Python allows 20 nested blocks)."""
+    phases = "".join(f"  - name: P{i}\n" for i in range(WIDE))
+    actions = "".join(f'  - name: act{i}\n    phase: P{i}\n    when: "n < 2"\n    do:\n      n: "n + 1"\n'
+                      for i in range(0, WIDE, 7))
+    (tmp_path / "phases.yaml").write_text("model: phases\nplayers: 2\nvariables:\n"
+                                          "  n: {type: 0..2, init: 0, reset: turn}\nphases:\n" + phases
+                                          + "actions:\n" + actions, encoding="utf-8")
+    domains = ", ".join(f"c{i}: n..n" if i % 8 else f"c{i}: 0..n" for i in range(25))
+    (tmp_path / "choices.yaml").write_text(f"""\
+model: choices
+variables:
+  n: {{type: 0..1, init: 0}}
+  m: {{type: 0..30, init: 0}}
+actions:
+  - name: pick
+    choose: {{{domains}}}
+    when: "m < 3"
+    do:
+      n: "1 - n"
+      m: "m + c0 + c24 + 1"
+""", encoding="utf-8")
+    space = explore(load_model(str(tmp_path / "phases.yaml")).instantiate())
+    assert space.complete and space.error is None and len(space.states) == 2 * 3 * WIDE
+    search_matches_the_semantics(load_model(str(tmp_path / "choices.yaml")).instantiate())
