@@ -40,24 +40,45 @@ def same_index(a: Expr, b: Expr) -> Expr:
 
 def read_after(model: Model, writes: Sequence[Assign], e: Expr) -> Expr:
     """`e` read in the state after `writes` fire together, as an expression over the state before."""
-    scalars: dict[str, Expr] = {}
-    indexed: dict[str, list[tuple[Expr, Expr]]] = {}
-    for w in writes:
-        value = clamped(model, w.target.name, w.value)
-        if isinstance(w.target, Var):
-            scalars[w.target.name] = value
+    return After(model, writes)(e)
+
+
+class After:
+    """`read_after` for many expressions over one list of writes (the writes are sorted out once: a
+    literal index finds its writes without going through the others)."""
+
+    def __init__(self, model: Model, writes: Sequence[Assign]):
+        self.scalars: dict[str, Expr] = {}
+        self.literal: dict[tuple[str, int], list[tuple[int, Expr]]] = {}    # (array, index) -> (order, value)
+        self.computed: dict[str, list[tuple[int, Expr, Expr]]] = {}          # array -> (order, index, value)
+        self.arrays: dict[str, list[tuple[int, Expr, Expr]]] = {}            # every write, in order
+        for order, w in enumerate(writes):
+            value = clamped(model, w.target.name, w.value)
+            if isinstance(w.target, Var):
+                self.scalars[w.target.name] = value
+                continue
+            self.arrays.setdefault(w.target.name, []).append((order, w.target.index, value))
+            if isinstance(w.target.index, Const):
+                self.literal.setdefault((w.target.name, w.target.index.value), []).append((order, value))
+            else:
+                self.computed.setdefault(w.target.name, []).append((order, w.target.index, value))
+
+    def __call__(self, e: Expr) -> Expr:
+        return map_expr(e, self._node)
+
+    def _node(self, node: Expr) -> Expr | None:
+        if isinstance(node, Var) and node.name in self.scalars:
+            return self.scalars[node.name]
+        if not isinstance(node, Index):
+            return None
+        where = map_expr(node.index, self._node)
+        value: Expr = Index(node.name, where, span=node.span)
+        computed = self.computed.get(node.name, [])
+        if isinstance(where, Const):
+            writes = sorted([(order, Const(where.value), v) for order, v in self.literal.get((node.name, where.value), [])]
+                            + computed, key=lambda w: w[0])
         else:
-            indexed.setdefault(w.target.name, []).append((w.target.index, value))
-
-    def fn(node: Expr) -> Expr | None:
-        if isinstance(node, Var) and node.name in scalars:
-            return scalars[node.name]
-        if isinstance(node, Index):
-            where = map_expr(node.index, fn)
-            value: Expr = Index(node.name, where, span=node.span)
-            for index, written in indexed.get(node.name, []):     # the last write ends outermost: it wins
-                value = choose(same_index(where, index), written, value)
-            return value
-        return None
-
-    return map_expr(e, fn)
+            writes = self.arrays.get(node.name, [])
+        for _, index, written in writes:          # the last write ends outermost: it wins
+            value = choose(same_index(where, index), written, value)
+        return value

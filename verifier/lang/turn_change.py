@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from verifier.diagnostics import Span
-from verifier.ir.effects import choose, clamped, read_after, same_index
+from verifier.ir.effects import After, choose, clamped, same_index
 from verifier.ir.expr import App, Const, Expr, Index, Op, Var, eq, fold, map_expr, pretty, walk
 from verifier.ir.model import ACTIVE_VAR, Assign, Model, Reset, Variable
 from verifier.lang import durations
@@ -45,11 +45,10 @@ def keyed(*groups: Sequence[Assign]) -> list[Assign]:
 def then(model: Model, done: list[Assign], block: Sequence[Assign]) -> list[Assign]:
     """`done` followed by `block`, whose targets and values read the state `done` leaves: one
     simultaneous step (a later write wins)."""
-    moved = []
+    after, moved = After(model, done), []
     for a in block:
-        target = a.target if isinstance(a.target, Var) else \
-            Index(a.target.name, read_after(model, done, a.target.index), span=a.target.span)
-        moved.append(Assign(target, read_after(model, done, a.value), span=a.span))
+        target = a.target if isinstance(a.target, Var) else Index(a.target.name, after(a.target.index), span=a.target.span)
+        moved.append(Assign(target, after(a.value), span=a.span))
     return keyed(done, moved)
 
 
