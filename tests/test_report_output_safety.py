@@ -151,3 +151,13 @@ def test_files_of_an_older_manifest_are_left_and_named(page, tmp_path):
     write_site([page], out, left=left)
     assert (out / "index.html").read_text() != "old"                 # overwritten: a name of ours
     assert left == ["mini.html", "mini.phases.svg"] and (out / "mini.html").read_text() == "old"
+
+
+def test_a_manifest_that_is_a_link_is_not_read(page, tmp_path):
+    """A planted manifest.json linking to /dev/zero (git stores links) would never end: not ours."""
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / MANIFEST).symlink_to("/dev/zero")
+    with pytest.raises(UsageError, match="in the way of the report"):
+        write_site([page], out)
+    assert (out / MANIFEST).is_symlink()

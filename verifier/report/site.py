@@ -34,6 +34,7 @@ MANIFEST = "manifest.json"
 GENERATOR = "turnproof report"
 TOP_FILES = ("index.html", "index.md", "FINDINGS.md", MANIFEST)   # no game folder may take these names
 STAGING = ".turnproof-staging-"
+MANIFEST_BYTES = 64 * 2**20      # a manifest of ours is a few hundred KB
 
 
 def write_site(pages: Sequence[GamePage], out_dir: str | os.PathLike, timings: bool = True,
@@ -122,8 +123,8 @@ def check_output(out_dir: str | os.PathLike, inputs: Sequence[str]) -> None:
     where = target.resolve()
     project = Path.cwd().resolve()
     if where == project or where in project.parents or (where / ".git").exists():
-        raise UsageError(Diagnostic(f"{target} is the project's own folder: the report goes into a folder of "
-                                    "its own", hint="e.g. -o reports"))
+        raise UsageError(Diagnostic(f"{target} is, or holds, the project's own folder: the report goes into a "
+                                    "folder of its own", hint="e.g. -o reports"))
     for path in inputs:
         source = Path(path).resolve()
         if where in source.parents:
@@ -135,9 +136,12 @@ def _previous_files(target: Path) -> dict[str, str | None]:
     """The files our previous manifest in `target` lists, with their SHA-256 (None where a manifest
     of an earlier version recorded none: such a file may be overwritten, never deleted), and the
     manifest itself. Nothing when there is no manifest of ours, or it cannot be read."""
-    try:
-        data = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    path = target / MANIFEST
+    try:                                   # a link (to /dev/zero, say) or a huge file is not ours
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MANIFEST_BYTES:
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict) or data.get("generator") != GENERATOR:
         return {}
