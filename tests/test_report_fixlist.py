@@ -88,3 +88,24 @@ def test_finding_takes_problem_or_behaviour(tmp_path):
     with pytest.raises(PropertyError) as err:
         load_properties(str(props), load_model(MINI))
     assert "finding: 'bug' is neither of problem and behaviour" in str(err.value)
+
+
+def test_a_step_claims_last_row_shows_the_value_that_broke_it(tmp_path):
+    from verifier.report.pages import build_game, trace_table
+
+    props = tmp_path / "step.yaml"
+    props.write_text("""claims:
+  - id: play-draws
+    says: "playing a card takes one from the deck"
+    step: "deck[0] == prev(deck[0]) - 1"
+    actions: [play]
+    expected: VIOLATED
+    why: "playing leaves the deck alone"
+    finding: problem
+""", encoding="utf-8")
+    runs = check_model(MINI, RunOptions(engine="explicit", properties=str(props), consistency=False))
+    view = build_game(runs).claim_traces[("play-draws", "strict")]
+    assert view.reads == ("deck",)
+    last = trace_table(view.trace, view.reads).rows[-1][-1]
+    assert "hand[0]" in last and "unchanged: deck[0] = " in last and "deck[1]" not in last.split("unchanged")[0]
+    assert "unchanged: deck\\[0\\] = " in findings_markdown([runs])

@@ -35,13 +35,16 @@ def trace_markdown(trace: Trace) -> list[str]:
     return lines
 
 
-def trace_line(trace: Trace) -> str:
-    """A trace on one line: its moves (repeats folded), the last one's changes."""
+def trace_line(trace: Trace, reads: Sequence[str] = ()) -> str:
+    """A trace on one line: its moves (repeats folded), the last one's changes (and, for a step claim,
+    the variables it reads that the last move left unchanged)."""
     rows = trace_view.rows(trace)
     moves = [("↻ " if row.loop_start else "") + row.move for row in rows]
     if len(moves) > MOVES_SHOWN:
         moves = moves[:MOVES_SHOWN // 2] + ["…"] + moves[-MOVES_SHOWN // 2:]
     last = rows[-1].changes_text() if rows else ""
+    kept = trace_view.unchanged_read(trace, reads)
+    last = "; ".join(x for x in (last, f"unchanged: {kept}" if kept else "") if x)
     loop = ", then the loop ↻ forever" if trace.loop_start is not None else ""
     return (" → ".join(moves) or "(the initial state)") + loop + (f"; last step: {last}" if last else "")
 
@@ -78,7 +81,7 @@ def _item(slug: str, n: int, item: Item) -> list[str]:
     ev = item.evidence
     if ev is not None:
         where = f"reading {_cell(ev.variant)}; " if ev.variant else ""
-        trace = f": {_cell(trace_line(ev.trace))}" if ev.trace is not None else ""
+        trace = f": {_cell(trace_line(ev.trace, ev.reads))}" if ev.trace is not None else ""
         lines.append(f"   *Evidence* ({where}{_cell(ev.how)}){trace} ([details]({_link(slug, ev)}))")
     return [head + "  "] + [line + "  " for line in lines[:-1]] + lines[-1:]
 

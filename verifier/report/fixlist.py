@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from verifier.report import trace_view
 from verifier.report.explain import shown_why
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
@@ -50,6 +51,7 @@ class Evidence:
     trace: Trace | None
     how: str
     claim: str | None = None      # the claim whose page shows the trace (None: a consistency finding)
+    reads: tuple[str, ...] = ()   # a step claim's variables (`trace_view.step_reads`)
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def _names(results: Sequence[CheckResult]) -> tuple[str, ...]:
 
 
 def _evidence(r: CheckResult) -> Evidence:
-    return Evidence(r.variant, r.trace, how(r), r.property.id)
+    return Evidence(r.variant, r.trace, how(r), r.property.id, trace_view.step_reads(r.property))
 
 
 def _claim(out: GameFindings, cid: str, results: list[CheckResult], findings: dict[str, list[Finding]],

@@ -11,7 +11,7 @@ import hashlib
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,7 @@ class TraceView:
     page: str          # the page that shows it, without extension: its claim's page, or its own
     same_as: TraceView | None = None     # an identical trace shown earlier: shown there, not again
     back: str = ""     # a trace on a page of its own: the anchor of its finding on the game's page
+    reads: tuple[str, ...] = ()          # a step claim's variables: those its last step left unchanged are shown
 
     @property
     def shown(self) -> TraceView:
@@ -177,8 +178,8 @@ def build_game(runs: Sequence[ModelRun], slug: str | None = None, state_graph: S
             anchor = f"trace-{r.property.id}" + (f"-{r.variant}" if r.variant else "")
             title = f"Trace for claim {r.property.id}" + (f" (reading {r.variant})" if r.variant else "")
             stem = f"trace.{file_stem(r.property.id)}" + (f".{file_stem(r.variant)}" if r.variant else "")
-            page.claim_traces[(r.property.id, r.variant)] = view(anchor, title, r.trace, r.variant, stem,
-                                                                 claim_page(r.property.id))
+            page.claim_traces[(r.property.id, r.variant)] = replace(
+                view(anchor, title, r.trace, r.variant, stem, claim_page(r.property.id)), reads=trace_view.step_reads(r.property))
     page.findings = sorted({id(f): f for run in runs for f in run.findings}.values(),
                            key=lambda f: (f.acknowledged is not None, f.kind, f.subject, f.variant or ""))
     for n, f in enumerate(page.findings, 1):
@@ -245,9 +246,10 @@ def claim_ids(results: Sequence[CheckResult]) -> list[str]:
     return list(dict.fromkeys(r.property.id for r in results))
 
 
-def trace_table(trace: Trace) -> Table:
+def trace_table(trace: Trace, reads: Sequence[str] = ()) -> Table:
     """One row per step, or per run of repeated steps ("times n"); a rule's text at its first step only
-    (`report.trace_view`)."""
+    (`report.trace_view`). `reads`: a step claim's variables; the last row also gives those its move
+    left unchanged, so that the value that broke the claim is on it."""
     rows: list[list[Inline]] = []
     anchors: list[str | None] = []
     for row in trace_view.rows(trace):
@@ -258,6 +260,9 @@ def trace_table(trace: Trace) -> Table:
         rows.append([row.steps, move, "" if row.player is None else str(row.player), row.rule or "—",
                      row.changes_text(" → ") or "nothing"])
         anchors.append(None)
+    kept = trace_view.unchanged_read(trace, reads)
+    if rows and kept:
+        rows[-1][-1] = f"{rows[-1][-1]}; unchanged: {kept}"
     return Table(["step", "move", "player", "rule it follows", "what changed"], rows, anchors, cls="trace")
 
 
@@ -308,7 +313,7 @@ def trace_blocks(view: TraceView, level: int) -> list:
     if view.diagram is not None:
         out.append(Figure(view.diagram, "The trace drawn on the phase diagram: visited phases in red, "
                                         "each arrow taken with its step numbers."))
-    out.append(trace_table(t))
+    out.append(trace_table(t, view.reads))
     if t.loop_start is not None:
         steps = (f"step {len(t)} can" if t.loop_start + 1 == len(t)
                  else f"steps {t.loop_start + 1} to {len(t)} can")

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from verifier.ir.expr import state_vars
+from verifier.ir.props import PREV_MARK, Property, StepInvariant
 from verifier.trace import Step, Trace
 
 SECTION_CHARS = 40          # a rule without a ':' is referred to by its first characters
@@ -93,6 +95,24 @@ def _net_changes(run: list[Step]) -> tuple[tuple[str, tuple[Any, Any]], ...]:
     """Each variable's value before the run and after it (the runs change the same variables)."""
     last = dict(run[-1].changes)
     return tuple((k, (old, last[k][1])) for k, (old, _new) in run[0].changes)
+
+
+def step_reads(prop: Property) -> tuple[str, ...]:
+    """The variables a step claim reads, before (`prev(x)`) or after its move; () for other claims."""
+    if not isinstance(prop, StepInvariant):
+        return ()
+    return tuple(sorted({n.removeprefix(PREV_MARK) for n in state_vars(prop.expr)}))
+
+
+def unchanged_read(trace: Trace, names: Sequence[str]) -> str:
+    """The values after the last step of the variables `names` (a step claim reads them) that the last
+    step left as they were: with its changes, what broke the claim. "" when the trace keeps no states."""
+    if not trace.states or not trace.steps or not names:
+        return ""
+    changed = {k for k, _ in trace.steps[-1].changes}
+    wanted = set(names)
+    shown = [(k, v) for k, v in trace.states[-1] if k not in changed and k.partition("[")[0] in wanted]
+    return ", ".join(f"{k} = {fmt(v)}" for k, v in shown)
 
 
 def start_items(trace: Trace) -> list[str]:
