@@ -76,9 +76,10 @@ def writes(a: Action) -> set[str]:
 
 
 def by_players(a: Action, b: Action) -> bool:
-    """Both actions are taken by a player (a written `by:`, else the active player), not by the rules:
-    only a race between two players is order-dependent."""
-    return all(x.actor is not None and x.chooser != RULES for x in (a, b))
+    """Both actions are taken by a player (a written `by:`, else the active player), not by the rules
+    (`chooser: rules` on an action without choices; with choices it only says the rules fix their
+    values): only a race between two players is order-dependent."""
+    return all(x.actor is not None and not (x.chooser == RULES and not x.choices) for x in (a, b))
 
 
 def candidate_pairs(model: Model) -> list[tuple[int, int]]:
