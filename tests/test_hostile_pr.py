@@ -352,6 +352,17 @@ def test_a_hostile_baseline_is_exit_2_and_prints_no_escape(tmp_path, capsys, cas
     assert "\x1b" not in out + err and "\x07" not in out + err
 
 
+def test_update_baseline_replaces_a_hostile_baseline_never_writing_through_a_link(tmp_path, capsys):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not yours\n", encoding="utf-8")
+    target = tmp_path / "gate.json"
+    target.symlink_to(victim)
+    code, _, _ = run(capsys, "check", str(GATE / "gate.yaml"), "-p", str(GATE / "gate_props.yaml"),
+                     "--baseline", str(target), "--update-baseline", *QUICK, "--no-consistency")
+    assert code == 0 and not target.is_symlink() and victim.read_text(encoding="utf-8") == "not yours\n"
+    assert baseline.load(target)["model"] == "gate"
+
+
 def test_a_baseline_error_names_the_place():
     doc = json.loads(hostile_baselines()["claims"])
     assert baseline.check_shape(doc) == ("variants[0].claims.small", "must be a verdict (PROVED, HOLDS, "

@@ -382,7 +382,7 @@ def apply(runs: Sequence[ModelRun], path: str, update: bool = False,
         raise UsageError(Diagnostic("nothing was checked, so there is no baseline to compare"))
     target = baseline_path(path, runs[0].path)
     if update:
-        previous = load(target) if target.is_file() else None
+        previous = _replaceable(target)
         comparison = compare(runs, previous, config) \
             if previous is not None and previous.get("model") == runs[0].model.name else None
         write_atomic(target, dumps(record(runs, previous, config)))
@@ -391,7 +391,20 @@ def apply(runs: Sequence[ModelRun], path: str, update: bool = False,
 
 
 def preflight(path: str, model_path: str, update: bool) -> None:
-    """Fail early (exit 2) on a missing or unreadable baseline, before a long check."""
+    """Fail early (exit 2) on a missing or unreadable baseline, before a long check (with
+    `update`, one that does not read is replaced, as its error's hint says)."""
     target = baseline_path(path, model_path)
-    if not update or target.is_file():
+    if not update:
         load(target)
+
+
+def _replaceable(target: Path) -> dict[str, Any] | None:
+    """The baseline --update-baseline rewrites, when it reads as one (its other variants are
+    kept); None when there is none or it does not read (it is then replaced whole; a symbolic
+    link is replaced by the file, never written through)."""
+    if not (target.exists() or target.is_symlink()):
+        return None
+    try:
+        return load(target)
+    except UsageError:
+        return None
