@@ -42,6 +42,6 @@ def test_shipped_reports_are_current():
     on_disk = {str(p.relative_to(REPORTS)) for p in REPORTS.rglob("*") if p.is_file()} - {MANIFEST}
     assert on_disk == listed_files, (f"reports/ holds files its manifest does not list, or lacks some it lists: "
                                      f"{sorted(on_disk ^ listed_files)[:5]}: {REGENERATE}")
-    heavy = sorted(f"{p.relative_to(REPORTS)} ({p.stat().st_size:,} bytes)" for p in REPORTS.rglob("*.html")
-                   if p.stat().st_size > PAGE_LIMIT)
+    heavy = sorted(f"{p.relative_to(REPORTS)} ({p.stat().st_size:,} bytes)" for p in REPORTS.rglob("*")
+                   if p.suffix in (".html", ".md") and p.stat().st_size > PAGE_LIMIT)
     assert not heavy, f"pages over {PAGE_LIMIT:,} bytes: {', '.join(heavy)}"
