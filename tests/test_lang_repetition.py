@@ -99,6 +99,8 @@ def test_the_example_claims_hold():
     claims = load_properties(str(EXAMPLE_CLAIMS), model)
     results = run_claims(model.instantiate(), claims, lambda m, cs: ExplicitEngine().check(m, cs, Budget()))
     assert {r.property.id: r.verdict for r in results} == {c.id: Verdict.HOLDS for c in claims}
+    short = next(c for c in claims if c.id == "combat-steps-are-short")
+    assert len(short.response.actions) == 5 and short.response.text == "any step-end of Combat"
     step_ends = next(c for c in claims if c.id == "steps-end-after-every-pass")
     assert step_ends.actions == ("end BeginCombat", "end Attackers", "end Blockers", "end Damage", "end EndCombat")
 

@@ -132,6 +132,8 @@ def _happens(model: Model, event: Event) -> Expr:
         return in_phase(model, event.enter or event.leave)     # type: ignore[arg-type]
     if event.turn_end or event.round_end:
         return disj(*(_enabled(a) for a in model.actions if a.kind is ActionKind.TURN_END))
+    if event.actions:
+        return disj(*(_enabled(a) for a in model.actions if a.name in event.actions))
     if event.action is None:
         return FALSE
     return disj(*(_enabled(a) for a in model.actions if matches(a.name, event.action)))

@@ -91,12 +91,14 @@ class Terminates(Property):
 class Event:
     """Something that happens on a transition; exactly one field is set.
 
-    `action`: that action is taken (any choice); `enter` / `leave`: the phase is
+    `action`: that action is taken (any choice); `actions`: one of them is (`any step-end`,
+    written as a set of moves); `enter` / `leave`: the phase is
     entered / left; `expr`: the transition ends in a state where it holds;
     `turn_end` / `round_end`: the turn (of the last player, for a round) passes.
     """
 
     action: str | None = None
+    actions: tuple[str, ...] = ()
     enter: str | None = None
     leave: str | None = None
     expr: Expr | None = None

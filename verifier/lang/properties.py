@@ -346,6 +346,9 @@ class PropertyReader:
                 return Event(turn_end=True)
             if node.value == "round-end":
                 return Event(round_end=True)
+            if ACTION_SET_RE.match(node.value):
+                names = self.action_set(node)
+                return Event(actions=tuple(names), text=node.value.strip()) if names else None
             name = self.action_name(node)
             return None if name is None else Event(action=name)
         check_keys(node, ("action", "enter", "leave", "state"), "an event", self.sink)

@@ -22,6 +22,8 @@ def occurs(model: Model, action: Action, event: Event) -> Expr:
     """A pre-state expression: does firing `action` make `event` happen?"""
     if event.action is not None:
         return TRUE if action.name == event.action or _base_name(action) == event.action else FALSE
+    if event.actions:
+        return TRUE if action.name in event.actions else FALSE
     if event.turn_end:
         return TRUE if action.kind is ActionKind.TURN_END else FALSE
     if event.round_end:
