@@ -11,6 +11,7 @@ from verifier.engines.base import Budget
 from verifier.engines.compact import explore_compact
 from verifier.engines.explicit import explore
 from verifier.lang import load_model
+from verifier.lang.loader import BUILTIN_NAMES
 
 # ---------------------------------------------------------------- generated code is flat (#29.3)
 
@@ -134,3 +135,69 @@ actions:
     space = explore(load_model(str(tmp_path / "phases.yaml")).instantiate())
     assert space.complete and space.error is None and len(space.states) == 2 * 3 * WIDE
     search_matches_the_semantics(load_model(str(tmp_path / "choices.yaml")).instantiate())
+
+
+# ---------------------------------------------------------------- input limits (#29.4, #29.5, #29.6)
+
+SMALL = """\
+model: small
+players: 2
+variables:
+  a: {type: 0..3, per: 0..9, init: 0}
+actions:
+  - name: bump
+    when: "a[0] < 2"
+    do:
+      a[0]: "a[0] + 1"
+"""
+
+
+def refused(tmp_path, capsys, text: str, line: int, *words: str) -> str:
+    """`check` refuses the model with a positioned error (exit 2) that says `words`."""
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text, encoding="utf-8")
+    code = main(["check", str(path), "-q", "--timeout", "30"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"{path}:{line}:"), err
+    assert "Traceback" not in err and all(w in err for w in words), err
+    return err
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_NAMES))
+def test_a_definition_or_variable_never_takes_a_built_in_name(tmp_path, capsys, name):
+    """`define: {PLAYERS: "7"}` replaced the built-in silently (a claim PLAYERS == 2 was then
+    VIOLATED); every built-in name is refused for a definition and for a variable."""
+    keyword = name in ("forall", "exists")          # the expression grammar's own keywords: not a name at all
+    refused(tmp_path, capsys, SMALL.replace("variables:", f'define:\n  {name}: "7"\nvariables:'), 4,
+            *(["a definition is named"] if keyword else [f"'{name}' is a built-in name", "definition"]))
+    refused(tmp_path, capsys, SMALL.replace("actions:", f"  {name}: {{type: 0..1, init: 0}}\nactions:"), 5,
+            f"'{name}' is a built-in name", "variable")
+
+
+@pytest.mark.parametrize(("what", "old", "new", "line"), [
+    ("action", "name: bump", "name: pop", 6),
+    ("choice", '    when: "a[0] < 2"', '    choose: {len: 0..1}\n    when: "a[0] < 2"', 7),
+    ("loop variable", '      a[0]: "a[0] + 1"', '      for player in 0..1:\n        a[player]: 1', 9),
+    ("definition parameter", "variables:", 'define:\n  f(max): "max + 1"\nvariables:', 4),
+    ("phase", "actions:", "phases:\n  - name: TURN_END\nactions:", 6),
+])
+def test_no_user_name_takes_a_built_in_name(tmp_path, capsys, what, old, new, line):
+    refused(tmp_path, capsys, SMALL.replace(old, new), line, "is a built-in name", what)
+
+
+def test_a_loop_is_refused_before_it_unrolls(tmp_path, capsys):
+    """`for i in 0..100000000000000000` took 6.8 GB in 60 s; nested loops multiply."""
+    loop = SMALL.replace('      a[0]: "a[0] + 1"', '      for i in 0..100000000000000000:\n        a[i]: 1')
+    refused(tmp_path, capsys, loop, 9, "a for loop over 100,000,000,000,000,001 values")
+    nested = SMALL.replace('      a[0]: "a[0] + 1"', '      for j in 0..9999:\n        for i in 0..9999:\n'
+                                                     '          a[i]: "j"')
+    refused(tmp_path, capsys, nested, 9, "unrolls into 100,000,000 assignments")
+
+
+def test_an_alias_counts_the_text_it_repeats(tmp_path, capsys):
+    """One 480 KB rule text aliased 300 times (a 505 KB file) took 55.6 s and 486 MB: refused at
+    the alias that takes the expanded text past the file size limit."""
+    aliases = "".join("  - *rule\n" for _ in range(300))
+    text = SMALL.replace("variables:", f'rules: &rule "{"x" * 480_000}"\nvariables:') + "extra:\n" + aliases
+    refused(tmp_path, capsys, text, 14, "expands to more than 1 MB of text")

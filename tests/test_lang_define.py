@@ -44,8 +44,8 @@ def test_a_macro_gives_the_same_state_space_as_the_text_it_names(tmp_path):
 
 
 def test_an_argument_is_not_captured_by_a_quantifier_of_the_body(tmp_path):
-    text = BASE.replace("phases:", 'define:\n  top(q): "forall p in player: hand[p] <= hand[q]"\nphases:', 1) \
-        .replace('"hand[active] > 0"', '"exists p in player: top(p)"')
+    text = BASE.replace("phases:", 'define:\n  highest(q): "forall p in player: hand[p] <= hand[q]"\nphases:', 1) \
+        .replace('"hand[active] > 0"', '"exists p in player: highest(p)"')
     model = load_model(str(write(tmp_path, text=text)))
     assert "(exists p in 0..1: (forall p_1 in 0..1: hand[p_1] <= hand[p]))" in guard(model, "play")
 

@@ -227,9 +227,9 @@ class ExprReader:
 
     def _n_call(self, node, scope):
         name, span = str(node.children[0]), self._span(node)
-        if name == "prev" and name not in scope.defines:
+        if name == "prev":         # built-in names: no definition takes them (loader.BUILTIN_NAMES)
             return self._prev(node, scope)
-        if name in ("top", "len") and name not in scope.defines:
+        if name in ("top", "len"):
             return self._seq_call(name, node, scope)
         if name not in scope.defines:
             if name in scope.known_names():

@@ -96,12 +96,12 @@ class OverLimit(Exception):
 class EventLimits:
     """The limits on a document's YAML events, checked one event at a time as the parser hands
     them on, so that nothing is built past a limit: tags, nesting, escaped control characters,
-    long integers, and the values the document expands to, counting the values an alias stands
-    for without expanding it."""
+    long integers, and the values and the bytes of text the document expands to, counting what an
+    alias stands for without expanding it (the expanded text is held to the file size limit)."""
 
     path: str
-    sizes: dict[str, int] = field(default_factory=dict)     # anchor -> values it stands for
-    open_: list[list] = field(default_factory=list)         # [anchor, values so far] per open mapping or list
+    sizes: dict[str, tuple[int, int]] = field(default_factory=dict)   # anchor -> values, bytes it stands for
+    open_: list[list] = field(default_factory=list)         # [anchor, values, bytes so far] per open mapping or list
 
     def check(self, event: Event) -> None:
         """Raise `OverLimit` when `event` takes the document past a limit."""
@@ -116,16 +116,16 @@ class EventLimits:
             return Diagnostic(f"YAML tag '{_short_tag(tag)}' is not allowed", here,
                               hint="write plain values, lists and mappings: files take no tags (!!...)")
         if isinstance(event, CollectionStartEvent):
-            self.open_.append([event.anchor, 0])
+            self.open_.append([event.anchor, 0, 0])
             if len(self.open_) > MAX_YAML_DEPTH:
                 return Diagnostic(f"too deeply nested: more than {MAX_YAML_DEPTH} levels of lists and "
                                   "mappings", here, hint="flatten the structure")
             return None
         if isinstance(event, CollectionEndEvent):
-            anchor, count = self.open_.pop()
+            anchor, count, size = self.open_.pop()
             count += 1
         elif isinstance(event, ScalarEvent):
-            anchor, count = event.anchor, 1
+            anchor, count, size = event.anchor, 1, len(event.value) + 1
             value = event.value.replace("\a", "") if event.style == ">" else event.value   # ruamel's folds
             escaped = _CONTROL_VALUE.search(value)
             if escaped:
@@ -134,13 +134,18 @@ class EventLimits:
             if event.style is None and len(event.value) > MAX_INT_DIGITS and _BIG_INT.fullmatch(event.value):
                 return _too_big(event.value, here)
         elif isinstance(event, AliasEvent):
-            anchor, count = None, self.sizes.get(event.anchor, 1)
+            anchor, (count, size) = None, self.sizes.get(event.anchor, (1, 1))
         else:
             return None
         if anchor is not None:
-            self.sizes[anchor] = count
+            self.sizes[anchor] = (count, size)
         if self.open_:
             self.open_[-1][1] += count
+            self.open_[-1][2] += size
+        if size > MAX_FILE_BYTES or (self.open_ and self.open_[-1][2] > MAX_FILE_BYTES):
+            return Diagnostic(f"the document expands to more than {MAX_FILE_BYTES // 1_000_000} MB of text (aliases "
+                              "counted as often as they are used)", here,
+                              hint="an alias (*name) repeats its anchor's whole value: use fewer or smaller ones")
         if count > MAX_YAML_NODES or (self.open_ and self.open_[-1][1] > MAX_YAML_NODES):
             return Diagnostic(f"the document expands to more than {MAX_YAML_NODES:,} values "
                               "(aliases counted as often as they are used)", here,

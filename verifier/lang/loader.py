@@ -36,7 +36,7 @@ from verifier.ir.model import (
 from verifier.lang import checks, durations, sequences, symmetry
 from verifier.lang.arrays import flat_size
 from verifier.lang.expressions import ExprReader, Origin
-from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS
+from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS, MAX_SLOTS
 from verifier.lang.phases import PhaseSpec, TurnBlocks, desugar_phases, read_phase_rules, read_phases
 from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, phase_steps, ty_of, ty_words
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
@@ -53,6 +53,9 @@ ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "chooser", "when",
                "doc")
 PARAM_KEYS = ("default", "min", "max", "doc")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+BUILTIN_NAMES = frozenset((        # the language's own names: a user name that took one would shadow it
+    "PLAYERS", "TURN_END", "Phase", "phase", "active", "player", "len", "top", "push", "pop", "prev", "min", "max",
+    "abs", "sum", "count", "next_turn_of", "forever", "forall", "exists"))
 FOR_RE = re.compile(r"^\s*for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+(.+?)\s*$", re.S)
 TARGET_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.*)\])?\s*$", re.S)
 
@@ -108,12 +111,22 @@ class Loader:
             self.sink.error(f"'{name}' is not a valid {what} name", span,
                             hint="names are letters, digits and underscores, starting with a letter")
             return False
+        if self.builtin(name, span, what):
+            return False
         if name in seen:
             self.sink.error(f"duplicate name '{name}'", span, notes=(("first declared here", seen[name]),),
                             hint="every variable, constant, parameter, enum value, phase and action "
                                  "needs its own name")
             return False
         seen[name] = span
+        return True
+
+    def builtin(self, name: str, span: Span | None, what: str) -> bool:
+        """Whether `name` is one of the language's own names (reported: a {what} cannot take it)."""
+        if name not in BUILTIN_NAMES:
+            return False
+        self.sink.error(f"'{name}' is a built-in name of the language; {'an' if what[0] in 'aeiou' else 'a'} {what} "
+                        "cannot take it", span, hint=f"choose another name, e.g. 'my_{name}'")
         return True
 
     def citation(self, node: Node | None) -> Citation | None:
@@ -323,7 +336,8 @@ class Loader:
             return
         for key, body in node.items():
             head = ExprReader(self.scope, body.key_origin(key), self.sink, key).read_define_head()
-            if head is None or not self.name_ok(head[0], body.key_span, self.names, "definition"):
+            if head is None or not self.name_ok(head[0], body.key_span, self.names, "definition") \
+                    or any(self.builtin(p, body.key_span, "definition parameter") for p in head[1]):
                 continue
             if not isinstance(body.value, (str, int)):
                 self.sink.error(f"definition {head[0]} must be an expression", body.span,
@@ -693,6 +707,8 @@ class Loader:
             self.sink.error(f"'{name}' is not a valid action name", span,
                             hint="names are letters, digits and underscores, starting with a letter")
             return False
+        if previous is None and self.builtin(name, span, "action"):
+            return False
         merged = only if previous is None or only is None or previous[1] is None else only | previous[1]
         self.action_names[name] = (span, merged)
         return True
@@ -705,6 +721,8 @@ class Loader:
             return [], self.scope
         out, local = [], {}
         for name, d in node.items():
+            if self.builtin(name, d.key_span, "choice"):
+                continue
             t = IntType(Const(0), Const(self.scope.players - 1)) if str(d.value).strip() == "player" \
                 else self.read_type(d)
             if t is not None:
@@ -838,10 +856,17 @@ class Loader:
             self.sink.error(f"'{loop.group(0).strip()}' must map targets to values", value.key_span,
                             hint="e.g. for p in player: {mana[p]: 2} (in block style for indexed targets)")
             return []
+        if self.builtin(name, value.key_span, "loop variable"):
+            return []
         values = self.loop_domain(key, loop, value)
         if values is None:
             return []
         inner = self.read_effects(value, scope.with_locals({name: values[1]}), what)
+        if len(values[0]) * len(inner) > MAX_SLOTS:      # nested loops: each level checked before it unrolls
+            self.sink.error(f"'{loop.group(0).strip()}' unrolls into {len(values[0]) * len(inner):,} assignments; at "
+                            f"most {MAX_SLOTS:,} (the state's slots) are allowed", value.key_span,
+                            hint="an effect block assigns each element at most once")
+            return []
         out = []
         for v in values[0]:
             def fix(e: Expr, v=v) -> Expr:
@@ -866,6 +891,10 @@ class Loader:
         if bounds is not None:
             lo, hi = fold(bounds[0]), fold(bounds[1])
             if isinstance(lo, Const) and isinstance(hi, Const):
+                if hi.value - lo.value >= MAX_ARRAY:       # checked before anything is unrolled
+                    self.sink.error(f"a for loop over {hi.value - lo.value + 1:,} values; at most {MAX_ARRAY:,} are "
+                                    "allowed", value.key_span, hint="loop over an array's index range")
+                    return None
                 return [Const(i) for i in range(lo.value, hi.value + 1)], INT
         self.sink.error(f"a for loop ranges over player, an enum or constant lo..hi, not '{text}'", value.key_span,
                         hint="e.g. for p in player:, for z in Zone:, for i in 0..N-1:")
