@@ -83,6 +83,16 @@ def test_a_file_of_the_same_name_not_written_by_turnproof_is_refused(page, tmp_p
     assert (out / "index.html").read_text() != "my own page"
 
 
+def test_a_foreign_index_is_refused_before_the_models_are_checked(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "docs"
+    out.mkdir()
+    (out / "index.html").write_text("my own page")
+    monkeypatch.setattr("verifier.runner.check_model", lambda *a, **k: pytest.fail("the models were checked"))
+    assert main(["report", str(ROOT / MINI), "-o", str(out), "-q"]) == 2
+    assert "not written by turnproof" in capsys.readouterr().err
+    assert (out / "index.html").read_text() == "my own page"
+
+
 def test_a_link_in_the_way_is_refused(page, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
                                     hint="0 leaves the Playouts section out"))
     options = run_options(args, consistency=not args.no_consistency)
     depth = accept_bounded(args)
-    check_output(args.output, [*args.models, *([args.properties] if args.properties else [])])
+    check_output(args.output, [*args.models, *([args.properties] if args.properties else [])], args.force)
     _check_names(args.models, options.params)      # before minutes of checking: two pages of one name
     all_runs = []
     for path in args.models:                       # every model is checked before anything is written

@@ -47,7 +47,7 @@ def write_site(pages: Sequence[GamePage], out_dir: str | os.PathLike, timings: b
     place (changed since, or listed by an older manifest without their SHA-256)."""
     target = Path(out_dir)
     check_names([(p.slug, p.runs[0].path) for p in pages])
-    check_output(target, [path for p in pages for path in (p.runs[0].path, p.runs[0].properties_path) if path])
+    check_output(target, [path for p in pages for path in (p.runs[0].path, p.runs[0].properties_path) if path], force)
     previous = _previous_files(target)
     created = not target.exists()
     target.mkdir(parents=True, exist_ok=True)
@@ -114,9 +114,11 @@ def check_names(games: Iterable[tuple[str, str]]) -> None:
 
 # ---------------------------------------------------------------- what may be written where
 
-def check_output(out_dir: str | os.PathLike, inputs: Sequence[str]) -> None:
+def check_output(out_dir: str | os.PathLike, inputs: Sequence[str], force: bool = False) -> None:
     """The output folder is a folder (or absent), not a link, and holds neither the project nor
-    the models and claim files being reported."""
+    the models and claim files being reported; the report's own top files there, if any, are the
+    previous report's (or `force`). `report` asks before checking the models, so that a refusal
+    costs no minutes; the files of the games' folders are looked at when they are written."""
     target = Path(out_dir)
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise UsageError(Diagnostic(f"{target} is not a folder", hint="choose a new or existing folder for the report"))
@@ -130,6 +132,8 @@ def check_output(out_dir: str | os.PathLike, inputs: Sequence[str]) -> None:
         if where in source.parents:
             raise UsageError(Diagnostic(f"{target} holds {path}, an input of this report: the report goes "
                                         "into a folder of its own", hint="e.g. -o reports"))
+    if target.is_dir():
+        _check_overwrites(target, TOP_FILES, _previous_files(target), force)
 
 
 def _previous_files(target: Path) -> dict[str, str | None]:
