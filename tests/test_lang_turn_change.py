@@ -10,15 +10,18 @@ import pytest
 from test_lang_errors import the_error, where
 
 from verifier.engines.base import Budget
-from verifier.engines.explicit import ExplicitEngine
+from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.symbolic.engine import SymbolicEngine
-from verifier.lang import load_model, load_properties
+from verifier.ir.expr import App, Const, Op, Var
+from verifier.ir.model import Action, ActionKind, Assign
+from verifier.lang import load_model, load_properties, turn_change
 from verifier.props.plan import run_claims
 from verifier.result import Verdict
-from verifier.semantics import fire, initial_states, layout
+from verifier.semantics import fire, holds, initial_states, layout
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lang"
 MODEL = FIXTURES / "turn_change.yaml"
+ROOT_MODELS = Path(__file__).resolve().parents[1] / "models"
 
 
 def test_the_first_phase_is_entered_by_the_player_whose_turn_starts():
@@ -67,3 +70,50 @@ def test_initially_speaks_of_the_state_before_the_first_turn(tmp_path):
     model = load_model(str(path)).instantiate()
     lay = layout(model)
     assert [lay.as_dict(s)["crystals[0]"] for s in initial_states(lay)] == [1]
+
+
+TURN_MODELS = [FIXTURES / "turn_change.yaml", FIXTURES / "turn_start.yaml", FIXTURES / "until.yaml",
+               Path(__file__).parent / "models" / "priority.yaml", ROOT_MODELS / "shadow_era.yaml"]
+
+
+@pytest.mark.parametrize("path", TURN_MODELS, ids=lambda p: p.name)
+def test_the_composed_step_is_the_blocks_one_after_another(path):
+    """From every reachable state, `pass turn` (one simultaneous step) gives what its blocks give fired one
+    after another, each on the state the one before left (the reference semantics fires each)."""
+    written = {}
+
+    def keep(model, specs, blocks):
+        written.update(model=model, specs=specs, blocks=blocks)
+        return model, specs, blocks
+
+    model = load_model(str(path), edit=keep).instantiate()
+    before = written["model"].instantiate()
+    blocks, specs = written["blocks"], {s.name: s for s in written["specs"]}
+    first = next(s for s in written["specs"] if s.is_leaf)
+    chain = [first.name]
+    while specs[chain[-1]].parent is not None:
+        chain.append(specs[chain[-1]].parent)
+    entering = turn_change.keyed(*([Assign(a.target, before.fix_params(a.value)) for a in specs[n].on_enter]
+                                   for n in reversed(chain)))
+    lay = layout(model)
+    phase = model.var("phase").type.values.index(first.name)
+    passing = [Assign(Var("phase"), Const(phase)),
+               Assign(Var("active"), App(Op.MOD, (App(Op.ADD, (Var("active"), Const(1))), Const(model.players))))]
+    fixed = [[Assign(a.target, before.fix_params(a.value)) for a in group]
+             for group in (blocks.turn_end, blocks.round_end, blocks.turn_start)]
+    steps = [turn_change.turn_ending(before, fixed[0], fixed[1], passing), turn_change.starting(before, fixed[2]),
+             entering]
+    space = explore(model)
+    compared = 0
+    for i in range(len(space)):
+        state = space.unpack(i)
+        for action in (a for a in model.actions if a.kind is ActionKind.TURN_END):
+            if not holds(lay, action.guard, state):
+                continue
+            at_once = fire(lay, action, state, {}).target
+            one_by_one = state
+            for block in steps:
+                one_by_one = fire(lay, Action("block", effects=tuple(block)), one_by_one, {}).target
+            assert at_once == one_by_one, lay.as_dict(state)
+            compared += 1
+    assert compared > 0
