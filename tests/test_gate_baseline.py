@@ -44,7 +44,7 @@ def test_round_trip(tmp_path):
     runs = runs_of("gate")
     doc = baseline.record(runs)
     assert doc == {"turnproof_baseline": 1, "model": "gate", "params": {},
-                   "variants": [{"variant": None, "findings": [],
+                   "variants": [{"variant": None, "findings": [], "acknowledged": {},
                                  "claims": {"limit-at-draw": "HOLDS", "game-can-end": "HOLDS",
                                             "no-stuck-player": "HOLDS", "turn-ends": "HOLDS"}}]}
     path = tmp_path / "gate.json"
@@ -91,6 +91,12 @@ def test_findings_new_acknowledged_and_gone():
     assert "(acknowledged: card-specific, out of scope)" in comparison.text()       # recorded, it passes
     assert baseline.compare(with_finding(runs, acknowledged), baseline.record(with_finding(runs, acknowledged))) \
         .exit_code == 0
+    recorded_ack = baseline.record(with_finding(runs, acknowledged))
+    assert recorded_ack["variants"][0]["acknowledged"] == {"dead-rule:discard": "card-specific, out of scope"}
+    reworded = baseline.compare(with_finding(runs, replace(DEAD, acknowledged="fine")), recorded_ack)
+    assert reworded.exit_code == 1 and ('configuration changed: acknowledgement of dead-rule:discard: '
+                                        '"card-specific, out of scope" -> "fine"') in reworded.text()
+    assert "acknowledgement of dead-rule:discard" in baseline.compare(with_finding(runs, DEAD), recorded_ack).text()
     with_dead = baseline.record(with_finding(runs, DEAD))
     assert with_dead["variants"][0]["findings"] == ["dead-rule:discard"]
     assert baseline.compare(with_finding(runs, DEAD), with_dead).exit_code == 0      # recorded: no change

@@ -6,7 +6,8 @@ A baseline file is JSON, one per model, written by `check --update-baseline`:
      "config": {"engine": "auto", "max-depth": null, "timeout": 600.0, ...},
      "variants": [{"variant": "strict",
                    "claims": {"hand-limit": "HOLDS", ...},
-                   "findings": ["dead-rule:pay_upkeep", ...]}]}
+                   "findings": ["dead-rule:pay_upkeep", ...],
+                   "acknowledged": {"dead-rule:pay_upkeep": "the reason the model gives"}}]}
 
 It holds no paths, times or state counts, so it only changes when a verdict, a
 finding or the options the verdicts depend on do. A pull request brings its
@@ -24,7 +25,8 @@ compares a run with it:
   from the command line or [tool.turnproof]) fails (exit 1): configuration cannot
   soften the gate;
 - a finding not in the baseline fails (exit 1), acknowledged or not: an
-  acknowledgement is configuration too, recorded with --update-baseline;
+  acknowledgement is configuration too, recorded with --update-baseline; so does a
+  recorded finding whose acknowledgement (its reason) changed;
 - a claim not in the baseline is judged as without a baseline (its expectation);
 - claims and findings that disappeared are reported and do not fail;
 - variants not checked in this run are left alone, both in the comparison and
@@ -70,6 +72,8 @@ def record(runs: Sequence[ModelRun], previous: dict[str, Any] | None = None,
             "variant": run.model.variant,
             "claims": {r.property.id: r.verdict.value for r in run.results},
             "findings": sorted({f.key for f in run.findings}),
+            "acknowledged": {f.key: f.acknowledged for f in sorted(run.findings, key=lambda f: f.key)
+                             if f.acknowledged is not None},
         }
     ordered = sorted(entries.values(), key=lambda e: (e["variant"] is not None, e["variant"] or ""))
     doc = {"turnproof_baseline": FORMAT_VERSION, "model": model.name,
@@ -137,7 +141,8 @@ def check_shape(doc: Any) -> tuple[str, str] | None:
             return where, f"must be a mapping, not {_kind(entry)}"
         checks += [(f"{where}.variant", entry.get("variant"), "name"),
                    (f"{where}.claims", entry.get("claims", {}), "claims"),
-                   (f"{where}.findings", entry.get("findings", []), "keys")]
+                   (f"{where}.findings", entry.get("findings", []), "keys"),
+                   (f"{where}.acknowledged", entry.get("acknowledged", {}), "acknowledged")]
     for where, value, shape in checks:
         problem = _shape_problem(value, shape)
         if problem is not None:
@@ -162,12 +167,13 @@ def _shape_problem(value: Any, shape: str) -> tuple[str, str] | None:
     for key, item in value.items():
         if not _is_text(key):
             return "", f"has a key that is not printable text ({key!a:.40})"
-        ok = {"claims": lambda v: v in VERDICTS,
+        ok = {"claims": lambda v: v in VERDICTS, "acknowledged": _is_text,
               "params": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
               "config": lambda v: v is None or _is_text(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))
               or isinstance(v, bool)}[shape]
         if not ok(item):
             wanted = {"claims": f"a verdict ({', '.join(VERDICTS)})", "params": "an integer or null",
+                      "acknowledged": "the reason, printable text",
                       "config": "a number, text, true, false or null"}[shape]
             return f".{_printed_key(key)}", f"must be {wanted}, not {_kind(item)}"
     return None
@@ -256,7 +262,7 @@ class Comparison:
 
         lines = [f"baseline of {self.model}: " + ("no change" if self.unchanged else "changes found")]
         lines += [f"  note: {n}" for n in self.notes]
-        lines += [f"  configuration changed: {option}: {_option(old)} -> {_option(new)}"
+        lines += [f"  configuration changed: {option}: {_option(old, option)} -> {_option(new, option)}"
                   for option, old, new in self.config_changes]
         lines += [f"  changed: {c.claim}{v(c.variant)}: {c.old} -> {c.new}" for c in self.changed]
         lines += [f"  left open: {c.claim}{v(c.variant)}: {c.old} -> {c.new} (nothing decided this time: not a "
@@ -290,8 +296,10 @@ class Comparison:
                 "notes": list(self.notes)}
 
 
-def _option(value: Any) -> str:
-    return "(default)" if value is None else json.dumps(value)
+def _option(value: Any, option: str = "") -> str:
+    if value is None:
+        return "(none)" if option.startswith("acknowledgement") else "(default)"
+    return json.dumps(value)
 
 
 def compare(runs: Sequence[ModelRun], doc: dict[str, Any], config: dict[str, Any] | None = None) -> Comparison:
@@ -341,6 +349,11 @@ def compare(runs: Sequence[ModelRun], doc: dict[str, Any], config: dict[str, Any
                 out.changed.append(change)
         out.removed += [ClaimChange(variant, cid, old, None) for cid, old in claims.items() if cid not in seen]
         keys = {f.key for f in run.findings}
+        if "acknowledged" in entry:           # recorded since the baselines hold the acknowledgements
+            acks = entry["acknowledged"]
+            out.config_changes += [(f"acknowledgement of {f.key}{f' [variant {variant}]' if variant else ''}",
+                                    acks.get(f.key), f.acknowledged)
+                                   for f in run.findings if f.key in findings and acks.get(f.key) != f.acknowledged]
         out.new_findings += [(variant, f) for f in run.findings if f.key not in findings]
         out.gone_findings += [(variant, key) for key in sorted(findings - keys)]
     return out
