@@ -62,8 +62,63 @@ def section_of(rule: str) -> str:
     return rule if len(rule) <= SECTION_CHARS else rule[:SECTION_CHARS - 1].rstrip() + "…"
 
 
+LENGTH, COMPANION = "_len", "_until"     # the helpers `lang.sequences` and `lang.durations` add
+
+
+def sequences(names: Sequence[str]) -> dict[str, tuple[str, list[str]]]:
+    """The bounded sequences among a state's slots: name -> (its length slot, its element slots in order);
+    an array `x[0..]` beside a scalar `x_len` (the lowering of `lang.sequences`)."""
+    scalars = {n for n in names if "[" not in n}
+    out: dict[str, tuple[str, list[str]]] = {}
+    for n in names:
+        base = n.partition("[")[0]
+        if n != base and base + LENGTH in scalars:
+            out.setdefault(base, (base + LENGTH, []))[1].append(n)
+    return out
+
+
+def companions(names: Sequence[str]) -> set[str]:
+    """The slots of `until:` companions (`x_until`, `x_until[i]`) beside their variable `x`."""
+    bases = {n.partition("[")[0] for n in names}
+    return {n for n in names if (b := n.partition("[")[0]).endswith(COMPANION) and b[:-len(COMPANION)] in bases}
+
+
+def readable(trace: Trace) -> Trace:
+    """The trace in the page's words: a bounded sequence as one list cut at its length (a pop shows as a
+    shorter list), its length variable and the `until:` companions left out. Only the display changes:
+    the states are rebuilt from the first one and each step's changes."""
+    names = [k for k, _ in trace.initial]
+    seqs, hidden = sequences(names), companions(names)
+    if not seqs and not hidden:
+        return trace
+    helpers = hidden | {length for length, _ in seqs.values()}
+
+    def view(state: dict[str, Any]) -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = []
+        for k, v in state.items():
+            base = k.partition("[")[0]
+            if base in seqs:
+                if k == seqs[base][1][0]:
+                    length, elements = seqs[base]
+                    out.append((base, "[" + ",".join(fmt(state[e]) for e in elements[:max(0, state[length])]) + "]"))
+            elif k not in helpers:
+                out.append((k, v))
+        return out
+
+    state = dict(trace.initial)
+    steps = []
+    for step in trace.steps:
+        before = dict(view(state))
+        state.update({k: new for k, (_old, new) in step.changes})
+        after = view(state)
+        changes = tuple((k, (before[k], v)) for k, v in after if before.get(k) != v)
+        steps.append(Step(step.action, step.choice, step.player, step.rule, changes, step.words))
+    return Trace(tuple(view(dict(trace.initial))), tuple(steps), trace.loop_start)
+
+
 def rows(trace: Trace) -> list[Row]:
-    """The trace's steps as rows: repeated steps folded, each rule's text once."""
+    """The trace's steps as rows: repeated steps folded, each rule's text once (`readable`)."""
+    trace = readable(trace)
     runs: list[list[Step]] = []
     starts: list[int] = []
     for i, step in enumerate(trace.steps):
@@ -116,8 +171,8 @@ def unchanged_read(trace: Trace, names: Sequence[str]) -> str:
 
 
 def start_items(trace: Trace) -> list[str]:
-    """The starting state, compact (`compact_items`)."""
-    return compact_items(trace.initial)
+    """The starting state, compact (`compact_items`), in the page's words (`readable`)."""
+    return compact_items(readable(trace).initial)
 
 
 def compact_items(state: Sequence[tuple[str, Any]]) -> list[str]:
