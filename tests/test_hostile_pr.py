@@ -286,6 +286,14 @@ def test_a_model_error_is_exit_2_named_as_one(tmp_path, capsys, model, command):
     assert "by the budget" not in out + err and "a larger --timeout" not in err
 
 
+def test_mutate_without_claims_or_analyses_names_a_model_error(tmp_path, capsys):
+    """The equivalence search alone meets it: the original is refused (exit 2), never 'a budget cut'."""
+    (tmp_path / "none.yaml").write_text("claims: []\n", encoding="utf-8")
+    code, out, err = run(capsys, "mutate", str(HOSTILE / "models" / "overreach.yaml"), "-p", str(tmp_path / "none.yaml"),
+                         "--no-consistency", "--max-mutants", "2", "-q")
+    assert code == 2 and "model error: index 3 out of range for slots" in err and "budget" not in out + err
+
+
 def test_the_auto_engine_names_a_model_error_too(capsys):
     code, out, err = run(capsys, "check", str(HOSTILE / "models" / "pop_empty.yaml"), "-q", "--no-consistency")
     assert code == 2 and "model error" in err and "by the budget" not in out + err

@@ -184,7 +184,10 @@ def _decide(model: Model, path: str, options: RunOptions, claims: tuple[list[Pro
         return outcome(status, reason)
     if reference.digest is None:
         return outcome("survived", "not proved equivalent: the original's state space was not explored completely")
-    digest = behaviour(model, _remaining(options.budget, deadline))
+    try:
+        digest = behaviour(model, _remaining(options.budget, deadline))
+    except ModelError as err:           # the mutant fails where no claim or analysis looked
+        return outcome("invalid", _first_line(err))
     if digest == reference.digest:
         return outcome("equivalent", METHOD)
     if digest is None:

@@ -7,15 +7,18 @@ blocked firing of a gap), states as packed under the model's own encoding
 (mutants never change the variables, so original and mutant pack alike). Two
 equal digests (BLAKE2b, 32 bytes) mean the same reachable behaviour for these
 parameter values: every claim and every finding that reads only behaviour
-agrees. An incomplete search proves nothing (None).
+agrees. An incomplete search proves nothing (None); one stopped by a model error
+raises it (`ModelError`): the model fails, no budget cut it short.
 """
 from __future__ import annotations
 
 import hashlib
 
+from verifier.diagnostics import Diagnostic, ModelError
 from verifier.engines.base import Budget
 from verifier.engines.explicit import explore, kept_search
 from verifier.ir.model import Model
+from verifier.resources import StopKind
 
 
 def behaviour(model: Model, budget: Budget | None = None) -> bytes | None:
@@ -24,6 +27,8 @@ def behaviour(model: Model, budget: Budget | None = None) -> bytes | None:
     concrete = model.instantiate()
     space = kept_search(concrete) or explore(concrete, budget or Budget())
     if not space.complete:
+        if space.stop is not None and space.stop.kind is StopKind.MODEL_ERROR:
+            raise ModelError(Diagnostic(space.stop.words, hint="the model itself fails in a state it reaches"))
         return None
     names = [a.name for a in concrete.actions]
     expand = space.expander().expand
