@@ -109,3 +109,14 @@ def test_a_step_claims_last_row_shows_the_value_that_broke_it(tmp_path):
     last = trace_table(view.trace, view.reads).rows[-1][-1]
     assert "hand[0]" in last and "unchanged: deck[0] = " in last and "deck[1]" not in last.split("unchanged")[0]
     assert "unchanged: deck\\[0\\] = " in findings_markdown([runs])
+
+
+def test_the_game_page_opens_with_what_to_fix(runs):
+    from verifier.report.markdown import game_markdown
+    from verifier.report.pages import build_game
+
+    page = game_markdown(build_game(runs))
+    table = page[page.index('<a id="to-fix"></a>What to fix'):page.index("Turn structure")]
+    assert "[hand-within-one](claim.hand-within-one.md)" in table and "strict HOLDS · loose VIOLATED" in table
+    assert "strict and loose" in table and "hands-stay-empty" not in table     # a behaviour, not to fix
+    assert "2 behaviours the claims show on purpose" in table

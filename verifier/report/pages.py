@@ -683,7 +683,8 @@ def _to_fix_blocks(page: GamePage) -> list:
             target = (link(item.title, page=claim_page(ev.claim)) if ev is not None and ev.claim is not None
                       else link(item.title, anchor="findings"))
             where = ", ".join(item.readings) or (" · ".join(f"{r} {v}" for r, v in item.side_by_side
-                                                           if v in Verdict.__members__) or "all")
+                                                           if v in Verdict.__members__)
+                                                 or " and ".join(r for r, _t in item.side_by_side) or "all")
             text = item.text or " / ".join(f"{r}: {t}" for r, t in item.side_by_side)
             rows.append([heads[item.kind], target, where, text,
                          muted("documented") if item.acknowledged else bad("new")])
