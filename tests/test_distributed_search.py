@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compact_store import counter
@@ -197,3 +198,25 @@ def test_the_receivers_radix_pass_keeps_every_state(values, rnd):
     distinct = np.unique(succ)
     if np.unique(mix(distinct) >> np.uint64(32)).shape[0] == distinct.shape[0]:     # no two share the bits sorted on
         assert pick.shape[0] == distinct.shape[0]
+
+
+def test_the_local_cluster_is_closed_to_others():
+    """The local cluster listens on loopback only, TLS with a key made for the run: a client with
+    other credentials cannot join it (it could submit code to the workers); no HTTP route is served
+    (the dashboard had opened 127.0.0.1:8787) unless --dashboard asks for it."""
+    import dask
+    from distributed import Client
+    from distributed.security import Security
+
+    with dask.config.set(distributed.NO_HTTP_ROUTES):
+        cluster = distributed.local_cluster(1)
+    try:
+        addresses = [cluster.scheduler_address] + [w.worker_address for w in cluster.workers.values()]
+        assert all(a.startswith("tls://127.0.0.1:") for a in addresses), addresses
+        assert not cluster.scheduler.http_application.applications
+        with pytest.raises((OSError, TimeoutError)):
+            Client(cluster.scheduler_address, security=Security.temporary(), timeout=5)
+        with Client(cluster) as client:          # the run's own client holds the key
+            assert client.submit(sum, [1, 2]).result() == 3
+    finally:
+        cluster.close()

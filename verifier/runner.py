@@ -44,7 +44,7 @@ class RunOptions:
 def make_engine(name: str, search: SearchOptions = SearchOptions()) -> Engine:
     if name == "explicit":
         from verifier.engines.explicit import ExplicitEngine
-        return ExplicitEngine(search.store, search.workers, search.scheduler, search.por)
+        return ExplicitEngine(search.store, search.workers, search.scheduler, search.por, search.dashboard)
     if name == "auto":
         from verifier.engines.auto import AutoEngine
         return AutoEngine(search=search)

@@ -93,6 +93,9 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the compact search on the workers of this Dask scheduler instead of a "
                         "local cluster")
+    p.add_argument("--dashboard", action="store_true",
+                   help="--workers: the local cluster serves Dask's dashboard on a free loopback port (default: "
+                        "no HTTP route; the cluster listens on loopback only, TLS with a key made for the run)")
     p.add_argument("--max-depth", type=int, metavar="K", help="deepest BFS level / BMC bound / k")
     p.add_argument("--printed", action="store_true",
                    help="check at the values the rules print (the model's `printed:` map; --param still "
@@ -179,7 +182,7 @@ def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOption
     if args.workers < 1:
         raise UsageError(Diagnostic(f"--workers {args.workers}: needs at least one worker", hint="e.g. --workers 2"))
     search = SearchOptions("compact" if args.workers > 1 or args.scheduler else args.store, args.workers,
-                           args.scheduler, por=args.por and not args.no_reduce)
+                           args.scheduler, por=args.por and not args.no_reduce, dashboard=args.dashboard)
     return RunOptions(search=search, params=parse_params(args.param), variant=args.variant, engine=args.engine,
                       budget=budget, consistency=consistency,
                       properties=getattr(args, "properties", None),

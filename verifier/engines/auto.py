@@ -98,7 +98,8 @@ class AutoEngine:
         # what Z3 mined from them), by `_shape`
 
     def _explicit(self, store: str) -> ExplicitEngine:
-        return ExplicitEngine(store, self.search.workers, self.search.scheduler, self.search.por)
+        return ExplicitEngine(store, self.search.workers, self.search.scheduler, self.search.por,
+                              self.search.dashboard)
 
     def _symbolic(self, model: Model | None = None):
         from verifier.engines.symbolic import SymbolicEngine

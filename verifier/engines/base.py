@@ -72,6 +72,7 @@ class SearchOptions:
     workers: int = 1                    # > 1: the compact search partitioned across Dask workers
     scheduler: str | None = None        # a Dask scheduler address (tcp://HOST:PORT) instead of a local cluster
     por: bool = False                   # partial-order reduction of the python store's search (`por.py`)
+    dashboard: bool = False             # the local cluster serves Dask's dashboard (`distributed.local_cluster`)
 
 
 @dataclass(frozen=True)

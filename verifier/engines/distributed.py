@@ -307,6 +307,24 @@ class ChainTable:
         pass
 
 
+# Without --dashboard the scheduler and the workers serve no HTTP route (distributed starts an HTTP
+# server whatever `dashboard_address` says: None meant its default port, 8787, open while the run lasts)
+NO_HTTP_ROUTES = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+
+
+def local_cluster(workers: int, dashboard: bool = False):
+    """The local cluster: `workers` single-threaded processes and their scheduler on the loopback
+    interface, every connection TLS with a key made for this run and held in memory
+    (`Security.temporary()`), so that nothing else on the machine can join it or submit work to it;
+    its HTTP server on a free loopback port, with the dashboard only when asked."""
+    from distributed import LocalCluster
+    from distributed.security import Security
+
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                        security=Security.temporary(), dashboard_address="127.0.0.1:0",
+                        scheduler_kwargs={"dashboard": dashboard}, silence_logs=50)
+
+
 def holds(model: Model) -> bool:
     """Whether the distributed search can hold this (instantiated) model's states: in one word."""
     return packing_of(layout(model)).words == 1
@@ -314,21 +332,24 @@ def holds(model: Model) -> bool:
 
 def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
                         track: Sequence[int], tick: Callable[[int, int], Stop | None] | None, workers: int,
-                        scheduler: str | None = None, visited_budget: int | None = None) -> CompactSpace:
+                        scheduler: str | None = None, visited_budget: int | None = None,
+                        dashboard: bool = False) -> CompactSpace:
     """`compact.explore_compact` with the states partitioned across `workers` Dask workers (a
-    local cluster, or the workers of `scheduler`)."""
+    local cluster, or the workers of `scheduler`); `dashboard`: serve Dask's dashboard (on a free
+    loopback port of the local cluster's scheduler, which the log names)."""
     import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     lay = layout(model)
     if not holds(model):
         raise TooWide(f"{packing_of(lay).bits} bits of state (the distributed search holds at most {MAX_BITS})")
-    with dask.config.set(LOCAL_CLUSTER if scheduler is None else {}):
+    with dask.config.set(LOCAL_CLUSTER if scheduler is None else {}), \
+            dask.config.set({} if dashboard else NO_HTTP_ROUTES):
         cluster = None
         if scheduler is None:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=50)
-        client = Client(cluster if cluster is not None else scheduler)
+            cluster = local_cluster(workers, dashboard)
+        client = Client(cluster if cluster is not None else scheduler,
+                        security=cluster.security if cluster is not None else None)
         try:
             return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget)
         finally:

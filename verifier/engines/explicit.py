@@ -326,15 +326,17 @@ class ExplicitEngine:
     name = NAME
 
     def __init__(self, store: str | None = "python", workers: int = 1, scheduler: str | None = None,
-                 por: bool = False):
+                 por: bool = False, dashboard: bool = False):
         """`store`: "python" (the reference: states as Python ints, edges on demand; also None) or
         "compact" (numpy arrays, vectorised expansion: `compact.py`; the verdicts it gives say so in
         their evidence, and so do those of the python store where the compact one was asked for
         and the state does not fit it); `workers` > 1 or a `scheduler` address
         partitions the compact search across Dask workers (`distributed.py`). `por`: the python
         store's search of invariants, reachability and deadlocks fires stubborn sets (`por.py`)
-        where no claim needs the state graph and no symmetry reduction applies."""
+        where no claim needs the state graph and no symmetry reduction applies. `dashboard`: the
+        local cluster of `workers` serves Dask's dashboard."""
         self.store, self.workers, self.scheduler, self.por = store or "python", workers, scheduler, por
+        self.dashboard = dashboard
         self.searched: StateSpace | None = None     # the python store's last search (`auto` mines it)
         self.unfit = ""                             # why the last check's compact search could not run
 
@@ -449,7 +451,7 @@ class ExplicitEngine:
                 return None
             share = _visited_budget(budget)          # each worker's visited set spills at its share
             return explore_distributed(model, budget, progress, watch, track, tick, self.workers, self.scheduler,
-                                       None if share is None else share // self.workers)
+                                       None if share is None else share // self.workers, self.dashboard)
         return explore_compact(model, budget, progress, watch, track, tick, visited_budget=_visited_budget(budget))
 
     @staticmethod
