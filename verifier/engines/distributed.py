@@ -309,7 +309,7 @@ class ChainTable:
 
 # Without --dashboard the scheduler and the workers serve no HTTP route (distributed starts an HTTP
 # server whatever `dashboard_address` says: None meant its default port, 8787, open while the run lasts)
-NO_HTTP_ROUTES = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+NO_HTTP_ROUTES: dict[str, list[str]] = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
 
 
 def local_cluster(workers: int, dashboard: bool = False):
