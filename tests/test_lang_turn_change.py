@@ -117,3 +117,20 @@ def test_the_composed_step_is_the_blocks_one_after_another(path):
             assert at_once == one_by_one, lay.as_dict(state)
             compared += 1
     assert compared > 0
+
+
+def test_a_value_out_of_range_between_blocks_is_a_gap(tmp_path):
+    """turn_end takes x out of its range and on_turn_start then sets it: the state between the blocks breaks
+    the range, so the turn cannot pass there (a gap), as when the blocks run one after another."""
+    path = tmp_path / "model.yaml"
+    path.write_text("model: gap\nplayers: 2\nvariables:\n  x: {type: 0..2, init: 0}\nphases:\n  - name: Main\n"
+                    "turn_end: {x: x + 2}\non_turn_start: {x: 0}\nactions:\n  - name: inc\n    phase: Main\n"
+                    "    when: \"x < 2\"\n    do: {x: x + 1}\n")
+    model = load_model(str(path)).instantiate()
+    lay = layout(model)
+    passing = model.action("pass turn")
+    x = [s.name for s in lay.slots].index("x")
+    for value, gap in ((0, False), (1, True)):
+        state = tuple(value if i == x else 0 for i in range(len(lay.slots)))
+        step = fire(lay, passing, state, {})
+        assert (step.gap is not None) == gap and (step.target is None) == gap

@@ -44,12 +44,14 @@ def keyed(*groups: Sequence[Assign]) -> list[Assign]:
 
 def then(model: Model, done: list[Assign], block: Sequence[Assign]) -> list[Assign]:
     """`done` followed by `block`, whose targets and values read the state `done` leaves: one
-    simultaneous step (a later write wins)."""
+    simultaneous step (a later write wins). A write of `done` that `block` overwrites stays: its
+    value is still range-checked (out of range, it is a gap or forbids the step, as it would be
+    between the blocks)."""
     after, moved = After(model, done), []
     for a in block:
         target = a.target if isinstance(a.target, Var) else Index(a.target.name, after(a.target.index), span=a.target.span)
         moved.append(Assign(target, after(a.value), span=a.span))
-    return keyed(done, moved)
+    return [*done, *moved]
 
 
 def starting(model: Model, turn_start: Sequence[Assign]) -> list[Assign]:
