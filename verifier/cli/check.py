@@ -41,8 +41,9 @@ def register(sub: Commands) -> None:
                "  turnproof check models/wtactics.yaml --param DRAW_PILE=10 --variant strict\n"
                "  turnproof check models/alice.yaml --format json -o out/alice.json\n"
                "  turnproof check models/alice.yaml --format sarif -o turnproof.sarif --baseline baselines/\n\n"
-               + EXIT_CODES_HELP + "\n  with --baseline: 1 only on a verdict that differs from the baseline or a new "
-               "unacknowledged finding;\n  3 on a verdict that became UNKNOWN")
+               + EXIT_CODES_HELP + "\n  with --baseline: 1 only on a decided verdict that differs from the baseline, a "
+               "new finding\n  (acknowledged or not) or a changed option (engine, depths, budgets) or "
+               "acknowledgement;\n  3 on a verdict left open (UNKNOWN, or HOLDS_TO_DEPTH not accepted)")
     p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
     p.add_argument("-p", "--properties", metavar="FILE", help="property file (default: properties/<model>.yaml)")
     p.add_argument("--no-properties", action="store_true", help="check no claims, only consistency")
@@ -55,8 +56,8 @@ def register(sub: Commands) -> None:
                         "verdicts not as expected), all (every trace, with each reading's full table and every "
                         "finding), none")
     p.add_argument("--baseline", metavar="FILE",
-                   help="compare with recorded verdicts and findings (FILE, or DIR/<model>.json) and fail only "
-                        "on changes: exit 1 on a changed verdict or a new finding not in the baseline")
+                   help="compare with recorded verdicts, findings and options (FILE, or DIR/<model>.json) and fail "
+                        "only on changes: exit 1 on a changed verdict, a new finding or a changed option")
     p.add_argument("--update-baseline", action="store_true", help="(re)write the --baseline file from this run")
     p.add_argument("--no-baseline", action="store_true",
                    help="compare with no baseline, even one set by baseline = ... in [tool.turnproof]")

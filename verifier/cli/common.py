@@ -49,7 +49,8 @@ EXIT_CODES_HELP = """exit codes:
   1  a claim violated or not as expected, or a new unacknowledged finding
   2  model, property or usage error (file:line:col, the offending text and a hint), or a model
      error a reachable state meets (an index out of range, a pop of an empty sequence), with its trace
-  3  a budget (--max-states, --timeout, --max-memory) left a claim or an analysis UNKNOWN
+  3  a budget (--max-states, --timeout, --max-memory) left a claim or an analysis UNKNOWN, or a
+     claim holds only to a depth (HOLDS_TO_DEPTH) that nothing accepted (see --accept-bounded)
 """ + EXIT_BUG_HELP
 
 
