@@ -160,7 +160,8 @@ def test_cli_html_page_with_plots(tmp_path, capsys):
     out = tmp_path / "site"
     assert main(["simulate", "models/aeons_end.yaml", "--games", "10", "--html", str(out), "-q"]) == 0
     page = (out / "index.html").read_text()
-    assert "<svg" in page and "Playouts of aeons_end" in page and "empty-deck-means-empty-pile" in page
+    assert 'src="game-lengths.svg"' in page and 'loading="lazy"' in page
+    assert "Playouts of aeons_end" in page and "empty-deck-means-empty-pile" in page
     assert (out / "game-lengths.png").read_bytes().startswith(b"\x89PNG")
     assert (out / "hand-sizes.svg").exists()
 
