@@ -14,6 +14,8 @@ from test_explicit_differential import bools, models, phased_models
 
 from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
+from verifier.engines.compiled import cache
+from verifier.engines.compiled.numbagen import module_source
 from verifier.engines.compiled.search import explore_compiled, why_not
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.expr import App, Const, Op, Var
@@ -93,3 +95,26 @@ def test_a_state_wider_than_one_word_goes_to_the_compact_store():
     (result,) = ExplicitEngine(store="compiled").check(wide, [DeadlockFree(id="d")], Budget())
     assert result.evidence["store"].startswith("compact: the compiled store cannot search it")
     assert result.stats.states == 4
+
+
+def test_a_module_numba_cannot_compile_goes_to_the_compact_store(monkeypatch):
+    from numba.core.errors import TypingError
+
+    def refuse(text: str):
+        raise TypingError("Cannot unify bool and int64")
+
+    monkeypatch.setattr(cache, "load", refuse)
+    (result,) = ExplicitEngine(store="compiled").check(counter(3), [DeadlockFree(id="d")], Budget())
+    assert result.evidence["store"] == "compact: the compiled store could not compile it: Cannot unify bool and int64"
+    assert result.stats.states == 9
+
+
+def test_generated_modules_are_kept_in_the_cache_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv(cache.ENV, str(tmp_path))
+    model = counter(4)
+    text = module_source(layout(model), ()).text
+    module, known = cache.load(text)
+    assert not known and (tmp_path / f"{cache.module_key(text)}.py").read_text() == text
+    assert cache.load(text) == (module, True)
+    first = explore_compiled(model)
+    assert first.cached and len(first) == 16

@@ -424,13 +424,17 @@ class ExplicitEngine:
         compact store, else the python store, serves; `unfit` says why)."""
         if self.store != "compiled" or self.workers > 1 or self.scheduler is not None:
             return None
-        from verifier.engines.compiled.search import SLICE, explore_compiled, why_not
+        from verifier.engines.compiled.search import SLICE, CompileError, explore_compiled, why_not
         why = why_not(model, watch)
         if why:
             self.unfit = f"the compiled store cannot search it: {why}"
             return None
         tick = _ticker_compact(budget, time.perf_counter(), SLICE)
-        return explore_compiled(model, budget, progress, watch, track, tick)
+        try:
+            return explore_compiled(model, budget, progress, watch, track, tick)
+        except CompileError as err:
+            self.unfit = f"the compiled store could not compile it: {err}"
+            return None
 
     def _compact(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
                  track: list[int]):

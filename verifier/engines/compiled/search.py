@@ -14,6 +14,7 @@ stops the search at its state; the reference code replays that state for the mes
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -35,6 +36,11 @@ from verifier.trace import Trace, build_trace
 
 SLICE = 1 << 16                # states expanded between two calls of `tick`
 FIRST_CAPACITY = 1 << 12       # states the arrays hold at first (they double as they fill)
+
+
+class CompileError(Exception):
+    """Numba could not compile the generated module (or it could not be written anywhere): the
+    caller searches in another store, saying why."""
 
 
 @dataclass
@@ -182,9 +188,14 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     start = time.perf_counter()
     lay = layout(model)
     source = _source(lay, tuple(watch))
-    cache.load(RUNTIME)
-    loop, _ = cache.load(LOOP)
-    module, known = cache.load(source.text)
+    from numba.core.errors import NumbaError
+    try:
+        cache.load(RUNTIME)
+        loop, _ = cache.load(LOOP)
+        module, known = cache.load(source.text)
+    except (NumbaError, OSError) as err:
+        words = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(err)).strip()    # Numba colours its messages
+        raise CompileError(words.splitlines()[0] if words else type(err).__name__) from err
     compiled_at = time.perf_counter()
     arrays = _Arrays(np.empty(FIRST_CAPACITY, np.int64), np.empty(FIRST_CAPACITY, np.int32),
                      np.zeros(2 * FIRST_CAPACITY, np.int32), np.empty(64, np.int64))
