@@ -21,12 +21,26 @@ Operators (the `operator` names), over the rule actions and the turn structure
   mandatory       a phase or step made optional, or an optional one mandatory
   swap-phases     two adjacent sibling phases (or steps) in the other order
   remove-action   a rule action taken out of the rules
+  move-phase      an action of one leaf phase moved to the leaf phase before or after it
+                  (in the order the phases are written)
+  init            a variable's initial value changed: an integer plus or minus one (within its
+                  type), a boolean negated, an enum value to the next value; an array's one
+                  written value changed for every element
+  reset           a variable's `reset:` changed to another kind (none, turn, own_turn where
+                  the language allows it)
+  choice-range    a `choose:` range's lower or upper bound plus or minus one (never emptied)
+  swap-next       the targets of two entries of a next:/next_any: list exchanged
+
+The operators of the list after remove-action make their mutants after all the others', so
+the ids of the earlier operators' mutants (`m12`) stay what they were before these existed.
+Constants (`constants:`, integer `define:`s) are folded into every expression that names them
+when the model is read, so each use of one is a literal there (the `literal` operator).
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from itertools import pairwise
+from itertools import combinations, pairwise
 from typing import TypeGuard, assert_never
 
 from verifier.diagnostics import Span
@@ -45,11 +59,24 @@ from verifier.ir.expr import (
     conj,
     pretty,
 )
-from verifier.ir.model import PHASE_ENUM, PHASE_VAR, Action, Assign, Modality, Model
+from verifier.ir.model import (
+    PHASE_ENUM,
+    PHASE_VAR,
+    Action,
+    Assign,
+    BoolType,
+    Choice,
+    EnumType,
+    IntType,
+    Modality,
+    Model,
+    Reset,
+    Variable,
+)
 from verifier.lang.phases import PhaseSpec, TurnBlocks
 
 OPERATORS = ("relational", "literal", "drop-conjunct", "drop-effect", "drop-next", "modality", "mandatory",
-             "swap-phases", "remove-action")
+             "swap-phases", "remove-action", "move-phase", "init", "reset", "choice-range", "swap-next")
 BLOCKS = ("turn_end", "round_end", "on_turn_start")     # TurnBlocks field of each: turn_end, round_end, turn_start
 
 SWAPPED_OPS = {Op.LT: Op.LE, Op.LE: Op.LT, Op.GT: Op.GE, Op.GE: Op.GT, Op.EQ: Op.NE, Op.NE: Op.EQ}
@@ -59,7 +86,10 @@ SWAPPED_OPS = {Op.LT: Op.LE, Op.LE: Op.LT, Op.GT: Op.GE, Op.GE: Op.GT, Op.EQ: Op
 class Mutant:
     """One single-point change: what it changes (words), the rule and the place it touches,
     and the edit itself: where (`block`, with `action` or the phase in `phases`, and `entry`),
-    then `part`/`effect`/`path`/`new`, or `phases` for mandatory and swap-phases."""
+    then `part`/`effect`/`path`/`new`, or `phases` for mandatory and swap-phases; a variable's
+    mutants name it in `variable` (init: `entry` the element, -1 all, `new` the value; reset: `reset`),
+    a choice-range mutant its choice in `choice` (`part` "lo" or "hi", `new` the bound), a
+    move-phase mutant its new phase in `phases`, a swap-next mutant its two entries `entry`, `other`."""
 
     number: int
     operator: str
@@ -75,7 +105,11 @@ class Mutant:
     path: tuple[int, ...] = ()         # the node of that expression replaced (child indices)
     new: Expr | None = None            # its replacement
     phases: tuple[str, ...] = ()       # the phase of on_enter/exit_when/next; mandatory: (phase,);
-                                       # swap-phases: (first, second)
+                                       # swap-phases: (first, second); move-phase: (new phase,)
+    variable: str = ""                 # init, reset: the variable changed
+    reset: str = ""                    # reset: the new kind (a `Reset` value)
+    choice: str = ""                   # choice-range: the choice whose bound changes
+    other: int = -1                    # swap-next: the entry whose target `entry`'s is exchanged with
 
     @property
     def id(self) -> str:
@@ -93,6 +127,11 @@ def generate(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> list[M
     found += _phase_mutants(specs, model)
     for name, effects in zip(BLOCKS, (blocks.turn_end, blocks.round_end, blocks.turn_start), strict=True):
         found += _effect_mutants(effects, {"subject": name, "block": name}, name, "effect", model)
+    found += _move_mutants(model, specs)
+    found += _variable_mutants(model, bool(specs))
+    for a in model.actions:
+        found += _choice_mutants(a)
+    found += _swap_next_mutants(specs)
     return [Mutant(number=k, **m) for k, m in enumerate(found, 1)]
 
 
@@ -246,12 +285,145 @@ def _sites(e: Expr, path: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...
         yield from _sites(child, (*path, k))
 
 
+def _base(a: Action) -> dict:
+    return {"subject": a.name, "rule": str(a.rule) if a.rule else "", "action": a.name, "span": a.span}
+
+
+def _move_mutants(model: Model, specs: list[PhaseSpec]) -> list[dict]:
+    """Each action of one leaf phase, in the leaf before it and in the leaf after it."""
+    leaves = [s.name for s in specs if s.is_leaf]
+    out: list[dict] = []
+    for a in model.actions:
+        if a.phase is None or a.phase not in leaves:
+            continue
+        k = leaves.index(a.phase)
+        for other in (leaves[k - 1] if k > 0 else None, leaves[k + 1] if k + 1 < len(leaves) else None):
+            if other is not None:
+                out.append({**_base(a), "operator": "move-phase", "phases": (other,),
+                            "description": f"{a.name}: phase {a.phase} -> {other}"})
+    return out
+
+
+def _variable_mutants(model: Model, phased: bool) -> list[dict]:
+    """init mutants of every variable the designer wrote, then reset mutants (in a model with turns)."""
+    written = [v for v in model.variables
+               if not (v.implicit or v.seq_length or v.until_of or v.name in _lengths(model))]
+    out: list[dict] = []
+    for v in written:
+        base = {"subject": v.name, "block": "variable", "variable": v.name, "span": v.span}
+        values = [(-1, v.init[0])] if len(set(v.init)) == 1 else \
+            [(k, e) for k, e in enumerate(v.init)]
+        for k, e in values:
+            if e is None:
+                continue
+            where = v.name if k < 0 else f"{v.name}{v.element_label(v.index_lo() + k)}"
+            for new in _other_values(e, v.type):
+                out.append({**base, "operator": "init", "entry": k, "new": new,
+                            "description": f"{where}: init {_value_text(e, v.type)} -> {_value_text(new, v.type)}"})
+    if not phased:
+        return out
+    for v in written:
+        if any(e is None for e in v.init):
+            continue
+        kinds = [r for r in Reset if r is not v.reset
+                 and (r is not Reset.OWN_TURN or (v.by_player and len(set(v.init)) == 1))]
+        for r in kinds:
+            out.append({"subject": v.name, "block": "variable", "variable": v.name, "span": v.span,
+                        "operator": "reset", "reset": r.value,
+                        "description": f"{v.name}: {_reset_text(v.reset)} -> {_reset_text(r)}"})
+    return out
+
+
+def _reset_text(r: Reset) -> str:
+    return "no reset" if r is Reset.NEVER else f"reset: {r.value}"
+
+
+def _lengths(model: Model) -> set[str]:
+    return {v.seq_length for v in model.variables if v.seq_length}
+
+
+def _other_values(e: Expr, t: IntType | EnumType | BoolType) -> list[Expr]:
+    """The initial values one change away from `e`: a negated boolean, the next enum value (cyclic),
+    an integer plus or minus one that stays within its type (where the bounds are known)."""
+    if isinstance(t, BoolType):
+        return [Const(1 - e.value, is_bool=True, span=e.span)] if isinstance(e, Const) else []
+    if isinstance(t, EnumType):
+        if not isinstance(e, Const) or len(t.values) < 2:
+            return []
+        return [Const((e.value + 1) % len(t.values), enum=e.enum, span=e.span)]
+    if not _is_number(e):
+        return [App(Op.ADD, (e, Const(1))), App(Op.SUB, (e, Const(1)))]
+    lo, hi = t.lo, t.hi
+    return [new for new in _plus_minus(e)
+            if not (isinstance(lo, Const) and new.value < lo.value) and not (isinstance(hi, Const) and new.value > hi.value)]
+
+
+def _value_text(e: Expr, t: IntType | EnumType | BoolType) -> str:
+    if isinstance(t, EnumType) and isinstance(e, Const):
+        return t.values[e.value]
+    return pretty(e)
+
+
+def _choice_mutants(a: Action) -> list[dict]:
+    """Each integer choice's lower and upper bound plus or minus one, where the range stays non-empty
+    (`player` choices, 0..players-1, are the players, not a rule's range)."""
+    out: list[dict] = []
+    for c in a.choices:
+        if not isinstance(c.type, IntType) or _is_players(c):
+            continue
+        lo, hi = c.type.lo, c.type.hi
+        for part, bound in (("lo", lo), ("hi", hi)):
+            for new in _bounds_moved(bound):
+                new_lo, new_hi = (new, hi) if part == "lo" else (lo, new)
+                if isinstance(new_lo, Const) and isinstance(new_hi, Const) and new_lo.value > new_hi.value:
+                    continue
+                out.append({**_base(a), "operator": "choice-range", "choice": c.name, "part": part, "new": new,
+                            "span": c.span or a.span,
+                            "description": f"{a.name}: choose {c.name}: {pretty(lo)}..{pretty(hi)} -> "
+                                           f"{pretty(new_lo)}..{pretty(new_hi)}"})
+    return out
+
+
+def _is_players(c: Choice) -> bool:
+    """A `player` choice: the loader gives it the bounds 0 and players - 1 without a place in the file."""
+    assert isinstance(c.type, IntType)
+    return isinstance(c.type.lo, Const) and c.type.lo.span is None and c.type.hi.span is None
+
+
+def _bounds_moved(bound: Expr) -> list[Expr]:
+    if _is_number(bound):
+        return list(_plus_minus(bound))
+    return [App(Op.ADD, (bound, Const(1))), App(Op.SUB, (bound, Const(1)))]
+
+
+def _swap_next_mutants(specs: list[PhaseSpec]) -> list[dict]:
+    """Two entries of a next:/next_any: list with their targets exchanged (where the targets differ
+    and the entries' conditions do: two unconditional alternatives exchanged are the same rule)."""
+    out: list[dict] = []
+    for s in specs:
+        entries = s.next or ()
+        key = "next_any" if s.node.get("next_any") is not None else "next"
+        span = s.node.child("name").span if s.node.get("name") is not None else s.node.span
+        for i, j in combinations(range(len(entries)), 2):
+            first, second = entries[i], entries[j]
+            if first.to == second.to or (s.alternatives and first.when == second.when
+                                         and first.otherwise == second.otherwise):
+                continue
+            out.append({"operator": "swap-next", "subject": s.name, "rule": _spec_rule(s), "block": "next",
+                        "phases": (s.name,), "entry": i, "other": j, "span": first.span or span,
+                        "description": f"phase {s.name}: {key} targets {first.to} and {second.to} exchanged"})
+    return out
+
+
 # ---------------------------------------------------------------- applying
 
 def apply(mutant: Mutant, model: Model, specs: list[PhaseSpec],
           blocks: TurnBlocks) -> tuple[Model, list[PhaseSpec], TurnBlocks]:
     """The model as written, its phase tree and its turn blocks with `mutant`'s change (a `lang.loader.Edit`)."""
     m = mutant
+    if m.block == "variable":
+        return replace(model, variables=tuple(_mutate_variable(m, v) if v.name == m.variable else v
+                                              for v in model.variables)), specs, blocks
     if m.operator == "mandatory":
         return model, [replace(s, mandatory=not s.mandatory) if s.name == m.phases[0] else s for s in specs], blocks
     if m.operator == "swap-phases":
@@ -267,7 +439,21 @@ def apply(mutant: Mutant, model: Model, specs: list[PhaseSpec],
                                         for a in model.actions)), specs, blocks
 
 
+def _mutate_variable(m: Mutant, v: Variable) -> Variable:
+    if m.operator == "reset":
+        return replace(v, reset=Reset(m.reset))
+    assert m.new is not None
+    init = tuple(m.new if m.entry in (-1, k) else e for k, e in enumerate(v.init))
+    return replace(v, init=init)
+
+
 def _mutate_action(m: Mutant, a: Action) -> Action:
+    if m.operator == "move-phase":
+        return replace(a, phase=m.phases[0])
+    if m.operator == "choice-range":
+        assert m.new is not None
+        return replace(a, choices=tuple(_moved_bound(c, m.part, m.new) if c.name == m.choice else c
+                                        for c in a.choices))
     if m.operator == "modality":
         return replace(a, modality=Modality.MAY if a.modality is Modality.MUST else Modality.MUST)
     if m.part == "guard":
@@ -281,13 +467,22 @@ def _mutate_phase(m: Mutant, s: PhaseSpec) -> PhaseSpec:
     if m.block == "exit_when":
         return replace(s, exit_when=_edit_condition(s.exit_when, m))
     entries = list(s.next or ())
-    if m.operator == "drop-next":
+    if m.operator == "swap-next":
+        first, second = entries[m.entry], entries[m.other]
+        entries[m.entry], entries[m.other] = replace(first, to=second.to), replace(second, to=first.to)
+    elif m.operator == "drop-next":
         del entries[m.entry]
     else:
         when = entries[m.entry].when
         assert when is not None
         entries[m.entry] = replace(entries[m.entry], when=_edit_condition(when, m))
     return replace(s, next=tuple(entries))
+
+
+def _moved_bound(c: Choice, part: str, new: Expr) -> Choice:
+    assert isinstance(c.type, IntType)
+    moved = IntType(new, c.type.hi) if part == "lo" else IntType(c.type.lo, new)
+    return replace(c, type=moved)
 
 
 def _edit_condition(e: Expr, m: Mutant) -> Expr:

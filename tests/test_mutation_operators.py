@@ -1,0 +1,150 @@
+"""The rule-move operators of `turnproof mutate` (move-phase, init, reset, choice-range, swap-next)
+on a tiny game: each mutant changes the desugared model as its description says, and loads."""
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from verifier.ir.expr import pretty
+from verifier.ir.model import PHASE_VAR, Reset
+from verifier.lang import load_model
+from verifier.mutation.analysis import mutate
+from verifier.mutation.operators import OPERATORS, apply, generate
+from verifier.runner import RunOptions
+
+HERE = Path(__file__).parent / "fixtures" / "mutation"
+MOVES = str(HERE / "moves.yaml")
+MOVES_PROPS = str(HERE / "moves_props.yaml")
+TALLY = str(HERE / "tally.yaml")
+RULE_MOVES = ("move-phase", "init", "reset", "choice-range", "swap-next")
+
+pytestmark = pytest.mark.xdist_group("test_mutate")
+
+
+def _as_written(path: str = MOVES):
+    captured = []
+    load_model(path, edit=lambda m, s, b: captured.append((m, s, b)) or (m, s, b))
+    return captured[0]
+
+
+@pytest.fixture(scope="module")
+def made():
+    return {m.description: m for m in generate(*_as_written())}
+
+
+def _load(mutant, path: str = MOVES):
+    return load_model(path, edit=partial(apply, mutant))
+
+
+def _conjuncts(model, action: str) -> set[str]:
+    return {pretty(c) for c in model.action(action).guard.args}
+
+
+def _phase(model, name: str) -> str:
+    return f"phase == {model.var(PHASE_VAR).type.values.index(name)}"
+
+
+def test_the_rule_move_operators_make_these_mutants(made):
+    assert {d: m.operator for d, m in made.items() if m.operator in RULE_MOVES} == {
+        "draw: phase Draw -> Main": "move-phase",
+        "spend: phase Main -> Draw": "move-phase",
+        "spend: phase Main -> Rush": "move-phase",
+        "target: phase Rush -> Main": "move-phase",
+        "mode: init calm -> rush": "init",
+        "gems[0]: init 1 -> 2": "init",
+        "gems[0]: init 1 -> 0": "init",
+        "gems[1]: init 2 -> 3": "init",
+        "gems[1]: init 2 -> 1": "init",
+        "drawn: init false -> true": "init",
+        "tokens: init 0 -> 1": "init",          # 0 - 1 is out of 0..3: not made
+        "rounds: init 0 -> 1": "init",
+        "mode: no reset -> reset: turn": "reset",
+        "gems: no reset -> reset: turn": "reset",   # own_turn needs one init value: not made
+        "drawn: reset: turn -> no reset": "reset",  # drawn is no per-player array: no own_turn
+        "tokens: reset: own_turn -> no reset": "reset",
+        "tokens: reset: own_turn -> reset: turn": "reset",
+        "rounds: no reset -> reset: turn": "reset",
+        "spend: choose n: 1..2 -> 2..2": "choice-range",
+        "spend: choose n: 1..2 -> 0..2": "choice-range",
+        "spend: choose n: 1..2 -> 1..3": "choice-range",
+        "spend: choose n: 1..2 -> 1..1": "choice-range",   # `target`'s player choice: no range of a rule
+        "phase Draw: next targets Main and Rush exchanged": "swap-next"}
+    assert made["spend: choose n: 1..2 -> 1..3"].span.line == 32      # the choice, `n: 1..2`
+    assert made["gems[1]: init 2 -> 3"].span.line == 10               # the variable
+    assert made["phase Draw: next targets Main and Rush exchanged"].rule.startswith("Draw:")
+
+
+def test_the_earlier_operators_keep_their_ids():
+    """The rule moves come after every mutant of the earlier operators, so an id stays what it was."""
+    mutants = generate(*_as_written(TALLY))
+    earlier = [m.operator for m in mutants if m.operator not in RULE_MOVES]
+    assert [m.operator for m in mutants[:len(earlier)]] == earlier
+    assert set(RULE_MOVES) <= set(OPERATORS)
+
+
+def test_a_moved_action_is_guarded_by_its_new_phase(made):
+    original, moved = load_model(MOVES), _load(made["spend: phase Main -> Rush"])
+    assert _phase(original, "Main") in _conjuncts(original, "spend")
+    assert _phase(moved, "Rush") in _conjuncts(moved, "spend")
+    assert _phase(moved, "Main") not in _conjuncts(moved, "spend")
+
+
+def test_a_changed_init_starts_elsewhere(made):
+    def start(description, var):
+        return [pretty(e) for e in _load(made[description]).instantiate().var(var).init]
+
+    assert start("gems[1]: init 2 -> 3", "gems") == ["1", "3"]
+    assert start("tokens: init 0 -> 1", "tokens") == ["1", "1"]     # one written value: every element
+    assert start("drawn: init false -> true", "drawn") == ["true"]
+    mode = _load(made["mode: init calm -> rush"]).instantiate().var("mode")
+    assert mode.type.values[mode.init[0].value] == "rush"
+
+
+def _turn_pass(model) -> dict[str, str]:
+    [passing] = [a for a in model.actions if a.name.startswith("pass turn")]
+    return {pretty(e.target): pretty(e.value) for e in passing.effects}
+
+
+def test_a_changed_reset_changes_the_turn_change(made):
+    assert _turn_pass(load_model(MOVES))["drawn"] == "false"
+    assert "drawn" not in _turn_pass(_load(made["drawn: reset: turn -> no reset"]))
+    assert _turn_pass(_load(made["gems: no reset -> reset: turn"]))["gems[0]"] == "1"
+    assert "tokens[(active + 1) % 2]" not in _turn_pass(_load(made["tokens: reset: own_turn -> no reset"]))
+    as_turn = _load(made["tokens: reset: own_turn -> reset: turn"])
+    assert as_turn.var("tokens").reset is Reset.TURN
+    assert {_turn_pass(as_turn)[f"tokens[{k}]"] for k in (0, 1)} == {"0"}
+
+
+def test_a_changed_choice_range_changes_the_choices(made):
+    def bounds(description):
+        [n] = _load(made[description]).instantiate().action("spend").choices
+        return n.type.bounds()
+
+    assert load_model(MOVES).instantiate().action("spend").choices[0].type.bounds() == (1, 2)
+    assert [bounds(d) for d in ("spend: choose n: 1..2 -> 2..2", "spend: choose n: 1..2 -> 0..2",
+                                "spend: choose n: 1..2 -> 1..3", "spend: choose n: 1..2 -> 1..1")] == \
+        [(2, 2), (0, 2), (1, 3), (1, 1)]
+
+
+def test_swapped_next_targets_exchange_the_conditions(made):
+    def edges(model):
+        return {(e.src, e.dst): pretty(e.condition) for e in model.phase_edges if e.src == "Draw"}
+
+    assert edges(load_model(MOVES)) == {("Draw", "Main"): "mode == 0", ("Draw", "Rush"): "not (mode == 0)"}
+    assert edges(_load(made["phase Draw: next targets Main and Rush exchanged"])) == \
+        {("Draw", "Rush"): "mode == 0", ("Draw", "Main"): "not (mode == 0)"}
+
+
+def test_rule_move_mutants_are_well_formed_and_decided():
+    """Every rule-move mutant of the game loads and runs: none is invalid, and the claims notice
+    the moves they speak about."""
+    report = mutate(MOVES, RunOptions(properties=MOVES_PROPS), jobs=1)
+    moves = [o for o in report.outcomes if o.mutant.operator in RULE_MOVES]
+    assert {o.mutant.operator for o in moves} == set(RULE_MOVES)
+    assert [o.mutant.description for o in moves if o.status in ("invalid", "unknown")] == []
+    status = {o.mutant.description: o.status for o in moves}
+    assert status["gems[1]: init 2 -> 3"] == "killed"                                 # gems-never-grow
+    assert status["phase Draw: next targets Main and Rush exchanged"] == "killed"     # rush-needs-rush-mode
+    assert status["rounds: init 0 -> 1"] != "equivalent"
