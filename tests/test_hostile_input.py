@@ -201,3 +201,35 @@ def test_an_alias_counts_the_text_it_repeats(tmp_path, capsys):
     aliases = "".join("  - *rule\n" for _ in range(300))
     text = SMALL.replace("variables:", f'rules: &rule "{"x" * 480_000}"\nvariables:') + "extra:\n" + aliases
     refused(tmp_path, capsys, text, 14, "expands to more than 1 MB of text")
+
+
+# ---------------------------------------------------------------- output bounded (#28.6, #29.4)
+
+COUNTER = """\
+model: counter
+variables:
+  x: {type: 0..200, init: 0}
+actions:
+  - name: inc
+    when: "x < 200"
+    do:
+      x: "x + 1"
+"""
+
+
+@pytest.mark.parametrize(("fmt", "most"), [("text", 400_000), ("json", 4_000_000), ("sarif", 12_000_000),
+                                           ("junit", 1_000_000)])
+def test_a_thousand_claims_write_a_bounded_output(tmp_path, capsys, fmt, most):
+    """1,000 claims, each violated with a trace of up to 200 steps (67 KB of claims asked for 125 MB
+    of JSON and 403 MB of SARIF): the traces of one output are bounded together, and the output
+    says how many it left out."""
+    model, props, out = tmp_path / "counter.yaml", tmp_path / "claims.yaml", tmp_path / f"out.{fmt}"
+    model.write_text(COUNTER, encoding="utf-8")
+    props.write_text("claims:\n" + "".join(f'  - id: c{k}\n    says: "x stays below {k % 200 + 1}"\n'
+                                           f'    invariant: "x < {k % 200 + 1}"\n' for k in range(1000)),
+                     encoding="utf-8")
+    code = main(["check", str(model), "-p", str(props), "-q", "--no-consistency", "-f", fmt, "-o", str(out)])
+    assert code == 1, capsys.readouterr().err
+    text = out.read_text(encoding="utf-8")
+    assert len(text.encode()) < most
+    assert "traces left out" in text

@@ -6,6 +6,7 @@ from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import Diagnostic
+from verifier.report.bounds import bound_traces
 from verifier.result import CheckResult, Finding, ModelRun
 from verifier.trace import Trace
 
@@ -43,7 +44,9 @@ def _plain(value: Any) -> bool:
 
 
 def runs_json(runs: Sequence[ModelRun]) -> dict[str, Any]:
-    """One model's runs (one per variant) as one document."""
+    """One model's runs (one per variant) as one document (its traces bounded: `bounds`)."""
+    bounded = bound_traces(runs)
+    runs = bounded.runs
     model = runs[0].model
     return {
         "turnproof": __version__,
@@ -61,6 +64,7 @@ def runs_json(runs: Sequence[ModelRun]) -> dict[str, Any]:
                      "variant": run.model.variant} for run in runs for v in run.vacuous],
         "warnings": [warning_json(w) for w in model_warnings(runs)],
         "as_expected": all(r.as_expected for r in runs),
+        "traces_omitted": {"count": bounded.omitted, "message": bounded.note},
         "seconds": round(sum(r.seconds for r in runs), 4),
     }
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from verifier import __version__
 from verifier.report import trace_view
+from verifier.report.bounds import bound_traces
 from verifier.report.explain import shown_why
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
@@ -158,8 +159,11 @@ def runs_junit(runs: Sequence[ModelRun], timestamp: _dt.datetime | None = None,
     """The JUnit XML document of one check (one model, one suite per variant).
 
     `timestamp` (local time, no zone, as the schema wants) defaults to now;
-    `extra_out` is appended to every suite's system-out (a baseline comparison).
+    `extra_out` is appended to every suite's system-out (a baseline comparison), after what the
+    trace bound left out (`bounds`).
     """
+    bounded = bound_traces(runs)
+    runs, extra_out = bounded.runs, "\n\n".join(x for x in (bounded.note, extra_out) if x)
     stamp = (timestamp or _dt.datetime.now()).strftime("%Y-%m-%dT%H:%M:%S")
     root = ET.Element("testsuites")
     for i, run in enumerate(runs):

@@ -21,6 +21,7 @@ from verifier.files import file_stem
 from verifier.ir.expr import pretty
 from verifier.ir.model import EnumType, IntType, Modality, Model
 from verifier.report import diagrams, explain, fixlist, playouts, trace_view
+from verifier.report.bounds import bound_traces
 from verifier.report.doc import (
     Bullets,
     Defs,
@@ -104,6 +105,7 @@ class GamePage:
     phase_diagram: Diagram
     state_graph: StateGraphView | None = None
     state_graph_note: str = ""
+    traces_note: str = ""                                      # the traces the page's bound left out (`bounds`)
     claim_traces: dict[tuple[str, str | None], TraceView] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     finding_traces: dict[tuple[int, int], TraceView] = field(default_factory=dict)
@@ -146,12 +148,14 @@ def build_game(runs: Sequence[ModelRun], slug: str | None = None, state_graph: S
     """Everything one game's page shows. `runs` are one model's runs (one per variant);
     `state_graph` is the first reading's explored graph (`stategraph.game_graph`), or why
     there is none; None leaves the graph off the page. The page, its diagrams and its traces'
-    pages are files of the game's own folder (`slug`), so their names are short."""
-    runs = list(runs)
+    pages are files of the game's own folder (`slug`), so their names are short. Its traces are
+    bounded (`bounds`)."""
+    bounded = bound_traces(runs)
+    runs = bounded.runs
     model = runs[0].model
     slug = slug or slugify(model.name)
     page = GamePage(slug, runs, Diagram("phases", f"Turn structure of {model.name}", diagrams.phase_dot(
-        model, name=f"{model.name} phases"), alt=f"Phase diagram of {model.name}"))
+        model, name=f"{model.name} phases"), alt=f"Phase diagram of {model.name}"), traces_note=bounded.note)
     for path in dict.fromkeys([runs[0].path, runs[0].properties_path]):
         digest = file_digest(path)
         if path and digest:
@@ -429,6 +433,8 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
         doc.blocks += vacuity_blocks(runs)
         doc.add(Para("Each claim's page (follow its name) gives its verdict in every reading, what the "
                      "verdict means, how it was checked, and its traces drawn on the phase diagram."))
+        if page.traces_note:
+            doc.add(Para(page.traces_note[0].upper() + page.traces_note[1:] + "."))
 
     # -- findings
     doc.add(Heading(2, "Findings", "findings"))

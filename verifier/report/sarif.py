@@ -33,6 +33,7 @@ from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import Span
+from verifier.report.bounds import bound_traces
 from verifier.report.explain import shown_why
 from verifier.report.json_out import model_warnings
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
@@ -246,7 +247,10 @@ def _rules(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
 
 def runs_sarif(runs: Sequence[ModelRun], root: str | None = None, include_passing: bool = False,
                baseline: Any = None) -> dict[str, Any]:
-    """The SARIF 2.1.0 log of one check: one run, results for every variant."""
+    """The SARIF 2.1.0 log of one check: one run, results for every variant (its traces bounded:
+    `bounds`)."""
+    bounded = bound_traces(runs)
+    runs = bounded.runs
     rules = _rules(runs)
     rule_index = {rule["id"]: i for i, rule in enumerate(rules)}
     results: list[dict[str, Any]] = []
@@ -281,6 +285,8 @@ def runs_sarif(runs: Sequence[ModelRun], root: str | None = None, include_passin
     notes = [{"level": "warning", "message": {"text": f"consistency analyses UNKNOWN{_variant(run)}: "
                                                       f"{run.analyses_unknown}"}}
              for run in runs if run.analyses_unknown]
+    if bounded.omitted:
+        notes.append({"level": "note", "message": {"text": bounded.note}})
     run_doc: dict[str, Any] = {
         "tool": {"driver": driver},
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from verifier.diagnostics import printable
 from verifier.report import trace_view
+from verifier.report.bounds import bound_traces
 from verifier.report.explain import shown_why
 from verifier.result import SCALE_EVERY, SCALE_PRINTED, SCALE_SCALED, CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
@@ -29,11 +30,14 @@ def render_runs(runs: Sequence[ModelRun], color: bool = False, width: int = 120,
     grouped by their verdicts across readings, the findings counted, then what needs attention
     (a verdict not as expected with its trace, an UNKNOWN with its reason, a new finding).
     `traces`: "unexpected" (the traces of verdicts not as expected), "all" (besides, each
-    reading's full table, every trace and every finding), "none"."""
+    reading's full table, every trace and every finding), "none". The traces are bounded
+    (`bounds`): what is left out is said before the last line."""
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, width=width, highlight=False)
     if not runs:
         return ""
+    bounded = bound_traces(runs)
+    runs = bounded.runs
     _summary(console, runs)
     if traces == "all":
         for run in runs:
@@ -41,6 +45,8 @@ def render_runs(runs: Sequence[ModelRun], color: bool = False, width: int = 120,
     else:
         _attention(console, runs, with_traces=traces != "none")
     _notes(console, runs)
+    if bounded.omitted:
+        console.print(plain(bounded.note))
     results = [r for run in runs for r in run.results]
     claims = len(dict.fromkeys(r.property.id for r in results))
     readings = f" × {len(runs)} readings = {len(results)} verdicts" if len(runs) > 1 else ""
