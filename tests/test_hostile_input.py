@@ -233,3 +233,44 @@ def test_a_thousand_claims_write_a_bounded_output(tmp_path, capsys, fmt, most):
     text = out.read_text(encoding="utf-8")
     assert len(text.encode()) < most
     assert "traces left out" in text
+
+
+# ---------------------------------------------------------------- import-mermaid with the loader's limits (#29.4)
+
+def _nested(depth: int) -> str:
+    return "flowchart TD\n" + "".join(f"subgraph S{i}\n" for i in range(depth)) + "A --> B\n" + "end\n" * depth
+
+
+def _pairs(nodes: int) -> str:
+    ids = " & ".join(f"n{i}" for i in range(nodes))
+    return f"flowchart TD\n{ids} --> {ids}\n"
+
+
+MERMAID = {   # name -> (chart, line of the error, words of the message)
+    "600 nested subgraphs": (_nested(600), 18, "nested more than 16 deep"),      # was RecursionError, exit 4
+    "all pairs of 3,000 nodes": (_pairs(3000), 2, "more than 1,000 nodes"),      # was 102 s, 4.6 GB, exit 0
+    "all pairs of 500 nodes": (_pairs(500), 2, "this line alone 250,000"),
+    "ESC in a label": ("flowchart TD\nA[Draw \x1b[2J] --> B\n", 2, "U+001B"),
+    "right-to-left override": ("flowchart TD\nA[Draw \u202e] --> B\n", 2, "U+202E"),
+    "self-nested subgraph": ("flowchart TD\nsubgraph A\nX --> Y\nsubgraph A\nZ --> W\nend\nend\n", 4,
+                             "subgraph 'A' is declared twice"),                # its nodes were lost, exit 0
+}
+
+
+@pytest.mark.parametrize("name", list(MERMAID))
+def test_a_hostile_chart_is_a_positioned_error(tmp_path, capsys, name):
+    chart, line, words = MERMAID[name]
+    path, out = tmp_path / "chart.mmd", tmp_path / "skeleton.yaml"
+    path.write_text(chart, encoding="utf-8")
+    code = main(["import-mermaid", str(path), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"{path}:{line}:") and words in err, err
+    assert "\x1b" not in err and "\u202e" not in err and not out.exists()
+
+
+def test_subgraphs_at_the_nesting_limit_import_and_check(tmp_path, capsys):
+    path, out = tmp_path / "chart.mmd", tmp_path / "skeleton.yaml"
+    path.write_text(_nested(16), encoding="utf-8")
+    assert main(["import-mermaid", str(path), "-o", str(out)]) == 0, capsys.readouterr().err
+    assert main(["check", str(out), "-q", "--timeout", "30"]) in (0, 1), capsys.readouterr().err

@@ -27,6 +27,9 @@ MAX_ARRAY = 10_000              # elements of one array
 MAX_CHOICES = 100_000           # ways one action can choose (product of its choice domains)
 MAX_RANGE_WIDTH = 2 ** 62       # hi - lo of an integer type
 MAX_STEP_BOUND = 10_000         # `within:` / `at_most:` of a claim: its monitor counts up to it
+MAX_CHART_NODES = 1_000         # nodes of one Mermaid flowchart (`import-mermaid`: each becomes a phase)
+MAX_CHART_EDGES = 5_000         # arrows of one flowchart, each `a & b --> c & d` counted as the arrows it draws
+MAX_SUBGRAPH_DEPTH = 16         # subgraphs nested in one another (nested steps: YAML nesting in the skeleton)
 
 _FLAT = ("and_expr", "or_expr")       # n-ary in the IR
 _YAML_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "bool", "null", "seq", "map", "float")}

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.diagnostics import Diagnostic, Span, UsageError
-from verifier.lang.limits import read_input_text
+from verifier.lang.limits import MAX_CHART_EDGES, MAX_CHART_NODES, MAX_SUBGRAPH_DEPTH, read_input_text
 
 # ---------------------------------------------------------------- the flowchart
 
@@ -208,6 +208,9 @@ def parse_flowchart(body: str, path: str = "<mermaid>", first_line: int = 1, hea
             return nid, pos
         node = chart.nodes.get(nid)
         if node is None:
+            if len(chart.nodes) == MAX_CHART_NODES:
+                raise _error(path, line, f"the flowchart has more than {MAX_CHART_NODES:,} nodes",
+                             hint="import a turn structure: split the chart, or leave out the card-level detail")
             node = chart.nodes[nid] = FNode(nid, line=line)
             if stack:
                 node.subgraph = stack[-1]
@@ -241,6 +244,12 @@ def parse_flowchart(body: str, path: str = "<mermaid>", first_line: int = 1, hea
             else:
                 sub_count += 1
                 sid, title = f"subgraph{sub_count}", _clean_label(rest)
+            if sid in chart.subgraphs:      # a second declaration would replace the first and lose its nodes
+                raise _error(path, line, f"subgraph '{sid}' is declared twice (first at line "
+                                         f"{chart.subgraphs[sid].line})", hint="give each subgraph its own id")
+            if len(stack) == MAX_SUBGRAPH_DEPTH:
+                raise _error(path, line, f"subgraphs nested more than {MAX_SUBGRAPH_DEPTH} deep",
+                             hint="a subgraph is a phase's steps: flatten the inner ones")
             chart.subgraphs[sid] = FSub(sid, title, stack[-1] if stack else None, line=line)
             if stack:
                 chart.subgraphs[stack[-1]].members.append(sid)
@@ -270,6 +279,10 @@ def parse_flowchart(body: str, path: str = "<mermaid>", first_line: int = 1, hea
                 break
             kind, label, pos = link
             right, pos = group(stmt, pos, line)
+            if len(chart.edges) + len(left) * len(right) > MAX_CHART_EDGES:     # checked before they are drawn
+                raise _error(path, line, f"the flowchart draws more than {MAX_CHART_EDGES:,} arrows (this line "
+                                         f"alone {len(left) * len(right):,}: each '&' on both sides multiplies)",
+                             hint="write the arrows a turn structure needs, one or a few per line")
             for a in left:
                 for bnode in right:
                     chart.edges.append(FEdge(a, bnode, label, kind, line))
