@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from test_explicit_differential import search_matches_the_semantics
 
-from verifier.cli import main
+from verifier.cli import WHOLE_RUN_TIMEOUT, build_parser, main
+from verifier.cli.common import DEFAULT_TIMEOUT
 from verifier.engines.base import Budget
 from verifier.engines.compact import explore_compact
 from verifier.engines.explicit import explore
@@ -274,3 +275,16 @@ def test_subgraphs_at_the_nesting_limit_import_and_check(tmp_path, capsys):
     path.write_text(_nested(16), encoding="utf-8")
     assert main(["import-mermaid", str(path), "-o", str(out)]) == 0, capsys.readouterr().err
     assert main(["check", str(out), "-q", "--timeout", "30"]) in (0, 1), capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- one budget in every command (#29.5)
+
+@pytest.mark.parametrize("command", ["export", "testgen", "import-mermaid", "simulate", "mutate"])
+def test_every_command_runs_under_the_backstop(command, tmp_path):
+    """export, testgen and import-mermaid had no deadline, and mutate's --timeout no backstop (a
+    mutation run of a 1,000-effect model given --timeout 30 went on past 200 s; now 24 s, exit 3)."""
+    extra = {"export": ["--to", "json"], "testgen": ["-o", str(tmp_path / "t.py")]}.get(command, [])
+    args = build_parser().parse_args([command, "model.yaml", *extra, "--max-memory", "500"])
+    assert args.handler.__module__.rsplit(".", 1)[-1] in WHOLE_RUN_TIMEOUT and args.max_memory == 500
+    assert args.timeout == (None if command == "mutate" else DEFAULT_TIMEOUT)
+    assert build_parser().parse_args([command, "model.yaml", *extra, "--timeout", "none"]).timeout is None

@@ -186,13 +186,19 @@ def test_cli_printed_numbers_play(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--hand", "hnad"], "no variable 'hnad'"),
     (["--games", "0"], "--games 0 is out of range"),
-    (["--timeout", "nan"], "is not a positive number of seconds"),
     (["-D", "DRAW_PILE=*"], "needs a value for every parameter"),
     (["--policy", "missing.yaml"], "no such file"),
 ])
 def test_cli_usage_errors_exit_2(argv, message, capsys):
     assert main(["simulate", "models/wtactics.yaml", "--games", "2", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_bad_timeout_is_a_usage_error(capsys):
+    """--timeout is the budget every command shares (`common.seconds`): refused by the parser."""
+    with pytest.raises(SystemExit) as stop:
+        main(["simulate", "models/wtactics.yaml", "--timeout", "nan"])
+    assert stop.value.code == 2 and "is not a positive number of seconds" in capsys.readouterr().err
 
 
 def test_model_text_is_not_markup_on_the_terminal(tmp_path, capsys):

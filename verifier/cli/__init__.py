@@ -41,7 +41,8 @@ command line overrides them (README.md, "Project defaults").
 
 BUG_REPORT = ("a bug in turnproof, not in your files: please report it with the command line and the model "
               "and property files; --debug prints the traceback")
-WHOLE_RUN_TIMEOUT = ("check", "lint", "report", "diff")    # commands whose --timeout bounds the whole run
+WHOLE_RUN_TIMEOUT = ("check", "lint", "report", "diff", "export", "testgen", "import_mermaid", "mutate",
+                     "simulate")    # commands whose --timeout bounds the whole run (the backstop)
 DEBUG_HELP = "on an internal error (exit 4), print the full traceback"
 
 

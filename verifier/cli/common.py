@@ -118,6 +118,17 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
 
+def add_budget_options(p: argparse.ArgumentParser, timeout_help: str = "the whole run ends within S seconds; "
+                       "past it the command ends UNKNOWN (exit 3) and writes nothing") -> None:
+    """--timeout (default DEFAULT_TIMEOUT, the backstop `cli.main` arms) and --max-memory for a command
+    without the model options: every command runs under one budget."""
+    p.add_argument("--timeout", type=seconds, metavar="S", default=DEFAULT_TIMEOUT,
+                   help=f"{timeout_help}. Default: {DEFAULT_TIMEOUT:g} s; 'none': no limit")
+    p.add_argument("--max-memory", type=int, metavar="MB",
+                   help="memory the command may use (default: 70%% of what the cgroup, ulimit or machine "
+                        "allows); past it the command ends UNKNOWN (exit 3)")
+
+
 def parse_reductions(text: str, off: bool) -> frozenset[str]:
     if off or text.strip() == "none":
         return frozenset()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from verifier.cli.common import EXIT_BUG_HELP, parse_params, write_output
+from verifier.cli.common import EXIT_BUG_HELP, add_budget_options, parse_params, write_output
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
 
@@ -40,6 +40,7 @@ def register(sub: Commands) -> None:
     p.add_argument("--variant", metavar="NAME", help="the reading to export (default: the first declared)")
     p.add_argument("--direction", choices=("TD", "LR"), default="TD", help="mermaid: layout direction")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of standard output")
+    add_budget_options(p)
     p.add_argument("--quiet", "-q", action="store_true",
                    help="accepted as by every command (export shows no progress and prints only the export)")
     p.set_defaults(handler=run)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from verifier.cli.common import EXIT_BUG_HELP, write_output
+from verifier.cli.common import EXIT_BUG_HELP, add_budget_options, write_output
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
 
@@ -33,6 +33,7 @@ def register(sub: Commands) -> None:
                         "variable `chart` picks one per turn)")
     p.add_argument("--name", metavar="NAME", help="the model's name (default: from the file name)")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary on standard error")
+    add_budget_options(p)
     p.set_defaults(handler=run)
 
 

@@ -11,6 +11,7 @@ from verifier.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_UNKNOWN,
+    add_budget_options,
     concrete_model,
     parse_params,
     wants_progress,
@@ -68,8 +69,8 @@ def register(sub: Commands) -> None:
                         "its choices) or a YAML file of action weights")
     p.add_argument("--max-steps", type=int, default=1000, metavar="N",
                    help="stop a game after N steps (counted as 'cut'; default 1000)")
-    p.add_argument("--timeout", type=float, metavar="S",
-                   help="start no game after S seconds; the figures cover the games played (exit 3)")
+    add_budget_options(p, "start no game after S seconds, the figures covering the games played (exit 3); "
+                          "a game still running past S and a grace is cut, UNKNOWN (exit 3)")
     p.add_argument("--hand", metavar="VAR",
                    help="variable of the hand-size histogram (default: 'hand' when the model declares it)")
     p.add_argument("--param", "-D", action="append", default=[], metavar="NAME=VALUE",
@@ -115,9 +116,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_counts(args: argparse.Namespace) -> None:
-    if args.timeout is not None and not 0 < args.timeout < float("inf"):
-        raise UsageError(Diagnostic(f"--timeout {args.timeout} is not a positive number of seconds",
-                                    hint="e.g. --timeout 60"))
     for name, value, top in (("--games", args.games, MAX_GAMES), ("--max-steps", args.max_steps, MAX_STEPS)):
         if not 1 <= value <= top:
             raise UsageError(Diagnostic(f"{name} {value} is out of range", hint=f"give 1 to {top:,}"))

@@ -5,7 +5,7 @@ import argparse
 import json
 import os
 
-from verifier.cli.common import EXIT_BUG_HELP, EXIT_OK, concrete_model, parse_params, write_output
+from verifier.cli.common import EXIT_BUG_HELP, EXIT_OK, add_budget_options, concrete_model, parse_params, write_output
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError, printable
 
@@ -63,6 +63,7 @@ def register(sub: Commands) -> None:
     p.add_argument("--format", "-f", choices=("text", "json"), default="text",
                    help="the summary printed on standard output (default text)")
     p.add_argument("--quiet", "-q", action="store_true", help="no text summary (--format json still prints its own)")
+    add_budget_options(p)
     p.set_defaults(handler=run)
 
 
