@@ -1,11 +1,13 @@
-"""Fuzzing the command line with hostile model and property files.
+"""Fuzzing the command line with hostile model, property and Mermaid files.
 
 Hypothesis mutates the text of real inputs (byte, line and token mutations; deep nesting,
 aliases, control characters, huge numbers, bad tags) and runs `turnproof check` in-process
 under small budgets. Whatever the input, the run ends with 0, 1, 2 or 3, without a
 traceback or an internal error, within a time bound. The small gate fixture gets most of
-the cases (it checks in milliseconds); the shipped models and property files a few each run.
-With --slow: thousands.
+the cases (it checks in milliseconds); the shipped models and property files a few each run;
+every other command (lint, simulate, testgen, export, mutate, diff, import-mermaid) a few
+cases on seeds with the newer constructs (2-D arrays, sequences, durations, symmetry,
+printed values, definitions) and on a Mermaid chart. With --slow: thousands.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +29,12 @@ REPO = Path(__file__).parent.parent
 SLOW = os.environ.get("TURNPROOF_SLOW") == "1"
 GATE = (REPO / "tests/fixtures/gate/gate.yaml").read_text(encoding="utf-8"), \
     (REPO / "tests/fixtures/gate/gate_props.yaml").read_text(encoding="utf-8")
+FUZZ = REPO / "tests/fixtures/fuzz"
+SEEDS = [GATE, ((FUZZ / "features.yaml").read_text(encoding="utf-8"),
+                (FUZZ / "features_props.yaml").read_text(encoding="utf-8")),
+         ((REPO / "tests/fixtures/lang/turn_change.yaml").read_text(encoding="utf-8"),
+          (REPO / "tests/fixtures/lang/turn_change_props.yaml").read_text(encoding="utf-8"))]
+CHART = (REPO / "tests/fixtures/mermaid/three_charts.md").read_text(encoding="utf-8")
 SHIPPED = [(p.read_text(encoding="utf-8"), (REPO / "properties" / p.name).read_text(encoding="utf-8"))
            for p in sorted((REPO / "models").glob("*.yaml")) if (REPO / "properties" / p.name).is_file()]
 TIME_BOUND = 120.0          # seconds per case: a hang, not a slow machine, fails it
@@ -41,7 +50,10 @@ PIECES = ["\x00", "\x0c", "\x1b[2J", "\u202e", "\t", "[/]", "[bold]x[/bold]", "<
           "9" * 30, "-1", "1000000000", "0..1000000000", "5..2", "..", ":", ": ", "\n  - ", "\n", "'", '"', "{", "}",
           "per: 5..2", "players: 100000", "forall i in 0..100000000: true", "if true then 1 else", "#", "- name: x",
           "\\e[31m", "%", "@", "`", "|", ">-", "within: 99999999999", "at_most: 99999999999",
-          "sum(x in 0..99999999999: x) >= 0", "exists x in -999999999..999999999: true"]
+          "sum(x in 0..99999999999: x) >= 0", "exists x in -999999999..999999999: true",
+          "for i in 0..99999999999:", "PLAYERS", "len", "define:\n  PLAYERS: 7\n", "per: [player, player]",
+          "seq[player, 0..99999]", "until: next_turn_of(99)", "subgraph A\n", "end\n", " & ", " --> ",
+          "A[x] --> B[y]\n", "subgraph A\nsubgraph A\n"]
 NUMBER = re.compile(r"\b\d+\b")
 
 
@@ -78,7 +90,7 @@ MUTATIONS = st.lists(st.tuples(st.sampled_from(["insert", "replace", "delete_lin
 WHICH = st.sampled_from(["model", "properties"])
 
 
-def _run(model: str, props: str, *extra: str, timeout: str = "5") -> None:
+def _run(model: str, props: str, *extra: str, timeout: str = "5", command: str = "check") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         m, p = Path(tmp) / "m.yaml", Path(tmp) / "p.yaml"
         m.write_text(model, encoding="utf-8", errors="surrogatepass")
@@ -86,12 +98,30 @@ def _run(model: str, props: str, *extra: str, timeout: str = "5") -> None:
         out, err = io.StringIO(), io.StringIO()
         start = time.monotonic()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["check", str(m), "-p", str(p), "-q", "--timeout", timeout, "--max-states", "300", *extra])
+            code = main(_argv(command, m, p, Path(tmp), timeout) + list(extra))
         elapsed = time.monotonic() - start
     assert code in EXITS, err.getvalue()[-3000:]
     assert "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()[-3000:]
     assert "\x1b" not in err.getvalue()
     assert elapsed < TIME_BOUND
+
+
+def _argv(command: str, m: Path, p: Path, tmp: Path, timeout: str) -> list[str]:
+    """The command line of `command` on model `m` (for import-mermaid: the chart) and claims `p`,
+    under small budgets."""
+    budget = ["--timeout", timeout]
+    states = ["--max-states", "300"]
+    return {"check": ["check", str(m), "-p", str(p), "-q", *budget, *states],
+            "lint": ["lint", str(m), *budget, *states],
+            "simulate": ["simulate", str(m), "-p", str(p), "--games", "3", "--max-steps", "40", *budget],
+            "testgen": ["testgen", str(m), "-o", str(tmp / "test_engine.py"), *budget],
+            "export": ["export", str(m), "--to", "json", "-o", str(tmp / "out.json"), *budget],
+            "mutate": ["mutate", str(m), "-p", str(p), "--no-consistency", *budget, *states],
+            "diff": ["diff", str(SEED_FILE), str(m), "--no-consistency", "--no-properties", *budget, *states],
+            "import-mermaid": ["import-mermaid", str(m), "-o", str(tmp / "skeleton.yaml"), *budget]}[command]
+
+
+SEED_FILE = REPO / "tests/fixtures/gate/gate.yaml"     # diff's other version
 
 
 def _mutated(pair: tuple[str, str], which: str, mutations) -> tuple[str, str]:
@@ -114,3 +144,16 @@ def test_fuzzed_gate_model_and_claims(which, mutations):
 @given(pair=st.sampled_from(SHIPPED), which=WHICH, mutations=MUTATIONS)
 def test_fuzzed_shipped_models_and_claims(pair, which, mutations):
     _run(*_mutated(pair, which, mutations), "--engine", "explicit", "--no-consistency", timeout=SHIPPED_TIMEOUT)
+
+
+@pytest.mark.parametrize("command", ["lint", "simulate", "testgen", "export", "mutate", "diff"])
+@settings(max_examples=100 if SLOW else 3, deadline=None)
+@given(seed=st.sampled_from(SEEDS), which=WHICH, mutations=MUTATIONS)
+def test_fuzzed_inputs_in_every_command(command, seed, which, mutations):
+    _run(*_mutated(seed, which, mutations), timeout="3", command=command)
+
+
+@settings(max_examples=1000 if SLOW else 40, deadline=None)
+@given(mutations=MUTATIONS)
+def test_fuzzed_mermaid_charts(mutations):
+    _run(_mutated((CHART, ""), "model", mutations)[0], "", command="import-mermaid")
