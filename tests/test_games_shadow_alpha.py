@@ -188,6 +188,25 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
     },
 }
 
+# Where each move is made (issue 26.5, the move-phase mutants): every reading, HOLDS.
+MOVES_IN_PHASE: dict[str, list[str]] = {
+    "shadow_era": [
+        "gain-se-only-in-start", "start-damage-only-in-start", "start-heal-only-in-start",
+        "draw-card-only-in-draw", "hand-full-only-in-draw", "empty-deck-damage-only-in-draw",
+        "sacrifice-only-in-sacrifice", "skip-sacrifice-only-in-sacrifice", "summon-rabble-only-in-action",
+        "summon-stalwart-only-in-action", "cast-arcane-only-in-action", "cast-curse-only-in-action",
+        "cast-blessing-only-in-action", "eladwen-freeze-only-in-action", "attack-hero-only-in-action",
+        "end-of-turn-effects-only-in-end", "ready-all-only-in-end", "renew-resources-only-in-end",
+    ],
+    "alpha_clash": [
+        "ready-step-only-in-ready", "draw-step-only-in-draw", "place-resource-only-in-resource",
+        "initiate-clash-only-in-clashquestion", "decline-clash-only-in-clashquestion",
+        "declare-attacker-only-in-c1attack", "obstruct-only-in-c3obstruct", "resolve-damage-only-in-c6damage",
+    ],
+}
+for _game, _claims in MOVES_IN_PHASE.items():
+    PINNED[_game].update(dict.fromkeys(_claims, "HOLDS"))
+
 VARIANTS = {
     "shadow_era": ["literal", "freeze_game_turns", "full_hand_no_damage", "stalwart_until_next_turn",
                    "death_after_healing"],

@@ -220,6 +220,32 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
     },
 }
 
+# Where each move is made (issue 26.5, the move-phase mutants): every reading, HOLDS.
+MOVES_IN_PHASE: dict[str, list[str]] = {
+    "wtactics": [
+        "mulligan-only-in-mulligan", "unmark-all-only-in-unmark", "unassign-only-in-unmark",
+        "let-upkeep-lapse-only-in-upkeep", "draw-only-in-draw", "move-first-only-in-moveattack1",
+        "attack-first-only-in-moveattack1", "move-second-only-in-moveattack2",
+        "attack-second-only-in-moveattack2", "enter-creature-only-in-entrance",
+        "discard-excess-only-in-discard",
+    ],
+    "alice": [
+        "refine-only-in-step1", "reap-only-in-reap", "heal-only-in-heal", "collapse-only-in-step3",
+        "change-env-only-in-step3", "declare-only-in-step4", "play-creature-only-in-step5",
+        "play-artifact-only-in-step5", "play-action-only-in-step5", "discard-card-only-in-step5",
+        "discard-declared-only-in-step5", "discard-artifact-only-in-step5", "recycle-only-in-step5",
+        "fight-only-in-step5", "refill-only-in-step7",
+    ],
+    "aeons_end": [
+        "cast-only-in-casting", "cast-closed-only-in-casting", "play-gem-only-in-main",
+        "play-relic-only-in-main", "gain-card-only-in-main", "gain-charge-only-in-main", "focus-only-in-main",
+        "open-breach-only-in-main", "prep-only-in-main", "while-prepped-only-in-main",
+        "to-discard-only-in-main", "refill-only-in-draw",
+    ],
+}
+for _game, _claims in MOVES_IN_PHASE.items():
+    PINNED[_game].update(dict.fromkeys(_claims, "HOLDS"))
+
 VARIANTS = {
     "wtactics": ["literal", "setup_mulligan", "creature_restriction", "end_on_empty_decks"],
     "alice": ["literal", "refine_all", "free_change_cleanup", "collapse_once"],
