@@ -163,6 +163,8 @@ def main() -> None:
     parser.add_argument("cases", nargs="*", choices=[[]] + [c.name for c in CASES], default=[])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-spin", action="store_true", help="leave SPIN out")
+    parser.add_argument("--compiled-only", action="store_true",
+                        help="leave the python and compact stores out (their columns show -)")
     args = parser.parse_args()
     use_spin = not args.no_spin
     if use_spin and (shutil.which("spin") is None or shutil.which("gcc") is None):
@@ -177,11 +179,14 @@ def main() -> None:
             continue
         mine = [compiled(case) for _ in range(args.repeat)]
         states = mine[0]["states"]
-        python = [probe(case, "python") for _ in range(args.repeat)]
-        compact = [probe(case, "compact") for _ in range(args.repeat)]
-        assert {r["states"] for r in python + compact + mine} == {states}, "the stores count alike"
+        others = ["-", "-"]
+        if not args.compiled_only:
+            python = [probe(case, "python") for _ in range(args.repeat)]
+            compact = [probe(case, "compact") for _ in range(args.repeat)]
+            assert {r["states"] for r in python + compact + mine} == {states}, "the stores count alike"
+            others = [f"{median(python, 'cpu'):.2f}", f"{median(compact, 'cpu'):.2f}"]
         cpu = median(mine, "cpu")
-        print(f"{case.name:<20}{states:>11,}{median(python, 'cpu'):>9.2f}{median(compact, 'cpu'):>9.2f}"
+        print(f"{case.name:<20}{states:>11,}{others[0]:>9}{others[1]:>9}"
               f"{cpu:>9.2f}{median(mine, 'cold'):>7.1f}{median(mine, 'warm'):>7.2f}{states / cpu:>14,.0f}", flush=True)
         spins.append((case, states, cpu))
     if not use_spin:

@@ -385,23 +385,33 @@ def _renamed(code: str, current: dict[str, str]) -> str:
 
 
 def _calls(w: Writer, fired: list[tuple[int, Action]]) -> list[str]:
-    """`expand`'s calls of the actions' functions, in model order. Where every guard opens with
-    `slot == c` on one slot (the phase), the calls are grouped under one test of the slot per
-    value: at most one group can fire in a state, and the others' guards stop at that test
-    (unless a choice's range, evaluated before the guard, might raise: then no grouping)."""
+    """`expand`'s calls of the actions' functions, in model order. Each run of consecutive actions
+    whose guards open with `slot == c` on one slot (the phase) is grouped under one test of the
+    slot per value: at most one value's calls can fire in a state, and the others' guards would
+    stop at that test (an action whose choice range, evaluated before the guard, might raise is
+    never grouped). Calls outside such runs stay as they are."""
     tests = [None if _range_may_raise(w.lay, action) else _opening_test(w.lay, action.guard) for _a, action in fired]
-    slots = {t[0] for t in tests if t is not None}
     call = "n = fire_{}(s, out, acts, count, n)"
-    if None in tests or len(slots) != 1 or len({t[1] for t in tests if t is not None}) < 2:
-        return [f"    {call.format(a)}" for a, _action in fired]
-    groups: dict[int, list[int]] = {}
-    for (a, _action), test in zip(fired, tests):
-        assert test is not None
-        groups.setdefault(test[1], []).append(a)
-    lines = [f"    v = {_field_value(w, slots.pop())}"]
-    for i, (value, members) in enumerate(groups.items()):
-        lines.append(f"    {'elif' if i else 'if'} v == {value}:")
-        lines += [f"        {call.format(a)}" for a in members]
+    lines: list[str] = []
+    start = 0
+    while start < len(fired):
+        test = tests[start]
+        end = start + 1
+        while test is not None and end < len(fired) and (after := tests[end]) is not None and after[0] == test[0]:
+            end += 1
+        run = list(zip(fired[start:end], tests[start:end]))
+        if test is None or len({t[1] for _f, t in run if t is not None}) < 2:
+            lines += [f"    {call.format(a)}" for (a, _action), _t in run]
+        else:
+            groups: dict[int, list[int]] = {}
+            for (a, _action), t in run:
+                assert t is not None
+                groups.setdefault(t[1], []).append(a)
+            lines.append(f"    v = {_field_value(w, test[0])}")
+            for i, (value, members) in enumerate(groups.items()):
+                lines.append(f"    {'elif' if i else 'if'} v == {value}:")
+                lines += [f"        {call.format(a)}" for a in members]
+        start = end
     return lines
 
 
