@@ -41,7 +41,7 @@ DEFAULT = [HERE / "models" / "hanoi13.yaml", HERE / "models" / "peterson4.yaml"]
 PROBE = r"""
 import json, os, resource, sys, time
 from verifier.lang import load_model
-from verifier.engines.base import Budget
+from verifier.resources import Budget
 from verifier.engines.explicit import explore
 from verifier.engines.compact import explore_compact
 from verifier.engines.distributed import explore_distributed

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench.printed import CASES as PRINTED
 from verifier.engines.auto import EXPLICIT_STATES, MINE_STATES
-from verifier.engines.base import Budget
+from verifier.resources import Budget
 from verifier.engines.explicit import explore
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.lang import load_model

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from verifier.engines.base import Budget
+from verifier.resources import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import App, Const, Index, Op
 from verifier.ir.model import Model

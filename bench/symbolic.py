@@ -16,7 +16,7 @@ import argparse
 import statistics
 import time
 
-from verifier.engines.base import Budget
+from verifier.resources import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.engines.symbolic.examples import HAND_LIMIT, deck_game, le, passive_hand_limit
@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-explicit", action="store_true", help="skip the explicit-engine comparison")
     args = ap.parse_args(argv)
-    budget = Budget(timeout=120, max_depth=30)
+    budget = Budget(rlimit=240_000_000, max_depth=30)
     rows = []
     for claim in claims():
         for strategy, method in (("kind", "k-induction"), ("pdr", "pdr")):
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
         for size in (10, 1_000):
             model = deck_game(size)
             start = time.perf_counter()
-            results = ExplicitEngine().check(model, claims(), Budget(timeout=600))
+            results = ExplicitEngine().check(model, claims(), Budget(rlimit=1200_000_000))
             seconds = time.perf_counter() - start
             states = results[0].stats.states
             print(f"  {label(size):>12s}: {seconds * 1000:10.1f} ms, {states:,} states, "

@@ -16,13 +16,13 @@ from test_explicit_differential import bools, models
 
 from verifier.analysis import analyse_model, beyond
 from verifier.cli import main as cli_main
-from verifier.engines.base import Budget
 from verifier.engines.explicit import explore
 from verifier.engines.symbolic.encode import Encoding
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Modality, Model, Variable
 from verifier.ir.props import Invariant
 from verifier.lang import load_model
+from verifier.resources import Budget
 
 
 @st.composite

@@ -15,10 +15,10 @@ from test_analysis_support import analyse, assert_replay, fixture, load_all
 from test_compact_store import widened
 
 from verifier.analysis import analyse_model, beyond, compact_states, context
-from verifier.engines.base import Budget
 from verifier.engines.compact import fits
 from verifier.engines.explicit import explore
 from verifier.lang import load_model
+from verifier.resources import Budget
 
 
 def _shown(findings) -> list[tuple]:
@@ -57,7 +57,7 @@ def test_the_stored_order_parents_and_paths_are_the_reference_search(wide):
     if wide:
         model = widened(model, 60, 40, steps=True)
     ref = explore(model)
-    space = compact_states.explore_big(model, Budget(), None, None)
+    space = compact_states.explore_big(model, Budget(), None)
     assert space.complete and list(space.packed) == list(ref.packed)
     assert list(space.parent) == list(ref.parent)
     last = len(ref.packed) - 1
@@ -88,7 +88,7 @@ def test_a_compact_search_out_of_time_leaves_the_analyses_unknown(monkeypatch, c
     monkeypatch.setattr(beyond, "BEYOND_SECONDS", 0.0)
     real = compact_states.explore_big
     monkeypatch.setattr(compact_states, "explore_big", lambda model, budget, cap, _s: real(model, budget, cap, 0.0))
-    ctx, _findings = analyse_model(load_model(fixture("dead_yes")), Budget(timeout=60))
+    ctx, _findings = analyse_model(load_model(fixture("dead_yes")), Budget(rlimit=120_000_000))
     assert not ctx.space.complete and "time share" in ctx.space.reason
     assert "stayed undecided" in ctx.unknown_reason
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from test_analysis_support import analyse, of_kind
 
-from verifier.engines.base import Budget
+from verifier.resources import Budget
 
 
 def test_reports_dead_actions_and_phases():

@@ -6,10 +6,10 @@ import itertools
 import pytest
 from test_analysis_support import analyse, fixture, of_kind
 
-from verifier.analysis.context import Context, Deadline
+from verifier.analysis.context import Context
 from verifier.analysis.order_dependence import by_players, candidate_pairs, symbolic_pairs
-from verifier.engines.base import Budget
 from verifier.lang import load_model
+from verifier.resources import Budget
 from verifier.semantics import Layout, State, actor_of, choice_values, fire, holds
 
 
@@ -87,7 +87,7 @@ def _brute(lay: Layout, a: int, b: int) -> bool:
                                   "deadlock_plain", "variants_yes", "order_mixed"])
 def test_z3_agrees_with_brute_force(name):
     model = load_model(fixture(name))
-    ctx = Context.create(model, Budget(), Deadline(None))
+    ctx = Context.create(model, Budget())
     concrete = model.instantiate()
     pairs = candidate_pairs(concrete)
     witnesses = symbolic_pairs(ctx, pairs)

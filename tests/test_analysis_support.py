@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from verifier.analysis import consistency_findings
-from verifier.engines.base import Budget
 from verifier.lang import load_model
+from verifier.resources import Budget
 from verifier.semantics import layout
 from verifier.trace import replay
 

@@ -11,16 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines.auto import AutoEngine
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.lang import load_model, load_properties
 from verifier.props.plan import run_claims
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
 
 FIX = Path(__file__).parent / "fixtures" / "props"
-BUDGET = Budget(timeout=60.0)
+BUDGET = Budget(rlimit=120_000_000)
 CAP = 3          # far below the fixture's reachable states: every explicit search stops at it
 
 
@@ -66,7 +66,7 @@ def test_small_models_keep_the_explicit_search():
     model = load_model(str(FIX / "order.yaml"), variant="strict")
     claims = [c for c in load_properties(str(FIX / "order_props.yaml"), model) if c.id == "heal-needs-reap"]
     (r,) = decide(model, claims, AutoEngine())
-    assert (r.verdict, r.engine) == (Verdict.VIOLATED, "explicit")
+    assert (r.verdict, r.engine) == (Verdict.VIOLATED, "explicit/python")
 
 
 EVENTS = ["reap", "heal", "{enter: Reap}", "{enter: Heal}", "{enter: Other}", "{leave: Step2}", "turn-end"]

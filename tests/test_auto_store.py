@@ -5,7 +5,6 @@ stay with the python store; a store the user names is used as given; a compact s
 stops leaves its claims UNKNOWN. The switch is lowered here so that it happens on tiny models."""
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,9 +12,9 @@ from hypothesis import given, settings
 from test_compact_store import CLAIMS
 from test_explicit_differential import models
 
-from verifier.engines import auto, explicit
+from verifier.engines import auto
 from verifier.engines.auto import AutoEngine
-from verifier.engines.base import Budget, SearchOptions
+from verifier.engines.base import SearchOptions
 from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import App, Const, Index, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
@@ -23,6 +22,7 @@ from verifier.ir.props import Invariant
 from verifier.lang import load_model, load_properties
 from verifier.props.monitor import compile_together
 from verifier.props.plan import run_claims
+from verifier.resources import Budget, StopKind
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
@@ -82,14 +82,15 @@ def test_a_stopped_compact_search_leaves_its_claims_unknown():
     model, _ = order_model()
     (r,) = AutoEngine(switch_states=SWITCH).check_explicit(model, [holds()], Budget(max_states=SWITCH + 3))
     assert (r.verdict, r.evidence["store"]) == (Verdict.UNKNOWN, "compact")
-    assert r.reason == f"exploration incomplete: --max-states {SWITCH + 3} reached"
+    assert r.reason == f"exploration incomplete: the search stopped at {SWITCH + 3:,} states (the default budget)"
+    assert r.stop is not None and r.stop.kind is StopKind.STATES
 
 
 def test_a_cap_the_engine_chose_is_not_called_max_states():
     model, _ = order_model()
     (r,) = AutoEngine(explicit_states=SWITCH + 3, switch_states=SWITCH).check_explicit(model, [holds()], Budget())
     assert r.verdict is Verdict.UNKNOWN
-    assert r.reason == f"exploration incomplete: the compact store's state cap ({SWITCH + 3:,}) reached"
+    assert r.reason == f"exploration incomplete: the search stopped at {SWITCH + 3:,} states (the compact store's cap)"
 
 
 @settings(max_examples=10, deadline=None)
@@ -113,32 +114,12 @@ def test_a_shared_product_stopped_short_sends_each_claims_product_to_the_symboli
     model, claims = order_model()
     shared = [c for c in claims if c.kind == "ordering"]
     product, parts = compile_together(model, shared)
-    engine = AutoEngine()
-    out = engine.check_explicit(product, [c for part in parts for c in part.claims], Budget(deadline=time.monotonic()))
+    engine = AutoEngine(explicit_states=5)         # the store's own cap, not the runner's, stops it
+    out = engine.check_explicit(product, [c for part in parts for c in part.claims], Budget())
     assert {r.verdict for r in out} == {Verdict.UNKNOWN}
     assert engine.stopped_at_cap(model)            # the runner then shares one product for Z3 (`plan.run_claims`)
     (r,) = engine.check(model, shared[:1], Budget())
     assert r.evidence["auto"].startswith("symbolic first: an explicit search of the model it extends stopped after")
-
-
-def test_a_compact_search_past_its_share_goes_on_only_while_projected_to_finish_in_time():
-    """The compact search's ticker (called before each chunk of `chunk` states with the states
-    stored and the depth) projects from its levels as the python store's does."""
-    now = [0.0]
-    budget = Budget(timeout=60.0, deadline=time.monotonic() + 10.0, finish_by=time.monotonic() + 20.0)
-    tick = explicit._ticker_compact(budget, 0.0, 50, clock=lambda: now[0])
-    for stored, depth in [(1, 0), (100, 1), (300, 2), (400, 3)]:    # levels of 100, 200, 100 states
-        assert tick(stored, depth) is None
-    assert tick(450, 4) is None                             # level 4: 50 states, then 25, 12, ...
-    now[0] = 12.0                                           # past the share, 0.6 s more projected: it goes on
-    assert tick(460, 4) is None
-    now[0] = 21.0                                           # past finish_by: it stops whatever the projection
-    assert tick(470, 4).words == "--timeout 60 s reached"
-    growing = explicit._ticker_compact(budget, 0.0, 50, clock=lambda: now[0])
-    now[0] = 5.0
-    assert growing(1, 0) is None and growing(100, 1) is None
-    now[0] = 12.0                                           # past the share, its levels growing: it stops
-    assert growing(300, 2).words == "--timeout 60 s reached"
 
 
 def test_no_python_search_of_the_termination_claims_that_cannot_finish(monkeypatch):
@@ -150,31 +131,6 @@ def test_no_python_search_of_the_termination_claims_that_cannot_finish(monkeypat
             assert r.verdict is Verdict.UNKNOWN and "the compact store found 41 states, past its cap of 20" in r.reason
         else:
             assert (r.verdict, r.evidence["store"]) == (Verdict.HOLDS, "compact")
-
-
-def test_under_a_deadline_the_termination_claims_go_on_in_the_python_store_past_a_finished_compact_search(
-        monkeypatch):
-    """Where the compact search finished (41 states) past the python store's fixed cap, under a run
-    deadline the python search of the termination claims has the python store's cap (what the
-    memory budget holds) and is told how many states it will find (its projection past its share)."""
-    monkeypatch.setattr(auto, "EXPLICIT_STATES", 20)
-    monkeypatch.setattr(auto, "_as_long_as_python", lambda budget, _probe: budget)    # the compact search finishes
-    model, claims = order_model()
-    ends = [c for c in claims if c.kind == "termination"]
-    budgets = []
-    check = ExplicitEngine.check
-
-    def recording(self, m, cs, budget, progress=None):
-        if self.store == "python":
-            budgets.append(budget)
-        return check(self, m, cs, budget, progress)
-
-    want = ExplicitEngine().check(model, ends, Budget())
-    monkeypatch.setattr(ExplicitEngine, "check", recording)
-    timed = Budget(timeout=60.0, deadline=time.monotonic() + 60.0)
-    got = AutoEngine(switch_states=SWITCH).check_explicit(model, ends + [holds()], timed)
-    assert [(r.verdict, r.stats.states) for r in got[:-1]] == [(w.verdict, w.stats.states) for w in want]
-    assert budgets[-1].expected_states == 41 and budgets[-1].max_states > 20     # the probe's came first
 
 
 def _wide(index: IntType | None) -> Model:
@@ -211,8 +167,3 @@ class _Probe(list):
     seconds = 1.0
 
 
-def test_under_a_deadline_the_compact_search_gets_the_time_the_python_store_would_have_taken():
-    probe = _Probe(range(auto.EXPLICIT_STATES // 8))            # an eighth of the python cap in 1 s: 7 s more
-    budget = auto._as_long_as_python(Budget(timeout=60.0, deadline=time.monotonic() + 60.0), probe)
-    assert 6.0 < budget.time_left() <= 7.0
-    assert auto._as_long_as_python(Budget(timeout=60.0), probe) == Budget(timeout=60.0)   # no run deadline

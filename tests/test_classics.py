@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.props import DeadlockFree, Invariant
 from verifier.lang import load_model, parse_expression
 from verifier.lang.properties import model_scope
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay

@@ -71,12 +71,13 @@ def test_progress_shows_what_is_left_of_the_timeout(capsys):
 
 
 @pytest.mark.parametrize(("extra", "words"), [
-    ([], f"(--timeout {DEFAULT_TIMEOUT:g} s, the default;"), (["--timeout", "none"], "(no --timeout;")])
-def test_a_run_the_budget_left_open_says_how_to_give_it_more(extra, words, capsys):
+    ([], f"the backstop: --timeout {DEFAULT_TIMEOUT:g} s, the default deadline)"),
+    (["--timeout", "none"], "the backstop: no --timeout)")])
+def test_a_run_the_budget_left_open_says_which_limit_and_how_to_give_it_more(extra, words, capsys):
     few_states = ["--engine", "explicit", "--max-states", "3"]
     assert main(["check", str(MINI), "-q", "--no-consistency", "-p", str(PROPS), *few_states, *extra]) == 3
-    err = capsys.readouterr().err
-    assert "left UNKNOWN by the budget " + words in err and "--timeout none" in err
+    err = " ".join(capsys.readouterr().err.split())
+    assert "left UNKNOWN (stopped by --max-states 3; " + words in err and "a larger --max-states or --rlimit" in err
 
 
 def test_a_decided_run_has_no_budget_note(capsys):

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from test_explicit_differential import bools, models
 
 from verifier.engines.actiongen import Labels
-from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import Expansion, Watch, explore_compact
 from verifier.engines.explicit import ExplicitEngine, explore
@@ -25,6 +24,7 @@ from verifier.engines.words import as_ints, as_rows
 from verifier.ir.expr import App, Const, Expr, Op, Quant, Var, map_expr
 from verifier.ir.model import Action, Assign, Choice, IntType, Model, Variable
 from verifier.ir.props import DeadlockFree, Invariant, Reachable
+from verifier.resources import Budget
 from verifier.semantics import layout
 from verifier.trace import replay
 

@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_explicit_differential import bools, models, phased_models
 
-from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import module_source
@@ -27,6 +26,7 @@ from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
 from verifier.ir.props import DeadlockFree, Invariant, Reachable
 from verifier.lang import load_model, load_properties
+from verifier.resources import Budget
 from verifier.semantics import layout
 from verifier.trace import replay
 

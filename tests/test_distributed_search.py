@@ -18,7 +18,6 @@ from test_compact_store import counter
 from test_explicit_differential import bools, models
 
 from verifier.engines import distributed
-from verifier.engines.base import Budget
 from verifier.engines.compact import explore_compact
 from verifier.engines.distributed import Partition, _nearly_one_of_each, search_partitions
 from verifier.engines.explicit import ExplicitEngine
@@ -26,6 +25,7 @@ from verifier.engines.visited import VisitedTable, mix
 from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind
 from verifier.ir.props import DeadlockFree, Invariant, Reachable
 from verifier.lang import load_model
+from verifier.resources import Budget
 from verifier.semantics import layout
 from verifier.trace import replay
 

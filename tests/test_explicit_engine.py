@@ -7,12 +7,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.expr import App, Const, Index, Local, Op, Var
-from verifier.ir.model import (Action, Assign, BoolType, Choice, IntType, Model, Overflow, Variable)
+from verifier.ir.model import Action, Assign, BoolType, Choice, IntType, Model, Overflow, Variable
 from verifier.ir.props import DeadlockFree, Invariant, Reachable, Terminates
 from verifier.lang import load_model, load_properties
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import holds, initial_states, layout, successors
 from verifier.trace import replay

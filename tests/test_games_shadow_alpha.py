@@ -12,15 +12,14 @@ from dataclasses import replace
 import pytest
 from shipped_runs import ROOT, model_path, on_its_worker, runs_of
 
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.model import ActionKind, Modality
 from verifier.lang import load_model, load_properties
 from verifier.props.plan import run_claims
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout, successors
 from verifier.trace import Trace, replay
-
 
 # claim id -> verdict in every variant, or {variant: verdict}
 PINNED: dict[str, dict[str, str | dict[str, str]]] = {

@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 
 from verifier.cli import main
-from verifier.engines.base import Budget
 from verifier.report.sarif import CLAIM_KINDS, FINDING_KINDS, artifact_uri, runs_sarif
+from verifier.resources import Budget
 from verifier.result import Finding, ModelRun
 from verifier.runner import RunOptions, check_model
 

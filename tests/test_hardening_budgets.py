@@ -13,8 +13,9 @@ import pytest
 
 from verifier.cli import main
 from verifier.engines import memory
-from verifier.engines.base import Budget
-from verifier.engines.symbolic.engine import claim_seconds
+from verifier.engines.symbolic.engine import STATE_UNITS, claim_units
+from verifier.engines.symbolic.units import UNITS_PER_SECOND
+from verifier.resources import Budget
 
 
 def test_a_budget_that_cuts_the_analyses_short_is_unknown_not_success(deep, capsys):
@@ -149,15 +150,12 @@ def test_a_run_in_a_memory_limited_cgroup_ends_unknown_not_killed(big, limited_c
 
 
 def test_max_states_bounds_z3_too():
-    assert claim_seconds(Budget(max_states=1000), 60.0) == 1.0
-    assert claim_seconds(Budget(max_states=10_000_000), 60.0) == 60.0
-    assert claim_seconds(Budget(), 60.0) == 60.0
-    assert claim_seconds(Budget(timeout=30, deadline=time.monotonic() + 2), 60.0) <= 2.0
-
-
-def test_a_budget_past_its_deadline_leaves_no_time():
-    budget = Budget(timeout=5, deadline=time.monotonic() - 1)
-    assert budget.time_left() == 0
+    default = 120_000_000
+    assert claim_units(Budget(max_states=1000), default) == UNITS_PER_SECOND         # a second's worth at least
+    assert claim_units(Budget(max_states=100_000), default) == 100_000 * STATE_UNITS
+    assert claim_units(Budget(max_states=10_000_000), default) == default
+    assert claim_units(Budget(), default) == default
+    assert claim_units(Budget(rlimit=5_000, max_states=10_000_000), default) == 5_000   # --rlimit says it
 
 
 def _cgroup_tree(tmp_path: Path, lines: str, files: dict[str, str]) -> tuple[str, Path]:

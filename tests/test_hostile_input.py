@@ -8,11 +8,11 @@ from test_explicit_differential import search_matches_the_semantics
 
 from verifier.cli import WHOLE_RUN_TIMEOUT, build_parser, main
 from verifier.cli.common import DEFAULT_TIMEOUT
-from verifier.engines.base import Budget
 from verifier.engines.compact import explore_compact
 from verifier.engines.explicit import explore
 from verifier.lang import load_model
 from verifier.lang.loader import BUILTIN_NAMES
+from verifier.resources import Budget
 
 # ---------------------------------------------------------------- generated code is flat (#29.3)
 

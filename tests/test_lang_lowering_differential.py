@@ -6,13 +6,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.ir.props import Invariant, Reachable
 from verifier.lang import load_model
 from verifier.lang.expressions import parse_expression
 from verifier.lang.properties import model_scope
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
@@ -87,11 +87,11 @@ DEPTH = 8           # BMC's unrolling: every counterexample or witness of these 
 @given(cases())
 def test_bmc_and_proofs_agree_with_the_explicit_search(tmp_path_factory, case):
     model, prop = load(tmp_path_factory, *case)
-    (ref,) = ExplicitEngine().check(model, [prop], Budget(timeout=20))
+    (ref,) = ExplicitEngine().check(model, [prop], Budget(rlimit=40_000_000))
     assert ref.verdict in (Verdict.HOLDS, Verdict.VIOLATED), ref.reason       # no model errors in these
     found = ref.verdict is BAD[type(prop)]
     depth = min(ref.depth + 1, DEPTH)
-    (bmc,) = SymbolicEngine("bmc").check(model, [prop], Budget(timeout=20, max_depth=depth))
+    (bmc,) = SymbolicEngine("bmc").check(model, [prop], Budget(rlimit=40_000_000, max_depth=depth))
     bmc_found = bmc.verdict is BAD[type(prop)]
     assert not bmc_found or found, (bmc.verdict, bmc.reason, ref.verdict)
     if found and len(ref.trace) <= depth:          # within BMC's reach: it finds one, as short
@@ -102,5 +102,5 @@ def test_bmc_and_proofs_agree_with_the_explicit_search(tmp_path_factory, case):
     if bmc_found:
         assert len(bmc.trace) == len(ref.trace), "both search shortest-first"
     if isinstance(prop, Invariant):
-        (proof,) = SymbolicEngine("kind").check(model, [prop], Budget(timeout=20, max_depth=6))
+        (proof,) = SymbolicEngine("kind").check(model, [prop], Budget(rlimit=40_000_000, max_depth=6))
         assert proof.verdict is not (Verdict.PROVED if found else Verdict.VIOLATED), (proof.verdict, proof.reason)

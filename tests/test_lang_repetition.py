@@ -11,11 +11,11 @@ from test_lang_errors import where
 
 from verifier.cli import main
 from verifier.diagnostics import ModelError, PropertyError
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import pretty
 from verifier.lang import load_model, load_properties
 from verifier.props.plan import run_claims
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import fire, initial_states, layout
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from test_lang_errors import the_error, where
 
-from verifier.engines.base import Budget
 from verifier.engines.compact import explore_compact
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.symbolic.engine import SymbolicEngine
@@ -17,6 +16,7 @@ from verifier.ir.props import DeadlockFree, Invariant, Reachable
 from verifier.lang import load_model
 from verifier.lang.expressions import parse_expression
 from verifier.lang.properties import model_scope
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import initial_states, layout
 from verifier.trace import replay

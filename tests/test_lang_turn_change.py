@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from test_lang_errors import the_error, where
 
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, ActionKind, Assign
 from verifier.lang import load_model, load_properties, turn_change
 from verifier.props.plan import run_claims
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import fire, holds, initial_states, layout
 

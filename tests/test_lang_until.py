@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from test_lang_errors import the_error, where
 
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.ir.expr import pretty
 from verifier.lang import load_model, load_properties
 from verifier.props.plan import run_claims
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import fire, layout
 

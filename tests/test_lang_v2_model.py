@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.ir.model import RANDOM
 from verifier.lang import check_model, load_properties
 from verifier.props.plan import run_claims
+from verifier.resources import Budget
 from verifier.result import Verdict
 
 MODELS = Path(__file__).parent / "models"

@@ -13,12 +13,12 @@ from unittest.mock import patch
 import networkx as nx
 from hypothesis import given
 from hypothesis import strategies as st
-
 from test_explicit_differential import SETTINGS, models
+
 from verifier.engines import lasso
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.props import Terminates
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import evaluate, layout
 from verifier.trace import replay

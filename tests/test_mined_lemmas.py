@@ -14,10 +14,9 @@ from hypothesis import strategies as st
 from test_symbolic_diff import claims, models
 
 from verifier.engines.auto import AutoEngine
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.symbolic import SymbolicEngine, mined
-from verifier.engines.symbolic.core import Deadline, Safety
+from verifier.engines.symbolic.core import Effort, Safety
 from verifier.engines.symbolic.encode import FALSE as NO_ERROR
 from verifier.engines.symbolic.encode import Encoding, disj
 from verifier.engines.symbolic.examples import add, gt, le, lt, rng, sub
@@ -26,9 +25,10 @@ from verifier.engines.symbolic.strengthen import Literal, excluded, houdini
 from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, eq, neg
 from verifier.ir.model import Action, Assign, BoolType, IntType, Model, ParamDecl, Variable
 from verifier.ir.props import DeadlockFree, Invariant
+from verifier.resources import Budget
 from verifier.result import Verdict
 
-BUDGET = Budget(timeout=20)
+BUDGET = Budget(rlimit=40_000_000)
 STEPS = 20          # longer than any k the engine tries alone
 
 
@@ -53,12 +53,12 @@ def explored(model: Model, states: int) -> np.ndarray:
 
 def test_a_claim_not_k_inductive_is_proved_with_one_lemma():
     model = hidden_mode()
-    (plain,) = SymbolicEngine("kind").check(model, [CLAIM], Budget(timeout=20, max_depth=8))
+    (plain,) = SymbolicEngine("kind").check(model, [CLAIM], Budget(rlimit=40_000_000, max_depth=8))
     assert plain.verdict is Verdict.HOLDS_TO_DEPTH, plain.reason          # not k-inductive for k <= 8
     enc = Encoding(model)
     mode_never = (Literal(1, "==", 1),)
     outcome = prove(Safety(enc, enc.predicate(neg(CLAIM.expr), enc.cur), NO_ERROR),
-                    Mined([mode_never], 1), Deadline(20))
+                    Mined([mode_never], 1), Effort(40_000_000))
     assert outcome.status == "safe", outcome.reason
     assert "1 mined lemma " in outcome.reason
 
@@ -74,9 +74,9 @@ def test_a_wrong_candidate_is_never_used():
     enc = Encoding(model)
     wrong = (Literal(0, ">=", 7),)              # "c <= 6": false from the seventh step on
     bad = enc.predicate(neg(le(Var("c"), 6)), enc.cur)
-    outcome = prove(Safety(enc, bad, NO_ERROR), Mined([wrong, (Literal(1, "==", 1),)], 1), Deadline(20))
+    outcome = prove(Safety(enc, bad, NO_ERROR), Mined([wrong, (Literal(1, "==", 1),)], 1), Effort(40_000_000))
     assert outcome.status != "safe", outcome.reason
-    kept = houdini(enc, enc.ranges(enc.cur), [wrong, (Literal(1, "==", 1),)], Deadline(20))
+    kept = houdini(enc, enc.ranges(enc.cur), [wrong, (Literal(1, "==", 1),)], Effort(40_000_000))
     assert kept == [(Literal(1, "==", 1),)]
 
 
@@ -87,7 +87,7 @@ def test_mined_candidates_include_a_linear_equality():
                                            Variable("y", rng(0, 6), init=(Const(0),))),
                   actions=(Action("up", guard=lt(x, 6), effects=(Assign(x, add(x, 1)), Assign(y, add(y, 1)))),),
                   end=FALSE)
-    mined = mine(Encoding(model), explored(model, 3), seconds=0.0)
+    mined = mine(Encoding(model), explored(model, 3))
     assert any(isinstance(c, Linear) and c.op == "==" and {k for k, _ in c.coeffs} == {0, 1} for c in mined.every)
 
 
@@ -131,17 +131,17 @@ def test_a_claim_that_needs_context_lemmas_is_proved_with_them(monkeypatch):
     enc = Encoding(model)
     states = explored(model, 2_000)
     goal = Goal(enc.predicate(NEVER_TOO_LONG.expr, enc.cur), enc.cur.slots)
-    found = mine(enc, states, seconds=0.0)
+    found = mine(enc, states)
     assert any(isinstance(c, Implied) and len(c.context) >= 2 for c in found.every)
-    assert goal in houdini(enc, enc.ranges(enc.cur), [goal, *found.every], Deadline(20))     # 1-inductive with them
-    assert prove(freeze_problem(enc), found, Deadline(20)).status == "safe"
+    assert goal in houdini(enc, enc.ranges(enc.cur), [goal, *found.every], Effort(40_000_000))     # 1-inductive with them
+    assert prove(freeze_problem(enc), found, Effort(40_000_000)).status == "safe"
     monkeypatch.setattr(mined, "CONTEXT_LEMMAS", 0)             # the clauses and equalities alone do not do
-    alone = mine(enc, states, seconds=0.0)
-    assert goal not in houdini(enc, enc.ranges(enc.cur), [goal, *alone.every], Deadline(20))
+    alone = mine(enc, states)
+    assert goal not in houdini(enc, enc.ranges(enc.cur), [goal, *alone.every], Effort(40_000_000))
 
 
 def test_lemmas_mined_at_the_defaults_prove_a_claim_for_every_value():
-    (plain,) = SymbolicEngine("kind").check(freeze(None), [NEVER_TOO_LONG], Budget(timeout=20, max_depth=8))
+    (plain,) = SymbolicEngine("kind").check(freeze(None), [NEVER_TOO_LONG], Budget(rlimit=40_000_000, max_depth=8))
     assert plain.verdict is not Verdict.PROVED, plain.reason
     (r,) = SymbolicEngine().check(freeze(None), [NEVER_TOO_LONG], BUDGET)
     assert r.verdict is Verdict.PROVED and r.engine == MINED, (r.verdict, r.engine, r.reason)
@@ -174,7 +174,7 @@ def test_a_proof_with_mined_lemmas_never_meets_a_counterexample(model, claim, ca
     (ref,) = ExplicitEngine().check(model, [claim], BUDGET)
     assert ref.verdict in (Verdict.HOLDS, Verdict.VIOLATED), ref.reason
     enc = Encoding(model)
-    outcome = prove(problem(enc, claim), mine(enc, explored(model, cap), seconds=0.0), Deadline(20))
+    outcome = prove(problem(enc, claim), mine(enc, explored(model, cap)), Effort(40_000_000))
     assert not outcome.reason.startswith("internal"), outcome.reason
     if outcome.status == "safe":
         assert ref.verdict is Verdict.HOLDS, outcome.reason
@@ -188,10 +188,10 @@ def test_houdini_keeps_no_lemma_a_reachable_state_breaks(model, cap, data):
     """Candidates mined from a few states, plus wrong ones (each excludes a reachable state)."""
     enc = Encoding(model)
     every = reachable(model)
-    mined = mine(enc, explored(model, cap), seconds=0.0)
+    mined = mine(enc, explored(model, cap))
     rows = data.draw(st.lists(st.integers(0, len(every) - 1), max_size=3))
     wrong = [(Literal(k, "==", int(every[i, k])),) for i in rows for k in range(len(enc.slots))]
-    kept = houdini(enc, enc.ranges(enc.cur), mined.every + wrong, Deadline(20), "the test")
+    kept = houdini(enc, enc.ranges(enc.cur), mined.every + wrong, Effort(40_000_000), "the test")
     assert isinstance(kept, list), kept
     for lemma in kept:
         for row in every.tolist():

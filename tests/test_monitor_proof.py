@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from test_symbolic_diff import bool_expr, models
-from verifier.engines.base import Budget
+
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine, monitor_proof, strengthen
-from verifier.engines.symbolic.core import Deadline, Safety
+from verifier.engines.symbolic.core import Effort, Safety
 from verifier.engines.symbolic.encode import FALSE as Z3_FALSE
 from verifier.engines.symbolic.encode import Encoding, negate
 from verifier.engines.symbolic.examples import rng
@@ -20,6 +19,7 @@ from verifier.ir.expr import FALSE, TRUE, Const, Op, Var, app, neg
 from verifier.ir.model import Action, Assign, BoolType, Model, Variable
 from verifier.ir.props import Event, Ordering
 from verifier.props.monitor import MONITOR_PREFIX, compile_claim
+from verifier.resources import Budget
 from verifier.result import Verdict
 
 FREE_MODE_NEVER_COLLAPSES = Ordering(id="never-collapses", pattern="absence", p=Event(action="collapse"),
@@ -55,19 +55,19 @@ def product_problem(model: Model, claim: Ordering):
 
 def test_a_claim_no_k_makes_inductive_is_proved_with_a_lemma():
     compiled, enc, bad, focus = product_problem(modes(), FREE_MODE_NEVER_COLLAPSES)
-    assert kinduction(Safety(enc, bad, Z3_FALSE), 8, Deadline(20)).status == "bounded"
-    proof = monitor_proof.prove(enc, bad, focus, Deadline(20))
+    assert kinduction(Safety(enc, bad, Z3_FALSE), 8, Effort(40_000_000)).status == "bounded"
+    proof = monitor_proof.prove(enc, bad, focus, Effort(40_000_000))
     assert isinstance(proof, monitor_proof.Proof), proof
     said = [monitor_proof.describe(enc, c) for c in proof.lemmas]
     assert "not (free == 0 and monitor.open == 1)" in said, said
-    (r,) = SymbolicEngine().check(compiled.model, compiled.claims, Budget(timeout=30))
+    (r,) = SymbolicEngine().check(compiled.model, compiled.claims, Budget(rlimit=60_000_000))
     assert r.verdict in HOLDING and r.engine == "lemmas", (r.verdict, r.engine, r.reason)
     assert "lemma(s) tying the monitor to the game" in r.reason
 
 
 def test_a_broken_claim_is_never_proved():
     _compiled, enc, bad, focus = product_problem(modes(collapse_in_free_mode=True), FREE_MODE_NEVER_COLLAPSES)
-    assert isinstance(monitor_proof.prove(enc, bad, focus, Deadline(20)), str)
+    assert isinstance(monitor_proof.prove(enc, bad, focus, Effort(40_000_000)), str)
 
 
 def test_a_wrong_lemma_makes_no_proof(monkeypatch):
@@ -75,7 +75,7 @@ def test_a_wrong_lemma_makes_no_proof(monkeypatch):
     the final check by fresh solvers refutes the lemmas, and no proof comes back."""
     monkeypatch.setattr(strengthen, "houdini", lambda enc, support, clauses, deadline, purpose: list(clauses))
     _compiled, enc, bad, focus = product_problem(modes(), FREE_MODE_NEVER_COLLAPSES)
-    found = monitor_proof.prove(enc, bad, focus, Deadline(20))
+    found = monitor_proof.prove(enc, bad, focus, Effort(40_000_000))
     assert isinstance(found, str) and "internal" in found, found
 
 
@@ -102,9 +102,9 @@ ORDERED = ordered()
 def test_a_proof_with_lemmas_never_meets_a_run_that_breaks_the_claim(case):
     model, claim = case
     compiled, enc, bad, focus = product_problem(model, claim)
-    proof = monitor_proof.prove(enc, bad, focus, Deadline(10))
+    proof = monitor_proof.prove(enc, bad, focus, Effort(20_000_000))
     if isinstance(proof, str):
         assert not proof.startswith("internal"), proof
         return
-    (r,) = ExplicitEngine().check(compiled.model, compiled.claims, Budget(timeout=20))
+    (r,) = ExplicitEngine().check(compiled.model, compiled.claims, Budget(rlimit=40_000_000))
     assert r.verdict is Verdict.HOLDS, (r.verdict, [monitor_proof.describe(enc, c) for c in proof.lemmas])

@@ -9,14 +9,14 @@ import pytest
 
 from verifier.analysis.vacuity import vacuous_claims
 from verifier.cli import main
-from verifier.engines.base import Budget
-from verifier.engines.explicit import keeping_searches, kept_search
+from verifier.engines.ledger import Ledger
 from verifier.ir.expr import pretty
 from verifier.ir.model import PHASE_VAR
 from verifier.lang import load_model, load_properties
 from verifier.mutation.analysis import mutate
 from verifier.mutation.equivalence import behaviour
 from verifier.mutation.operators import OPERATORS, apply, generate
+from verifier.resources import Budget
 from verifier.runner import RunOptions, check_loaded, check_model, claims_for
 
 HERE = Path(__file__).parent / "fixtures" / "mutation"
@@ -163,11 +163,11 @@ def test_the_claims_search_is_reused_for_the_equivalence_digest():
     concrete = model.instantiate()
     fresh = behaviour(model, Budget())
     options = RunOptions(properties=PROPS, engine="explicit", consistency=False, vacuity=False)
-    with keeping_searches([concrete]):
-        check_loaded(MODEL, [model], [claims_for(MODEL, model, options)], options)
-        assert kept_search(concrete) is not None          # the runner's own block kept it in this one
-        assert behaviour(model) == fresh
-    assert kept_search(concrete) is None
+    ledger = Ledger.keeping([concrete])
+    check_loaded(MODEL, [model], [claims_for(MODEL, model, options)], options, ledger=ledger)
+    assert ledger.search_of(concrete) is not None          # the reading's ledger kept the claims' search
+    assert behaviour(model, ledger=ledger) == fresh
+    assert Ledger().search_of(concrete) is None            # nothing kept anywhere else
 
 
 def test_swapped_phases_start_play_in_the_second():

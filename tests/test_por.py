@@ -15,7 +15,6 @@ from test_explicit_differential import bools, models
 
 from verifier.cli import main as cli_main
 from verifier.engines import por
-from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.por import NAME, Stubborn, independence
@@ -23,6 +22,7 @@ from verifier.ir.expr import App, Const, Index, Local, Op, Var
 from verifier.ir.model import Action, Assign, Choice, IntType, Model, Overflow, Variable
 from verifier.ir.props import DeadlockFree, Invariant, Property, Reachable, Terminates
 from verifier.lang import load_model
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import EvalError, Transition, layout, transitions
 from verifier.trace import replay

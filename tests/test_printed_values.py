@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from verifier.diagnostics import ModelError
-from verifier.engines.base import Budget
 from verifier.lang import load_model
 from verifier.report.json_out import runs_json
+from verifier.resources import Budget
 from verifier.result import SCALE_PRINTED, SCALE_SCALED, Verdict
 from verifier.runner import RunOptions, check_model
 

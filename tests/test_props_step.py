@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 from test_lang_errors import where
 
 from verifier.diagnostics import PropertyError
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.lang import load_model, load_properties
 from verifier.props.monitor import compile_step
 from verifier.props.plan import run_claims
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import initial_states, layout, successors
 from verifier.trace import replay

@@ -6,9 +6,9 @@ import pytest
 from test_lang_errors import where
 
 from verifier.diagnostics import PropertyError
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.lang import load_model, load_properties
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay

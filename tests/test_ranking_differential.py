@@ -6,16 +6,16 @@ each instance."""
 from __future__ import annotations
 
 from hypothesis import given, settings
-
 from test_symbolic_diff import P_HI, P_LO, models
-from verifier.engines.base import Budget
+
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.ir.props import Terminates
+from verifier.resources import Budget
 from verifier.result import Verdict
 
 GAME = Terminates(id="game-ends", scope="game")
-BUDGET = Budget(timeout=20)
+BUDGET = Budget(rlimit=40_000_000)
 FIXED = models(param=False)
 FREE = models(param=True)
 ENDS = (Verdict.HOLDS, Verdict.PROVED)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import z3
 
 from verifier.engines.auto import AutoEngine
-from verifier.engines.base import Budget
 from verifier.engines.symbolic import SymbolicEngine
-from verifier.engines.symbolic.core import Deadline
+from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, negate
 from verifier.engines.symbolic.encode import conj as both
 from verifier.engines.symbolic.examples import gt, rng, sub
@@ -17,11 +16,12 @@ from verifier.engines.symbolic.strengthen import exclude, recheck
 from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, eq, neg
 from verifier.ir.model import Action, Assign, BoolType, Model, ParamDecl, Variable
 from verifier.ir.props import Terminates
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
 
-BUDGET = Budget(timeout=30)
+BUDGET = Budget(rlimit=60_000_000)
 GAME = Terminates(id="game-ends", scope="game")
 
 
@@ -58,7 +58,7 @@ def weak_support(enc: Encoding):
 
 def test_two_layers_when_no_single_linear_function_exists():
     enc = Encoding(nested_countdown(None))
-    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Deadline(30))
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Effort(60_000_000))
     assert ranking.components is not None, ranking.reason
     first, second = ranking.components
     names = lambda acts: [enc.model.actions[i].name for i in acts]  # noqa: E731
@@ -71,17 +71,17 @@ def test_two_layers_when_no_single_linear_function_exists():
 
 def test_a_supporting_invariant_is_proved_and_stated():
     enc = Encoding(exclusive_marks())
-    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Deadline(30))
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Effort(60_000_000))
     assert ranking.components is not None, ranking.reason
     assert "by Houdini" in ranking.reason
     # the invariant it needed: never both marks
     c = {s.name: x for s, x in zip(enc.slots, enc.cur.slots)}
-    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Deadline(30))
+    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Effort(60_000_000))
     assert not isinstance(lemmas, str)
     s = z3.Solver()
     s.add(lemmas.term, c["a"] == 1, c["b"] == 1)
     assert s.check() == z3.unsat
-    assert recheck(enc, weak_support(enc), lemmas.term, Deadline(30)) == ""
+    assert recheck(enc, weak_support(enc), lemmas.term, Effort(60_000_000)) == ""
     (r,) = SymbolicEngine().check(exclusive_marks(), [GAME], BUDGET)
     assert r.verdict is Verdict.PROVED and r.engine == "ranking", r.reason
 
@@ -89,13 +89,13 @@ def test_a_supporting_invariant_is_proved_and_stated():
 def test_a_reachable_loop_is_never_proved_to_end():
     model = exclusive_marks(both_reachable=True)
     enc = Encoding(model)
-    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Deadline(30))
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Effort(60_000_000))
     assert ranking.components is None
     # the clause "never both marks" is no invariant here: Houdini drops it, and the re-check refutes it
-    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Deadline(30))
+    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Effort(60_000_000))
     assert not isinstance(lemmas, str)
     c = {s.name: x for s, x in zip(enc.slots, enc.cur.slots)}
-    assert "internal" in recheck(enc, weak_support(enc), z3.Not(z3.And(c["a"] == 1, c["b"] == 1)), Deadline(30))
+    assert "internal" in recheck(enc, weak_support(enc), z3.Not(z3.And(c["a"] == 1, c["b"] == 1)), Effort(60_000_000))
     (r,) = SymbolicEngine().check(model, [GAME], BUDGET)
     assert r.verdict is Verdict.UNKNOWN, r.reason
     (a,) = AutoEngine().check(model, [GAME], BUDGET)
@@ -129,7 +129,7 @@ def spend_then_refill(refill_once: bool = True) -> Model:
 
 def test_an_action_enabled_once_per_phase_is_ranked_by_its_guard():
     enc = Encoding(spend_then_refill())
-    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Deadline(30))
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Effort(60_000_000))
     assert ranking.components is not None, ranking.reason
     assert any("[refill enabled]" in c.text for c in ranking.components), [c.text for c in ranking.components]
     (r,) = SymbolicEngine().check(spend_then_refill(), [GAME], BUDGET)

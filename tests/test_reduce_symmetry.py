@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 from verifier.cli import main
 from verifier.diagnostics import PropertyError
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind, Var
 from verifier.ir.model import ACTIVE_VAR, Action, ActionKind, Assign, BoolType, Choice, IntType, Model, Variable
 from verifier.ir.props import DeadlockFree, Invariant, Reachable, Terminates
 from verifier.lang import load_model, load_properties
 from verifier.lang.symmetry import SymmetryCheck
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay

@@ -21,19 +21,19 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.ir.expr import FALSE, TRUE, App, Const, Expr, Index, Local, Op, Param, Var
 from verifier.ir.model import Action, Assign, BoolType, Choice, IntType, Model, Overflow, ParamDecl, Variable
 from verifier.ir.props import DeadlockFree, Invariant, Reachable
+from verifier.resources import Budget
 from verifier.result import Verdict
 
 SLOW = bool(os.environ.get("TURNPROOF_SLOW"))
 N_BMC = 2000 if SLOW else 150
 N_PROOF = 1000 if SLOW else 80
 N_PARAM = 500 if SLOW else 40
-BUDGET = Budget(timeout=20)
+BUDGET = Budget(rlimit=40_000_000)
 P_LO, P_HI = 1, 3
 
 INTS = ("x", "y")
@@ -208,7 +208,7 @@ def found(r) -> bool:
 @given(models(), claims())
 def test_bmc_agrees_with_explicit(model, claim):
     ref = explicit(model, claim)
-    (r,) = SymbolicEngine("bmc").check(model, [claim], Budget(timeout=20, max_depth=ref.depth + 1))
+    (r,) = SymbolicEngine("bmc").check(model, [claim], Budget(rlimit=40_000_000, max_depth=ref.depth + 1))
     assert not r.reason.startswith("internal"), r.reason
     assert found(r) == found(ref), (r.verdict, r.reason, ref.verdict)
     if found(ref):
@@ -223,7 +223,7 @@ def test_bmc_agrees_with_explicit(model, claim):
 @given(models(param=False), claims(), st.sampled_from(["kind", "pdr", "all"]))
 def test_proofs_never_meet_a_counterexample(model, claim, strategy):
     ref = explicit(model, claim)
-    (r,) = SymbolicEngine(strategy).check(model, [claim], Budget(timeout=20, max_depth=12))
+    (r,) = SymbolicEngine(strategy).check(model, [claim], Budget(rlimit=40_000_000, max_depth=12))
     assert not r.reason.startswith("internal"), r.reason
     if r.verdict is Verdict.UNKNOWN or r.verdict is Verdict.HOLDS_TO_DEPTH:
         return
@@ -234,7 +234,7 @@ def test_proofs_never_meet_a_counterexample(model, claim, strategy):
 @given(models(param=True), claims(param=True))
 def test_free_parameter(model, claim):
     free = model.instantiate({"P": None})
-    (r,) = SymbolicEngine("all").check(free, [claim], Budget(timeout=20, max_depth=10))
+    (r,) = SymbolicEngine("all").check(free, [claim], Budget(rlimit=40_000_000, max_depth=10))
     assert not r.reason.startswith("internal"), r.reason
     if r.verdict is Verdict.UNKNOWN or r.verdict is Verdict.HOLDS_TO_DEPTH:
         return

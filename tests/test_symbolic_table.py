@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import pytest
 
+from verifier.engines import walk
 from verifier.engines.auto import AutoEngine
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.engines.symbolic.examples import table
 from verifier.ir.props import Reachable, Terminates
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
 
 ROWS = table()
 ENGINES = ("explicit", "bmc", "kind", "pdr", "all", "auto")
-BUDGET = Budget(timeout=90, max_depth=30)
+BUDGET = Budget(rlimit=180_000_000, max_depth=30)
 SLOW_BMC = {"peterson-mutex": 12, "arith-sum": 8, "peterson-live": 16}   # BMC depth for rows whose unrolling is costly
 
 
@@ -48,7 +49,7 @@ def explicit_result(row_id, model, claim):
 def test_table(row_id, model, claim, truth, engine):
     budget = BUDGET
     if engine == "bmc" and row_id in SLOW_BMC:
-        budget = Budget(timeout=90, max_depth=SLOW_BMC[row_id])
+        budget = Budget(rlimit=180_000_000, max_depth=SLOW_BMC[row_id])
     (r,) = make(engine).check(model, [claim], budget)
     proof = Verdict.PROVED if not model.params else Verdict.HOLDS   # fixed parameters: HOLDS, never PROVED
     v = r.verdict
@@ -128,16 +129,15 @@ def test_yaml_fixture_claims_agree_with_explicit(model_path, props_path, variant
     auto's explicit search stops at the depth bound here, then random runs look for witnesses
     before Z3 decides; those runs can decide none of these claims (each still open holds or is
     unreachable) and would spend their whole time bound (5 s each): 0.2 s keeps the step."""
-    from verifier.engines import auto
     from verifier.ir.props import DeadlockFree, Invariant
     from verifier.lang import load_model, load_properties
     from verifier.props.plan import run_claims
 
-    monkeypatch.setattr(auto, "WALK_SECONDS", 0.2)
+    monkeypatch.setattr(walk, "STEPS", 16_000)
     model = load_model(model_path, variant=variant)
     claims = load_properties(props_path, model)
-    budget = Budget(timeout=30, max_depth=10 if engine == "bmc" else 25)
-    reference = run_claims(model, claims, lambda m, cs: ExplicitEngine().check(m, cs, Budget(timeout=60)))
+    budget = Budget(rlimit=60_000_000, max_depth=10 if engine == "bmc" else 25)
+    reference = run_claims(model, claims, lambda m, cs: ExplicitEngine().check(m, cs, Budget(rlimit=120_000_000)))
     results = run_claims(model, claims, lambda m, cs: make(engine).check(m, cs, budget))
     for claim, ref, r in zip(claims, reference, results):
         assert ref.verdict in (Verdict.HOLDS, Verdict.VIOLATED), ref.reason

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 import z3
 
-from verifier.engines import auto
+from verifier.engines import walk
 from verifier.engines.auto import AutoEngine
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.engines.symbolic import engine as engine_module
 from verifier.engines.symbolic.encode import Encoding
-from verifier.engines.symbolic.examples import (DRAW, HAND_LIMIT, counter, deck_game, le, param_model,
-                                                passive_hand_limit)
+from verifier.engines.symbolic.examples import DRAW, HAND_LIMIT, counter, deck_game, le, param_model, passive_hand_limit
 from verifier.engines.symbolic.render import render
 from verifier.engines.symbolic.witness import InternalError
 from verifier.ir.expr import FALSE, Const, Index, Local, Op, Param, Quant, QuantKind, Var, app, conj, eq, neg
 from verifier.ir.model import Action, Assign, IntType, Model, ParamDecl, Variable
-from verifier.ir.props import DeadlockFree, Invariant, Obligation, Ordering, Event, Reachable, Terminates
+from verifier.ir.props import DeadlockFree, Event, Invariant, Obligation, Ordering, Reachable, Terminates
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
 
-BUDGET = Budget(timeout=30, max_depth=20)
+BUDGET = Budget(rlimit=60_000_000, max_depth=20)
 
 
 def check(model, claim, strategy="all", budget=BUDGET):
@@ -69,13 +68,13 @@ def test_render_uses_slot_and_enum_names():
 
 def test_violation_with_free_parameter_names_the_value_and_replays():
     claim = Invariant(id="active", expr=le(Index("hand", Var("active")), HAND_LIMIT))
-    r = check(deck_game(None), claim, "bmc", Budget(timeout=60, max_depth=30))
+    r = check(deck_game(None), claim, "bmc", Budget(rlimit=120_000_000, max_depth=30))
     assert r.verdict is Verdict.VIOLATED
     deck = dict(r.params)["DECK"]
     assert deck is not None and deck >= 1
     replay(layout(deck_game(deck).instantiate()), r.trace)
     # the same instance, explicitly: also violated, with a counterexample of the same length
-    (ref,) = ExplicitEngine().check(deck_game(deck), [claim], Budget(timeout=30))
+    (ref,) = ExplicitEngine().check(deck_game(deck), [claim], Budget(rlimit=60_000_000))
     assert ref.verdict is Verdict.VIOLATED and len(ref.trace) == len(r.trace)
 
 
@@ -115,7 +114,7 @@ def test_no_ranking_function_is_unknown_and_auto_falls_back_to_a_lasso():
     r = check(counter(), claim)
     assert r.verdict is Verdict.UNKNOWN and "ranking" in r.reason
     (a,) = AutoEngine().check(counter(), [claim], BUDGET)
-    assert a.verdict is Verdict.VIOLATED and a.engine == "explicit" and a.trace.loop_start is not None
+    assert a.verdict is Verdict.VIOLATED and a.engine == "explicit/python" and a.trace.loop_start is not None
 
 
 def test_auto_free_parameter_uses_symbolic_then_explicit_at_defaults():
@@ -126,16 +125,16 @@ def test_auto_free_parameter_uses_symbolic_then_explicit_at_defaults():
     assert "symbolic" in results[0].evidence["auto"]
     lasso = Terminates(id="g", scope="game")
     (r,) = AutoEngine().check(counter(), [lasso], BUDGET)
-    assert r.engine == "explicit"
+    assert r.engine == "explicit/python"
 
 
 def test_auto_concrete_uses_explicit(monkeypatch):
     """Below the cap explicit search decides; beyond it Z3 proves the claim. The random runs in
-    between cannot decide a claim that holds, and would spend their whole bound (5 s): 0.2 s."""
-    monkeypatch.setattr(auto, "WALK_SECONDS", 0.2)
-    budget = Budget(timeout=30)
+    between cannot decide a claim that holds, and would spend their whole bound: fewer steps."""
+    monkeypatch.setattr(walk, "STEPS", 16_000)
+    budget = Budget(rlimit=60_000_000)
     (r,) = AutoEngine().check(deck_game(6), [passive_hand_limit()], budget)
-    assert r.engine == "explicit" and r.verdict is Verdict.HOLDS
+    assert r.engine == "explicit/python" and r.verdict is Verdict.HOLDS
     (r,) = AutoEngine(explicit_states=50).check(deck_game(6), [passive_hand_limit()], budget)
     assert r.engine in ("k-induction", "pdr") and r.verdict is Verdict.HOLDS
     assert "explicit search stopped" in r.evidence["auto"]
@@ -215,10 +214,10 @@ def test_empty_end_and_final_states_have_no_successor():
 
 
 def test_a_ranking_search_out_of_time_says_so():
-    from verifier.engines.symbolic.core import Deadline
+    from verifier.engines.symbolic.core import Effort
     from verifier.engines.symbolic.encode import negate
     from verifier.engines.symbolic.ranking import TIMEOUT, synthesize
 
     enc = Encoding(deck_game(3).instantiate())
-    ranking = synthesize(enc, list(enc.actions), negate(enc.end), enc.ranges(enc.cur), Deadline(0.0))
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), enc.ranges(enc.cur), Effort(0))
     assert ranking.components is None and ranking.reason == TIMEOUT

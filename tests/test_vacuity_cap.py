@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from verifier.analysis import vacuity
-from verifier.engines.base import Budget
 from verifier.lang import load_model, load_properties
+from verifier.resources import Budget
 
 FIX = Path(__file__).parent / "fixtures" / "props"
 

@@ -10,13 +10,13 @@ from test_reduce_symmetry import MODELS, claims
 
 from verifier.engines import walk
 from verifier.engines.auto import AutoEngine
-from verifier.engines.base import Budget
 from verifier.engines.explicit import ExplicitEngine
+from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
 
-RUN_SECONDS = 0.05  # per drawn case; the runs stop once every claim is decided, and on the CI sample
+RUN_STEPS = 4_000   # per drawn case; the runs stop once every claim is decided, and on the CI sample
                     # 0.05 s decides what 0.1 s decided
 
 @settings(max_examples=30, deadline=None)
@@ -26,7 +26,7 @@ def test_random_runs_agree_with_the_complete_search(model, data):
     props = [p for p in data.draw(claims(model.players)) if p.kind in ("invariant", "reachable")]
     exact = {r.property.id: r.verdict for r in ExplicitEngine().check(model, props, Budget())}
     lay = layout(model)
-    for r in walk.check(model, props, seconds=RUN_SECONDS):
+    for r in walk.check(model, props, RUN_STEPS):
         event(f"{r.property.kind}: {r.verdict.value}")
         assert r.verdict in (Verdict.UNKNOWN, exact[r.property.id])
         if r.verdict is not Verdict.UNKNOWN:
@@ -37,7 +37,6 @@ def test_random_runs_agree_with_the_complete_search(model, data):
 def test_auto_uses_random_runs_beyond_its_state_cap(monkeypatch):
     """The runs reach x = 40 and x = 50 at once; "in-range" holds, which no run can show, so they
     would go on for their whole time bound (5 s): 1 s keeps the step (the first run takes 50 steps)."""
-    from verifier.engines import auto
     from verifier.ir.expr import App, Const, Op, Var
     from verifier.ir.model import Action, Assign, IntType, Model, Variable
     from verifier.ir.props import Invariant, Reachable
@@ -48,7 +47,7 @@ def test_auto_uses_random_runs_beyond_its_state_cap(monkeypatch):
     props = [Reachable(id="top", expr=App(Op.EQ, (x, Const(50)))),
              Invariant(id="below", expr=App(Op.LT, (x, Const(40)))),
              Invariant(id="in-range", expr=App(Op.LE, (x, Const(50))))]
-    monkeypatch.setattr(auto, "WALK_SECONDS", 1.0)
+    monkeypatch.setattr(walk, "STEPS", 80_000)
     results = AutoEngine(explicit_states=10).check(model, props, Budget())
     by_id = {r.property.id: r for r in results}
     assert (by_id["top"].verdict, by_id["top"].engine) == (Verdict.HOLDS, "walk")

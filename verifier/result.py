@@ -35,6 +35,8 @@ class Stats:
     states: int | None = None
     transitions: int | None = None
     seconds: float = 0.0
+    z3_units: int | None = None       # Z3 resource units spent (they vary a little with what Z3 was asked before
+                                      # in the same process, so no output shows them)
 
 
 @dataclass(frozen=True)

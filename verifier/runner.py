@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.engines.base import Budget, Engine, ProgressFn, SearchOptions, reporting
-from verifier.engines.explicit import keeping_searches, kept_search
+from verifier.engines.auto import AutoEngine
+from verifier.engines.base import Engine, ProgressFn, SearchOptions
+from verifier.engines.ledger import Ledger
 from verifier.engines.memory import OutOfMemory
 from verifier.engines.memory import after_cut as memory_after_cut
 from verifier.engines.names import ENGINES, REDUCTIONS
@@ -21,7 +22,7 @@ from verifier.ir.props import Property
 from verifier.lang import check_model as load_checked
 from verifier.lang import default_properties_path, load_at_printed, load_properties
 from verifier.props.plan import run_claims, with_cycle_note
-from verifier.props.schedule import Pass, first_pass, second_pass
+from verifier.resources import Budget
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
 from verifier.signals import OutOfTime, after_cut
 
@@ -41,13 +42,13 @@ class RunOptions:
     search: SearchOptions = SearchOptions()
 
 
-def make_engine(name: str, search: SearchOptions = SearchOptions()) -> Engine:
+def make_engine(name: str, search: SearchOptions = SearchOptions(), ledger: Ledger | None = None) -> Engine:
+    """The engine `name`, writing to `ledger` (one per reading) where it searches explicitly."""
     if name == "explicit":
         from verifier.engines.explicit import ExplicitEngine
-        return ExplicitEngine(search.store, search.workers, search.scheduler, search.por, search.dashboard)
+        return ExplicitEngine(search.store, search.workers, search.scheduler, search.por, search.dashboard, ledger)
     if name == "auto":
-        from verifier.engines.auto import AutoEngine
-        return AutoEngine(search=search)
+        return AutoEngine(search=search, ledger=ledger)
     if name in ("symbolic", "bmc", "kind", "pdr"):
         from verifier.engines.symbolic.engine import SymbolicEngine
         return SymbolicEngine(strategy="all" if name == "symbolic" else name)
@@ -93,7 +94,11 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     runs = _check(path, options, progress)
     if not options.printed or not any(r.verdict is Verdict.UNKNOWN for run in runs for r in run.results):
         return runs
-    scaled = _check(path, replace(options, printed=False), progress)
+    try:
+        scaled = _check(path, replace(options, printed=False), progress)
+    except CUT_SHORT as err:             # the fallback never costs what was decided at the printed values
+        _cut_reason(err, options.budget)
+        return runs
     merged = []
     for run, other in zip(runs, scaled):
         fallback = {r.property.id: r for r in other.results if r.verdict is not Verdict.UNKNOWN}
@@ -116,11 +121,13 @@ def _check(path: str, options: RunOptions, progress: ProgressFn | None) -> list[
 
 def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Property], str | None]],
                  options: RunOptions = RunOptions(), progress: ProgressFn | None = None,
-                 memo: dict | None = None) -> list[ModelRun]:
+                 memo: dict | None = None, ledger: Ledger | None = None) -> list[ModelRun]:
     """`check_model` on models and claims already loaded (one entry per reading); mutation
     analysis checks rewritten models of a file this way. `memo`: the analyses' Z3 answers
-    to reuse and extend (keyed by the actions and declarations they concern)."""
-    engine = make_engine(options.engine, options.search)
+    to reuse and extend (keyed by the actions and declarations they concern). `ledger`: the
+    ledger of the one reading, where the caller reuses its kept search (mutation); else each
+    reading has its own."""
+    assert ledger is None or len(models) == 1, "a ledger is one reading's"
     memo = {} if memo is None else memo
 
     def share(reading) -> None:            # a child's Z3 answers serve the readings not yet started
@@ -130,13 +137,14 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
             for key, answers in ctx.memo.items():
                 memo.setdefault(key, {}).update(answers)
 
-    # beside the claims only under --timeout (else, after them, they reuse the claims' search:
-    # less CPU), with one reading (else the readings take the CPUs), not in a forked worker
-    timed = options.budget.timeout is not None or options.budget.deadline is not None
-    beside = timed and len(models) == 1 and free_cpus() >= 2 and not in_child()
+    # beside the claims with one reading (else the readings take the CPUs), not in a forked worker;
+    # what they find is the same either way (their own search, or the claims' complete one)
+    beside = len(models) == 1 and free_cpus() >= 2 and not in_child()
     if len(models) > 1 and options.engine == "auto" and _proves_for_every_value(models, claims):
         import verifier.engines.symbolic  # noqa: F401  (Z3 once here, not again in each reading's forked child)
-    readings = fork_map(lambda k: _reading(path, models[k], claims[k], engine, options, progress, memo, beside),
+    # each reading its own ledger and engine: what one engine remembers of its searches (auto's stopped
+    # searches) never carries over to another reading, as it would not where readings run in forked children
+    readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, memo, beside, ledger),
                         range(len(models)), arrived=share)
     runs = [run for run, _ in readings]
     if options.consistency:
@@ -158,148 +166,112 @@ def _proves_for_every_value(models: Sequence[Model], claims: Sequence[tuple[list
     return any(not m.is_concrete or any(p.for_every for p in props) for m, (props, _path) in zip(models, claims))
 
 
-def _reading(path: str, model: Model, claims: tuple[list[Property], str | None], engine: Engine,
-             options: RunOptions, progress: ProgressFn | None, memo: dict, beside: bool = False):
+def _reading(path: str, model: Model, claims: tuple[list[Property], str | None], options: RunOptions,
+             progress: ProgressFn | None, memo: dict, beside: bool = False, ledger: Ledger | None = None):
     """One reading: its ModelRun, and with the analyses on, their context and findings. With
-    `beside` (a --timeout and a CPU to spare), the analyses of a model with every parameter fixed run in a
+    `beside` (a CPU to spare), the analyses of a model with every parameter fixed run in a
     forked child alongside the claims, on a search of their own until the claims' search of the
-    model completes (the child then starts again, on that search, unless it has answered or less
-    time is left than the search took);
+    model completes (the child then starts again, on that search, unless it has answered: both
+    searches have the same caps, so the findings are the same either way);
     else after the claims, reusing the state space the claims' search kept. A budget's backstop (`CUT_SHORT`)
     cuts it short: the claims decided by then keep their verdicts, the rest is UNKNOWN."""
     props, props_path = claims
     analyse = options.consistency
-    alongside = Alongside(lambda: _analyses(model, options, memo, props),
-                          lambda: _analyses_again(model, options, memo, props)) \
+    if ledger is None:
+        ledger = Ledger.keeping([model.instantiate()] if model.is_concrete and (analyse or options.vacuity) else [])
+    alongside = Alongside(lambda: _analyses(model, options, memo, props, ledger),
+                          lambda: _analyses_again(model, options, memo, props, ledger)) \
         if analyse and beside and model.is_concrete else None
+
+    def restart(_space) -> None:    # the analyses beside start again on the claims' complete search: what
+        if alongside is not None:   # they find on it is what they find on their own (never a matter of time)
+            alongside.restart()
+
+    ledger.on_kept = restart
+    engine = make_engine(options.engine, options.search, ledger)
     try:
-        return _claims_then_analyses(path, model, props, props_path, engine, options, progress, memo, alongside)
+        return _claims_then_analyses(path, model, props, props_path, engine, options, progress, memo, alongside,
+                                     ledger)
     finally:
         if alongside is not None:
             alongside.close()
 
 
 def _claims_then_analyses(path: str, model: Model, props: list[Property], props_path: str | None, engine: Engine,
-                          options: RunOptions, progress: ProgressFn | None, memo: dict, alongside):
+                          options: RunOptions, progress: ProgressFn | None, memo: dict, alongside, ledger: Ledger):
     analyse = options.consistency
-    def restart(space) -> None:     # the analyses beside, on the claims' complete search, if time is left
-        left = options.budget.time_left()      # to scan it (about what the search took)
-        if alongside is not None and (left is None or left >= space.seconds):
-            alongside.restart()
-
-    with keeping_searches([model.instantiate()] if analyse and model.is_concrete else [], then=restart):
-        start = time.perf_counter()
-        by_id: dict[str, CheckResult] = {}
-        cut = ""
-        try:
-            _decide_claims(model, props, engine, options, progress, by_id, again=alongside is not None or not analyse)
-            vacuous = _vacuity(model, props, options)
-        except CUT_SHORT as err:
-            cut, vacuous = _cut_reason(err, options.budget), ()
-        results = [replace(r, variant=model.variant, scale=scale_of(r.verdict, r.params, model.printed))
-                   for r in (by_id.get(p.id) or _cut_result(model, p, cut) for p in props)]
-        run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path, vacuous=vacuous)
-        if not analyse:
-            return run, None
-        if alongside is not None:
-            ctx, findings = alongside.result()
-        elif cut:
-            ctx, findings = _not_analysed(model, options, memo, cut), []
-        else:
-            ctx, findings = _analyses(model, options, memo, props)
-        beyond = ctx.beyond.summary() if ctx.beyond is not None else ""
-        stop = ctx.space.stop if ctx.space is not None and not ctx.space.complete else None
-        return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond,
-                       analyses_stop=stop), (ctx, findings)
+    start = time.perf_counter()
+    by_id: dict[str, CheckResult] = {}
+    cut = ""
+    try:
+        _decide_claims(model, props, engine, options, progress, by_id, ledger)
+        vacuous = _vacuity(model, props, options, ledger)
+    except CUT_SHORT as err:
+        cut, vacuous = _cut_reason(err, options.budget), ()
+    results = [replace(r, variant=model.variant, scale=scale_of(r.verdict, r.params, model.printed))
+               for r in (by_id.get(p.id) or _cut_result(model, p, cut) for p in props)]
+    run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path, vacuous=vacuous)
+    if not analyse:
+        return run, None
+    if alongside is not None:
+        ctx, findings = alongside.result()
+    elif cut:
+        ctx, findings = _not_analysed(model, options, memo, cut), []
+    else:
+        ctx, findings = _analyses(model, options, memo, props, ledger)
+    beyond = ctx.beyond.summary() if ctx.beyond is not None else ""
+    stop = ctx.space.stop if ctx.space is not None and not ctx.space.complete else None
+    return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond,
+                   analyses_stop=stop), (ctx, findings)
 
 
 def _decide_claims(model: Model, props: list[Property], engine: Engine, options: RunOptions,
-                   progress: ProgressFn | None, by_id: dict[str, CheckResult], again: bool) -> None:
-    """Each claim's result into `by_id`, as results come (what a cut leaves there is kept). Under a
-    run deadline (--timeout) the time is shared among the claims (`props.schedule`), and with
-    `again` (no analyses wait for the claims) the claims left undecided get a second pass with
-    the time that is left."""
-    _one_pass(model, props, engine, options, progress, first_pass(options.budget, len(props)), by_id)
-    undecided = [p for p in props if _undecided(by_id[p.id])]
-    step = second_pass(options.budget, len(undecided)) if again else None
-    if step is None:
-        return
-    later: dict[str, CheckResult] = {}
-    try:
-        _one_pass(model, undecided, engine, options, progress, step, later)
-    finally:
-        for key, r in later.items():
-            by_id[key] = _second_of(by_id[key], r)
-
-
-def _one_pass(model: Model, props: list[Property], engine: Engine, options: RunOptions,
-              progress: ProgressFn | None, step: Pass, decided: dict[str, CheckResult]) -> None:
-    """One pass over `props`; a call that would start once the pass is over is not started
-    (`_not_started`: its claims are left to the second pass, if there is one)."""
+                   progress: ProgressFn | None, by_id: dict[str, CheckResult], ledger: Ledger) -> None:
+    """Each claim's result into `by_id`, as results come (what a cut leaves there is kept). Every
+    call gets the whole budget, in states, steps and Z3 units: nothing is shared out by time, so the
+    verdicts do not depend on the machine or its load."""
     for freed, group in _by_free_parameters(model, props):
         def check(m: Model, claims: Sequence[Property], freed: Model = freed) -> list[CheckResult]:
-            if step.over():
-                return _not_started(m, claims)
-            if m is not freed:           # a monitor product: its results are merged into the claim's; one
-                shared = len({c.id for c in claims}) > 1    # shared by several is a first try (`together`)
-                return engine.check(m, claims, step.share(claims, reached=not shared), progress)
+            if m is not freed:           # a monitor product: its results are merged into the claim's
+                return engine.check(m, claims, options.budget, progress)
 
             def keep(r: CheckResult) -> None:    # decided before the call returns: kept if a cut follows
-                decided.setdefault(r.property.id, with_cycle_note(m, r))
+                by_id.setdefault(r.property.id, with_cycle_note(m, r))
 
-            search = step.search_part if m.is_concrete and options.engine in ("auto", "explicit") else 0.0
-            with reporting(keep):
-                return engine.check(m, claims, step.share(claims, at_least=search), progress)
+            ledger.on_decided = keep
+            try:
+                return engine.check(m, claims, options.budget, progress)
+            finally:
+                ledger.on_decided = None
 
-        run_claims(freed, group, check, _capped_search(engine, options, step, progress) if freed.is_concrete else None,
-                   decided=decided, moves=_random_moves(engine, options, step) if freed.is_concrete else None,
-                   together=getattr(engine, "stopped_at_cap", None) if options.engine == "auto" else None)
-
-
-NOT_STARTED = "not started: the time of its pass over the claims (--timeout) was spent"
-
-
-def _not_started(model: Model, claims: Sequence[Property]) -> list[CheckResult]:
-    return [CheckResult(c, Verdict.UNKNOWN, "none", reason=NOT_STARTED, params=model.param_values) for c in claims]
+        run_claims(freed, group, check, _capped_search(engine, options, progress) if freed.is_concrete else None,
+                   decided=by_id, moves=_random_moves(engine, options) if freed.is_concrete else None,
+                   together=engine.stopped_at_cap if isinstance(engine, AutoEngine) else None)
 
 
-def _undecided(r: CheckResult) -> bool:
-    return r.verdict in (Verdict.UNKNOWN, Verdict.HOLDS_TO_DEPTH)
-
-
-def _second_of(first: CheckResult, again: CheckResult) -> CheckResult:
-    """A claim's result after its second pass: the second's when it decided, else the more telling
-    undecided one (a bound reached over none), with both reasons."""
-    if not _undecided(again):
-        return again
-    keep = again if again.verdict is Verdict.HOLDS_TO_DEPTH and first.verdict is Verdict.UNKNOWN else first
-    return replace(keep, reason=f"{first.reason}; again with the time left: {again.reason}")
-
-
-def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property] = ()):
+def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property], ledger: Ledger):
     """The analyses of one reading: (context, findings); a budget's backstop leaves them UNKNOWN.
     The claims' invariants may decide questions beyond an incomplete search (`analysis.beyond`)."""
     from verifier.analysis import analyse_model
 
     try:
-        return analyse_model(model, options.budget, memo, claims)
+        return analyse_model(model, options.budget, memo, claims, ledger.search_of(model.instantiate()))
     except CUT_SHORT as err:
         return _not_analysed(model, options, memo, _cut_reason(err, options.budget)), []
 
 
-def _analyses_again(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property] = ()):
+def _analyses_again(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property], ledger: Ledger):
     """The analyses here, after their process beside the claims failed; UNKNOWN when the
     --timeout has passed meanwhile."""
-    left = options.budget.time_left()
-    if left is not None and left <= 0:
+    if options.budget.expired():
         return _not_analysed(model, options, memo, _timeout_words(options.budget)), []
-    return _analyses(model, options, memo, claims)
+    return _analyses(model, options, memo, claims, ledger)
 
 
 def _not_analysed(model: Model, options: RunOptions, memo: dict, cut: str):
-    from verifier.analysis.context import Context, Deadline
+    from verifier.analysis.context import Context
 
-    ctx = Context.create(model, options.budget, Deadline(0), memo)
+    ctx = Context.create(model, options.budget, memo)
     ctx.cut_short = cut
     return ctx
 
@@ -317,7 +289,7 @@ def _cut_reason(err: BaseException, budget: Budget) -> str:
 
 
 def _timeout_words(budget: Budget) -> str:
-    return f"cut short by --timeout ({budget.timeout:g} s)" if budget.timeout else "cut short by --timeout"
+    return budget.backstop.stop().words if budget.backstop is not None else "cut short by --timeout"
 
 
 def _cut_result(model: Model, claim: Property, reason: str) -> CheckResult:
@@ -325,14 +297,14 @@ def _cut_result(model: Model, claim: Property, reason: str) -> CheckResult:
     return CheckResult(claim, Verdict.UNKNOWN, "none", reason=reason, params=model.param_values)
 
 
-def _vacuity(model: Model, props: list[Property], options: RunOptions) -> tuple:
+def _vacuity(model: Model, props: list[Property], options: RunOptions, ledger: Ledger) -> tuple:
     """The claims that hold vacuously (`analysis.vacuity`), on the claims' kept search when there is one."""
     if not props or not model.is_concrete or not options.vacuity:
         return ()
     from verifier.analysis.vacuity import vacuous_claims
 
     concrete = model.instantiate()
-    return tuple(vacuous_claims(concrete, props, options.budget, kept_search(concrete)))
+    return tuple(vacuous_claims(concrete, props, options.budget, ledger.search_of(concrete)))
 
 
 def _by_free_parameters(model: Model, props: list[Property]) -> list[tuple[Model, list[Property]]]:
@@ -347,31 +319,29 @@ def _by_free_parameters(model: Model, props: list[Property]) -> list[tuple[Model
              group) for names, group in sorted(groups.items(), key=lambda item: (not item[0], item[0]))]
 
 
-def _capped_search(engine: Engine, options: RunOptions, step: Pass, progress: ProgressFn | None):
-    """Explicit search under a state cap, for claims checked together (`plan.run_claims`), within
-    their share of the pass's time; None for the symbolic engines."""
-    search = {"explicit": engine.check, "auto": getattr(engine, "check_explicit", None)}.get(options.engine)
-    if search is None:
+def _capped_search(engine: Engine, options: RunOptions, progress: ProgressFn | None):
+    """Explicit search under a state cap, for claims checked together (`plan.run_claims`); None
+    for the symbolic engines."""
+    if isinstance(engine, AutoEngine):
+        search = engine.check_explicit
+    elif options.engine == "explicit":
+        search = engine.check
+    else:
         return None
 
-    def run(model: Model, claims: list[Property], cap: int, expected: int):
-        if step.over():
-            return _not_started(model, claims)
-        budget = step.share(claims, reached=False)     # the claims it leaves open are checked again
-        return search(model, claims, replace(budget, max_states=min(cap, budget.max_states or cap),
-                                             expected_states=expected or None), progress)
+    def run(model: Model, claims: list[Property], cap: int):
+        budget = options.budget
+        return search(model, claims, replace(budget, max_states=min(cap, budget.max_states or cap)), progress)
 
     return run
 
 
-def _random_moves(engine: Engine, options: RunOptions, step: Pass):
+def _random_moves(engine: Engine, options: RunOptions):
     """Random runs that judge step claims on the model itself (`plan.run_claims`'s `moves`), for
-    the auto engine, within their share of the pass's time (a first try: their products check
-    what it leaves open); None for the others, which decide only by their own method."""
-    moves = getattr(engine, "check_moves", None) if options.engine == "auto" else None
-    if moves is None:
+    the auto engine; None for the others, which decide only by their own method."""
+    if not isinstance(engine, AutoEngine):
         return None
-    return lambda model, claims: [] if step.over() else moves(model, claims, step.share(claims, reached=False))
+    return lambda model, claims: engine.check_moves(model, claims, options.budget)
 
 
 def _with_findings(runs: list[ModelRun], findings: list[Finding]) -> list[ModelRun]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.engines.base import Budget
 from verifier.engines.explicit import explore
 from verifier.ir.model import Model
+from verifier.resources import Budget
 from verifier.semantics import EvalError
 
 DEFAULT_LABEL_LIMIT = 150      # states up to which each state's full text is kept (a whole-graph drawing)
@@ -39,12 +39,12 @@ class StateGraph:
         return self.graph.number_of_edges()
 
 
-def explore_graph(model: Model, max_states: int | None = 300_000, timeout: float | None = None,
-                  label_limit: int = DEFAULT_LABEL_LIMIT) -> StateGraph:
+def explore_graph(model: Model, max_states: int | None = 300_000, label_limit: int = DEFAULT_LABEL_LIMIT,
+                  owner: str = "--max-states") -> StateGraph:
     """Explore `model` (instantiated here) with the explicit engine and keep the graph; each
     state's full text is kept when there are at most `label_limit` states."""
     concrete = model.instantiate()
-    space = explore(concrete, Budget(max_states=max_states, timeout=timeout), keep_edges=True)
+    space = explore(concrete, Budget(max_states=max_states, owner=owner), keep_edges=True)
     g = space.to_networkx()
     deadlocks = frozenset(space.deadlocks)
     # a state with no successor is final unless it is stuck; a partial search leaves unexpanded
@@ -60,17 +60,16 @@ def explore_graph(model: Model, max_states: int | None = 300_000, timeout: float
     return StateGraph(concrete, g, deadlocks, finals, space.complete, space.reason, labels, values)
 
 
-def game_graph(model: Model, label_limit: int = DEFAULT_LABEL_LIMIT, max_states: int | None = 300_000,
-               timeout: float | None = None) -> StateGraph | str:
+def game_graph(model: Model, label_limit: int = DEFAULT_LABEL_LIMIT, max_states: int | None = 300_000) \
+        -> StateGraph | str:
     """The state graph of `model`, or why a page cannot show one."""
     if not model.is_concrete:
         free = ", ".join(k for k, v in model.param_values if v is None)
         return f"Not drawn: the parameters {free} are left free, so the states cannot be listed."
     try:
-        sg = explore_graph(model, max_states=max_states, timeout=timeout, label_limit=label_limit)
+        sg = explore_graph(model, max_states=max_states, label_limit=label_limit, owner="--graph-states")
     except EvalError as err:   # a model run-time error: the claims report it; the page says why no graph
         return f"Not drawn: exploring the states failed ({err})."
-    sg.reason = sg.reason.replace("--max-states", "--graph-states")   # the report's option for this cap
     return sg
 
 

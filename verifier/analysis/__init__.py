@@ -27,19 +27,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from verifier.analysis.conflicts import Conflicts
-from verifier.analysis.context import Context, Deadline, Visitor
+from verifier.analysis.context import Context, Visitor
 from verifier.analysis.dead_rules import DeadRules, symbolic_findings
 from verifier.analysis.deadlock import Deadlocks
 from verifier.analysis.gaps import Gaps
 from verifier.analysis.nondeterministic_must import NondeterministicMust
 from verifier.analysis.order_dependence import OrderDependence
 from verifier.analysis.variants import behaviour_findings, claim_findings
-from verifier.engines.base import Budget
 from verifier.ir.model import Acknowledgement, Model
 from verifier.ir.props import Property
+from verifier.resources import Budget, StopKind
 from verifier.result import CheckResult, Finding
 
 if TYPE_CHECKING:    # `beyond` brings z3 and numpy: imported only when a search leaves questions open
@@ -47,29 +47,23 @@ if TYPE_CHECKING:    # `beyond` brings z3 and numpy: imported only when a search
 
 __all__ = ["KINDS", "acknowledgement", "across_readings", "analyse_model", "consistency_findings"]
 
-EXPLORE_SHARE = 0.35    # of the analyses' time, for their search (what it leaves open is decided `beyond`); its scan
-                        # takes about 1.2 times as long (CPU, Shadow Era): one that completes in it is scanned
-SCAN_SHARE = 0.25       # of the time then left, for the scan of an incomplete search
-RESERVE_SECONDS = 6.0   # of --timeout (at most a tenth), left for sending the findings back and replaying them
 KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondeterministic-must",
          "variant-difference")
 
 
 def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = None,
-                  claims: Sequence[Property] = ()) -> tuple[Context, list[Finding]]:
+                  claims: Sequence[Property] = (), kept: Any = None) -> tuple[Context, list[Finding]]:
     """Every per-model analysis of one model (one variant): its context and its findings;
     `memo` is shared by the readings of one model file (see `Context.memo`); `claims`: the
-    reading's claims, whose invariants may decide questions `beyond` an incomplete search."""
-    left = budget.time_left()
-    ctx = Context.create(model, budget, Deadline(None if left is None else left - min(RESERVE_SECONDS, left / 10)),
-                         memo)
+    reading's claims, whose invariants may decide questions `beyond` an incomplete search; `kept`: the
+    complete search of the instantiated model the claims' check ran (its ledger's), reused."""
+    ctx = Context.create(model, budget, memo, kept)
     if not ctx.explicit:
         return ctx, symbolic_findings(ctx) + OrderDependence(ctx).findings()
-    ctx.explore(EXPLORE_SHARE)
+    ctx.explore()
     visitors = [DeadRules(ctx), Deadlocks(ctx), Gaps(ctx), Conflicts(ctx), NondeterministicMust(ctx),
                 OrderDependence(ctx)]
-    partial = not ctx.space.complete and ctx.deadline.end is not None
-    ctx.scan(visitors, Deadline(ctx.deadline.left(1e9) * SCAN_SHARE) if partial else None)
+    ctx.scan(visitors)
     if _beyond_possible(ctx):
         from verifier.analysis.beyond import decide
 
@@ -85,11 +79,9 @@ def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = N
 def _beyond_possible(ctx: Context) -> bool:
     """An incomplete search a budget of time or states stopped: not a model error (the model's
     to fix), not the memory guard (no room left to go further)."""
-    from verifier.engines.memory import limit_words
-
     if ctx.complete or ctx.cut_short or ctx.space.error is not None:
         return False
-    return ctx.space.reason != limit_words(ctx.budget.max_memory_mb)
+    return ctx.space.stop is None or ctx.space.stop.kind is not StopKind.MEMORY
 
 
 def _answer(beyond: Beyond, visitors: Sequence[Visitor]) -> None:

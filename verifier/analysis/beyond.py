@@ -30,18 +30,16 @@ What neither step decides stays UNKNOWN, per question, with the reason
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
 import z3
 
-from verifier.analysis.context import Context, Deadline, Visitor
+from verifier.analysis.context import Context, Visitor
 from verifier.analysis.questions import Question, questions
 from verifier.engines.memory import bound_z3, z3_out_of_memory
-from verifier.engines.symbolic.core import Deadline as Z3Deadline
-from verifier.engines.symbolic.core import Outcome, Safety
+from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, as_bool, conj, disj, negate
 from verifier.engines.symbolic.kinduction import kinduction
 from verifier.engines.symbolic.mined import Linear, mine
@@ -52,14 +50,13 @@ from verifier.ir.expr import App, Const, Expr, Index, Op
 from verifier.ir.props import Invariant, Property, map_claim
 from verifier.semantics import EvalError, initial_states
 
-BEYOND_SECONDS = 60.0    # the time for both steps when the budget sets none
-WALK_SHARE = 0.2         # of that time, for the random runs
-WALK_SECONDS = 5.0       # at most
-STATIC_MS = 1000         # Z3 time per question for "no in-range state at all meets it"
-LEMMA_SHARE = 0.3        # of the time, at most, for Houdini over the lemmas (two thirds for the first round)
-LEMMA_MS = 10_000        # Z3 time per Houdini check, at most
+BEYOND_UNITS = 120_000_000   # Z3 resource units for the questions of one model (about a minute of one core)
+WALK_RUNS = 2_000        # random runs, at most
+STATIC_UNITS = 2_000_000     # Z3 units per question for "no in-range state at all meets it"
+LEMMA_SHARE = 0.3        # of the units, at most, for Houdini over the lemmas (two thirds for the first round)
+LEMMA_UNITS = 20_000_000     # Z3 units per Houdini check, at most
 MINE_STATES = 40_000     # explored states the lemmas are mined from, at most
-MINE_SECONDS = 1.0       # random runs (and mining) for more states, at most
+MINE_LEAST = 8_000_000   # Z3 units left at least for mining lemmas to be worth it
 MAX_POOL = 6             # counters in one pool, at most, for its parts to be candidates too
 WALK_STEPS = 100_000     # one run stops here if the game has not ended
 STALE_RUNS = 64          # the runs stop after this many in a row found no new state
@@ -113,7 +110,7 @@ def decide(ctx: Context, visitors: Sequence[Visitor], claims: Sequence[Property]
         why = z3_out_of_memory(err) or f"the symbolic engine cannot encode this model: {err}"
         report.cannot = [f"every open question ({why})"]
         enc = None
-    mine = Deadline(ctx.deadline.left(BEYOND_SECONDS))
+    mine = Effort(BEYOND_UNITS)
     if enc is not None:
         _static(enc, report.questions, mine)
         _with_lemmas(ctx, enc, claims, report, mine)
@@ -123,47 +120,46 @@ def decide(ctx: Context, visitors: Sequence[Visitor], claims: Sequence[Property]
         report.cannot.append(f"every open question (a model error in an initial state: {err})")
         return report
     _settle(report.questions, "walk")
-    report.walked = _walk(ctx, visitors, report.questions, min(WALK_SECONDS, mine.left(1e9) * WALK_SHARE), roots)
+    report.walked = _walk(ctx, visitors, report.questions, roots)
     _settle(report.questions, "walk")
     if enc is not None:
         _symbolic(ctx, enc, visitors, report.questions, mine, roots)
     return report
 
 
-def _static(enc: Encoding, qs: Sequence[Question], deadline: Deadline) -> None:
+def _static(enc: Encoding, qs: Sequence[Question], effort: Effort) -> None:
     """Answer "unreachable" the questions no state within the variables' ranges meets (an
     effect that cannot leave its range, an action whose guard contradicts itself)."""
     base = conj(enc.param_constraints(), enc.ranges(enc.cur))
     for q in qs:
-        ms = int(min(STATIC_MS, deadline.left(1e9) * 1000 / 4))
-        if ms < 1:
+        if effort.expired():
             return
         bound_z3()
         solver = z3.Solver()
-        solver.set("timeout", ms)
+        solver.set("rlimit", effort.rlimit(cap=STATIC_UNITS))
         solver.add(base, q.target)
         if solver.check() == z3.unsat:
             q.answer, q.method = "unreachable", "z3 (ranges)"
 
 
-def _with_lemmas(ctx: Context, enc: Encoding, claims: Sequence[Property], report: Beyond, deadline: Deadline) -> None:
+def _with_lemmas(ctx: Context, enc: Encoding, claims: Sequence[Property], report: Beyond, effort: Effort) -> None:
     """The open questions whose negation is inductive together with some of the claims' invariants
     and, for those still open, of the lemmas mined from the explored states (Houdini over both; the
-    first round has two thirds of the time, as many mined candidates can make the second run out of
-    it): no reachable state meets them."""
-    share = Deadline(deadline.left(1e9) * LEMMA_SHARE)
+    first round has two thirds of the units, as many mined candidates can make the second run out of
+    them): no reachable state meets them."""
+    share = effort.share(LEMMA_SHARE)
     claimed = _candidates(ctx, enc, claims)
     if claimed:
-        _by_induction(enc, report, claimed, Deadline(share.left(1e9) * 2 / 3))
+        _by_induction(enc, report, claimed, share.share(2 / 3))
     if any(not q.answer for q in report.questions):
         _by_induction(enc, report, claimed, share, _mined(ctx, enc, share))
 
 
-def _by_induction(enc: Encoding, report: Beyond, claimed: list[Term], deadline: Deadline,
+def _by_induction(enc: Encoding, report: Beyond, claimed: list[Term], effort: Effort,
                   mined: Sequence[Term] = ()) -> None:
     open_ = [q for q in report.questions if not q.answer]
     lemmas = claimed + list(mined)
-    kept = _inductive(enc, lemmas + [negate(q.target) for q in open_], deadline)
+    kept = _inductive(enc, lemmas + [negate(q.target) for q in open_], effort)
     used = [k for k in kept if k < len(lemmas)]
     report.lemmas = max(report.lemmas, len(used))
     from_claims = sum(1 for k in used if k < len(claimed))
@@ -177,14 +173,13 @@ def _by_induction(enc: Encoding, report: Beyond, claimed: list[Term], deadline: 
             q.answer, q.method = "unreachable", words
 
 
-def _mined(ctx: Context, enc: Encoding, deadline: Deadline) -> list[Term]:
+def _mined(ctx: Context, enc: Encoding, effort: Effort) -> list[Term]:
     """Candidate lemmas mined from a sample of the explored states and seeded random runs
     (`symbolic.mined`: clauses, linear equalities, bounds of the model's own sums)."""
-    seconds = min(MINE_SECONDS, deadline.left(1e9) / 4)
-    if seconds <= 0:
+    if (effort.left() or 0) < MINE_LEAST:
         return []
     table = ctx.space.sample(MINE_STATES)
-    found = mine(enc, table, seconds, time.perf_counter() + seconds)
+    found = mine(enc, table)
     return [lemma_term(lemma, enc.cur.slots) for lemma in found.every + _pool_bounds(enc, table)]
 
 
@@ -264,33 +259,32 @@ def _candidates(ctx: Context, enc: Encoding, claims: Sequence[Property]) -> list
     return out
 
 
-def _inductive(enc: Encoding, candidates: list[Term], deadline: Deadline) -> list[int]:
+def _inductive(enc: Encoding, candidates: list[Term], effort: Effort) -> list[int]:
     """Houdini: the indices of the greatest subset of `candidates` that holds in every initial
     state and that every action keeps from every in-range state where all of it holds: then each
-    holds in every reachable state. None when Z3 cannot finish within `deadline` (an unanswered
+    holds in every reachable state. None when Z3 cannot finish within `effort` (an unanswered
     check proves nothing)."""
-    alive = _unbroken(enc.init(enc.cur), candidates, list(range(len(candidates))), deadline)
+    alive = _unbroken(enc.init(enc.cur), candidates, list(range(len(candidates))), effort)
     while alive:
         step = conj(enc.param_constraints(), enc.ranges(enc.cur), *(candidates[k] for k in alive),
                     enc.relation, enc.ranges(enc.nxt))
-        kept = _unbroken(step, [enc.rename(c, enc.cur, enc.nxt) for c in candidates], alive, deadline)
+        kept = _unbroken(step, [enc.rename(c, enc.cur, enc.nxt) for c in candidates], alive, effort)
         if len(kept) == len(alive):
             return kept
         alive = kept
     return []
 
 
-def _unbroken(fact: Term, terms: list[Term], alive: list[int], deadline: Deadline) -> list[int]:
+def _unbroken(fact: Term, terms: list[Term], alive: list[int], effort: Effort) -> list[int]:
     """Those of `alive` (indices into `terms`) that no model of `fact` makes false ([] when Z3 does
-    not answer in time)."""
+    not answer within its units)."""
     bound_z3()
     solver = z3.Solver()
     solver.add(fact)
     while alive:
-        ms = int(min(LEMMA_MS, deadline.left(1e9) * 1000))
-        if ms < 1:
+        if effort.expired():
             return []
-        solver.set("timeout", ms)
+        solver.set("rlimit", effort.rlimit(cap=LEMMA_UNITS))
         solver.push()
         solver.add(disj(*(negate(terms[k]) for k in alive)))
         answer = solver.check()
@@ -335,29 +329,25 @@ def _roots(ctx: Context, visitors: Sequence[Visitor]) -> dict[int, int]:
 
 # ---------------------------------------------------------------- random runs
 
-def _walk(ctx: Context, visitors: Sequence[Visitor], qs: Sequence[Question], seconds: float,
-          roots: dict[int, int]) -> int:
-    """Random runs for `seconds` at most, until every question is settled; new states are
+def _walk(ctx: Context, visitors: Sequence[Visitor], qs: Sequence[Question], roots: dict[int, int]) -> int:
+    """Seeded random runs (WALK_RUNS at most), until every question is settled; new states are
     added to the space and visited. The number of states added."""
     space = ctx.space
     inits = list(roots.values())
-    if not inits or not qs or seconds <= 0:
+    if not inits or not qs:
         return 0
-    start = time.perf_counter()
     rng = random.Random(0)
     expand = ctx.expand_uncached
-    added = stale = 0
-    while time.perf_counter() - start < seconds and stale < STALE_RUNS \
-            and not all(q.answer or q.settled() for q in qs):
+    added = stale = runs = 0
+    while runs < WALK_RUNS and stale < STALE_RUNS and not all(q.answer or q.settled() for q in qs):
+        runs += 1
         before = added
         here = rng.choice(inits)
         path: list[tuple[int, int]] = []          # (packed, label) since the last stored state
         anchor = here                             # index of the last state stored on this run
         s = space.packed[here]
         firings = None                            # those of `s`, when its visit already expanded it
-        for step in range(WALK_STEPS):
-            if not step & 1023 and time.perf_counter() - start >= seconds:
-                break
+        for _step in range(WALK_STEPS):
             try:
                 firings = expand(s) if firings is None else firings
             except EvalError:           # a model error: the claims report it
@@ -388,21 +378,20 @@ def _walk(ctx: Context, visitors: Sequence[Visitor], qs: Sequence[Question], sec
 # ---------------------------------------------------------------- Z3
 
 def _symbolic(ctx: Context, enc: Encoding, visitors: Sequence[Visitor], qs: Sequence[Question],
-              deadline: Deadline, roots: dict[int, int]) -> None:
+              effort: Effort, roots: dict[int, int]) -> None:
     kinds = [k for k in KINDS if any(q.kind == k and not q.answer for q in qs)]
     for n, kind in enumerate(kinds):
-        mine = Deadline(deadline.left(1e9) / (len(kinds) - n))
+        mine = effort.share(1 / (len(kinds) - n))
         while True:
             open_ = [q for q in qs if q.kind == kind and not q.answer]
             if not open_:
                 break
-            left = mine.left(1e9)
-            if left < 1.0:
+            if mine.expired():
                 for q in open_:
-                    q.reason = q.reason or "no time left for Z3"
+                    q.reason = q.reason or f"no Z3 units left (of {BEYOND_UNITS:,} for the questions)"
                 break
             try:
-                outcome = _solve(Safety(enc, disj(*(q.target for q in open_)), FALSE), left)
+                outcome = _solve(Safety(enc, disj(*(q.target for q in open_)), FALSE), mine)
             except z3.Z3Exception as err:
                 outcome = Outcome("unknown", "z3", reason=z3_out_of_memory(err) or f"Z3 failed: {err}")
             if outcome.status == "safe":
@@ -418,12 +407,11 @@ def _symbolic(ctx: Context, enc: Encoding, visitors: Sequence[Visitor], qs: Sequ
             _settle(qs, outcome.method)
 
 
-def _solve(problem: Safety, seconds: float) -> Outcome:
-    deadline = Z3Deadline(seconds)
-    first = kinduction(problem, MAX_K, deadline.share(0.3))
+def _solve(problem: Safety, effort: Effort) -> Outcome:
+    first = kinduction(problem, MAX_K, effort.share(0.3))
     if first.status in ("reached", "safe"):
         return first
-    second = pdr(problem, deadline)
+    second = pdr(problem, effort)
     if second.status in ("reached", "safe"):
         return second
     second.reason = f"k-induction: {first.reason}; PDR: {second.reason}"

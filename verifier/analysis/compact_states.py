@@ -16,13 +16,11 @@ Python, with parent index and label as in the reference store.
 from __future__ import annotations
 
 import itertools
-import time
 from array import array
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import CompactSpace, explore_compact
 from verifier.engines.memory import limit_words, over_soft
@@ -30,31 +28,20 @@ from verifier.engines.statespace import StatesView, slot_columns
 from verifier.engines.visited import hash_rows
 from verifier.engines.words import as_ints, as_rows, key_at, no_states
 from verifier.ir.model import Action, Model
-from verifier.resources import Stop, StopKind
-from verifier.semantics import State, layout
+from verifier.resources import Budget, Stop, StopKind
+from verifier.semantics import State
 
-COMPACT_BYTES_PER_STATE = 48    # the order (8), the visited table at its peak while growing (33), slack
-WORD_BYTES_PER_STATE = 30       # and for each word past the first: the order (8), the table (22)
-
-
-def compact_bytes_per_state(model: Model) -> int:
-    """The bytes a state of this (instantiated) model takes in `explore_big`'s search, at most."""
-    return COMPACT_BYTES_PER_STATE + WORD_BYTES_PER_STATE * (packing_of(layout(model)).words - 1)
 CHUNK = 1 << 16          # states converted to Python ints at a time when the scan iterates
 
 
-def explore_big(model: Model, budget: Budget, cap: int | None, seconds: float | None) -> CompactStates:
-    """A compact-store search of `model`, capped by `cap` states, `seconds`, `budget`'s depth and
-    the memory guard."""
-    start = time.perf_counter()
+def explore_big(model: Model, budget: Budget, cap: int | None) -> CompactStates:
+    """A compact-store search of `model`, capped by `cap` states, `budget`'s depth and the memory
+    guard."""
     levels: list[np.ndarray] = []
     memory = Stop(StopKind.MEMORY, "the memory guard" if budget.max_memory_mb is None else
                   f"--max-memory {budget.max_memory_mb}", limit_words(budget.max_memory_mb))
 
     def tick(states: int, depth: int) -> Stop | None:
-        if seconds is not None and time.perf_counter() - start > seconds:
-            return Stop(StopKind.BACKSTOP, "the analyses' time share",
-                        f"the analyses' time share for their search ({seconds:.1f} s) reached")
         if over_soft(budget.max_memory_mb):
             return memory
         return None

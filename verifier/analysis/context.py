@@ -10,16 +10,17 @@ few states a finding shows.
 from __future__ import annotations
 
 import itertools
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from verifier.engines.base import Budget
+from verifier.engines.auto import COMPACT_STATES as AUTO_COMPACT_STATES
+from verifier.engines.auto import EXPLICIT_STATES, SWITCH_STATES
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.ir.expr import App, Expr, Op, conj, neg, pretty, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
+from verifier.resources import Budget
 from verifier.result import Finding
 from verifier.semantics import Layout, State, layout
 from verifier.trace import Trace, build_trace
@@ -27,39 +28,14 @@ from verifier.trace import Trace, build_trace
 if TYPE_CHECKING:
     from verifier.analysis.beyond import Beyond
 
-EXPLORE_STATES = 2_000_000     # cap on the analyses' own exploration where the memory budget is not known
-PY_BYTES_PER_STATE = 200       # the python store's bytes a state, with room for the scan's caches
-COMPACT_FROM = 250_000         # an exploration that passes this many states goes on in the compact store ...
-                               # ... where its states fit the compact store's words (`Packing.words`),
-COMPACT_SHARE = 0.2            # within this share of the analyses' time at most: the compact store's search outruns
-                               # the scan (about 1.7 against 3 us a state), so a longer one is seldom scanned whole
+# The one store policy, the claims' search's (`engines.auto`): the analyses' own exploration is capped at
+# EXPLORE_STATES in the python store (--max-states sets another); one that passes COMPACT_FROM states goes on in
+# the compact store where its states fit its words (`Packing.words`), capped there at COMPACT_STATES. The same caps
+# as the claims' search, so that the analyses find the same on their own search as on the claims' one.
+EXPLORE_STATES, COMPACT_FROM, COMPACT_STATES = EXPLICIT_STATES, SWITCH_STATES, AUTO_COMPACT_STATES
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
 
 Firing = tuple   # (action index, choice tuple, packed target or None, raw gap or None)
-
-
-def state_cap(budget: Budget, bytes_per_state: int) -> int | None:
-    """The most states the memory budget has room for, at `bytes_per_state` (None: not known)."""
-    from verifier.engines.memory import memory_limit_bytes
-
-    memory = memory_limit_bytes(budget.max_memory_mb)
-    return None if memory is None else max(1, memory // bytes_per_state)
-
-
-class Deadline:
-    """The analyses' share of the budget's wall-clock limit (none: unlimited)."""
-
-    def __init__(self, seconds: float | None):
-        self.end = None if seconds is None else time.perf_counter() + seconds
-
-    def left(self, default: float) -> float:
-        if self.end is None:
-            return default
-        return max(0.0, min(default, self.end - time.perf_counter()))
-
-    @property
-    def passed(self) -> bool:
-        return self.end is not None and time.perf_counter() > self.end
 
 
 class Visitor(ABC):
@@ -84,7 +60,6 @@ class Context:
 
     model: Model                         # as loaded (parameters may be free)
     budget: Budget
-    deadline: Deadline
     concrete: Model | None = None        # instantiated, when every parameter is fixed
     lay: Layout | None = None
     space: Any = None                    # verifier.engines.explicit.StateSpace
@@ -92,6 +67,7 @@ class Context:
     memo: dict = field(default_factory=dict)   # answers shared by the readings of one model file
     cut_short: str = ""                  # why a budget cut the analyses short ("": it did not)
     beyond: Beyond | None = None         # the questions decided past the explored states
+    kept: Any = field(default=None, repr=False)   # the claims' complete search of `concrete` (their ledger's)
     _expand: Callable | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
     _preds: dict = field(default_factory=dict, repr=False)
@@ -102,8 +78,9 @@ class Context:
 
     # ---- setup
     @classmethod
-    def create(cls, model: Model, budget: Budget, deadline: Deadline, memo: dict | None = None) -> Context:
-        ctx = cls(model, budget, deadline, memo={} if memo is None else memo)
+    def create(cls, model: Model, budget: Budget, memo: dict | None = None, kept: Any = None) -> Context:
+        """`kept`: the complete search of the instantiated model the claims' check ran (its ledger's)."""
+        ctx = cls(model, budget, memo={} if memo is None else memo, kept=kept)
         concrete = model.instantiate()
         if concrete.is_concrete:
             ctx.concrete = concrete
@@ -149,68 +126,48 @@ class Context:
         if self.space is not None and not self.space.complete:
             return (f"the consistency analyses stopped after {len(self.space.packed):,} states "
                     f"({self.space.reason or 'budget reached'}): findings beyond them are UNKNOWN")
-        return "the time budget ran out while the consistency analyses scanned the states: findings are UNKNOWN"
+        return "a model error stopped the consistency analyses' scan of the states: findings beyond it are UNKNOWN"
 
     def cut(self, reason: str) -> None:
         """A budget cut an analysis short (the first reason is kept)."""
         self.cut_short = self.cut_short or reason
 
-    def out_of_time(self, what: str) -> str:
-        """`what` stopped for want of time: the reason to `cut` when the run's --timeout is what
-        ran out ("" when only an analysis's own time share did)."""
-        if self.budget.deadline is None or self.budget.time_left():
-            return ""
-        return f"cut short by --timeout ({self.budget.timeout:g} s) {what}" if self.budget.timeout \
-            else f"cut short by --timeout {what}"
-
-    def explore(self, share: float = 1.0) -> None:
-        """One breadth-first exploration, capped by `share` of the analyses' time and by the
-        budget's states, else by the states the memory budget has room for (`EXPLORE_STATES`
-        where it is not known); the complete one the claims' check already ran when the runner
-        kept it. One that passes `COMPACT_FROM` states starts again in the compact store
-        (`compact_states`: no Python object per state) where the model's states fit it, within
-        `COMPACT_SHARE` of the time."""
-        from verifier.engines.explicit import kept_search
-
+    def explore(self) -> None:
+        """One breadth-first exploration, capped by the budget's states, else by EXPLORE_STATES
+        (COMPACT_STATES in the compact store); the complete one the claims' check already ran when
+        the runner kept it. One that passes `COMPACT_FROM` states starts again in the compact store
+        (`compact_states`: no Python object per state) where the model's states fit it."""
         assert self.concrete is not None
-        self.space = kept_search(self.concrete)
+        self.space = self.kept
         if self.space is None:
-            start = time.perf_counter()
-            seconds = None if self.deadline.end is None else self.deadline.left(1e9) * share
-            cap = self.budget.max_states or state_cap(self.budget, PY_BYTES_PER_STATE) or EXPLORE_STATES
-            big = cap > COMPACT_FROM and packing_of(layout(self.concrete)).words >= 1
-            self.space = self._explore_python(COMPACT_FROM if big else cap, seconds)
+            cap = self.budget.max_states or EXPLORE_STATES
+            big = (self.budget.max_states or COMPACT_STATES) > COMPACT_FROM and packing_of(layout(self.concrete)).words >= 1
+            self.space = self._explore_python(COMPACT_FROM if big else cap)
             if big and len(self.space.packed) >= COMPACT_FROM and self.space.error is None:
-                spent = time.perf_counter() - start
-                compact = self._explore_big(
-                    None if seconds is None else max(0.0, seconds * min(1.0, COMPACT_SHARE / share) - spent))
-                self.space = compact if compact is not None else \
-                    self._explore_python(cap, None if seconds is None else max(0.0, seconds - spent))
+                compact = self._explore_big()
+                self.space = compact if compact is not None else self._explore_python(cap)
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
 
-    def _explore_python(self, cap: int, seconds: float | None):
+    def _explore_python(self, cap: int):
         from verifier.engines.explicit import explore
 
         assert self.concrete is not None
-        return explore(self.concrete, Budget(max_states=cap, timeout=seconds, max_depth=self.budget.max_depth,
+        return explore(self.concrete, Budget(max_states=cap, max_depth=self.budget.max_depth,
                                              max_memory_mb=self.budget.max_memory_mb))
 
-    def _explore_big(self, seconds: float | None):
+    def _explore_big(self):
         """The compact store's exploration; None where the model's states do not fit it after all."""
-        from verifier.analysis.compact_states import compact_bytes_per_state, explore_big
+        from verifier.analysis.compact_states import explore_big
         from verifier.engines.compact import fits
 
         assert self.concrete is not None
         if not fits(self.concrete):
             return None
-        return explore_big(self.concrete, self.budget,
-                           self.budget.max_states or state_cap(self.budget, compact_bytes_per_state(self.concrete)), seconds)
+        return explore_big(self.concrete, self.budget, self.budget.max_states or COMPACT_STATES)
 
-    def scan(self, visitors: Sequence[Visitor], until: Deadline | None = None) -> None:
-        """Hand every explored state with its firings to each visitor (until `until`, else
-        the analyses' deadline, passes)."""
-        deadline = until or self.deadline
+    def scan(self, visitors: Sequence[Visitor]) -> None:
+        """Hand every explored state with its firings to each visitor."""
         assert self.space is not None
         packed = self.space.packed
         n = len(packed)
@@ -221,9 +178,6 @@ class Context:
         active = [v for v in visitors if not v.done]
         for i, s in enumerate(itertools.islice(packed, n)):
             if i & 1023 == 1023:
-                if deadline.passed:
-                    self.scan_complete = False
-                    return
                 active = [v for v in active if not v.done]
             firings = expand(s)
             for v in active:

@@ -18,14 +18,15 @@ PDR) holds for every parameter value and is reported as such. Prohibitions
 from __future__ import annotations
 
 from verifier.analysis.context import Context, Visitor, own_guard, slot_index
-from verifier.engines.base import Budget
 from verifier.ir.model import PHASE_VAR, Action, ActionKind, EnumType, Modality, Model, Overflow, Phase, in_phase
 from verifier.ir.props import Reachable
+from verifier.resources import Budget, StopKind
 from verifier.result import Finding, Verdict
 
 KIND = "dead-rule"
-SYMBOLIC_CLAIM_SECONDS = 15.0
-SYMBOLIC_TOTAL_SECONDS = 60.0
+SYMBOLIC_CLAIM_UNITS = 30_000_000    # Z3 resource units per dead-rule proof (about 15 s of one core) ...
+SYMBOLIC_TOTAL_UNITS = 120_000_000   # ... and for all of one model's (about a minute)
+SYMBOLIC_LEAST_UNITS = 2_000_000     # a proof started with fewer units left than this would decide next to nothing
 
 
 class DeadRules(Visitor):
@@ -186,23 +187,19 @@ def symbolic_findings(ctx: Context) -> list[Finding]:
         for p in concrete.phases:
             claims.append((Reachable(id=f"enters:{p.name}", expr=in_phase(concrete, p.name)), p))
     engine = SymbolicEngine("all")
-    total = ctx.deadline.left(SYMBOLIC_TOTAL_SECONDS)
-    from verifier.analysis.context import Deadline
-    mine = Deadline(total)
+    left = SYMBOLIC_TOTAL_UNITS
     out: list[Finding] = []
     dead_phases: set[str] = set()
     for n, (claim, element) in enumerate(claims):
-        left = mine.left(SYMBOLIC_CLAIM_SECONDS)
-        if left < 1.0:
-            ctx.cut(ctx.out_of_time(f"after {n} of {len(claims)} dead-rule proofs"))
+        if left < SYMBOLIC_LEAST_UNITS:
+            ctx.cut(f"left open: the dead-rule proofs' Z3 units ({SYMBOLIC_TOTAL_UNITS:,}) ran out after {n} of "
+                    f"{len(claims)} of them")
             break
-        budget = Budget(timeout=left, max_depth=ctx.budget.max_depth, deadline=ctx.budget.deadline)
-        try:
-            (result,) = engine.check(model, [claim], budget)
-        except Exception:
-            continue
-        if "out of memory" in result.reason:
-            ctx.cut(f"cut short ({result.reason})")
+        budget = Budget(rlimit=min(left, SYMBOLIC_CLAIM_UNITS), max_depth=ctx.budget.max_depth)
+        (result,) = engine.check(model, [claim], budget)
+        left -= result.stats.z3_units or 0
+        if result.stop is not None and result.stop.kind is StopKind.MEMORY:
+            ctx.cut(f"cut short ({result.stop.words})")
         if result.verdict is not Verdict.VIOLATED or result.engine not in ("k-induction", "pdr"):
             continue
         scope = "for all parameter values" if not concrete.is_concrete else ctx.scope_concrete()

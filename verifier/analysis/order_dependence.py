@@ -49,8 +49,8 @@ from verifier.semantics import EvalError, actor_of
 from verifier.trace import choice_words
 
 KIND = "order-dependence"
-QUERY_SECONDS = 10.0            # Z3 time per pair
-TOTAL_SECONDS = 60.0            # Z3 time for all pairs of one model when the budget sets none
+QUERY_UNITS = 20_000_000        # Z3 resource units per pair (about 10 s of one core) ...
+TOTAL_UNITS = 120_000_000       # ... and for all pairs of one model (about a minute)
 CONFIRM_TRIES = 20_000          # reached states tried per pair before giving up confirming it
 MAX_COMBOS = 16                 # choice combinations tried per state and pair during the scan ...
 UNSETTLED_KEEP = 64             # ... states with more kept per pair, compared on all of them at the end
@@ -127,15 +127,15 @@ class Witness:
 
 
 def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], Witness]:
-    """The pairs Z3 shows non-commuting in some in-range state (within the time share).
+    """The pairs Z3 shows non-commuting in some in-range state (within their Z3 units).
 
     A query depends only on the two actions and what every action shares (variables and
     their ranges, enums, parameters, the end of game), so answers are kept in `ctx.memo`:
     readings of one rulebook mostly share their actions, and each pair is asked once."""
     import z3
 
-    from verifier.analysis.context import Deadline
     from verifier.engines.memory import bound_z3
+    from verifier.engines.symbolic.core import Effort
     from verifier.engines.symbolic.encode import Encoding, Unsupported, conj
 
     model = ctx.model
@@ -157,20 +157,20 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
     except (Unsupported, z3.Z3Exception) as err:
         ctx.cut(z3_cut(err))
         return out
-    mine = Deadline(ctx.deadline.left(TOTAL_SECONDS))
+    mine = Effort(TOTAL_UNITS)
     base = conj(enc.param_constraints(), enc.ranges(enc.cur))
     commutation = Commutation(enc)
     for n, (a, b) in enumerate(asked):
-        left = mine.left(QUERY_SECONDS)
-        if left < 0.5:
-            ctx.cut(ctx.out_of_time(f"after {n} of {len(asked)} order-dependence queries to Z3"))
+        if mine.expired():
+            ctx.cut(f"left open: the order-dependence queries' Z3 units ({TOTAL_UNITS:,}) ran out after {n} of "
+                    f"{len(asked)} of them")
             break
         key = (model.actions[a], model.actions[b])
         try:
             query, (ca, cb), (s12, s21) = commutation.query(a, b)
             bound_z3()
             solver = z3.Solver()
-            solver.set("timeout", int(left * 1000))
+            solver.set("rlimit", mine.rlimit(cap=QUERY_UNITS))
             solver.add(base, query)
             answer = solver.check()
             if answer == z3.unsat:

@@ -16,7 +16,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from verifier.analysis.context import EXPLORE_STATES
-from verifier.engines.base import Budget
 from verifier.engines.bfsgen import packed_predicate
 from verifier.engines.explicit import explore, matches
 from verifier.ir.expr import (
@@ -33,6 +32,7 @@ from verifier.ir.expr import (
 )
 from verifier.ir.model import ActionKind, BoolType, EnumType, Model, in_phase
 from verifier.ir.props import BoundedResponse, Event, Invariant, Ordering, Property
+from verifier.resources import Budget
 from verifier.semantics import EvalError
 
 

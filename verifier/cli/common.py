@@ -49,8 +49,9 @@ EXIT_CODES_HELP = """exit codes:
   1  a claim violated or not as expected, or a new unacknowledged finding
   2  model, property or usage error (file:line:col, the offending text and a hint), or a model
      error a reachable state meets (an index out of range, a pop of an empty sequence), with its trace
-  3  a budget (--max-states, --timeout, --max-memory) left a claim or an analysis UNKNOWN, or a
-     claim holds only to a depth (HOLDS_TO_DEPTH) that nothing accepted (see --accept-bounded)
+  3  a budget (--max-states, --rlimit, --max-memory) or the --timeout backstop left a claim or an
+     analysis UNKNOWN, or a claim holds only to a depth (HOLDS_TO_DEPTH) that nothing accepted
+     (see --accept-bounded)
 """ + EXIT_BUG_HELP
 
 
@@ -67,12 +68,16 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
                         "(k-induction, PDR, BMC); bmc / kind / pdr: one symbolic method")
     p.add_argument("--max-states", type=int, metavar="N",
                    help="stop each exploration after N states, Z3 included (what it leaves open is UNKNOWN)")
+    p.add_argument("--rlimit", type=int, metavar="UNITS",
+                   help="Z3 resource units (its `rlimit`) each claim's proof may spend (default: 120,000,000, "
+                        "about a minute of one core); counted by Z3, so the same on every machine at any load")
     p.add_argument("--timeout", type=seconds, metavar="S", default=timeout,
-                   help="the whole run ends within S seconds (loading, searches, Z3, analyses); what "
-                        "is left open is UNKNOWN (exit 3). " + (
-                            f"Default: {timeout:g} s, so that a plain command on a game at its printed numbers "
-                            "ends with an answer; 'none': no limit (every search runs to its state cap, Z3 "
-                            "until it answers)" if timeout is not None else "Default: none (no limit)"))
+                   help="the backstop: the whole run ends within S seconds whatever is left; what it cuts "
+                        "is UNKNOWN and the run says so (exit 3). The effort itself is counted in states, "
+                        "depth and Z3 units, never in seconds, so a run the backstop does not cut gives the "
+                        "same answers on every machine. " + (
+                            f"Default: {timeout:g} s (the default deadline); 'none': no limit"
+                            if timeout is not None else "Default: none (no limit)"))
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the whole run may use, forked workers included (default: 70%% of what the "
                         "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN")
@@ -181,16 +186,20 @@ def concrete_model(path: str, params: dict[str, int | None], variant: str | None
 
 
 def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOptions:
-    from verifier.engines.base import Budget, SearchOptions
+    from verifier.engines.base import SearchOptions
+    from verifier.resources import DEFAULT_DEADLINE, Backstop, Budget
     from verifier.runner import RunOptions
 
-    for flag, value in (("--max-states", args.max_states), ("--max-depth", args.max_depth),
-                        ("--max-memory", args.max_memory)):
+    limits = (("--max-states", args.max_states), ("--max-depth", args.max_depth), ("--rlimit", args.rlimit),
+              ("--max-memory", args.max_memory))
+    for flag, value in limits:
         if value is not None and value < (0 if flag == "--max-depth" else 1):
             raise UsageError(Diagnostic(f"{flag} {value} is not a positive number", hint=f"e.g. {flag} 100"))
-    budget = Budget(max_states=args.max_states, timeout=args.timeout, max_depth=args.max_depth,
-                    max_memory_mb=args.max_memory,
-                    deadline=None if args.timeout is None else time.monotonic() + args.timeout)
+    given = [f"{flag} {value}" for flag, value in limits if value is not None]
+    owner = "--timeout" if args.timeout != DEFAULT_TIMEOUT else DEFAULT_DEADLINE
+    budget = Budget(max_states=args.max_states, max_depth=args.max_depth, rlimit=args.rlimit,
+                    max_memory_mb=args.max_memory, owner=", ".join(given) or "the default budget",
+                    backstop=None if args.timeout is None else Backstop.after(args.timeout, f"{owner} ({args.timeout:g} s)"))
     if args.workers < 1:
         raise UsageError(Diagnostic(f"--workers {args.workers}: needs at least one worker", hint="e.g. --workers 2"))
     search = SearchOptions("compact" if args.workers > 1 or args.scheduler else args.store, args.workers,
@@ -263,10 +272,13 @@ def budget_note(runs: Sequence[ModelRun], timeout: float | None) -> str:
     note = model_error_note(runs) + note
     if not what:
         return note
-    budget = "no --timeout" if timeout is None else \
-        f"--timeout {timeout:g} s{', the default' if timeout == DEFAULT_TIMEOUT else ''}"
-    return note + (f"{what} left UNKNOWN by the budget ({budget}; each reason says what stopped it): a larger "
-                   "--timeout or --max-memory, or --timeout none, gives them more\n")
+    stops = sorted({r.stop.owner for run in runs for r in run.results if r.verdict is Verdict.UNKNOWN
+                    and r.stop is not None and r.stop.kind.is_budget})
+    by = f"stopped by {', '.join(stops)}" if stops else "each reason says what stopped it"
+    backstop = "no --timeout" if timeout is None else \
+        f"--timeout {timeout:g} s{', the default deadline' if timeout == DEFAULT_TIMEOUT else ''}"
+    return note + (f"{what} left UNKNOWN ({by}; the backstop: {backstop}): a larger --max-states or --rlimit "
+                   "gives the searches and Z3 more, a larger --timeout or --max-memory the run\n")
 
 
 def add_gate_options(p: argparse.ArgumentParser) -> None:

@@ -42,6 +42,7 @@ class Key:
 KEYS: dict[str, Key] = {
     "timeout": Key("timeout", "seconds"),
     "max-states": Key("max_states", "int"),
+    "rlimit": Key("rlimit", "int"),
     "max-memory": Key("max_memory", "int"),
     "max-depth": Key("max_depth", "count"),
     "engine": Key("engine", "choice", tuple(ENGINES)),

@@ -127,11 +127,11 @@ def run(args: argparse.Namespace) -> int:
             progress.done()
         sys.stderr.write(warnings_note(all_runs[-1]))
     pages = [build_game(runs, state_graph=None if args.no_graph else game_graph(
-                 runs[0].model, args.graph_limit, args.graph_states, options.budget.time_left()), graph_limit=args.graph_limit)
+                 runs[0].model, args.graph_limit, args.graph_states), graph_limit=args.graph_limit)
              for runs in all_runs]
     playout_errors = []
     for page in pages:
-        page.playouts, error = _playouts(page.model, args.playouts, options.budget.time_left())
+        page.playouts, error = _playouts(page.model, args.playouts)
         playout_errors += [error] if error else []
     left: list[str] = []
     written = write_site(pages, args.output, timings=args.timings, force=args.force, left=left)
@@ -153,17 +153,18 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNKNOWN if cut_short else 0            # a budget cut it short: the pages say where
 
 
-def _playouts(model: Model, games: int, time_left: float | None) -> tuple[PlayoutView | None, str]:
+def _playouts(model: Model, games: int) -> tuple[PlayoutView | None, str]:
     """`games` seeded random playouts of `model` and their plots, or None (none asked for, free
-    parameters, no time left, or nothing to play); and the model error a game met, rendered
-    ("" when none: the page then goes without the section, and the run exits 2)."""
+    parameters, the run's backstop passed, or nothing to play): all `games` of them, whatever the
+    machine's speed, so that the page is the same on every machine; and the model error a game
+    met, rendered ("" when none: the page then goes without the section, and the run exits 2)."""
     from verifier.playout.play import PlayoutModelError, PlayoutOptions, simulate
     from verifier.report.playouts import playout_view
 
-    if games == 0 or not model.is_concrete or time_left == 0 or past_deadline():
+    if games == 0 or not model.is_concrete or past_deadline():
         return None, ""
     try:
-        sim = simulate(model.instantiate(), [], PlayoutOptions(games=games, seed=0, timeout=time_left),
+        sim = simulate(model.instantiate(), [], PlayoutOptions(games=games, seed=0),
                        path=model.path)
         return playout_view(sim), ""
     except PlayoutModelError as err:

@@ -14,67 +14,55 @@ Policy:
   python store (the reference) up to SWITCH_STATES states; a search that passes
   them goes on in the compact store (numpy, about 8 times smaller and 3 times
   faster; the same states in the same order, so the same verdicts and traces)
-  for the state claims it left open (under a run deadline for no longer than the
-  python store would have taken to EXPLICIT_STATES, unless its levels project it to
-  finish within the run), and the termination and obligation claims
-  stay with the python store (they need its edges) under EXPLICIT_STATES (where
-  the compact search finished, under a run deadline, under the python store's
-  cap, projected to the states it found: `_graph_cap`). A
+  for the state claims it left open, and the termination and obligation claims
+  stay with the python store (they need its edges) under EXPLICIT_STATES. A
   monitor product of a model whose search passed the switch goes to the compact
   store directly. A state with a variable wider than the compact store's 63-bit
   words stays in the python store, and a store the user named (--store, --workers) is used as
-  given. The state cap (`_cap`): without a run deadline EXPLICIT_STATES in the
-  python store, COMPACT_STATES in the compact one; under one, what the memory
-  budget holds of either (the time share bounds the search); never past
-  --max-states. Each verdict of the compact store says so (`evidence["store"]`).
+  given. The state cap (`_cap`): EXPLICIT_STATES in the python store, COMPACT_STATES
+  in the compact one, never past --max-states: the same on every machine. Each verdict
+  names the store that decided it (`CheckResult.engine`).
   For the invariants and reachability
-  claims it cannot finish, seeded random runs (`walk.py`, a few seconds) look
+  claims it cannot finish, seeded random runs (`walk.py`, `walk.STEPS` steps) look
   for a deeper witness or counterexample (a trace, not necessarily shortest);
   what is still open goes to the symbolic engine, which proves claims without
   enumerating states. Step claims on a model whose search stopped at the cap
   are judged move by move in random runs on the model itself (`check_moves`,
   asked by `props.plan.run_claims`) before their own products. Claims whose expected verdict is PROVED go to the
   symbolic engine first, since only a proof can meet that expectation.
-- **Under a run deadline** (--timeout; the runner shares it among the calls,
-  `props/schedule.py`): the explicit search gets EXPLICIT_SHARE of the call's
-  time (EXPLICIT_MIN at least), random runs and Z3 the rest; a liveness claim
-  gets no lasso search over a stopped search once that time is spent.
+- **No time shares**: every method's effort is counted in states, steps and Z3
+  resource units (`Budget`), so the same files give the same verdicts at any load;
+  --timeout is only the run's backstop.
 - **Beyond the cap**: a model that extends one whose explicit search here
   stopped at the cap (a monitor product: the same parameter values, the same
   variables and more, or the model itself, checked again in the runner's second
   pass) goes to the symbolic engine first and then to random runs; its explicit
   search is skipped, as it could not finish either. The same holds beyond a
-  search that stopped short of the cap (its share of the time, the memory guard).
+  search that stopped short of the cap (the memory guard).
 
-`CheckResult.engine` keeps the name of the method that decided ("explicit",
-"k-induction", "pdr", "bmc", "ranking"); `evidence["auto"]` says why it ran.
+`CheckResult.engine` keeps the name of the method that decided ("explicit/python",
+"explicit/compact", "k-induction", "pdr", "bmc", "ranking"); `evidence["auto"]` says why it ran.
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from verifier.engines.base import Budget, ProgressFn, SearchOptions, report, reporting
-from verifier.engines.explicit import INCOMPLETE, ExplicitEngine
-from verifier.engines.memory import memory_limit_bytes
+from verifier.engines.base import ProgressFn, SearchOptions
+from verifier.engines.explicit import ExplicitEngine
+from verifier.engines.ledger import Ledger
 from verifier.engines.statespace import StateSpace
 from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Obligation, Property, Reachable, Terminates
+from verifier.resources import Budget, StopKind
 from verifier.result import CheckResult, Verdict
 
 EXPLICIT_STATES = 2_000_000     # the python store's state cap without a run deadline (and for termination and
                                 # obligation claims beside a compact search)
 SWITCH_STATES = 250_000         # a python-store search past this many states goes on in the compact store ...
-COMPACT_STATES = 16_000_000     # ... capped there at this many without a run deadline (about as many seconds)
-PYTHON_BYTES = 400              # a state's memory, at most, in the python store (edges, lasso search) and in the
-COMPACT_BYTES = 48              # compact one (levels, table growth): under a run deadline a search's cap is what
-                                # the memory budget holds, and its time share bounds it
-EXPLICIT_SHARE = 0.75           # of a call's time left under a run deadline: the rest is for random runs and Z3 ...
-EXPLICIT_MIN = 2.0              # ... but this much at least (a small model's search finishes within it)
-WALK_SECONDS = 5.0              # random runs look for the witnesses a stopped search did not reach
+COMPACT_STATES = 16_000_000     # ... capped there at this many (about as many seconds of one core)
 MINE_STATES = 40_000            # states of a stopped search kept for Z3 to mine lemmas from (`symbolic/mined.py`)
 
 
@@ -82,9 +70,12 @@ class AutoEngine:
     name = "auto"
 
     def __init__(self, explicit_states: int | None = None, strategy: str = "all",
-                 search: SearchOptions = SearchOptions(), switch_states: int = SWITCH_STATES):
+                 search: SearchOptions = SearchOptions(), switch_states: int = SWITCH_STATES,
+                 ledger: Ledger | None = None):
         """`explicit_states`: one state cap for every explicit search (None: `_cap`'s, by store and
-        budget); `switch_states`: where the python store hands the state claims to the compact one."""
+        budget); `switch_states`: where the python store hands the state claims to the compact one;
+        `ledger`: the reading's ledger (its kept searches, its decided results)."""
+        self.ledger = Ledger() if ledger is None else ledger
         self.explicit_states = explicit_states
         self.strategy = strategy
         self.search = search
@@ -99,7 +90,7 @@ class AutoEngine:
 
     def _explicit(self, store: str) -> ExplicitEngine:
         return ExplicitEngine(store, self.search.workers, self.search.scheduler, self.search.por,
-                              self.search.dashboard)
+                              self.search.dashboard, self.ledger)
 
     def _symbolic(self, model: Model | None = None):
         from verifier.engines.symbolic import SymbolicEngine
@@ -111,7 +102,7 @@ class AutoEngine:
         if not properties:
             return []
         if len({p.id for p in properties}) < len(properties):
-            return _by_position(properties, lambda ps: self.check(model, ps, budget, progress))
+            return self._by_position(properties, lambda ps: self.check(model, ps, budget, progress))
         if not model.is_concrete:
             return self._free(model, properties, budget, progress)
         return self._concrete(model, properties, budget, progress)
@@ -121,7 +112,7 @@ class AutoEngine:
         """The explicit search alone, as `check` runs it on a concrete model (no symbolic retry),
         for the monitor product the runner's monitored claims share (`props.plan`); skipped
         (UNKNOWN) for a model that extends one whose search already stopped at the cap. Where it
-        stops short of the runner's cap (its time share, the memory guard, the store's own cap),
+        stops short of the runner's cap (the memory guard, the store's own cap),
         the products of each claim alone, smaller but with less time each, go to the symbolic
         engine first (`_beyond_cap`)."""
         stopped = self._beyond_cap(model)
@@ -144,18 +135,28 @@ class AutoEngine:
         product), once an explicit search of `model` here stopped at the state cap (else none:
         their products' searches decide them, with shortest traces); a break is VIOLATED with
         the run as its trace, the rest UNKNOWN."""
-        left = budget.time_left()
-        if left == 0 or not self.stopped_at_cap(model):
+        if not self.stopped_at_cap(model):
             return []
         from verifier.engines import walk
         why = "random runs, each move judged on the model: the search of the shared monitor product stopped"
-        return [_note(r, why) for r in walk.check(model, claims, WALK_SECONDS if left is None else
-                                                  min(WALK_SECONDS, left / 4))]
+        return [_note(r, why) for r in walk.check(model, claims)]
 
     def stopped_at_cap(self, model: Model) -> bool:
         """Whether an explicit search of `model` here stopped short (`props.plan.run_claims`'s
         `together`: its monitored claims then share one product, encoded once for Z3)."""
         return model.is_concrete and self._beyond_cap(model) is not None
+
+    def _by_position(self, properties: Sequence[Property], check) -> list[CheckResult]:
+        """`check` on claims that share an id (the safety and liveness parts of one monitored claim):
+        each is checked under an id of its own, so that no result stands in for another (and none
+        goes to the ledger's decided results under an id of its own)."""
+        own = [replace(p, id=f"{p.id}#{i}") for i, p in enumerate(properties)]
+        told, self.ledger.on_decided = self.ledger.on_decided, None
+        try:
+            results = check(own)
+        finally:
+            self.ledger.on_decided = told
+        return [replace(r, property=p) for r, p in zip(results, properties)]
 
     # ---- free parameters: symbolic, then explicit at the defaults
     def _free(self, model, properties, budget, progress) -> list[CheckResult]:
@@ -193,25 +194,24 @@ class AutoEngine:
                     out[r.property.id] = _note(r, why_first)
         rest = [p for p in properties if p.id not in out]
         if rest:
-            explicit, search = self._search(model, rest, _share(budget, EXPLICIT_SHARE, EXPLICIT_MIN), progress)
+            explicit, search = self._search(model, rest, budget, progress)
             out.update((r.property.id, r) for r in explicit)
             if self._note_stopped(model, search.results, search.cap) and search.python is not None:
                 self._explored[_shape(model)] = search.python.sample(MINE_STATES), {}
-            report(r for r in out.values() if not _undecided(r))
+            self.ledger.decided(r for r in out.values() if not _undecided(r))
         else:
             rest = [p for p in properties if _undecided(out[p.id])] if stopped is not None else []
         retry = [p for p in rest if _undecided(out[p.id])]
         walkable = [p for p in retry if _a_run_can_answer(p)]
-        left = budget.time_left()
-        if walkable and left != 0:
+        if walkable:
             from verifier.engines import walk
-            for r in walk.check(model, walkable, WALK_SECONDS if left is None else min(WALK_SECONDS, left / 4)):
+            for r in walk.check(model, walkable):
                 if not _undecided(r):
                     out[r.property.id] = _note(r, f"random runs: explicit search stopped "
                                                   f"({out[r.property.id].reason})")
-                    report([out[r.property.id]])
+                    self.ledger.decided([out[r.property.id]])
             retry = [p for p in retry if _undecided(out[p.id])]
-        if retry and stopped is None and budget.time_left() != 0:   # no Z3 (not even its import) once time is up
+        if retry and stopped is None:
             for r in self._symbolic(model).check(model, retry, budget, progress):
                 before = out[r.property.id]
                 if _undecided(r) and not (r.verdict is Verdict.HOLDS_TO_DEPTH and
@@ -255,13 +255,13 @@ class AutoEngine:
         compact_cap, decided = self._cap("compact", budget), []
         if state:
             decided = [_note(r, why) for r in self._explicit("compact").check(
-                model, state, _capped(_as_long_as_python(budget, space), compact_cap, "the compact store's"), progress)]
+                model, state, _capped(budget, compact_cap, "the compact store's"), progress)]
             out.update((r.property.id, r) for r in decided)
         whole = max((r.stats.states or 0 for r in decided), default=0) if decided and _short(decided) is None else 0
-        graph_cap = self._graph_cap(budget, whole)
-        if graph and budget.time_left() != 0 and whole <= graph_cap:    # with the time the compact search left,
-            engine = self._explicit("python")                           # where it can finish
-            graph_budget = replace(_capped(budget, graph_cap, "the python store's"), expected_states=whole or None)
+        graph_cap = self._graph_cap(budget)
+        if graph and whole <= graph_cap:                                # where it can finish
+            engine = self._explicit("python")
+            graph_budget = _capped(budget, graph_cap, "the python store's")
             out.update((r.property.id, _note(r, "explicit: concrete instance (termination and obligations: the "
                                                 "python store, whose edges they need)"))
                        for r in engine.check(model, graph, graph_budget, progress))
@@ -277,13 +277,9 @@ class AutoEngine:
                                         f"stopped after {len(space):,} states ({space.reason})"))
         return [out[p.id] for p in claims], Searched(decided, compact_cap, space)
 
-    def _graph_cap(self, budget: Budget, whole: int) -> int:
+    def _graph_cap(self, budget: Budget) -> int:
         """The state cap of the python search of the termination and obligation claims beside a
-        compact one: where that compact search finished (with `whole` states), the python store's
-        (`_cap`: under a run deadline what the memory budget holds; the search knows how many
-        states it will find, `Budget.expected_states`); else `explicit_states` or EXPLICIT_STATES."""
-        if whole:
-            return self._cap("python", budget)
+        compact one: `explicit_states` or EXPLICIT_STATES, never past --max-states."""
         cap = self.explicit_states or EXPLICIT_STATES
         return cap if budget.max_states is None else min(cap, budget.max_states)
 
@@ -302,21 +298,17 @@ class AutoEngine:
         return "compact" if _extended(self._big, model) is not None else "probe"
 
     def _cap(self, store: str, budget: Budget) -> int:
-        """The state cap of a search in `store`: `explicit_states` where the engine was given one;
-        else, under a run deadline, what the memory budget holds (the time share bounds the
-        search), without one EXPLICIT_STATES or COMPACT_STATES; never past --max-states."""
+        """The state cap of a search in `store`: `explicit_states` where the engine was given one,
+        else EXPLICIT_STATES or COMPACT_STATES; never past --max-states."""
         cap = self.explicit_states
         if cap is None:
             cap = COMPACT_STATES if store in ("compact", "compiled") else EXPLICIT_STATES
-            memory = memory_limit_bytes(budget.max_memory_mb) if budget.deadline is not None else None
-            if memory is not None:
-                cap = max(cap, memory // (COMPACT_BYTES if store in ("compact", "compiled") else PYTHON_BYTES))
         return cap if budget.max_states is None else min(cap, budget.max_states)
 
     def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> bool:
-        """Remember a search of `model` that stopped at the state cap or short of it (its share of
-        the time, the memory guard) with claims left open, so that neither a monitor product of it nor a second pass over
-        its claims (`props.schedule`) starts another."""
+        """Remember a search of `model` that stopped at the state cap or short of it (the memory
+        guard) with claims left open, so that no monitor product of it or later check of
+        its claims starts another."""
         states = max((r.stats.states or 0 for r in explicit), default=0)
         short = _short(explicit)
         if states >= cap:
@@ -347,22 +339,12 @@ class Searched:
     python: StateSpace | None
 
 
-def _as_long_as_python(budget: Budget, probe: StateSpace) -> Budget:
-    """`budget`, under a run deadline, with no more time than the python store would have taken to
-    EXPLICIT_STATES at the rate of `probe` (a compact search that cannot finish leaves random runs
-    and Z3 the time they had; it goes on past that only while projected to finish by `Budget.finish_by`,
-    the run's end)."""
-    if budget.deadline is None or probe.seconds <= 0:
-        return budget
-    seconds = max(0, EXPLICIT_STATES - len(probe)) * probe.seconds / len(probe)
-    return replace(budget, deadline=min(budget.deadline, time.monotonic() + seconds))
-
-
 def _capped(budget: Budget, cap: int, owner: str) -> Budget:
     """`budget` with the state cap `cap` this engine chose; where --max-states is not what bounds
     it, a search stopped there says `owner`'s cap, not an option the user did not give."""
-    return replace(budget, max_states=cap,
-                   cap_owner=owner if budget.max_states is None or budget.max_states > cap else None)
+    if budget.max_states is not None and budget.max_states <= cap:
+        return budget
+    return replace(budget, max_states=cap, owner=f"{owner} cap")
 
 
 def _extended(searches: Sequence[tuple[frozenset[str], tuple, str]], model: Model, exact: bool = False) -> str | None:
@@ -375,9 +357,10 @@ def _extended(searches: Sequence[tuple[frozenset[str], tuple, str]], model: Mode
 
 
 def _short(results: Sequence[CheckResult]) -> str | None:
-    """Why the search that gave `results` stopped with claims left open, if it did."""
-    return next((r.reason.removeprefix(INCOMPLETE).removeprefix(": ") for r in results
-                 if r.verdict is Verdict.UNKNOWN and r.reason.startswith(INCOMPLETE)), None)
+    """Why the search that gave `results` stopped with claims left open, if a limit stopped it
+    (not a model error, which stops every search of the model alike)."""
+    return next((r.stop.words for r in results if r.verdict is Verdict.UNKNOWN and r.stop is not None
+                 and r.stop.kind is not StopKind.MODEL_ERROR and r.engine.startswith("explicit")), None)
 
 
 def _fits(model: Model) -> bool:
@@ -386,31 +369,12 @@ def _fits(model: Model) -> bool:
 
 
 def _in_store(r: CheckResult) -> str:
-    store = r.evidence.get("store")
-    return "" if not store else " (compact store)" if store == "compact" else f" ({store})"
+    return " (compact store)" if r.engine == "explicit/compact" else ""
 
 
 def _shape(model: Model) -> tuple:
     """What a table of `model`'s explored states fits: its variables in order and parameter values."""
     return tuple(v.name for v in model.variables), model.param_values
-
-
-def _by_position(properties: Sequence[Property], check) -> list[CheckResult]:
-    """`check` on claims that share an id (the safety and liveness parts of one monitored claim):
-    each is checked under an id of its own, so that no result stands in for another."""
-    own = [replace(p, id=f"{p.id}#{i}") for i, p in enumerate(properties)]
-    with reporting(lambda _r: None):          # results under ids of their own: none for the caller
-        results = check(own)
-    return [replace(r, property=p) for r, p in zip(results, properties)]
-
-
-def _share(budget: Budget, share: float, least: float) -> Budget:
-    """`budget` with `share` of its time left, `least` seconds at least (unchanged without a
-    run deadline)."""
-    left = budget.time_left()
-    if left is None or budget.deadline is None:
-        return budget
-    return replace(budget, deadline=time.monotonic() + max(share * left, min(least, left)))
 
 
 def _a_run_can_answer(p: Property) -> bool:

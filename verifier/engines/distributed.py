@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verifier.engines.actiongen import Labels
-from verifier.engines.base import Budget, ProgressFn, ProgressInfo
+from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import TRIM_FROM, CompactSpace, Expansion, TooWide, Watch, level_chunks
 from verifier.engines.memory import give_back_freed, resident_bytes
@@ -49,7 +49,7 @@ from verifier.engines.vecgen import MAX_BITS
 from verifier.engines.visited import VisitedTable, mix
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
-from verifier.resources import Stop, model_error
+from verifier.resources import Budget, Stop, model_error
 from verifier.semantics import EvalError, initial_states, layout
 
 # Dask settings of the local cluster. Its defaults were measured to take CPU time from the search:

@@ -11,13 +11,12 @@ every counterexample a shortest one.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from verifier.engines.base import Budget, ProgressFn, ProgressInfo, stop_of
+from verifier.engines.base import ProgressFn, ProgressInfo, stop_of
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
+from verifier.engines.ledger import Ledger
 from verifier.engines.memory import limit_words, memory_limit_bytes, over_soft, table_growth
 from verifier.engines.statespace import StateSpace
 from verifier.engines.symmetry import NAME as SYMMETRY
@@ -25,7 +24,7 @@ from verifier.engines.symmetry import canonicalizer
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
-from verifier.resources import Stop, StopKind, model_error
+from verifier.resources import Budget, Stop, StopKind, model_error
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, State, initial_states, layout
 from verifier.trace import Trace
@@ -102,141 +101,26 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
     return space
 
 
-_kept: ContextVar[dict[Model, StateSpace | None] | None] = ContextVar("turnproof_kept_spaces", default=None)
-
-
-_on_kept: ContextVar[Callable[[StateSpace], None] | None] = ContextVar("turnproof_on_kept", default=None)
-
-
-@contextmanager
-def keeping_searches(models: Iterable[Model], then: Callable[[StateSpace], None] | None = None) -> Iterator[None]:
-    """Within the block, the engine's complete searches of these (instantiated) models are kept
-    so that a later pass over the same state space (the consistency analyses) need not search
-    again: `kept_search`; `then(space)` is called as each is kept. Nested in another such block, it
-    keeps them in the outer one too (so mutation analysis reuses a mutant's search after the
-    runner's block has ended)."""
-    hook = _on_kept.set(then)
-    try:
-        outer = _kept.get()
-        if outer is not None:
-            for model in models:
-                outer.setdefault(model, None)
-            yield
-            return
-        token = _kept.set(dict.fromkeys(models))
-        try:
-            yield
-        finally:
-            _kept.reset(token)
-    finally:
-        _on_kept.reset(hook)
-
-
-def kept_search(model: Model) -> StateSpace | None:
-    """A complete search of `model` the engine ran within `keeping_searches`, if any."""
-    kept = _kept.get()
-    return kept.get(model) if kept else None
-
-
-def _keep(model: Model, space: StateSpace) -> None:
-    kept = _kept.get()
-    if kept is not None and model in kept and space.complete and kept[model] is None and not space.reductions:
-        kept[model] = space
-        then = _on_kept.get()
-        if then is not None:
-            then(space)
-
-
 def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, start: float,
             clock: Callable[[], float] = time.perf_counter):
-    """The search's check between states: its time (past `budget`'s deadline only while it is
-    projected to finish by `budget.finish_by`), the memory guard, progress."""
-    limit = budget.time_left()
-    finish = None if budget.finish_by is None or limit is None else \
-        max(limit, budget.finish_by - time.monotonic())        # seconds from `start`, as `limit`
+    """The search's check between states: the run's backstop, the memory guard, progress (never a
+    time share: how far a search goes depends on its states, not on the machine)."""
     memory_stop = _memory_stop(budget)
     state = {"last": start}
-    level = [-1, 0]         # the depth of the last tick, and the states stored at the first tick in it
 
     def tick(i: int, n: int, depth: int) -> Stop | None:
-        now = clock()
-        if depth != level[0]:
-            level[:] = [depth, n]
-        if limit is not None and now - start > limit and not (
-                finish is not None and _finishes_within(space.levels, i, n, now - start, finish, level[1],
-                                                        space.state_limit if space.state_limit >= 0 else None,
-                                                        budget.expected_states)):
-            return _time_stop(budget)
+        if budget.backstop is not None and budget.backstop.expired():
+            return budget.backstop.stop()
         if over_soft(budget.max_memory_mb, table_growth(space.seen)):
             return memory_stop
-        if progress is not None and now - state["last"] >= 0.5:
-            state["last"] = now
-            progress(ProgressInfo(n, depth, now - start))
+        if progress is not None:
+            now = clock()
+            if now - state["last"] >= 0.5:
+                state["last"] = now
+                progress(ProgressInfo(n, depth, now - start))
         return None
 
     return tick
-
-
-SHRINKING = 0.9      # a level at most this part of the one before: the search may be about to finish ...
-MARGIN = 1.25        # ... when its projected time, this many times over, fits in what is left
-
-
-def seconds_to_finish(levels: Sequence[int], head: int, stored: int, elapsed: float,
-                      level_end: int | None = None, cap: int | None = None,
-                      expected: int | None = None) -> float | None:
-    """A projection of the seconds a breadth-first search has still to run, the levels from the
-    next one on shrinking geometrically (`levels`: the first state index of each level; the
-    search has expanded `head` of `stored` states in `elapsed` seconds). With `level_end` (where
-    the level being expanded ends, about), the next level's size is projected from the successors
-    its expanded part has stored so far, and the ratio is that of the two; else the ratio is that
-    of the last complete level to the one before. None where no projection can be made, or the
-    levels do not shrink (a search still growing is not about to finish), or the projected states
-    pass `cap` (a search its state cap will stop does not finish). Where the levels give none,
-    `expected` (the states the search is expected to find at most: `Budget.expected_states`)
-    gives one while fewer are stored: the time to expand that many at the rate so far. Only how
-    long a search runs depends on it, never a verdict."""
-    by_levels = _by_levels(levels, head, stored, elapsed, level_end, cap)
-    return by_levels if by_levels is not None else _by_expected(head, stored, elapsed, cap, expected)
-
-
-def _by_expected(head: int, stored: int, elapsed: float, cap: int | None, expected: int | None) -> float | None:
-    if expected is None or head <= 0 or elapsed <= 0 or stored >= expected or (cap is not None and stored >= cap):
-        return None
-    return (expected - head) * elapsed / head
-
-
-def _by_levels(levels: Sequence[int], head: int, stored: int, elapsed: float,
-               level_end: int | None, cap: int | None) -> float | None:
-    if head <= 0 or elapsed <= 0:
-        return None
-    if level_end is not None and levels and level_end > head > levels[-1] and stored >= level_end:
-        size = level_end - levels[-1]
-        after = (stored - level_end) * size / (head - levels[-1])    # the next level, projected
-        ratio, start = after / size, level_end
-    elif len(levels) >= 3:
-        last, before = levels[-1] - levels[-2], levels[-2] - levels[-3]
-        ratio = last / before if before else 1.0
-        start, after = levels[-1], last * ratio                     # the level being expanded, projected
-    else:
-        return None
-    if ratio > SHRINKING:
-        return None
-    total = max(stored, start + after / (1 - ratio))
-    if cap is not None and total > cap:
-        return None
-    return (total - head) * elapsed / head
-
-
-def _finishes_within(levels: Sequence[int], head: int, stored: int, elapsed: float, seconds: float,
-                     level_end: int | None = None, cap: int | None = None, expected: int | None = None) -> bool:
-    """Whether the search, `elapsed` seconds in, is projected to finish (below `cap` states) within
-    `seconds` of its start (MARGIN times over for the projection by its levels; that by `expected`,
-    an upper estimate of its states, is taken as it is)."""
-    left = _by_levels(levels, head, stored, elapsed, level_end, cap)
-    if left is not None:
-        return elapsed + MARGIN * left <= seconds
-    left = _by_expected(head, stored, elapsed, cap, expected)
-    return left is not None and elapsed + left <= seconds
 
 
 def _finish_watches(space: StateSpace, exprs: Sequence[Expr]) -> None:
@@ -259,12 +143,6 @@ def _found(space: StateSpace, watch: Sequence) -> list[int | None]:
     return out
 
 
-def _time_stop(budget: Budget) -> Stop:
-    if budget.timeout is not None:
-        return Stop(StopKind.BACKSTOP, f"--timeout {budget.timeout:g}", f"--timeout {budget.timeout:g} s reached")
-    return Stop(StopKind.BACKSTOP, "the run's time share", "time budget reached")
-
-
 def _memory_stop(budget: Budget) -> Stop:
     owner = "the memory guard" if budget.max_memory_mb is None else f"--max-memory {budget.max_memory_mb}"
     return Stop(StopKind.MEMORY, owner, limit_words(budget.max_memory_mb))
@@ -277,31 +155,14 @@ def _visited_budget(budget: Budget) -> int | None:
     return memory // 2 if memory else None
 
 
-def _ticker_compact(budget: Budget, start: float, chunk: int,
-                    clock: Callable[[], float] = time.perf_counter) -> Callable[[int, int], Stop | None]:
-    """Between chunks (`chunk` states each) of the compact search: the time budget (past its
-    deadline only while its levels project it to finish by `budget.finish_by`, as `_ticker`)
-    and the memory guard (the visited set spills to disk first, at half the budget; the guard
-    still bounds the whole run)."""
-    limit = budget.time_left()
-    finish = None if budget.finish_by is None or limit is None else \
-        max(limit, budget.finish_by - time.monotonic())        # seconds from `start`, as `limit`
+def _ticker_compact(budget: Budget) -> Callable[[int, int], Stop | None]:
+    """Between chunks of the compact search: the run's backstop and the memory guard (the visited
+    set spills to disk first, at half the budget; the guard still bounds the whole run)."""
     memory_stop = _memory_stop(budget)
-    starts = [0]            # the first state of each level: level d is stored whole when its expansion begins
-    level = [-1, 0]         # the depth of the last tick, and the chunks of it expanded
 
     def tick(states: int, depth: int) -> Stop | None:
-        now = clock()
-        if depth != level[0]:
-            level[:] = [depth, 0]
-            starts.append(states)
-        else:
-            level[1] += 1
-        if limit is not None and now - start > limit and not (
-                finish is not None and len(starts) >= 2 and _finishes_within(
-                    starts[:-1], min(starts[-2] + level[1] * chunk, starts[-1] - 1), states, now - start, finish,
-                    starts[-1], budget.max_states, budget.expected_states)):
-            return _time_stop(budget)
+        if budget.backstop is not None and budget.backstop.expired():
+            return budget.backstop.stop()
         if over_soft(budget.max_memory_mb):
             return memory_stop
         return None
@@ -326,7 +187,7 @@ class ExplicitEngine:
     name = NAME
 
     def __init__(self, store: str | None = "python", workers: int = 1, scheduler: str | None = None,
-                 por: bool = False, dashboard: bool = False):
+                 por: bool = False, dashboard: bool = False, ledger: Ledger | None = None):
         """`store`: "python" (the reference: states as Python ints, edges on demand; also None) or
         "compact" (numpy arrays, vectorised expansion: `compact.py`; the verdicts it gives say so in
         their evidence, and so do those of the python store where the compact one was asked for
@@ -334,9 +195,11 @@ class ExplicitEngine:
         partitions the compact search across Dask workers (`distributed.py`). `por`: the python
         store's search of invariants, reachability and deadlocks fires stubborn sets (`por.py`)
         where no claim needs the state graph and no symmetry reduction applies. `dashboard`: the
-        local cluster of `workers` serves Dask's dashboard."""
+        local cluster of `workers` serves Dask's dashboard. `ledger`: where its complete searches are
+        kept for the passes that follow (`ledger.Ledger`)."""
         self.store, self.workers, self.scheduler, self.por = store or "python", workers, scheduler, por
         self.dashboard = dashboard
+        self.ledger = Ledger() if ledger is None else ledger
         self.searched: StateSpace | None = None     # the python store's last search (`auto` mines it)
         self.unfit = ""                             # why the last check's compact search could not run
 
@@ -378,7 +241,7 @@ class ExplicitEngine:
         elif compact is None or graph_claims:     # the state graph claims need the reference store's edges
             reference = explore(concrete, budget, progress, keep_edges=bool(graph_claims), watch=watch,
                                 track=sorted(track), symmetric=True)
-            _keep(concrete, reference)
+            self.ledger.keep(concrete, reference)
         self.searched = reference
         out = []
         for p in properties:
@@ -409,8 +272,6 @@ class ExplicitEngine:
         if isinstance(p, DeadlockFree):
             i = space.deadlocks[0] if space.deadlocks else None
             return self._violation_or_hold(space, p, i)
-        if isinstance(p, (Terminates, Obligation)) and not space.complete and budget.time_left() == 0:
-            return self._no_lasso_search(space, p)
         if isinstance(p, Terminates):
             return self._from(space, p, *check_termination(space, p))
         if isinstance(p, Obligation):
@@ -424,12 +285,12 @@ class ExplicitEngine:
         compact store, else the python store, serves; `unfit` says why)."""
         if self.store != "compiled" or self.workers > 1 or self.scheduler is not None:
             return None
-        from verifier.engines.compiled.search import SLICE, CompileError, explore_compiled, why_not
+        from verifier.engines.compiled.search import CompileError, explore_compiled, why_not
         why = why_not(model, watch)
         if why:
             self.unfit = f"the compiled store cannot search it: {why}"
             return None
-        tick = _ticker_compact(budget, time.perf_counter(), SLICE)
+        tick = _ticker_compact(budget)
         try:
             return explore_compiled(model, budget, progress, watch, track, tick)
         except CompileError as err:
@@ -441,13 +302,12 @@ class ExplicitEngine:
         """The compact (or distributed) search, or None where the reference store must serve."""
         if self.store not in ("compact", "compiled") and self.workers <= 1 and self.scheduler is None:
             return None
-        from verifier.engines.compact import CHUNK, explore_compact, fits
+        from verifier.engines.compact import explore_compact, fits
         if not fits(model):
             self.unfit = f"{self.unfit}; " if self.unfit else ""
             self.unfit += "the state does not fit the compact store"
             return None
-        start = time.perf_counter()
-        tick = _ticker_compact(budget, start, CHUNK)
+        tick = _ticker_compact(budget)
         if self.workers > 1 or self.scheduler is not None:
             from verifier.engines.distributed import explore_distributed, holds
             if not holds(model):
@@ -476,13 +336,6 @@ class ExplicitEngine:
                                         reason=words), stop=model_error(words))
         return replace(self._result(space.model, p, Verdict.UNKNOWN, space, reason=f"{INCOMPLETE}: {space.reason}"),
                        stop=space.stop)
-
-    def _no_lasso_search(self, space: StateSpace, p: Property) -> CheckResult:
-        """A liveness claim on a search that stopped short, with no time left for a lasso search
-        among its states (it could only find a counterexample; it takes seconds on millions)."""
-        r = self._incomplete(space, p)
-        return r if space.error is not None else replace(
-            r, reason=f"{r.reason}; no time was left to look for a lasso among the states found")
 
     def _state_claim(self, space: StateSpace, p: Property, k: int) -> CheckResult:
         if k in space.watch_errors:

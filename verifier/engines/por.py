@@ -40,13 +40,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from verifier.engines.actiongen import Labels, constant_choices, specialise
-from verifier.engines.base import Budget, ProgressFn, ProgressInfo, stop_of
+from verifier.engines.base import ProgressFn, ProgressInfo, stop_of
 from verifier.engines.bfsgen import compile_expander, compile_search, packed_predicate, packing_of
 from verifier.engines.codegen import may_raise, simplify
 from verifier.engines.statespace import StateSpace
 from verifier.ir.expr import App, Const, Expr, Index, Op, Var, walk
 from verifier.ir.model import Action, IntType, Modality, Model
-from verifier.resources import Stop, model_error
+from verifier.resources import Budget, Stop, model_error
 from verifier.semantics import EvalError, Layout, initial_states, layout
 
 NAME = "por"

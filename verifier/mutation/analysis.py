@@ -27,8 +27,7 @@ from functools import partial
 
 from verifier.analysis import analyse_model
 from verifier.diagnostics import Diagnostic, ModelError, TurnproofError, UsageError
-from verifier.engines.base import Budget
-from verifier.engines.explicit import keeping_searches
+from verifier.engines.ledger import Ledger
 from verifier.forking import fork_map
 from verifier.ir.model import Model
 from verifier.ir.props import Property
@@ -38,7 +37,7 @@ from verifier.mutation.equivalence import behaviour
 from verifier.mutation.journal import Journal, RunKey
 from verifier.mutation.operators import Mutant, apply, generate
 from verifier.mutation.results import METHOD, MutationReport, Outcome
-from verifier.resources import StopKind
+from verifier.resources import Backstop, Budget, StopKind
 from verifier.result import ModelRun, Verdict
 from verifier.runner import RunOptions, check_loaded, claims_for
 
@@ -68,11 +67,11 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
     On a concrete model `--engine auto` means the explicit search for the original and every
     mutant alike: exact at these parameter values, where a proof for every value adds nothing
     to the comparison; and each mutant's claims search is kept for its analyses and its
-    equivalence digest (`explicit.keeping_searches`), so a mutant is searched once."""
+    equivalence digest (its `Ledger`), so a mutant is searched once."""
     start = time.perf_counter()
     options = options or RunOptions()
     consistency = options.consistency
-    deadline = None if options.budget.timeout is None else start + options.budget.timeout
+    backstop = options.budget.backstop
     captured: list[tuple[Model, list[PhaseSpec], TurnBlocks]] = []
 
     def capture(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> tuple[Model, list[PhaseSpec], TurnBlocks]:
@@ -100,19 +99,18 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
     earlier = {} if journal is None else {m.id: journal.earlier[m.id] for m in chosen if m.id in journal.earlier}
     options = replace(options, consistency=False, vacuity=False)     # the analyses run apart, below
     memo: dict = {}                 # the analyses' Z3 answers: forked workers start from the original's
-    with keeping_searches([original.instantiate()] if original.is_concrete else []):
-        ref_run = check_loaded(path, [original], [claims], _budgeted(options, deadline))[0]
-        errors = list(ref_run.model_errors)
-        findings = _findings(original, _remaining(options.budget, deadline), memo, errors) if consistency \
-            else frozenset()
-        if errors:
-            raise ModelError(Diagnostic(f"the model itself meets a model error: {errors[0]}",
-                                        notes=tuple((e, None) for e in errors[1:4]),
-                                        hint="mutants are compared with a model that runs: fix this first "
-                                             "(turnproof check shows its trace)"))
-        reference = _Reference({r.property.id: r.verdict for r in ref_run.results}, findings)
-        if original.is_concrete:
-            reference.digest = behaviour(original, _remaining(options.budget, deadline))
+    ledger = Ledger.keeping([original.instantiate()] if original.is_concrete else [])
+    ref_run = check_loaded(path, [original], [claims], options, ledger=ledger)[0]
+    errors = list(ref_run.model_errors)
+    findings = _findings(original, options.budget, memo, ledger, errors) if consistency else frozenset()
+    if errors:
+        raise ModelError(Diagnostic(f"the model itself meets a model error: {errors[0]}",
+                                    notes=tuple((e, None) for e in errors[1:4]),
+                                    hint="mutants are compared with a model that runs: fix this first "
+                                         "(turnproof check shows its trace)"))
+    reference = _Reference({r.property.id: r.verdict for r in ref_run.results}, findings)
+    if original.is_concrete:
+        reference.digest = behaviour(original, options.budget, ledger)
     if options.budget.max_states is None:     # a mutant whose state space explodes is left open, not waited for
         largest = max((r.stats.states or 0 for r in ref_run.results), default=0)
         options = replace(options, budget=replace(options.budget, max_states=max(STATE_FLOOR, STATE_GROWTH * largest)))
@@ -130,7 +128,7 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
         if progress is not None:
             progress(outcome, done[0], len(chosen))
     job = partial(_check_mutant, path=path, options=options, claims=claims, reference=reference,
-                  deadline=deadline, memo=memo if consistency else None)
+                  backstop=backstop, memo=memo if consistency else None)
     try:
         checked = fork_map(job, [m for m in chosen if m.id not in earlier], workers=jobs, arrived=arrived)
     finally:
@@ -142,7 +140,7 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
 
 
 def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[list[Property], str | None],
-                  reference: _Reference, deadline: float | None, memo: dict | None) -> Outcome:
+                  reference: _Reference, backstop: Backstop | None, memo: dict | None) -> Outcome:
     """Claims first (most mutants that are killed are killed there), then, when they agree, the
     consistency analyses (`memo` None: none), then the proof of equivalence."""
     start = time.perf_counter()
@@ -150,27 +148,27 @@ def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[
     def outcome(status: str, reason: str = "") -> Outcome:
         return Outcome(mutant, status, reason, time.perf_counter() - start)
 
-    if deadline is not None and time.perf_counter() >= deadline:
+    if backstop is not None and backstop.expired():
         return outcome("unknown", "not checked: the --timeout ran out first")
     try:
         model = load_model(path, options.params, options.variant, edit=partial(apply, mutant))
     except TurnproofError as err:
         return outcome("invalid", _first_line(err))
-    with keeping_searches([model.instantiate()] if model.is_concrete else []):
-        return _decide(model, path, options, claims, reference, deadline, memo, outcome)
+    return _decide(model, path, options, claims, reference, memo, outcome,
+                   Ledger.keeping([model.instantiate()] if model.is_concrete else []))
 
 
 def _decide(model: Model, path: str, options: RunOptions, claims: tuple[list[Property], str | None],
-            reference: _Reference, deadline: float | None, memo: dict | None,
-            outcome: Callable[..., Outcome]) -> Outcome:
+            reference: _Reference, memo: dict | None,
+            outcome: Callable[..., Outcome], ledger: Ledger) -> Outcome:
     try:
-        run = check_loaded(path, [model], [claims], _budgeted(options, deadline))[0]
+        run = check_loaded(path, [model], [claims], options, ledger=ledger)[0]
         status, reason = _compare_claims(reference, run)
         if status in ("killed", "invalid"):
             return outcome(status, reason)
         if memo is not None:
             errors: list[str] = []
-            findings = _findings(model, _remaining(options.budget, deadline), memo, errors)
+            findings = _findings(model, options.budget, memo, ledger, errors)
             if errors:
                 return outcome("invalid", errors[0])
             if findings is None or reference.findings is None:
@@ -185,7 +183,7 @@ def _decide(model: Model, path: str, options: RunOptions, claims: tuple[list[Pro
     if reference.digest is None:
         return outcome("survived", "not proved equivalent: the original's state space was not explored completely")
     try:
-        digest = behaviour(model, _remaining(options.budget, deadline))
+        digest = behaviour(model, options.budget, ledger)
     except ModelError as err:           # the mutant fails where no claim or analysis looked
         return outcome("invalid", _first_line(err))
     if digest == reference.digest:
@@ -211,10 +209,10 @@ def _compare_claims(reference: _Reference, run: ModelRun) -> tuple[str, str]:
     return "same", ""
 
 
-def _findings(model: Model, budget: Budget, memo: dict, errors: list[str]) -> frozenset[str] | None:
+def _findings(model: Model, budget: Budget, memo: dict, ledger: Ledger, errors: list[str]) -> frozenset[str] | None:
     """The consistency findings' keys (kind and subject), or None when a budget or a model error
     cut the analyses short (the model error's words then added to `errors`)."""
-    ctx, findings = analyse_model(model, budget, memo)
+    ctx, findings = analyse_model(model, budget, memo, kept=ledger.search_of(model.instantiate()))
     stop = ctx.space.stop if ctx.space is not None and not ctx.space.complete else None
     if stop is not None and stop.kind is StopKind.MODEL_ERROR:
         errors.append(f"the consistency analyses: {stop.words}")
@@ -231,14 +229,6 @@ def _why(run: ModelRun, claim: str) -> str:
     return next((r.reason or r.verdict.value for r in run.results if r.property.id == claim), "")
 
 
-def _remaining(budget: Budget, deadline: float | None) -> Budget:
-    if deadline is None:
-        return budget
-    return replace(budget, timeout=max(0.01, deadline - time.perf_counter()))
-
-
-def _budgeted(options: RunOptions, deadline: float | None) -> RunOptions:
-    return replace(options, budget=_remaining(options.budget, deadline))
 
 
 def _spread(mutants: list[Mutant], limit: int | None) -> list[Mutant]:

@@ -15,17 +15,17 @@ from __future__ import annotations
 import hashlib
 
 from verifier.diagnostics import Diagnostic, ModelError
-from verifier.engines.base import Budget
-from verifier.engines.explicit import explore, kept_search
+from verifier.engines.explicit import explore
+from verifier.engines.ledger import Ledger
 from verifier.ir.model import Model
-from verifier.resources import StopKind
+from verifier.resources import Budget, StopKind
 
 
-def behaviour(model: Model, budget: Budget | None = None) -> bytes | None:
+def behaviour(model: Model, budget: Budget | None = None, ledger: Ledger | None = None) -> bytes | None:
     """The digest of `model`'s reachable transition system, or None when the search was cut short
-    (the complete search the claims' check kept, when there is one: `explicit.keeping_searches`)."""
+    (the complete search the claims' check kept in `ledger`, when there is one)."""
     concrete = model.instantiate()
-    space = kept_search(concrete) or explore(concrete, budget or Budget())
+    space = (ledger.search_of(concrete) if ledger is not None else None) or explore(concrete, budget or Budget())
     if not space.complete:
         if space.stop is not None and space.stop.kind is StopKind.MODEL_ERROR:
             raise ModelError(Diagnostic(space.stop.words, hint="the model itself fails in a state it reaches"))

@@ -10,9 +10,7 @@ are first checked together on one product watched by all their monitors:
 monitors only observe, so verdicts and the lengths of the shortest
 counterexamples are those of separate products, and one search replaces one
 per claim. That search is capped at the states the separate searches would
-roughly take together (claims x base states), and expected to find at most
-PRODUCT_STATES times the base states (a search past its time share goes on while
-its rate projects it to finish that many in time: `Budget.expected_states`); a
+roughly take together (claims x base states); a
 claim it leaves UNKNOWN (the cap, a budget) is then checked on its own product,
 so monitors never multiply beyond what separate checks would cost.
 
@@ -40,10 +38,7 @@ from verifier.result import CheckResult, Stats, Verdict
 from verifier.trace import Step, Trace
 
 CheckFn = Callable[[Model, Sequence[Property]], list[CheckResult]]
-CappedCheckFn = Callable[[Model, Sequence[Property], int, int], list[CheckResult]]   # ... at most this many
-                                                                          # states, expected to find this many at most
-PRODUCT_STATES = 2      # a shared product's states, expected at most, per state of its model (the shipped
-                        # games' products: 1.02 to 1.95); only how long its search may run depends on it
+CappedCheckFn = Callable[[Model, Sequence[Property], int], list[CheckResult]]   # ... at most this many states
 
 
 def run_claims(model: Model, claims: Sequence[Property], check: CheckFn,
@@ -71,7 +66,7 @@ def run_claims(model: Model, claims: Sequence[Property], check: CheckFn,
         _note(model, decided, by_id)
     rest = [c for c in shared if c.id not in by_id]
     if together is not None and len(rest) > 1 and together(model):
-        by_id.update(_together(model, rest, lambda product, cs, _cap, _expected: check(product, cs), 0, base_states))
+        by_id.update(_together(model, rest, lambda product, cs, _cap: check(product, cs), 0, base_states))
         _note(model, decided, by_id)
     for claim in monitored:
         if claim.id not in by_id:
@@ -91,8 +86,7 @@ def _together(model: Model, claims: Sequence[Property], capped: CappedCheckFn, c
               base_states: int | None) -> dict[str, CheckResult]:
     """The claims the shared product decides (not UNKNOWN), by id."""
     product, parts = compile_together(model, claims)
-    expected = PRODUCT_STATES * (base_states or 0)
-    results = iter(capped(product, [c for part in parts for c in part.claims], cap, expected))
+    results = iter(capped(product, [c for part in parts for c in part.claims], cap))
     out = {}
     for claim, part in zip(claims, parts):
         mine = [next(results) for _ in part.claims]

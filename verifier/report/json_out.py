@@ -23,6 +23,7 @@ def result_json(r: CheckResult) -> dict[str, Any]:
         "stats": {"states": r.stats.states, "transitions": r.stats.transitions,
                   "seconds": round(r.stats.seconds, 4)},
         "reason": r.reason, "model_error": r.model_error, "variant": r.variant, "params": dict(r.params),
+        "stop": None if r.stop is None else {"kind": r.stop.kind.value, "owner": r.stop.owner, "words": r.stop.words},
         "scale": r.scale, "reductions": list(r.reductions),
         "evidence": {k: v for k, v in r.evidence.items() if _plain(v)},
         "trace": trace_json(r.trace),

@@ -49,7 +49,8 @@ class Budget:
     def states_stop(self, states: int | None = None) -> Stop:
         """A search stopped at its state cap."""
         n = self.max_states if states is None else states
-        return Stop(StopKind.STATES, self.owner, f"the search stopped at {n:,} states ({self.owner})")
+        at = "its state cap" if n is None else f"{n:,} states"
+        return Stop(StopKind.STATES, self.owner, f"the search stopped at {at} ({self.owner})")
 
     def depth_stop(self) -> Stop:
         return Stop(StopKind.DEPTH, self.owner, f"depth {self.max_depth} reached ({self.owner})")

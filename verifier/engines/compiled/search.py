@@ -24,13 +24,13 @@ from types import ModuleType
 import numpy as np
 
 from verifier.engines.actiongen import Labels
-from verifier.engines.base import Budget, ProgressFn, ProgressInfo
+from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import LOOP, RUNTIME, ModuleSource, Status, module_source, unbounded_predicate, unfit
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
-from verifier.resources import Stop, model_error
+from verifier.resources import Budget, Stop, model_error
 from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace
 

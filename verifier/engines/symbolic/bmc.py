@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import z3
 
-from verifier.engines.symbolic.core import Deadline, Outcome, Safety, check, solver
+from verifier.engines.symbolic.core import Effort, Outcome, Safety, check, solver
 from verifier.engines.symbolic.witness import read_path
 
 
 class Unroller:
     """An incremental BMC solver that other methods (k-induction's base case) drive step by step."""
 
-    def __init__(self, problem: Safety, deadline: Deadline):
+    def __init__(self, problem: Safety, effort: Effort):
         self.problem = problem
         self.enc = problem.enc
-        self.deadline = deadline
-        self.solver = solver(deadline)
+        self.effort = effort
+        self.solver = solver(effort)
         self.solver.add(self.enc.init(self.enc.state(0)))
         self.depth = 0                       # transitions asserted so far
         self.check_error = not z3.is_false(problem.error)
@@ -36,7 +36,7 @@ class Unroller:
             # an assumption literal instead of push/pop keeps Z3's solver in its faster mode
             probe = z3.Bool(f"probe!{'error' if is_error else 'target'}@{k}")
             self.solver.add(z3.Implies(probe, enc.at(pred, enc.state(k))))
-            r = check(self.solver, self.deadline, probe)
+            r = check(self.solver, self.effort, probe)
             if r == z3.sat:
                 path = read_path(enc, self.solver.model(), k, None if is_error else self.problem.extra)
                 return Outcome("reached", "bmc", k, path, error=is_error)
@@ -50,7 +50,7 @@ class Unroller:
         k = self.depth
         self.solver.add(self.enc.transition(k))
         self.depth = k + 1
-        r = check(self.solver, self.deadline)
+        r = check(self.solver, self.effort)
         if r == z3.unsat:
             return Outcome("safe", "bmc", k, exhausted=True,
                            reason=f"no behaviour is longer than {k} steps and none of them reaches it")
@@ -59,13 +59,13 @@ class Unroller:
         return None
 
     def _why_unknown(self, where: str) -> str:
-        if self.deadline.expired():
-            return f"timeout {where}"
+        if self.effort.expired():
+            return f"Z3's resource units (rlimit) ran out {where}"
         return f"Z3 returned unknown {where}: {self.solver.reason_unknown()}"
 
 
-def bmc(problem: Safety, max_depth: int, deadline: Deadline) -> Outcome:
-    run = Unroller(problem, deadline)
+def bmc(problem: Safety, max_depth: int, effort: Effort) -> Outcome:
+    run = Unroller(problem, effort)
     while True:
         found = run.probe()
         if found is not None:

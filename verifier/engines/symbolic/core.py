@@ -1,7 +1,6 @@
-"""What the symbolic methods share: the safety question, their answer, the clock."""
+"""What the symbolic methods share: the safety question, their answer, their effort in Z3 resource units."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import z3
@@ -47,52 +46,62 @@ class Outcome:
     exhausted: bool = False             # safe because no behaviour is longer than `depth`
 
 
-class Deadline:
-    def __init__(self, seconds: float | None):
-        self.start = time.perf_counter()
-        self.seconds = seconds
+def rlimit_count() -> int:
+    """Z3's resource counter (`rlimit count`, one per context, growing with every query): the same
+    queries in the same order count the same on every machine at any load."""
+    return int(_COUNTER.statistics().get_key_value("rlimit count"))
 
-    def left(self) -> float | None:
-        if self.seconds is None:
+
+class Effort:
+    """The Z3 resource units (`rlimit`) a method may still spend, counted on Z3's own counter from
+    when it was made (None: unlimited). Never a clock: the same files give the same answers at any
+    load."""
+
+    def __init__(self, units: int | None):
+        self.units = units
+        self.start = rlimit_count() if units is not None else 0
+
+    def left(self) -> int | None:
+        if self.units is None:
             return None
-        return max(0.0, self.seconds - (time.perf_counter() - self.start))
+        return max(0, self.units - (rlimit_count() - self.start))
 
     def expired(self) -> bool:
         left = self.left()
-        return left is not None and left <= 0.0
+        return left is not None and left <= 0
 
-    def ms(self, cap: float | None = None) -> int:
-        """Milliseconds for a Z3 `timeout` (0: none)."""
+    def rlimit(self, cap: int | None = None) -> int:
+        """Units for a Z3 solver's `rlimit` (0: none), `cap` at most."""
         left = self.left()
         if cap is not None:
             left = cap if left is None else min(left, cap)
         if left is None:
             return 0
-        return max(1, int(left * 1000))
+        return max(1, left)
 
-    def share(self, fraction: float) -> Deadline:
-        """A sub-deadline using at most `fraction` of the time left."""
+    def share(self, fraction: float) -> Effort:
+        """A part of this effort: at most `fraction` of the units left."""
         left = self.left()
-        return Deadline(None if left is None else left * fraction)
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
+        return Effort(None if left is None else int(left * fraction))
 
 
-def solver(deadline: Deadline) -> z3.Solver:
+def solver(effort: Effort) -> z3.Solver:
     bound_z3()
     s = z3.Solver()
-    ms = deadline.ms()
-    if ms:
-        s.set("timeout", ms)
+    units = effort.rlimit()
+    if units:
+        s.set("rlimit", units)
     return s
 
 
-def check(s: z3.Solver, deadline: Deadline, *assumptions: Term) -> z3.CheckSatResult:
-    ms = deadline.ms()
-    if ms:
-        s.set("timeout", ms)
-    if deadline.expired():
+def check(s: z3.Solver, effort: Effort, *assumptions: Term) -> z3.CheckSatResult:
+    units = effort.rlimit()
+    if units:
+        s.set("rlimit", units)
+    if effort.expired():
         return z3.unknown
     bound_z3()
     return s.check(*assumptions)
+
+
+_COUNTER = z3.Solver()     # any solver's statistics read the context's counter

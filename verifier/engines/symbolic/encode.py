@@ -21,7 +21,6 @@ back as a sequence of firings.
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -30,6 +29,7 @@ from typing import TypeAlias, assert_never
 import z3
 
 from verifier.engines.memory import bound_z3
+from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, state_vars
 from verifier.ir.model import ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow, Type
 
@@ -166,8 +166,6 @@ class State:
 class Encoding:
     """A model (fixed parameters substituted, free ones kept as symbols) as Z3 terms."""
 
-    deadline: float | None = None      # time.monotonic() after which encoding gives up (the run's --timeout)
-    _encoded = 0
 
     def __init__(self, model: Model):
         self.source = model
@@ -266,9 +264,6 @@ class Encoding:
 
     def encode(self, e: Expr, st: State, env: Env) -> tuple[Term, Term]:
         """(value, definedness) of `e` in state `st` with bound names `env`."""
-        self._encoded += 1
-        if self.deadline is not None and self._encoded & 255 == 0 and time.monotonic() > self.deadline:
-            raise Unsupported("the time budget (--timeout) ran out while encoding the model for Z3")
         match e:
             case Const():
                 return (z3.BoolVal(bool(e.value)) if e.is_bool else z3.IntVal(e.value)), TRUE
@@ -546,7 +541,7 @@ class Encoding:
             return True
         bound_z3()
         s = z3.Solver()
-        s.set("timeout", 5000)
+        s.set("rlimit", 5 * UNITS_PER_SECOND)
         s.add(self.param_constraints(), self.ranges(self.cur), extra, pred)
         return s.check() == z3.unsat
 

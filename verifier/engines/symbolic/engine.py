@@ -13,7 +13,6 @@ reported; one that does not replay is an engine bug, UNKNOWN "internal: ...".
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -21,37 +20,37 @@ from typing import Any
 import numpy as np
 import z3
 
-from verifier.engines.base import Budget, ProgressFn
+from verifier.engines.base import ProgressFn
 from verifier.engines.explicit import explore
 from verifier.engines.memory import bound_z3, z3_out_of_memory
 from verifier.engines.symbolic import monitor_proof
 from verifier.engines.symbolic.bmc import bmc
-from verifier.engines.symbolic.core import Deadline, Outcome, Safety
+from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, conj, disj, negate
 from verifier.engines.symbolic.kinduction import kinduction
-from verifier.engines.symbolic.mined import MINED, RUN_SECONDS, Mined, mine, prove
+from verifier.engines.symbolic.mined import MINED, Mined, mine, prove
 from verifier.engines.symbolic.pdr import pdr
 from verifier.engines.symbolic.ranking import synthesize
 from verifier.engines.symbolic.render import render
+from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.engines.symbolic.witness import Concrete, InternalError, concretise, raises, stuck
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
 from verifier.props.monitor import MONITOR_PREFIX
-from verifier.resources import model_error
+from verifier.resources import Budget, Stop, StopKind, model_error
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, evaluate
 
 STRATEGIES = ("bmc", "kind", "pdr", "all")
-DEFAULT_TIMEOUT = 60.0        # seconds per claim when the budget sets none
+DEFAULT_RLIMIT = 120_000_000  # Z3 resource units per claim when the budget sets none (about a minute of one core)
 DEFAULT_DEPTH = 20            # BMC bound / largest k when the budget sets none
 ALL_K = 8                     # k-induction's share of strategy "all" ...
 MINED_K = 4                   # ... when lemmas mined from explored states follow it (they make it cheaper)
-LEMMA_SHARE = 0.4             # of a monitored claim's time, for its proof with lemmas (`monitor_proof`)
+LEMMA_SHARE = 0.4             # of a monitored claim's units, for its proof with lemmas (`monitor_proof`)
 LEMMAS_SHOWN = 6              # lemmas named in a result's reason
-MINE_SHARE = 0.1              # of a claim's time, for mining the lemmas (once per model) ...
-MINE_LEAST = 2.0              # ... this many seconds at least: a claim with less leaves it to a later one
+MINE_LEAST = 2 * UNITS_PER_SECOND   # Z3 units a claim has left at least to mine lemmas (once per model)
 FREE_STATES = 40_000          # with free parameters: states of a search at their defaults, to mine lemmas from
-MINED_SHARE = 0.6             # of the time left after k-induction, for induction and PDR with mined lemmas (when given)
+MINED_SHARE = 0.6             # of the units left after k-induction, for induction and PDR with mined lemmas (when given)
 
 
 class SymbolicEngine:
@@ -59,7 +58,7 @@ class SymbolicEngine:
 
     name = "symbolic"
 
-    def __init__(self, strategy: str = "all", default_timeout: float = DEFAULT_TIMEOUT,
+    def __init__(self, strategy: str = "all", default_rlimit: int = DEFAULT_RLIMIT,
                  default_depth: int = DEFAULT_DEPTH, explored: np.ndarray | None = None,
                  memo: dict | None = None):
         """`explored`: reachable states of the (concrete) model, one column per slot, that an
@@ -68,7 +67,7 @@ class SymbolicEngine:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown symbolic strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
         self.strategy = strategy
-        self.default_timeout = default_timeout
+        self.default_rlimit = default_rlimit
         self.default_depth = default_depth
         self.explored = explored
         self.memo = {} if memo is None else memo
@@ -76,13 +75,9 @@ class SymbolicEngine:
     # ---- the Engine protocol
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
               progress: ProgressFn | None = None) -> list[CheckResult]:
-        if budget.time_left() == 0:
-            return [self._unknown(model.instantiate(), p, "--timeout reached before Z3 could start")
-                    for p in properties]
         try:
             bound_z3()
             enc = Encoding(model)
-            enc.deadline = budget.deadline
             setup_error = self._initial_error(enc, budget)
         except Unsupported as err:
             return [self._unknown(model.instantiate(), p, f"the symbolic engine cannot encode this model: {err}")
@@ -94,16 +89,11 @@ class SymbolicEngine:
             return [replace(self._unknown(enc.model, p, setup_error), stop=model_error(setup_error))
                     for p in properties]
         run = _Run(self, enc, budget)
-        if len(properties) == 1:
-            return [run.claim(properties[0])]
-        if budget.time_left() is None:            # each claim its own default time: none starves another
-            return [run.claim(p, CLAIM_SHARE) for p in properties]
-        return run.in_rounds(properties)
+        return [run.claim(p) for p in properties]         # each claim its own units: none starves another
 
     def _initial_error(self, enc: Encoding, budget: Budget) -> str | None:
         s = z3.Solver()
-        left = budget.time_left()
-        s.set("timeout", 30000 if left is None else max(1, int(min(30.0, left) * 1000)))
+        s.set("rlimit", 30 * UNITS_PER_SECOND)
         s.add(enc.init_error(enc.cur))
         if s.check() != z3.sat:
             return None
@@ -119,20 +109,17 @@ class SymbolicEngine:
                            variant=model.variant)
 
 
-CLAIM_SHARE = 0.5              # of its default time, for each claim of a call with several and no time limit
-FIRST_ROUND = 0.5              # under a time limit: of the time left, for a first round over every claim
-ROUND_MIN_SECONDS = 1.0        # a claim's time in the first round at least, while the round has it
-STATES_PER_SECOND = 50_000     # what --max-states N is worth in Z3 time: N / this, at least a second
+STATE_UNITS = 40               # what --max-states N alone is worth in Z3 units: N times this (about the time an
+                              # explicit search of N states takes), at least a second's worth
 
 
-def claim_seconds(budget: Budget, default: float) -> float:
-    """Z3's time for one claim: what is left of --timeout; under --max-states alone, about the
-    time an explicit search of that many states takes, so that Z3 is bounded too."""
-    left = budget.time_left()
-    if left is not None:
-        return left
+def claim_units(budget: Budget, default: int) -> int:
+    """Z3's resource units for one claim: --rlimit (`budget.rlimit`); under --max-states alone,
+    about what an explicit search of that many states costs, so that Z3 is bounded too."""
+    if budget.rlimit is not None:
+        return budget.rlimit
     if budget.max_states is not None:
-        return min(default, max(1.0, budget.max_states / STATES_PER_SECOND))
+        return min(default, max(UNITS_PER_SECOND, budget.max_states * STATE_UNITS))
     return default
 
 
@@ -164,49 +151,22 @@ class _Run:
         err = self.enc.claim_error(e)
         return FALSE if self.enc.statically_false(err) else err
 
-    def in_rounds(self, properties: Sequence[Property]) -> list[CheckResult]:
-        """The claims under a time limit: a first round gives each an even part of FIRST_ROUND of
-        the time (what one leaves goes to the next), a second round gives the claims still open
-        the rest, again evenly; so one hard claim cannot starve the others, nor what the run does
-        after them. A claim checked twice starts afresh (with the invariants proved meanwhile)."""
-        results = self._round(list(enumerate(properties)), FIRST_ROUND, ROUND_MIN_SECONDS)
-        still_open = [(k, properties[k]) for k, r in results.items()
-                      if r.verdict in (Verdict.UNKNOWN, Verdict.HOLDS_TO_DEPTH)]
-        if still_open and self.budget.time_left() != 0:
-            for k, again in self._round(still_open, 1.0, 0.0).items():
-                if again.verdict is not Verdict.UNKNOWN or results[k].verdict is Verdict.UNKNOWN:
-                    results[k] = again
-        return [results[k] for k in range(len(properties))]
-
-    def _round(self, claims: list[tuple[int, Property]], pool: float, least: float) -> dict[int, CheckResult]:
-        """Each claim in turn, with an even part of what is left of `pool` of the time left now
-        (`least` seconds at least while the round has them; the last one all that is left)."""
-        end = time.perf_counter() + pool * (self.budget.time_left() or 0.0)
-        out = {}
-        for i, (k, p) in enumerate(claims):
-            round_left = max(0.0, end - time.perf_counter())
-            last = i == len(claims) - 1
-            seconds = round_left if last else max(round_left / (len(claims) - i), min(least, round_left))
-            left = self.budget.time_left() or 0.0
-            out[k] = self.claim(p, min(1.0, seconds / left) if left > 0 else 0.0)
-        return out
-
     # ---- one claim
-    def claim(self, original: Property, share: float = 1.0) -> CheckResult:
-        """Decide one claim within `share` of the time left (of --timeout, or of the default)."""
-        start = time.perf_counter()
-        deadline = Deadline(share * claim_seconds(self.budget, self.engine.default_timeout))
+    def claim(self, original: Property) -> CheckResult:
+        """Decide one claim within its Z3 units (`claim_units`)."""
+        effort = Effort(claim_units(self.budget, self.engine.default_rlimit))
+        units = effort.left() or 0
         p = map_claim(original, self.enc.model.fix_params)
         try:
             bound_z3()
             if isinstance(p, Invariant):
-                result = self.invariant(original, p, deadline)
+                result = self.invariant(original, p, effort)
             elif isinstance(p, Reachable):
-                result = self.reachable(original, p, deadline)
+                result = self.reachable(original, p, effort)
             elif isinstance(p, DeadlockFree):
-                result = self.deadlock(original, deadline)
+                result = self.deadlock(original, effort)
             elif isinstance(p, (Terminates, Obligation)):
-                result = self.liveness(original, p, deadline)
+                result = self.liveness(original, p, effort)
             else:
                 result = self.unknown(original, f"the symbolic engine does not decide {p.kind} claims")
         except Unsupported as err:
@@ -214,14 +174,27 @@ class _Run:
         except InternalError as err:
             result = self.unknown(original, f"internal: {err}")
         except z3.Z3Exception as err:
-            result = self.unknown(original, z3_out_of_memory(err) or f"internal: Z3 failed: {err}")
-        return _with_time(result, time.perf_counter() - start)
+            out_of_memory = z3_out_of_memory(err)
+            result = self.unknown(original, out_of_memory or f"internal: Z3 failed: {err}")
+            if out_of_memory:
+                result = replace(result, stop=Stop(StopKind.MEMORY, "the memory guard", out_of_memory))
+        if result.verdict is Verdict.UNKNOWN and result.stop is None:
+            result = replace(result, stop=Stop(StopKind.RLIMIT, self.units_owner(), f"Z3's resource units for this "
+                                               f"claim ({units:,}) ran out: {result.reason}") if effort.expired()
+                             else Stop(StopKind.INCOMPLETE, "the symbolic engine", result.reason))
+        return _with_units(result, units - (effort.left() or 0))
 
-    def invariant(self, original: Property, p: Invariant, deadline: Deadline) -> CheckResult:
+    def units_owner(self) -> str:
+        """Who set this claim's Z3 units, in the user's words."""
+        if self.budget.rlimit is not None:
+            return f"--rlimit {self.budget.rlimit}"
+        return "--max-states" if self.budget.max_states is not None else "the default Z3 units per claim"
+
+    def invariant(self, original: Property, p: Invariant, effort: Effort) -> CheckResult:
         enc = self.enc
         good = enc.predicate(p.expr, enc.cur)
         problem = Safety(enc, negate(good), disj(self.model_error, self.claim_error(p.expr)))
-        outcome = self.with_lemmas(problem, deadline) or self.safety(problem, deadline)
+        outcome = self.with_lemmas(problem, effort) or self.safety(problem, effort)
         if outcome.status == "reached":
             def confirm(c: Concrete) -> None:
                 if _holds(c, p.expr, c.states[-1]):
@@ -234,7 +207,7 @@ class _Run:
             return self.result(original, Verdict.HOLDS_TO_DEPTH, outcome, reason=_bounded(outcome))
         return self.result(original, Verdict.UNKNOWN, outcome, reason=outcome.reason)
 
-    def reachable(self, original: Property, p: Reachable, deadline: Deadline) -> CheckResult:
+    def reachable(self, original: Property, p: Reachable, effort: Effort) -> CheckResult:
         enc = self.enc
         if p.expr is not None:
             target, extra = enc.predicate(p.expr, enc.cur), []
@@ -242,7 +215,7 @@ class _Run:
         else:
             extra = enc.action_indices(p.action or "")
             target, error = enc.firing_of(extra), self.model_error
-        outcome = self.safety(Safety(enc, target, error, extra), deadline)
+        outcome = self.safety(Safety(enc, target, error, extra), effort)
         if outcome.status == "reached":
             def confirm(c: Concrete) -> None:
                 if p.expr is not None and not _holds(c, p.expr, c.states[-1]):
@@ -257,19 +230,19 @@ class _Run:
                                reason=f"no witness within {outcome.depth} steps; {outcome.reason}".rstrip("; "))
         return self.result(original, Verdict.UNKNOWN, outcome, reason=outcome.reason)
 
-    def stuck(self, deadline: Deadline) -> tuple[Safety, Outcome]:
+    def stuck(self, effort: Effort) -> tuple[Safety, Outcome]:
         """Is a stuck state (no move, the game not over) or a model error reachable? Deadlock
         freedom and every termination claim ask it; a decided answer is kept for the others."""
         problem = Safety(self.enc, self.enc.deadlock, self.model_error)
         if self._stuck is None:
-            outcome = self.safety(problem, deadline)
+            outcome = self.safety(problem, effort)
             if outcome.status not in ("reached", "safe"):
                 return problem, outcome
             self._stuck = outcome
         return problem, self._stuck
 
-    def deadlock(self, original: Property, deadline: Deadline) -> CheckResult:
-        problem, outcome = self.stuck(deadline)
+    def deadlock(self, original: Property, effort: Effort) -> CheckResult:
+        problem, outcome = self.stuck(effort)
         if outcome.status == "reached":
             return self.reached(original, outcome, Verdict.VIOLATED, _confirm_stuck,
                                 "play stops here: no legal move and the game is not over")
@@ -280,7 +253,7 @@ class _Run:
             return self.result(original, Verdict.HOLDS_TO_DEPTH, outcome, reason=_bounded(outcome))
         return self.result(original, Verdict.UNKNOWN, outcome, reason=outcome.reason)
 
-    def liveness(self, original: Property, p: Terminates | Obligation, deadline: Deadline) -> CheckResult:
+    def liveness(self, original: Property, p: Terminates | Obligation, effort: Effort) -> CheckResult:
         """No stuck (or, for obligations, final) state in the region is reachable, and a ranking
         function shows that no run stays in the region forever."""
         enc = self.enc
@@ -295,10 +268,10 @@ class _Run:
             scope_words = "the obligation's open states"
             what = "the obligation stays open forever"
         if isinstance(p, Terminates):
-            problem, outcome = self.stuck(deadline.share(0.6))
+            problem, outcome = self.stuck(effort.share(0.6))
         else:
             problem = Safety(enc, conj(region, disj(enc.end, enc.deadlock)), disj(self.model_error, self.claim_error(p.pending)))
-            outcome = self.safety(problem, deadline.share(0.6))
+            outcome = self.safety(problem, effort.share(0.6))
         if outcome.status == "reached":
             def confirm(c: Concrete) -> None:
                 if isinstance(p, Terminates):
@@ -311,7 +284,7 @@ class _Run:
                                       f"{outcome.reason or _bounded(outcome)}; the explicit engine decides it")
         support = conj(enc.param_constraints(), enc.ranges(enc.cur), negate(problem.bad),
                        *([outcome.invariant] if outcome.invariant is not None else []), *self.known)
-        ranking = synthesize(enc, actions, region, support, deadline, refine=self.unreachable(deadline))
+        ranking = synthesize(enc, actions, region, support, effort, refine=self.unreachable(effort))
         if ranking.components is None:
             return self.result(original, Verdict.UNKNOWN, outcome, method="ranking",
                                reason=f"no ranking function found: {ranking.reason}; the explicit engine's "
@@ -325,19 +298,19 @@ class _Run:
         return self.result(original, verdict, outcome, method="ranking", evidence=evidence,
                            reason=f"{scope}: {text}; no stuck state is reachable ({_how(outcome)})")
 
-    def unreachable(self, deadline: Deadline):
+    def unreachable(self, effort: Effort):
         """For the ranking search: an invariant (PDR) excluding a given state, if it is unreachable."""
         enc = self.enc
 
         def refine(values: list[int]) -> Term | None:
             symbols = list(enc.cur.slots) + list(enc.params.values())
             target = conj(*(x == v for x, v in zip(symbols, values)))
-            outcome = pdr(Safety(enc, target, FALSE), deadline.share(0.25))
+            outcome = pdr(Safety(enc, target, FALSE), effort.share(0.25))
             return outcome.invariant if outcome.status == "safe" else None
 
         return refine
 
-    def with_lemmas(self, problem: Safety, deadline: Deadline) -> Outcome | None:
+    def with_lemmas(self, problem: Safety, effort: Effort) -> Outcome | None:
         """On a monitor product (strategy `all`, every parameter fixed): the claim and lemmas tying
         the monitor to the game, proved inductive together (`monitor_proof`), within
         LEMMA_SHARE of the claim's time; None when no proof was found (the reason is kept for
@@ -346,7 +319,7 @@ class _Run:
         focus = {i for i, s in enumerate(enc.slots) if s.var.startswith(MONITOR_PREFIX)}
         if not focus or enc.free or self.engine.strategy != "all":
             return None
-        found = monitor_proof.prove(enc, problem.bad, focus, deadline.share(LEMMA_SHARE))
+        found = monitor_proof.prove(enc, problem.bad, focus, effort.share(LEMMA_SHARE))
         if isinstance(found, str):
             return None
         tying = sorted(found.lemmas, key=lambda c: (not any(lit.slot in focus for lit in c), len(c)))
@@ -357,30 +330,30 @@ class _Run:
                               + "; ".join(shown) + (f"; and {more} more" if more > 0 else ""))
 
     # ---- methods by strategy
-    def safety(self, problem: Safety, deadline: Deadline) -> Outcome:
+    def safety(self, problem: Safety, effort: Effort) -> Outcome:
         strategy = self.engine.strategy
         if strategy == "bmc":
-            return bmc(problem, self.depth, deadline)
+            return bmc(problem, self.depth, effort)
         if strategy == "kind":
-            return kinduction(problem, self.depth, deadline)
+            return kinduction(problem, self.depth, effort)
         if strategy == "pdr":
-            return pdr(problem, deadline)
+            return pdr(problem, effort)
         explored = self.engine.explored is not None
-        first = kinduction(problem, min(self.depth, MINED_K if explored else ALL_K), deadline.share(0.3))
+        first = kinduction(problem, min(self.depth, MINED_K if explored else ALL_K), effort.share(0.3))
         if first.status in ("reached", "safe"):
             return first
         notes = [f"k-induction: {first.reason}"]
-        mined = self.mined(deadline)
+        mined = self.mined(effort)
         if mined is not None:
-            strengthened = prove(problem, mined, deadline.share(MINED_SHARE))
+            strengthened = prove(problem, mined, effort.share(MINED_SHARE))
             if strengthened.status in ("reached", "safe"):
                 return strengthened
             notes.append(f"induction and PDR with mined lemmas: {strengthened.reason}")
-        second = pdr(problem, deadline.share(0.85))
+        second = pdr(problem, effort.share(0.85))
         if second.status in ("reached", "safe"):
             return second
         notes.append(f"PDR: {second.reason}")
-        third = bmc(problem, self.depth, deadline)
+        third = bmc(problem, self.depth, effort)
         if third.status in ("reached", "safe"):
             return third
         if third.reason:
@@ -388,32 +361,30 @@ class _Run:
         third.reason = "; ".join(n for n in notes if not n.endswith(": "))
         return third
 
-    def mined(self, deadline: Deadline) -> Mined | None:
-        """Candidate lemmas (mined once per memo, within MINE_SHARE of the deadline) from the
+    def mined(self, effort: Effort) -> Mined | None:
+        """Candidate lemmas (mined once per memo, where MINE_LEAST units are left) from the
         explored states, if any were given; with free parameters, from a search capped at
         FREE_STATES at their default values (what holds there only, Houdini drops: the proof
         is for every value)."""
         enc = self.enc
         memo = self.free_memo if enc.free else self.engine.memo
         if "mined" not in memo:
-            seconds = deadline.left()
-            if seconds is not None and seconds < MINE_LEAST:
+            left = effort.left()
+            if left is not None and left < MINE_LEAST:
                 return None
-            share = None if seconds is None else max(MINE_SHARE * seconds, MINE_LEAST)
-            until = None if share is None else time.perf_counter() + share
             params = {n: enc.param_decls[n].default for n in enc.free if n in enc.param_decls}
-            explored = self.free_states(params, share) if enc.free else self.engine.explored
+            explored = self.free_states(params) if enc.free else self.engine.explored
             if explored is None or explored.shape[1] != len(enc.slots) or len(params) < len(enc.free):
                 return None
-            memo["mined"] = mine(enc, explored, min(RUN_SECONDS, share or RUN_SECONDS), until, params)
+            memo["mined"] = mine(enc, explored, params)
         return memo.get("mined")
 
-    def free_states(self, params: dict[str, int], seconds: float | None) -> np.ndarray | None:
+    def free_states(self, params: dict[str, int]) -> np.ndarray | None:
         """States of a search of the model at `params` (the free parameters' values), capped at
-        FREE_STATES and half of `seconds`; None where the model errs there."""
+        FREE_STATES; None where the model errs there."""
         try:
             model = self.enc.source.instantiate(dict[str, int | None](params))
-            budget = Budget(max_states=FREE_STATES, deadline=None if seconds is None else time.monotonic() + seconds / 2)
+            budget = Budget(max_states=FREE_STATES)
             return explore(model, budget).sample(FREE_STATES)
         except (EvalError, ValueError):
             return None
@@ -512,8 +483,9 @@ class _Run:
                            params=self.enc.model.param_values, variant=self.enc.model.variant)
 
 
-def _with_time(result: CheckResult, seconds: float) -> CheckResult:
-    return replace(result, stats=Stats(result.stats.states, result.stats.transitions, seconds))
+def _with_units(result: CheckResult, units: int) -> CheckResult:
+    """`result` with the Z3 resource units its claim spent."""
+    return replace(result, stats=replace(result.stats, z3_units=units))
 
 
 def _holds(c: Concrete, expr, state) -> bool:

@@ -13,15 +13,15 @@ from __future__ import annotations
 import z3
 
 from verifier.engines.symbolic.bmc import Unroller
-from verifier.engines.symbolic.core import Deadline, Outcome, Safety, check, solver
+from verifier.engines.symbolic.core import Effort, Outcome, Safety, check, solver
 from verifier.engines.symbolic.encode import TRUE, Term, disj, negate
 
 
-def kinduction(problem: Safety, max_k: int, deadline: Deadline, assume: Term = TRUE) -> Outcome:
+def kinduction(problem: Safety, max_k: int, effort: Effort, assume: Term = TRUE) -> Outcome:
     """`assume`: invariants (over `enc.cur`) the step case may assume in each of its states."""
     enc = problem.enc
-    base = Unroller(problem, deadline)
-    step = solver(deadline)
+    base = Unroller(problem, effort)
+    step = solver(effort)
     tag = lambda i: f"k{i}"   # noqa: E731 - step-case symbols, apart from the base case's
     states = [enc.state(tag(0))]
     step.add(enc.param_constraints(), enc.ranges(states[0]), enc.at(assume, states[0]))
@@ -43,13 +43,13 @@ def kinduction(problem: Safety, max_k: int, deadline: Deadline, assume: Term = T
         states.append(nxt)
         probe = z3.Bool(f"probe!step@{k + 1}")
         step.add(z3.Implies(probe, enc.at(problem.bad, nxt)))
-        r = check(step, deadline, probe)
+        r = check(step, effort, probe)
         if r == z3.unsat:
             return Outcome("safe", "k-induction", k + 1,
                            reason=f"{k + 1}-inductive (no bad state within {k} steps, and {k + 1} good "
                                   f"steps always lead to a good one)")
         if r == z3.unknown:
-            return Outcome("unknown", "k-induction", k, reason=_unknown(step, deadline, f"step case k={k + 1}"))
+            return Outcome("unknown", "k-induction", k, reason=_unknown(step, effort, f"step case k={k + 1}"))
         done = base.extend()
         if done is not None:
             return _as(done, k)
@@ -62,7 +62,7 @@ def _as(outcome: Outcome, k: int) -> Outcome:
     return outcome
 
 
-def _unknown(s: z3.Solver, deadline: Deadline, where: str) -> str:
-    if deadline.expired():
-        return f"timeout in the {where}"
+def _unknown(s: z3.Solver, effort: Effort, where: str) -> str:
+    if effort.expired():
+        return f"Z3's resource units (rlimit) ran out in the {where}"
     return f"Z3 returned unknown in the {where}: {s.reason_unknown()}"

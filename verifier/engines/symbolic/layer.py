@@ -24,13 +24,14 @@ from math import gcd, lcm
 import z3
 
 from verifier.engines.memory import bound_z3
-from verifier.engines.symbolic.core import Deadline
+from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Term
+from verifier.engines.symbolic.units import UNITS_PER_SECOND
 
 JOINT_ROUNDS = 60       # counterexample rounds of a layer making as many actions strict as it can
 SINGLE_ROUNDS = 10      # then, per action, rounds making it the only strict one
-CHECK_CAP = 30.0        # seconds at most per solver call
-TIMEOUT = "the time for this claim ran out while searching for a ranking function"
+CHECK_CAP = 30 * UNITS_PER_SECOND   # Z3 resource units at most per solver call
+TIMEOUT = "the Z3 resource units (rlimit) for this claim ran out while searching for a ranking function"
 
 
 @dataclass
@@ -62,17 +63,17 @@ class Transitions:
             self._solvers[a] = s
         return self._solvers[a]
 
-    def counterexample(self, a: int, want: Term, deadline: Deadline) -> tuple[list[int], list[int]] | str | None:
+    def counterexample(self, a: int, want: Term, effort: Effort) -> tuple[list[int], list[int]] | str | None:
         """A transition of `a` violating `want` (source and target values), None when there is
         none, or why the solver could not tell."""
         s = self.solver(a)
-        s.set("timeout", deadline.ms(cap=CHECK_CAP))
+        s.set("rlimit", effort.rlimit(cap=CHECK_CAP))
         s.push()
         try:
             s.add(z3.Not(want))
             r = s.check()
             if r == z3.unknown:
-                return TIMEOUT if deadline.expired() else f"Z3 returned unknown on the transitions of {self.names[a]}"
+                return TIMEOUT if effort.expired() else f"Z3 returned unknown on the transitions of {self.names[a]}"
             if r == z3.unsat:
                 return None
             m = s.model()
@@ -87,7 +88,7 @@ def linear(coeffs: list[int], xs: list, constant: int = 0) -> Term:
     return z3.Sum(*terms) + constant if terms else z3.IntVal(constant)
 
 
-def find_layer(trans: Transitions, remaining: list[int], box: Term, deadline: Deadline) -> Layer | Failure | str:
+def find_layer(trans: Transitions, remaining: list[int], box: Term, effort: Effort) -> Layer | Failure | str:
     """A layer for the `remaining` actions with at least one strict action, a Failure when the
     linear template has none, or why the search stopped (time, solver).
 
@@ -96,11 +97,11 @@ def find_layer(trans: Transitions, remaining: list[int], box: Term, deadline: De
     a lexicographic order over an unbounded parameter is needed), each action in turn is made
     the only strict one, the others only kept, for SINGLE_ROUNDS each."""
     lp = _Programme(trans, remaining)
-    found = lp.refine(box, deadline, JOINT_ROUNDS)
+    found = lp.refine(box, effort, JOINT_ROUNDS)
     for a in remaining:
         if found is not None:
             return found
-        found = lp.refine(box, deadline, SINGLE_ROUNDS, only=a)
+        found = lp.refine(box, effort, SINGLE_ROUNDS, only=a)
     return found or f"no ranking function found within {JOINT_ROUNDS} + {SINGLE_ROUNDS} refinement rounds per action"
 
 
@@ -118,18 +119,18 @@ class _Programme:
         self.rows += [z3.And(t >= ci, t >= -ci) for ci, t in zip(self.c, self.size)]
         self.samples: list[list[int]] = []   # the source of the transition behind rows[len(rows) - len(samples) + i]
 
-    def refine(self, box: Term, deadline: Deadline, rounds: int, only: int | None = None) -> Layer | Failure | str | None:
+    def refine(self, box: Term, effort: Effort, rounds: int, only: int | None = None) -> Layer | Failure | str | None:
         """Solve, check the candidate, add the violations as rows, until a candidate holds (a
         Layer), none is strict (a Failure; with `only`: None), or the rounds run out (None).
         `only`: that action strict, every other one kept."""
         trans, c, delta = self.trans, self.c, self.delta
         fixed = [] if only is None else [d == (1 if a == only else 0) for a, d in delta.items()]
         for _ in range(rounds):
-            if deadline.expired():
+            if effort.expired():
                 return TIMEOUT
             bound_z3()
             lp = z3.Optimize()
-            lp.set("timeout", deadline.ms(cap=CHECK_CAP))
+            lp.set("rlimit", effort.rlimit(cap=CHECK_CAP))
             lp.add(*self.rows, *fixed)
             lp.maximize(z3.Sum(*delta.values()))
             lp.minimize(z3.Sum(*self.size) if self.size else z3.RealVal(0))
@@ -137,18 +138,18 @@ class _Programme:
             if r == z3.unsat and only is not None:
                 return None
             if r != z3.sat:
-                return TIMEOUT if deadline.expired() else "Z3 gave up on the linear programme of a ranking layer"
+                return TIMEOUT if effort.expired() else "Z3 gave up on the linear programme of a ranking layer"
             m = lp.model()
             strict = [a for a in self.remaining if _value(m, delta[a]) > 0]
             if not strict:
                 return Failure("no linear function decreases on any of "
                                f"{', '.join(trans.names[a] for a in self.remaining)} without increasing on another",
-                               _blocking(self.rows, self.samples, delta, deadline))
+                               _blocking(self.rows, self.samples, delta, effort))
             coeffs = _integers([_value(m, ci) for ci in c])
             f_cur, f_nxt = linear(coeffs, trans.cur_x), linear(coeffs, trans.nxt_x)
             new = False
             for a in self.remaining:
-                found = trans.counterexample(a, f_cur - f_nxt >= (1 if a in strict else 0), deadline)
+                found = trans.counterexample(a, f_cur - f_nxt >= (1 if a in strict else 0), effort)
                 if isinstance(found, str):
                     return found
                 if found is not None:
@@ -158,21 +159,21 @@ class _Programme:
                     self.samples.append(xs)
                     new = True
             if not new:
-                constant = _lowest(coeffs, trans, strict, box, deadline)
+                constant = _lowest(coeffs, trans, strict, box, effort)
                 if isinstance(constant, str):
                     return constant
                 return Layer(coeffs, -constant, strict)
         return None
 
 
-def _blocking(rows: list[z3.BoolRef], samples: list[list[int]], delta: dict, deadline: Deadline) -> list[list[int]]:
+def _blocking(rows: list[z3.BoolRef], samples: list[list[int]], delta: dict, effort: Effort) -> list[list[int]]:
     """The sources of sampled transitions that together leave no action strict (a minimised
     unsat core of "some delta is positive"), newest first: if they are unreachable, invariants
     excluding them let the search go on."""
     first = len(rows) - len(samples)
     bound_z3()
     s = z3.Solver()
-    s.set("timeout", deadline.ms(cap=CHECK_CAP))
+    s.set("rlimit", effort.rlimit(cap=CHECK_CAP))
     s.set("core.minimize", True)
     s.add(*rows[:first], z3.Sum(*delta.values()) >= 1)     # the rows are homogeneous: > 0 iff >= 1
     marks = [z3.Bool(f"rank!sample{i}") for i in range(len(samples))]
@@ -196,19 +197,19 @@ def _integers(values: list[Fraction]) -> list[int]:
     return [k // common for k in ints]
 
 
-def _lowest(coeffs: list[int], trans: Transitions, strict: list[int], box: Term, deadline: Deadline) -> int | str:
+def _lowest(coeffs: list[int], trans: Transitions, strict: list[int], box: Term, effort: Effort) -> int | str:
     """A lower bound of ``coeffs . x`` over the sources of the strict transitions: its least
     value within the declared ranges, else within those transitions."""
     f = linear(coeffs, trans.cur_x)
     for scope in (box, z3.Or(*[trans.relations[a] for a in strict])):
         bound_z3()
         opt = z3.Optimize()
-        opt.set("timeout", deadline.ms(cap=CHECK_CAP))
+        opt.set("rlimit", effort.rlimit(cap=CHECK_CAP))
         opt.add(scope)
         low = opt.minimize(f)
         r = opt.check()
         if r == z3.unknown:
-            return TIMEOUT if deadline.expired() else "Z3 gave up bounding a ranking layer"
+            return TIMEOUT if effort.expired() else "Z3 gave up bounding a ranking layer"
         if r == z3.unsat:
             return 0
         value = low.value()

@@ -28,7 +28,6 @@ again by fresh solvers (`strengthen.recheck`).
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations, product
@@ -37,7 +36,7 @@ from math import gcd, lcm
 import numpy as np
 import z3
 
-from verifier.engines.symbolic.core import Deadline, Outcome, Safety
+from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
 from verifier.engines.symbolic.kinduction import kinduction
 from verifier.engines.symbolic.pdr import pdr
@@ -48,11 +47,11 @@ from verifier.ir.model import BoolType, EnumType
 MINED = "mined-lemmas"   # the method's name in results
 EQ_DOMAIN = 8            # an integer slot with at most this many values also gets literals x == v
 THRESHOLDS = 24          # literals x <= v and x >= v per integer slot, at most about this many values v each
-RUN_SECONDS = 1.0        # seeded random runs beside the explored states, at most ...
-RUN_STEPS = 100_000      # ... and this many steps, from the deepest explored states ...
+RUN_STEPS = 100_000      # seeded random runs beside the explored states: this many steps at most, from the deepest
+                         # explored states ...
 RUN_STARTS = 256         # ... these many
 MAX_K = 2                # k-induction relative to the lemmas, up to this k
-WIDEN_SHARE = 0.25       # of a claim's time, for adding the context lemmas to the lemmas kept (once per model; resumable)
+WIDEN_SHARE = 0.25       # of a claim's Z3 units, for adding the context lemmas to the lemmas kept (once per model; resumable)
 EQUATION_ROWS = 400      # states the linear equalities are found from (then checked on all)
 CONTROLS = 4             # context slots per pair of counters, at most (see `context_lemmas`)
 CONTEXT_LEMMAS = 300     # context lemmas per model, at most (the shortest contexts first)
@@ -140,25 +139,20 @@ class Mined:
             self.contexts = [c for c in self.every if isinstance(c, Implied)]
 
 
-def mine(enc: Encoding, explored: np.ndarray, seconds: float = RUN_SECONDS, until: float | None = None,
-         params: dict[str, int] | None = None) -> Mined:
+def mine(enc: Encoding, explored: np.ndarray, params: dict[str, int] | None = None) -> Mined:
     """Candidate lemmas true in every row of `explored` (reachable states, one column per slot of a
-    concrete model) and in the states of seeded random runs (`seconds` at most, at these values of
-    the free parameters; from the initial states when nothing was explored); the pairs of
-    slots not reached by `until` (time.perf_counter()) give no context lemmas or clauses."""
+    concrete model) and in the states of seeded random runs (RUN_STEPS at most, at these values of
+    the free parameters; from the initial states when nothing was explored)."""
     n = len(enc.slots)
     rows = [explored[:, :n]] if len(explored) else []
     deepest = [tuple(int(v) for v in row) for row in explored[-RUN_STARTS:, :n]]    # the last rows: BFS order
-    now = time.perf_counter()
-    runs_by = min(now + seconds, now + (until - now) / 2) if until is not None else now + seconds
-    runs = random_states(enc, params or {}, runs_by, deepest or None, RUN_STEPS)   # half the time at most
+    runs = random_states(enc, params or {}, deepest or None, RUN_STEPS)
     if runs:
         rows.append(np.array(sorted(runs), dtype=np.int64))
     if not rows:
         return Mined([], 0)
     table = np.concatenate(rows)
-    candidates: list = _equations(table) + _bounds(enc, table) + context_lemmas(enc, table, until) + \
-        _clauses(enc, table, until)
+    candidates: list = _equations(table) + _bounds(enc, table) + context_lemmas(enc, table) + _clauses(enc, table)
     return Mined(_unbroken(candidates, table), len(table))
 
 
@@ -196,7 +190,7 @@ def _literals(enc: Encoding, table: np.ndarray) -> list[tuple[Literal, int, int]
     return out
 
 
-def _clauses(enc: Encoding, table: np.ndarray, until: float | None = None) -> list[Clause]:
+def _clauses(enc: Encoding, table: np.ndarray) -> list[Clause]:
     """`not l` and `not (l1 and l2)` that no row breaks, the strongest of each family: a clause
     is dropped when another one's literals have intervals containing its own. Per pair of slots,
     the value pairs the rows take (a grid) decide which literal pairs some row satisfies."""
@@ -219,8 +213,6 @@ def _clauses(enc: Encoding, table: np.ndarray, until: float | None = None) -> li
         widest = never & (within[k] @ never == 1)
         out += [(groups[k][a][0],) for a in np.flatnonzero(widest)]
     for i, k in enumerate(slots):
-        if until is not None and time.perf_counter() > until:
-            break
         for j in slots[i + 1:]:
             grid = (np.bincount(column[k] * size[j] + column[j], minlength=size[k] * size[j]) > 0)
             together = member[k] @ grid.reshape(size[k], size[j]).astype(np.int64) @ member[j].T
@@ -232,7 +224,7 @@ def _clauses(enc: Encoding, table: np.ndarray, until: float | None = None) -> li
 
 # ---------------------------------------------------------------- context lemmas
 
-def context_lemmas(enc: Encoding, table: np.ndarray, until: float | None = None) -> list[Implied]:
+def context_lemmas(enc: Encoding, table: np.ndarray) -> list[Implied]:
     """Facts over a pair of small counters that hold in one context only. The pairs are two
     scalars, or the same element of two arrays over one index (``fleft[p]``, ``fturns[p]``),
     that some action writes together or writes one of from the other. Per pair, the states
@@ -245,8 +237,6 @@ def context_lemmas(enc: Encoding, table: np.ndarray, until: float | None = None)
     reads, writes = _access(enc)
     out: set[Implied] = set()
     for ku, kw in _pairs(enc, small, reads, writes):
-        if until is not None and time.perf_counter() > until:
-            break
         cols = [*_controls(enc, (ku, kw), small, reads, writes), ku, kw]
         out |= _pair_lemmas(cols, _distinct(table, cols, small), small)
     return sorted(out, key=lambda c: (len(c.fact.coeffs) == 1, len(c.context), repr(c)))[:CONTEXT_LEMMAS]
@@ -529,7 +519,7 @@ def _spanning(diffs: np.ndarray) -> list[np.ndarray]:
 
 # ---------------------------------------------------------------- the proof
 
-def prove(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
+def prove(problem: Safety, mined: Mined, effort: Effort) -> Outcome:
     """The claim `not problem.bad` proved with the mined lemmas (status "safe"), a path to a bad
     state found by the base case of k-induction ("reached"), or why neither ("unknown"). In
     turn: k-induction with the lemmas, again with the context lemmas added (once per model),
@@ -540,49 +530,49 @@ def prove(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
     support = enc.ranges(enc.cur)
     if mined.alone is None:
         narrowed: list = []
-        alone = houdini(enc, support, mined.candidates, deadline.share(0.5), "the mined lemmas", narrowed)
+        alone = houdini(enc, support, mined.candidates, effort.share(0.5), "the mined lemmas", narrowed)
         if isinstance(alone, str):
             mined.candidates = narrowed or mined.candidates
             return Outcome("unknown", MINED, reason=alone)
         mined.alone = mined.candidates = alone
-    k = _kinduction(problem, mined, deadline)
-    if k.status not in ("reached", "safe") and mined.contexts and _widen(enc, support, mined, deadline.share(WIDEN_SHARE)):
-        k = _kinduction(problem, mined, deadline)
+    k = _kinduction(problem, mined, effort)
+    if k.status not in ("reached", "safe") and mined.contexts and _widen(enc, support, mined, effort.share(WIDEN_SHARE)):
+        k = _kinduction(problem, mined, effort)
     if k.status == "reached":          # the base case: a path from an initial state, no lemma assumed
         return k
     lemmas = mined.alone
     if k.status == "safe":
-        return _checked(problem, lemmas, None, deadline, f"{_count(lemmas, mined)}; {k.reason}", k.depth)
+        return _checked(problem, lemmas, None, effort, f"{_count(lemmas, mined)}; {k.reason}", k.depth)
     assume = conj(*(lemma_term(c, enc.cur.slots) for c in lemmas))
-    seeded = pdr(problem, deadline.share(0.7), assume)
+    seeded = pdr(problem, effort.share(0.7), assume)
     if seeded.status == "reached":
         return seeded
     if seeded.status == "safe":
-        return _checked(problem, lemmas, None, deadline, f"{_count(lemmas, mined)} and PDR", None)
+        return _checked(problem, lemmas, None, effort, f"{_count(lemmas, mined)} and PDR", None)
     goal = Goal(negate(problem.bad), enc.cur.slots)
-    with_goal = houdini(enc, support, [goal, *mined.every], deadline, "the mined lemmas")
+    with_goal = houdini(enc, support, [goal, *mined.every], effort, "the mined lemmas")
     if isinstance(with_goal, str):
         return Outcome("unknown", MINED, reason=f"with {_count(lemmas, mined)}: k-induction: {k.reason}; "
                                                 f"PDR: {seeded.reason}; with the claim: {with_goal}")
     if goal in with_goal:
         rest = [c for c in with_goal if c != goal]
-        return _checked(problem, rest, goal, deadline, f"{_count(rest, mined)}; inductive together with them", 1)
+        return _checked(problem, rest, goal, effort, f"{_count(rest, mined)}; inductive together with them", 1)
     return Outcome("unknown", MINED, reason=f"with {_count(lemmas, mined)}: k-induction: {k.reason}; "
                                             f"PDR: {seeded.reason}; not inductive together with them")
 
 
-def _kinduction(problem: Safety, mined: Mined, deadline: Deadline) -> Outcome:
+def _kinduction(problem: Safety, mined: Mined, effort: Effort) -> Outcome:
     """k-induction (k <= MAX_K) with the lemmas Houdini kept assumed in every state."""
     assume = conj(*(lemma_term(c, problem.enc.cur.slots) for c in mined.alone or []))
-    return kinduction(problem, MAX_K, deadline.share(0.3), assume)
+    return kinduction(problem, MAX_K, effort.share(0.3), assume)
 
 
-def _widen(enc: Encoding, support: Term, mined: Mined, deadline: Deadline) -> bool:
+def _widen(enc: Encoding, support: Term, mined: Mined, effort: Effort) -> bool:
     """Houdini over the lemmas kept so far and the context lemmas: True when some context
     lemma joins them (`mined.alone`). The kept lemmas being inductive already, only context
     lemmas can be dropped; when cut short, those not dropped wait for the next claim."""
     narrowed: list = []
-    widened = houdini(enc, support, [*(mined.alone or []), *mined.contexts], deadline, "the mined lemmas", narrowed)
+    widened = houdini(enc, support, [*(mined.alone or []), *mined.contexts], effort, "the mined lemmas", narrowed)
     if isinstance(widened, str):
         mined.contexts = [c for c in narrowed if isinstance(c, Implied)] or mined.contexts
         return False
@@ -603,14 +593,14 @@ def _many(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-def _checked(problem: Safety, lemmas: list, goal: Goal | None, deadline: Deadline, how: str,
+def _checked(problem: Safety, lemmas: list, goal: Goal | None, effort: Effort, how: str,
              depth: int | None) -> Outcome:
     """"safe" once fresh solvers show the lemmas (and the goal, if given) inductive and, with a
     goal, that they exclude the bad states."""
     enc = problem.enc
     parts = [lemma_term(c, enc.cur.slots) for c in lemmas] + ([goal.good] if goal is not None else [])
     invariant = conj(*parts)
-    failed = recheck(enc, enc.ranges(enc.cur), invariant, deadline, "the mined lemmas")
+    failed = recheck(enc, enc.ranges(enc.cur), invariant, effort, "the mined lemmas")
     if failed:
         return Outcome("unknown", MINED, reason=failed)
     return Outcome("safe", MINED, depth, invariant=invariant, reason=how)

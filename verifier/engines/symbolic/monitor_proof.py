@@ -30,7 +30,6 @@ decide how often a proof is found.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -39,15 +38,16 @@ import z3
 
 from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic import strengthen
-from verifier.engines.symbolic.core import Deadline
+from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
 from verifier.engines.symbolic.strengthen import Clause, Literal, clause_term, excluded
+from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.ir.model import BoolType, EnumType
 
 ROUNDS = 12             # rounds of CTIs turned into candidates, at most
 CTIS = 4                # CTIs per round, at most
 CANDIDATES = 20_000     # candidates kept from one CTI, at most (the shortest first)
-CHECK_CAP = 30.0        # seconds at most per solver call
+CHECK_CAP = 30 * UNITS_PER_SECOND   # Z3 resource units at most per solver call
 PURPOSE = "the lemmas of a monitored claim"
 
 
@@ -60,38 +60,38 @@ class Proof:
         return conj(*(clause_term(c, enc.cur.slots) for c in self.lemmas))
 
 
-def prove(enc: Encoding, bad: Term, focus: set[int], deadline: Deadline) -> Proof | str:
+def prove(enc: Encoding, bad: Term, focus: set[int], effort: Effort) -> Proof | str:
     """Show that no reachable state of `enc` satisfies `bad` with lemmas whose third
     literal, if any, is over a `focus` slot (the monitor's); or why not."""
     support = conj(enc.param_constraints(), enc.ranges(enc.cur))
     good = negate(bad)
     base = _solver(conj(enc.init(enc.cur), bad))
-    base.set("timeout", deadline.ms(cap=CHECK_CAP))
+    base.set("rlimit", effort.rlimit(cap=CHECK_CAP))
     r = base.check()
     if r != z3.unsat:
         return "an initial state breaks the claim" if r == z3.sat else "Z3 could not decide the initial states"
-    states = _run_states(enc, deadline)
+    states = _run_states(enc, effort)
     pool: list[Clause] = []
     seen: set[Clause] = set()
     last: list[list[int]] = []
     for rounds in range(ROUNDS + 1):
-        alive = strengthen.houdini(enc, conj(support, good), pool, deadline, PURPOSE) if pool else []
+        alive = strengthen.houdini(enc, conj(support, good), pool, effort, PURPOSE) if pool else []
         if isinstance(alive, str):
             return alive
         lemmas = conj(*(clause_term(c, enc.cur.slots) for c in alive))
         here = conj(support, good, lemmas)
-        ctis = _breaking_states(enc, here, bad, deadline)
+        ctis = _breaking_states(enc, here, bad, effort)
         if isinstance(ctis, str):
             return ctis
         if not ctis:
-            why = strengthen.recheck(enc, support, conj(good, lemmas), deadline, PURPOSE)
+            why = strengthen.recheck(enc, support, conj(good, lemmas), effort, PURPOSE)
             return why if why else Proof(alive, rounds)
         if rounds == ROUNDS:
             break
         kept = set(alive)
         for lost in _wanted([c for c in pool if c not in kept], last):
             more = _breaking_states(enc, conj(here, clause_term(lost, enc.cur.slots)),
-                                    negate(clause_term(lost, enc.cur.slots)), deadline, 1)
+                                    negate(clause_term(lost, enc.cur.slots)), effort, 1)
             if isinstance(more, str):
                 return more
             ctis += more
@@ -113,23 +113,23 @@ def _solver(fact: Term) -> z3.Solver:
     return s
 
 
-def _breaking_states(enc: Encoding, here: Term, bad: Term, deadline: Deadline,
+def _breaking_states(enc: Encoding, here: Term, bad: Term, effort: Effort,
                      most: int = 0) -> list[list[int]] | str:
     """Up to CTIS states satisfying `here` with a step to a `bad` state (none: `here` is
     preserved... as far as `bad` goes)."""
     s = _solver(z3.And(here, enc.relation, enc.ranges(enc.nxt), enc.rename(bad, enc.cur, enc.nxt)))
     out: list[list[int]] = []
     while len(out) < (most or CTIS):
-        if deadline.expired():
-            return "the time for this claim ran out while strengthening it with lemmas"
-        s.set("timeout", deadline.ms(cap=CHECK_CAP))
+        if effort.expired():
+            return "the Z3 resource units (rlimit) for this claim ran out while strengthening it with lemmas"
+        s.set("rlimit", effort.rlimit(cap=CHECK_CAP))
         r = s.check()
         if r == z3.unsat:
             break
         if r == z3.unknown:
             if out:
                 break
-            return "the time for this claim ran out while strengthening it with lemmas" if deadline.expired() \
+            return "the Z3 units (rlimit) for this claim ran out while strengthening it with lemmas" if effort.expired() \
                 else "Z3 could not decide a step of the strengthened claim"
         m = s.model()
         values = [m.eval(x, model_completion=True).as_long() for x in enc.cur.slots]
@@ -145,10 +145,9 @@ def _wanted(lost: list[Clause], last: list[list[int]]) -> list[Clause]:
     return sorted(useful, key=len)[:CTIS]
 
 
-def _run_states(enc: Encoding, deadline: Deadline) -> np.ndarray:
+def _run_states(enc: Encoding, effort: Effort) -> np.ndarray:
     """States of seeded random runs of the (concrete) product, one row each."""
-    until = time.perf_counter() + min(strengthen.WALK_SECONDS, (deadline.left() or 1.0) * 0.1)
-    found = set() if enc.free else strengthen.random_states(enc, {}, until)
+    found = set() if enc.free else strengthen.random_states(enc, {})
     if not found:
         return np.zeros((0, len(enc.slots)), dtype=np.int64)
     return np.array(sorted(found), dtype=np.int64)

@@ -20,11 +20,14 @@ from weakref import WeakKeyDictionary
 import z3
 
 from verifier.engines.memory import bound_z3
-from verifier.engines.symbolic.core import Deadline, Outcome, Safety
+from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import TRUE, Encoding, Term, conj, negate
+from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.engines.symbolic.witness import Path
 
 FALLBACK_DEPTH = 60
+RECHECK_CAP = 60 * UNITS_PER_SECOND     # Z3 resource units at most for re-checking Spacer's invariant
+OUT_OF_UNITS = "PDR ran out of its Z3 resource units (rlimit)"
 
 
 # the constants of an encoding's transition relation (walking it in Python costs seconds at printed sizes)
@@ -58,7 +61,7 @@ def _constants(terms: list[Term]) -> list[Term]:
     return list(seen.values())
 
 
-def pdr(problem: Safety, deadline: Deadline, assume: Term = TRUE) -> Outcome:
+def pdr(problem: Safety, effort: Effort, assume: Term = TRUE) -> Outcome:
     """`assume`: invariants (over `enc.cur`, initially true) every state in the rules satisfies;
     the invariant returned includes them."""
     enc = problem.enc
@@ -73,9 +76,9 @@ def pdr(problem: Safety, deadline: Deadline, assume: Term = TRUE) -> Outcome:
     fp.set("xform.slice", False)
     fp.set("xform.inline_linear", False)
     fp.set("xform.inline_eager", False)
-    ms = deadline.ms()
-    if ms:
-        fp.set("timeout", ms)
+    units = effort.rlimit()
+    if units:
+        fp.set("rlimit", units)
     fp.register_relation(inv, err)
     init, trans, bad = enc.init(enc.cur), enc.relation, problem.bad
     fp.declare_var(*_declared(enc, [init, bad] + cur + nxt))
@@ -89,12 +92,12 @@ def pdr(problem: Safety, deadline: Deadline, assume: Term = TRUE) -> Outcome:
         r = fp.query(err())
     except z3.Z3Exception as e:
         text = str(e.value if hasattr(e, "value") else e)
-        if "canceled" in text or deadline.expired():
-            return Outcome("unknown", "pdr", reason="timeout in PDR")
+        if "canceled" in text or "resource limit" in text or effort.expired():
+            return Outcome("unknown", "pdr", reason=OUT_OF_UNITS)
         return Outcome("unknown", "pdr", reason=f"Spacer failed: {text}")
     if r == z3.unsat:
         invariant = z3.substitute_vars(fp.get_cover_delta(-1, inv), *cur)
-        problem_with = _verify(enc, invariant, problem, deadline, assumed, assumed_next)
+        problem_with = _verify(enc, invariant, problem, effort, assumed, assumed_next)
         if problem_with is not None:
             return Outcome("unknown", "pdr", reason=f"internal: Spacer's invariant {problem_with}")
         return Outcome("safe", "pdr", invariant=conj(invariant, assume),
@@ -104,7 +107,7 @@ def pdr(problem: Safety, deadline: Deadline, assume: Term = TRUE) -> Outcome:
         if not facts or any(len(f) != len(cur) for f in facts):
             # no readable derivation (e.g. a model without variables): let BMC produce the path
             from verifier.engines.symbolic.bmc import bmc
-            found = bmc(problem, FALLBACK_DEPTH, deadline)
+            found = bmc(problem, FALLBACK_DEPTH, effort)
             if found.status == "reached":
                 found.method = "pdr"
                 return found
@@ -115,12 +118,12 @@ def pdr(problem: Safety, deadline: Deadline, assume: Term = TRUE) -> Outcome:
         path = Path(values, [tuple(f[:n]) for f in facts], None, list(problem.extra))
         return Outcome("reached", "pdr", len(facts) - 1, path)
     why = fp.reason_unknown()
-    if deadline.expired() or "timeout" in why or "canceled" in why:
-        return Outcome("unknown", "pdr", reason="timeout in PDR")
+    if effort.expired() or "resource limit" in why or "canceled" in why:
+        return Outcome("unknown", "pdr", reason=OUT_OF_UNITS)
     return Outcome("unknown", "pdr", reason=f"Spacer returned unknown: {why}")
 
 
-def _verify(enc: Encoding, inv: Term, problem: Safety, deadline: Deadline, assumed: Term = TRUE,
+def _verify(enc: Encoding, inv: Term, problem: Safety, effort: Effort, assumed: Term = TRUE,
             assumed_next: Term = TRUE) -> str | None:
     """None when `inv` is initiated, inductive and safe (where `assumed` holds); else what fails."""
     inv_next = enc.rename(inv, enc.cur, enc.nxt)
@@ -131,7 +134,7 @@ def _verify(enc: Encoding, inv: Term, problem: Safety, deadline: Deadline, assum
     for what, parts in checks:
         bound_z3()
         s = z3.Solver()
-        s.set("timeout", deadline.ms(cap=60.0))
+        s.set("rlimit", effort.rlimit(cap=RECHECK_CAP))
         s.add(conj(*parts))
         r = s.check()
         if r == z3.sat:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import z3
 
-from verifier.engines.symbolic.core import Deadline
+from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.engines.symbolic.layer import TIMEOUT, Failure, Transitions, find_layer, linear
 from verifier.engines.symbolic.render import Renderer
@@ -73,7 +73,7 @@ class Ranking:
 Refine = Callable[[list[int]], "Term | None"]
 
 
-def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, deadline: Deadline,
+def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, effort: Effort,
                refine: Refine | None = None, max_refinements: int = REFINEMENTS) -> Ranking:
     """A lexicographic linear ranking function for the `actions` within `region` (over `enc.cur`),
     for source states satisfying `support` (over `enc.cur`, true in every reachable state:
@@ -90,31 +90,31 @@ def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, d
     search = _Search(enc, actions, region)
     learned: list[Term] = []
     notes: list[str] = []
-    plain = _synthesize(search, enc, support, learned, notes, deadline, None, max_refinements)
-    if plain.components is not None or deadline.expired():
+    plain = _synthesize(search, enc, support, learned, notes, effort, None, max_refinements)
+    if plain.components is not None or effort.expired():
         return plain
     if search.remaining:        # a layer is missing: the guards of its actions become terms too
         search.add_guards()
-    found = _synthesize(search, enc, support, learned, notes, deadline, refine, max_refinements)
+    found = _synthesize(search, enc, support, learned, notes, effort, refine, max_refinements)
     if found.components is None and search.remaining:
         return Ranking(None, f"{plain.reason}; with the guards of the actions left as terms: {found.reason}")
     return found
 
 
 def _synthesize(search: _Search, enc: Encoding, support: Term, learned: list[Term], notes: list[str],
-                deadline: Deadline, refine: Refine | None, max_refinements: int) -> Ranking:
+                effort: Effort, refine: Refine | None, max_refinements: int) -> Ranking:
     """The layers `search` still lacks, within `support` and the invariants `learned` (each with
     its note; the list grows as invariants are proved)."""
     for _ in range(max_refinements + 1):
-        ranking, failure = search.run(conj(support, *learned), deadline)
+        ranking, failure = search.run(conj(support, *learned), effort)
         if ranking.components is not None and learned:
-            failed = recheck(enc, support, conj(*learned), deadline)
+            failed = recheck(enc, support, conj(*learned), effort)
             if failed:
                 return Ranking(None, failed)
             ranking.reason = "strengthened by invariants excluding unreachable states (" + ", ".join(notes) + ")"
         if ranking.components is not None or failure is None:
             return ranking
-        found = _exclude(enc, conj(support, *learned), failure, deadline, refine)
+        found = _exclude(enc, conj(support, *learned), failure, effort, refine)
         if isinstance(found, str):
             return Ranking(None, found)
         if not found:
@@ -125,19 +125,19 @@ def _synthesize(search: _Search, enc: Encoding, support: Term, learned: list[Ter
     return ranking
 
 
-def _exclude(enc: Encoding, support: Term, samples: list[list[int]], deadline: Deadline,
+def _exclude(enc: Encoding, support: Term, samples: list[list[int]], effort: Effort,
              refine: Refine | None) -> list[tuple[Term, str]] | str:
     """Invariants excluding some of the `samples` (each with a note saying how it was proved):
     Houdini's, or when it finds none, `refine`'s for each sample (skipping those an invariant
     found before already excludes)."""
-    lemmas = exclude(enc, support, samples, deadline)
+    lemmas = exclude(enc, support, samples, effort)
     if isinstance(lemmas, str):
         return lemmas
     if lemmas.clauses:
         return [(lemmas.term, f"{len(lemmas.clauses)} clause(s) by Houdini")]
     proved: list[Term] = []
     for values in samples if refine is not None else []:
-        if deadline.expired():
+        if effort.expired():
             break
         if proved and _excludes(enc, conj(*proved), values):
             continue
@@ -176,7 +176,7 @@ class _Search:
             self.nxt_x.append(z3.If(enc.can_fire(a, enc.nxt), 1, 0))
             self.labels.append(f"[{enc.model.actions[a].name} enabled]")
 
-    def run(self, support: Term, deadline: Deadline) -> tuple[Ranking, list[list[int]] | None]:
+    def run(self, support: Term, effort: Effort) -> tuple[Ranking, list[list[int]] | None]:
         """Layers for the actions left, within `support`: a ranking (re-checked), or why not and
         the sources of the sampled transitions that blocked the last layer."""
         enc = self.enc
@@ -186,7 +186,7 @@ class _Search:
         if self.remaining is None:
             feasible = []
             for a in self.actions:   # actions that never fire within the region need no rank
-                found = trans.counterexample(a, z3.BoolVal(False), deadline)
+                found = trans.counterexample(a, z3.BoolVal(False), effort)
                 if isinstance(found, str):
                     return Ranking(None, found), None
                 if found is not None:
@@ -194,7 +194,7 @@ class _Search:
             self.remaining = feasible
         renderer = Renderer(enc)
         while self.remaining:
-            layer = find_layer(trans, self.remaining, self.box, deadline)
+            layer = find_layer(trans, self.remaining, self.box, effort)
             if isinstance(layer, str):
                 return Ranking(None, layer), None
             if isinstance(layer, Failure):
@@ -203,13 +203,13 @@ class _Search:
             kept = [a for a in self.remaining if a not in layer.strict]
             self.components.append(Component(layer.coeffs, layer.constant, layer.strict, kept, text))
             self.remaining = kept
-        failed = verify(trans, self.components, deadline)
+        failed = verify(trans, self.components, effort)
         if failed:
             return Ranking(None, failed), None
         return Ranking(list(self.components), ""), None
 
 
-def verify(trans: Transitions, components: list[Component], deadline: Deadline) -> str:
+def verify(trans: Transitions, components: list[Component], effort: Effort) -> str:
     """Every layer's conditions, re-checked by fresh solvers on the full transition relations:
     "" when all hold, else what failed."""
     fresh = Transitions(trans.relations, trans.cur_x, trans.nxt_x, trans.names)
@@ -218,7 +218,7 @@ def verify(trans: Transitions, components: list[Component], deadline: Deadline) 
         f_nxt = linear(comp.coeffs, trans.nxt_x, comp.constant)
         for a in comp.strict + comp.kept:
             want = z3.And(f_cur >= 0, f_cur - f_nxt >= 1) if a in comp.strict else f_cur - f_nxt >= 0
-            found = fresh.counterexample(a, want, deadline)
+            found = fresh.counterexample(a, want, effort)
             if isinstance(found, str):
                 return found
             if found is not None:

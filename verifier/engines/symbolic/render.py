@@ -11,6 +11,7 @@ import z3
 
 from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.encode import Encoding, Term, conj
+from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.ir.expr import Const
 from verifier.ir.model import BoolType, EnumType, IntType
 
@@ -237,7 +238,7 @@ def render(enc: Encoding, formula: Term, drop_implied: bool = True) -> str:
         for p in parts:
             bound_z3()
             s = z3.Solver()
-            s.set("timeout", 2000)
+            s.set("rlimit", 2 * UNITS_PER_SECOND)
             s.add(background, z3.Not(p))
             if s.check() != z3.unsat:
                 kept.append(p)

@@ -15,7 +15,6 @@ conjunction is an invariant. `recheck` proves that again with fresh solvers.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
@@ -27,20 +26,20 @@ import z3
 from verifier.engines.bfsgen import compile_expander, packing_of
 from verifier.engines.codegen import Packing
 from verifier.engines.memory import bound_z3
-from verifier.engines.symbolic.core import Deadline
+from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
+from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.engines.walk import random_runs
 from verifier.ir.model import BoolType, EnumType
 from verifier.semantics import EvalError, layout
 
-WALK_SECONDS = 1.0      # random runs per call, at most
 WALK_STEPS = 20_000     # steps of random runs per call, at most
 WALK_LENGTH = 2_000     # steps of one run before it restarts
 WALK_STALE = 200        # steps without a new state after which the runs stop
 INITIAL_STATES = 3      # initial states the runs start from, at most
 FILTER_STATES = 8_192   # states of the runs the candidates are filtered by, at most (memory: states x literals)
 SAMPLES = 24            # blocking states taken per call, at most (the newest)
-CHECK_CAP = 30.0        # seconds at most per solver call
+CHECK_CAP = 30 * UNITS_PER_SECOND   # Z3 resource units at most per solver call
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,7 @@ class Lemmas:
     term: Term                  # their conjunction over enc.cur
 
 
-def exclude(enc: Encoding, support: Term, samples: list[list[int]], deadline: Deadline) -> Lemmas | str:
+def exclude(enc: Encoding, support: Term, samples: list[list[int]], effort: Effort) -> Lemmas | str:
     """The Houdini invariant from the samples' candidate clauses (possibly empty), or why the
     solver could not finish."""
     n = len(enc.slots)
@@ -95,8 +94,8 @@ def exclude(enc: Encoding, support: Term, samples: list[list[int]], deadline: De
                 candidates[(a, b)] = None
     if not candidates:
         return Lemmas([], conj())
-    clauses = _unbroken_by_runs(enc, list(candidates), samples, deadline)
-    alive = houdini(enc, support, clauses, deadline)
+    clauses = _unbroken_by_runs(enc, list(candidates), samples, effort)
+    alive = houdini(enc, support, clauses, effort)
     if isinstance(alive, str):
         return alive
     return Lemmas(alive, conj(*(clause_term(c, enc.cur.slots) for c in alive)))
@@ -127,15 +126,14 @@ def integer_literals(slot: int, v: int, low: int | None, high: int | None) -> li
 # ---------------------------------------------------------------- random runs
 
 def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[int]],
-                      deadline: Deadline) -> list[Clause]:
+                      effort: Effort) -> list[Clause]:
     """The clauses that no state of seeded random runs breaks (at each sample's parameter values)."""
     states: set[tuple[int, ...]] = set()
-    runs_by = time.perf_counter() + min(WALK_SECONDS, (deadline.left() or WALK_SECONDS) * 0.1)
     n = len(enc.slots)
     known = _RUNS.setdefault(enc, {})
     for params in sorted({tuple(s[n:]) for s in samples}):
         if params not in known:
-            known[params] = random_states(enc, dict(zip(enc.params, params)), runs_by)
+            known[params] = random_states(enc, dict(zip(enc.params, params)))
         states |= known[params]
     if not states:
         return clauses
@@ -153,7 +151,7 @@ def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[i
 _RUNS: WeakKeyDictionary[Encoding, dict[tuple[int, ...], set[tuple[int, ...]]]] = WeakKeyDictionary()
 
 
-def random_states(enc: Encoding, params: dict[str, int], until: float, starts: list[tuple[int, ...]] | None = None,
+def random_states(enc: Encoding, params: dict[str, int], starts: list[tuple[int, ...]] | None = None,
                   most: int = WALK_STEPS) -> set[tuple[int, ...]]:
     """The states of seeded random runs (at most `most` steps) from `starts` (reachable states;
     by default a few initial states), at these parameter values."""
@@ -166,7 +164,7 @@ def random_states(enc: Encoding, params: dict[str, int], until: float, starts: l
         if move is None:                 # a run starts
             if length < WALK_LENGTH:     # the last run ended at a dead end: finding it took a step
                 steps += 1
-            if steps >= most or steps - last_new >= WALK_STALE or time.perf_counter() >= until:
+            if steps >= most or steps - last_new >= WALK_STALE:
                 break
             length = 0
             continue
@@ -175,7 +173,7 @@ def random_states(enc: Encoding, params: dict[str, int], until: float, starts: l
         if state not in seen:
             seen.add(state)
             last_new = steps
-        if steps >= most or steps - last_new >= WALK_STALE or (steps % 64 == 0 and time.perf_counter() >= until):
+        if steps >= most or steps - last_new >= WALK_STALE:
             break
     return {packing.unpack(x) for x in seen}
 
@@ -198,7 +196,7 @@ def _expander(enc: Encoding, params: dict[str, int]) -> tuple[Packing, Callable]
 def _initial_states(enc: Encoding, params: dict[str, int]) -> list[tuple[int, ...]]:
     bound_z3()
     s = z3.Solver()
-    s.set("timeout", 5000)
+    s.set("rlimit", 5 * UNITS_PER_SECOND)
     s.add(enc.init(enc.cur), *(enc.params[k] == v for k, v in params.items()))
     out: list[tuple[int, ...]] = []
     while len(out) < INITIAL_STATES and s.check() == z3.sat:
@@ -211,7 +209,7 @@ def _initial_states(enc: Encoding, params: dict[str, int]) -> list[tuple[int, ..
 
 # ---------------------------------------------------------------- Houdini
 
-def houdini(enc: Encoding, support: Term, lemmas: list, deadline: Deadline,
+def houdini(enc: Encoding, support: Term, lemmas: list, effort: Effort,
             purpose: str = "the ranking search", narrowed: list | None = None) -> list | str:
     """The largest subset of `lemmas` (clauses, or objects with `term(xs)` and `holds(values)`)
     that holds initially and is preserved by every action from the states where `support` and
@@ -220,14 +218,14 @@ def houdini(enc: Encoding, support: Term, lemmas: list, deadline: Deadline,
     model, no free parameter): every successor breaks lemmas too, at no solver cost. When it
     cannot finish, `narrowed` (if given) is set to the lemmas not yet dropped: what is dropped
     is in no inductive subset, so a later run may start from them."""
-    alive = _drop_broken(_solver(enc.init(enc.cur)), lemmas, enc.cur.slots, [], deadline, purpose,
+    alive = _drop_broken(_solver(enc.init(enc.cur)), lemmas, enc.cur.slots, [], effort, purpose,
                          narrowed=narrowed)
     if isinstance(alive, str):
         return alive
     step = _solver(conj(support, enc.relation, enc.ranges(enc.nxt)))
     marks = [z3.Bool(f"houdini!{k}") for k in range(len(alive))]
     step.add(*(z3.Implies(m, lemma_term(c, enc.cur.slots)) for m, c in zip(marks, alive)))
-    return _drop_broken(step, alive, enc.nxt.slots, marks, deadline, purpose,
+    return _drop_broken(step, alive, enc.nxt.slots, marks, effort, purpose,
                         None if enc.free else (enc.cur.slots, _successors(enc)), narrowed)
 
 
@@ -262,7 +260,7 @@ def _solver(fact: Term) -> z3.Solver:
     return s
 
 
-def _drop_broken(s: z3.Solver, lemmas: list, at, marks: list[Term], deadline: Deadline, purpose: str,
+def _drop_broken(s: z3.Solver, lemmas: list, at, marks: list[Term], effort: Effort, purpose: str,
                  successors: tuple | None = None, narrowed: list | None = None) -> list | str:
     """The lemmas that no model of `s` breaks in the state `at`, found by asking for a broken one
     until none is left. With `marks` (one per lemma), the marks of the lemmas left are assumed:
@@ -274,11 +272,11 @@ def _drop_broken(s: z3.Solver, lemmas: list, at, marks: list[Term], deadline: De
     mark = dict(zip(lemmas, marks))
     alive = list(lemmas)
     while alive:
-        if deadline.expired():
+        if effort.expired():
             if narrowed is not None:
                 narrowed[:] = alive
-            return f"the time for this claim ran out while proving invariants for {purpose}"
-        s.set("timeout", deadline.ms(cap=CHECK_CAP))
+            return f"the Z3 resource units (rlimit) for this claim ran out while proving invariants for {purpose}"
+        s.set("rlimit", effort.rlimit(cap=CHECK_CAP))
         s.push()
         s.add(_any([broken[c] for c in alive]))
         r = _check(s, [mark[c] for c in alive if c in mark])
@@ -293,7 +291,7 @@ def _drop_broken(s: z3.Solver, lemmas: list, at, marks: list[Term], deadline: De
         if r == z3.unknown:
             if narrowed is not None:
                 narrowed[:] = alive
-            return ("the time for this claim ran out while proving invariants for " if deadline.expired()
+            return ("the Z3 resource units (rlimit) for this claim ran out while proving invariants for " if effort.expired()
                     else "Z3 could not decide an invariant candidate for ") + purpose
         if r == z3.unsat:
             break
@@ -314,7 +312,7 @@ def _check(s: z3.Solver, assumptions: list[Term]) -> z3.CheckSatResult:
     return z3.CheckSatResult(z3.Z3_solver_check_assumptions(s.ctx.ref(), s.solver, len(assumptions), arr))
 
 
-def recheck(enc: Encoding, support: Term, invariant: Term, deadline: Deadline,
+def recheck(enc: Encoding, support: Term, invariant: Term, effort: Effort,
             purpose: str = "the ranking search") -> str:
     """"" when `invariant` holds initially and every action preserves it from the states where
     it and `support` hold (fresh solvers), else what fails."""
@@ -323,11 +321,11 @@ def recheck(enc: Encoding, support: Term, invariant: Term, deadline: Deadline,
                                                            z3.Not(enc.rename(invariant, enc.cur, enc.nxt)))))
     for what, query in checks:
         s = _solver(query)
-        s.set("timeout", deadline.ms(cap=CHECK_CAP))
+        s.set("rlimit", effort.rlimit(cap=CHECK_CAP))
         r = s.check()
         if r == z3.sat:
             return f"internal: an invariant of {purpose} {what}"
         if r == z3.unknown:
-            return f"the time for this claim ran out while re-checking the invariants of {purpose}" \
-                if deadline.expired() else f"Z3 could not re-check an invariant of {purpose} ({what})"
+            return f"the Z3 resource units (rlimit) for this claim ran out while re-checking the invariants of {purpose}" \
+                if effort.expired() else f"Z3 could not re-check an invariant of {purpose} ({what})"
     return ""

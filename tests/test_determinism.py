@@ -1,0 +1,83 @@
+"""Same input, same verdict: a shipped game checked again while its process is starved of CPU (pinned
+to one core beside a busy loop pinned to the same core) gives the same JSON, timings aside; and
+`turnproof diff` of a shipped model with itself, under the same load, finds no change (exit 0).
+
+Nothing here measures time: the load only changes how fast the run goes, and these tests show that
+nothing else depends on it (every effort is counted in states, steps and Z3 resource units; the
+--timeout backstop is far from reached)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from shipped_runs import ROOT, model_path, on_its_worker, runs_of
+
+from verifier import forking, runner
+from verifier.report.json_out import runs_json
+from verifier.runner import check_model
+
+STARVED = ("aeons_end",)     # the quickest of the five at its defaults (all five under load: bench/README.md)
+pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs os.sched_setaffinity (Linux)")
+
+SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+
+
+@contextmanager
+def starved() -> Iterator[None]:
+    """This process (and the children it forks) pinned to one core, beside a busy loop pinned there too."""
+    before = os.sched_getaffinity(0)
+    core = min(before)
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN, str(core)])
+    os.sched_setaffinity(0, {core})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+        spinner.kill()
+        spinner.wait()
+
+
+def differences(a: Any, b: Any, at: str = "") -> list[str]:
+    """Where two JSON documents differ (paths), for a readable failure."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in differences(a.get(k), b.get(k), f"{at}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{at}[{i}]")]
+    return [] if a == b else [f"{at}: {a!r:.120} != {b!r:.120}"]
+
+
+def untimed(doc: Any) -> Any:
+    """`doc` without its timing fields (`seconds`), the only part of a check that may differ."""
+    if isinstance(doc, dict):
+        return {k: untimed(v) for k, v in doc.items() if k != "seconds"}
+    if isinstance(doc, list):
+        return [untimed(v) for v in doc]
+    return doc
+
+
+@pytest.mark.parametrize("game", [on_its_worker(g) for g in STARVED])
+def test_a_starved_check_gives_the_same_json(game):
+    quiet = untimed(runs_json(runs_of(game)))
+    with starved(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(forking, "free_cpus", lambda: 1)      # as `runs_of`: the readings one after the other
+        patch.setattr(runner, "free_cpus", lambda: 1)
+        loaded = untimed(runs_json(check_model(model_path(game))))
+    assert differences(quiet, loaded) == []
+
+
+def test_a_starved_diff_of_a_model_with_itself_finds_nothing():
+    path = model_path("aeons_end")
+    with starved():
+        done = subprocess.run([sys.executable, "-m", "verifier", "diff", path, path, "--quiet"], cwd=ROOT,
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_untimed_drops_only_the_timings():
+    doc = {"seconds": 1.5, "results": [{"stats": {"states": 3, "seconds": 0.1}, "verdict": "HOLDS"}]}
+    assert untimed(doc) == {"results": [{"stats": {"states": 3}, "verdict": "HOLDS"}]}

@@ -1,0 +1,41 @@
+"""One reading's ledger: the complete searches its engines ran, kept for the passes over the same
+states that follow (the consistency analyses, vacuity, mutation's equivalence digest), and the results
+decided so far (kept when the run's backstop cuts a later step). Made per reading by the runner and
+handed explicitly to the engines, the analyses, vacuity and mutation: no context variables."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from verifier.engines.statespace import StateSpace
+from verifier.ir.model import Model
+from verifier.result import CheckResult
+
+
+@dataclass
+class Ledger:
+    wanted: dict[Model, StateSpace | None] = field(default_factory=dict)   # instantiated models -> kept search
+    on_kept: Callable[[StateSpace], None] | None = None       # told as each search is kept
+    on_decided: Callable[[CheckResult], None] | None = None   # told of each final result before its engine returns
+
+    @classmethod
+    def keeping(cls, models: Iterable[Model], on_kept: Callable[[StateSpace], None] | None = None) -> Ledger:
+        """A ledger that keeps the complete searches of these (instantiated) models."""
+        return cls(dict.fromkeys(models), on_kept)
+
+    def keep(self, model: Model, space: StateSpace) -> None:
+        """Keep `space` as `model`'s search where it is wanted, complete and unreduced (the first one)."""
+        if model in self.wanted and self.wanted[model] is None and space.complete and not space.reductions:
+            self.wanted[model] = space
+            if self.on_kept is not None:
+                self.on_kept(space)
+
+    def search_of(self, model: Model) -> StateSpace | None:
+        """The complete search of `model` kept here, if any."""
+        return self.wanted.get(model)
+
+    def decided(self, results: Iterable[CheckResult]) -> None:
+        """Final results an engine hands on before it returns."""
+        if self.on_decided is not None:
+            for r in results:
+                self.on_decided(r)
