@@ -19,12 +19,12 @@ def test_whole_run_commands_have_a_default_deadline(command):
     args = build_parser().parse_args([command, str(MINI), *extra])
     assert args.timeout == DEFAULT_TIMEOUT
     budget = run_options(args).budget
-    assert budget.timeout == DEFAULT_TIMEOUT and budget.deadline is not None
+    assert budget.backstop is not None and budget.backstop.owner == f"the default deadline ({DEFAULT_TIMEOUT:g} s)"
 
 
 def test_none_lifts_the_default():
     args = build_parser().parse_args(["check", str(MINI), "--timeout", "none"])
-    assert args.timeout is None and run_options(args).budget.deadline is None
+    assert args.timeout is None and run_options(args).budget.backstop is None
 
 
 def test_mutate_has_no_default_deadline():          # each mutant's search is capped by states instead
