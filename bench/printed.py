@@ -65,7 +65,7 @@ CASES = [
     Case("wtactics-small-deck", "wtactics", "literal", ("DRAW_PILE=1",)),
     Case("alice", "alice", "literal", ("DECK=1",)),
     Case("aeons_end", "aeons_end", "flip_on_draw", ("DECK=1", "GAINS=1")),
-    Case("shadow_era", "shadow_era", "literal", ("DECK=2", "SE_CAP=4")),
+    Case("shadow_era", "shadow_era", "literal", ("DECK=2",)),
     Case("alpha_clash", "alpha_clash", "flowchart", ()),
 ]
 
