@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from verifier.ir.expr import Const, Quant, state_vars, walk
-from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, Var, state_vars, walk
+from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
 from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_RANGE_WIDTH, MAX_SLOTS
 from verifier.lang.yaml_source import suggest
 
@@ -83,9 +83,14 @@ def check_sizes(loader: Loader, model: Model) -> None:
                           f"{MAX_SLOTS:,} are allowed", model.span, hint="use fewer or smaller arrays")
     for action in concrete.actions:
         ways = 1
+        bound: dict[str, tuple[int, int]] = {}
         for choice in action.choices:
             if _range_ok(loader, choice.type, choice.span, f"the choice {choice.name} of {action.name}"):
-                ways *= _range_size(choice.type) or 1
+                ways *= _range_size(choice.type) or _widest(concrete, choice.type, bound)
+            if isinstance(choice.type, IntType):
+                lo, hi = _interval(concrete, choice.type.lo, bound), _interval(concrete, choice.type.hi, bound)
+                if lo is not None and hi is not None:
+                    bound[choice.name] = (lo[0], hi[1])
         if ways > MAX_CHOICES:
             loader.sink.error(f"action {action.name} can choose in {ways:,} ways; at most {MAX_CHOICES:,} are "
                               "allowed", action.span, hint="narrow its choose: domains")
@@ -95,6 +100,45 @@ def check_sizes(loader: Loader, model: Model) -> None:
                     and q.hi.value - q.lo.value >= MAX_ARRAY:
                 loader.sink.error(f"a quantifier ranges over {q.hi.value - q.lo.value + 1:,} values; at most "
                                   f"{MAX_ARRAY:,} are allowed", q.span, hint="quantify over players or an array index")
+
+
+def _widest(model: Model, t, bound: dict[str, tuple[int, int]]) -> int:
+    """The most values a choice domain whose bounds depend on the state can take (1 where its
+    bounds cannot be bounded: the search counts those as it goes)."""
+    lo, hi = _interval(model, t.lo, bound), _interval(model, t.hi, bound)
+    return 1 if lo is None or hi is None else max(1, hi[1] - lo[0] + 1)
+
+
+def _interval(model: Model, e: Expr, bound: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """The values `e` can take over the variables' types (None when not bounded so simply)."""
+    if isinstance(e, Const):
+        return e.value, e.value
+    if isinstance(e, (Var, Index)):
+        lo, hi = type_bounds(model.var(e.name).type)
+        return lo, hi
+    if isinstance(e, Local):
+        return bound.get(e.name)
+    if not isinstance(e, App):
+        return None
+    args = [_interval(model, a, bound) for a in e.args]
+    if any(a is None for a in args):
+        return None
+    ivs = [a for a in args if a is not None]
+    if e.op is Op.ADD:
+        return ivs[0][0] + ivs[1][0], ivs[0][1] + ivs[1][1]
+    if e.op is Op.SUB:
+        return ivs[0][0] - ivs[1][1], ivs[0][1] - ivs[1][0]
+    if e.op is Op.NEG:
+        return -ivs[0][1], -ivs[0][0]
+    if e.op is Op.MUL:
+        products = [a * b for a in ivs[0] for b in ivs[1]]
+        return min(products), max(products)
+    if e.op in (Op.MIN, Op.MAX):
+        pick = min if e.op is Op.MIN else max
+        return pick(a[0] for a in ivs), pick(a[1] for a in ivs)
+    if e.op is Op.ITE:
+        return min(ivs[1][0], ivs[2][0]), max(ivs[1][1], ivs[2][1])
+    return None
 
 
 def _range_size(t) -> int | None:
