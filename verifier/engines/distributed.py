@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import asyncio
 import resource
+import signal
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -320,9 +322,25 @@ def local_cluster(workers: int, dashboard: bool = False):
     from distributed import LocalCluster
     from distributed.security import Security
 
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                        security=Security.temporary(), dashboard_address="127.0.0.1:0",
-                        scheduler_kwargs={"dashboard": dashboard}, silence_logs=50)
+    with _workers_ignore_sigint():
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                            security=Security.temporary(), dashboard_address="127.0.0.1:0",
+                            scheduler_kwargs={"dashboard": dashboard}, silence_logs=50)
+
+
+@contextmanager
+def _workers_ignore_sigint() -> Iterator[None]:
+    """Ctrl-C reaches the whole process group: the worker processes started within ignore it (an
+    ignored signal stays ignored in a child), so that only this process stops the run, closing
+    the cluster, and no worker prints a KeyboardInterrupt traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def holds(model: Model) -> bool:
