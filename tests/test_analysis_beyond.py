@@ -109,7 +109,8 @@ def test_counters_one_action_moves_between_give_a_mined_lemma():
 
 
 def test_no_time_for_the_questions_leaves_them_unknown(monkeypatch):
-    monkeypatch.setattr(beyond, "BEYOND_SECONDS", 0.0)
+    monkeypatch.setattr(beyond, "BEYOND_UNITS", 0)
+    monkeypatch.setattr(beyond, "WALK_RUNS", 0)
     model = load_model(fixture("dead_yes"))
     ctx, findings = analyse_model(model, Budget(max_states=2))
     assert "stayed undecided" in ctx.unknown_reason and "dead-rule" in ctx.unknown_reason

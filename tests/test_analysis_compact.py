@@ -85,7 +85,8 @@ def test_a_cut_compact_search_is_decided_beyond_it(name, compact_spaces):
 
 
 def test_a_compact_search_out_of_time_leaves_the_analyses_unknown(monkeypatch, compact_spaces):
-    monkeypatch.setattr(beyond, "BEYOND_SECONDS", 0.0)
+    monkeypatch.setattr(beyond, "BEYOND_UNITS", 0)
+    monkeypatch.setattr(beyond, "WALK_RUNS", 0)
     real = compact_states.explore_big
     monkeypatch.setattr(compact_states, "explore_big", lambda model, budget, cap, _s: real(model, budget, cap, 0.0))
     ctx, _findings = analyse_model(load_model(fixture("dead_yes")), Budget(rlimit=120_000_000))

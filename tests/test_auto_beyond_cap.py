@@ -28,7 +28,7 @@ def decide(model, claims, engine, together: bool = False):
     """The claims as the runner decides them, with `engine` and the runner's capped search (with
     `together`, beyond the cap the open monitored claims first share one product, as the
     runner does)."""
-    def capped(m, cs, cap, _expected):
+    def capped(m, cs, cap):
         return engine.check_explicit(m, cs, replace(BUDGET, max_states=cap))
     return run_claims(model, claims, lambda m, cs: engine.check(m, cs, BUDGET), capped,
                       together=engine.stopped_at_cap if together else None)

@@ -39,7 +39,8 @@ def test_junit_acknowledged_findings_pass(tmp_path):
 
 
 def test_junit_analyses_cut_short_are_an_error(tmp_path, monkeypatch):
-    monkeypatch.setattr("verifier.analysis.beyond.BEYOND_SECONDS", 0.0)   # nothing decided past the 2 states
+    monkeypatch.setattr("verifier.analysis.beyond.BEYOND_UNITS", 0)   # nothing decided past the 2 states
+    monkeypatch.setattr("verifier.analysis.beyond.WALK_RUNS", 0)
     code, text = _lint(tmp_path, "conflict_yes", "junit", "--max-states", "2")
     assert code == 1 and junit_errors(text) == []
     error = ET.fromstring(text).find("testsuite/testcase/error")
@@ -68,7 +69,8 @@ def test_sarif_acknowledged_is_suppressed_and_cut_short_is_notified(tmp_path, mo
     assert all(r["suppressions"][0]["justification"] == "the hand limit is card-specific"
                for r in doc["runs"][0]["results"])
     assert doc["runs"][0]["invocations"][0]["toolExecutionNotifications"] == []
-    monkeypatch.setattr("verifier.analysis.beyond.BEYOND_SECONDS", 0.0)   # nothing decided past the 2 states
+    monkeypatch.setattr("verifier.analysis.beyond.BEYOND_UNITS", 0)   # nothing decided past the 2 states
+    monkeypatch.setattr("verifier.analysis.beyond.WALK_RUNS", 0)
     code, text = _lint(tmp_path, "conflict_yes", "sarif", "--max-states", "2")
     notes = json.loads(text)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert len(notes) == 1 and "UNKNOWN" in notes[0]["message"]["text"]
