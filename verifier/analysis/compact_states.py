@@ -46,7 +46,8 @@ def explore_big(model: Model, budget: Budget, cap: int | None) -> CompactStates:
             return memory
         return None
 
-    space = explore_compact(model, Budget(max_states=cap, max_depth=budget.max_depth), tick=tick, order=levels)
+    space = explore_compact(model, Budget(max_states=cap, max_depth=budget.max_depth, owner=budget.owner), tick=tick,
+                            order=levels)
     return CompactStates(space, levels)
 
 

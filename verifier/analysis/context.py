@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from verifier.engines.auto import COMPACT_STATES as AUTO_COMPACT_STATES
@@ -154,7 +154,11 @@ class Context:
 
         assert self.concrete is not None
         return explore(self.concrete, Budget(max_states=cap, max_depth=self.budget.max_depth,
-                                             max_memory_mb=self.budget.max_memory_mb))
+                                             max_memory_mb=self.budget.max_memory_mb, owner=self._cap_owner()))
+
+    def _cap_owner(self) -> str:
+        """Whose state cap the analyses' exploration stops at, in the user's words."""
+        return self.budget.owner if self.budget.max_states is not None else "the analyses' state cap"
 
     def _explore_big(self):
         """The compact store's exploration; None where the model's states do not fit it after all."""
@@ -164,7 +168,8 @@ class Context:
         assert self.concrete is not None
         if not fits(self.concrete):
             return None
-        return explore_big(self.concrete, self.budget, self.budget.max_states or COMPACT_STATES)
+        return explore_big(self.concrete, replace(self.budget, owner=self._cap_owner()),
+                           self.budget.max_states or COMPACT_STATES)
 
     def scan(self, visitors: Sequence[Visitor]) -> None:
         """Hand every explored state with its firings to each visitor."""
