@@ -23,11 +23,12 @@ from pathlib import Path
 
 from bench.printed import CASES as PRINTED
 from verifier.engines.auto import EXPLICIT_STATES, MINE_STATES
-from verifier.resources import Budget
 from verifier.engines.explicit import explore
 from verifier.engines.symbolic import SymbolicEngine
+from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.lang import load_model
 from verifier.lang.properties import load_properties
+from verifier.resources import Budget
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def run_free(case: FreeCase, timeout: float) -> list[str]:
     claims = [p for p in load_properties(str(path.parent.parent / "properties" / f"{case.game}.yaml"), model)
               if p.id in case.claims]
     cpu = time.process_time()
-    results = SymbolicEngine().check(model, claims, Budget(deadline=time.monotonic() + timeout))
+    results = SymbolicEngine().check(model, claims, Budget(rlimit=int(timeout * UNITS_PER_SECOND)))
     shown = " ".join(f"{k}={'*' if v is None else v}" for k, v in values.items())
     lines = [f"{case.name} ({shown}): proofs {time.process_time() - cpu:.1f} s CPU"]
     for r in results:
@@ -84,7 +85,7 @@ def run(case: Case, cap: int, timeout: float) -> list[str]:
     space = explore(model.instantiate(), Budget(max_states=cap))
     sample = space.sample(MINE_STATES)
     search_cpu, cpu = time.process_time() - cpu, time.process_time()
-    results = SymbolicEngine(explored=sample).check(model, claims, Budget(deadline=time.monotonic() + timeout))
+    results = SymbolicEngine(explored=sample).check(model, claims, Budget(rlimit=int(timeout * UNITS_PER_SECOND)))
     proof_cpu = time.process_time() - cpu
     lines = [f"{case.printed} ({' '.join(where.values())}): search {len(space):,} states "
              f"({'complete' if space.complete else 'stopped'}), {search_cpu:.1f} s CPU; "

@@ -105,7 +105,7 @@ claims:
     expected: HOLDS
 """)
     (run,) = check_model(DEEP_COUNTER, RunOptions(properties=str(props), consistency=False, vacuity=False,
-                                                  budget=Budget(max_states=1000, timeout=60)))
+                                                  budget=Budget(max_states=1000)))
     by_id = {r.property.id: r for r in run.results}
     broken = by_id["stops-before-4500"]
     assert (broken.verdict, broken.engine, broken.depth) == (Verdict.VIOLATED, "walk", 4501)

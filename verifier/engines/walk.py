@@ -41,7 +41,8 @@ STEPS = 400_000          # steps of all the runs of one call, by default (about 
 
 def check(model: Model, properties: Sequence[Property], steps_at_most: int | None = None,
           seed: int = 0) -> list[CheckResult]:
-    """Seeded random runs of `steps_at_most` steps in all (STEPS by default); a result per claim
+    """Seeded random runs of `steps_at_most` steps in all (STEPS by default; a run that cannot move
+    counts as one, so a model stuck in its initial states ends them too); a result per claim
     (UNKNOWN where no run decided it)."""
     start = time.perf_counter()
     steps_at_most = STEPS if steps_at_most is None else steps_at_most
@@ -73,7 +74,7 @@ def check(model: Model, properties: Sequence[Property], steps_at_most: int | Non
     fired: list[tuple[int, tuple]] = []
     for state, move in random_runs(expand, inits, random.Random(seed), MAX_STEPS):
         if move is None:                       # a run starts
-            if len(found) >= wanted or steps >= steps_at_most:
+            if len(found) >= wanted or steps + runs >= steps_at_most:     # a run that cannot move costs a step too
                 break
             runs += 1
             path, fired = [state], []
