@@ -245,6 +245,10 @@ MOVES_IN_PHASE: dict[str, list[str]] = {
 }
 for _game, _claims in MOVES_IN_PHASE.items():
     PINNED[_game].update(dict.fromkeys(_claims, "HOLDS"))
+# the init, reset and choice-range mutants the claims above did not see (issue 26.5)
+PINNED["wtactics"].update({"draw-can-take-two": "VIOLATED", "first-player-answers-when-inactive": "VIOLATED",
+                           "no-creature-used-before-upkeep": "HOLDS", "move-attack-fresh-each-turn": "HOLDS",
+                           "game-ends-with-empty-decks": "HOLDS"})
 
 VARIANTS = {
     "wtactics": ["literal", "setup_mulligan", "creature_restriction", "end_on_empty_decks"],
