@@ -28,7 +28,7 @@ def test_defaults_are_found_upward_and_the_command_line_wins(tmp_path, monkeypat
                                           '    invariant: "hand[0] <= 4"\n', encoding="utf-8")
     assert main(["check", str(MINI), "--no-consistency", "-q", "-f", "json"]) == 3
     doc = json.loads(capsys.readouterr().out)
-    assert "--max-states 3" in json.dumps(doc) and {r["engine"] for r in doc["results"]} == {"explicit"}
+    assert "--max-states 3" in json.dumps(doc) and {r["engine"] for r in doc["results"]} == {"explicit/python"}
     assert main(["check", str(MINI), "--no-consistency", "-q", "--max-states", "100000"]) == 0
 
 
