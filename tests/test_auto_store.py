@@ -34,7 +34,7 @@ SWITCH = 5           # far below the fixture's 41 reachable states
 def decide(model, claims, engine, budget=Budget()):
     """The claims as the runner decides them (monitored claims on their products, the capped
     search of a product shared by several)."""
-    def capped(m, cs, cap, _expected):
+    def capped(m, cs, cap):
         search = getattr(engine, "check_explicit", engine.check)
         return search(m, cs, replace(budget, max_states=cap))
     return run_claims(model, claims, lambda m, cs: engine.check(m, cs, budget), capped)
@@ -82,7 +82,7 @@ def test_a_stopped_compact_search_leaves_its_claims_unknown():
     model, _ = order_model()
     (r,) = AutoEngine(switch_states=SWITCH).check_explicit(model, [holds()], Budget(max_states=SWITCH + 3))
     assert (r.verdict, r.evidence["store"]) == (Verdict.UNKNOWN, "compact")
-    assert r.reason == f"exploration incomplete: the search stopped at {SWITCH + 3:,} states (the default budget)"
+    assert r.reason == f"exploration incomplete: the search stopped at {SWITCH + 3:,} states (--max-states {SWITCH + 3})"
     assert r.stop is not None and r.stop.kind is StopKind.STATES
 
 

@@ -195,7 +195,7 @@ def test_every_format_says_the_analyses_were_cut_short(deep, capsys, fmt):
     code = main(["check", deep, "--no-properties", "--max-states", "1000", "-q", "-f", fmt])
     out = " ".join(capsys.readouterr().out.split())
     assert code == 3
-    assert "--max-states 1000 reached" in out
+    assert "the search stopped at 1,000 states (--max-states 1000)" in out
     if fmt == "junit":
         assert ET.fromstring(out).find(".//error[@type='UNKNOWN']") is not None
     if fmt == "sarif":

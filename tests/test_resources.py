@@ -40,3 +40,9 @@ def test_which_stops_a_larger_budget_could_lift():
 def test_a_clock_does_not_go_back():
     with pytest.raises(AssertionError):
         ManualClock().advance(-1.0)
+
+
+def test_a_limit_nobody_named_is_said_by_its_option():
+    assert Budget(max_states=10).states_stop().owner == "--max-states 10"
+    assert Budget(max_depth=3).depth_stop().words == "depth 3 reached (--max-depth 3)"
+    assert Budget(max_states=10, owner="the compact store's cap").states_stop().owner == "the compact store's cap"

@@ -8,6 +8,7 @@ from verifier.resources.clock import Clock, MonotonicClock
 from verifier.resources.stop import Stop, StopKind
 
 DEFAULT_DEADLINE = "the default deadline"
+DEFAULT_OWNER = "the default budget"
 
 
 @dataclass(frozen=True)
@@ -44,19 +45,26 @@ class Budget:
     rlimit: int | None = None          # Z3 resource units per solver query (z3 `rlimit`), never ms timeouts
     max_memory_mb: int | None = None   # memory the run may grow to (shared by its workers)
     backstop: Backstop | None = None   # the run's wall-clock outer limit (--timeout / default deadline)
-    owner: str = "the default budget"  # whose limits these are, in the user's words ("--max-states", ...)
+    owner: str = DEFAULT_OWNER         # whose limits these are, in the user's words ("--max-states", ...)
+
+    def _owner(self, option: str, value: int | None) -> str:
+        """`owner`, or where none was given, the option that sets this limit with its value."""
+        return f"{option} {value}" if self.owner == DEFAULT_OWNER and value is not None else self.owner
 
     def states_stop(self, states: int | None = None) -> Stop:
         """A search stopped at its state cap."""
         n = self.max_states if states is None else states
         at = "its state cap" if n is None else f"{n:,} states"
-        return Stop(StopKind.STATES, self.owner, f"the search stopped at {at} ({self.owner})")
+        owner = self._owner("--max-states", self.max_states)
+        return Stop(StopKind.STATES, owner, f"the search stopped at {at} ({owner})")
 
     def depth_stop(self) -> Stop:
-        return Stop(StopKind.DEPTH, self.owner, f"depth {self.max_depth} reached ({self.owner})")
+        owner = self._owner("--max-depth", self.max_depth)
+        return Stop(StopKind.DEPTH, owner, f"depth {self.max_depth} reached ({owner})")
 
     def rlimit_stop(self, what: str = "Z3") -> Stop:
-        return Stop(StopKind.RLIMIT, self.owner, f"{what} ran out of its resource limit ({self.rlimit:,}, {self.owner})")
+        owner = self._owner("--rlimit", self.rlimit)
+        return Stop(StopKind.RLIMIT, owner, f"{what} ran out of its resource limit ({self.rlimit:,}, {owner})")
 
     def expired(self) -> bool:
         """Whether the run's backstop has cut (never true without one)."""
