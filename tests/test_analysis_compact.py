@@ -18,7 +18,7 @@ from verifier.analysis import analyse_model, beyond, compact_states, context
 from verifier.engines.compact import fits
 from verifier.engines.explicit import explore
 from verifier.lang import load_model
-from verifier.resources import Budget
+from verifier.resources import Budget, StopKind
 
 
 def _shown(findings) -> list[tuple]:
@@ -84,13 +84,14 @@ def test_a_cut_compact_search_is_decided_beyond_it(name, compact_spaces):
     assert {f.key for f in analyse(name, budget=Budget(max_states=2))} == full
 
 
-def test_a_compact_search_out_of_time_leaves_the_analyses_unknown(monkeypatch, compact_spaces):
+def test_a_compact_search_stopped_at_its_cap_leaves_the_analyses_unknown(monkeypatch, compact_spaces):
     monkeypatch.setattr(beyond, "BEYOND_UNITS", 0)
     monkeypatch.setattr(beyond, "WALK_RUNS", 0)
     real = compact_states.explore_big
-    monkeypatch.setattr(compact_states, "explore_big", lambda model, budget, cap, _s: real(model, budget, cap, 0.0))
-    ctx, _findings = analyse_model(load_model(fixture("dead_yes")), Budget(rlimit=120_000_000))
-    assert not ctx.space.complete and "time share" in ctx.space.reason
+    monkeypatch.setattr(compact_states, "explore_big", lambda model, budget, _cap: real(model, budget, 3))
+    ctx, _findings = analyse_model(load_model(fixture("dead_yes")), Budget())
+    assert not ctx.space.complete and ctx.space.stop.kind is StopKind.STATES
+    assert "the search stopped at 3 states (the analyses' state cap)" in ctx.space.reason
     assert "stayed undecided" in ctx.unknown_reason
 
 

@@ -146,6 +146,11 @@ class CompactStates:
     def model(self) -> Model:
         return self.lay.model
 
+    @property
+    def reason(self) -> str:
+        """Why the search stopped short, in words ("" when complete)."""
+        return "" if self.stop is None else self.stop.words
+
     def __len__(self) -> int:
         return len(self.packed)
 
