@@ -87,7 +87,7 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
                         "state spaces of millions of states (a state wider than 63 bits takes several 64-bit "
                         "words; one with a variable wider than 63 bits stays in the python store), or "
                         "compiled: the search in machine code generated for the model (Numba; compiled once, "
-                        "then cached in ~/.cache/turnproof or $TURNPROOF_CACHE_DIR; a state wider than 63 "
+                        "then cached in ~/.cache/turnproof/compiled or $TURNPROOF_CACHE_DIR; a state wider than 63 "
                         "bits goes to the compact store). "
                         "Termination and obligation claims use the python store either way. "
                         "Default: python, but --engine auto goes on in the compact store once a search "
