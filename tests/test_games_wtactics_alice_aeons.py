@@ -249,6 +249,8 @@ for _game, _claims in MOVES_IN_PHASE.items():
 PINNED["wtactics"].update({"draw-can-take-two": "VIOLATED", "first-player-answers-when-inactive": "VIOLATED",
                            "no-creature-used-before-upkeep": "HOLDS", "move-attack-fresh-each-turn": "HOLDS",
                            "game-ends-with-empty-decks": "HOLDS"})
+PINNED["aeons_end"].update({"gain-cheapest-card": "VIOLATED", "gain-dearest-card": "VIOLATED",
+                            "charges-kept-between-turns": "HOLDS"})
 
 VARIANTS = {
     "wtactics": ["literal", "setup_mulligan", "creature_restriction", "end_on_empty_decks"],
