@@ -251,6 +251,8 @@ PINNED["wtactics"].update({"draw-can-take-two": "VIOLATED", "first-player-answer
                            "game-ends-with-empty-decks": "HOLDS"})
 PINNED["aeons_end"].update({"gain-cheapest-card": "VIOLATED", "gain-dearest-card": "VIOLATED",
                             "charges-kept-between-turns": "HOLDS"})
+PINNED["alice"].update(dict.fromkeys(["red-elements-kept", "green-elements-kept", "purple-elements-kept",
+                                      "artifacts-stay-attached"], "HOLDS"))
 
 VARIANTS = {
     "wtactics": ["literal", "setup_mulligan", "creature_restriction", "end_on_empty_decks"],
