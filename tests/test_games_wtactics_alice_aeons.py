@@ -252,7 +252,7 @@ PINNED["wtactics"].update({"draw-can-take-two": "VIOLATED", "first-player-answer
 PINNED["aeons_end"].update({"gain-cheapest-card": "VIOLATED", "gain-dearest-card": "VIOLATED",
                             "charges-kept-between-turns": "HOLDS"})
 PINNED["alice"].update(dict.fromkeys(["red-elements-kept", "green-elements-kept", "purple-elements-kept",
-                                      "artifacts-stay-attached"], "HOLDS"))
+                                      "artifacts-stay-attached", "defeated-creatures-stay-gone"], "HOLDS"))
 
 VARIANTS = {
     "wtactics": ["literal", "setup_mulligan", "creature_restriction", "end_on_empty_decks"],
