@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from verifier.resources import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import App, Const, Index, Op
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Property, Reachable
 from verifier.lang import load_model, load_properties
+from verifier.resources import Budget
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = ("alpha_clash", "alice", "aeons_end", "shadow_era", "wtactics")

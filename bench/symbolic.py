@@ -16,12 +16,12 @@ import argparse
 import statistics
 import time
 
-from verifier.resources import Budget
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.engines.symbolic.examples import HAND_LIMIT, deck_game, le, passive_hand_limit
 from verifier.ir.expr import Index, Op, Var, app, conj, eq, neg
 from verifier.ir.props import DeadlockFree, Invariant
+from verifier.resources import Budget
 from verifier.result import Verdict
 
 SIZES: list[int | None] = [10, 1_000, 1_000_000, None]
