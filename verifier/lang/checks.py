@@ -1,9 +1,9 @@
 """Whole-model checks run after loading: names in lists, action phases, static ranges, must guards."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
-from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, Var, state_vars, walk
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, state_vars, walk
 from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
 from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_RANGE_WIDTH, MAX_SLOTS
 from verifier.lang.yaml_source import suggest
@@ -111,15 +111,23 @@ def _widest(model: Model, t, bound: dict[str, tuple[int, int]]) -> int:
 
 def _interval(model: Model, e: Expr, bound: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
     """The values `e` can take over the variables' types (None when not bounded so simply)."""
-    if isinstance(e, Const):
-        return e.value, e.value
-    if isinstance(e, (Var, Index)):
-        lo, hi = type_bounds(model.var(e.name).type)
-        return lo, hi
-    if isinstance(e, Local):
-        return bound.get(e.name)
-    if not isinstance(e, App):
-        return None
+    match e:
+        case Const():
+            return e.value, e.value
+        case Var() | Index():
+            return type_bounds(model.var(e.name).type)
+        case Local():
+            return bound.get(e.name)
+        case Param() | Quant():
+            return None
+        case App():
+            return _app_interval(model, e, bound)
+        case _:
+            assert_never(e)
+
+
+def _app_interval(model: Model, e: App, bound: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """The values an operator application can take, from its arguments' (None when not bounded so simply)."""
     args = [_interval(model, a, bound) for a in e.args]
     if any(a is None for a in args):
         return None
