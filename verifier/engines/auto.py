@@ -47,8 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from verifier.engines.base import ProgressFn, SearchOptions
 from verifier.engines.explicit import ExplicitEngine
@@ -58,6 +57,9 @@ from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Obligation, Property, Reachable, Terminates
 from verifier.resources import Budget, StopKind
 from verifier.result import CheckResult, Verdict
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EXPLICIT_STATES = 2_000_000     # the python store's state cap without a run deadline (and for termination and
                                 # obligation claims beside a compact search)
