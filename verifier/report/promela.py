@@ -91,8 +91,22 @@ def _app(model: Model, e: App) -> str:
     return out
 
 
+def setup_steps(model: Model) -> int:
+    """The states SPIN counts before the model's initial state: 1 where an array starts with
+    different values (Promela declares an array with one value; a first step sets the others)."""
+    from verifier.semantics import initial_states, layout
+
+    starts = initial_states(layout(model))
+    pos, steps = 0, 0
+    for v in model.variables:
+        steps = max(steps, int(len(set(starts[0][pos:pos + v.size()])) > 1))
+        pos += v.size()
+    return steps
+
+
 def to_promela(model: Model) -> str:
-    """The model as a Promela program (one initial state; constant choice domains)."""
+    """The model as a Promela program (one initial state; constant choice domains; arrays that
+    start with different values set by one first step: `setup_steps`)."""
     from verifier.semantics import initial_states, layout
 
     lay = layout(model)
@@ -102,18 +116,20 @@ def to_promela(model: Model) -> str:
     (start,) = starts
     lines = [f"/* {model.name}: exported by turnproof for a state-count cross-check */"]
     pos = 0
+    setup = []          # elements of arrays that start with different values, set by one first step
     for v in model.variables:
-        values = set(start[pos:pos + v.size()])
+        values = start[pos:pos + v.size()]
         pos += v.size()
-        if len(values) != 1:
-            raise PromelaError(f"array {v.name} starts with different values; SPIN would count an extra "
-                               f"initialisation state")
         size = f"[{v.size()}]" if v.index is not None else ""
-        lines.append(f"{_narrowest(*type_bounds(v.type))} {_name(v.name)}{size} = {values.pop()};")
+        lines.append(f"{_narrowest(*type_bounds(v.type))} {_name(v.name)}{size} = {values[0]};")
+        setup += [f"{_name(v.name)}[{k}] = {x}" for k, x in enumerate(values) if x != values[0]]
     temps = max((len(a.effects) for a in model.actions), default=0)
     lines += [f"hidden int t{i};" for i in range(temps)]
     lines += [f"hidden int i{i};" for i in range(temps)]     # target indices, read before any write
-    lines += ["", "active proctype turnproof() {", "  do"]
+    lines += ["", "active proctype turnproof() {"]
+    if setup:
+        lines.append(f"  d_step {{ {'; '.join(setup)} }};")
+    lines.append("  do")
     end = expr(model, model.end)
     for action in model.actions:
         if action.modality is Modality.MUST_NOT:
