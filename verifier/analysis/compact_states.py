@@ -15,14 +15,13 @@ Python, with parent index and label as in the reference store.
 """
 from __future__ import annotations
 
-import itertools
 from array import array
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from verifier.engines.bfsgen import packing_of
-from verifier.engines.compact import CompactSpace, explore_compact
+from verifier.engines.compact import CompactSpace, explore_compact, firings_along
 from verifier.engines.memory import limit_words, over_soft
 from verifier.engines.statespace import StatesView, slot_columns
 from verifier.engines.visited import hash_rows
@@ -214,7 +213,7 @@ class CompactStates:
             tail.append((self.extra[i - self.n], self.extra_via[i - self.n]))
             i = self.extra_parent[i - self.n]
         keys = self.compact.chain(key_at(self.order, i))
-        firings = [self.compact._firing(s, t) for s, t in itertools.pairwise(keys)]
+        firings = firings_along(self.lay, keys)
         for x, label in reversed(tail):
             keys.append(x)
             a, choice = self.labels.items[label]

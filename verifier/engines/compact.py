@@ -198,37 +198,49 @@ class CompactSpace:
     def depth_of(self, key: int) -> int:
         return len(self.chain(key)) - 1
 
-    def _fired(self, source: int) -> list:
-        """The firings of a state, as the search found them."""
-        fired: list = []
-        try:
-            compile_expander(self.lay).expand(source, fired)
-        except EvalError:
-            pass                  # a state that raises still has the firings before the error
-        return fired
-
     def _reaches(self, source: int, target: int) -> bool:
-        return any(t == target for _a, _choice, t, _gap in self._fired(source))
-
-    def _firing(self, source: int, target: int) -> tuple[Action, tuple]:
-        """The first firing of `source` that reaches `target` (the one the search recorded)."""
-        for a, choice, t, _gap in self._fired(source):
-            if t == target:
-                return self.model.actions[a], choice
-        raise AssertionError("a parent link without a firing")
+        return any(t == target for _a, _choice, t, _gap in firings_of(self.lay, source))
 
     def trace_to(self, key: int) -> Trace:
-        keys = self.chain(key)
-        unpack = packing_of(self.lay).unpack
-        firings = [self._firing(s, t) for s, t in itertools.pairwise(keys)]
-        return build_trace(self.lay, [unpack(k) for k in keys], firings)
+        return trace_along(self.lay, self.chain(key))
 
     def trace_through(self, key: int, label: int, target: int) -> Trace:
-        keys = self.chain(key)
-        unpack = packing_of(self.lay).unpack
         a, choice = self.labels.items[label]
-        firings = [self._firing(s, t) for s, t in itertools.pairwise(keys)] + [(self.model.actions[a], choice)]
-        return build_trace(self.lay, [unpack(k) for k in keys + [target]], firings)
+        return trace_along(self.lay, self.chain(key), (self.model.actions[a], choice, target))
+
+
+def firings_of(lay: Layout, source: int) -> list:
+    """The reference code's firings of a packed state (those before a model error, where one stops it)."""
+    fired: list = []
+    try:
+        compile_expander(lay).expand(source, fired)
+    except EvalError:
+        pass                  # a state that raises still has the firings before the error
+    return fired
+
+
+def firings_along(lay: Layout, keys: list[int]) -> list[tuple[Action, tuple]]:
+    """The moves between the packed states `keys` (each the parent of the next): each the first
+    firing that reaches the next state (the one a search stored it by)."""
+    def firing(source: int, target: int) -> tuple[Action, tuple]:
+        for a, choice, t, _gap in firings_of(lay, source):
+            if t == target:
+                return lay.model.actions[a], choice
+        raise AssertionError("a parent link without a firing")
+
+    return [firing(s, t) for s, t in itertools.pairwise(keys)]
+
+
+def trace_along(lay: Layout, keys: list[int], last: tuple[Action, tuple, int] | None = None) -> Trace:
+    """The trace through the packed states `keys` (`firings_along`), with `last` one more move
+    (action, choice, target)."""
+    firings = firings_along(lay, keys)
+    if last is not None:
+        action, choice, target = last
+        firings.append((action, choice))
+        keys = keys + [target]
+    unpack = packing_of(lay).unpack
+    return build_trace(lay, [unpack(k) for k in keys], firings)
 
 
 def fits(model: Model) -> bool:

@@ -13,7 +13,6 @@ stops the search at its state; the reference code replays that state for the mes
 """
 from __future__ import annotations
 
-import itertools
 import re
 import time
 from bisect import bisect_right
@@ -26,13 +25,14 @@ import numpy as np
 from verifier.engines.actiongen import Labels
 from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
+from verifier.engines.compact import firings_of, trace_along
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import LOOP, RUNTIME, ModuleSource, Status, module_source, unbounded_predicate, unfit
 from verifier.ir.expr import Expr
-from verifier.ir.model import Action, Model
+from verifier.ir.model import Model
 from verifier.resources import Budget, Stop, model_error
 from verifier.semantics import EvalError, Layout, initial_states, layout
-from verifier.trace import Trace, build_trace
+from verifier.trace import Trace
 
 SLICE = 1 << 16                # states expanded between two calls of `tick`
 FIRST_CAPACITY = 1 << 12       # states the arrays hold at first (they double as they fill)
@@ -101,35 +101,12 @@ class CompiledSpace:
             i = int(self.parent[i])
         return out[::-1]
 
-    def _firing(self, source: int, target: int) -> tuple[Action, tuple]:
-        """The first firing of `source` that reaches `target` (the one the search stored it by)."""
-        for a, choice, t, _gap in _fired(self.lay, source):
-            if t == target:
-                return self.model.actions[a], choice
-        raise AssertionError("a parent link without a firing")
-
     def trace_to(self, i: int) -> Trace:
-        keys = self.chain(i)
-        unpack = packing_of(self.lay).unpack
-        firings = [self._firing(s, t) for s, t in itertools.pairwise(keys)]
-        return build_trace(self.lay, [unpack(k) for k in keys], firings)
+        return trace_along(self.lay, self.chain(i))
 
     def trace_through(self, i: int, label: int, target: int) -> Trace:
-        keys = self.chain(i)
-        unpack = packing_of(self.lay).unpack
         a, choice = self.labels.items[label]
-        firings = [self._firing(s, t) for s, t in itertools.pairwise(keys)] + [(self.model.actions[a], choice)]
-        return build_trace(self.lay, [unpack(k) for k in keys + [target]], firings)
-
-
-def _fired(lay: Layout, source: int) -> list:
-    """The reference code's firings of a state (those before a model error, where one stops it)."""
-    fired: list = []
-    try:
-        compile_expander(lay).expand(source, fired)
-    except EvalError:
-        pass
-    return fired
+        return trace_along(self.lay, self.chain(i), (self.model.actions[a], choice, target))
 
 
 def why_not(model: Model, watch: Sequence[Expr] = ()) -> str:
@@ -315,6 +292,6 @@ def _firings(space: CompiledSpace, fired: np.ndarray) -> None:
         i = int(fired[a])
         if i < 0:
             continue
-        first = next((a2, choice, t) for a2, choice, t, _gap in _fired(space.lay, space.key(i))
+        first = next((a2, choice, t) for a2, choice, t, _gap in firings_of(space.lay, space.key(i))
                      if a2 == a and t is not None)
         space.fired[a] = (i, space.labels(a, first[1]), first[2])
