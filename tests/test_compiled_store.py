@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_compact_store import counter
 from test_explicit_differential import bools, models, phased_models
 
 from verifier.engines.bfsgen import packing_of
@@ -84,14 +85,6 @@ def test_the_engine_gives_the_same_verdicts_and_traces_with_either_store(model):
         assert g.trace == w.trace
         if g.trace is not None and not errors:
             replay(layout(model), g.trace)
-
-
-def counter(n: int) -> Model:
-    """Two counters 0..n-1 moving independently: n * n states, BFS depth 2(n-1)."""
-    step = [Action(f"inc_{v}", App(Op.LT, (Var(v), Const(n - 1))), (Assign(Var(v), App(Op.ADD, (Var(v), Const(1)))),))
-            for v in ("x", "y")]
-    return Model("counters", variables=tuple(Variable(v, IntType(Const(0), Const(n - 1)), init=(Const(0),))
-                                             for v in ("x", "y")), actions=tuple(step))
 
 
 def test_the_arrays_and_table_grow_and_keep_every_parent_link():
