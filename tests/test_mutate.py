@@ -78,8 +78,10 @@ def test_score_excludes_invalid_and_equivalent(report, turns_report):
     assert sum(counts.values()) == report.generated == len(report.outcomes)
     assert counts["invalid"] == 2 and counts["equivalent"] == 7 and counts["unknown"] == 0
     assert report.score == counts["killed"] / (counts["killed"] + counts["survived"])
-    # every operator but choice-range (no choose: here; tests/test_mutation_operators.py has one)
-    assert {o.mutant.operator for o in report.outcomes + turns_report.outcomes} == set(OPERATORS) - {"choice-range"}
+    # every operator but choice-range and constant (no choose:, no parameter here;
+    # tests/test_mutation_operators.py has them)
+    assert {o.mutant.operator for o in report.outcomes + turns_report.outcomes} == \
+        set(OPERATORS) - {"choice-range", "constant"}
 
 
 def test_the_turn_structure_is_mutated():

@@ -1,5 +1,6 @@
 """The rule-move operators of `turnproof mutate` (move-phase, init, reset, choice-range, swap-next)
-on a tiny game: each mutant changes the desugared model as its description says, and loads."""
+and the changed rule number (`constant`) on tiny games: each mutant changes the desugared model
+as its description says, and loads."""
 from __future__ import annotations
 
 from functools import partial
@@ -18,6 +19,8 @@ HERE = Path(__file__).parent / "fixtures" / "mutation"
 MOVES = str(HERE / "moves.yaml")
 MOVES_PROPS = str(HERE / "moves_props.yaml")
 TALLY = str(HERE / "tally.yaml")
+NUMBERS = str(HERE / "numbers.yaml")
+NUMBERS_PROPS = str(HERE / "numbers_props.yaml")
 RULE_MOVES = ("move-phase", "init", "reset", "choice-range", "swap-next")
 
 pytestmark = pytest.mark.xdist_group("test_mutate")
@@ -82,6 +85,9 @@ def test_the_earlier_operators_keep_their_ids():
     earlier = [m.operator for m in mutants if m.operator not in RULE_MOVES]
     assert [m.operator for m in mutants[:len(earlier)]] == earlier
     assert set(RULE_MOVES) <= set(OPERATORS)
+    numbers = [m.operator for m in generate(*_as_written(NUMBERS))]
+    first = numbers.index("constant")
+    assert set(numbers[first:]) == {"constant"} and "constant" in OPERATORS   # made last of all
 
 
 def test_a_moved_action_is_guarded_by_its_new_phase(made):
@@ -148,3 +154,53 @@ def test_rule_move_mutants_are_well_formed_and_decided():
     assert status["gems[1]: init 2 -> 3"] == "killed"                                 # gems-never-grow
     assert status["phase Draw: next targets Main and Rush exchanged"] == "killed"     # rush-needs-rush-mode
     assert status["rounds: init 0 -> 1"] != "equivalent"
+
+
+@pytest.fixture(scope="module")
+def numbers():
+    return {m.description: m for m in generate(*_as_written(NUMBERS)) if m.operator == "constant"}
+
+
+def test_each_use_of_a_rule_number_is_changed_up_and_down(numbers):
+    """Parameters and the constant made of them (START = LIMIT - COST), one use at a time; an initial
+    value that is the number alone is left to `init` (its `E + 1`, `E - 1`)."""
+    assert sorted(numbers) == sorted([
+        "gain: guard 'coins < LIMIT' -> 'coins < (LIMIT + 1)'",
+        "gain: guard 'coins < LIMIT' -> 'coins < (LIMIT - 1)'",
+        "buy: guard 'coins >= COST' -> 'coins >= (COST + 1)'",
+        "buy: guard 'coins >= COST' -> 'coins >= (COST - 1)'",
+        "buy: effect 'coins := coins - COST' -> 'coins := coins - (COST + 1)'",
+        "buy: effect 'coins := coins - COST' -> 'coins := coins - (COST - 1)'",
+        "phase Gain: exit_when 'coins == LIMIT' -> 'coins == (LIMIT + 1)'",
+        "phase Gain: exit_when 'coins == LIMIT' -> 'coins == (LIMIT - 1)'",
+        "turn_end: effect 'rounds := min(rounds + 1, LIMIT)' -> 'rounds := min(rounds + 1, LIMIT + 1)'",
+        "turn_end: effect 'rounds := min(rounds + 1, LIMIT)' -> 'rounds := min(rounds + 1, LIMIT - 1)'",
+        "cards: init (if COST > 1 then 1 else 0) -> (if (COST + 1) > 1 then 1 else 0)",
+        "cards: init (if COST > 1 then 1 else 0) -> (if (COST - 1) > 1 then 1 else 0)"])
+    assert numbers["buy: guard 'coins >= COST' -> 'coins >= (COST + 1)'"].span.line == 29
+    assert numbers["gain: guard 'coins < LIMIT' -> 'coins < (LIMIT - 1)'"].rule.startswith("Gain:")
+
+
+def test_a_changed_number_changes_only_its_use(numbers):
+    def at_defaults(description):
+        return _load(numbers[description], NUMBERS).instantiate()
+
+    original = load_model(NUMBERS).instantiate()
+    assert pretty(original.action("buy").effects[0].value) == "coins - 1"
+    bought = at_defaults("buy: effect 'coins := coins - COST' -> 'coins := coins - (COST + 1)'").action("buy")
+    assert pretty(bought.effects[0].value) == "coins - 2"                   # COST = 1
+    assert "coins >= 1" in {pretty(c) for c in bought.guard.args}          # the guard's COST unchanged
+    gained = at_defaults("gain: guard 'coins < LIMIT' -> 'coins < (LIMIT - 1)'").action("gain")
+    assert "coins < 1" in {pretty(c) for c in gained.guard.args}           # LIMIT = 2
+    assert [pretty(e) for e in original.var("cards").init] == ["0"]
+    started = at_defaults("cards: init (if COST > 1 then 1 else 0) -> (if (COST + 1) > 1 then 1 else 0)")
+    assert [pretty(e) for e in started.var("cards").init] == ["1"]
+
+
+def test_changed_numbers_are_decided_and_killed_by_the_claims_on_them():
+    report = mutate(NUMBERS, RunOptions(properties=NUMBERS_PROPS), jobs=1)
+    status = {o.mutant.description: o.status for o in report.outcomes if o.mutant.operator == "constant"}
+    assert len(status) == 12 and "invalid" not in status.values() and "unknown" not in status.values()
+    assert status["buy: effect 'coins := coins - COST' -> 'coins := coins - (COST + 1)'"] == "killed"
+    assert status["gain: guard 'coins < LIMIT' -> 'coins < (LIMIT + 1)'"] == "killed"     # purse-within-limit
+    assert status["cards: init (if COST > 1 then 1 else 0) -> (if (COST - 1) > 1 then 1 else 0)"] == "equivalent"

@@ -30,11 +30,17 @@ Operators (the `operator` names), over the rule actions and the turn structure
                   the language allows it)
   choice-range    a `choose:` range's lower or upper bound plus or minus one (never emptied)
   swap-next       the targets of two entries of a next:/next_any: list exchanged
+  constant        a rule number at one of its uses, one more or one less: a parameter, or a
+                  constant made of parameters (`CARDS: "OPENING + DECK"`), in a condition, an
+                  effect's value or an initial value of which it is a part
 
-The operators of the list after remove-action make their mutants after all the others', so
-the ids of the earlier operators' mutants (`m12`) stay what they were before these existed.
-Constants (`constants:`, integer `define:`s) are folded into every expression that names them
-when the model is read, so each use of one is a literal there (the `literal` operator).
+The operators of the list after remove-action make their mutants after all the others', and
+`constant` after those, so the ids of the earlier operators' mutants (`m12`) stay what they were
+before the later ones existed. Constants (`constants:`, integer `define:`s) are folded into every
+expression that names them when the model is read: a number is a literal there (the `literal`
+operator), an expression of parameters a parameter site (the `constant` operator). A use is
+changed, not the number everywhere: a parameter set to another value everywhere is another
+instance of the same rules (what `--param`/`-D` explores), not a changed rule.
 """
 from __future__ import annotations
 
@@ -57,6 +63,7 @@ from verifier.ir.expr import (
     Var,
     children,
     conj,
+    params_of,
     pretty,
 )
 from verifier.ir.model import (
@@ -76,7 +83,9 @@ from verifier.ir.model import (
 from verifier.lang.phases import PhaseSpec, TurnBlocks
 
 OPERATORS = ("relational", "literal", "drop-conjunct", "drop-effect", "drop-next", "modality", "mandatory",
-             "swap-phases", "remove-action", "move-phase", "init", "reset", "choice-range", "swap-next")
+             "swap-phases", "remove-action", "move-phase", "init", "reset", "choice-range", "swap-next",
+             "constant")
+NUMBER_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MOD, Op.NEG, Op.MIN, Op.MAX, Op.ABS})
 BLOCKS = ("turn_end", "round_end", "on_turn_start")     # TurnBlocks field of each: turn_end, round_end, turn_start
 
 SWAPPED_OPS = {Op.LT: Op.LE, Op.LE: Op.LT, Op.GT: Op.GE, Op.GE: Op.GT, Op.EQ: Op.NE, Op.NE: Op.EQ}
@@ -132,6 +141,7 @@ def generate(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> list[M
     for a in model.actions:
         found += _choice_mutants(a)
     found += _swap_next_mutants(specs)
+    found += _constant_mutants(model, specs, blocks)
     return [Mutant(number=k, **m) for k, m in enumerate(found, 1)]
 
 
@@ -413,6 +423,107 @@ def _swap_next_mutants(specs: list[PhaseSpec]) -> list[dict]:
                         "phases": (s.name,), "entry": i, "other": j, "span": first.span or span,
                         "description": f"phase {s.name}: {key} targets {first.to} and {second.to} exchanged"})
     return out
+
+
+def _constant_mutants(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> list[dict]:
+    """Each use of a rule number (a parameter, or a constant of parameters) one more and one less: in
+    the actions' guards and effects, the phases' on_enter, exit_when and next conditions, the turn
+    blocks, then the variables' initial values (where the number is a part of the value: a value
+    that is the number alone is the `init` operator's)."""
+    out: list[dict] = []
+    for a in model.actions:
+        out += _number_mutants(a.guard, _base(a), a.name, "guard")
+        out += _number_effect_mutants(a.effects, _base(a), a.name, "effect", model)
+    for s in specs:
+        span = s.node.child("name").span if s.node.get("name") is not None else s.node.span
+        base = {"subject": s.name, "rule": _spec_rule(s), "span": span, "phases": (s.name,)}
+        owner = f"phase {s.name}"
+        out += _number_effect_mutants(s.on_enter, {**base, "block": "on_enter"}, owner, "on_enter", model)
+        out += _number_mutants(s.exit_when, {**base, "block": "exit_when"}, owner, "exit_when")
+        key = "next_any" if s.node.get("next_any") is not None else "next"
+        for k, entry in enumerate(s.next or ()):
+            if entry.when is not None:
+                here = {**base, "block": "next", "entry": k, "span": entry.span or span}
+                out += _number_mutants(entry.when, here, owner, f"{key} to {entry.to} when")
+    for name, effects in zip(BLOCKS, (blocks.turn_end, blocks.round_end, blocks.turn_start), strict=True):
+        out += _number_effect_mutants(effects, {"subject": name, "block": name}, name, "effect", model)
+    for v in model.variables:
+        if v.implicit or v.seq_length or v.until_of or v.name in _lengths(model):
+            continue
+        base = {"subject": v.name, "block": "variable", "variable": v.name, "span": v.span}
+        values = [(-1, v.init[0])] if len(set(v.init)) == 1 else list(enumerate(v.init))
+        for k, e in values:
+            if e is None:
+                continue
+            where = v.name if k < 0 else f"{v.name}{v.element_label(v.index_lo() + k)}"
+            for path, new in _number_changes(e):
+                if path:
+                    changed = _replace_at(e, path, new)
+                    out.append({**base, "operator": "constant", "entry": k, "new": changed,
+                                "description": f"{where}: init {pretty(e)} -> {pretty(changed)}"})
+    return out
+
+
+def _number_mutants(e: Expr, base: dict, owner: str, what: str) -> list[dict]:
+    """constant mutants of the condition `e`, each shown with the operation around the changed number."""
+    out: list[dict] = []
+    for path, new in _number_changes(e):
+        context = _node_at(e, path[:-1]) if path else e
+        changed = _replace_at(context, path[-1:], new) if path else new
+        out.append({**base, "operator": "constant", "part": "guard", "path": path, "new": new,
+                    "span": _node_at(e, path).span or base["span"],
+                    "description": f"{owner}: {what} '{pretty(context)}' -> '{pretty(changed)}'"})
+    return out
+
+
+def _number_effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: str,
+                           model: Model) -> list[dict]:
+    """constant mutants of each effect's value (not of the helpers the loader writes)."""
+    internal = {v.seq_length for v in model.variables if v.seq_length} | \
+        {v.name for v in model.variables if v.until_of}
+    out: list[dict] = []
+    base = {"span": None, **base}
+    for k, eff in enumerate(effects):
+        if eff.target.name in internal:
+            continue
+        prefix = f"{pretty(eff.target)} := "
+        for path, new in _number_changes(eff.value):
+            out.append({**base, "operator": "constant", "part": "effect", "effect": k, "path": path, "new": new,
+                        "span": _node_at(eff.value, path).span or eff.span or base["span"],
+                        "description": f"{owner}: {what} '{prefix}{pretty(eff.value)}' -> "
+                                       f"'{prefix}{pretty(_replace_at(eff.value, path, new))}'"})
+    return out
+
+
+def _number_changes(e: Expr) -> Iterator[tuple[tuple[int, ...], Expr]]:
+    """Each largest part of `e` made of parameters and literals alone (a rule number: `HAND`,
+    `OPENING + DECK` folded from a constant) with that number plus one, then minus one."""
+    for path, node in _number_sites(e):
+        yield path, App(Op.ADD, (node, Const(1)), span=node.span)
+        yield path, App(Op.SUB, (node, Const(1)), span=node.span)
+
+
+def _number_sites(e: Expr, path: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], Expr]]:
+    if _is_rule_number(e):
+        yield path, e
+        return
+    for k, child in enumerate(children(e)):
+        yield from _number_sites(child, (*path, k))
+
+
+def _is_rule_number(e: Expr) -> bool:
+    """Whether `e` is an integer made of parameters and literals, with at least one parameter."""
+    def numeric(x: Expr) -> bool:
+        match x:
+            case Param():
+                return True
+            case Const():
+                return _is_number(x)
+            case App():
+                return x.op in NUMBER_OPS and all(numeric(a) for a in x.args)
+            case _:
+                return False
+    return numeric(e) and bool(params_of(e))
 
 
 # ---------------------------------------------------------------- applying
