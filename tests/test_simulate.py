@@ -156,6 +156,16 @@ def test_cli_text_json_and_exit_codes(counter, capsys):
     assert doc["game_length"]["all"]["min"] >= 3
 
 
+def test_cli_quiet_prints_the_summary_alone(counter, capsys):
+    model, props = str(counter / "counter.yaml"), str(counter / "counter_props.yaml")
+    assert main(["simulate", model, "-p", props, "--games", "20", "--seed", "3", "-q"]) == 1
+    out = capsys.readouterr().out
+    assert "outcomes: " in out and "game length: median" in out
+    assert "claims: " in out and "2 not as expected: small, toggled" in out
+    assert "replayed" not in out and "share" not in out and "lengths (steps)" not in out     # no tables, no traces
+    assert len(out.splitlines()) <= 6
+
+
 def test_cli_html_page_with_plots(tmp_path, capsys):
     out = tmp_path / "site"
     assert main(["simulate", "models/aeons_end.yaml", "--games", "10", "--html", str(out), "-q"]) == 0

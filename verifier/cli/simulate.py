@@ -83,7 +83,7 @@ def register(sub: Commands) -> None:
     p.add_argument("--format", "-f", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the output to FILE (atomically)")
     p.add_argument("--html", metavar="DIR", help="also write DIR/index.html with the plots (SVG and PNG files)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, and only the summary lines (no tables or traces)")
     p.set_defaults(handler=run)
 
 
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(sim.to_json(), indent=2) + "\n"
     else:
         from verifier.report.simulation import render_simulation
-        text = render_simulation(sim, color=args.output is None and sys.stdout.isatty())
+        text = render_simulation(sim, color=args.output is None and sys.stdout.isatty(), brief=args.quiet)
     if args.html:
         _write_html(sim, Path(args.html))
     write_output(text, args.output)

@@ -13,10 +13,11 @@ from verifier.report.text import plain, trace_table
 BAR = 30         # width of the widest bar of a text histogram
 
 
-def render_simulation(sim: Simulation, color: bool = False, width: int = 120) -> str:
+def render_simulation(sim: Simulation, color: bool = False, width: int = 120, brief: bool = False) -> str:
+    """The statistics as text; `brief` (`simulate -q`): the summary lines alone, no tables or traces."""
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, width=width, highlight=False)
-    for block in simulation_blocks(sim):
+    for block in (summary_blocks(sim) if brief else simulation_blocks(sim)):
         console.print(block)
     return buf.getvalue()
 
@@ -28,13 +29,33 @@ def header(sim: Simulation) -> str:
             f"{sim.games} playouts, seed {sim.seed}, policy {sim.policy.name}, at most {sim.max_steps} steps each")
 
 
-def simulation_blocks(sim: Simulation) -> list:
+def opening_blocks(sim: Simulation) -> list:
+    """The header, the outcomes and the --timeout note: what every rendering starts with."""
     out: list = [plain(header(sim), style="bold"),
                  Text(f"outcomes: {sim.outcomes[ENDED]} ended, {sim.outcomes[STUCK]} stuck (no move left), "
                       f"{sim.outcomes[CUT]} cut at --max-steps")]
     if sim.timed_out:
         out.append(Text(f"stopped by --timeout after {sim.games} of {sim.requested} games: the figures cover "
                         f"those played", style="magenta"))
+    return out
+
+
+def summary_blocks(sim: Simulation) -> list:
+    """`simulate -q`: the opening lines, game lengths and the claims in one line each."""
+    out = opening_blocks(sim)
+    s = summary(list(sim.game_lengths))
+    if s["count"]:
+        out.append(Text(f"game length: median {s['median']}, max {s['max']} steps"))
+    if sim.claims:
+        unexpected = sim.unexpected_violations
+        out.append(plain(f"claims: {len(sim.claims)} evaluated, {len(unexpected)} not as expected"
+                         + (": " + ", ".join(c.id for c in unexpected) if unexpected else ""),
+                         style="bold red" if unexpected else ""))
+    return out
+
+
+def simulation_blocks(sim: Simulation) -> list:
+    out = opening_blocks(sim)
     out.append(lengths_table(sim))
     out.append(counts_table("action", sim.actions, "taken"))
     never = [a for a, n in sim.actions.items() if n == 0]
