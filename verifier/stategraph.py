@@ -13,6 +13,7 @@ from verifier.engines.explicit import explore
 from verifier.ir.model import Model
 from verifier.resources import Budget
 from verifier.semantics import EvalError
+from verifier.trace import Names
 
 DEFAULT_LABEL_LIMIT = 150      # states up to which each state's full text is kept (a whole-graph drawing)
 
@@ -44,6 +45,7 @@ def explore_graph(model: Model, max_states: int | None = 300_000, label_limit: i
     """Explore `model` (instantiated here) with the explicit engine and keep the graph; each
     state's full text is kept when there are at most `label_limit` states."""
     concrete = model.instantiate()
+    said = Names.of(concrete)           # the full state text in the model's display names
     space = explore(concrete, Budget(max_states=max_states, owner=owner), keep_edges=True)
     g = space.to_networkx()
     deadlocks = frozenset(space.deadlocks)
@@ -56,7 +58,7 @@ def explore_graph(model: Model, max_states: int | None = 300_000, label_limit: i
         for n in g.nodes:
             trace = space.trace_to(n)
             values[n] = tuple(trace.states[-1] if trace.states else trace.initial)
-            labels[n] = ", ".join(f"{k}={_fmt(v)}" for k, v in values[n])
+            labels[n] = ", ".join(f"{said.slot(k)}={_fmt(said.value(k, v))}" for k, v in values[n])
     return StateGraph(concrete, g, deadlocks, finals, space.complete, space.reason, labels, values)
 
 

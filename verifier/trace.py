@@ -4,9 +4,50 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.ir.model import BoolType, EnumType
+from verifier.ir.expr import Const
+from verifier.ir.model import BoolType, EnumType, IntType, Model
 
 Value = int
+
+
+@dataclass(frozen=True)
+class Names:
+    """The display names a model gives (`label:` of a variable, `values:` of an int range), for people.
+
+    A trace keeps the model's slot names and raw values (what replays, what JSON gives); the
+    renderings read them through `slot` and `value`.
+    """
+
+    labels: tuple[tuple[str, str], ...] = ()                       # variable -> its label
+    values: tuple[tuple[str, int, tuple[str, ...]], ...] = ()      # variable -> (its least value, the names)
+
+    @staticmethod
+    def of(model: Model) -> Names:
+        labels = tuple((v.name, v.label) for v in model.variables if v.label)
+        values = tuple((v.name, v.type.lo.value, v.value_names) for v in model.variables
+                       if v.value_names and isinstance(v.type, IntType) and isinstance(v.type.lo, Const))
+        return Names(labels, values)
+
+    def __bool__(self) -> bool:
+        return bool(self.labels or self.values)
+
+    def slot(self, key: str) -> str:
+        """`hand[0]` as people read it: the variable's label in place of its name (`cards in hand[0]`)."""
+        base, bracket, rest = key.partition("[")
+        return dict(self.labels).get(base, base) + bracket + rest
+
+    def value(self, key: str, v: Any) -> Any:
+        """A slot's value as people read it: the name of a named value, else `v` unchanged."""
+        if isinstance(v, bool) or not isinstance(v, int):
+            return v
+        named = {var: (lo, names) for var, lo, names in self.values}.get(key.partition("[")[0])
+        if named is None or not 0 <= v - named[0] < len(named[1]):
+            return v
+        return named[1][v - named[0]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"labels": dict(self.labels),
+                "values": {var: {str(lo + i): n for i, n in enumerate(names)} for var, lo, names in self.values}}
 
 
 @dataclass(frozen=True)
@@ -49,18 +90,25 @@ class Trace:
     steps: tuple[Step, ...] = ()
     loop_start: int | None = None
     states: tuple[tuple[tuple[str, Any], ...], ...] = field(default=(), compare=False)
+    names: Names = field(default=Names(), compare=False)     # the model's display names (`Names`)
 
     def __len__(self) -> int:
         return len(self.steps)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """Slot names and raw values; where the model names things, `names` and each step's `label`
+        (its choices by their value names) say how people read them."""
+        out: dict[str, Any] = {
             "initial": dict(self.initial),
             "steps": [{"action": s.action, "choice": dict(s.choice), "player": s.player,
                        "rule": s.rule, "changes": {k: list(v) for k, v in s.changes}}
+                      | ({"label": s.label} if s.words != s.choice and s.choice else {})
                       for s in self.steps],
             "loop_start": self.loop_start,
         }
+        if self.names:
+            out["names"] = self.names.to_json()
+        return out
 
 
 # ---------------------------------------------------------------- building and replaying
@@ -83,16 +131,21 @@ def build_trace(lay, states, firings, loop_start: int | None = None) -> Trace:
         steps.append(Step(action.name, tuple(choice), actor_of(lay, action, before, dict(choice)),
                           str(action.rule) if action.rule else "", changes, choice_words(action, choice)))
     return Trace(tuple(lay.as_dict(states[0]).items()), tuple(steps), loop_start,
-                 tuple(tuple(lay.as_dict(s).items()) for s in states))
+                 tuple(tuple(lay.as_dict(s).items()) for s in states), Names.of(lay.model))
 
 
 def choice_words(action, choice) -> tuple[tuple[str, Any], ...]:
-    """An action's choice values as people read them: an enum's value name, a bool as true/false."""
+    """An action's choice values as people read them: an enum's value name, a named value of an int
+    range (`values:`), a bool as true/false."""
     types = {c.name: c.type for c in action.choices}
+    named = {c.name: c.value_names for c in action.choices if c.value_names}
     out = []
     for name, v in choice:
         t = types.get(name)
-        if isinstance(t, EnumType) and 0 <= v < len(t.values):
+        if name in named and isinstance(t, IntType) and isinstance(t.lo, Const) \
+                and 0 <= v - t.lo.value < len(named[name]):
+            out.append((name, named[name][v - t.lo.value]))
+        elif isinstance(t, EnumType) and 0 <= v < len(t.values):
             out.append((name, t.values[v]))
         elif isinstance(t, BoolType):
             out.append((name, bool(v)))

@@ -23,7 +23,7 @@ from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, 
 from verifier.resources import Budget
 from verifier.result import Finding
 from verifier.semantics import Layout, State, layout
-from verifier.trace import Trace, build_trace
+from verifier.trace import Names, Trace, build_trace
 
 if TYPE_CHECKING:
     from verifier.analysis.beyond import Beyond
@@ -327,8 +327,13 @@ class Context:
         return self.slots_of(names)[:limit]
 
     def state_words(self, state: State, slots: Sequence[str]) -> str:
-        shown = self.show(state, slots)
-        return ", ".join(f"{k} = {_word(v)}" for k, v in shown.items())
+        """`cards in hand[0] = 3, mode = defend`: the slots in the model's display names (`Names`)."""
+        said = self.names
+        return ", ".join(f"{said.slot(k)} = {_word(said.value(k, v))}" for k, v in self.show(state, slots).items())
+
+    @property
+    def names(self) -> Names:
+        return Names.of(self.layout.model)
 
     def who(self, state: State) -> str:
         if self.model.players > 1 and ACTIVE_VAR in self.layout.offsets:

@@ -50,7 +50,7 @@ class Gaps(Visitor):
                                           for k, v in choice_words(action, choice))) if choice else ""
             state = ctx.space.states[i]
             message = (f"Nothing in the rules says what happens when {ctx.action_words(action)}{chose} "
-                       f"({ctx.section(action)}) would take {slot} to {value}{ctx.where(state)}, {side}"
+                       f"({ctx.section(action)}) would take {ctx.names.slot(slot)} to {value}{ctx.where(state)}, {side}"
                        + (", and play cannot go on there." if self.stuck.get((a, var)) else "."))
             out.append(ctx.finding(
                 KIND, f"{var}|{action.name}", message, rules=ctx.citations(action),

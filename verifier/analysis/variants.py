@@ -174,19 +174,22 @@ def _first_difference(a: Context, b: Context, ref: Context) -> Finding | None:
     if not trace.steps:
         what = "starts play in a position"
         last_rule: tuple[str, ...] = ()
-        changed = ", ".join(f"{k} = {_w(v)}" for k, v in trace.initial if k in names)
+        changed = ", ".join(f"{trace.names.slot(k)} = {_w(trace.names.value(k, v))}" for k, v in trace.initial
+                            if k in names)
     else:
         step = trace.steps[-1]
         what = f"lets '{step.label}'" + (f" ({step.rule.split(':')[0]})" if step.rule else "") \
             + " lead from a position both readings reach to one"
         last_rule = (step.rule,) if step.rule else ()
-        moved = [f"{k} = {_w(new)}" for k, (_old, new) in step.changes if k in names]
+        moved = [f"{trace.names.slot(k)} = {_w(trace.names.value(k, new))}" for k, (_old, new) in step.changes
+                 if k in names]
         changed = ", ".join(moved[:4]) + (", ..." if len(moved) > 4 else "") \
             or "a different combination of values"
     here, there = _shown(a, names, target), _shown(b, names, near)
     if diff:
         contrast = "; the closest position it reaches differs in " + ", ".join(
-            f"{k} ({_w(here[k])} here, {_w(there[k])} there)" for k in diff[:4])
+            f"{trace.names.slot(k)} ({_w(trace.names.value(k, here[k]))} here, "
+            f"{_w(trace.names.value(k, there[k]))} there)" for k in diff[:4])
     else:
         contrast = ""
     message = (f"The reading '{a.variant}' {what} that the reading '{b.variant}' never allows "

@@ -134,6 +134,8 @@ class Variable:
     implicit: bool = False      # introduced by the phase sugar (phase, active)
     doc: str = ""
     span: Span | None = field(default=None, compare=False, repr=False)
+    label: str = field(default="", compare=False)      # its name in the page's words (`label:`), display only
+    value_names: tuple[str, ...] = field(default=(), compare=False)   # an int range's values named (`values:`)
 
     def size(self) -> int:
         if self.index is None:
@@ -188,6 +190,7 @@ class Choice:
     name: str
     type: IntType | EnumType | BoolType
     span: Span | None = field(default=None, compare=False, repr=False)
+    value_names: tuple[str, ...] = field(default=(), compare=False)   # an int range's values named (`values:`)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from verifier.ir.model import (
     VariantDecl,
     type_bounds,
 )
-from verifier.lang import checks, durations, sequences, symmetry
+from verifier.lang import checks, durations, labels, sequences, symmetry
 from verifier.lang.arrays import flat_size
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS, MAX_SLOTS
@@ -48,7 +48,8 @@ TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variable
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
             "turn_end", "round_end", "on_turn_start", "printed", "symmetry")
 SHELF_PREFIX = "x-"     # top-level keys the loader skips: a shelf for YAML anchors (`x-refill: &refill {...}`)
-VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc")
+VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc", "label", "values")
+CHOICE_KEYS = ("type", "values")
 ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "chooser", "when", "do", "by", "rule", "variants",
                "doc")
 PARAM_KEYS = ("default", "min", "max", "doc")
@@ -84,6 +85,7 @@ class Loader:
         self.variant: str | None = None
         self.lengths: dict[str, str] = {}    # a sequence's length variable -> the sequence
         self.lasting: dict[str, Span | None] = {}   # variables some effect gives a duration (until:)
+        self.label_spans: dict[str, Span | None] = {}   # a variable -> where its `label:` is
         self.reading_action = False
         self.phased = False
 
@@ -450,6 +452,7 @@ class Loader:
             var = self.read_variable(name, v, players)
             if var is not None:
                 out.append(var)
+        labels.check_unique(out, self.label_spans, lambda message, span, hint: self.sink.error(message, span, hint=hint))
         return out
 
     def read_sequence(self, name: str, v: Node, type_node: Node, players: int) -> list[Variable]:
@@ -487,14 +490,15 @@ class Loader:
                             type_node.span, hint="a sequence starts empty and holds up to N elements: "
                                                  "write seq[Card, 0..8] (sizes never depend on parameters)")
             return []
-        for forbidden in ("per", "overflow"):
+        for forbidden in ("per", "overflow", "values"):
             if v.is_map and v.get(forbidden) is not None:
                 self.sink.error(f"a sequence takes no '{forbidden}:'", v.child(forbidden).span,
-                                hint="a sequence is one variable; pushing onto a full one is a model error")
+                                hint="a sequence is one variable; pushing onto a full one is a model error"
+                                if forbidden != "values" else "name the values of its element type: an enum")
                 return []
         var = Variable(name, elem, init=(sequences.first_value(elem),), span=v.key_span)
         if v.is_map:
-            var = self.read_policies(replace(var, doc=str(v.value.get("doc", ""))), v)
+            var = self.read_policies(replace(var, doc=str(v.value.get("doc", "")), label=self.read_label(v, name)), v)
         items = self.read_seq_items(var, v.get("init") if v.is_map else None, hi.value)
         length = sequences.length_name(name)
         if not self.name_ok(length, v.key_span, self.names, "variable"):
@@ -534,9 +538,20 @@ class Loader:
                 return None
         by_player = index is not None and str(v.value["per"]).strip() == "player"
         var = Variable(name, t, index, doc=str(v.value.get("doc", "")), by_player=by_player, dims=dims or (),
-                       span=v.key_span)
+                       span=v.key_span, label=self.read_label(v, name))
+        if v.get("values") is not None:
+            var = replace(var, value_names=labels.read_value_names(v.child("values"), t, self.param_values,
+                                                                   f"variable {name}", self.sink))
         var = replace(var, init=self.read_init(var, v.get("init")))
         return self.read_policies(var, v)
+
+    def read_label(self, v: Node, name: str) -> str:
+        """A variable's `label:` (its name in the page's words), "" when it has none."""
+        node = v.get("label")
+        if node is None:
+            return ""
+        self.label_spans[name] = node.span
+        return labels.read_text(node, f"the label of variable {name}", self.sink) or ""
 
     def read_init(self, var: Variable, node: Node | None) -> tuple[Expr | None, ...]:
         size = var.size() if var.index is None or _concrete(var.index) else 1
@@ -723,10 +738,18 @@ class Loader:
         for name, d in node.items():
             if self.builtin(name, d.key_span, "choice"):
                 continue
+            named, at = (d.get("values") if d.is_map else None), d.key_span
+            if d.is_map:            # the long form {type: 0..2, values: [attack, defend, pass]}
+                check_keys(d, CHOICE_KEYS, f"choice {name}", self.sink, ("type",))
+                if d.get("type") is None:
+                    continue
+                d = d.child("type")
             t = IntType(Const(0), Const(self.scope.players - 1)) if str(d.value).strip() == "player" \
                 else self.read_type(d)
             if t is not None:
-                out.append(Choice(name, t, d.key_span))
+                names = () if named is None else \
+                    labels.read_value_names(named, t, self.param_values, f"choice {name}", self.sink)
+                out.append(Choice(name, t, at, value_names=names))
                 local[name] = ty_of(t)
         return out, self.scope.with_locals(local)
 

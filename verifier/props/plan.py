@@ -121,7 +121,7 @@ def strip_monitors(trace: Trace | None) -> Trace | None:
         return tuple((k, v) for k, v in items if not k.startswith(MONITOR_PREFIX))
 
     steps = tuple(replace(s, changes=keep(s.changes)) for s in trace.steps)
-    return Trace(keep(trace.initial), steps, trace.loop_start, tuple(keep(s) for s in trace.states))
+    return replace(trace, initial=keep(trace.initial), steps=steps, states=tuple(keep(s) for s in trace.states))
 
 
 def with_cycle_note(model: Model, result: CheckResult) -> CheckResult:

@@ -36,7 +36,7 @@ from verifier.report import trace_view
 from verifier.report.phase_actions import actions_by_phase
 from verifier.signals import past_deadline
 from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
-from verifier.trace import Trace
+from verifier.trace import Names, Trace
 
 FONT = "Helvetica"
 TURN_END_COLOR = "#1f5fbf"
@@ -284,11 +284,14 @@ def _state_texts(sg: StateGraph) -> tuple[dict[int, str], list[str]]:
     names = {_var_of(slot) for state in sg.values.values() for slot, _ in state}
     clustered = {PHASE_VAR} if sg.model.phases else set()
     varying = {v for v in names if _differs(sg, v)} - clustered
-    texts = {n: _wrap_items(trace_view.compact_items([(k, v) for k, v in state if _var_of(k) in varying]))
-             for n, state in sg.values.items()}
+    said = Names.of(sg.model)
+
+    def items(state, keep) -> list[str]:
+        return trace_view.compact_items([(said.slot(k), said.value(k, v)) for k, v in state if keep(_var_of(k))])
+
+    texts = {n: _wrap_items(items(state, lambda v: v in varying)) for n, state in sg.values.items()}
     first = next(iter(sg.values.values()), ())
-    common = trace_view.compact_items([(k, v) for k, v in first if _var_of(k) not in varying | clustered])
-    return texts, common
+    return texts, items(first, lambda v: v not in varying | clustered)
 
 
 def _var_of(slot: str) -> str:

@@ -85,13 +85,15 @@ def companions(names: Sequence[str]) -> set[str]:
 
 def readable(trace: Trace) -> Trace:
     """The trace in the page's words: a bounded sequence as one list cut at its length (a pop shows as a
-    shorter list), its length variable and the `until:` companions left out. Only the display changes:
-    the states are rebuilt from the first one and each step's changes."""
+    shorter list), its length variable and the `until:` companions left out, and the model's display names
+    (`label:`, `values:`) in place of its variable names and numbers. Only the display changes: the states
+    are rebuilt from the first one and each step's changes."""
     names = [k for k, _ in trace.initial]
     seqs, hidden = sequences(names), companions(names)
-    if not seqs and not hidden:
+    if not seqs and not hidden and not trace.names:
         return trace
     helpers = hidden | {length for length, _ in seqs.values()}
+    said = trace.names
 
     def view(state: dict[str, Any]) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []
@@ -100,9 +102,10 @@ def readable(trace: Trace) -> Trace:
             if base in seqs:
                 if k == seqs[base][1][0]:
                     length, elements = seqs[base]
-                    out.append((base, "[" + ",".join(fmt(state[e]) for e in elements[:max(0, state[length])]) + "]"))
+                    shown = (fmt(said.value(e, state[e])) for e in elements[:max(0, state[length])])
+                    out.append((said.slot(base), "[" + ",".join(shown) + "]"))
             elif k not in helpers:
-                out.append((k, v))
+                out.append((said.slot(k), said.value(k, v)))
         return out
 
     state = dict(trace.initial)
@@ -167,7 +170,7 @@ def unchanged_read(trace: Trace, names: Sequence[str]) -> str:
     changed = {k for k, _ in trace.steps[-1].changes}
     wanted = set(names)
     shown = [(k, v) for k, v in trace.states[-1] if k not in changed and k.partition("[")[0] in wanted]
-    return ", ".join(f"{k} = {fmt(v)}" for k, v in shown)
+    return ", ".join(f"{trace.names.slot(k)} = {fmt(trace.names.value(k, v))}" for k, v in shown)
 
 
 def start_items(trace: Trace) -> list[str]:

@@ -1,0 +1,118 @@
+"""Display names (docs/LANGUAGE.md, "Display names"): a variable's `label:`, the names of an int range's
+values (`values:`, on variables and choices) shown in traces, findings and reports; JSON keeps the
+numbers and gives the names beside them; a bad label is an error at its position."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_lang_errors import where
+
+from verifier.cli import main
+from verifier.diagnostics import ModelError
+from verifier.lang import load_model
+from verifier.report import trace_view
+from verifier.runner import RunOptions, check_model
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lang"
+MODEL, CLAIMS = FIXTURES / "labels.yaml", FIXTURES / "labels_props.yaml"
+
+
+def _trace():
+    (run,) = check_model(str(MODEL), RunOptions(engine="explicit", properties=str(CLAIMS), consistency=False))
+    (result,) = run.results
+    assert result.trace is not None
+    return result.trace
+
+
+def test_labels_and_value_names_load():
+    model = load_model(str(MODEL))
+    mode, hand, turns = (model.var(n) for n in ("mode", "hand", "turns"))
+    assert (mode.label, mode.value_names) == ("declared mode", ("attack", "defend", "pass"))
+    assert (hand.label, hand.value_names, turns.label) == ("cards in hand", (), "")
+    (d,) = model.action("declare").choices
+    assert d.value_names == ("attack", "defend", "pass")
+
+
+def test_a_trace_reads_in_the_page_words():
+    trace = _trace()
+    rows = trace_view.rows(trace)
+    assert rows[0].label == "declare(d=defend)"
+    assert rows[0].changes_text() == "declared mode: attack→defend"
+    assert rows[-1].changes_text() == "cards in hand[0]: 1→3"
+    start = trace_view.start_text(trace)
+    assert "declared mode=attack" in start and "cards in hand=[1,1]" in start and "turns=0" in start
+    # what replays keeps the model's names and numbers
+    assert ("mode", 0) in trace.initial and trace.steps[0].choice == (("d", 1),)
+    assert trace.steps[0].changes == (("mode", (0, 1)),)
+
+
+def test_json_keeps_the_numbers_and_gives_the_names(capsys):
+    assert main(["check", str(MODEL), "-p", str(CLAIMS), "-f", "json"]) == 0
+    trace = json.loads(capsys.readouterr().out)["results"][0]["trace"]
+    assert trace["initial"]["mode"] == 0 and trace["steps"][0]["choice"] == {"d": 1}
+    assert trace["steps"][0]["changes"] == {"mode": [0, 1]} and trace["steps"][0]["label"] == "declare(d=defend)"
+    assert trace["names"] == {"labels": {"mode": "declared mode", "hand": "cards in hand"},
+                              "values": {"mode": {"0": "attack", "1": "defend", "2": "pass"}}}
+
+
+def test_text_markdown_and_html_reports_use_the_names(tmp_path, capsys):
+    assert main(["check", str(MODEL), "-p", str(CLAIMS), "--traces", "all"]) == 0
+    text = capsys.readouterr().out
+    assert "declare(d=defend)" in text and "declared mode: attack→defend" in text and "mode: 0" not in text
+    out = tmp_path / "site"
+    assert main(["report", str(MODEL), "-p", str(CLAIMS), "-o", str(out), "-q"]) == 0
+    game = out / "labels"
+    for page in ("claim.no-third-card.md", "claim.no-third-card.html"):
+        text = (game / page).read_text(encoding="utf-8")
+        assert "declare(d=defend)" in text and "declared mode: attack" in text and "cards in hand" in text, page
+    assert "declare(d=defend)" in (game / "trace.no-third-card.dot").read_text(encoding="utf-8")
+    states = (game / "states.dot").read_text(encoding="utf-8")     # the state graph's boxes
+    assert "declared mode=defend" in states and "mode=1" not in states
+
+
+def test_a_gap_finding_names_the_label(tmp_path):
+    path = tmp_path / "gap.yaml"
+    path.write_text(MODEL.read_text().replace('hand[active] < 3"', 'hand[active] <= 3"'))
+    (run,) = check_model(str(path), RunOptions(engine="explicit", properties=None))
+    (gap,) = [f for f in run.findings if f.kind == "gap"]
+    assert "would take cards in hand[0] to 4" in gap.message
+    assert gap.evidence["slot"] == "hand[0]"          # the evidence keeps the model's name
+
+
+BAD = [
+    # (what, old, new, message, needle of the reported place)
+    ("two values named alike", "[attack, defend, pass]", "[attack, defend, attack]",
+     "value 2 of variable mode is named 'attack', as value 0 is", "attack]"),
+    ("too few names", "[attack, defend, pass]", "[attack, defend]",
+     "values: of variable mode gives 2 names for the 3 values 0..2", "&modes"),
+    ("too many names for a choice", "values: *modes}", "values: [a, b, c, d]}",
+     "values: of choice d gives 4 names for the 3 values 0..2", "[a, b"),
+    ("a bar in a label", "label: declared mode", "label: declared|mode",
+     "the label of variable mode 'declared|mode' has the character '|'", "declared|"),
+    ("a zero-width space in a value name", "[attack, defend, pass]", "[attack, \"de\\u200bfend\", pass]",
+     "has the character '\\u200b'", "\"de"),
+    ("a number as a label", "label: declared mode", "label: 3", "the label of variable mode must be text", "3\n"),
+    ("a label that is another variable's name", "label: cards in hand", "label: turns",
+     "variable hand's label 'turns' is the name of variable turns", "turns}"),
+    ("two variables labelled alike", "label: cards in hand", "label: declared mode",
+     "variable hand's label 'declared mode' is the label of variable mode", "declared mode}"),
+    ("names for a bool", "turns: {type: 0..2, init: 0}", "turns: {type: bool, init: false, values: [no, yes]}",
+     "values: names the values of an int range (lo..hi), and variable turns is not one", "[no"),
+    ("a long label", "label: cards in hand", "label: " + "x" * 41, "has 41 characters; give 1 to 40", "xxx"),
+]
+
+
+@pytest.mark.parametrize(("what", "old", "new", "message", "needle"), BAD, ids=[c[0] for c in BAD])
+def test_a_bad_label_is_an_error_at_its_position(tmp_path, what, old, new, message, needle):
+    text = MODEL.read_text()
+    assert old in text
+    path = tmp_path / "bad.yaml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(ModelError) as info:
+        load_model(str(path))
+    found = [d for d in info.value.diagnostics if message in d.message]
+    assert found, [d.message for d in info.value.diagnostics]
+    assert str(found[0].span) == where(path, needle), what
+    assert main(["lint", str(path), "-q"]) == 2
