@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.printed import CASES as PRINTED
-from verifier.engines.auto import EXPLICIT_STATES, MINE_STATES
 from verifier.engines.explicit import explore
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.lang import load_model
 from verifier.lang.properties import load_properties
+from verifier.portfolio.auto import MINE_STATES
+from verifier.portfolio.stores import PYTHON_STATES
 from verifier.resources import Budget
 
 
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     names = [c.printed for c in CASES] + [c.name for c in FREE_CASES]
     ap.add_argument("cases", nargs="*", default=names, help=f"cases to run (default: all): {', '.join(names)}")
-    ap.add_argument("--cap", type=int, default=EXPLICIT_STATES, help="states the search may store (as auto's cap)")
+    ap.add_argument("--cap", type=int, default=PYTHON_STATES, help="states the search may store (as the python store's cap)")
     ap.add_argument("--timeout", type=float, default=60, help="seconds for the proofs of one case (default 60)")
     args = ap.parse_args(argv)
     for case in CASES:

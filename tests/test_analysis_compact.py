@@ -1,5 +1,5 @@
 """The analyses on a compact-store search (`analysis.compact_states`) against the python store's:
-forced on small models (`context.COMPACT_FROM`), the same findings word for word with the same
+forced on small models (the store policy's switch lowered to one state), the same findings word for word with the same
 traces, which replay, also for states wider than one 64-bit word; the stored order, parents
 and paths are the reference search's; a compact search a budget cuts short leaves its
 questions to `beyond`, or UNKNOWN."""
@@ -18,7 +18,13 @@ from verifier.analysis import analyse_model, beyond, compact_states, context
 from verifier.engines.compact import fits
 from verifier.engines.explicit import explore
 from verifier.lang import load_model
+from verifier.portfolio import stores
 from verifier.resources import Budget, StopKind
+
+
+def _switch_at(states: int):
+    """The store policy with its switch at `states` (past it, the compact store)."""
+    return lambda model, budget: stores.choose_store(model, budget, caps=stores.Caps(switch=states))
 
 
 def _shown(findings) -> list[tuple]:
@@ -36,7 +42,7 @@ def compact_spaces(monkeypatch):
         return made[-1]
 
     monkeypatch.setattr(compact_states, "explore_big", spy)
-    monkeypatch.setattr(context, "COMPACT_FROM", 1)
+    monkeypatch.setattr(context, "choose_store", _switch_at(1))
     return made
 
 
@@ -44,7 +50,7 @@ def compact_spaces(monkeypatch):
                                   "order_yes", "order_mixed", "chooser", "variants_yes"])
 def test_the_compact_scan_gives_the_python_findings(name, monkeypatch, compact_spaces):
     with monkeypatch.context() as python_only:
-        python_only.setattr(context, "COMPACT_FROM", 10**9)
+        python_only.setattr(context, "choose_store", _switch_at(10**9))
         want = analyse(name)
     got = analyse(name)            # traces replayed there
     assert compact_spaces and all(s.complete for s in compact_spaces)
@@ -100,9 +106,9 @@ def test_a_compact_search_stopped_at_its_cap_leaves_the_analyses_unknown(monkeyp
 def test_random_rulebooks_give_the_same_findings_in_both_stores(compact_spaces, model):
     assume(fits(model.instantiate()))
     memo: dict = {}                        # one Z3 answer per pair for both (its witness may vary)
-    context.COMPACT_FROM = 10**9           # the fixture's patch is undone after the last example
+    context.choose_store = _switch_at(10**9)     # the fixture's patch is undone after the last example
     want = analyse_model(model, memo=memo)[1]
-    context.COMPACT_FROM = 1
+    context.choose_store = _switch_at(1)
     got = analyse_model(model, memo=memo)[1]
     assert_replay([model], got)
     assert _shown(got) == _shown(want)

@@ -4,16 +4,16 @@ their verdicts agree with the complete explicit search."""
 from __future__ import annotations
 
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.engines.auto import AutoEngine
 from verifier.engines.explicit import ExplicitEngine
 from verifier.lang import load_model, load_properties
-from verifier.props.plan import run_claims
+from verifier.portfolio.auto import AutoEngine
+from verifier.portfolio.plan import run_claims
+from verifier.portfolio.stores import Caps
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
@@ -24,19 +24,18 @@ BUDGET = Budget(rlimit=120_000_000)
 CAP = 3          # far below the fixture's reachable states: every explicit search stops at it
 
 
-def decide(model, claims, engine, together: bool = False):
-    """The claims as the runner decides them, with `engine` and the runner's capped search (with
-    `together`, beyond the cap the open monitored claims first share one product, as the
-    runner does)."""
-    def capped(m, cs, cap):
-        return engine.check_explicit(m, cs, replace(BUDGET, max_states=cap))
-    return run_claims(model, claims, lambda m, cs: engine.check(m, cs, BUDGET), capped,
-                      together=engine.stopped_at_cap if together else None)
+def decide(model, claims, engine, together: bool = True):
+    """The claims as the runner decides them, with `engine` (beyond the cap the open monitored
+    claims first share one product); without `together`, one claim at a time, so that each
+    monitored claim has a product of its own."""
+    if together:
+        return run_claims(model, claims, engine, BUDGET)
+    return [r for c in claims for r in run_claims(model, [c], engine, BUDGET)]
 
 
 def reference(model, claims):
     engine = ExplicitEngine()
-    return {r.property.id: r.verdict for r in run_claims(model, claims, lambda m, cs: engine.check(m, cs, BUDGET))}
+    return {r.property.id: r.verdict for r in run_claims(model, claims, engine, BUDGET)}
 
 
 def plain(v: Verdict) -> Verdict:
@@ -49,7 +48,7 @@ def test_products_of_a_model_beyond_the_cap_are_decided_symbolically():
     claims = [c for c in load_properties(str(FIX / "order_props.yaml"), model)
               if c.id in ("no-reap-after-heal", "heal-needs-reap", "one-heal-per-turn", "reap-every-turn",
                           "healed-means-heal", "other-in-three", "turn-ends")]
-    results = decide(model, claims, AutoEngine(explicit_states=CAP))
+    results = decide(model, claims, AutoEngine(caps=Caps.every_store(CAP)))
     want = reference(model, claims)
     lay = layout(model.instantiate())
     for r in results:
@@ -102,7 +101,7 @@ def test_symbolic_on_the_product_agrees_with_the_explicit_search(drawn, together
         claims = load_properties(str(path), model)
     want = reference(model, claims)
     lay = layout(model.instantiate())
-    for r in decide(model, claims, AutoEngine(explicit_states=CAP), together):
+    for r in decide(model, claims, AutoEngine(caps=Caps.every_store(CAP)), together):
         if r.verdict in (Verdict.UNKNOWN, Verdict.HOLDS_TO_DEPTH):
             continue          # the symbolic engine may give up (liveness parts); it never contradicts
         assert plain(r.verdict) is want[r.property.id], (r.property.id, r.reason, lines)
@@ -119,7 +118,7 @@ def test_both_parts_of_a_live_existence_claim_count(tmp_path):
     path.write_text("claims:\n  - {id: c, says: another reap before Step 2 ends, ordering: "
                     "{pattern: existence, p: reap, scope: {after: reap, until: {leave: Step2}}}}\n")
     claims = load_properties(str(path), model)
-    for engine in (AutoEngine(), AutoEngine(explicit_states=CAP)):
+    for engine in (AutoEngine(), AutoEngine(caps=Caps.every_store(CAP))):
         (r,) = decide(model, claims, engine)
         assert r.verdict is Verdict.VIOLATED, r.reason
         replay(layout(model.instantiate()), r.trace)

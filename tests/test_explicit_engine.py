@@ -119,8 +119,8 @@ def test_fixture_verdicts_and_state_counts():
     for variant, states in expected_states.items():
         model = load_model(str(CORE / "mini.yaml"), variant=variant)
         claims = load_properties(str(CORE / "mini_props.yaml"), model)
-        from verifier.props.plan import run_claims
-        results = run_claims(model, claims, lambda m, c: ExplicitEngine().check(m, c, Budget()))
+        from verifier.portfolio.plan import run_claims
+        results = run_claims(model, claims, ExplicitEngine(), Budget())
         assert all(r.as_expected for r in results), [(r.property.id, r.verdict) for r in results]
         lay = layout(model.instantiate())
         for r in results:

@@ -15,7 +15,7 @@ from shipped_runs import ROOT, model_path, on_its_worker, runs_of
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.model import ActionKind, Modality
 from verifier.lang import load_model, load_properties
-from verifier.props.plan import run_claims
+from verifier.portfolio.plan import run_claims
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout, successors
@@ -452,7 +452,7 @@ def test_shadow_era_freeze_thaw_bound_is_tight():
     claims = {c.id: c for c in load_properties(str(ROOT / "properties" / "shadow_era.yaml"), model)}
     assert claims["freeze-thaws"].bound == 3
     tight = replace(claims["freeze-thaws"], id="tight", bound=2, expected=None)
-    (r,) = run_claims(model, [tight], lambda m, c: ExplicitEngine().check(m, c, Budget()))
+    (r,) = run_claims(model, [tight], ExplicitEngine(), Budget())
     assert r.verdict is Verdict.VIOLATED
     actions = [s.action for s in r.trace.steps]
     freeze = max(i for i, a in enumerate(actions) if a == "eladwen_freeze")

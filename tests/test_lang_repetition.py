@@ -14,7 +14,7 @@ from verifier.diagnostics import ModelError, PropertyError
 from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import pretty
 from verifier.lang import load_model, load_properties
-from verifier.props.plan import run_claims
+from verifier.portfolio.plan import run_claims
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import fire, initial_states, layout
@@ -97,7 +97,7 @@ def test_the_example_shares_its_step_rules_and_reads_them_right():
 def test_the_example_claims_hold():
     model = load_model(str(EXAMPLE))
     claims = load_properties(str(EXAMPLE_CLAIMS), model)
-    results = run_claims(model.instantiate(), claims, lambda m, cs: ExplicitEngine().check(m, cs, Budget()))
+    results = run_claims(model.instantiate(), claims, ExplicitEngine(), Budget())
     assert {r.property.id: r.verdict for r in results} == {c.id: Verdict.HOLDS for c in claims}
     short = next(c for c in claims if c.id == "combat-steps-are-short")
     assert len(short.response.actions) == 5 and short.response.text == "any step-end of Combat"

@@ -14,7 +14,7 @@ from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, ActionKind, Assign
 from verifier.lang import load_model, load_properties, turn_change
-from verifier.props.plan import run_claims
+from verifier.portfolio.plan import run_claims
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import fire, holds, initial_states, layout
@@ -48,7 +48,7 @@ def test_the_first_turn_starts_like_every_other():
 def test_claims_read_the_turn_change_naturally(engine):
     model = load_model(str(MODEL))
     claims = load_properties(str(FIXTURES / "turn_change_props.yaml"), model)
-    results = run_claims(model.instantiate(), claims, lambda m, cs: engine.check(m, cs, Budget()))
+    results = run_claims(model.instantiate(), claims, engine, Budget())
     assert [r.verdict for r in results if r.verdict is not Verdict.PROVED] == \
         [Verdict.HOLDS] * len([r for r in results if r.verdict is not Verdict.PROVED])
     assert all(r.verdict in (Verdict.HOLDS, Verdict.PROVED) for r in results), [(r.claim_id, r.verdict) for r in results]

@@ -12,7 +12,7 @@ from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.ir.expr import pretty
 from verifier.lang import load_model, load_properties
-from verifier.props.plan import run_claims
+from verifier.portfolio.plan import run_claims
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import fire, layout
@@ -49,9 +49,9 @@ def test_it_ends_when_that_players_turn_starts_and_not_before():
 def test_every_engine_agrees():
     model = load_model(str(MODEL)).instantiate()
     claims = load_properties(str(FIXTURES / "until_props.yaml"), model)
-    explicit = run_claims(model, claims, lambda m, cs: ExplicitEngine().check(m, cs, Budget()))
-    compact = run_claims(model, claims, lambda m, cs: ExplicitEngine(store="compact").check(m, cs, Budget()))
-    symbolic = run_claims(model, claims, lambda m, cs: SymbolicEngine().check(m, cs, Budget()))
+    explicit = run_claims(model, claims, ExplicitEngine(), Budget())
+    compact = run_claims(model, claims, ExplicitEngine(store="compact"), Budget())
+    symbolic = run_claims(model, claims, SymbolicEngine(), Budget())
     assert [r.verdict for r in explicit] == [Verdict.HOLDS] * 4 == [r.verdict for r in compact]
     assert [r.verdict for r in symbolic] == [Verdict.PROVED, Verdict.PROVED, Verdict.HOLDS, Verdict.PROVED]
 

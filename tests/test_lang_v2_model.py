@@ -9,7 +9,7 @@ from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.ir.model import RANDOM
 from verifier.lang import check_model, load_properties
-from verifier.props.plan import run_claims
+from verifier.portfolio.plan import run_claims
 from verifier.resources import Budget
 from verifier.result import Verdict
 
@@ -34,9 +34,9 @@ def test_it_uses_every_construct():
 def test_explicit_and_symbolic_agree_on_its_claims():
     model = check_model(str(MODELS / "priority.yaml"))[0].instantiate()
     claims = load_properties(str(MODELS / "priority_props.yaml"), model)
-    explicit = run_claims(model, claims, lambda m, cs: ExplicitEngine().check(m, cs, Budget()))
-    compact = run_claims(model, claims, lambda m, cs: ExplicitEngine(store="compact").check(m, cs, Budget()))
-    symbolic = run_claims(model, claims, lambda m, cs: SymbolicEngine().check(m, cs, Budget()))
+    explicit = run_claims(model, claims, ExplicitEngine(), Budget())
+    compact = run_claims(model, claims, ExplicitEngine(store="compact"), Budget())
+    symbolic = run_claims(model, claims, SymbolicEngine(), Budget())
     assert [r.verdict for r in explicit] == [Verdict.HOLDS] * len(claims) == [r.verdict for r in compact]
     assert all(r.verdict in (Verdict.PROVED, Verdict.HOLDS) for r in symbolic), \
         [(r.property.id, r.verdict) for r in symbolic]

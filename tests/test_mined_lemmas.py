@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_symbolic_diff import claims, models
 
-from verifier.engines.auto import AutoEngine
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.symbolic import SymbolicEngine, mined
 from verifier.engines.symbolic.core import Effort, Safety
@@ -25,6 +24,8 @@ from verifier.engines.symbolic.strengthen import Literal, excluded, houdini
 from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, eq, neg
 from verifier.ir.model import Action, Assign, BoolType, IntType, Model, ParamDecl, Variable
 from verifier.ir.props import DeadlockFree, Invariant
+from verifier.portfolio.auto import AutoEngine
+from verifier.portfolio.stores import Caps
 from verifier.resources import Budget
 from verifier.result import Verdict
 
@@ -64,7 +65,7 @@ def test_a_claim_not_k_inductive_is_proved_with_one_lemma():
 
 
 def test_auto_mines_the_lemma_from_a_search_stopped_at_its_cap():
-    (r,) = AutoEngine(explicit_states=5).check(hidden_mode(), [CLAIM], BUDGET)
+    (r,) = AutoEngine(caps=Caps.every_store(5)).check(hidden_mode(), [CLAIM], BUDGET)
     assert r.verdict is Verdict.PROVED and r.engine == MINED, (r.verdict, r.engine, r.reason)   # no parameters
     assert "mined lemma" in r.reason and "invariant" in r.evidence
 

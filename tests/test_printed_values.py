@@ -93,6 +93,8 @@ def test_budget_at_printed_values_falls_back_to_the_scaled_verdict(files):
                                          budget=Budget(max_states=100)))
     assert [(r.verdict, r.scale, r.params) for r in runs[0].results] == [
         (Verdict.HOLDS, SCALE_SCALED, (("LIMIT", 2),)), (Verdict.HOLDS, SCALE_SCALED, (("LIMIT", 2),))]
+    assert all(r.evidence["printed"] == "left open at the printed values (the search stopped at 100 states "
+               "(--max-states 100)); decided at the default values" for r in runs[0].results)
 
 
 def test_shipped_models_declare_printed_values():

@@ -13,8 +13,8 @@ from verifier.diagnostics import PropertyError
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.lang import load_model, load_properties
+from verifier.portfolio.plan import run_claims
 from verifier.props.monitor import compile_step
-from verifier.props.plan import run_claims
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import initial_states, layout, successors
@@ -49,7 +49,7 @@ def claims_of(tmp_path, text: str = CLAIMS):
 
 
 def check(model, claims, engine):
-    return run_claims(model, claims, lambda m, cs: engine.check(m, cs, Budget()))
+    return run_claims(model, claims, engine, Budget())
 
 
 def test_step_claims_on_the_explicit_engine(tmp_path):

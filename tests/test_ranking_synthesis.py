@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import z3
 
-from verifier.engines.auto import AutoEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, negate
@@ -16,6 +15,7 @@ from verifier.engines.symbolic.strengthen import exclude, recheck
 from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, eq, neg
 from verifier.ir.model import Action, Assign, BoolType, Model, ParamDecl, Variable
 from verifier.ir.props import Terminates
+from verifier.portfolio.auto import AutoEngine
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout

@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 
 from verifier.engines import walk
-from verifier.engines.auto import AutoEngine
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.engines.symbolic.examples import table
 from verifier.ir.props import Reachable, Terminates
+from verifier.portfolio.auto import AutoEngine
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
@@ -131,14 +131,14 @@ def test_yaml_fixture_claims_agree_with_explicit(model_path, props_path, variant
     unreachable) and would spend their whole time bound (5 s each): 0.2 s keeps the step."""
     from verifier.ir.props import DeadlockFree, Invariant
     from verifier.lang import load_model, load_properties
-    from verifier.props.plan import run_claims
+    from verifier.portfolio.plan import run_claims
 
     monkeypatch.setattr(walk, "STEPS", 16_000)
     model = load_model(model_path, variant=variant)
     claims = load_properties(props_path, model)
     budget = Budget(rlimit=60_000_000, max_depth=10 if engine == "bmc" else 25)
-    reference = run_claims(model, claims, lambda m, cs: ExplicitEngine().check(m, cs, Budget(rlimit=120_000_000)))
-    results = run_claims(model, claims, lambda m, cs: make(engine).check(m, cs, budget))
+    reference = run_claims(model, claims, ExplicitEngine(), Budget(rlimit=120_000_000))
+    results = run_claims(model, claims, make(engine), budget)
     for claim, ref, r in zip(claims, reference, results):
         assert ref.verdict in (Verdict.HOLDS, Verdict.VIOLATED), ref.reason
         assert not r.reason.startswith("internal"), r.reason

@@ -5,7 +5,6 @@ from __future__ import annotations
 import z3
 
 from verifier.engines import walk
-from verifier.engines.auto import AutoEngine
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
 from verifier.engines.symbolic import engine as engine_module
@@ -16,6 +15,8 @@ from verifier.engines.symbolic.witness import InternalError
 from verifier.ir.expr import FALSE, Const, Index, Local, Op, Param, Quant, QuantKind, Var, app, conj, eq, neg
 from verifier.ir.model import Action, Assign, IntType, Model, ParamDecl, Variable
 from verifier.ir.props import DeadlockFree, Event, Invariant, Obligation, Ordering, Reachable, Terminates
+from verifier.portfolio.auto import AutoEngine
+from verifier.portfolio.stores import Caps
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
@@ -135,7 +136,7 @@ def test_auto_concrete_uses_explicit(monkeypatch):
     budget = Budget(rlimit=60_000_000)
     (r,) = AutoEngine().check(deck_game(6), [passive_hand_limit()], budget)
     assert r.engine == "explicit/python" and r.verdict is Verdict.HOLDS
-    (r,) = AutoEngine(explicit_states=50).check(deck_game(6), [passive_hand_limit()], budget)
+    (r,) = AutoEngine(caps=Caps.every_store(50)).check(deck_game(6), [passive_hand_limit()], budget)
     assert r.engine in ("k-induction", "pdr") and r.verdict is Verdict.HOLDS
     assert "explicit search stopped" in r.evidence["auto"]
 

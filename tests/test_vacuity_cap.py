@@ -6,6 +6,7 @@ from pathlib import Path
 
 from verifier.analysis import vacuity
 from verifier.lang import load_model, load_properties
+from verifier.portfolio.stores import Caps
 from verifier.resources import Budget
 
 FIX = Path(__file__).parent / "fixtures" / "props"
@@ -25,5 +26,5 @@ def test_vacuity_reported_after_a_complete_search(tmp_path):
 
 def test_vacuity_search_stops_at_the_cap(tmp_path, monkeypatch):
     model = load_model(str(FIX / "order.yaml"), variant="strict")
-    monkeypatch.setattr(vacuity, "EXPLORE_STATES", 3)
+    monkeypatch.setattr(vacuity, "CAPS", Caps(python=3))
     assert vacuity.vacuous_claims(model, claims(tmp_path, model), Budget()) == []

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from test_reduce_symmetry import MODELS, claims
 
 from verifier.engines import walk
-from verifier.engines.auto import AutoEngine
 from verifier.engines.explicit import ExplicitEngine
+from verifier.portfolio.auto import AutoEngine
+from verifier.portfolio.stores import Caps
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.semantics import layout
@@ -48,7 +49,7 @@ def test_auto_uses_random_runs_beyond_its_state_cap(monkeypatch):
              Invariant(id="below", expr=App(Op.LT, (x, Const(40)))),
              Invariant(id="in-range", expr=App(Op.LE, (x, Const(50))))]
     monkeypatch.setattr(walk, "STEPS", 80_000)
-    results = AutoEngine(explicit_states=10).check(model, props, Budget())
+    results = AutoEngine(caps=Caps.every_store(10)).check(model, props, Budget())
     by_id = {r.property.id: r for r in results}
     assert (by_id["top"].verdict, by_id["top"].engine) == (Verdict.HOLDS, "walk")
     assert (by_id["below"].verdict, by_id["below"].engine) == (Verdict.VIOLATED, "walk")

@@ -15,7 +15,7 @@ from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import App, Index, Local, Op, QuantKind, Var
 from verifier.ir.model import ACTIVE_VAR
 from verifier.ir.props import PREV_MARK, StepInvariant
-from verifier.props.plan import run_claims
+from verifier.portfolio.plan import run_claims
 from verifier.resources import Budget
 from verifier.result import Verdict
 from verifier.runner import RunOptions, check_model
@@ -72,7 +72,7 @@ def test_random_runs_break_only_what_the_complete_search_breaks(model, data):
     claims = data.draw(step_claims(model.players))
     engine = ExplicitEngine()
     exact = {r.property.id: r.verdict
-             for r in run_claims(model, claims, lambda m, cs: engine.check(m, cs, Budget()))}
+             for r in run_claims(model, claims, engine, Budget())}
     for r in walk.check(model, claims, RUN_STEPS):
         event(f"{r.property.id}: {r.verdict.value}")
         assert r.verdict in (Verdict.UNKNOWN, Verdict.VIOLATED)

@@ -9,19 +9,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from verifier.diagnostics import Diagnostic, UsageError
-from verifier.engines.auto import AutoEngine
-from verifier.engines.base import Engine, ProgressFn, SearchOptions
+from verifier.diagnostics import Diagnostic
+from verifier.engines.base import ProgressFn, SearchOptions
 from verifier.engines.ledger import Ledger
 from verifier.engines.memory import OutOfMemory
 from verifier.engines.memory import after_cut as memory_after_cut
-from verifier.engines.names import ENGINES, REDUCTIONS
+from verifier.engines.names import REDUCTIONS
 from verifier.forking import Alongside, fork_map, free_cpus, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import check_model as load_checked
 from verifier.lang import default_properties_path, load_at_printed, load_properties
-from verifier.props.plan import run_claims, with_cycle_note
+from verifier.portfolio.decide import AtDefaults, Portfolio, make_engine
 from verifier.resources import Budget
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
 from verifier.signals import OutOfTime, after_cut
@@ -40,19 +39,6 @@ class RunOptions:
     printed: bool = False             # at the model's printed values (`printed:`), falling back per claim
     reductions: frozenset[str] = frozenset(REDUCTIONS)   # the reductions allowed where a model declares them
     search: SearchOptions = SearchOptions()
-
-
-def make_engine(name: str, search: SearchOptions = SearchOptions(), ledger: Ledger | None = None) -> Engine:
-    """The engine `name`, writing to `ledger` (one per reading) where it searches explicitly."""
-    if name == "explicit":
-        from verifier.engines.explicit import ExplicitEngine
-        return ExplicitEngine(search.store, search.workers, search.scheduler, search.por, search.dashboard, ledger)
-    if name == "auto":
-        return AutoEngine(search=search, ledger=ledger)
-    if name in ("symbolic", "bmc", "kind", "pdr"):
-        from verifier.engines.symbolic.engine import SymbolicEngine
-        return SymbolicEngine(strategy="all" if name == "symbolic" else name)
-    raise UsageError(Diagnostic(f"unknown engine '{name}'", hint=f"choose one of {', '.join(ENGINES)}"))
 
 
 def load_variants(path: str, options: RunOptions) -> tuple[list[Model], tuple[Diagnostic, ...]]:
@@ -88,46 +74,37 @@ def check_model(path: str, options: RunOptions = RunOptions(),
                 progress: ProgressFn | None = None) -> list[ModelRun]:
     """Check one model file: one ModelRun per variant, results tagged with the variant.
 
-    With `options.printed` the model is checked at its printed values; where that leaves a
-    claim UNKNOWN (a budget), the claim's verdict at the default (scaled) values replaces it,
-    marked as such by its `scale`. The findings are those at the printed values."""
-    runs = _check(path, options, progress)
-    if not options.printed or not any(r.verdict is Verdict.UNKNOWN for run in runs for r in run.results):
-        return runs
-    try:
-        scaled = _check(path, replace(options, printed=False), progress)
-    except CUT_SHORT as err:             # the fallback never costs what was decided at the printed values
-        _cut_reason(err, options.budget)
-        return runs
-    merged = []
-    for run, other in zip(runs, scaled):
-        fallback = {r.property.id: r for r in other.results if r.verdict is not Verdict.UNKNOWN}
-        results = tuple(fallback.get(r.property.id, r) if r.verdict is Verdict.UNKNOWN else r for r in run.results)
-        merged.append(replace(run, results=results))
-    return merged
-
-
-def _check(path: str, options: RunOptions, progress: ProgressFn | None) -> list[ModelRun]:
-    """One model file at one set of parameter values: one ModelRun per variant.
-
     Each reading (variant) is checked, and analysed, on its own: in a forked child per
     reading where there are CPUs to spare (`forking.fork_map`), else one after the other
     here; the analyses' Z3 answers of finished readings serve the later ones. The
-    comparisons across readings come last, here."""
+    comparisons across readings come last, here.
+
+    With `options.printed` the model is checked at its printed values; where that leaves a
+    claim UNKNOWN (a budget), the portfolio decides it again at the default (scaled) values
+    in the same budget (`Portfolio.decide`), marked as such by its `scale`. The findings are
+    those at the printed values."""
     models, warnings = load_variants(path, options)
     claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
-    return [replace(run, warnings=warnings) for run in check_loaded(path, models, claims, options, progress)]
+    at_defaults = None
+    if options.printed and any(m.printed for m in models):
+        defaults, _ = load_variants(path, replace(options, printed=False))
+        at_defaults = [AtDefaults(m, claims_for(path, m, options)[0]) for m in defaults]
+    return [replace(run, warnings=warnings)
+            for run in check_loaded(path, models, claims, options, progress, at_defaults=at_defaults)]
 
 
 def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Property], str | None]],
                  options: RunOptions = RunOptions(), progress: ProgressFn | None = None,
-                 memo: dict | None = None, ledger: Ledger | None = None) -> list[ModelRun]:
+                 memo: dict | None = None, ledger: Ledger | None = None,
+                 at_defaults: Sequence[AtDefaults] | None = None) -> list[ModelRun]:
     """`check_model` on models and claims already loaded (one entry per reading); mutation
     analysis checks rewritten models of a file this way. `memo`: the analyses' Z3 answers
     to reuse and extend (keyed by the actions and declarations they concern). `ledger`: the
     ledger of the one reading, where the caller reuses its kept search (mutation); else each
-    reading has its own."""
+    reading has its own. `at_defaults`: each reading at its default values, where the claims
+    its (printed) values leave open are decided again (`--printed`)."""
     assert ledger is None or len(models) == 1, "a ledger is one reading's"
+    assert at_defaults is None or len(at_defaults) == len(models), "one reading at the defaults per reading"
     memo = {} if memo is None else memo
 
     def share(reading) -> None:            # a child's Z3 answers serve the readings not yet started
@@ -144,7 +121,8 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
         import verifier.engines.symbolic  # noqa: F401  (Z3 once here, not again in each reading's forked child)
     # each reading its own ledger and engine: what one engine remembers of its searches (auto's stopped
     # searches) never carries over to another reading, as it would not where readings run in forked children
-    readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, memo, beside, ledger),
+    readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, memo, beside, ledger,
+                                           None if at_defaults is None else at_defaults[k]),
                         range(len(models)), arrived=share)
     runs = [run for run, _ in readings]
     if options.consistency:
@@ -167,7 +145,8 @@ def _proves_for_every_value(models: Sequence[Model], claims: Sequence[tuple[list
 
 
 def _reading(path: str, model: Model, claims: tuple[list[Property], str | None], options: RunOptions,
-             progress: ProgressFn | None, memo: dict, beside: bool = False, ledger: Ledger | None = None):
+             progress: ProgressFn | None, memo: dict, beside: bool = False, ledger: Ledger | None = None,
+             at_defaults: AtDefaults | None = None):
     """One reading: its ModelRun, and with the analyses on, their context and findings. With
     `beside` (a CPU to spare), the analyses of a model with every parameter fixed run in a
     forked child alongside the claims, on a search of their own until the claims' search of the
@@ -188,23 +167,24 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
             alongside.restart()
 
     ledger.on_kept = restart
-    engine = make_engine(options.engine, options.search, ledger)
+    portfolio = Portfolio(make_engine(options.engine, options.search, ledger), options.budget, ledger, progress)
     try:
-        return _claims_then_analyses(path, model, props, props_path, engine, options, progress, memo, alongside,
-                                     ledger)
+        return _claims_then_analyses(path, model, props, props_path, portfolio, options, memo, alongside,
+                                     ledger, at_defaults)
     finally:
         if alongside is not None:
             alongside.close()
 
 
-def _claims_then_analyses(path: str, model: Model, props: list[Property], props_path: str | None, engine: Engine,
-                          options: RunOptions, progress: ProgressFn | None, memo: dict, alongside, ledger: Ledger):
+def _claims_then_analyses(path: str, model: Model, props: list[Property], props_path: str | None,
+                          portfolio: Portfolio, options: RunOptions, memo: dict, alongside, ledger: Ledger,
+                          at_defaults: AtDefaults | None):
     analyse = options.consistency
     start = time.perf_counter()
     by_id: dict[str, CheckResult] = {}
     cut = ""
     try:
-        _decide_claims(model, props, engine, options, progress, by_id, ledger)
+        portfolio.decide(model, props, by_id, at_defaults)
         vacuous = _vacuity(model, props, options, ledger)
     except CUT_SHORT as err:
         cut, vacuous = _cut_reason(err, options.budget), ()
@@ -223,30 +203,6 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
     stop = ctx.space.stop if ctx.space is not None and not ctx.space.complete else None
     return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond,
                    analyses_stop=stop), (ctx, findings)
-
-
-def _decide_claims(model: Model, props: list[Property], engine: Engine, options: RunOptions,
-                   progress: ProgressFn | None, by_id: dict[str, CheckResult], ledger: Ledger) -> None:
-    """Each claim's result into `by_id`, as results come (what a cut leaves there is kept). Every
-    call gets the whole budget, in states, steps and Z3 units: nothing is shared out by time, so the
-    verdicts do not depend on the machine or its load."""
-    for freed, group in _by_free_parameters(model, props):
-        def check(m: Model, claims: Sequence[Property], freed: Model = freed) -> list[CheckResult]:
-            if m is not freed:           # a monitor product: its results are merged into the claim's
-                return engine.check(m, claims, options.budget, progress)
-
-            def keep(r: CheckResult) -> None:    # decided before the call returns: kept if a cut follows
-                by_id.setdefault(r.property.id, with_cycle_note(m, r))
-
-            ledger.on_decided = keep
-            try:
-                return engine.check(m, claims, options.budget, progress)
-            finally:
-                ledger.on_decided = None
-
-        run_claims(freed, group, check, _capped_search(engine, options, progress) if freed.is_concrete else None,
-                   decided=by_id, moves=_random_moves(engine, options) if freed.is_concrete else None,
-                   together=engine.stopped_at_cap if isinstance(engine, AutoEngine) else None)
 
 
 def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property], ledger: Ledger):
@@ -305,43 +261,6 @@ def _vacuity(model: Model, props: list[Property], options: RunOptions, ledger: L
 
     concrete = model.instantiate()
     return tuple(vacuous_claims(concrete, props, options.budget, ledger.search_of(concrete)))
-
-
-def _by_free_parameters(model: Model, props: list[Property]) -> list[tuple[Model, list[Property]]]:
-    """The claims grouped by the parameters they leave free (`for_every`), each group with
-    the model those parameters are freed in (the claims without any come last: under a
-    --timeout the proofs for every value get their share before the explicit search)."""
-    groups: dict[tuple[str, ...], list[Property]] = {}
-    for p in props:
-        groups.setdefault(tuple(sorted(p.for_every)), []).append(p)
-    return [(model if not names else
-             replace(model, param_values=tuple((k, None if k in names else v) for k, v in model.param_values)),
-             group) for names, group in sorted(groups.items(), key=lambda item: (not item[0], item[0]))]
-
-
-def _capped_search(engine: Engine, options: RunOptions, progress: ProgressFn | None):
-    """Explicit search under a state cap, for claims checked together (`plan.run_claims`); None
-    for the symbolic engines."""
-    if isinstance(engine, AutoEngine):
-        search = engine.check_explicit
-    elif options.engine == "explicit":
-        search = engine.check
-    else:
-        return None
-
-    def run(model: Model, claims: list[Property], cap: int):
-        budget = options.budget
-        return search(model, claims, replace(budget, max_states=min(cap, budget.max_states or cap)), progress)
-
-    return run
-
-
-def _random_moves(engine: Engine, options: RunOptions):
-    """Random runs that judge step claims on the model itself (`plan.run_claims`'s `moves`), for
-    the auto engine; None for the others, which decide only by their own method."""
-    if not isinstance(engine, AutoEngine):
-        return None
-    return lambda model, claims: engine.check_moves(model, claims, options.budget)
 
 
 def _with_findings(runs: list[ModelRun], findings: list[Finding]) -> list[ModelRun]:

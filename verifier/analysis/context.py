@@ -15,24 +15,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from verifier.engines.auto import COMPACT_STATES as AUTO_COMPACT_STATES
-from verifier.engines.auto import EXPLICIT_STATES, SWITCH_STATES
-from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
+from verifier.engines.bfsgen import compile_expander, packed_predicate
 from verifier.ir.expr import App, Expr, Op, conj, neg, pretty, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
+from verifier.portfolio.stores import Store, choose_store
 from verifier.resources import Budget
 from verifier.result import Finding
-from verifier.semantics import Layout, State, layout
+from verifier.semantics import Layout, State
 from verifier.trace import Names, Trace, build_trace
 
 if TYPE_CHECKING:
     from verifier.analysis.beyond import Beyond
 
-# The one store policy, the claims' search's (`engines.auto`): the analyses' own exploration is capped at
-# EXPLORE_STATES in the python store (--max-states sets another); one that passes COMPACT_FROM states goes on in
-# the compact store where its states fit its words (`Packing.words`), capped there at COMPACT_STATES. The same caps
-# as the claims' search, so that the analyses find the same on their own search as on the claims' one.
-EXPLORE_STATES, COMPACT_FROM, COMPACT_STATES = EXPLICIT_STATES, SWITCH_STATES, AUTO_COMPACT_STATES
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
 
 Firing = tuple   # (action index, choice tuple, packed target or None, raw gap or None)
@@ -133,19 +127,19 @@ class Context:
         self.cut_short = self.cut_short or reason
 
     def explore(self) -> None:
-        """One breadth-first exploration, capped by the budget's states, else by EXPLORE_STATES
-        (COMPACT_STATES in the compact store); the complete one the claims' check already ran when
-        the runner kept it. One that passes `COMPACT_FROM` states starts again in the compact store
-        (`compact_states`: no Python object per state) where the model's states fit it."""
+        """One breadth-first exploration, in the stores and under the caps of the one store policy
+        (`portfolio.stores.choose_store`, as the claims' search: the same states on the same
+        machine or any other); the complete one the claims' check already ran when the runner
+        kept it. One that passes the switch starts again in the compact store (`compact_states`:
+        no Python object per state)."""
         assert self.concrete is not None
         self.space = self.kept
         if self.space is None:
-            cap = self.budget.max_states or EXPLORE_STATES
-            big = (self.budget.max_states or COMPACT_STATES) > COMPACT_FROM and packing_of(layout(self.concrete)).words >= 1
-            self.space = self._explore_python(COMPACT_FROM if big else cap)
-            if big and len(self.space.packed) >= COMPACT_FROM and self.space.error is None:
-                compact = self._explore_big()
-                self.space = compact if compact is not None else self._explore_python(cap)
+            plan = choose_store(self.concrete, self.budget)
+            self.space = self._explore_python(plan.cap)
+            if plan.then is Store.COMPACT and len(self.space.packed) >= plan.cap and self.space.error is None:
+                from verifier.analysis.compact_states import explore_big
+                self.space = explore_big(self.concrete, replace(self.budget, owner=self._cap_owner()), plan.then_cap)
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
 
@@ -159,17 +153,6 @@ class Context:
     def _cap_owner(self) -> str:
         """Whose state cap the analyses' exploration stops at, in the user's words."""
         return self.budget.owner if self.budget.max_states is not None else "the analyses' state cap"
-
-    def _explore_big(self):
-        """The compact store's exploration; None where the model's states do not fit it after all."""
-        from verifier.analysis.compact_states import explore_big
-        from verifier.engines.compact import fits
-
-        assert self.concrete is not None
-        if not fits(self.concrete):
-            return None
-        return explore_big(self.concrete, replace(self.budget, owner=self._cap_owner()),
-                           self.budget.max_states or COMPACT_STATES)
 
     def scan(self, visitors: Sequence[Visitor]) -> None:
         """Hand every explored state with its firings to each visitor."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from verifier.analysis.context import EXPLORE_STATES
 from verifier.engines.bfsgen import packed_predicate
 from verifier.engines.explicit import explore, matches
 from verifier.ir.expr import (
@@ -32,8 +31,11 @@ from verifier.ir.expr import (
 )
 from verifier.ir.model import ActionKind, BoolType, EnumType, Model, in_phase
 from verifier.ir.props import BoundedResponse, Event, Invariant, Ordering, Property
+from verifier.portfolio.stores import Caps, Store, cap_of
 from verifier.resources import Budget
 from verifier.semantics import EvalError
+
+CAPS = Caps()     # the store policy's caps (tests lower them)
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,9 @@ def vacuous_claims(model: Model, claims: Sequence[Property], budget: Budget | No
 
 
 def _capped(budget: Budget) -> Budget:
-    """At most the analyses' own state cap: beyond it the search would only spend the budget
-    the consistency analyses need (a search cut short reports nothing anyway)."""
-    return replace(budget, max_states=min(budget.max_states or EXPLORE_STATES, EXPLORE_STATES))
+    """At most the python store's cap (`portfolio.stores`): beyond it the search would only spend
+    the budget the consistency analyses need (a search cut short reports nothing anyway)."""
+    return replace(budget, max_states=cap_of(Store.PYTHON, budget, CAPS))
 
 
 def _somewhere(space, pred: Expr) -> bool:

@@ -16,7 +16,7 @@ from verifier.result import CheckResult
 class Ledger:
     wanted: dict[Model, StateSpace | None] = field(default_factory=dict)   # instantiated models -> kept search
     on_kept: Callable[[StateSpace], None] | None = None       # told as each search is kept
-    on_decided: Callable[[CheckResult], None] | None = None   # told of each final result before its engine returns
+    record: dict[str, CheckResult] | None = None    # where final results go before their engine returns (by claim id)
 
     @classmethod
     def keeping(cls, models: Iterable[Model], on_kept: Callable[[StateSpace], None] | None = None) -> Ledger:
@@ -35,7 +35,8 @@ class Ledger:
         return self.wanted.get(model)
 
     def decided(self, results: Iterable[CheckResult]) -> None:
-        """Final results an engine hands on before it returns."""
-        if self.on_decided is not None:
+        """Final results an engine hands on before it returns: into `record` where the portfolio
+        opened one (the first result of a claim stays)."""
+        if self.record is not None:
             for r in results:
-                self.on_decided(r)
+                self.record.setdefault(r.property.id, r)

@@ -26,8 +26,8 @@ from verifier.ir.props import DeadlockFree, Invariant, Property, Reachable, map_
 from verifier.lang.yaml_source import suggest
 from verifier.playout.policy import UNIFORM, Policy
 from verifier.playout.result import CUT, ENDED, STUCK, ClaimTally, Simulation
+from verifier.props.mapback import strip_monitors
 from verifier.props.monitor import compile_claim, compile_together
-from verifier.props.plan import strip_monitors
 from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace, replay
 

@@ -10,25 +10,20 @@ Policy:
   declared defaults; the result's `params` then show those values, and its
   reason says that it covers only them.
 - **Concrete instances**: explicit search first (`_search`). It is exact and
-  fast on small instances and gives shortest traces and lassos. It runs in the
-  python store (the reference) up to SWITCH_STATES states; a search that passes
-  them goes on in the compact store (numpy, about 8 times smaller and 3 times
-  faster; the same states in the same order, so the same verdicts and traces)
-  for the state claims it left open, and the termination and obligation claims
-  stay with the python store (they need its edges) under EXPLICIT_STATES. A
-  monitor product of a model whose search passed the switch goes to the compact
-  store directly. A state with a variable wider than the compact store's 63-bit
-  words stays in the python store, and a store the user named (--store, --workers) is used as
-  given. The state cap (`_cap`): EXPLICIT_STATES in the python store, COMPACT_STATES
-  in the compact one, never past --max-states: the same on every machine. Each verdict
-  names the store that decided it (`CheckResult.engine`).
+  fast on small instances and gives shortest traces and lassos. Its store and
+  state cap are the one store policy's (`stores.choose_store`): the python store
+  (the reference) up to SWITCH_STATES states, then the compact store for the
+  state claims it left open, while the termination and obligation claims stay
+  with the python store (they need its edges) under PYTHON_STATES; a monitor
+  product of a model whose search passed the switch goes to the compact store
+  directly. Each verdict names the store that decided it (`CheckResult.engine`).
   For the invariants and reachability
   claims it cannot finish, seeded random runs (`walk.py`, `walk.STEPS` steps) look
   for a deeper witness or counterexample (a trace, not necessarily shortest);
   what is still open goes to the symbolic engine, which proves claims without
   enumerating states. Step claims on a model whose search stopped at the cap
   are judged move by move in random runs on the model itself (`check_moves`,
-  asked by `props.plan.run_claims`) before their own products. Claims whose expected verdict is PROVED go to the
+  asked by `plan.run_claims`) before their own products. Claims whose expected verdict is PROVED go to the
   symbolic engine first, since only a proof can meet that expectation.
 - **No time shares**: every method's effort is counted in states, steps and Z3
   resource units (`Budget`), so the same files give the same verdicts at any load;
@@ -55,42 +50,36 @@ from verifier.engines.ledger import Ledger
 from verifier.engines.statespace import StateSpace
 from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Obligation, Property, Reachable, Terminates
+from verifier.portfolio.stores import Caps, Store, StorePlan, cap_of, choose_store
+from verifier.props.monitor import MONITOR_PREFIX
 from verifier.resources import Budget, StopKind
 from verifier.result import CheckResult, Verdict
 
 if TYPE_CHECKING:
     import numpy as np
 
-EXPLICIT_STATES = 2_000_000     # the python store's state cap without a run deadline (and for termination and
-                                # obligation claims beside a compact search)
-SWITCH_STATES = 250_000         # a python-store search past this many states goes on in the compact store ...
-COMPACT_STATES = 16_000_000     # ... capped there at this many (about as many seconds of one core)
 MINE_STATES = 40_000            # states of a stopped search kept for Z3 to mine lemmas from (`symbolic/mined.py`)
 
 
 class AutoEngine:
     name = "auto"
 
-    def __init__(self, explicit_states: int | None = None, strategy: str = "all",
-                 search: SearchOptions = SearchOptions(), switch_states: int = SWITCH_STATES,
+    def __init__(self, caps: Caps | None = None, strategy: str = "all", search: SearchOptions = SearchOptions(),
                  ledger: Ledger | None = None):
-        """`explicit_states`: one state cap for every explicit search (None: `_cap`'s, by store and
-        budget); `switch_states`: where the python store hands the state claims to the compact one;
-        `ledger`: the reading's ledger (its kept searches, its decided results)."""
+        """`caps`: the stores' state caps and the switch (the store policy's, `stores.Caps`; tests
+        lower them); `ledger`: the reading's ledger (its kept searches, its decided results)."""
         self.ledger = Ledger() if ledger is None else ledger
-        self.explicit_states = explicit_states
+        self.caps = Caps() if caps is None else caps
         self.strategy = strategy
         self.search = search
-        self.switch_states = switch_states
         self._stopped: list[tuple[frozenset[str], tuple, str]] = []   # see `_beyond_cap`
         self._big: list[tuple[frozenset[str], tuple, str]] = []       # searches that went past the switch
-        self._fits: dict[tuple, bool] = {}     # whether a model's state fits the compact store
         self._graph_stopped: list[tuple[frozenset[str], tuple, str]] = []   # python-store searches of the
         # termination and obligation claims beside a compact search, that stopped (see `_concrete`)
         self._explored: dict[tuple, tuple[np.ndarray, dict]] = {}   # states a stopped search saw (and
         # what Z3 mined from them), by `_shape`
 
-    def _explicit(self, store: str) -> ExplicitEngine:
+    def _explicit(self, store: Store) -> ExplicitEngine:
         return ExplicitEngine(store, self.search.workers, self.search.scheduler, self.search.por,
                               self.search.dashboard, self.ledger)
 
@@ -112,7 +101,7 @@ class AutoEngine:
     def check_explicit(self, model: Model, properties: Sequence[Property], budget: Budget,
                        progress: ProgressFn | None = None) -> list[CheckResult]:
         """The explicit search alone, as `check` runs it on a concrete model (no symbolic retry),
-        for the monitor product the runner's monitored claims share (`props.plan`); skipped
+        for the monitor product the monitored claims share (`plan.run_claims`); skipped
         (UNKNOWN) for a model that extends one whose search already stopped at the cap. Where it
         stops short of the runner's cap (the memory guard, the store's own cap),
         the products of each claim alone, smaller but with less time each, go to the symbolic
@@ -126,7 +115,6 @@ class AutoEngine:
         states = max((r.stats.states or 0 for r in search.results), default=0)
         short = _short(search.results)
         if short is not None and (budget.max_states is None or states < budget.max_states):   # not the runner's cap
-            from verifier.props.monitor import MONITOR_PREFIX
             self._stopped.append((frozenset(v.name for v in model.variables if not v.name.startswith(MONITOR_PREFIX)),
                                   model.param_values, f"stopped after {states:,} states of the monitor product its "
                                                       f"claims shared ({short})"))
@@ -144,7 +132,7 @@ class AutoEngine:
         return [_note(r, why) for r in walk.check(model, claims)]
 
     def stopped_at_cap(self, model: Model) -> bool:
-        """Whether an explicit search of `model` here stopped short (`props.plan.run_claims`'s
+        """Whether an explicit search of `model` here stopped short (`plan.run_claims`'s
         `together`: its monitored claims then share one product, encoded once for Z3)."""
         return model.is_concrete and self._beyond_cap(model) is not None
 
@@ -153,11 +141,11 @@ class AutoEngine:
         each is checked under an id of its own, so that no result stands in for another (and none
         goes to the ledger's decided results under an id of its own)."""
         own = [replace(p, id=f"{p.id}#{i}") for i, p in enumerate(properties)]
-        told, self.ledger.on_decided = self.ledger.on_decided, None
+        record, self.ledger.record = self.ledger.record, None
         try:
             results = check(own)
         finally:
-            self.ledger.on_decided = told
+            self.ledger.record = record
         return [replace(r, property=p) for r, p in zip(results, properties)]
 
     # ---- free parameters: symbolic, then explicit at the defaults
@@ -170,7 +158,7 @@ class AutoEngine:
             defaults = {p.name: p.default for p in model.params if p.name in free}
             instance = model.instantiate(defaults)
             where = ", ".join(f"{k}={v}" for k, v in defaults.items())
-            for r in self._explicit(self.search.store or "python").check(instance, retry, budget, progress):
+            for r in self._explicit(Store(self.search.store or Store.PYTHON)).check(instance, retry, budget, progress):
                 before = out[r.property.id]
                 if r.verdict is Verdict.UNKNOWN:
                     out[r.property.id] = _note(before, f"symbolic, then explicit at {where}: both undecided",
@@ -227,42 +215,35 @@ class AutoEngine:
     # ---- the explicit search: which store, what cap
     def _search(self, model: Model, claims: Sequence[Property], budget: Budget,
                 progress: ProgressFn | None) -> tuple[list[CheckResult], Searched]:
-        """The explicit search of `claims` in the store `_store` picks: where it picks neither
-        (the user named none, and the model's state fits the compact store), the python store
-        first, and once that search passes `switch_states` the state claims it left open go on
-        in the compact store; then, with the time it left, the termination and obligation claims
-        in the python store under EXPLICIT_STATES (they need its edges), unless the compact
-        search found more states than that (the first search's lasso search then stands)."""
-        store = self._store(model)
-        if store != "probe":
-            engine, cap = self._explicit(store), self._cap(store, budget)
-            results = [_note(r, f"explicit: concrete instance{_in_store(r)}")
-                       for r in engine.check(model, claims, _capped(budget, cap, f"the {store} store's"), progress)]
-            return results, Searched(results, cap, engine.searched)
-        probe, cap = self._explicit("python"), self._cap("python", budget)
-        first = [_note(r, "explicit: concrete instance") for r in
-                 probe.check(model, claims, _capped(budget, min(cap, self.switch_states), "the python store's" + (
-                     " first-stage" if self.switch_states < cap else "")), progress)]
-        space = probe.searched
-        if self.switch_states >= cap or space is None or space.complete or space.error is not None \
-                or len(space) < self.switch_states:
-            return first, Searched(first, min(cap, self.switch_states), space)
+        """The explicit search of `claims` in the stores `plan_store` picks: where the plan
+        switches (python, then compact), the state claims the python search left open once it
+        passed the switch go on in the compact store; then the termination and obligation claims
+        in the python store under its own cap (they need its edges), unless the compact search
+        found more states than that (the first search's lasso search then stands)."""
+        plan = self.plan_store(model, budget)
+        engine = self._explicit(plan.first)
+        staged = " first-stage" if plan.then is not None else ""
+        first = [_note(r, f"explicit: concrete instance{_in_store(r)}") for r in
+                 engine.check(model, claims, _capped(budget, plan.cap, f"the {plan.first} store's{staged}"), progress)]
+        space = engine.searched
+        if plan.then is None or space is None or space.complete or space.error is not None or len(space) < plan.cap:
+            return first, Searched(first, plan.cap, space)
         self._big.append((frozenset(v.name for v in model.variables), model.param_values,
-                          f"passed {self.switch_states:,} states"))
+                          f"passed {plan.cap:,} states"))
         out = {r.property.id: r for r in first}
         left = [p for p in claims if _undecided(out[p.id])]
         graph = [p for p in left if isinstance(p, (Terminates, Obligation))]
         state = [p for p in left if p not in graph]
-        why = f"explicit, compact store: the python store's search passed {self.switch_states:,} states"
-        compact_cap, decided = self._cap("compact", budget), []
+        why = f"explicit, {plan.then} store: the {plan.first} store's search passed {plan.cap:,} states"
+        decided: list[CheckResult] = []
         if state:
-            decided = [_note(r, why) for r in self._explicit("compact").check(
-                model, state, _capped(budget, compact_cap, "the compact store's"), progress)]
+            decided = [_note(r, why) for r in self._explicit(plan.then).check(
+                model, state, _capped(budget, plan.then_cap, f"the {plan.then} store's"), progress)]
             out.update((r.property.id, r) for r in decided)
         whole = max((r.stats.states or 0 for r in decided), default=0) if decided and _short(decided) is None else 0
-        graph_cap = self._graph_cap(budget)
+        graph_cap = cap_of(Store.PYTHON, budget, self.caps)
         if graph and whole <= graph_cap:                                # where it can finish
-            engine = self._explicit("python")
+            engine = self._explicit(Store.PYTHON)
             graph_budget = _capped(budget, graph_cap, "the python store's")
             out.update((r.property.id, _note(r, "explicit: concrete instance (termination and obligations: the "
                                                 "python store, whose edges they need)"))
@@ -271,41 +252,20 @@ class AutoEngine:
                 space = engine.searched
         elif graph and whole > graph_cap:
             out.update((p.id, _note(out[p.id], "explicit: concrete instance", also=(
-                f"no search in the python store, whose edges it needs, goes on: the compact store found "
+                f"no search in the python store, whose edges it needs, goes on: the {plan.then} store found "
                 f"{whole:,} states, past its cap of {graph_cap:,}"))) for p in graph)
         if graph and (space is None or not space.complete):
             self._graph_stopped.append((frozenset(v.name for v in model.variables), model.param_values,
                                         "stopped" if space is None else
                                         f"stopped after {len(space):,} states ({space.reason})"))
-        return [out[p.id] for p in claims], Searched(decided, compact_cap, space)
+        return [out[p.id] for p in claims], Searched(decided, plan.then_cap, space)
 
-    def _graph_cap(self, budget: Budget) -> int:
-        """The state cap of the python search of the termination and obligation claims beside a
-        compact one: `explicit_states` or EXPLICIT_STATES, never past --max-states."""
-        cap = self.explicit_states or EXPLICIT_STATES
-        return cap if budget.max_states is None else min(cap, budget.max_states)
-
-    def _store(self, model: Model) -> str:
-        """"python", "compact", or "probe" (the python store, then the compact one past
-        `switch_states`): the store the user named (--store, --workers) as given; else the python
-        store for a model whose state does not fit the compact store, the compact store for one
-        that extends (a monitor product) a model whose search here passed the switch."""
-        if self.search.store is not None:
-            return self.search.store
-        shape = (model.name, model.variant, _shape(model))
-        if shape not in self._fits:
-            self._fits[shape] = _fits(model)
-        if not self._fits[shape]:
-            return "python"
-        return "compact" if _extended(self._big, model) is not None else "probe"
-
-    def _cap(self, store: str, budget: Budget) -> int:
-        """The state cap of a search in `store`: `explicit_states` where the engine was given one,
-        else EXPLICIT_STATES or COMPACT_STATES; never past --max-states."""
-        cap = self.explicit_states
-        if cap is None:
-            cap = COMPACT_STATES if store in ("compact", "compiled") else EXPLICIT_STATES
-        return cap if budget.max_states is None else min(cap, budget.max_states)
+    def plan_store(self, model: Model, budget: Budget) -> StorePlan:
+        """The store plan of an explicit search of `model` (`stores.choose_store`): the store the
+        user named (--store) as given; the compact store directly for a model that extends (a
+        monitor product) one whose search here passed the switch."""
+        named = None if self.search.store is None else Store(self.search.store)
+        return choose_store(model, budget, named, _extended(self._big, model) is not None, self.caps)
 
     def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> bool:
         """Remember a search of `model` that stopped at the state cap or short of it (the memory
@@ -363,11 +323,6 @@ def _short(results: Sequence[CheckResult]) -> str | None:
     (not a model error, which stops every search of the model alike)."""
     return next((r.stop.words for r in results if r.verdict is Verdict.UNKNOWN and r.stop is not None
                  and r.stop.kind is not StopKind.MODEL_ERROR and r.engine.startswith("explicit")), None)
-
-
-def _fits(model: Model) -> bool:
-    from verifier.engines.compact import fits
-    return fits(model.instantiate())
 
 
 def _in_store(r: CheckResult) -> str:

@@ -1,0 +1,112 @@
+"""Run surface claims through an engine: compile monitors, check, map results back.
+
+Claims engines take as they are run together on the model. Ordering and
+bounded-response claims run on monitor products; their results come back as
+one result per surface claim (`props.mapback`), with monitor variables stripped
+from the trace so that it replays on the designer's model.
+
+On a concrete model checked by explicit search (the explicit engine, or auto's
+`check_explicit`), the monitored claims are first checked together on one
+product watched by all their monitors: monitors only observe, so verdicts and
+the lengths of the shortest counterexamples are those of separate products, and
+one search replaces one per claim. That search is capped at the states the
+separate searches would roughly take together (claims x base states); a claim
+it leaves UNKNOWN (the cap, a budget) is then checked on its own product, so
+monitors never multiply beyond what separate checks would cost.
+
+With the auto engine, the step claims still open then that do not expect to
+hold are judged by its random runs on the model itself (`AutoEngine.check_moves`:
+where its explicit search of the model stopped at its state cap, move by move on
+the model, without a product; one set of runs for all of them, each deciding
+only with a trace that replays, VIOLATED). Where its search of the model stopped
+at the cap (`AutoEngine.stopped_at_cap`), the monitored claims still open are
+checked on one product watched by all their monitors, encoded once for Z3
+instead of once per claim; a claim that shared check leaves UNKNOWN goes on to
+its own product, as does every claim without it.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from verifier.engines.base import Engine, ProgressFn
+from verifier.engines.explicit import ExplicitEngine
+from verifier.engines.ledger import Ledger
+from verifier.ir.model import Model
+from verifier.ir.props import Property, StepInvariant
+from verifier.portfolio.auto import AutoEngine
+from verifier.props.mapback import merge, with_cycle_note
+from verifier.props.monitor import compile_claim, compile_together
+from verifier.resources import Budget
+from verifier.result import CheckResult, Verdict
+
+
+def run_claims(model: Model, claims: Sequence[Property], engine: Engine, budget: Budget,
+               progress: ProgressFn | None = None, decided: dict[str, CheckResult] | None = None,
+               ledger: Ledger | None = None) -> list[CheckResult]:
+    """Decide every claim with `engine` under `budget`, in the order given (see the module doc);
+    `decided` (by claim id) is filled as results come, so that what was decided before a run is
+    cut short is kept, and so are the results `engine` hands to `ledger` before it returns."""
+    def check(m: Model, cs: Sequence[Property]) -> list[CheckResult]:
+        return engine.check(m, cs, budget, progress)
+
+    compiled = {c.id: compile_claim(model, c) for c in claims}
+    direct = [c for c in claims if compiled[c.id] is None]
+    by_id: dict[str, CheckResult] = {}
+    if direct:
+        early: dict[str, CheckResult] = {}
+        if ledger is not None:
+            ledger.record = early
+        try:
+            by_id.update((r.property.id, r) for r in check(model, direct))
+        finally:
+            if ledger is not None:
+                ledger.record = None
+            _note(model, decided, early)
+        _note(model, decided, by_id)
+    base_states = next((r.stats.states for r in by_id.values() if r.stats.states), None)
+    monitored = [c for c in claims if compiled[c.id] is not None]
+    shared = [c for c in monitored if c.expected != Verdict.PROVED.value]   # proofs are `check`'s to find
+    auto = engine if isinstance(engine, AutoEngine) else None
+    if model.is_concrete and isinstance(engine, (AutoEngine, ExplicitEngine)) and len(shared) > 1 and base_states:
+        search = engine.check_explicit if isinstance(engine, AutoEngine) else engine.check
+        cap = len(shared) * base_states
+        capped = replace(budget, max_states=min(cap, budget.max_states or cap))
+        by_id.update(_together(model, shared, lambda m, cs: search(m, cs, capped, progress), base_states))
+        _note(model, decided, by_id)
+    steps = [c for c in shared if c.id not in by_id and isinstance(c, StepInvariant)
+             and c.expected != Verdict.HOLDS.value]      # a holding claim needs a proof, not a run
+    if auto is not None and model.is_concrete and steps:
+        by_id.update((r.property.id, r) for r in auto.check_moves(model, steps, budget)
+                     if r.verdict is not Verdict.UNKNOWN)
+        _note(model, decided, by_id)
+    rest = [c for c in shared if c.id not in by_id]
+    if auto is not None and len(rest) > 1 and auto.stopped_at_cap(model):
+        by_id.update(_together(model, rest, check, base_states))
+        _note(model, decided, by_id)
+    for claim in monitored:
+        if claim.id not in by_id:
+            product = compiled[claim.id]
+            assert product is not None, "a monitored claim is compiled"
+            by_id[claim.id] = merge(claim, check(product.model, product.claims), product, base_states)
+            _note(model, decided, by_id)
+    return [with_cycle_note(model, by_id[c.id]) for c in claims]
+
+
+def _note(model: Model, decided: dict[str, CheckResult] | None, by_id: dict[str, CheckResult]) -> None:
+    if decided is not None:
+        decided.update((k, with_cycle_note(model, r)) for k, r in by_id.items() if k not in decided)
+
+
+def _together(model: Model, claims: Sequence[Property], check, base_states: int | None) -> dict[str, CheckResult]:
+    """The claims the shared product decides with `check` (not UNKNOWN), by id."""
+    product, parts = compile_together(model, claims)
+    results = iter(check(product, [c for part in parts for c in part.claims]))
+    out = {}
+    for claim, part in zip(claims, parts):
+        mine = [next(results) for _ in part.claims]
+        if all(r.verdict is not Verdict.UNKNOWN for r in mine):
+            out[claim.id] = merge(claim, mine, part, base_states, shared_by=len(claims))
+    return out
+
+
