@@ -136,6 +136,19 @@ class ExprReader:
             return None
         return names[0], tuple(names[1:])
 
+    def read_block_use(self) -> tuple[str, list[tuple[Expr, str]], Span] | None:
+        """`name` or `name(e, ...)`: the use of a block of effects: its name, each argument read with its
+        type, and the span of the name."""
+        tree = self._parse("block_use", "a block of effects is used as 'name' or 'name(args)'")
+        if tree is None:
+            return None
+        args = [self._expr(child, self.scope) for child in tree.children[1:]]
+        if any(a is None for a in args):
+            return None
+        name = tree.children[0]
+        assert isinstance(name, Token), "block_use starts with a NAME token"
+        return str(name), [a for a in args if a is not None], self.origin.span(name.start_pos or 0, name.end_pos)
+
     def check_syntax(self) -> bool:
         """Whether the text parses as an expression (errors reported); types are checked where it is used."""
         return self._parse("start") is not None

@@ -35,6 +35,7 @@ from verifier.ir.model import (
 )
 from verifier.lang import checks, durations, labels, sequences, symmetry
 from verifier.lang.arrays import flat_size
+from verifier.lang.effect_blocks import EffectBlocks
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS, MAX_SLOTS
 from verifier.lang.phases import PhaseSpec, TurnBlocks, desugar_phases, read_phase_rules, read_phases
@@ -86,6 +87,7 @@ class Loader:
         self.lengths: dict[str, str] = {}    # a sequence's length variable -> the sequence
         self.lasting: dict[str, Span | None] = {}   # variables some effect gives a duration (until:)
         self.label_spans: dict[str, Span | None] = {}   # a variable -> where its `label:` is
+        self.effect_blocks = EffectBlocks(self)          # `define:` entries that name a block of effects
         self.reading_action = False
         self.phased = False
 
@@ -192,6 +194,7 @@ class Loader:
         elif self.root.get("on_turn_start") is not None:
             self.sink.error("on_turn_start needs turns: this model has no phases", self.root.child("on_turn_start").span,
                             hint="declare phases, or put the effects in an action")
+        self.effect_blocks.check_unused()
         model = durations.cancel_on_assignment(model)
         if end != FALSE:
             model = replace(model, actions=tuple(replace(a, guard=conj(a.guard, neg(end))) for a in model.actions))
@@ -341,9 +344,12 @@ class Loader:
             if head is None or not self.name_ok(head[0], body.key_span, self.names, "definition") \
                     or any(self.builtin(p, body.key_span, "definition parameter") for p in head[1]):
                 continue
+            if body.is_map or body.is_list:        # a block of effects (`effect_blocks`)
+                self.effect_blocks.declare(head[0], head[1], body, body.key_span)
+                continue
             if not isinstance(body.value, (str, int)):
-                self.sink.error(f"definition {head[0]} must be an expression", body.span,
-                                hint='write the expression as text, e.g. "x > 0"')
+                self.sink.error(f"definition {head[0]} must be an expression or a block of effects", body.span,
+                                hint='write the expression as text, e.g. "x > 0", or effects as a mapping')
                 continue
             text = str(body.value).lower() if isinstance(body.value, bool) else str(body.value)
             origin = body.origin() if isinstance(body.value, str) else Origin.straight(
@@ -756,9 +762,11 @@ class Loader:
     def read_effects(self, node: Node | None, scope: Scope, what: str) -> list[Assign]:
         if node is None:
             return []
+        if isinstance(node.value, str) or node.is_list:      # blocks of effects used by name
+            return self.effect_blocks.read(node, scope, what)
         if not node.is_map:
             self.sink.error(f"the effects of {what} must map targets to values", node.span,
-                            hint="e.g. do: {hand[active]: hand[active] + 1}")
+                            hint="e.g. do: {hand[active]: hand[active] + 1}, or a block of effects by name")
             return []
         out = []
         targets: set[str] = set()
