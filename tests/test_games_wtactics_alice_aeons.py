@@ -253,6 +253,14 @@ PINNED["aeons_end"].update({"gain-cheapest-card": "VIOLATED", "gain-dearest-card
                             "charges-kept-between-turns": "HOLDS"})
 PINNED["alice"].update(dict.fromkeys(["red-elements-kept", "green-elements-kept", "purple-elements-kept",
                                       "artifacts-stay-attached", "defeated-creatures-stay-gone"], "HOLDS"))
+# the changed rule numbers and the rule-move survivors (issue 26: constant operator)
+PINNED["wtactics"].update(dict.fromkeys(["discard-cuts-to-limit", "first-player-mulligans-full-hand",
+                                         "mulligan-before-unmark", "nothing-marked-before-first-turn"], "HOLDS"))
+PINNED["alice"].update(dict.fromkeys(["story-no-collapse-in-first-turn", "second-player-can-fight",
+                                      "free-change-passes-the-turn", "story-fights-answered-by-first-player"], "HOLDS"))
+PINNED["aeons_end"].update({"no-damage-in-first-round": "HOLDS", "nemesis-life-never-restored": "HOLDS",
+                            "breach-stays-open": "HOLDS", "spell-can-deal-no-damage": "VIOLATED",
+                            "closed-breach-spell-can-deal-no-damage": "VIOLATED"})
 
 VARIANTS = {
     "wtactics": ["literal", "setup_mulligan", "creature_restriction", "end_on_empty_decks"],
