@@ -45,3 +45,25 @@ def test_by_default_a_summary_and_the_unexpected_traces_only(tmp_path, capsys):
     assert "(initial state)" not in capsys.readouterr().out
     assert main([*args, "--traces", "all"]) == 1
     assert capsys.readouterr().out.count("(initial state)") == 4     # both violations, each reading's witness
+
+
+def test_a_verdict_left_open_is_never_counted_as_expected(tmp_path, capsys):
+    """A claim without `expected:` that a budget leaves UNKNOWN is "left open" in the table and the
+    last line (exit 3), as one expecting a verdict is; only `expected: UNKNOWN` makes it as expected."""
+    props = tmp_path / "claims.yaml"
+    props.write_text("""claims:
+  - id: no-expectation
+    says: "player 0 holds at most two cards"
+    invariant: "hand[0] <= 2"
+  - id: expects-unknown
+    says: "the same, expected to be left open"
+    invariant: "hand[0] <= 2"
+    expected: UNKNOWN
+""", encoding="utf-8")
+    args = ["check", MINI, "-p", str(props), "--engine", "explicit", "--no-consistency", "--max-states", "1",
+            "--variant", "strict"]
+    assert main(args) == 3
+    out = capsys.readouterr().out
+    assert re.search(r"\nUNKNOWN +left open +1 +no-expectation", out)
+    assert re.search(r"\nUNKNOWN +yes +1 +expects-unknown", out)
+    assert "2 claims, 1 as expected, 1 left open," in out

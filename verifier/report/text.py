@@ -51,9 +51,23 @@ def render_runs(runs: Sequence[ModelRun], color: bool = False, width: int = 120,
     claims = len(dict.fromkeys(r.property.id for r in results))
     readings = f" × {len(runs)} readings = {len(results)} verdicts" if len(runs) > 1 else ""
     new = len(_unique_findings(f for run in runs for f in run.new_findings))
-    console.print(f"{claims} claims{readings}, {sum(r.as_expected for r in results)} as expected, {new} unacknowledged "
+    console.print(f"{claims} claims{readings}, {_tally(results)}, {new} unacknowledged "
                   f"finding{'s' * (new != 1)}, {sum(run.seconds for run in runs):.2f} s")
     return buf.getvalue()
+
+
+def _left_open(r: CheckResult) -> bool:
+    """A verdict that decided nothing for the gate (UNKNOWN, or a bound nobody accepted; exit 3),
+    unless the claim itself expects UNKNOWN: never counted as expected, whatever the claim expects."""
+    return r.is_open and not r.model_error and not (r.verdict is Verdict.UNKNOWN and r.as_expected
+                                                     and r.property.expected is not None)
+
+
+def _tally(results: Sequence[CheckResult]) -> str:
+    """'N as expected' and, when some are, 'M left open': a verdict left open is never counted as expected."""
+    open_ = sum(_left_open(r) for r in results)
+    done = sum(r.as_expected and not _left_open(r) for r in results)
+    return f"{done} as expected" + (f", {open_} left open" if open_ else "")
 
 
 def _summary(console: Console, runs: Sequence[ModelRun]) -> None:
@@ -96,12 +110,12 @@ def claims_summary(runs: Sequence[ModelRun]) -> Table:
         most = max(verdicts, key=lambda v: len(verdicts[v]))
         label = most if len(verdicts) == 1 else most + " (" + "; ".join(
             f"{v} in {', '.join(where)}" for v, where in verdicts.items() if v != most) + ")"
-        wrong = [r.variant or "" for r in results if not r.as_expected and r.verdict is not Verdict.UNKNOWN]
+        wrong = [r.variant or "" for r in results if not r.as_expected and not _left_open(r)]
         if any(r.model_error for r in results):
             rank, status = 0, "model error"
         elif wrong:
             rank, status = 0, "NO" + (f" ({', '.join(wrong)})" if multi and len(wrong) < len(results) else "")
-        elif any(r.verdict is Verdict.UNKNOWN and not r.as_expected for r in results):
+        elif any(_left_open(r) for r in results):
             rank, status = 1, "left open"
         else:
             rank, status = 2, "yes"
@@ -194,7 +208,7 @@ def _run(console: Console, run: ModelRun) -> None:
                 console.print(plain(f"{r.property.id}: UNKNOWN because {r.reason}", style="magenta"))
     if run.findings:
         console.print(findings_text(run.findings))
-    console.print(f"{len(run.results)} claims, {sum(r.as_expected for r in run.results)} as expected, "
+    console.print(f"{len(run.results)} claims, {_tally(run.results)}, "
                   f"{len(run.new_findings)} unacknowledged findings, {run.seconds:.2f} s")
 
 
