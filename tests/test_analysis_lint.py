@@ -45,3 +45,16 @@ def test_model_error_exits_2(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("model: bad\nvariables:\n  x: {type: 0..3, init: 5}\nactions: []\nfoo: 1\n")
     assert main(["lint", str(bad), "-q"]) == 2
+
+
+def test_a_claim_file_given_with_p_is_looked_at_for_vacuous_claims(tmp_path, capsys):
+    """`lint -p FILE` warns about the vacuous claims of a claim file that is not properties/<model>.yaml
+    (a model and its claims side by side); a file given so that does not load is an error (exit 2)."""
+    props = tmp_path / "claims.yaml"
+    props.write_text('claims:\n  - id: never-triggered\n    says: "a hand of five means nothing"\n'
+                     '    invariant: "hand == 5 -> attacked"\n', encoding="utf-8")
+    assert main(["lint", fixture("conflict_no"), "-q", "-p", str(props)]) == 0
+    assert "never-triggered" in capsys.readouterr().out
+    props.write_text('claims:\n  - id: bad\n    says: x\n    invariant: "nope"\n', encoding="utf-8")
+    assert main(["lint", fixture("conflict_no"), "-q", "-p", str(props)]) == 2
+    assert "nope" in capsys.readouterr().err

@@ -51,7 +51,8 @@ def register(sub: Commands) -> None:
                     "order matters but is not fixed (order-dependence, checked with Z3), mandatory "
                     "choices nobody is said to make, and differences between interpretation variants. "
                     "Findings are grouped by rule section, each with its evidence. When the model has a "
-                    "claim file (properties/<model>.yaml), lint checks none of its claims but warns about "
+                    "claim file (-p FILE, else properties/<model>.yaml beside the model's folder), lint "
+                    "checks none of its claims but warns about "
                     "those that would hold vacuously: a trigger, scope opener or antecedent never reached "
                     "(a warning only: it never changes the exit code).",
         epilog="examples:\n"
@@ -60,9 +61,13 @@ def register(sub: Commands) -> None:
                "  turnproof lint models/aeons_end.yaml --format json -o out/aeons_end.lint.json\n"
                "  turnproof lint models/alice.yaml --format sarif -o lint.sarif     # code scanning: findings on "
                "their lines\n"
-               "  turnproof lint models/alice.yaml --format junit -o lint.xml       # one testcase per finding\n\n"
+               "  turnproof lint models/alice.yaml --format junit -o lint.xml       # one testcase per finding\n"
+               "  turnproof lint mygame.yaml -p mygame.claims.yaml                  # warn about its vacuous claims\n\n"
                + EXIT_HELP)
     p.add_argument("model", help="a model file (YAML, see docs/LANGUAGE.md)")
+    p.add_argument("-p", "--properties", metavar="FILE",
+                   help="claim file to warn about vacuous claims of (default: properties/<model>.yaml beside the "
+                        "model's folder); lint checks none of them")
     add_model_options(p)
     add_output_options(p, FORMATS)
     p.set_defaults(handler=run, imports=("verifier.runner", "verifier.analysis.vacuity", "verifier.report.text",
@@ -79,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     options = replace(run_options(args, consistency=True), use_properties=False)
     try:
         runs = check_model(args.model, options, progress)
-        runs, note = with_vacuity(args.model, runs, options)
+        runs, note = with_vacuity(args.model, runs, options, args.properties)
     finally:
         progress.done()
     sys.stderr.write(warnings_note(runs))
@@ -100,13 +105,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNKNOWN if any(run.analyses_unknown for run in runs) else EXIT_OK
 
 
-def with_vacuity(path: str, runs: list[ModelRun], options: RunOptions) -> tuple[list[ModelRun], str]:
-    """The runs with the claims of the model's claim file that hold vacuously (`analysis.vacuity`,
-    one search per reading); and a line saying why none were looked at when the file does not load."""
+def with_vacuity(path: str, runs: list[ModelRun], options: RunOptions,
+                 given: str | None = None) -> tuple[list[ModelRun], str]:
+    """The runs with the claims of the claim file (`given`, else the model's own) that hold vacuously
+    (`analysis.vacuity`, one search per reading); and a line saying why none were looked at when the
+    model's own file does not load (a file given with -p that does not load is an error, exit 2)."""
     from verifier.analysis.vacuity import vacuous_claims
     from verifier.lang import default_properties_path, load_properties
 
-    props_path = default_properties_path(path)
+    props_path = given or default_properties_path(path)
     if props_path is None:
         return runs, ""
     out = []
@@ -114,6 +121,8 @@ def with_vacuity(path: str, runs: list[ModelRun], options: RunOptions) -> tuple[
         try:
             props = load_properties(props_path, run.model)
         except TurnproofError as err:
+            if given:
+                raise
             first = err.diagnostics[0].message if err.diagnostics else type(err).__name__
             return runs, f"vacuity not checked: {props_path} does not load ({first}); `turnproof check` says where\n"
         out.append(replace(run, vacuous=tuple(vacuous_claims(run.model, props, options.budget))))
