@@ -4,10 +4,14 @@ one lemma; a wrong lemma never makes a proof (the final check by fresh solvers r
 and on random small models a proof never meets a run that breaks the claim."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_symbolic_diff import bool_expr, models
 
+from verifier.cli import main
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine, monitor_proof, strengthen
 from verifier.engines.symbolic.core import Effort, Safety
@@ -108,3 +112,15 @@ def test_a_proof_with_lemmas_never_meets_a_run_that_breaks_the_claim(case):
         return
     (r,) = ExplicitEngine().check(compiled.model, compiled.claims, Budget(rlimit=40_000_000))
     assert r.verdict is Verdict.HOLDS, (r.verdict, [monitor_proof.describe(enc, c) for c in proof.lemmas])
+
+
+def test_a_claim_inductive_with_its_monitor_names_no_empty_list_of_lemmas(tmp_path, capsys):
+    """A step claim its monitor makes inductive as it stands says so, not "with 0 lemma(s) ...: "."""
+    claims = tmp_path / "claims.yaml"
+    claims.write_text('claims:\n  - id: trivial-step\n    says: "no hand goes below zero"\n    step: "hand[0] >= 0"\n',
+                      encoding="utf-8")
+    mini = Path(__file__).parent / "fixtures" / "core" / "mini.yaml"
+    assert main(["check", str(mini), "-p", str(claims), "--engine", "symbolic", "--no-consistency", "-q",
+                 "--variant", "strict", "--format", "json", "-o", "-"]) == 0
+    (r,) = json.loads(capsys.readouterr().out)["results"]
+    assert r["engine"] == "lemmas" and "no lemma needed" in r["reason"] and "0 lemma" not in r["reason"]

@@ -325,9 +325,10 @@ class _Run:
         tying = sorted(found.lemmas, key=lambda c: (not any(lit.slot in focus for lit in c), len(c)))
         shown = [monitor_proof.describe(enc, c) for c in tying[:LEMMAS_SHOWN]]
         more = len(found.lemmas) - len(shown)
-        return Outcome("safe", "lemmas", 1, invariant=found.term(enc),
-                       reason=f"inductive with {len(found.lemmas)} lemma(s) tying the monitor to the game: "
-                              + "; ".join(shown) + (f"; and {more} more" if more > 0 else ""))
+        reason = (f"inductive with {len(found.lemmas)} lemma(s) tying the monitor to the game: " + "; ".join(shown)
+                  + (f"; and {more} more" if more > 0 else "")) if found.lemmas else \
+            "inductive with its monitor as it stands: no lemma needed"
+        return Outcome("safe", "lemmas", 1, invariant=found.term(enc), reason=reason)
 
     # ---- methods by strategy
     def safety(self, problem: Safety, effort: Effort) -> Outcome:
