@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.engines.names import ENGINES, REDUCTIONS, STORES
 from verifier.files import write_atomic
+from verifier.portfolio.stores import SWITCH_STATES
 
 if TYPE_CHECKING:                  # the subcommands import what they run when they run (a fast --help)
     from verifier.engines.base import ProgressInfo
@@ -91,7 +92,7 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
                         "bits goes to the compact store). "
                         "Termination and obligation claims use the python store either way. "
                         "Default: python, but --engine auto goes on in the compact store once a search "
-                        "passes 250,000 states; each verdict's evidence names the compact store where it "
+                        f"passes {SWITCH_STATES:,} states; each verdict's evidence names the compact store where it "
                         "decided")
     p.add_argument("--workers", type=int, default=1, metavar="N",
                    help="split the compact search across N processes (a local Dask cluster); the states "

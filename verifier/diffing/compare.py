@@ -11,6 +11,7 @@ from typing import Any
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.diffing.changes import BehaviourDiff, ClaimDiff, ModelDiff, NewState, OneWay
 from verifier.diffing.versions import resolve, settings
+from verifier.portfolio.stores import Store, cap_of
 from verifier.result import ModelRun, accepting_bounded
 from verifier.runner import RunOptions, check_model
 from verifier.trace import Trace
@@ -178,8 +179,11 @@ def compare_behaviours(old_model, new_model, options: RunOptions, limit: int = 1
                          tuple(sorted(new_vars.keys() - old_vars.keys())), notes=tuple(sorted(notes)))
     if past_deadline():                   # the --timeout cut the checks short: no new searches
         return replace(base, complete=False, reason="cut short by --timeout")
-    old_space = explore(old_m, options.budget)
-    new_space = explore(new_m, options.budget)
+    budget = options.budget       # the python store's cap (the one store policy), never past --max-states
+    if budget.max_states is None:
+        budget = replace(budget, max_states=cap_of(Store.PYTHON, budget), owner="the python store's cap")
+    old_space = explore(old_m, budget)
+    new_space = explore(new_m, budget)
     base = replace(base, old_states=len(old_space.states), new_states=len(new_space.states))
     reasons = [f"{which}: {s.reason}" for which, s in (("OLD", old_space), ("NEW", new_space)) if not s.complete]
     if reasons:

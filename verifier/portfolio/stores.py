@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from verifier.engines.compact import fits
 from verifier.ir.model import Model
 from verifier.resources import Budget
 
@@ -89,6 +88,8 @@ def choose_store(model: Model, budget: Budget, named: Store | None = None, exten
     the user gave, `extends_big` whether `model` extends one whose search here passed the switch."""
     if named is not None:
         return StorePlan(named, cap_of(named, budget, caps))
+    from verifier.engines.compact import fits  # numpy only once a search is planned (the CLI help reads the caps)
+
     python = cap_of(Store.PYTHON, budget, caps)
     if not fits(model.instantiate()):
         return StorePlan(Store.PYTHON, python)
