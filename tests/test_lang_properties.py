@@ -61,7 +61,7 @@ def test_claims(tmp_path, model):
     assert isinstance(dead, DeadlockFree) and dead.id == "no-stuck-player"
     assert isinstance(phase, Reachable) and pretty(phase.expr, model.enum_value_name) == "phase == Play"
     # `reshuffle` exists only in the loose variant: the claim may still name it
-    assert isinstance(action, Reachable) and action.action == "reshuffle" and action.expr is None
+    assert isinstance(action, Reachable) and action.action == ("reshuffle",) and action.expr is None
     assert state.expected == "VIOLATED" and state.why and pretty(state.expr) == "hand[0] == 4"
     assert str(inv.span) == f"{tmp_path / 'claims.yaml'}:3:9"
 

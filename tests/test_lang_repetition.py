@@ -4,6 +4,7 @@ merge keys everywhere (a shelf of `x-` keys for them), action sets in claims (`a
 model uses each."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from test_lang_errors import where
 from verifier.cli import main
 from verifier.diagnostics import ModelError, PropertyError
 from verifier.engines.explicit import ExplicitEngine
+from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.ir.expr import pretty
 from verifier.lang import load_model, load_properties
 from verifier.portfolio.plan import run_claims
@@ -115,7 +117,39 @@ def test_action_sets_and_phase_sets(tmp_path):
     assert pretty(c.expr).count("phase ==") == 3
 
 
+MOVE_SETS = """\
+claims:
+  - {id: step-end-in-combat, says: x, reachable: {action: any step-end of Combat}}
+  - {id: cast-or-pass, says: x, reachable: {action: [cast, any turn-end]}}
+  - {id: untap-ends, says: x, reachable: {action: [end Untap]}}
+"""
+
+
+def test_reachable_over_a_set_of_moves(tmp_path):
+    """`reachable: {action: ...}` takes a set (`any step-end of P`) or a list of names and sets: some
+    reachable move is one of them; the explicit and symbolic engines agree, and a witness ends with one."""
+    model = load_model(str(EXAMPLE))
+    claims = load_properties(str(write(tmp_path, MOVE_SETS, "claims.yaml")), model)
+    combat, either, untap = claims
+    assert len(combat.action) == 5 and either.action == ("cast", "pass turn") and untap.action == ("end Untap",)
+    concrete = model.instantiate()
+    # without `end Untap`, play never leaves the Untap step: neither move of the list is reachable
+    blocked = replace(model, actions=tuple(a for a in model.actions if a.name != "end Untap")).instantiate()
+    neither = replace(untap, id="neither", action=("end Untap", "cast"))
+    for engine in (ExplicitEngine(), SymbolicEngine()):
+        results = {r.property.id: r for r in run_claims(concrete, [combat, either, untap], engine, Budget())}
+        assert {k: r.verdict for k, r in results.items()} == \
+            {"step-end-in-combat": Verdict.HOLDS, "cast-or-pass": Verdict.HOLDS, "untap-ends": Verdict.HOLDS}
+        trace = results["step-end-in-combat"].trace
+        assert trace is not None and trace.steps[-1].action.split(" -> ")[0] in combat.action
+        (r,) = run_claims(blocked, [neither], engine, Budget())
+        assert r.verdict is Verdict.VIOLATED, engine
+
+
 @pytest.mark.parametrize("claim,message,needle", [
+    ("{id: a, says: x, reachable: {action: [cast, any step-end of Nowhere]}}", "unknown phase 'Nowhere'", "any step"),
+    ("{id: a, says: x, reachable: {action: []}}", "names no move", "[]}"),
+    ("{id: a, says: x, reachable: {action: [cats]}}", "unknown action 'cats'", "cats"),
     ("{id: a, says: x, step: 'true', actions: [any step-end of Nowhere]}", "unknown phase 'Nowhere'", "any step"),
     ("{id: a, says: x, invariant: 'phase in Main1.steps'}", "'Main1' is not a phase with steps", "phase in"),
     ("{id: a, says: x, invariant: 'prio in Combat.steps'}", "Combat.steps are phases", "prio in"),

@@ -182,7 +182,7 @@ def symbolic_findings(ctx: Context) -> list[Finding]:
     claims: list[tuple[Reachable, Action | Phase]] = []
     for a in concrete.actions:
         if a.kind is ActionKind.RULE and a.modality is not Modality.MUST_NOT:
-            claims.append((Reachable(id=f"fires:{a.name}", action=a.name), a))
+            claims.append((Reachable(id=f"fires:{a.name}", action=(a.name,)), a))
     if concrete.has_phases:
         for p in concrete.phases:
             claims.append((Reachable(id=f"enters:{p.name}", expr=in_phase(concrete, p.name)), p))

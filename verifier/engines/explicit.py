@@ -268,7 +268,7 @@ class ExplicitEngine:
         if isinstance(p, (Invariant, Reachable)) and p.id in slot:
             return self._state_claim(space, p, slot[p.id])
         if isinstance(p, Reachable):
-            return self._action_claim(space, p, _matching(model, p.action or ""))
+            return self._action_claim(space, p, _matching(model, p.action))
         if isinstance(p, DeadlockFree):
             i = space.deadlocks[0] if space.deadlocks else None
             return self._violation_or_hold(space, p, i)
@@ -394,5 +394,5 @@ def matches(name: str, wanted: str) -> bool:
     return name == wanted or name.split(" -> ")[0] == wanted
 
 
-def _matching(model: Model, wanted: str) -> set[int]:
-    return {i for i, a in enumerate(model.actions) if matches(a.name, wanted)}
+def _matching(model: Model, wanted: tuple[str, ...]) -> set[int]:
+    return {i for i, a in enumerate(model.actions) if any(matches(a.name, w) for w in wanted)}

@@ -62,7 +62,7 @@ def check(model: Model, properties: Sequence[Property], steps_at_most: int | Non
             targets[k] = packed_predicate(lay, p.expr)
         elif isinstance(p, Reachable) and p.action:
             from verifier.engines.explicit import matches
-            actions[k] = {i for i, a in enumerate(concrete.actions) if matches(a.name, p.action)}
+            actions[k] = {i for i, a in enumerate(concrete.actions) if any(matches(a.name, w) for w in p.action)}
         elif isinstance(p, StepInvariant):
             pair = pair or _pair_layout(concrete)
             moves[k] = _move_check(concrete, pair, _joiner(packing, packing_of(pair)), p)

@@ -61,14 +61,19 @@ class DeadlockFree(Property):
 
 @dataclass(frozen=True, kw_only=True)
 class Reachable(Property):
-    """Some reachable state satisfies `expr`, or some reachable transition takes `action`.
+    """Some reachable state satisfies `expr`, or some reachable transition takes one of the actions
+    `action` names (`end P` also names `end P -> Q`; a set such as `any step-end` is its names).
 
     Verdict HOLDS comes with a witness trace; VIOLATED means exhaustively unreachable.
     """
 
     expr: Expr | None = None
-    action: str | None = None
+    action: tuple[str, ...] = ()
     kind: ClassVar[str] = "reachable"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.action, str):      # one action name
+            object.__setattr__(self, "action", (self.action,))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -208,9 +208,15 @@ class PropertyReader:
                 if name is None:
                     return None
                 return Reachable(expr=in_phase(self.model, name), **common)
-            if node.get("action") is not None:
-                name = self.action_name(node.child("action"))
-                return None if name is None else Reachable(action=name, **common)
+            if node.get("action") is not None:      # a name, a set (`any step-end of P`) or a list of those
+                acts = node.child("action")
+                names: list[str] = []
+                for n in acts.elements() if acts.is_list else [acts]:
+                    names += [name for name in self.action_set(n) if name not in names]
+                if acts.is_list and not acts.value:
+                    self.sink.error("reachable: {action: []} names no move", acts.span,
+                                    hint="name an action, a set such as any step-end, or a list of those")
+                return Reachable(action=tuple(names), **common) if names else None
             if node.get("state") is not None:
                 e = self.expr(node.child("state"))
                 return None if e is None else Reachable(expr=e, **common)

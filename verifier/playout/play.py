@@ -69,7 +69,7 @@ class _Check:
     claim: Property
     how: str
     test: Callable[[int], bool] | None = None     # a packed state -> the claim holds there
-    action: int | None = None                     # a reachable claim's action index
+    actions: frozenset[int] = frozenset()         # a reachable claim's action indices
     violated: int = 0
     witnessed: int = 0
     first_game: int | None = None
@@ -156,8 +156,10 @@ def _checks(lay: Layout, claims: Sequence[Property], parts: dict) -> list[_Check
             if claim.expr is not None:
                 out.append(_Check(claim, "witness", _unreached(packed_predicate(lay, claim.expr))))
             else:
-                assert claim.action is not None, "a reachable claim names a state or an action"
-                out.append(_Check(claim, "witness", action=names.index(claim.action)))
+                from verifier.engines.explicit import matches
+                assert claim.action, "a reachable claim names a state or actions"
+                out.append(_Check(claim, "witness", actions=frozenset(
+                    i for i, name in enumerate(names) if any(matches(name, w) for w in claim.action))))
         else:
             out.append(_Check(claim, "not on finite playouts"))
     return out
@@ -238,9 +240,9 @@ class _Game:
                 turn_steps = 0
             pending = self._observe(index, state, path, moves, pending)
             for c in pending:
-                if c.action == a:
+                if a in c.actions:
                     self._witnessed(c, index, path, moves)
-            pending = [c for c in pending if c.action != a]
+            pending = [c for c in pending if a not in c.actions]
         else:
             if not [f for f in self.expand(state) if f[2] is not None]:
                 outcome = ENDED if self.is_final(state) else STUCK

@@ -213,7 +213,7 @@ class _Run:
             target, extra = enc.predicate(p.expr, enc.cur), []
             error = disj(self.model_error, self.claim_error(p.expr))
         else:
-            extra = enc.action_indices(p.action or "")
+            extra = sorted({i for name in p.action for i in enc.action_indices(name)})
             target, error = enc.firing_of(extra), self.model_error
         outcome = self.safety(Safety(enc, target, error, extra), effort)
         if outcome.status == "reached":
