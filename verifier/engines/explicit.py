@@ -228,41 +228,46 @@ class ExplicitEngine:
         graph_claims = [p for p in properties if isinstance(p, (Terminates, Obligation))]
         state_claims = [p for p in properties if not isinstance(p, (Terminates, Obligation))]
         self.unfit = ""
-        compact, store = None, "compact"
-        if state_claims:
-            compact = self._compiled(concrete, budget, progress, watch, sorted(track))
+        graph_why, lasso_watch = self._graph_watch(concrete, graph_claims)
+        compact, store, graph = None, "compact", None
+        if state_claims or lasso_watch:
+            compact = self._compiled(concrete, budget, progress, watch + lasso_watch, sorted(track))
             if compact is not None:
                 store = "compiled"
-            else:
+            elif state_claims:
                 compact = self._compact(concrete, budget, progress, watch, sorted(track))
+        if compact is not None and lasso_watch:
+            from verifier.engines.compiled.graph import state_graph
+            graph = state_graph(compact)
         reference = None
         if compact is None and self.por and not graph_claims and concrete.symmetry != "players":
             reference = self._reduced(concrete, budget, progress, watch, sorted(track))
-        elif compact is None or graph_claims:     # the state graph claims need the reference store's edges
+        elif compact is None or (graph_claims and graph is None):   # the graph claims need the python store's edges
             reference = explore(concrete, budget, progress, keep_edges=bool(graph_claims), watch=watch,
                                 track=sorted(track), symmetric=True)
             self.ledger.keep(concrete, reference)
         self.searched = reference
         out = []
+        decided = state_claims + (graph_claims if graph is not None else [])
         for p in properties:
-            space = compact if compact is not None and p in state_claims else reference
+            space = compact if compact is not None and p in decided else reference
             assert space is not None, "a claim of each kind has the store that answers it"
-            out.append(self._decide(concrete, p, space, slot, budget))
+            out.append(self._decide(concrete, p, space, slot, budget, graph))
         if compact is not None:
             note = f"{store}: {self.unfit}" if self.unfit else store
             out = [replace(r, engine=f"{NAME}/{store}", evidence={**r.evidence, "store": note})
-                   if p in state_claims else r for p, r in zip(properties, out)]
-            if store == "compiled":
-                out = [r if p in state_claims else
-                       replace(r, evidence={**r.evidence, "store": "python: termination and obligations need the "
-                                                                   "state graph, which the compiled store does not keep"})
+                   if p in decided else r for p, r in zip(properties, out)]
+            if store == "compiled":            # graph claims the compiled store's graph does not decide
+                out = [r if p in decided else replace(r, evidence={**r.evidence, "store": f"python: {graph_why}"})
                        for p, r in zip(properties, out)]
         elif self.unfit:
             out = [replace(r, evidence={**r.evidence, "store": f"python: {self.unfit}"}) for r in out]
         return out
 
-    def _decide(self, model: Model, p: Property, space, slot: dict[str, int], budget: Budget) -> CheckResult:
-        """`p`'s verdict from the search `space` (either store's) of the instantiated `model`."""
+    def _decide(self, model: Model, p: Property, space, slot: dict[str, int], budget: Budget,
+                graph=None) -> CheckResult:
+        """`p`'s verdict from the search `space` (any store's) of the instantiated `model`; termination
+        and obligations read the state graph `graph` where the compiled store built one, else `space`."""
         from verifier.engines.lasso import check_obligation, check_termination
 
         if isinstance(p, (Invariant, Reachable)) and p.id in slot:
@@ -273,11 +278,25 @@ class ExplicitEngine:
             i = space.deadlocks[0] if space.deadlocks else None
             return self._violation_or_hold(space, p, i)
         if isinstance(p, Terminates):
-            return self._from(space, p, *check_termination(space, p))
+            return self._from(space, p, *check_termination(space if graph is None else graph, p))
         if isinstance(p, Obligation):
-            return self._from(space, p, *check_obligation(space, p))
+            return self._from(space, p, *check_obligation(space if graph is None else graph, p))
         return self._result(model, p, Verdict.UNKNOWN, space,
                             reason=f"the explicit engine does not decide {p.kind} claims")
+
+    def _graph_watch(self, model: Model, graph_claims: Sequence[Terminates | Obligation]) -> tuple[str, list[Expr]]:
+        """The predicates the compiled search watches so that its state graph (`compiled/graph.py`)
+        decides the graph claims (none where the compiled store is not asked for), or why the python
+        store decides them instead."""
+        if not graph_claims or self.store != "compiled" or self.workers > 1 or self.scheduler is not None:
+            return "", []
+        from verifier.engines.compiled.graph import why_not_graph
+        from verifier.engines.lasso import region_predicates
+        why = why_not_graph(model)
+        if why:
+            return why, []
+        wanted = (e for p in graph_claims for e in region_predicates(model, p))
+        return "", list(dict.fromkeys(wanted))
 
     def _compiled(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
                   track: list[int]):

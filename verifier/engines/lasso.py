@@ -39,8 +39,8 @@ from itertools import accumulate, compress, repeat
 from operator import and_, itemgetter
 from typing import Any
 
-from verifier.engines.bfsgen import packed_predicate
-from verifier.ir.model import ActionKind
+from verifier.ir.expr import Expr, neg
+from verifier.ir.model import ActionKind, Model
 from verifier.ir.props import Obligation, Terminates
 from verifier.result import Verdict
 from verifier.trace import Trace
@@ -53,32 +53,34 @@ def _matches(name: str, wanted: str) -> bool:
     return name == wanted or name.split(" -> ")[0] == wanted
 
 
+def region_predicates(model: Model, claim: Terminates | Obligation) -> tuple[Expr, ...]:
+    """The state predicates a claim's check evaluates on every expanded state (`expanded_where`):
+    a store that compiles predicates watches these."""
+    if isinstance(claim, Terminates):
+        return (neg(model.end),)
+    return (claim.pending, model.end)
+
+
 def check_termination(space, claim: Terminates) -> Outcome:
     model = space.model
-    final = packed_predicate(space.lay, model.end)
     if claim.scope == "turn":
         cut = {a for a, action in enumerate(model.actions) if action.kind is ActionKind.TURN_END}
         what = "the turn never ends"
     else:
         cut = set()
         what = "the game never ends"
-    region = _expanded_where(space, lambda s: not final(s))
+    (unfinished,) = region_predicates(model, claim)
+    region = space.expanded_where(unfinished)
     return _find(space, region, cut, claim.fairness or model.fairness, what, pending_final=(),
                  strong=claim.strong_fairness)
 
 
 def check_obligation(space, claim: Obligation) -> Outcome:
-    pending = packed_predicate(space.lay, claim.pending)
-    final = packed_predicate(space.lay, space.model.end)
-    region = _expanded_where(space, pending)
-    finals = [i for i in region if final(space.packed[i])]
+    pending, final = region_predicates(space.model, claim)
+    region = space.expanded_where(pending)
+    finals = space.expanded_where(final, among=region)
     return _find(space, region, set(), claim.fairness or space.model.fairness,
                  "the obligation stays open forever", pending_final=finals, strong=claim.strong_fairness)
-
-
-def _expanded_where(space, pred) -> list[int]:
-    """The fully expanded states (indices, BFS order) whose packed value satisfies `pred`."""
-    return list(compress(range(space.head), map(pred, space.packed[:space.head])))
 
 
 def _marks(n: int, nodes: Iterable[int]) -> bytearray:
@@ -92,7 +94,7 @@ def _marks(n: int, nodes: Iterable[int]) -> bytearray:
 def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what: str,
           pending_final: Iterable[int], strong: Iterable[str] = ()) -> Outcome:
     stuck = set(space.deadlocks)
-    inside = _marks(len(space.packed), region)
+    inside = _marks(len(space), region)
     first = min((i for i in stuck.union(pending_final) if inside[i]), default=None)
     if first is not None:       # BFS order: the least index is the shallowest
         how = "play stops here" if first in stuck else "the game ends here"
@@ -172,7 +174,7 @@ def _cyclic_components_compiled(space, region: list[int], cut: set[int]):
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import connected_components
 
-    n = len(space.packed)
+    n = len(space)
     alive = np.zeros(n, dtype=bool)
     alive[np.asarray(region, dtype=np.int64)] = True
     kept_label = np.array([a not in cut for a, _ in space.labels.items], dtype=bool)
@@ -206,7 +208,7 @@ def _cyclic_core(space, region: list[int], cut: set[int]) -> tuple[set[int], lis
     strongly connected components with a cycle are exactly those of the core, which is usually
     empty (no cycle) or small: the whole graph is never built. (Edges are filtered with C-level
     `map`/`compress`; the search stores them by source.)"""
-    n = len(space.packed)
+    n = len(space)
     alive = _marks(n, region)
     kept_label = bytes(a not in cut for a, _ in space.labels.items)
     src, dst, lab = space.edge_arrays()

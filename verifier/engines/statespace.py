@@ -12,13 +12,15 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol
 
 from verifier.engines import symmetry
 from verifier.engines.actiongen import Labels
-from verifier.engines.bfsgen import Expander, compile_expander, packing_of
+from verifier.engines.bfsgen import Expander, compile_expander, packed_predicate, packing_of
 from verifier.engines.codegen import Packing
 from verifier.engines.symmetry import Canon, canonicalizer
+from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
 from verifier.resources import Stop
 from verifier.semantics import EvalError, Gap, Layout, State
@@ -201,6 +203,14 @@ class StateSpace:
                 self.watch[k] = -1
                 self.watch_errors[k] = (i, str(err))
                 return
+
+    def expanded_where(self, e: Expr, among: Sequence[int] | None = None) -> list[int]:
+        """The fully expanded states (indices, BFS order; only those of `among` where given) where
+        the state predicate `e` holds."""
+        pred = packed_predicate(self.lay, e)
+        if among is None:
+            return list(compress(range(self.head), map(pred, self.packed[:self.head])))
+        return list(compress(among, map(pred, map(self.packed.__getitem__, among))))
 
     def release_lookups(self) -> None:
         """Free the visited set and the state index of a finished search (`index_of`

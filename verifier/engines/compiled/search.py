@@ -65,6 +65,10 @@ class CompiledSpace:
     fired: dict[int, tuple[int, int, int] | None] = field(default_factory=dict)
     deadlocks: list[int] = field(default_factory=list)
     reductions: tuple[str, ...] = ()       # the compiled store applies none
+    head: int = 0                          # states below it were expanded
+    module: ModuleType | None = None       # the model's generated module (`expand`, `watch_k`: `graph.py`)
+    watched: tuple[Expr, ...] = ()         # the predicates its `watch_k` evaluate
+    firings: int = 1                       # firings of one state, at most
 
     @property
     def reason(self) -> str:
@@ -177,7 +181,8 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     arrays = _Arrays(np.empty(FIRST_CAPACITY, np.int64), np.empty(FIRST_CAPACITY, np.int32),
                      np.zeros(2 * FIRST_CAPACITY, np.int32), np.empty(64, np.int64))
     space = CompiledSpace(lay, np.empty(0, np.int64), np.empty(0, np.int32), [0], cached=known,
-                          watch=[None] * len(watch), fired=dict.fromkeys(track))
+                          watch=[None] * len(watch), fired=dict.fromkeys(track), module=module,
+                          watched=tuple(watch), firings=source.firings)
     try:
         inits = list(dict.fromkeys(packing_of(lay).pack(s) for s in initial_states(lay)))
     except EvalError as err:
@@ -238,6 +243,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     space.keys, space.parent = arrays.keys, arrays.parent
     space.levels = arrays.levels[:int(ctl[5])].tolist()
     space.transitions = int(ctl[2])
+    space.head = head
     if ctl[8] >= 0:
         space.deadlocks.append(int(ctl[8]))
     _watches(space, watch, wfound, werr)

@@ -1,0 +1,116 @@
+"""Termination and obligations on the compiled store (`engines/compiled/graph.py`) against the
+python store on random models: the same verdicts, reasons, stops and lassos (each replays, its
+loop closes), with weak and strong fairness, under budgets, by either way to the components
+(`lasso.LARGE_REGION`); the state graph rebuilt in compiled code is the python store's, edge
+for edge; a model with player symmetry stays on the python store and says why."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from unittest.mock import patch
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_compact_store import counter
+from test_compiled_store import BUDGETS, MODELS
+from test_explicit_differential import bools
+
+from verifier.engines import lasso
+from verifier.engines.compiled.graph import state_graph, why_not_graph
+from verifier.engines.compiled.search import explore_compiled
+from verifier.engines.explicit import ExplicitEngine, explore
+from verifier.ir.expr import App, Const, Op, Var
+from verifier.ir.model import Action, Assign
+from verifier.ir.props import DeadlockFree, Obligation, Terminates
+from verifier.resources import Budget
+from verifier.result import Verdict
+from verifier.semantics import EvalError, layout
+from verifier.trace import replay
+
+SETTINGS = settings(max_examples=12, deadline=None)
+FAIRNESS = st.lists(st.sampled_from(["act0", "act1", "act2", "act3"]), max_size=2, unique=True).map(tuple)
+
+
+@st.composite
+def graph_claims(draw):
+    """A termination claim and an obligation, each with its own fairness."""
+    return [Terminates(id="t", scope=draw(st.sampled_from(["game", "turn"])), fairness=draw(FAIRNESS),
+                       strong_fairness=draw(FAIRNESS)),
+            Obligation(id="o", pending=draw(bools()), fairness=draw(FAIRNESS), strong_fairness=draw(FAIRNESS)),
+            DeadlockFree(id="d")]
+
+
+def same_results(model, claims, budget) -> None:
+    try:
+        want = ExplicitEngine().check(model, claims, budget)
+    except EvalError as err:            # an obligation's predicate meets a model error: the same one
+        with pytest.raises(EvalError, match=re.escape(str(err))):
+            ExplicitEngine(store="compiled").check(model, claims, budget)
+        return
+    got = ExplicitEngine(store="compiled").check(model, claims, budget)
+    for w, g in zip(want, got):
+        assert (g.verdict, g.reason, g.stop, g.depth, g.stats.states, g.stats.transitions) == \
+            (w.verdict, w.reason, w.stop, w.depth, w.stats.states, w.stats.transitions)
+        assert (g.engine, g.evidence["store"]) == ("explicit/compiled", "compiled")
+        assert g.trace == w.trace
+        if g.trace is not None and g.verdict is Verdict.VIOLATED:
+            states = replay(layout(model), g.trace)
+            if g.trace.loop_start is not None:
+                assert states[-1] == states[g.trace.loop_start]
+
+
+@SETTINGS
+@given(MODELS, graph_claims(), BUDGETS)
+def test_termination_and_obligations_agree_with_the_python_store(model, claims, budget):
+    same_results(model, claims, budget)
+
+
+@settings(max_examples=6, deadline=None)
+@given(MODELS, graph_claims())
+def test_the_components_from_scipy_give_the_same_lassos(model, claims):
+    with patch.object(lasso, "LARGE_REGION", 0):
+        same_results(model, claims, Budget())
+
+
+@SETTINGS
+@given(MODELS, st.lists(bools(), max_size=2), BUDGETS)
+def test_the_rebuilt_graph_is_the_python_stores(model, predicates, budget):
+    ref = explore(model, budget, keep_edges=True)
+    space = explore_compiled(model, budget, watch=predicates)
+    graph = state_graph(space)
+    src, dst, lab = ref.edge_arrays()
+    expanded = [k for k, s in enumerate(src) if s < ref.head]      # the head's edges before a state cap
+    assert graph.head == ref.head and len(graph) == len(ref)
+    assert list(graph.src) == [src[k] for k in expanded]
+    assert list(graph.dst) == [dst[k] for k in expanded]
+    assert list(graph.lab) == [ref.labels.items[lab[k]][0] for k in expanded]
+    assert graph.deadlocks == ref.deadlocks
+    for e in predicates:
+        try:
+            want = ref.expanded_where(e)
+        except EvalError as err:                     # a model error: the same one, from the same state
+            with pytest.raises(EvalError, match=re.escape(str(err))):
+                graph.expanded_where(e)
+            continue
+        assert graph.expanded_where(e) == want
+        assert graph.expanded_where(e, among=want[::2]) == want[::2]
+
+
+def test_a_lasso_through_a_cycle_replays():
+    model = replace(counter(3), actions=counter(3).actions + (Action("reset", App(Op.EQ, (Var("x"), Const(2))),
+                                                                        (Assign(Var("x"), Const(0)),)),))
+    claims = [Terminates(id="t", scope="game"), Obligation(id="o", pending=App(Op.LE, (Var("y"), Const(1))))]
+    same_results(model, claims, Budget())
+    for r in ExplicitEngine(store="compiled").check(model, claims, Budget()):    # both a loop: x counts 0, 1, 2, 0
+        assert r.verdict is Verdict.VIOLATED and r.reason.endswith("the loop can repeat forever")
+        assert r.trace is not None and r.trace.loop_start == 0 and len(r.trace.steps) == 3
+
+
+def test_a_model_with_player_symmetry_keeps_its_graph_claims_on_the_python_store():
+    model = replace(counter(3), symmetry="players")
+    (d, t) = ExplicitEngine(store="compiled").check(model, [DeadlockFree(id="d"), Terminates(id="t", scope="game")],
+                                                    Budget())
+    assert (d.engine, d.evidence["store"]) == ("explicit/compiled", "compiled")
+    assert t.engine == "explicit/python"
+    assert t.evidence["store"] == f"python: {why_not_graph(model)}" != "python: "

@@ -1,0 +1,203 @@
+"""The compiled store's state graph, for termination and obligations (`lasso.py`).
+
+A compiled search keeps no edges (12 bytes a state). `state_graph` rebuilds them once the search
+is over: the visited table is rebuilt from the states, and compiled code re-expands every
+expanded state with the model's `expand`, looking each successor up, into numpy arrays in the
+python store's order (by source, each source's in firing order), with the stuck states
+(deadlocks) on the way. The region predicates of the graph claims (`lasso.region_predicates`)
+were watched by the search, so the model's module holds them compiled: `expanded_where` runs them
+over the stored states in compiled code as well. `lasso.py` then decides on this graph exactly as
+on the python store's: the same verdicts, the same components, the same lassos.
+
+The compiled code reports a firing's action, not its choice: the graph's labels name actions
+(`labels.items[a] == (a, ())`), and `trace` finds each step's choice by re-expanding its
+source with the reference code (the first firing of that action reaching the next state, which
+is the edge the reference's order puts first).
+"""
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from verifier.engines.actiongen import Labels
+from verifier.engines.bfsgen import packed_predicate, packing_of
+from verifier.engines.compact import firings_along, firings_of
+from verifier.engines.compiled import cache
+from verifier.engines.compiled.numbagen import LOOP, SIGNATURES
+from verifier.engines.compiled.search import CompiledSpace
+from verifier.ir.expr import Expr
+from verifier.ir.model import Action, Model
+from verifier.semantics import Layout, State
+from verifier.trace import Trace, build_trace
+
+GRAPH = SIGNATURES + f"""\
+import numpy as np
+from numba import njit
+
+from {cache.module_name(LOOP)} import EXPAND, TABLE, _hash
+
+PREDICATE = types.FunctionType(types.boolean(types.int64))
+EDGES = types.int32[::1]
+
+
+@njit(types.int64(EXPAND, STATES, types.int64, TABLE, STATES, EDGES, EDGES, types.uint8[::1], STATES, STATES,
+                  STATES), cache=True)
+def edges(expand, keys, head, table, offsets, dst, act, stuck, out, acts, count):
+    m = table.shape[0] - 1
+    umask = np.uint64(m)
+    e = 0
+    offsets[0] = 0
+    for i in range(head):
+        count[0] = 0
+        final = expand(keys[i], out, acts, count)
+        got = count[0]
+        for j in range(got):
+            t = out[j]
+            h = np.int64(_hash(t) & umask)
+            while True:
+                x = table[h]
+                if x == 0:
+                    break
+                if keys[x - 1] == t:
+                    dst[e] = x - 1
+                    act[e] = acts[j]
+                    e += 1
+                    break
+                h = (h + 1) & m
+        offsets[i + 1] = e
+        stuck[i] = 1 if got == 0 and not final else 0
+    return e
+
+
+@njit(types.int64(PREDICATE, STATES, types.int64, types.uint8[::1]), cache=True)
+def where(pred, keys, head, mask):
+    for i in range(head):
+        try:
+            mask[i] = 1 if pred(keys[i]) else 0
+        except Exception:
+            return i
+    return -1
+"""
+
+
+@dataclass
+class CompiledGraph:
+    """A compiled search's state graph, read by `lasso.py` as the python store's `StateSpace`."""
+
+    space: CompiledSpace
+    src: array                   # transitions of the expanded states: source, target, action
+    dst: array
+    lab: array
+    deadlocks: list[int]         # every stuck state among the expanded ones, in BFS order
+    labels: Labels
+
+    @property
+    def lay(self) -> Layout:
+        return self.space.lay
+
+    @property
+    def model(self) -> Model:
+        return self.space.model
+
+    @property
+    def head(self) -> int:
+        return self.space.head
+
+    def __len__(self) -> int:
+        return len(self.space)
+
+    def edge_arrays(self) -> tuple[array, array, array]:
+        return self.src, self.dst, self.lab
+
+    def expanded_where(self, e: Expr, among: Sequence[int] | None = None) -> list[int]:
+        """The expanded states (indices, BFS order; only those of `among` where given) where `e`
+        holds, by its compiled predicate when the search watched it. A model error raises the
+        reference's `EvalError` (of the first state that raises)."""
+        space = self.space
+        if e not in space.watched or space.module is None:
+            pred = packed_predicate(self.lay, e)
+            keys = space.keys
+            return [i for i in (range(self.head) if among is None else among) if pred(int(keys[i]))]
+        runtime, _known = cache.load(GRAPH)
+        mask = np.zeros(self.head, np.uint8)
+        failed = runtime.where(getattr(space.module, f"watch_{space.watched.index(e)}"), space.keys, self.head, mask)
+        if failed >= 0:
+            packed_predicate(self.lay, e)(space.key(failed))
+            raise AssertionError("the compiled code met a model error the reference code does not meet")
+        if among is not None:
+            return [i for i in among if mask[i]]
+        return np.flatnonzero(mask).tolist()
+
+    def unpack(self, i: int) -> State:
+        return packing_of(self.lay).unpack(self.space.key(i))
+
+    def firing(self, label: int) -> tuple[Action, tuple]:
+        """The action of a label (its choice is found by `trace`)."""
+        return self.model.actions[label], ()
+
+    def path_to(self, i: int) -> tuple[list[State], list[tuple[Action, tuple]]]:
+        """States and firings from an initial state to state `i` along the parent links."""
+        chain = self.space.chain(i)
+        unpack = packing_of(self.lay).unpack
+        return [unpack(k) for k in chain], firings_along(self.lay, chain)
+
+    def trace_to(self, i: int) -> Trace:
+        return self.space.trace_to(i)
+
+    def trace(self, states: list[State], firings: list[tuple[Action, tuple]], loop_start: int | None = None) -> Trace:
+        """The trace of a path of states, each step's choice that of the first firing of its action
+        that reaches the next state."""
+        pack = packing_of(self.lay).pack
+        actions = {id(action): a for a, action in enumerate(self.model.actions)}
+        chosen = []
+        for (action, _choice), before, after in zip(firings, states, states[1:]):
+            want, target = actions[id(action)], pack(after)
+            choice = next(c for a, c, t, _gap in firings_of(self.lay, pack(before)) if a == want and t == target)
+            chosen.append((action, choice))
+        return build_trace(self.lay, states, chosen, loop_start)
+
+
+def state_graph(space: CompiledSpace) -> CompiledGraph:
+    """The graph of `space`'s expanded states, rebuilt in compiled code (see the module docstring)."""
+    assert space.module is not None, "a compiled search keeps its module"
+    loop, _known = cache.load(LOOP)
+    runtime, _known = cache.load(GRAPH)
+    stored, head = len(space), space.head
+    size = 8
+    while stored > (size // 4) * 3:
+        size *= 2
+    table = np.zeros(size, np.int32)
+    loop.rehash(space.keys, stored, table)
+    offsets = np.zeros(head + 1, np.int64)
+    dst = np.empty(max(1, space.transitions), np.int32)
+    act = np.empty(max(1, space.transitions), np.int32)
+    stuck = np.zeros(max(1, head), np.uint8)
+    firings = space.firings
+    count = np.zeros(1, np.int64)
+    edges = runtime.edges(space.module.expand, space.keys, head, table, offsets, dst, act, stuck,
+                          np.empty(firings, np.int64), np.empty(firings, np.int64), count)
+    del table
+    src = np.repeat(np.arange(head, dtype=np.int32), np.diff(offsets).astype(np.int64))
+    labels = Labels()
+    for a in range(len(space.model.actions)):
+        labels(a, ())
+    return CompiledGraph(space, _as_array("i", src), _as_array("i", dst[:edges]), _as_array("I", act[:edges]),
+                         np.flatnonzero(stuck[:head]).tolist(), labels)
+
+
+def _as_array(typecode: str, a: np.ndarray) -> array:
+    out = array(typecode)
+    out.frombytes(a.astype(np.dtype(typecode)).tobytes())
+    return out
+
+
+def why_not_graph(model: Model) -> str:
+    """Why the compiled store's graph does not decide this model's termination and obligations
+    ("" where it does): the python store decides those of a model with player symmetry on one
+    state per orbit, which the compiled store does not reduce to."""
+    if model.symmetry == "players":
+        return "the compiled store does not reduce by the players' symmetry, which the python store's graph does"
+    return ""
