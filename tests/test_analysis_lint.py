@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from test_analysis_support import fixture
 
@@ -58,3 +60,18 @@ def test_a_claim_file_given_with_p_is_looked_at_for_vacuous_claims(tmp_path, cap
     props.write_text('claims:\n  - id: bad\n    says: x\n    invariant: "nope"\n', encoding="utf-8")
     assert main(["lint", fixture("conflict_no"), "-q", "-p", str(props)]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_the_hint_for_a_new_finding_is_an_acknowledgement_that_works(tmp_path, capsys):
+    """lint (and check) end a new finding with how to acknowledge it; pasted into the model with a
+    reason, that entry acknowledges it."""
+    assert main(["lint", fixture("order_yes"), "-q"]) == 1
+    out = capsys.readouterr().out.replace("\n", " ")
+    entry = re.search(r"list it in the model: acknowledge: \[(\{.*?\})\]", out)
+    assert entry, out[-400:]
+    model = tmp_path / "order_yes.yaml"
+    model.write_text(Path(fixture("order_yes")).read_text(encoding="utf-8")
+                     + "acknowledge:\n  - " + entry.group(1).replace('"..."', '"the order is the player\'s"') + "\n",
+                     encoding="utf-8")
+    assert main(["lint", str(model), "-q"]) == 0
+    assert "to acknowledge" not in capsys.readouterr().out

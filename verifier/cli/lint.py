@@ -133,7 +133,7 @@ def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120)
     """Findings grouped by rule section: the sentence, then its evidence."""
     from rich.console import Console
 
-    from verifier.report.text import findings_text, plain, trace_table
+    from verifier.report.text import acknowledge_hint, findings_text, plain, trace_table
 
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, width=width, highlight=False)
@@ -178,6 +178,8 @@ def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120)
                 console.print(trace_table(trace))
     new = sum(1 for _r, f in findings if f.acknowledged is None)
     console.print(f"\n{len(findings)} findings, {new} unacknowledged")
+    if new:
+        console.print(plain(acknowledge_hint([f for _r, f in findings])))
     return buf.getvalue()
 
 

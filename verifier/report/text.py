@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterable, Sequence
 
 from rich import box
@@ -170,6 +171,7 @@ def _attention(console: Console, runs: Sequence[ModelRun], with_traces: bool) ->
     new = _unique_findings(f for run in runs for f in run.new_findings)
     if new:
         console.print(findings_text(new, title="New findings (not acknowledged)"))
+        console.print(plain(acknowledge_hint(new)))
 
 
 def _unique_findings(findings: Iterable[Finding]) -> list[Finding]:
@@ -257,6 +259,16 @@ def findings_text(findings: Sequence[Finding], title: str = "Findings") -> Table
         note = f" (acknowledged: {f.acknowledged})" if f.acknowledged else ""
         table.add_row(plain(f.rules[0] if f.rules else "-"), plain(f.kind), plain(f.message + note), plain(evidence))
     return table
+
+
+def acknowledge_hint(findings: Sequence[Finding]) -> str:
+    """How to acknowledge a new finding the rules mean (one of `findings` as the example), or ''."""
+    new = [f for f in findings if f.acknowledged is None]
+    if not new:
+        return ""
+    f = new[0]
+    return (f"to acknowledge a finding the rules mean, list it in the model: acknowledge: [{{kind: {f.kind}, "
+            f"subject: {json.dumps(f.subject)}, reason: \"...\"}}] (docs/ANALYSES.md, \"Acknowledging a finding\")")
 
 
 def plain(text: object, style: str = "") -> Text:
