@@ -120,3 +120,11 @@ def test_the_game_page_opens_with_what_to_fix(runs):
     assert "[hand-within-one](claim.hand-within-one.md)" in table and "strict HOLDS · loose VIOLATED" in table
     assert "strict and loose" in table and "hands-stay-empty" not in table     # a behaviour, not to fix
     assert "2 behaviours the claims show on purpose" in table
+
+
+def test_a_claim_and_its_why_read_as_two_sentences():
+    from verifier.report.fixlist import sentences
+
+    assert sentences("No treasure after a buy", "the first edition allows it") == \
+        "No treasure after a buy. The first edition allows it."
+    assert sentences("A claim", "hand[0] may exceed it") == "A claim. hand[0] may exceed it."   # a name stays

@@ -90,9 +90,15 @@ class GameFindings:
 
 
 def sentences(*parts: str) -> str:
-    """Parts joined as sentences: each ends with a full stop unless it has its own."""
-    out = [p.strip() for p in parts if p and p.strip()]
+    """Parts joined as sentences: each ends with a full stop unless it has its own, and one whose
+    first word is a plain lower-case word starts with a capital (a name such as `hand[0]` stays)."""
+    out = [_capital(p.strip()) for p in parts if p and p.strip()]
     return " ".join(p if p[-1] in ".!?)" else p + "." for p in out)
+
+
+def _capital(part: str) -> str:
+    first = part.split(" ", 1)[0]
+    return part[0].upper() + part[1:] if first.isalpha() and first.islower() else part
 
 
 def how(r: CheckResult) -> str:
