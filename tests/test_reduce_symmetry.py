@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.cli import main
-from verifier.diagnostics import PropertyError
+from verifier.diagnostics import ModelError, PropertyError
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind, Var
 from verifier.ir.model import ACTIVE_VAR, Action, ActionKind, Assign, BoolType, Choice, IntType, Model, Variable
@@ -46,6 +46,7 @@ def f(i) -> Index:
 
 
 ACT = Var(ACTIVE_VAR)
+T = Var("t")
 
 
 def over_players(n: int, kind: QuantKind, body) -> Quant:
@@ -62,6 +63,7 @@ def symmetric_models(draw) -> Model:
         Variable("h", IntType(c(0), c(TOP)), index=who, init=inits, by_player=True),
         Variable("f", BoolType(), index=who, init=(FALSE_,) * n, by_player=True),
         Variable("g", IntType(c(0), c(2)), init=(c(0),)),
+        Variable("t", who, init=(c(draw(st.integers(0, n - 1))),), holds_player=True),    # `type: player`
     )
     k = draw(st.integers(0, TOP))
     extra = draw(st.sampled_from([TRUE_, App(Op.LT, (Var("g"), c(2))), f(ACT), App(Op.NOT, (f(ACT),)),
@@ -80,8 +82,15 @@ def symmetric_models(draw) -> Model:
                (Assign(f(ACT), App(Op.NOT, (f(ACT),))),)),
         Action("clear", over_players(n, QuantKind.FORALL, f(Local("q"))),
                tuple(Assign(f(c(i)), FALSE_) for i in range(n))),
+        # the player-valued `t` (who holds priority): pointed at a chosen player or the active one, passed
+        # on to the next, read as an index, an actor and in comparisons
+        Action("point", App(Op.NE, (Local("p"), T)), (Assign(T, Local("p")),), (Choice("p", who),)),
+        Action("take", App(Op.NE, (T, ACT)), (Assign(T, ACT),)),
+        Action("hand_on", draw(st.sampled_from([TRUE_, App(Op.GT, (h(T), c(0)))])),
+               (Assign(T, App(Op.MOD, (App(Op.ADD, (T, c(1))), c(n)))),
+                Assign(h(T), App(Op.MIN, (App(Op.ADD, (h(T), c(1))), c(TOP))))), actor=T),
     ]
-    chosen = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=4, unique_by=lambda a: a.name))
+    chosen = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=5, unique_by=lambda a: a.name))
     count = draw(st.booleans())
     passing = Action("pass", draw(st.sampled_from([TRUE_, App(Op.GE, (h(ACT), c(1))), f(ACT)])),
                      (Assign(ACT, App(Op.MOD, (App(Op.ADD, (ACT, c(1))), c(n)))),)
@@ -102,6 +111,8 @@ def claims(draw, n: int):
         Invariant(id="active-small", expr=App(Op.LE, (h(ACT), c(k)))),
         Reachable(id="total", expr=App(Op.EQ, (Quant(QuantKind.SUM, "q", c(0), c(n - 1), h(Local("q"))), c(k + 2)))),
         Reachable(id="steal", action="steal"),
+        Invariant(id="holder-small", expr=App(Op.LE, (h(T), c(k)))),
+        Reachable(id="holder-is-active", expr=App(Op.AND, (App(Op.EQ, (T, ACT)), App(Op.EQ, (h(T), c(k)))))),
         DeadlockFree(id="no-deadlock"),
         Terminates(id="turns", scope="turn"),
     ]
@@ -118,8 +129,9 @@ def rotate(state: tuple, r: int, lay) -> tuple:
         first, _lo, _size = lay.offsets[var]
         for p in range(n):
             out[first + (p + r) % n] = state[first + p]
-    a = lay.offsets[ACTIVE_VAR][0]
-    out[a] = (state[a] + r) % n
+    for holder in (ACTIVE_VAR, "t"):
+        a = lay.offsets[holder][0]
+        out[a] = (state[a] + r) % n
     return tuple(out)
 
 
@@ -249,3 +261,46 @@ def test_claim_naming_a_player_is_rejected(tmp_path):
         load_properties(str(props), load_model(str(path)))
     text = err.value.render()
     assert "bad.props.yaml:4:17" in text and "names player 0 by number" in text and "hint:" in text
+
+
+PRIORITY = ROOT / "tests" / "fixtures" / "lang" / "priority_sym.yaml"
+PRIORITY_CLAIMS = ROOT / "tests" / "fixtures" / "lang" / "priority_sym_props.yaml"
+
+
+def test_a_player_variable_is_rotated_with_the_players():
+    """`type: player` under `symmetry: players`: the variable is rotated too; the reduced search
+    keeps one state per orbit and gives the verdicts of the full one, with traces that replay."""
+    model = load_model(str(PRIORITY))
+    assert model.var("prio").holds_player and model.symmetry == "players"
+    claims = load_properties(str(PRIORITY_CLAIMS), model)
+    concrete = model.instantiate()
+    full = ExplicitEngine().check(replace(concrete, symmetry=None), claims, Budget())
+    reduced = ExplicitEngine().check(concrete, claims, Budget())
+    assert [r.verdict for r in reduced] == [r.verdict for r in full]
+    assert all(r.as_expected for r in reduced)
+    assert reduced[0].stats.states * 3 == full[0].stats.states      # three players: orbits of three states
+    lay = layout(concrete)
+    for r in reduced:
+        assert r.reductions == ("symmetry",)
+        if r.trace is not None:
+            replay(lay, r.trace)
+
+
+@pytest.mark.parametrize("old, new, message, needle", [
+    ("      prio: (prio + 1) % PLAYERS", "      prio: 0", "`0` should be a player term", "prio: 0"),
+    ('when: "passes < PLAYERS"', 'when: "passes < PLAYERS and prio == 0"', "compares a player with a number",
+     'when: "passes < PLAYERS and'),
+    ("  mana: {type: 0..2, per: player", "  owner: {type: player, per: player, init: 0}\n  mana: {type: 0..2, "
+     "per: player", "owner is an array of players", "owner:"),
+    ("      passes: passes + 1", "      passes: prio", "is a player where a number or truth value is expected",
+     "passes: prio"),
+])
+def test_a_player_variable_used_as_a_number_breaks_the_symmetry(tmp_path, old, new, message, needle):
+    text = PRIORITY.read_text()
+    assert old in text
+    path = write(tmp_path, text.replace(old, new, 1))
+    with pytest.raises(ModelError) as info:
+        load_model(str(path))
+    (d,) = [d for d in info.value.diagnostics if message in d.message]
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if needle in t)
+    assert d.span is not None and (d.span.file, d.span.line) == (str(path), line)

@@ -10,8 +10,8 @@ from a real initial state, the firing of the same action whose target has the
 next canonical form: that path replays on the reference semantics.
 
 In a packed state the elements of a per-player array are adjacent fields of
-one width, so rotating the players rotates that bit block; `active` becomes
-(active + r) mod PLAYERS.
+one width, so rotating the players rotates that bit block; `active` and each
+variable of `type: player` (a scalar holding a player) become (v + r) mod PLAYERS.
 """
 from __future__ import annotations
 
@@ -33,31 +33,31 @@ def canonicalizer(lay: Layout, packing: Packing) -> Canon:
         first, _lo, size = lay.offsets[v.name]
         if v.by_player and packing.widths[first] and size == n:
             blocks.append((packing.shifts[first], packing.widths[first]))
-    active = None
-    if ACTIVE_VAR in lay.offsets and packing.widths[lay.offsets[ACTIVE_VAR][0]]:
-        k = lay.offsets[ACTIVE_VAR][0]
-        active = (packing.shifts[k], packing.widths[k], packing.los[k])
+    players = []         # (shift, bits, least value) per scalar holding a player: `active`, `type: player`
+    for v in lay.model.variables:
+        if v.name == ACTIVE_VAR or (v.holds_player and v.index is None):
+            k = lay.offsets[v.name][0]
+            if packing.widths[k]:
+                players.append((packing.shifts[k], packing.widths[k], packing.los[k]))
     moved = 0
     for shift, w in blocks:
         moved |= ((1 << (w * n)) - 1) << shift
-    if active is not None:
-        moved |= ((1 << active[1]) - 1) << active[0]
+    for shift, w, _lo in players:
+        moved |= ((1 << w) - 1) << shift
     if n < 2 or not moved:
         return lambda x: x
     lines = ["def canon(x):", "    best = x", f"    rest = x & {~moved}"]
     for shift, w in blocks:
         lines.append(f"    b{shift} = (x >> {shift}) & {(1 << (w * n)) - 1}")
-    if active is not None:
-        sh, w, lo = active
-        lines.append(f"    a = ((x >> {sh}) & {(1 << w) - 1}) + {lo}")
+    for sh, w, lo in players:
+        lines.append(f"    a{sh} = ((x >> {sh}) & {(1 << w) - 1}) + {lo}")
     for r in range(1, n):
         terms = ["rest"]
         for shift, w in blocks:
             mask = (1 << (w * n)) - 1
             terms.append(f"((((b{shift} << {r * w}) | (b{shift} >> {(n - r) * w})) & {mask}) << {shift})")
-        if active is not None:
-            sh, w, lo = active
-            terms.append(f"((((a + {r}) % {n}) - {lo}) << {sh})")
+        for sh, _w, lo in players:
+            terms.append(f"((((a{sh} + {r}) % {n}) - {lo}) << {sh})")
         lines += [f"    y = {' | '.join(terms)}", "    if y < best: best = y"]
     lines.append("    return best")
     ns: dict = {}

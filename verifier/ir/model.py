@@ -132,6 +132,7 @@ class Variable:
     seq_length: str | None = None   # a bounded sequence (`type: seq[T, 0..N]`): the name of its length variable
     until_of: str | None = None     # records, per element of that variable, whose next turn ends its value
     implicit: bool = False      # introduced by the phase sugar (phase, active)
+    holds_player: bool = False  # `type: player`: its values are players (rotated by `symmetry: players`)
     doc: str = ""
     span: Span | None = field(default=None, compare=False, repr=False)
     label: str = field(default="", compare=False)      # its name in the page's words (`label:`), display only

@@ -524,7 +524,7 @@ class Loader:
     def read_variable(self, name: str, v: Node, players: int) -> Variable | None:
         if isinstance(v.value, str):      # shorthand `x: 0..3`
             t = self.read_type(v)
-            return None if t is None else Variable(name, t, span=v.key_span)
+            return None if t is None else Variable(name, t, span=v.key_span, holds_player=v.value.strip() == "player")
         check_keys(v, VAR_KEYS, f"variable {name}", self.sink, ("type",))
         if not v.is_map or "type" not in v.value:
             return None
@@ -544,7 +544,8 @@ class Loader:
                 return None
         by_player = index is not None and str(v.value["per"]).strip() == "player"
         var = Variable(name, t, index, doc=str(v.value.get("doc", "")), by_player=by_player, dims=dims or (),
-                       span=v.key_span, label=self.read_label(v, name))
+                       span=v.key_span, label=self.read_label(v, name),
+                       holds_player=str(v.value["type"]).strip() == "player")
         if v.get("values") is not None:
             var = replace(var, value_names=labels.read_value_names(v.child("values"), t, self.param_values,
                                                                    f"variable {name}", self.sink))

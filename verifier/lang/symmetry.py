@@ -5,15 +5,18 @@ The group is the rotations p -> (p + r) mod PLAYERS, which keep the turn order
 (for two players, every permutation). A model is accepted when player values
 are only ever *player terms* used in ways every rotation preserves:
 
-- player terms: `active`, a choice or quantifier variable ranging over exactly
-  0..PLAYERS-1, and `if c then t1 else t2` of two player terms;
+- player terms: `active`, a scalar variable of `type: player` (rotated with the
+  players: who holds priority), a choice or quantifier variable ranging over exactly
+  0..PLAYERS-1, `if c then t1 else t2` of two player terms, and `(t + k) % PLAYERS`
+  of a player term t and a constant k (the next player: rotations commute with it);
 - a player term may index a per-player array, be compared with `==` / `!=` to
   another player term, be an action's actor (`by:`) or `chooser:`, the `winner`, or be
-  assigned to `active`; the next player, `(active + 1) % PLAYERS` (how the
-  turn change names the player whose turn starts), is the one arithmetic allowed;
+  assigned to `active` or to a variable of `type: player`, and such a variable holds
+  only player terms;
 - anything else (a number as a per-player index, `active == 0`, `p < q`,
-  `p + 1`, a player stored in another variable, a per-player array indexed by
-  a number) breaks the symmetry, and so does `round_end` (a round starts with
+  `p + 1`, a player stored in a variable that is not of `type: player`, a number
+  stored in one, an array of players, a per-player array indexed by a number)
+  breaks the symmetry, and so does `round_end` (a round starts with
   player 0) and a claim scoped to rounds;
 - an effect with literal indices is accepted only when it gives every player's
   element the same value (what `reset: turn` writes).
@@ -54,6 +57,7 @@ class SymmetryCheck:
     def __init__(self, model: Model):
         self.model = model
         self.arrays = {v.name for v in model.variables if v.by_player}
+        self.holders = {ACTIVE_VAR} | {v.name for v in model.variables if v.holds_player and v.index is None}
 
     def over_players(self, lo: Expr, hi: Expr) -> bool:
         players: dict[str, Expr] = {"PLAYERS": Const(self.model.players)}
@@ -64,7 +68,7 @@ class SymmetryCheck:
         span = e.span or span
         match e:
             case Var():
-                return PLAYER if e.name.removeprefix(PREV_MARK) == ACTIVE_VAR else VALUE
+                return PLAYER if e.name.removeprefix(PREV_MARK) in self.holders else VALUE
             case Local():
                 return PLAYER if e.name in env else VALUE
             case Const() | Param():
@@ -84,6 +88,9 @@ class SymmetryCheck:
 
     def app(self, e: App, env: frozenset[str], span: Span | None) -> str:
         if _is_rotation(e, self.model.players):      # the player whose turn starts: a rotation commutes with it
+            return PLAYER
+        base = _next_of(e, self.model.players)
+        if base is not None and self.kind(base, env, span) == PLAYER:   # (t + k) % PLAYERS: rotations commute with it
             return PLAYER
         kinds = [self.kind(a, env, span) for a in e.args]
         if e.op in (Op.EQ, Op.NE):
@@ -136,7 +143,7 @@ class SymmetryCheck:
         for eff in a.effects:
             span = eff.span or a.span
             t = eff.target
-            if isinstance(t, Var) and t.name == ACTIVE_VAR:
+            if isinstance(t, Var) and t.name in self.holders:
                 if not _is_rotation(eff.value, self.model.players):
                     self.player(eff.value, env, span)
                 continue
@@ -156,7 +163,10 @@ class SymmetryCheck:
     def model_parts(self) -> None:
         m = self.model
         for v in m.variables:
-            if v.name != ACTIVE_VAR:
+            if v.holds_player and v.index is not None:
+                raise Broken(f"{v.name} is an array of players: symmetry: players rotates scalar players "
+                             "(`active`, a variable of type: player) only", v.span)
+            if v.name not in self.holders:       # a player's initial value: the search starts from the orbits
                 for init in v.init:
                     if init is not None:
                         self.value(init, frozenset(), v.span)
@@ -216,6 +226,14 @@ def _is_rotation(e: Expr, players: int) -> bool:
     return (isinstance(e, App) and e.op is Op.MOD and fold(e.args[1]) == Const(players)
             and isinstance(e.args[0], App) and e.args[0].op is Op.ADD
             and e.args[0].args[0] in (Var(ACTIVE_VAR), Var(PREV_MARK + ACTIVE_VAR)) and fold(e.args[0].args[1]) == Const(1))
+
+
+def _next_of(e: Expr, players: int) -> Expr | None:
+    """t for `(t + k) % PLAYERS` with a constant k, else None."""
+    if (isinstance(e, App) and e.op is Op.MOD and fold(e.args[1]) == Const(players)
+            and isinstance(e.args[0], App) and e.args[0].op is Op.ADD and isinstance(fold(e.args[0].args[1]), Const)):
+        return e.args[0].args[0]
+    return None
 
 
 def _is_round_end(e: Expr, players: int) -> bool:
