@@ -61,6 +61,7 @@ def test_text_markdown_and_html_reports_use_the_names(tmp_path, capsys):
     assert main(["check", str(MODEL), "-p", str(CLAIMS), "--traces", "all"]) == 0
     text = capsys.readouterr().out
     assert "declare(d=defend)" in text and "declared mode: attack→defend" in text and "mode: 0" not in text
+    assert text.count("1 claims, 1 as expected") == 1        # one reading: its count line is the last line
     out = tmp_path / "site"
     assert main(["report", str(MODEL), "-p", str(CLAIMS), "-o", str(out), "-q"]) == 0
     game = out / "labels"

@@ -42,7 +42,7 @@ def render_runs(runs: Sequence[ModelRun], color: bool = False, width: int = 120,
     _summary(console, runs)
     if traces == "all":
         for run in runs:
-            _run(console, run)
+            _run(console, run, tally=len(runs) > 1)
     else:
         _attention(console, runs, with_traces=traces != "none")
     _notes(console, runs)
@@ -193,8 +193,9 @@ def _notes(console: Console, runs: Sequence[ModelRun]) -> None:
         console.print(plain(text, style=style))
 
 
-def _run(console: Console, run: ModelRun) -> None:
-    """One reading in full (--traces all): its table, every trace, every finding."""
+def _run(console: Console, run: ModelRun, tally: bool) -> None:
+    """One reading in full (--traces all): its table, every trace, every finding, and with `tally` its own
+    count line (a single reading's would repeat the last line)."""
     m = run.model
     title = f"{m.name}" + (f" [variant {m.variant}]" if m.variant else "")
     console.print(plain(f"\n== {title}", style="bold"))
@@ -210,8 +211,9 @@ def _run(console: Console, run: ModelRun) -> None:
                 console.print(plain(f"{r.property.id}: UNKNOWN because {r.reason}", style="magenta"))
     if run.findings:
         console.print(findings_text(run.findings))
-    console.print(f"{len(run.results)} claims, {_tally(run.results)}, "
-                  f"{len(run.new_findings)} unacknowledged findings, {run.seconds:.2f} s")
+    if tally:
+        console.print(f"{len(run.results)} claims, {_tally(run.results)}, "
+                      f"{len(run.new_findings)} unacknowledged findings, {run.seconds:.2f} s")
 
 
 SHORT_SCALE = {SCALE_EVERY: "all values", SCALE_PRINTED: "printed", SCALE_SCALED: "scaled"}
