@@ -316,7 +316,8 @@ class Context:
 
     @property
     def names(self) -> Names:
-        return Names.of(self.layout.model)
+        """The model's display names (`label:`, `values:`), for the findings' sentences."""
+        return Names.of(self.concrete or self.model)
 
     def who(self, state: State) -> str:
         if self.model.players > 1 and ACTIVE_VAR in self.layout.offsets:

@@ -366,8 +366,8 @@ class OrderDependence(Visitor):
                 before = ctx.state_words(state, _unique(ctx.relevant_slots([x, y], effects=True) + diff))
                 ab, ba = ctx.show(tab, diff), ctx.show(tba, diff)
                 message = (_sentence(ctx, x, y, ca, cb) + (f" when {before}" if before else "")
-                           + f"{ctx.where(state)} gives different results ({_outcome(x, y, ab)}; "
-                           f"{_outcome(y, x, ba)}), and the rules do not say which comes first.")
+                           + f"{ctx.where(state)} gives different results ({_outcome(ctx, x, y, ab)}; "
+                           f"{_outcome(ctx, y, x, ba)}), and the rules do not say which comes first.")
                 traces = (ctx.trace_to(i, [(a, ca, ta), (b, cb, pab)]), ctx.trace_to(i, [(b, cb, tb), (a, ca, pba)]))
                 found: dict[str, Any] = {"state": ctx.show(state), "choices": {x.name: dict(ca), y.name: dict(cb)},
                             f"{x.name} then {y.name}": ab, f"{y.name} then {x.name}": ba,
@@ -382,10 +382,11 @@ class OrderDependence(Visitor):
                 continue        # proved: no reachable state has both orders legal and different
             ca, cb = tuple(w.ca.items()), tuple(w.cb.items())
             names = _unique(_names(model, [x, y]) + list(w.ab))
-            when = ", ".join(f"{k} = {_word(v)}" for k, v in w.state.items() if k in names)
+            said = ctx.names
+            when = ", ".join(f"{said.slot(k)} = {_word(said.value(k, v))}" for k, v in w.state.items() if k in names)
             params = ", ".join(f"{k} = {v}" for k, v in w.params.items())
             message = (_sentence(ctx, x, y, ca, cb)
-                       + f" can give different results ({_outcome(x, y, w.ab)}; {_outcome(y, x, w.ba)})"
+                       + f" can give different results ({_outcome(ctx, x, y, w.ab)}; {_outcome(ctx, y, x, w.ba)})"
                        + (f" when {when}" if when else "") + (f" with {params}" if params else "")
                        + ", a state the variables' ranges allow, and the rules do not say which comes first.")
             evidence: dict[str, Any] = {"z3_state": w.state, "choices": {x.name: w.ca, y.name: w.cb},
@@ -411,8 +412,9 @@ def _sentence(ctx: Context, x: Action, y: Action, cx, cy) -> str:
     return f"Taking {name(x, cx)} ({ctx.section(x)}) and {name(y, cy)} ({ctx.section(y)}) in the two orders"
 
 
-def _outcome(first: Action, second: Action, values: dict) -> str:
-    shown = ", ".join(f"{k} = {str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
+def _outcome(ctx: Context, first: Action, second: Action, values: dict) -> str:
+    said = ctx.names
+    shown = ", ".join(f"{said.slot(k)} = {_word(said.value(k, v))}" for k, v in values.items())
     return f"{first.name} then {second.name}: {shown}"
 
 
