@@ -117,3 +117,12 @@ def test_a_bad_label_is_an_error_at_its_position(tmp_path, what, old, new, messa
     assert found, [d.message for d in info.value.diagnostics]
     assert str(found[0].span) == where(path, needle), what
     assert main(["lint", str(path), "-q"]) == 2
+
+
+def test_export_json_gives_labels_and_value_names(capsys):
+    assert main(["export", str(MODEL), "--to", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    mode = next(v for v in doc["variables"] if v["name"] == "mode")
+    assert (mode["label"], mode["values"]) == ("declared mode", ["attack", "defend", "pass"])
+    (declare,) = [a for a in doc["actions"] if a["name"] == "declare"]
+    assert declare["choices"][0]["values"] == ["attack", "defend", "pass"]

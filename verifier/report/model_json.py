@@ -41,7 +41,8 @@ def model_json(model: Model) -> dict[str, Any]:
                        "per_player": v.by_player, "dims": [_type(d) for d in v.dims] or None,
                        "init": [None if i is None else show(i) for i in v.init],
                        "overflow": v.overflow.value, "overflow_rule": _cite(v.overflow_rule),
-                       "reset": v.reset.value, "implicit": v.implicit, "doc": v.doc}
+                       "reset": v.reset.value, "implicit": v.implicit, "doc": v.doc,
+                       "label": v.label or None, "values": list(v.value_names) or None}
                       for v in model.variables],
         "phases": [{"name": p.name, "parent": p.parent, "mandatory": p.mandatory, "rule": _cite(p.rule),
                     "doc": p.doc} for p in model.phases],
@@ -50,7 +51,8 @@ def model_json(model: Model) -> dict[str, Any]:
                         for e in model.phase_edges],
         "actions": [{"name": a.name, "kind": a.kind.value, "phase": a.phase if a.phase is not None else (list(a.phases) or None),
                      "modality": a.modality.value,
-                     "choices": [{"name": c.name, "type": _type(c.type)} for c in a.choices],
+                     "choices": [{"name": c.name, "type": _type(c.type), "values": list(c.value_names) or None}
+                                 for c in a.choices],
                      "guard": show(a.guard),
                      "effects": {show(x.target): show(x.value) for x in a.effects},
                      "by": None if a.actor is None else show(a.actor),
