@@ -1,6 +1,6 @@
 """Same input, same verdict under load (issue #25): the measurements, one command.
 
-Run: python -m bench.determinism [--games G,...] [--diffs N] [--busy K] [--skip PART,...] [--json FILE]
+Run: python -m bench.determinism [--games G,...] [--diffs N] [--busy K] [--timeout S] [--skip PART,...] [--json FILE]
 
 Three parts, one after the other, each in fresh processes of `python -m verifier`:
 
@@ -14,6 +14,8 @@ Three parts, one after the other, each in fresh processes of `python -m verifier
   must be equal apart from timing fields (`seconds`), and so must their exit codes.
 
 Each line says the load average (one minute) when the run started and ended, and the wall time.
+`--timeout S` is handed to every command (default: the tool's own default deadline, 600 s, which
+a run of the main job on two cores at load 13 passes: it is then cut, exit 3, as designed).
 The machine's own load counts: on a shared machine "without busy loops" is not load 0, and the
 lines say what the load was. Exit 0 when every check held, 1 when one did not.
 """
@@ -70,10 +72,13 @@ def busy(loops: int) -> Iterator[None]:
             p.wait()
 
 
+TIMEOUT: list[str] = []     # ["--timeout", S] where given
+
+
 def verifier(*args: str) -> tuple[int, float, float, float]:
     """`python -m verifier ARGS` in the checkout: (exit code, seconds, load before, load after)."""
     before, start = load(), time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "verifier", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+    done = subprocess.run([sys.executable, "-m", "verifier", *args, *TIMEOUT], cwd=ROOT, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL, check=False)
     return done.returncode, time.monotonic() - start, before, load()
 
@@ -154,10 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", default=",".join(GAMES), help="comma-separated games (models/<game>.yaml)")
     ap.add_argument("--diffs", type=int, default=10, help="runs of diff per game (default 10)")
     ap.add_argument("--busy", type=int, default=2, help="busy loops beside the loaded runs (default 2)")
+    ap.add_argument("--timeout", help="--timeout for every command (default: the tool's default deadline)")
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: diffs, main-job, printed")
     ap.add_argument("--json", help="also write every run as JSON to this file")
     args = ap.parse_args(argv)
     games, skip = args.games.split(","), set(filter(None, args.skip.split(",")))
+    TIMEOUT[:] = ["--timeout", args.timeout] if args.timeout else []
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="turnproof-determinism-") as folder:
         tmp = Path(folder)

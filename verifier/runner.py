@@ -76,8 +76,8 @@ def check_model(path: str, options: RunOptions = RunOptions(),
 
     Each reading (variant) is checked, and analysed, on its own: in a forked child per
     reading where there are CPUs to spare (`forking.fork_map`), else one after the other
-    here; the analyses' Z3 answers of finished readings serve the later ones. The
-    comparisons across readings come last, here.
+    here; no reading uses another's Z3 answers (which of them finished first depends on the
+    load). The comparisons across readings come last, here.
 
     With `options.printed` the model is checked at its printed values; where that leaves a
     claim UNKNOWN (a budget), the portfolio decides it again at the default (scaled) values
@@ -99,7 +99,9 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
                  at_defaults: Sequence[AtDefaults] | None = None) -> list[ModelRun]:
     """`check_model` on models and claims already loaded (one entry per reading); mutation
     analysis checks rewritten models of a file this way. `memo`: the analyses' Z3 answers
-    to reuse and extend (keyed by the actions and declarations they concern). `ledger`: the
+    to reuse (keyed by the actions and declarations they concern): every reading starts from
+    these and no reading sees another's, so that what a reading finds never depends on which
+    reading finished first; all of them are added to `memo` at the end. `ledger`: the
     ledger of the one reading, where the caller reuses its kept search (mutation); else each
     reading has its own. `at_defaults`: each reading at its default values, where the claims
     its (printed) values leave open are decided again (`--printed`)."""
@@ -107,7 +109,12 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
     assert at_defaults is None or len(at_defaults) == len(models), "one reading at the defaults per reading"
     memo = {} if memo is None else memo
 
-    def share(reading) -> None:            # a child's Z3 answers serve the readings not yet started
+    given = {key: dict(answers) for key, answers in memo.items()}
+
+    def start() -> dict:                   # what each reading starts from: the caller's answers only
+        return {key: dict(answers) for key, answers in given.items()}
+
+    def share(reading) -> None:            # a reading's Z3 answers, gathered for the caller
         _run, analysed = reading
         if analysed is not None:
             ctx, _findings = analysed
@@ -121,7 +128,7 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
         import verifier.engines.symbolic  # noqa: F401  (Z3 once here, not again in each reading's forked child)
     # each reading its own ledger and engine: what one engine remembers of its searches (auto's stopped
     # searches) never carries over to another reading, as it would not where readings run in forked children
-    readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, memo, beside, ledger,
+    readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, start(), beside, ledger,
                                            None if at_defaults is None else at_defaults[k]),
                         range(len(models)), arrived=share)
     runs = [run for run, _ in readings]
