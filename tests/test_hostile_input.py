@@ -3,16 +3,21 @@ result or a positioned error (exit 2) or UNKNOWN within the budget (exit 3), nev
 error (exit 4), a hang or a blow-up of memory or output."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from test_explicit_differential import search_matches_the_semantics
 
+from verifier.analysis import context
 from verifier.cli import WHOLE_RUN_TIMEOUT, build_parser, main
 from verifier.cli.common import DEFAULT_TIMEOUT
+from verifier.engines import compact
 from verifier.engines.compact import explore_compact
 from verifier.engines.explicit import explore
+from verifier.engines.symbolic import mined
+from verifier.engines.symbolic.encode import Encoding
 from verifier.lang import load_model
 from verifier.lang.loader import BUILTIN_NAMES
-from verifier.resources import Budget
+from verifier.resources import Budget, StopKind
 
 # ---------------------------------------------------------------- generated code is flat (#29.3)
 
@@ -297,3 +302,94 @@ def test_choices_over_state_dependent_domains_are_counted(tmp_path, capsys):
     domains = ", ".join(f"c{i}: 0..n" for i in range(25))
     refused(tmp_path, capsys, SMALL.replace('  - name: bump\n', f"  - name: bump\n    choose: {{{domains}}}\n")
             .replace("variables:\n", "variables:\n  n: {type: 0..1, init: 0}\n"), 7, "can choose in 33,554,432 ways")
+
+
+# ---------------------------------------------------------------- a variable over a huge range (#29.5)
+
+HUGE = """\
+model: huge
+variables:
+  x: {type: "0..100000000000000000", init: 0}
+actions:
+  - name: bump
+    do:
+      x: "x + 1"
+"""
+HUGE_CLAIM = """\
+claims:
+  - id: small
+    says: x is never negative
+    invariant: "x >= 0"
+    expected: PROVED
+"""
+
+
+def huge_model(tmp_path, text: str = HUGE):
+    path = tmp_path / "huge.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_huge_range_is_proved_without_enumerating_it(tmp_path, capsys):
+    """One variable over 0..10^17 counting up: a level of the search per value. The default run
+    went on in the compact store (a level at a time, however narrow) and mined lemmas over every
+    value of the range: still running at the 600 s backstop. Now the search stays in the python
+    store, stops at its cap, and Z3 proves the claim."""
+    path = huge_model(tmp_path)
+    (tmp_path / "huge_props.yaml").write_text(HUGE_CLAIM, encoding="utf-8")
+    code = main(["check", str(path), "-p", str(tmp_path / "huge_props.yaml"), "--max-states", "3000",
+                 "--no-consistency", "-q", "-f", "json", "--timeout", "120"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert '"verdict": "PROVED"' in out.out
+
+
+def test_the_compact_store_pays_off_only_on_wide_levels(tmp_path, monkeypatch):
+    """A deep, narrow search (a level per value) stays in the python store: the compact store
+    costs about LEVEL_COST states a level; on its own it stops at its level cap."""
+    assert not compact.pays_off(250_000, 250_000) and compact.pays_off(250_000, 250_000 // compact.LEVEL_COST)
+    monkeypatch.setattr(compact, "LEVELS", 300)
+    space = explore_compact(load_model(str(huge_model(tmp_path))).instantiate(), Budget())
+    assert not space.complete and len(space) == 301
+    assert space.stop is not None and space.stop.kind is StopKind.DEPTH and space.stop.owner == compact.LEVEL_CAP
+    capped = explore_compact(load_model(str(huge_model(tmp_path))).instantiate(), Budget(max_depth=50))
+    assert len(capped) == 51 and capped.stop is not None and capped.stop.owner == "--max-depth 50"
+
+
+def test_the_analyses_keep_a_narrow_search_in_the_python_store(tmp_path, monkeypatch):
+    """The analyses' own exploration goes on in the compact store past COMPACT_FROM states only
+    where the levels are wide enough."""
+    monkeypatch.setattr(context, "COMPACT_FROM", 200)
+    model = load_model(str(huge_model(tmp_path)))
+    ctx = context.Context.create(model, Budget(max_states=1000), {})
+    ctx.explore()
+    assert ctx.space is not None and len(ctx.space.packed) == 200 and not ctx.space.complete
+
+
+def test_lemmas_are_mined_over_cells_not_values(tmp_path):
+    """Mining clauses cut a slot's values into cells of its literals' intervals; it enumerated every
+    value of the type (10^17 of them) before."""
+    model = load_model(str(huge_model(tmp_path))).instantiate()
+    seen = np.arange(0, 1000, dtype=np.int64)[:, None]
+    clauses = mined._clauses(Encoding(model), seen)
+    assert clauses and all(lit.slot == 0 for clause in clauses for lit in clause)
+    assert all(not any(all(lit.column(seen)) for lit in clause) for clause in clauses)
+
+
+@pytest.mark.parametrize(("change", "line", "words"), [
+    (('x: {type: "0..100000000000000000", init: 0}', 'x: {type: "0..100000000000000000"}'), 3,
+     "x starts at any value of its type (no init:), which gives more than 100,000 initial states"),
+    (('    do:\n', '    when: "forall i in 0..x: i >= 0"\n    do:\n'), 6,
+     "a quantifier ranges over up to 100,000,000,000,000,001 values"),
+])
+def test_a_huge_range_that_would_be_enumerated_is_refused(tmp_path, capsys, change, line, words):
+    """A variable left without `init:` starts at every value of its type, and a quantifier up to a
+    variable evaluates its body for every value the variable can take: both enumerated, refused."""
+    refused(tmp_path, capsys, HUGE.replace(*change), line, words)
+
+
+def test_diff_shows_values_of_a_huge_range_as_it_meets_them(tmp_path, capsys):
+    """`diff` built a table of every value of each slot to show states with (10^17 entries)."""
+    path = huge_model(tmp_path, HUGE.replace("    do:\n", '    when: "x < 5"\n    do:\n'))
+    code = main(["diff", str(path), str(path), "--no-properties", "-q", "--timeout", "120"])
+    assert code == 0, capsys.readouterr().err

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from verifier.engines.bfsgen import compile_expander, packed_predicate
 from verifier.ir.expr import App, Expr, Op, conj, neg, pretty, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
-from verifier.portfolio.stores import Store, choose_store
+from verifier.portfolio.stores import Store, choose_store, goes_on
 from verifier.resources import Budget
 from verifier.result import Finding
 from verifier.semantics import Layout, State
@@ -137,7 +137,8 @@ class Context:
         if self.space is None:
             plan = choose_store(self.concrete, self.budget)
             self.space = self._explore_python(plan.cap)
-            if plan.then is Store.COMPACT and len(self.space.packed) >= plan.cap and self.space.error is None:
+            if plan.then is Store.COMPACT and self.space.error is None \
+                    and goes_on(plan, len(self.space.packed), self.space.max_depth):
                 from verifier.analysis.compact_states import explore_big
                 self.space = explore_big(self.concrete, replace(self.budget, owner=self._cap_owner()), plan.then_cap)
         self.lay = self.space.lay

@@ -86,10 +86,9 @@ class _Projection:
         where = {s.name: i for i, s in enumerate(lay.slots)}
         self.space = space
         self.idx = [where[n] for n in names]
-        self.tables = []
-        for i in self.idx:
-            slot = lay.slots[i]
-            self.tables.append((slot.lo, [lay.display(slot, v) for v in range(slot.lo, slot.hi + 1)]))
+        self.slots = [lay.slots[i] for i in self.idx]
+        self.lay = lay
+        self.shown: dict[tuple[int, int], Any] = {}
         self.first: dict[tuple, int] = {}
         for k, state in enumerate(space.states):       # BFS order: the first occurrence is the shallowest
             p = self(state)
@@ -101,7 +100,14 @@ class _Projection:
                 self.values[j].add(value)
 
     def __call__(self, state) -> tuple:
-        return tuple(table[state[i] - lo] for i, (lo, table) in zip(self.idx, self.tables))
+        return tuple(self._display(k, state[i]) for k, i in enumerate(self.idx))
+
+    def _display(self, k: int, value: int) -> Any:
+        """A slot's value as displayed: computed once per value met, never per value of the slot's type."""
+        key = (k, value)
+        if key not in self.shown:
+            self.shown[key] = self.lay.display(self.slots[k], value)
+        return self.shown[key]
 
 
 def _one_way(mine: _Projection, other: _Projection, names: Sequence[str], limit: int,

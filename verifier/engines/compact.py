@@ -40,13 +40,16 @@ from verifier.engines.visited import VisitedTable
 from verifier.engines.words import as_ints, as_rows, differs_from_previous, key_at, no_states, rows_at, sort_keys
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
-from verifier.resources import Budget, Stop, model_error
+from verifier.resources import Budget, Stop, StopKind, model_error
 from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace
 
 CHUNK = 8192
 VECTOR_MIN = 256          # smaller batches (narrow BFS levels) go state by state: numpy's per-call cost
 TRIM_FROM = 4 << 20       # bytes freed (levels expanded, chunks' firings) since the last heap trim that call for one
+LEVEL_COST = 64           # a level costs the compact store about what this many states cost the python store ...
+LEVELS = 100_000          # ... so where --max-depth sets no depth, it stops at this many levels (seconds of one core)
+LEVEL_CAP = "the compact store's level cap"
 
 
 class TooWide(Exception):
@@ -249,6 +252,22 @@ def fits(model: Model) -> bool:
     return packing_of(layout(model)).words >= 1
 
 
+def pays_off(states: int, depth: int) -> bool:
+    """Whether a search that found `states` states in `depth` levels would go faster in the compact
+    store than in the python one: a level costs it about LEVEL_COST states' worth (numpy calls, the
+    visited table's lookups) however few states it holds, so a deep and narrow search (one variable
+    counting up through a wide range, a level per value) stays in the python store."""
+    return states >= LEVEL_COST * max(1, depth)
+
+
+def depth_cap(budget: Budget) -> tuple[int, Stop]:
+    """The deepest level a compact search goes to, and its stop there: --max-depth, else LEVELS."""
+    if budget.max_depth is not None:
+        return budget.max_depth, budget.depth_stop()
+    return LEVELS, Stop(StopKind.DEPTH, LEVEL_CAP, f"the search stopped at depth {LEVELS:,} ({LEVEL_CAP}: a level "
+                                                   f"costs it as much however few states it holds)")
+
+
 def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
                     watch: Sequence[Expr] = (), track: Sequence[int] = (),
                     tick: Callable[[int, int], Stop | None] | None = None,
@@ -273,7 +292,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     space.vectorised = expansion.why_not
     watches = [Watch(lay, e) for e in watch]
     state_limit = budget.max_states
-    depth_limit = budget.max_depth if budget.max_depth is not None else 1 << 62
+    depth_limit, depth_stop = depth_cap(budget)
     try:
         inits = list(dict.fromkeys(packing.pack(s) for s in initial_states(lay)))
     except EvalError as err:
@@ -294,7 +313,7 @@ def explore_compact(model: Model, budget: Budget = Budget(), progress: ProgressF
     last_report = start
     while space.complete and level:
         if space.levels >= depth_limit:
-            space.complete, space.stop = False, budget.depth_stop()
+            space.complete, space.stop = False, depth_stop
             unexpanded = list(level)
             break
         space.levels += 1

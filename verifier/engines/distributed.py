@@ -45,7 +45,7 @@ import numpy as np
 from verifier.engines.actiongen import Labels
 from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import packing_of
-from verifier.engines.compact import TRIM_FROM, CompactSpace, Expansion, TooWide, Watch, level_chunks
+from verifier.engines.compact import TRIM_FROM, CompactSpace, Expansion, TooWide, Watch, depth_cap, level_chunks
 from verifier.engines.memory import give_back_freed, resident_bytes
 from verifier.engines.vecgen import MAX_BITS
 from verifier.engines.visited import VisitedTable, mix
@@ -406,13 +406,13 @@ def search_partitions(model: Model, actors: list, budget: Budget, progress: Prog
     for p, actor in enumerate(actors):
         actor.receive([(inits[dest == p], np.zeros(int((dest == p).sum()), np.uint64))]).result()
     stored = sum(f.result() for f in [a.commit() for a in actors])
-    depth_limit = budget.max_depth if budget.max_depth is not None else 1 << 62
+    depth_limit, depth_stop = depth_cap(budget)
     frontier = stored
     if budget.max_states is not None and stored > budget.max_states:
         space.complete, space.stop = False, budget.states_stop()
     while space.complete and frontier:
         if space.levels >= depth_limit:
-            space.complete, space.stop = False, budget.depth_stop()
+            space.complete, space.stop = False, depth_stop
             break
         status = tick(stored, space.levels) if tick is not None else None
         if status is not None:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, assert_never
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, state_vars, walk
 from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
-from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_RANGE_WIDTH, MAX_SLOTS
+from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_INITIAL_STATES, MAX_RANGE_WIDTH, MAX_SLOTS
 from verifier.lang.yaml_source import suggest
 
 if TYPE_CHECKING:
@@ -96,10 +96,29 @@ def check_sizes(loader: Loader, model: Model) -> None:
                               "allowed", action.span, hint="narrow its choose: domains")
     for e in all_exprs(concrete):
         for q in walk(e):
-            if isinstance(q, Quant) and isinstance(q.lo, Const) and isinstance(q.hi, Const) \
-                    and q.hi.value - q.lo.value >= MAX_ARRAY:
-                loader.sink.error(f"a quantifier ranges over {q.hi.value - q.lo.value + 1:,} values; at most "
-                                  f"{MAX_ARRAY:,} are allowed", q.span, hint="quantify over players or an array index")
+            if isinstance(q, Quant):
+                lo, hi = _interval(concrete, q.lo, {}), _interval(concrete, q.hi, {})
+                if lo is not None and hi is not None and hi[1] - lo[0] >= MAX_ARRAY:
+                    loader.sink.error(f"a quantifier ranges over up to {hi[1] - lo[0] + 1:,} values; at most "
+                                      f"{MAX_ARRAY:,} are allowed", q.span,
+                                      hint="quantify over players or an array index")
+    _check_initial_states(loader, concrete)
+
+
+def _check_initial_states(loader: Loader, model: Model) -> None:
+    """Variables left open by `init` start at every value of their type: the initial states are
+    enumerated, so their number (the product of those ranges) is bounded like an action's choices."""
+    count = 1
+    for var in model.variables:
+        inits = var.init if len(var.init) == var.size() else var.init * var.size()
+        lo, hi = type_bounds(var.type)
+        for _open in range(sum(init is None for init in inits)):
+            count *= max(1, hi - lo + 1)
+            if count > MAX_INITIAL_STATES:
+                loader.sink.error(f"{var.name} starts at any value of its type (no init:), which gives more than "
+                                  f"{MAX_INITIAL_STATES:,} initial states", var.span,
+                                  hint=f"give {var.name} an init: value, or narrow its type")
+                return
 
 
 def _widest(model: Model, t, bound: dict[str, tuple[int, int]]) -> int:

@@ -25,6 +25,7 @@ MAX_PLAYERS = 64
 MAX_SLOTS = 20_000              # state slots: variables, array elements
 MAX_ARRAY = 10_000              # elements of one array
 MAX_CHOICES = 100_000           # ways one action can choose (product of its choice domains)
+MAX_INITIAL_STATES = 100_000    # initial states the variables left without `init:` give (product of their ranges)
 MAX_RANGE_WIDTH = 2 ** 62       # hi - lo of an integer type
 MAX_STEP_BOUND = 10_000         # `within:` / `at_most:` of a claim: its monitor counts up to it
 MAX_CHART_NODES = 1_000         # nodes of one Mermaid flowchart (`import-mermaid`: each becomes a phase)

@@ -50,7 +50,7 @@ from verifier.engines.ledger import Ledger
 from verifier.engines.statespace import StateSpace
 from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Obligation, Property, Reachable, Terminates
-from verifier.portfolio.stores import Caps, Store, StorePlan, cap_of, choose_store
+from verifier.portfolio.stores import Caps, Store, StorePlan, cap_of, choose_store, goes_on
 from verifier.props.monitor import MONITOR_PREFIX
 from verifier.resources import Budget, StopKind
 from verifier.result import CheckResult, Verdict
@@ -226,7 +226,7 @@ class AutoEngine:
         first = [_note(r, f"explicit: concrete instance{_in_store(r)}") for r in
                  engine.check(model, claims, _capped(budget, plan.cap, f"the {plan.first} store's{staged}"), progress)]
         space = engine.searched
-        if plan.then is None or space is None or space.complete or space.error is not None or len(space) < plan.cap:
+        if space is None or space.complete or space.error is not None or not goes_on(plan, len(space), space.max_depth):
             return first, Searched(first, plan.cap, space)
         self._big.append((frozenset(v.name for v in model.variables), model.param_values,
                           f"passed {plan.cap:,} states"))

@@ -12,7 +12,9 @@ Used by the claims' searches (`auto.AutoEngine`) and by the analyses' own explor
 4. else the python store (the reference) first, up to SWITCH_STATES states; a search
    that passes them goes on in the compact store (the same states in the same order, so
    the same verdicts and traces), which the termination and obligation claims do not
-   take (they need the python store's edges: `auto` keeps them there under PYTHON_STATES).
+   take (they need the python store's edges: `auto` keeps them there under PYTHON_STATES),
+   where its levels are wide enough for the compact store to pay off (`goes_on`: a deep,
+   narrow search, one variable counting up through a wide range, stays where it stopped).
 
 Every cap is a number of states (`cap_of`), never past --max-states, and the same at any
 load. A third store (the compiled one, `engines/compiled/`) joins by a rule here.
@@ -98,3 +100,16 @@ def choose_store(model: Model, budget: Budget, named: Store | None = None, exten
     if caps.switch >= python:
         return StorePlan(Store.PYTHON, python)
     return StorePlan(Store.PYTHON, caps.switch, Store.COMPACT, cap_of(Store.COMPACT, budget, caps))
+
+
+def goes_on(plan: StorePlan, states: int, depth: int) -> bool:
+    """Whether a search in `plan.first` that stopped with `states` states in `depth` levels goes on
+    in `plan.then`: it reached the switch, and (for the compact store) its levels are wide enough
+    (`compact.pays_off`: a level costs the compact store as much however few states it holds)."""
+    if plan.then is None or states < plan.cap:
+        return False
+    if plan.then is not Store.COMPACT:
+        return True
+    from verifier.engines.compact import pays_off   # numpy, once a search is this large
+
+    return pays_off(states, depth)

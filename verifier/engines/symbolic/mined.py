@@ -193,18 +193,18 @@ def _literals(enc: Encoding, table: np.ndarray) -> list[tuple[Literal, int, int]
 def _clauses(enc: Encoding, table: np.ndarray) -> list[Clause]:
     """`not l` and `not (l1 and l2)` that no row breaks, the strongest of each family: a clause
     is dropped when another one's literals have intervals containing its own. Per pair of slots,
-    the value pairs the rows take (a grid) decide which literal pairs some row satisfies."""
+    the pairs of cells (`_cells`) the rows take (a grid) decide which literal pairs some row satisfies."""
     groups: dict[int, list[tuple[Literal, int, int]]] = {}
     for lit in _literals(enc, table):
         groups.setdefault(lit[0].slot, []).append(lit)
     slots = sorted(groups)
-    lows = {k: min(lo for _, lo, _ in groups[k]) for k in slots}
-    size = {k: max(hi for _, _, hi in groups[k]) - lows[k] + 1 for k in slots}
-    member = {k: np.array([[lo <= lows[k] + v <= hi for v in range(size[k])] for _, lo, hi in groups[k]],
-                          dtype=np.int64) for k in slots}            # literal x value
+    cells = {k: _cells(groups[k]) for k in slots}
+    size = {k: len(cells[k]) for k in slots}
+    member = {k: np.array([[lo <= start <= hi for start in cells[k]] for _, lo, hi in groups[k]],
+                          dtype=np.int64) for k in slots}            # literal x cell
     within = {k: np.array([[lo2 <= lo and hi <= hi2 for _, lo2, hi2 in groups[k]] for _, lo, hi in groups[k]],
                           dtype=np.int64) for k in slots}            # literal a inside literal a'
-    column = {k: table[:, k] - lows[k] for k in slots}
+    column = {k: np.searchsorted(np.array(cells[k], dtype=np.int64), table[:, k], side="right") - 1 for k in slots}
     seen = {k: np.bincount(column[k], minlength=size[k]) > 0 for k in slots}
     occurs = {k: member[k] @ seen[k] > 0 for k in slots}
     out: list[Clause] = []
@@ -220,6 +220,13 @@ def _clauses(enc: Encoding, table: np.ndarray) -> list[Clause]:
             best = (pair == 1) & (within[k] @ pair @ within[j].T == 1)
             out += [(groups[k][a][0], groups[j][b][0]) for a, b in zip(*np.nonzero(best))]
     return out
+
+
+def _cells(literals: list[tuple[Literal, int, int]]) -> list[int]:
+    """Where the cells begin that the intervals of a slot's `literals` cut its values into: each
+    interval is a run of whole cells, so the clauses are found over the cells (at most two per
+    literal) and never over the values, however wide the slot's type."""
+    return sorted({lo for _, lo, _ in literals} | {hi + 1 for _, _, hi in literals})[:-1]
 
 
 # ---------------------------------------------------------------- context lemmas
