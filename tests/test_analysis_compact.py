@@ -15,6 +15,7 @@ from test_analysis_support import analyse, assert_replay, fixture, load_all
 from test_compact_store import widened
 
 from verifier.analysis import analyse_model, beyond, compact_states, context
+from verifier.engines import compact
 from verifier.engines.compact import fits
 from verifier.engines.explicit import explore
 from verifier.lang import load_model
@@ -33,7 +34,8 @@ def _shown(findings) -> list[tuple]:
 
 @pytest.fixture
 def compact_spaces(monkeypatch):
-    """Every exploration past one state goes on in the compact store; the spaces it made."""
+    """Every exploration past one state goes on in the compact store, however narrow its levels; the
+    spaces it made."""
     made: list[compact_states.CompactStates] = []
     real = compact_states.explore_big
 
@@ -43,6 +45,7 @@ def compact_spaces(monkeypatch):
 
     monkeypatch.setattr(compact_states, "explore_big", spy)
     monkeypatch.setattr(context, "choose_store", _switch_at(1))
+    monkeypatch.setattr(compact, "LEVEL_COST", 0)
     return made
 
 

@@ -2,15 +2,18 @@
 state claims to the compact store (and the monitor products of that model go there directly),
 with the verdicts and shortest traces of the python store; termination and obligation claims
 stay with the python store; a store the user names is used as given; a compact search that
-stops leaves its claims UNKNOWN. The switch is lowered here so that it happens on tiny models."""
+stops leaves its claims UNKNOWN. The switch is lowered here so that it happens on tiny models (and
+their levels count as wide enough for the compact store)."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from test_compact_store import CLAIMS
 from test_explicit_differential import models
 
+from verifier.engines import compact
 from verifier.engines.base import SearchOptions
 from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import App, Const, Index, Op, Var
@@ -28,6 +31,11 @@ from verifier.trace import replay
 
 FIX = Path(__file__).parent / "fixtures" / "props"
 SWITCH = 5           # far below the fixture's 41 reachable states
+
+
+@pytest.fixture(autouse=True)
+def narrow_levels_pay_off(monkeypatch):
+    monkeypatch.setattr(compact, "LEVEL_COST", 0)
 
 
 def decide(model, claims, engine, budget=Budget()):

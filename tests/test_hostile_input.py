@@ -17,6 +17,7 @@ from verifier.engines.symbolic import mined
 from verifier.engines.symbolic.encode import Encoding
 from verifier.lang import load_model
 from verifier.lang.loader import BUILTIN_NAMES
+from verifier.portfolio import stores
 from verifier.resources import Budget, StopKind
 
 # ---------------------------------------------------------------- generated code is flat (#29.3)
@@ -357,9 +358,10 @@ def test_the_compact_store_pays_off_only_on_wide_levels(tmp_path, monkeypatch):
 
 
 def test_the_analyses_keep_a_narrow_search_in_the_python_store(tmp_path, monkeypatch):
-    """The analyses' own exploration goes on in the compact store past COMPACT_FROM states only
-    where the levels are wide enough."""
-    monkeypatch.setattr(context, "COMPACT_FROM", 200)
+    """The analyses' own exploration goes on in the compact store past the switch only where the
+    levels are wide enough (`stores.goes_on`)."""
+    monkeypatch.setattr(context, "choose_store", lambda model, budget: stores.choose_store(
+        model, budget, caps=stores.Caps(switch=200)))
     model = load_model(str(huge_model(tmp_path)))
     ctx = context.Context.create(model, Budget(max_states=1000), {})
     ctx.explore()
@@ -393,3 +395,14 @@ def test_diff_shows_values_of_a_huge_range_as_it_meets_them(tmp_path, capsys):
     path = huge_model(tmp_path, HUGE.replace("    do:\n", '    when: "x < 5"\n    do:\n'))
     code = main(["diff", str(path), str(path), "--no-properties", "-q", "--timeout", "120"])
     assert code == 0, capsys.readouterr().err
+
+
+def test_a_claim_quantifying_up_to_a_huge_variable_is_refused(tmp_path, capsys):
+    """The claims' quantifiers are bounded as the model's: at their widest over the types."""
+    path = huge_model(tmp_path)
+    props = tmp_path / "props.yaml"
+    props.write_text(HUGE_CLAIM.replace('invariant: "x >= 0"', 'invariant: "forall i in 0..x: i >= 0"'),
+                     encoding="utf-8")
+    assert main(["check", str(path), "-p", str(props), "-q", "--timeout", "60"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{props}:4:17:") and "a quantifier ranges over up to 100,000,000,000,000,001 values" in err, err

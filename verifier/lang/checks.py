@@ -96,13 +96,21 @@ def check_sizes(loader: Loader, model: Model) -> None:
                               "allowed", action.span, hint="narrow its choose: domains")
     for e in all_exprs(concrete):
         for q in walk(e):
-            if isinstance(q, Quant):
-                lo, hi = _interval(concrete, q.lo, {}), _interval(concrete, q.hi, {})
-                if lo is not None and hi is not None and hi[1] - lo[0] >= MAX_ARRAY:
-                    loader.sink.error(f"a quantifier ranges over up to {hi[1] - lo[0] + 1:,} values; at most "
-                                      f"{MAX_ARRAY:,} are allowed", q.span,
-                                      hint="quantify over players or an array index")
+            words = quantifier_too_wide(concrete, q) if isinstance(q, Quant) else None
+            if words is not None:
+                loader.sink.error(words, q.span, hint="quantify over players or an array index")
     _check_initial_states(loader, concrete)
+
+
+def quantifier_too_wide(model: Model, q: Quant) -> str | None:
+    """What is wrong with a quantifier of `model` (parameters fixed) that ranges over more than
+    MAX_ARRAY values, its bounds counted at their widest over the variables' types where they
+    read the state (None: within the limit, or bounds that cannot be bounded so)."""
+    lo, hi = _interval(model, q.lo, {}), _interval(model, q.hi, {})
+    if lo is None or hi is None or hi[1] - lo[0] < MAX_ARRAY:
+        return None
+    up_to = "" if isinstance(q.lo, Const) and isinstance(q.hi, Const) else "up to "
+    return f"a quantifier ranges over {up_to}{hi[1] - lo[0] + 1:,} values; at most {MAX_ARRAY:,} are allowed"
 
 
 def _check_initial_states(loader: Loader, model: Model) -> None:

@@ -213,12 +213,14 @@ def deeper_than(tree, limit: int) -> bool:
 def claim_size_problems(model, claims) -> list[Diagnostic]:
     """What the claims ask for beyond the limits (checked once they are read, before any search):
     quantifier domains wider than MAX_ARRAY once the model's parameters are substituted (their
-    sizes computed from the bounds, never materialised). `within:` and `at_most:` are checked
+    sizes computed from the bounds, at their widest where these read the state, never
+    materialised). `within:` and `at_most:` are checked
     where they are read (MAX_STEP_BOUND)."""
     from dataclasses import fields
 
-    from verifier.ir.expr import Const, ExprBase, Quant, walk
+    from verifier.ir.expr import ExprBase, Quant, walk
     from verifier.ir.props import Event
+    from verifier.lang.checks import quantifier_too_wide
 
     concrete = model.instantiate()
     out = []
@@ -229,9 +231,7 @@ def claim_size_problems(model, claims) -> list[Diagnostic]:
             if not isinstance(e, ExprBase):
                 continue
             for q in walk(concrete.fix_params(e)):
-                if isinstance(q, Quant) and isinstance(q.lo, Const) and isinstance(q.hi, Const) \
-                        and q.hi.value - q.lo.value >= MAX_ARRAY:
-                    out.append(Diagnostic(f"a quantifier ranges over {q.hi.value - q.lo.value + 1:,} values; at most "
-                                          f"{MAX_ARRAY:,} are allowed", q.span or claim.span,
-                                          hint="quantify over players or an array index"))
+                words = quantifier_too_wide(concrete, q) if isinstance(q, Quant) else None
+                if words is not None:
+                    out.append(Diagnostic(words, q.span or claim.span, hint="quantify over players or an array index"))
     return out

@@ -110,6 +110,6 @@ def goes_on(plan: StorePlan, states: int, depth: int) -> bool:
         return False
     if plan.then is not Store.COMPACT:
         return True
-    from verifier.engines.compact import pays_off   # numpy, once a search is this large
+    from verifier.engines.compact import pays_off  # numpy, once a search is this large
 
     return pays_off(states, depth)
