@@ -226,7 +226,8 @@ class AutoEngine:
         first = [_note(r, f"explicit: concrete instance{_in_store(r)}") for r in
                  engine.check(model, claims, _capped(budget, plan.cap, f"the {plan.first} store's{staged}"), progress)]
         space = engine.searched
-        if space is None or space.complete or space.error is not None or not goes_on(plan, len(space), space.max_depth):
+        if plan.then is None or space is None or space.complete or space.error is not None \
+                or not goes_on(plan, len(space), space.max_depth):
             return first, Searched(first, plan.cap, space)
         self._big.append((frozenset(v.name for v in model.variables), model.param_values,
                           f"passed {plan.cap:,} states"))
