@@ -69,6 +69,8 @@ def test_text_markdown_and_html_reports_use_the_names(tmp_path, capsys):
         text = (game / page).read_text(encoding="utf-8")
         assert "declare(d=defend)" in text and "declared mode: attack" in text and "cards in hand" in text, page
     assert "declare(d=defend)" in (game / "trace.no-third-card.dot").read_text(encoding="utf-8")
+    page = (game / "index.md").read_text(encoding="utf-8")         # the game page's table of variables
+    assert "0 to 2 (0 attack, 1 defend, 2 pass)" in page and "shown as “cards in hand”" in page
     states = (game / "states.dot").read_text(encoding="utf-8")     # the state graph's boxes
     assert "declared mode=defend" in states and "mode=1" not in states
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from verifier import __version__
 from verifier.files import file_stem
-from verifier.ir.expr import pretty
+from verifier.ir.expr import Const, pretty
 from verifier.ir.model import EnumType, IntType, Modality, Model
 from verifier.report import diagrams, explain, fixlist, playouts, trace_view
 from verifier.report.bounds import bound_traces
@@ -536,8 +536,12 @@ def _variables_table(model: Model) -> list:
         if v.overflow_rule:
             policy += f" — {v.overflow_rule}"
         extra = "reset at the end of each turn" if v.reset.value == "turn" else ""
-        rows.append([code(v.name), _type_text(v.type), per, init, policy if not isinstance(v.type, EnumType) and
-                     not _is_bool(v.type) else "—", "; ".join(x for x in (v.doc, extra) if x) or "—"])
+        shown = f"shown as “{v.label}”" if v.label else ""
+        values = _type_text(v.type)
+        if v.value_names and isinstance(v.type, IntType) and isinstance(v.type.lo, Const):
+            values += " (" + ", ".join(f"{k} {name}" for k, name in enumerate(v.value_names, v.type.lo.value)) + ")"
+        rows.append([code(v.name), values, per, init, policy if not isinstance(v.type, EnumType) and
+                     not _is_bool(v.type) else "—", "; ".join(x for x in (shown, v.doc, extra) if x) or "—"])
     if not rows:
         return []
     return [Heading(3, "What the model keeps track of", "variables"),
