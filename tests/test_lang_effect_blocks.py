@@ -12,7 +12,7 @@ from test_lang_errors import where
 from verifier.cli import main
 from verifier.diagnostics import ModelError
 from verifier.ir.expr import pretty
-from verifier.lang import load_model
+from verifier.lang import effect_blocks, load_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lang"
 MODEL = FIXTURES / "effect_blocks.yaml"
@@ -84,3 +84,29 @@ def test_a_bad_use_is_an_error_at_its_position(tmp_path, what, old, new, message
     assert found, [d.message for d in info.value.diagnostics]
     assert str(found[0].span) == where(path, needle), what
     assert main(["lint", str(path), "-q"]) == 2
+
+
+def _chain(tmp_path, blocks: list[str], use: str) -> Path:
+    text = "\n".join(["model: hostile", "variables:", "  x: {type: 0..3, per: 0..3, init: 0}", "define:",
+                      "  b0(p):", "    x[p]: 1", *blocks, "actions:", "  - name: a", f"    do: {use}", ""])
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_long_chain_of_blocks_is_an_error_not_a_crash(tmp_path, capsys):
+    """400 blocks each using the next overflowed Python's stack (exit 4); now a positioned error."""
+    path = _chain(tmp_path, [f"  b{k}(p): [b{k - 1}(p)]" for k in range(1, 400)], "b399(0)")
+    assert main(["lint", str(path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "is used inside more than 32 nested blocks" in err and "Traceback" not in err
+
+
+def test_blocks_that_multiply_are_bounded(tmp_path, capsys, monkeypatch):
+    """Each block using the one before twice doubles the assignments: a use may give at most MAX_SLOTS."""
+    monkeypatch.setattr(effect_blocks, "MAX_SLOTS", 40)
+    blocks = [f'  b{k}(p): ["b{k - 1}(2 * p)", "b{k - 1}(2 * p + 1)"]' for k in range(1, 30)]
+    path = _chain(tmp_path, blocks, "b29(0)")
+    assert main(["lint", str(path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "the effects of block b6 come to more than 40 assignments" in err

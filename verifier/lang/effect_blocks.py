@@ -5,7 +5,9 @@ A use is replaced by the block's assignments, its parameters replaced by the arg
 definition's are in an expression), so the engines see plain effects. A list of uses and mappings
 is one simultaneous effect block: an element assigned by two of them is an error. A block reads the
 model's names and its parameters only (not the choices of the action that uses it); it may use
-other blocks, but not itself, directly or through others.
+other blocks, but not itself, directly or through others. Blocks nest at most
+MAX_DEFINITION_NESTING deep, and one use gives at most MAX_SLOTS assignments (a state has no more
+elements to assign), so a hostile chain can neither recurse nor multiply without end.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from verifier.diagnostics import Span
 from verifier.ir.expr import Index, fold, pretty, substitute
 from verifier.ir.model import Assign
 from verifier.lang.expressions import ExprReader
+from verifier.lang.limits import MAX_DEFINITION_NESTING, MAX_SLOTS
 from verifier.lang.typecheck import Scope
 from verifier.lang.yaml_source import Node, suggest
 
@@ -58,6 +61,11 @@ class EffectBlocks:
                 self.loader.sink.error(f"the effects of {what} are a mapping, a block's name or a list of those",
                                        item.span, hint=HINT)
                 continue
+            if len(out) + len(got) > MAX_SLOTS:
+                self.loader.sink.error(f"the effects of {what} come to more than {MAX_SLOTS:,} assignments",
+                                       item.span, hint="an effect block assigns each element of the state at most "
+                                                       "once: blocks that use others several times multiply")
+                return []
             for a in got:
                 key = pretty(a.target).replace(" ", "")
                 if key in where:
@@ -88,6 +96,10 @@ class EffectBlocks:
             chain = " → ".join([*self.reading[self.reading.index(name):], name])
             sink.error(f"block of effects {name} uses itself ({chain})", span,
                        hint="a block may use other blocks, never itself")
+            return []
+        if len(self.reading) >= MAX_DEFINITION_NESTING:
+            sink.error(f"block {name} is used inside more than {MAX_DEFINITION_NESTING} nested blocks", span,
+                       hint="a chain of blocks, each using the next, is too long: shorten it")
             return []
         if len(args) != len(block.params):
             want = f"{name}({', '.join(block.params)})" if block.params else name
