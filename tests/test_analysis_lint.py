@@ -66,12 +66,12 @@ def test_the_hint_for_a_new_finding_is_an_acknowledgement_that_works(tmp_path, c
     """lint (and check) end a new finding with how to acknowledge it; pasted into the model with a
     reason, that entry acknowledges it."""
     assert main(["lint", fixture("order_yes"), "-q"]) == 1
-    out = capsys.readouterr().out.replace("\n", " ")
-    entry = re.search(r"list it in the model: acknowledge: \[(\{.*?\})\]", out)
-    assert entry, out[-400:]
+    out = capsys.readouterr().out
+    assert "\n1 finding, 1 unacknowledged" in out
+    entries = re.search(r"\nacknowledge:\n((?:  - \{.*\}\n)+)", out)
+    assert entries, out[-400:]
     model = tmp_path / "order_yes.yaml"
-    model.write_text(Path(fixture("order_yes")).read_text(encoding="utf-8")
-                     + "acknowledge:\n  - " + entry.group(1).replace('"..."', '"the order is the player\'s"') + "\n",
-                     encoding="utf-8")
+    model.write_text(Path(fixture("order_yes")).read_text(encoding="utf-8") + "acknowledge:\n"
+                     + entries.group(1).replace('"..."', '"the order is the player\'s"'), encoding="utf-8")
     assert main(["lint", str(model), "-q"]) == 0
     assert "to acknowledge" not in capsys.readouterr().out

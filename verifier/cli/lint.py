@@ -177,7 +177,7 @@ def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120)
                     console.print(f"  trace {k} of {len(f.traces)}:")
                 console.print(trace_table(trace))
     new = sum(1 for _r, f in findings if f.acknowledged is None)
-    console.print(f"\n{len(findings)} findings, {new} unacknowledged")
+    console.print(f"\n{len(findings)} finding{'s' * (len(findings) != 1)}, {new} unacknowledged")
     if new:
         console.print(plain(acknowledge_hint([f for _r, f in findings])))
     return buf.getvalue()

@@ -263,14 +263,18 @@ def findings_text(findings: Sequence[Finding], title: str = "Findings") -> Table
     return table
 
 
-def acknowledge_hint(findings: Sequence[Finding]) -> str:
-    """How to acknowledge a new finding the rules mean (one of `findings` as the example), or ''."""
-    new = [f for f in findings if f.acknowledged is None]
-    if not new:
+def acknowledge_hint(findings: Sequence[Finding], most: int = 8) -> str:
+    """How to acknowledge the new findings the rules mean: the `acknowledge:` entries to paste into
+    the model, one per kind and subject (at most `most`, then how many more), or ''."""
+    entries = list(dict.fromkeys((f.kind, f.subject) for f in findings if f.acknowledged is None))
+    if not entries:
         return ""
-    f = new[0]
-    return (f"to acknowledge a finding the rules mean, list it in the model: acknowledge: [{{kind: {f.kind}, "
-            f"subject: {json.dumps(f.subject)}, reason: \"...\"}}] (docs/ANALYSES.md, \"Acknowledging a finding\")")
+    lines = ["to acknowledge findings the rules mean, give each a reason in the model "
+             "(docs/ANALYSES.md, \"Acknowledging a finding\"):", "acknowledge:"]
+    lines += [f"  - {{kind: {kind}, subject: {json.dumps(subject)}, reason: \"...\"}}" for kind, subject in entries[:most]]
+    if len(entries) > most:
+        lines.append(f"  # and {len(entries) - most} more")
+    return "\n".join(lines)
 
 
 def plain(text: object, style: str = "") -> Text:
