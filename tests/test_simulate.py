@@ -156,6 +156,20 @@ def test_cli_text_json_and_exit_codes(counter, capsys):
     assert doc["game_length"]["all"]["min"] >= 3
 
 
+def test_cli_replays_the_violations_not_as_expected_unless_asked_for_all(counter, capsys):
+    """y-still is violated as its claim expects: its trace only with --traces all; small is not as
+    expected: its trace unless --traces none."""
+    model, props = str(counter / "counter.yaml"), str(counter / "counter_props.yaml")
+    args = ["simulate", model, "-p", props, "--games", "20", "--seed", "3"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "small: violated in 20 of 20 playouts (NOT expected)" in out and "y-still: violated" not in out
+    assert main([*args, "--traces", "all"]) == 1
+    assert "y-still: violated in 19 of 20 playouts (expected)" in capsys.readouterr().out
+    assert main([*args, "--traces", "none"]) == 1
+    assert "replayed" not in capsys.readouterr().out
+
+
 def test_cli_quiet_prints_the_summary_alone(counter, capsys):
     model, props = str(counter / "counter.yaml"), str(counter / "counter_props.yaml")
     assert main(["simulate", model, "-p", props, "--games", "20", "--seed", "3", "-q"]) == 1

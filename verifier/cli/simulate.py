@@ -42,8 +42,8 @@ Each game is seeded with (--seed, game number): the same command gives the same
 statistics and the same traces. Claims are evaluated on every state of every
 game: invariants, the safety part of ordering and bounded-response claims,
 deadlock freedom (a game stuck outside an end of game), and reachable claims
-(how many games reached them). A violation comes with the first game's trace,
-replayed on the model. Termination and other claims about infinite behaviour
+(how many games reached them). A violation not as expected comes with the first
+game's trace, replayed on the model (--traces all: every violation's). Termination and other claims about infinite behaviour
 cannot be refuted by a finite playout; `turnproof check` decides them.
 
 exit codes:
@@ -83,6 +83,9 @@ def register(sub: Commands) -> None:
     p.add_argument("--format", "-f", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the output to FILE (atomically)")
     p.add_argument("--html", metavar="DIR", help="also write DIR/index.html with the plots (SVG and PNG files)")
+    p.add_argument("--traces", choices=("unexpected", "all", "none"), default="unexpected",
+                   help="which first violations to replay: of the claims not as expected (default), of every "
+                        "violated claim (those the property file expects too), or none")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, and only the summary lines (no tables or traces)")
     p.set_defaults(handler=run)
 
@@ -106,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(sim.to_json(), indent=2) + "\n"
     else:
         from verifier.report.simulation import render_simulation
-        text = render_simulation(sim, color=args.output is None and sys.stdout.isatty(), brief=args.quiet)
+        text = render_simulation(sim, color=args.output is None and sys.stdout.isatty(), brief=args.quiet,
+                                 traces=args.traces)
     if args.html:
         _write_html(sim, Path(args.html))
     write_output(text, args.output)

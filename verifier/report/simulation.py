@@ -13,11 +13,14 @@ from verifier.report.text import plain, trace_table
 BAR = 30         # width of the widest bar of a text histogram
 
 
-def render_simulation(sim: Simulation, color: bool = False, width: int = 120, brief: bool = False) -> str:
-    """The statistics as text; `brief` (`simulate -q`): the summary lines alone, no tables or traces."""
+def render_simulation(sim: Simulation, color: bool = False, width: int = 120, brief: bool = False,
+                      traces: str = "unexpected") -> str:
+    """The statistics as text; `brief` (`simulate -q`): the summary lines alone, no tables or traces.
+    `traces`: the first violation of each claim not as expected ("unexpected"), of every violated
+    claim ("all"), or none."""
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, width=width, highlight=False)
-    for block in (summary_blocks(sim) if brief else simulation_blocks(sim)):
+    for block in (summary_blocks(sim) if brief else simulation_blocks(sim, traces)):
         console.print(block)
     return buf.getvalue()
 
@@ -54,7 +57,7 @@ def summary_blocks(sim: Simulation) -> list:
     return out
 
 
-def simulation_blocks(sim: Simulation) -> list:
+def simulation_blocks(sim: Simulation, traces: str = "unexpected") -> list:
     out = opening_blocks(sim)
     out.append(lengths_table(sim))
     out.append(counts_table("action", sim.actions, "taken"))
@@ -68,7 +71,7 @@ def simulation_blocks(sim: Simulation) -> list:
     if sim.claims:
         out.append(claims_table(sim.claims))
         for c in sim.claims:
-            if c.trace is not None:
+            if c.trace is not None and (traces == "all" or (traces == "unexpected" and c.unexpected)):
                 expected = "expected" if not c.unexpected else "NOT expected"
                 what = (f"reached in {c.witnessed} of {sim.games} playouts although expected unreachable"
                         if c.how == "witness" else f"violated in {c.violated} of {sim.games} playouts ({expected})")
