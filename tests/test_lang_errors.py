@@ -142,7 +142,7 @@ CASES = [
     ("unknown assignment target", "      drawn: true", "      drwan: true", "cannot assign to 'drwan'", "drwan",
      "did you mean 'drawn'"),
     ("assigning active", "      drawn: true", "      active: 1", "'active' changes only when the turn passes",
-     "active: 1", "TURN_END"),
+     "active: 1", "type: player"),
     ("unknown next phase", "    mandatory: false", "    mandatory: false\n    next: [{to: Dicsard}]",
      "next names an unknown phase 'Dicsard'", "{to: Dicsard}", "did you mean 'Discard'"),
     ("unknown fairness action", "variants:", "fairness: [drwa]\nvariants:", "fairness names an unknown action "

@@ -812,7 +812,10 @@ class Loader:
             targets.add(key.replace(" ", ""))
             if target.name == ACTIVE_VAR and self.scope.variables[ACTIVE_VAR].implicit:
                 self.sink.error("'active' changes only when the turn passes", value.key_span,
-                                hint="use a phase's next: [{to: TURN_END}] to end the turn")
+                                hint="at `pass turn` it becomes (active + 1) % PLAYERS (next: [{to: TURN_END}] "
+                                     "ends a turn early); where the order of play changes (a reverse, a skip, "
+                                     "an extra turn) keep whose turn it is in a variable of type: player "
+                                     "(docs/LANGUAGE.md, \"Who plays next\")")
                 continue
             if value.is_map:
                 out.extend(self.read_lasting(target, value, scope, what))

@@ -1,0 +1,35 @@
+"""The games a new user wrote in issue #27's probe (examples/models/dominion.yaml, uno.yaml) check as
+their claims expect under both readings, each variant difference acknowledged. Dominion at one
+Province: a few seconds, where the default two take about twice as long."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from verifier.cli import main
+
+MODELS = Path(__file__).resolve().parents[1] / "examples" / "models"
+
+
+def check(capsys, name: str, *options: str) -> tuple[dict, list]:
+    assert main(["check", str(MODELS / f"{name}.yaml"), *options, "-q", "--format", "json", "-o", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    return {(r["id"], r["variant"]): r["verdict"] for r in doc["results"]}, doc["findings"]
+
+
+def test_the_dominion_example_checks_as_its_claims_expect(capsys):
+    verdicts, findings = check(capsys, "dominion", "-D", "PROV=1")
+    assert verdicts[("no-treasure-after-buy", "second_edition")] == "HOLDS"
+    assert verdicts[("no-treasure-after-buy", "first_edition")] == "VIOLATED"
+    assert verdicts[("provinces-can-run-out", "first_edition")] == "HOLDS"          # the witness exists
+    assert verdicts[("game-may-not-end", "second_edition")] == "VIOLATED"
+    (finding,) = findings
+    assert finding["kind"] == "variant-difference" and finding["acknowledged"]
+
+
+def test_the_uno_example_keeps_its_own_order_of_play(capsys):
+    verdicts, findings = check(capsys, "uno")
+    assert {verdicts[(c, r)] for c in ("next-player", "skip-skips") for r in ("official", "house")} == {"HOLDS"}
+    assert verdicts[("no-play-after-draw", "official")] == "VIOLATED"
+    assert verdicts[("reverse-then-win", "house")] == "HOLDS"
+    assert findings and all(f["acknowledged"] for f in findings)
