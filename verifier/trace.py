@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from verifier.ir.expr import Const
@@ -31,16 +32,24 @@ class Names:
     def __bool__(self) -> bool:
         return bool(self.labels or self.values)
 
+    @cached_property
+    def _label_of(self) -> dict[str, str]:
+        return dict(self.labels)
+
+    @cached_property
+    def _values_of(self) -> dict[str, tuple[int, tuple[str, ...]]]:
+        return {var: (lo, names) for var, lo, names in self.values}
+
     def slot(self, key: str) -> str:
         """`hand[0]` as people read it: the variable's label in place of its name (`cards in hand[0]`)."""
         base, bracket, rest = key.partition("[")
-        return dict(self.labels).get(base, base) + bracket + rest
+        return self._label_of.get(base, base) + bracket + rest
 
     def value(self, key: str, v: Any) -> Any:
         """A slot's value as people read it: the name of a named value, else `v` unchanged."""
         if isinstance(v, bool) or not isinstance(v, int):
             return v
-        named = {var: (lo, names) for var, lo, names in self.values}.get(key.partition("[")[0])
+        named = self._values_of.get(key.partition("[")[0])
         if named is None or not 0 <= v - named[0] < len(named[1]):
             return v
         return named[1][v - named[0]]
