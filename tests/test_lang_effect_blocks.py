@@ -110,3 +110,27 @@ def test_blocks_that_multiply_are_bounded(tmp_path, capsys, monkeypatch):
     assert main(["lint", str(path), "-q"]) == 2
     err = capsys.readouterr().err
     assert "the effects of block b6 come to more than 40 assignments" in err
+
+
+SHIELD = "  shield:\n    drawn: {value: true, until: next_turn_of(active)}\n  ready:"
+
+
+@pytest.mark.parametrize("use_in_action, use_on_enter", [(True, False), (True, True), (False, True), (False, False)])
+def test_a_block_with_a_duration_is_judged_where_it_is_used(tmp_path, use_in_action, use_on_enter):
+    """`until:` is for actions' effects: a block holding one may be used by an action, never in on_enter
+    (even after an action used it), and a block nothing uses is not blamed for it."""
+    text = MODEL.read_text().replace("  ready:", SHIELD, 1)
+    if use_in_action:
+        text = text.replace("do: both", "do: [both, shield]")
+    if use_on_enter:
+        text = text.replace("on_enter: [refill(active), {drawn: false}]", "on_enter: [refill(active), shield]")
+    path = tmp_path / "shield.yaml"
+    path.write_text(text)
+    if use_on_enter:
+        with pytest.raises(ModelError) as info:
+            load_model(str(path))
+        assert any("until: is for the effects of actions (in block shield" in d.message
+                   for d in info.value.diagnostics), [d.message for d in info.value.diagnostics]
+        return
+    model = load_model(str(path))
+    assert ("drawn_until" in effects(model, "reset")) == use_in_action

@@ -43,7 +43,8 @@ class EffectBlocks:
         self.loader = loader
         self.blocks: dict[str, Block] = {}
         self.reading: list[str] = []       # the blocks being read, outermost first (to find a cycle)
-        self.bodies: dict[tuple[str, tuple[str, ...]], list[Assign] | None] = {}   # (block, argument types)
+        # (block, argument types, read in an action: where `until:` durations are allowed) -> its assignments
+        self.bodies: dict[tuple[str, tuple[str, ...], bool], list[Assign]] = {}
 
     def declare(self, name: str, params: tuple[str, ...], body: Node, span: Span | None) -> None:
         self.blocks[name] = Block(name, params, body, span)
@@ -106,13 +107,13 @@ class EffectBlocks:
             sink.error(f"block {name} takes {len(block.params)} argument{'s' if len(block.params) != 1 else ''}, "
                        f"found {len(args)}", span, hint=f"write {want}")
             return []
-        key = (name, tuple(ty for _, ty in args))
-        if key not in self.bodies:        # each block is read once per argument types
+        key = (name, tuple(ty for _, ty in args), self.loader.reading_action)
+        if key not in self.bodies:        # each block is read once per argument types and place
             self.reading.append(name)
             inner = self.loader.scope.with_locals(dict(zip(block.params, key[1])))
             self.bodies[key] = self.loader.read_effects(block.body, inner, f"block {name}")
             self.reading.pop()
-        body = self.bodies[key] or []
+        body = self.bodies[key]
         given = {p: e for p, (e, _) in zip(block.params, args)}
         if not given:
             return list(body)
@@ -124,13 +125,13 @@ class EffectBlocks:
                        if isinstance(a.target, Index) else a.target, fix(a.value), span=a.span) for a in body]
 
     def check_unused(self) -> None:
-        """Read each block without parameters that nothing used, so that an error in it is still reported."""
-        for block in self.blocks.values():
-            if not block.params and not any(k[0] == block.name for k in self.bodies):
-                self.use_by_name(block)
-
-    def use_by_name(self, block: Block) -> None:
-        self.reading.append(block.name)
-        self.bodies[(block.name, ())] = self.loader.read_effects(block.body, self.loader.scope,
-                                                                 f"block {block.name}")
-        self.reading.pop()
+        """Read each block without parameters that nothing used, so that an error in it is still reported
+        (as an action's effects: the most any place allows)."""
+        unused = [b for b in self.blocks.values() if not b.params and not any(k[0] == b.name for k in self.bodies)]
+        self.loader.reading_action = True
+        for block in unused:
+            self.reading.append(block.name)
+            self.bodies[(block.name, (), True)] = self.loader.read_effects(block.body, self.loader.scope,
+                                                                           f"block {block.name}")
+            self.reading.pop()
+        self.loader.reading_action = False
