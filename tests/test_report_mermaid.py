@@ -180,6 +180,20 @@ def _round_trip_paths():
     return [p for p in paths if (ROOT / p).is_file()]
 
 
+def test_a_chart_whose_arrows_never_end_the_turn_says_how_to_draw_it(tmp_path, capsys):
+    """An arrow labelled "next turn" back to the first phase is a loop within the turn: the import
+    says that no arrow ends the turn and how to draw one; a thick arrow ends it, and the note goes."""
+    chart = tmp_path / "turn.md"
+    chart.write_text("```mermaid\nflowchart TD\n  Action --> Buy\n  Buy --> Cleanup\n"
+                     "  Cleanup -->|next turn| Action\n```\n", encoding="utf-8")
+    assert main(["import-mermaid", str(chart), "-o", str(tmp_path / "a.yaml")]) == 0
+    assert "no arrow ends the turn" in capsys.readouterr().err
+    chart.write_text(chart.read_text(encoding="utf-8").replace("Cleanup -->|", "Cleanup ==>|"), encoding="utf-8")
+    assert main(["import-mermaid", str(chart), "-o", str(tmp_path / "b.yaml")]) == 0
+    assert "no arrow ends the turn" not in capsys.readouterr().err
+    assert "to: TURN_END" in (tmp_path / "b.yaml").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("path", _round_trip_paths())
 def test_mermaid_export_imports_back_to_the_same_turn_structure(path, tmp_path):
     model = load_model(str(ROOT / path))

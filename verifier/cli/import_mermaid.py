@@ -16,7 +16,9 @@ def register(sub: Commands) -> None:
         description="Read the Mermaid graph/flowchart blocks of FILE (a Markdown file, or a bare Mermaid "
                     "file) and write a model skeleton: nodes become phases, arrows `next:` entries, decision "
                     "nodes choices between their arrows, subgraphs nested steps, and the labels rule "
-                    "citations. The skeleton loads and checks as it is: `turnproof check` reports the "
+                    "citations. A thick arrow (A ==> B), or an arrow to a node such as \"Next Player's "
+                    "Turn\", ends the turn; a plain arrow back to an earlier phase is a loop within one turn. "
+                    "The skeleton loads and checks as it is: `turnproof check` reports the "
                     "flowchart's dead ends (deadlocks) and, with the starter claims of --claims, its loops.",
         epilog="examples:\n"
                "  turnproof import-mermaid ../shared/rules/alpha-clash.md -o models/ac_skeleton.yaml\n"
@@ -57,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
             lines.append("loop: " + " -> ".join(loop))
         if sk.unreached:
             lines.append("not connected: " + ", ".join(sk.unreached))
+        if not sk.turn_end:
+            lines.append("no arrow ends the turn, so a turn never ends: draw the end of the turn as a thick "
+                         "arrow (Cleanup ==> Action) or an arrow to a node such as \"Next Player's Turn\"")
         sys.stderr.write("\n".join(lines) + "\n")
     return 0
 
