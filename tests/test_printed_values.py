@@ -7,11 +7,14 @@ from pathlib import Path
 import pytest
 
 from verifier.diagnostics import ModelError
-from verifier.lang import load_model
+from verifier.engines.ledger import Ledger
+from verifier.lang import load_model, load_properties
+from verifier.portfolio.decide import AtDefaults, Portfolio
 from verifier.report.json_out import runs_json
 from verifier.resources import Budget
-from verifier.result import SCALE_PRINTED, SCALE_SCALED, Verdict
-from verifier.runner import RunOptions, check_model
+from verifier.result import SCALE_PRINTED, SCALE_SCALED, CheckResult, Verdict
+from verifier.runner import RunOptions, check_model, load_variants
+from verifier.signals import OutOfTime
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,3 +103,39 @@ def test_budget_at_printed_values_falls_back_to_the_scaled_verdict(files):
 def test_shipped_models_declare_printed_values():
     for path in sorted((ROOT / "models").glob("*.yaml")):
         assert load_model(str(path)).printed is not None, path.name
+
+
+class _CutAtDefaults:
+    """An engine that decides the first claim at the printed values and leaves the second UNKNOWN;
+    at the default values (LIMIT=2, asked only about the second) it hands its verdict to its ledger (as auto does
+    with what it decided before a later method) and is then cut by the backstop."""
+
+    name = "cut-at-defaults"
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+
+    def check(self, model, claims, budget, progress=None):
+        if dict(model.param_values)["LIMIT"] == 2:
+            self.ledger.decided([CheckResult(claims[0], Verdict.HOLDS, "stub", params=model.param_values)])
+            raise OutOfTime()
+        return [CheckResult(c, Verdict.HOLDS if i == 0 else Verdict.UNKNOWN, "stub", params=model.param_values,
+                            stop=None if i == 0 else budget.states_stop()) for i, c in enumerate(claims)]
+
+
+def test_a_cut_of_the_fallback_keeps_what_was_decided(files):
+    """--printed's fallback is a step of the same plan: the backstop cutting it keeps every verdict
+    decided before the cut, at the printed values and at the defaults."""
+    path, claims_path = files
+    printed, _ = load_variants(path, RunOptions(printed=True))
+    defaults, _ = load_variants(path, RunOptions())
+    claims = load_properties(claims_path, printed[0])
+    into: dict = {}
+    ledger = Ledger()
+    portfolio = Portfolio(_CutAtDefaults(ledger), Budget(max_states=100), ledger)
+    with pytest.raises(OutOfTime):
+        portfolio.decide(printed[0], claims, into, AtDefaults(defaults[0], load_properties(claims_path, defaults[0])))
+    assert [(into[c.id].verdict, into[c.id].params) for c in claims] == [
+        (Verdict.HOLDS, (("LIMIT", 20),)), (Verdict.HOLDS, (("LIMIT", 2),))]
+    assert into[claims[1].id].evidence["printed"] == ("left open at the printed values (the search stopped at "
+                                                      "100 states (--max-states 100)); decided at the default values")
