@@ -19,7 +19,7 @@ sys.path.append(str(Path(__file__).parent / '../..'))   # where testgen found ex
 from examples.aeons_end.adapter import make_engine as make_engine  # noqa: E402
 
 MODEL = Path(__file__).parent / '../../models/aeons_end.yaml'
-MODEL_SHA256 = '35fb0f09c111412234d519d80e4314eaa54d70704516c1e2baa8403b00fe817b'
+MODEL_SHA256 = '9e581d9641511b670ace284be80b0e9a33644050e63e754bf896486436ac64bf'
 PARAMS = {}
 VARIANT = 'flip_on_draw'
 ACTIONS = ('cast', 'cast_closed', 'play_gem', 'play_relic', 'gain_card', 'gain_charge', 'focus', 'open_breach', 'prep', 'while_prepped', 'to_discard', 'refill', 'end Casting', 'end Main', 'pass turn')
