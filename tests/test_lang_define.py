@@ -91,8 +91,8 @@ CASES = [
      ("f(p", 1, 3), "name(p, q)"),
     ("definition not a map", "phases:", "define: [a]\nphases:", "define must map names to expressions", "[a]",
      "e.g. define"),
-    ("definition body not an expression", "phases:", "define:\n  f: [1]\nphases:", "definition f must be an "
-     "expression", ("f: [1]", 1, 3), "as text"),
+    ("definition body not an expression", "phases:", "define:\n  f: null\nphases:", "definition f must be an "
+     "expression or a block of effects", ("f: null", 1, 3), "as text"),
     ("definition clashes with a variable", "phases:", 'define:\n  hand(p): "p > 0"\nphases:',
      "duplicate name 'hand'", "hand(p):", "its own name"),
     ("call of a variable", '"hand[active] > 0"', '"hand(active) > 0"', "'hand' is not a definition",
@@ -118,6 +118,8 @@ CASES = [
      "unknown phase 'Dicsard'", "Dicsard]", "did you mean 'Discard'"),
     ("negated phase set leaves nothing", "    phase: Play\n", "    phase: {not: [Draw, Play, Discard]}\n",
      "this phase set leaves no phase", "[Draw, Play, Discard]}", "never be taken"),
+    ("a list body is a block of effects", "phases:", "define:\n  f: [1]\nphases:", "the effects of block f are a "
+     "mapping, a block's name or a list of those", ("f: [1]", 1, 4), "on_enter: refill_hand"),
 ]
 
 
