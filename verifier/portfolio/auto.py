@@ -158,7 +158,8 @@ class AutoEngine:
             defaults = {p.name: p.default for p in model.params if p.name in free}
             instance = model.instantiate(defaults)
             where = ", ".join(f"{k}={v}" for k, v in defaults.items())
-            for r in self._explicit(Store(self.search.store or Store.PYTHON)).check(instance, retry, budget, progress):
+            explicit, _searched = self._search(instance, retry, budget, progress)    # the store policy's caps
+            for r in explicit:
                 before = out[r.property.id]
                 if r.verdict is Verdict.UNKNOWN:
                     out[r.property.id] = _note(before, f"symbolic, then explicit at {where}: both undecided",
