@@ -67,3 +67,16 @@ def test_a_verdict_left_open_is_never_counted_as_expected(tmp_path, capsys):
     assert re.search(r"\nUNKNOWN +left open +1 +no-expectation", out)
     assert re.search(r"\nUNKNOWN +yes +1 +expects-unknown", out)
     assert "2 claims, 1 as expected, 1 left open," in out
+
+
+def test_the_acknowledge_entries_cover_each_finding_once():
+    """A pair found both ways round (a|b, b|a) is one entry, since one acknowledgement covers both;
+    acknowledged findings get none, and nothing at all is said when every finding is acknowledged."""
+    from verifier.report.text import acknowledge_hint
+    from verifier.result import Finding
+
+    found = [Finding("variant-difference", "original|stacking", "m"), Finding("variant-difference", "stacking|original", "m"),
+             Finding("variant-difference", "attacked-twice", "m"), Finding("gap", "hand|draw", "m", acknowledged="why")]
+    hint = acknowledge_hint(found)
+    assert hint.count("  - {kind:") == 2 and '"attacked-twice"' in hint and '"hand|draw"' not in hint
+    assert acknowledge_hint(found[3:]) == ""

@@ -62,6 +62,10 @@ FOR_RE = re.compile(r"^\s*for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+(.+?)\s*$", re.S
 TARGET_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.*)\])?\s*$", re.S)
 
 
+PER_READING_HINT = ("only an action's whole when: or do: is written per reading (do: {strict: {...}, loose: {...}}); "
+                    "for turn_end, round_end, on_turn_start or on_enter, let an action set a variable per reading "
+                    "and read it there")
+
 class _Sink(DiagnosticSink):
     """A sink that keeps one copy of a message (a YAML alias repeats the same text per variant)."""
 
@@ -827,6 +831,10 @@ class Loader:
 
     def read_lasting(self, target: Var | Index, value: Node, scope: Scope, what: str) -> list[Assign]:
         """`x: {value: v, until: next_turn_of(p)}` (see `durations`)."""
+        if self.variant_names and set(value.value) <= set(self.variant_names):
+            self.sink.error("an effect's value is one expression, not one per reading", value.span,
+                            hint=PER_READING_HINT)
+            return []
         check_keys(value, ("value", "until"), "a lasting effect", self.sink, ("value", "until"))
         if "value" not in value.value or "until" not in value.value:
             return []
@@ -939,6 +947,9 @@ class Loader:
         """`x` or `a[i]` written as a key of `do:`."""
         span = value.key_span
         m = TARGET_RE.match(key)
+        if key in self.variant_names:
+            self.sink.error(f"cannot assign to '{key}': a reading, not a variable", span, hint=PER_READING_HINT)
+            return None
         if not m or m.group(1) not in self.scope.variables:
             self.sink.error(f"cannot assign to '{key}': not a variable", span,
                             hint=suggest(m.group(1), list(self.scope.variables), "variables") if m else

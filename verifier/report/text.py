@@ -265,8 +265,13 @@ def findings_text(findings: Sequence[Finding], title: str = "Findings") -> Table
 
 def acknowledge_hint(findings: Sequence[Finding], most: int = 8) -> str:
     """How to acknowledge the new findings the rules mean: the `acknowledge:` entries to paste into
-    the model, one per kind and subject (at most `most`, then how many more), or ''."""
-    entries = list(dict.fromkeys((f.kind, f.subject) for f in findings if f.acknowledged is None))
+    the model, one per kind and subject, a pair `a|b` once in either order (at most `most`, then how
+    many more), or ''."""
+    pairs: dict[tuple[str, frozenset[str]], tuple[str, str]] = {}     # a|b and b|a: one entry covers both
+    for f in findings:
+        if f.acknowledged is None:
+            pairs.setdefault((f.kind, frozenset(f.subject.split("|"))), (f.kind, f.subject))
+    entries = list(pairs.values())
     if not entries:
         return ""
     lines = ["to acknowledge findings the rules mean, give each a reason in the model "
