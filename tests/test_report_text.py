@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 from verifier.cli import main
+from verifier.report.text import acknowledge_hint
+from verifier.result import Finding
 
 MINI = str(Path(__file__).parent / "fixtures" / "core" / "mini.yaml")
 CLAIM = """claims:
@@ -72,10 +74,8 @@ def test_a_verdict_left_open_is_never_counted_as_expected(tmp_path, capsys):
 def test_the_acknowledge_entries_cover_each_finding_once():
     """A pair found both ways round (a|b, b|a) is one entry, since one acknowledgement covers both;
     acknowledged findings get none, and nothing at all is said when every finding is acknowledged."""
-    from verifier.report.text import acknowledge_hint
-    from verifier.result import Finding
-
-    found = [Finding("variant-difference", "original|stacking", "m"), Finding("variant-difference", "stacking|original", "m"),
+    found = [Finding("variant-difference", "original|stacking", "m"),
+             Finding("variant-difference", "stacking|original", "m"),
              Finding("variant-difference", "attacked-twice", "m"), Finding("gap", "hand|draw", "m", acknowledged="why")]
     hint = acknowledge_hint(found)
     assert hint.count("  - {kind:") == 2 and '"attacked-twice"' in hint and '"hand|draw"' not in hint
