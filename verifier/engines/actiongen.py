@@ -351,55 +351,51 @@ def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[
     ``(new - old) << shift`` per write, with the constant parts summed at compile
     time (a field set to a constant over an unknown value is cleared by one mask for
     all of them; a write of the field's own value is left out); otherwise the fields
-    are overwritten one after the other (the last wins).
+    are overwritten one after the other (the last wins). Over a writer's separate words
+    (`Writer.state_words`) each word is built so, and the successor is the tuple of them.
     """
     assert w.mode == "packed"
     p = w.p
+    names = w.state_words()
     per_var: dict[int, list] = {}
     for x in writes:
         per_var.setdefault(x[3], []).append(x)
     aliasing = any(len(ws) > 1 and (any(x[1] is None for x in ws) or len({x[1] for x in ws}) < len(ws))
                    for ws in per_var.values())
     if not aliasing:
-        terms: list[str] = []
-        delta = 0
-        clear = 0           # the fields set to a constant over a value not known here: cleared at once
+        terms: dict[str, list[str]] = {s: [] for s in names}
+        delta = dict.fromkeys(names, 0)
+        clear = dict.fromkeys(names, 0)     # the fields set to a constant over a value not known here: cleared at once
         for code, k, idx, first, ilo in writes:
             width, lo = p.widths[first], p.los[first]
             if not width:
                 continue
             if k is not None:
-                sh = p.shifts[k]
+                s, sh = w.word(k)
                 old = facts.get(k)
                 if _is_literal(code):
                     if old is None:
-                        clear |= ((1 << width) - 1) << sh
-                        delta += (int(code) - lo) << sh
+                        clear[s] |= ((1 << width) - 1) << sh
+                        delta[s] += (int(code) - lo) << sh
                     else:
-                        delta += (int(code) - old) << sh
+                        delta[s] += (int(code) - old) << sh
                     continue
                 old_code = str(old) if old is not None else w.static(k)
                 if code == old_code:
                     continue            # the field keeps its value
-                terms.append(shifted_left(f"({code} - {old_code})", sh))
+                terms[s].append(shifted_left(f"({code} - {old_code})", sh))
             else:
+                s, shift = w.word(first)
                 sh_name = w.fresh("sh")
-                base = p.shifts[first] - width * ilo
-                lines.append(f"{pad}{sh_name} = {scaled(width, idx)} + {base}")
-                old_code = f"((s >> {sh_name}) & {(1 << width) - 1})"
-                terms.append(f"(({code} - {lo} - {old_code}) << {sh_name})" if lo else
-                             f"(({code} - {old_code}) << {sh_name})")
-        if delta:
-            terms.append(str(delta))
-        base = f"(s & {~clear})" if clear else "s"
-        if len(terms) > SUM_TERMS:      # a sum of thousands of terms nests too deep for Python's compiler
-            total = w.fresh("u")
-            lines.append(f"{pad}{total} = {base}")
-            chunks = [terms[at:at + SUM_TERMS] for at in range(0, len(terms), SUM_TERMS)]
-            lines += [f"{pad}{total} = {_sum(total, chunk)}" for chunk in chunks[:-1]]
-            return _sum(total, chunks[-1])
-        return _sum(base, terms)
-    lines.append(f"{pad}u = s")
+                lines.append(f"{pad}{sh_name} = {scaled(width, idx)} + {shift - width * ilo}")
+                old_code = f"(({s} >> {sh_name}) & {(1 << width) - 1})"
+                terms[s].append(f"(({code} - {lo} - {old_code}) << {sh_name})" if lo else
+                                f"(({code} - {old_code}) << {sh_name})")
+        built = [_word_sum(w, s, terms[s], delta[s], clear[s], pad, lines) for s in names]
+        return built[0] if len(names) == 1 else f"({', '.join(built)})"
+    built = ["u" if len(names) == 1 else f"uw{j}" for j in range(len(names))]
+    into = dict(zip(names, built))
+    lines += [f"{pad}{u} = {s}" for s, u in into.items()]
     for code, k, idx, first, ilo in writes:
         width, lo = p.widths[first], p.los[first]
         if not width:
@@ -407,9 +403,25 @@ def _successor(w: Writer, writes: list, pad: str, lines: list[str], facts: dict[
         mask = (1 << width) - 1
         stored = f"({code} - {lo})" if lo else code
         if k is not None:
-            lines.append(f"{pad}u = (u & {~(mask << p.shifts[k])}) | {shifted_left(stored, p.shifts[k])}")
+            s, sh = w.word(k)
+            lines.append(f"{pad}{into[s]} = ({into[s]} & {~(mask << sh)}) | {shifted_left(stored, sh)}")
         else:
+            s, shift = w.word(first)
             sh_name = w.fresh("sh")
-            lines.append(f"{pad}{sh_name} = {scaled(width, idx)} + {p.shifts[first] - width * ilo}")
-            lines.append(f"{pad}u = (u & ~({mask} << {sh_name})) | ({stored} << {sh_name})")
-    return "u"
+            lines.append(f"{pad}{sh_name} = {scaled(width, idx)} + {shift - width * ilo}")
+            lines.append(f"{pad}{into[s]} = ({into[s]} & ~({mask} << {sh_name})) | ({stored} << {sh_name})")
+    return built[0] if len(names) == 1 else f"({', '.join(built)})"
+
+
+def _word_sum(w: Writer, s: str, terms: list[str], delta: int, clear: int, pad: str, lines: list[str]) -> str:
+    """Source of word `s` of the successor: its fields in `clear` cleared, plus `delta` and the terms."""
+    if delta:
+        terms = [*terms, str(delta)]
+    base = f"({s} & {~clear})" if clear else s
+    if len(terms) > SUM_TERMS:      # a sum of thousands of terms nests too deep for Python's compiler
+        total = w.fresh("u")
+        lines.append(f"{pad}{total} = {base}")
+        chunks = [terms[at:at + SUM_TERMS] for at in range(0, len(terms), SUM_TERMS)]
+        lines += [f"{pad}{total} = {_sum(total, chunk)}" for chunk in chunks[:-1]]
+        return _sum(total, chunks[-1])
+    return _sum(base, terms)

@@ -435,9 +435,19 @@ class Writer:
         return f"{prefix}{next(self.counter)}"
 
     # ---- slots
-    def field(self, k: int, s: str = "s") -> str:
+    def word(self, k: int) -> tuple[str, int]:
+        """(the name of the state's word holding slot k, the slot's shift within it): here the
+        whole packed int `s`; a writer over separate 64-bit words (`numbagen`) names each."""
+        return "s", self.p.shifts[k]
+
+    def state_words(self) -> list[str]:
+        """The names of the state's words, in order."""
+        return ["s"]
+
+    def field(self, k: int) -> str:
         """The stored bits of slot k (value - lo)."""
-        w, sh = self.p.widths[k], self.p.shifts[k]
+        w = self.p.widths[k]
+        s, sh = self.word(k)
         if not w:
             return "0"
         return f"(({s} >> {sh}) & {(1 << w) - 1})" if sh else f"({s} & {(1 << w) - 1})"
@@ -471,16 +481,17 @@ class Writer:
             return f"s[_ix({code}, {first}, {lo}, {size}, {label!r})]"
         w, vlo = self.p.widths[first], self.p.los[first]
         mask = (1 << w) - 1
-        base = self.p.shifts[first] - w * lo
+        s, shift = self.word(first)             # a variable's slots share a word
+        base = shift - w * lo
         if not w:
             return str(vlo) if safe else f"({vlo} if {lo} <= {code} < {lo + size} else _bad_index({label!r}, {code}))"
         plus = f" + {vlo}" if vlo else ""
         if safe:
-            return f"(((s >> ({scaled(w, code)} + {base})) & {mask}){plus})"
+            return f"((({s} >> ({scaled(w, code)} + {base})) & {mask}){plus})"
         if self.no_walrus:
-            return f"_rd(s, {code}, {base}, {w}, {mask}, {vlo}, {lo}, {size}, {label!r})"
+            return f"_rd({s}, {code}, {base}, {w}, {mask}, {vlo}, {lo}, {size}, {label!r})"
         q = self.fresh("_q")
-        return (f"((((s >> ({scaled(w, q)} + {base})) & {mask}){plus}) if {lo} <= ({q} := {code}) < {lo + size}"
+        return (f"(((({s} >> ({scaled(w, q)} + {base})) & {mask}){plus}) if {lo} <= ({q} := {code}) < {lo + size}"
                 f" else _bad_index({label!r}, {q}))")
 
     # ---- expressions

@@ -30,7 +30,7 @@ from verifier.engines.compiled.numbagen import LOOP, SIGNATURES
 from verifier.engines.compiled.search import CompiledSpace
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
-from verifier.semantics import Layout, State
+from verifier.semantics import Layout, State, layout
 from verifier.trace import Trace, build_trace
 
 GRAPH = SIGNATURES + f"""\
@@ -200,4 +200,6 @@ def why_not_graph(model: Model) -> str:
     state per orbit, which the compiled store does not reduce to."""
     if model.symmetry == "players":
         return "the compiled store does not reduce by the players' symmetry, which the python store's graph does"
+    if packing_of(layout(model)).words != 1:
+        return "the compiled store rebuilds the state graph of states of one 64-bit word only"
     return ""

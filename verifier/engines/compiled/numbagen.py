@@ -1,16 +1,19 @@
 """Numba source for one model: the successor function, the watched predicates and the search loop.
 
-The firings are those `actiongen` writes for the reference code (`bfsgen`), over one packed
-64-bit word, with the expressions written in the subset of Python that Numba compiles
-(`NumbaWriter`): an array read with a dynamic index checks its range in a helper, a
+The firings are those `actiongen` writes for the reference code (`bfsgen`), over the packed
+state's 64-bit words (one for a state of at most 63 bits, held in the local `s`; else the
+compact store's words, each variable whole in one, held in `s0`, `s1`, ... and the successor
+built as a tuple of words), with the expressions written in the subset of Python that Numba
+compiles (`NumbaWriter`): an array read with a dynamic index checks its range in a helper, a
 quantifier's eager bodies are combined with `&` / `|`, a quantifier over state-dependent
 bounds becomes a helper function, and a model error raises `ModelError` (no message: the
 search stops with the state, and the caller replays it on the reference code for the words).
 
-`module_source` writes the whole module: the helpers, `expand(s, out, acts, count)` (the
-successors of `s` in the reference's firing order, True where `s` is final), `watch_k(s)` per
-watched predicate, and the search loop of `search_template.py`. `unfit` says why a model
-cannot be compiled (the caller keeps another store).
+`module_source` writes the model's module: the helpers, `expand` (the successors of a state in
+the reference's firing order, True where it is final), `watch_k` per watched predicate and
+`watch_all`. `loop_source` writes the model-independent search loop (one module for states of
+one word, one for several). `unfit` says why a model cannot be compiled (the caller keeps
+another store).
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from verifier.semantics import Layout
 
 MAGNITUDE = 1 << 62        # every value the generated code computes stays below this (int64 arithmetic)
 MAX_FIRINGS = 1 << 16      # firings of one state, at most, that the search buffers
+MAX_WORDS = 16             # 64-bit words of a state, at most (a search loop is compiled per count)
 
 
 class NumbaWriter(Writer):
@@ -45,6 +49,16 @@ class NumbaWriter(Writer):
         inner = NumbaWriter(self.lay, self.p, hoisted, self.helpers)
         inner.counter = self.counter
         return inner
+
+    def word(self, k: int) -> tuple[str, int]:
+        """A state of several words is held in locals `s0`, `s1`, ... (int64 each)."""
+        if self.p.words == 1:
+            return "s", self.p.shifts[k]
+        j, sh = self.p.word(k)
+        return f"s{j}", sh
+
+    def state_words(self) -> list[str]:
+        return state_words(self.p.words)
 
     def app(self, e: App, env: dict[str, tuple[str, Interval]]) -> str:
         """`and` / `or` whose operands cannot raise as `&` / `|` over 0/1 values: no branch per
@@ -84,9 +98,11 @@ class NumbaWriter(Writer):
         body = plain.expr(e.body, inner_env)
         eager = may_raise(e.body, {k: v[1] for k, v in inner_env.items()}, self.lay)
         outer = sorted({code for code, _iv in env.values()})
-        args = ", ".join(["s", "lo_", "hi_", *outer])
+        state = self.state_words()
+        args = ", ".join([*state, "lo_", "hi_", *outer])
         result = "types.boolean" if e.kind in (QuantKind.FORALL, QuantKind.EXISTS) else "INT"
-        lines = [f"@njit({result}({', '.join(['INT'] * (3 + len(outer)))}), cache=True)", f"def {name}({args}):"]
+        lines = [f"@njit({result}({', '.join(['INT'] * (len(state) + 2 + len(outer)))}), cache=True)",
+                 f"def {name}({args}):"]
         if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
             want = "True" if e.kind is QuantKind.FORALL else "False"
             test = f"not ({body})" if e.kind is QuantKind.FORALL else f"({body})"
@@ -99,8 +115,13 @@ class NumbaWriter(Writer):
             lines += ["    r = 0", f"    for {var} in range(lo_, hi_ + 1):", f"        r += {term}"]
         lines.append("    return r")
         self.helpers.append("\n".join(lines))
-        call_args = ", ".join(["s", self.expr(e.lo, env), self.expr(e.hi, env), *outer])
+        call_args = ", ".join([*state, self.expr(e.lo, env), self.expr(e.hi, env), *outer])
         return f"{name}({call_args})"
+
+
+def state_words(words: int) -> list[str]:
+    """The generated code's names of a state's words: `s` for one, `s0`, `s1`, ... for several."""
+    return ["s"] if words == 1 else [f"s{j}" for j in range(words)]
 
 
 def _is_int(e: Expr) -> bool:
@@ -119,8 +140,10 @@ def _is_int(e: Expr) -> bool:
 def unfit(lay: Layout) -> str:
     """Why the model's states or arithmetic do not fit the compiled code ("" where they fit)."""
     p = packing_of(lay)
-    if p.words != 1:
-        return f"the state takes {p.bits} bits, more than the one 63-bit word the compiled store holds"
+    if not p.words:
+        return f"the state takes {p.bits} bits with a variable wider than one 63-bit word"
+    if p.words > MAX_WORDS:
+        return f"the state takes {p.words} words, more than the {MAX_WORDS} the compiled store holds"
     model = lay.model
     try:
         for action in _playable(model):
@@ -231,8 +254,11 @@ SIGNATURES = '''\
 from numba import types
 
 STATES = types.int64[::1]
+ROWS = types.int64[:, ::1]
 EXPAND_SIGNATURE = types.boolean(types.int64, STATES, STATES, STATES)       # (s, out, acts, count) -> final
 WATCH_SIGNATURE = types.void(types.int64, types.int64, STATES, STATES)      # (s, i, wfound, werr)
+EXPAND_ROWS_SIGNATURE = types.boolean(ROWS, types.int64, ROWS, STATES, STATES)  # (keys, i, out, acts, count)
+WATCH_ROWS_SIGNATURE = types.void(ROWS, types.int64, STATES, STATES)            # (keys, i, wfound, werr)
 '''
 
 RUNTIME = SIGNATURES + '''\
@@ -289,17 +315,21 @@ class ModuleSource:
 
     text: str
     firings: int
+    words: int = 1          # 64-bit words of a state
 
 
 def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     """The whole module for `lay.model` watching `watches` (see the module docstring)."""
     model = lay.model
     packing = packing_of(lay)
+    state = state_words(packing.words)
+    rows = packing.words > 1
     helpers: list[str] = []
     end = simplify(model.end, lay)
 
     def target(pad, a, label, choice, t):
-        return [f"{pad}out[n] = {t}; acts[n] = {a}; n += 1; count[0] = n"]
+        stores = "; ".join(f"out[n, {j}] = {t}[{j}]" for j in range(len(state))) if rows else f"out[n] = {t}"
+        return [f"{pad}{stores}; acts[n] = {a}; n += 1; count[0] = n"]
 
     def blocked(pad, *_args):
         return [f"{pad}pass"]
@@ -319,29 +349,35 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     w.counter = counter
     calls = _calls(w, fired)
     final = [] if isinstance(end, Const) and not end.value else [f"    if {w.expr(end, {})}:", "        return True"]
-    expand = ["@njit(cache=True)", "def expand(s, out, acts, count):", *final, "    n = 0", *calls, "    return False"]
+    read = [f"    {name} = keys[i, {j}]" for j, name in enumerate(state)] if rows else []
+    expand = ["@njit(EXPAND_ROWS_SIGNATURE, cache=True)" if rows else "@njit(EXPAND_SIGNATURE, cache=True)",
+              "def expand(keys, i, out, acts, count):" if rows else "def expand(s, out, acts, count):",
+              *read, *final, "    n = 0", *calls, "    return False"]
     preds = []
     block = []
     for k, e in enumerate(watches):
         pw = NumbaWriter(lay, packing, helpers=helpers)
         pw.counter = counter
-        preds += ["@njit(types.boolean(INT), cache=True)", f"def watch_{k}(s):",
-                  f"    return bool({pw.expr(simplify(e, lay), {})})", ""]
-        block.append(WATCH_BLOCK.format(k=k))
-    watch_all = ["@njit(WATCH_SIGNATURE, cache=True)", "def watch_all(s, i, wfound, werr):", *block, "    return"]
-    expand[0] = "@njit(EXPAND_SIGNATURE, cache=True)"
-    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, STATES, EXPAND_SIGNATURE, "
-            "WATCH_SIGNATURE, _bad_index, _div, _mod, _rd)\n")
+        preds += [f"@njit(types.boolean({', '.join(['INT'] * len(state))}), cache=True)",
+                  f"def watch_{k}({', '.join(state)}):", f"    return bool({pw.expr(simplify(e, lay), {})})", ""]
+        block.append(WATCH_BLOCK.format(k=k, state=", ".join(state)))
+    watch_all = ["@njit(WATCH_ROWS_SIGNATURE, cache=True)" if rows else "@njit(WATCH_SIGNATURE, cache=True)",
+                 "def watch_all(keys, i, wfound, werr):" if rows else "def watch_all(s, i, wfound, werr):",
+                 *(read if block else []), *block, "    return"]
+    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, STATES, ROWS, "
+            "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, _bad_index, _div, "
+            "_mod, _rd)\n")
     text = without_labels("\n\n".join([head, *helpers, *functions, "\n".join(expand), "\n".join(preds),
                                         "\n".join(watch_all)]) + "\n")
-    return ModuleSource(text, max(1, max_firings(lay)))
+    return ModuleSource(text, max(1, max_firings(lay)), packing.words)
 
 
 def _action_function(lay: Layout, a: int, action: Action, sink: Sink, helpers: list[str],
                      counter: itertools.count) -> list[str]:
-    """`fire_a(s, out, acts, count, n)`: the firings of action `a` appended from `n` on; the new
-    `n`. The slots its code reads twice or more are read once at its start. A function per
-    action keeps each small: Numba's compile time grows faster than a function's length."""
+    """`fire_a(s, out, acts, count, n)` (`s0, s1, ...` for a state of several words): the
+    firings of action `a` appended from `n` on; the new `n`. The slots its code reads twice or
+    more are read once at its start. A function per action keeps each small: Numba's compile
+    time grows faster than a function's length."""
     packing = packing_of(lay)
     probe = NumbaWriter(lay, packing, helpers=[])
     probe.counter = itertools.count()
@@ -352,17 +388,19 @@ def _action_function(lay: Layout, a: int, action: Action, sink: Sink, helpers: l
     if not lines:
         return []
     hoist = [f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)]
-    return ["@njit(INT(INT, STATES, STATES, STATES, INT), cache=True)", f"def fire_{a}(s, out, acts, count, n):",
-            *hoist, *single_assignment(lines), "    return n"]
+    state = w.state_words()
+    out = "ROWS" if len(state) > 1 else "STATES"
+    return [f"@njit(INT({', '.join(['INT'] * len(state))}, {out}, STATES, STATES, INT), cache=True)",
+            f"def fire_{a}({', '.join(state)}, out, acts, count, n):", *hoist, *single_assignment(lines), "    return n"]
 
 
-_REDEFINED = re.compile(r"^(\s*)(u|t) = (.*)$")
+_REDEFINED = re.compile(r"^(\s*)(u|t|uw\d+) = (.*)$")
 
 
 def single_assignment(lines: list[str]) -> list[str]:
-    """The successor locals `u` and `t`, assigned once per firing block and again in the next,
-    renamed at each assignment (`u0`, `u1`, ...): Numba rebuilds the SSA form of a local assigned
-    more than once by a walk over the whole function, for each such local."""
+    """The successor locals `u`, `uw0`, `uw1`, ... and `t`, assigned once per firing block and
+    again in the next, renamed at each assignment (`u_0`, `u_1`, ...): Numba rebuilds the SSA
+    form of a local assigned more than once by a walk over the whole function, for each such local."""
     current: dict[str, str] = {}
     fresh = itertools.count()
     out = []
@@ -391,7 +429,7 @@ def _calls(w: Writer, fired: list[tuple[int, Action]]) -> list[str]:
     stop at that test (an action whose choice range, evaluated before the guard, might raise is
     never grouped). Calls outside such runs stay as they are."""
     tests = [None if _range_may_raise(w.lay, action) else _opening_test(w.lay, action.guard) for _a, action in fired]
-    call = "n = fire_{}(s, out, acts, count, n)"
+    call = "n = fire_{}(" + ", ".join(w.state_words()) + ", out, acts, count, n)"
     lines: list[str] = []
     start = 0
     while start < len(fired):
@@ -449,23 +487,23 @@ def _field_value(w: Writer, k: int) -> str:
 WATCH_BLOCK = """\
     if wfound[{k}] < 0 and werr[{k}] < 0:
         try:
-            if watch_{k}(s):
+            if watch_{k}({state}):
                 wfound[{k}] = i
         except Exception:
             werr[{k}] = i"""
 
-LOOP = SIGNATURES + """\
+_LOOP = """\
 import numpy as np
 from numba import njit
 
 TABLE = types.int32[::1]
-EXPAND = types.FunctionType(EXPAND_SIGNATURE)
-WATCH = types.FunctionType(WATCH_SIGNATURE)
+KEYS = {keys}
+EXPAND = types.FunctionType({expand})
+WATCH = types.FunctionType({watch})
 
 
-@njit(types.uint64(types.int64), cache=True)
-def _hash(x):
-    h = np.uint64(x)
+@njit(types.uint64(types.uint64), cache=True)
+def _mix(h):
     h ^= h >> np.uint64(33)
     h *= np.uint64(0xff51afd7ed558ccd)
     h ^= h >> np.uint64(33)
@@ -474,25 +512,30 @@ def _hash(x):
     return h
 
 
-@njit(types.void(STATES, types.int64, TABLE), cache=True)
+@njit(types.uint64(types.int64), cache=True)
+def _hash(x):
+    return _mix(np.uint64(x))
+{helpers}
+
+@njit(types.void(KEYS, types.int64, TABLE), cache=True)
 def rehash(keys, n, table):
     m = table.shape[0] - 1
     umask = np.uint64(m)
     for j in range(n):
-        h = np.int64(_hash(keys[j]) & umask)
+        h = np.int64({hash_key} & umask)
         while table[h] != 0:
             h = (h + 1) & m
         table[h] = j + 1
 
 
-@njit(types.void(WATCH, STATES, types.int64, types.int64, STATES, STATES), cache=True)
+@njit(types.void(WATCH, KEYS, types.int64, types.int64, STATES, STATES), cache=True)
 def scan(watch, keys, lo, hi, wfound, werr):
     for i in range(lo, hi):
-        watch(keys[i], i, wfound, werr)
+        watch({watch_args}, wfound, werr)
 
 
-@njit(types.int64(EXPAND, WATCH, STATES, TABLE, TABLE, STATES, STATES, STATES, STATES, types.uint8[::1],
-                  STATES, STATES, STATES, STATES), cache=True)
+@njit(types.int64(EXPAND, WATCH, KEYS, TABLE, TABLE, STATES, STATES, STATES, STATES, types.uint8[::1],
+                  STATES, KEYS, STATES, STATES), cache=True)
 def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track, fired, out, acts, count):
     i = ctl[0]
     n = ctl[1]
@@ -529,14 +572,13 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
         if n + firings > cap or n + firings > room:
             status = 2
             break
-        s = keys[i]
         if watching:
-            watch(s, i, wfound, werr)
+            watch({watch_args}, wfound, werr)
         count[0] = 0
         failed = False
         final = False
         try:
-            final = expand(s, out, acts, count)
+            final = expand({state}, out, acts, count)
         except Exception:
             failed = True
         got = count[0]
@@ -546,8 +588,7 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
             if track[a] and fired[a] < 0:
                 fired[a] = i
             trans += 1
-            t = out[j]
-            h = np.int64(_hash(t) & umask)
+            h = np.int64({hash_out} & umask)
             while True:
                 e = table[h]
                 if e == 0:
@@ -555,11 +596,11 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
                         full = True
                     else:
                         table[h] = n + 1
-                        keys[n] = t
+                        {store}
                         parent[n] = i
                         n += 1
                     break
-                if keys[e - 1] == t:
+                if {same}:
                     break
                 h = (h + 1) & m
             if full:
@@ -583,6 +624,48 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
     return status
 """
 
+_ROW_HELPERS = """
+
+@njit(types.uint64(ROWS, types.int64), cache=True)
+def _hash_row(a, j):
+    h = np.uint64(0)
+    for w in range(a.shape[1]):
+        h = _mix(h ^ np.uint64(a[j, w]))
+    return h
+
+
+@njit(types.void(ROWS, types.int64, ROWS, types.int64), cache=True)
+def _copy_row(a, i, b, j):
+    for w in range(a.shape[1]):
+        a[i, w] = b[j, w]
+
+
+@njit(types.boolean(ROWS, types.int64, ROWS, types.int64), cache=True)
+def _same_row(a, i, b, j):
+    for w in range(a.shape[1]):
+        if a[i, w] != b[j, w]:
+            return False
+    return True
+"""
+
+
+def loop_source(words: int) -> str:
+    """The model-independent search loop for states of `words` words (one module for one word,
+    another for several: compiled once per machine each), with `rehash` (the table rebuilt over
+    the stored states) and `scan` (a watch over stored states)."""
+    if words == 1:
+        fill = {"keys": "STATES", "expand": "EXPAND_SIGNATURE", "watch": "WATCH_SIGNATURE", "helpers": "",
+                "hash_key": "_hash(keys[j])", "state": "keys[i]", "watch_args": "keys[i], i",
+                "hash_out": "_hash(out[j])", "store": "keys[n] = out[j]", "same": "keys[e - 1] == out[j]"}
+    else:
+        fill = {"keys": "ROWS", "expand": "EXPAND_ROWS_SIGNATURE", "watch": "WATCH_ROWS_SIGNATURE",
+                "helpers": _ROW_HELPERS, "hash_key": "_hash_row(keys, j)", "state": "keys, i", "watch_args": "keys, i",
+                "hash_out": "_hash_row(out, j)", "store": "_copy_row(keys, n, out, j)",
+                "same": "_same_row(keys, e - 1, out, j)"}
+    return SIGNATURES + _LOOP.format(**fill)
+
+
+LOOP = loop_source(1)      # the loop for states of one word (`graph.py` imports its `_hash` and types)
 
 
 class Status(IntEnum):

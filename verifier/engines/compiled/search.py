@@ -27,7 +27,16 @@ from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.engines.compact import firings_of, trace_along
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.numbagen import LOOP, RUNTIME, ModuleSource, Status, module_source, unbounded_predicate, unfit
+from verifier.engines.compiled.numbagen import (
+    RUNTIME,
+    ModuleSource,
+    Status,
+    loop_source,
+    module_source,
+    unbounded_predicate,
+    unfit,
+)
+from verifier.engines.words import as_ints, as_rows
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
 from verifier.resources import Budget, Stop, model_error
@@ -48,7 +57,7 @@ class CompiledSpace:
     """What a compiled search found; states are BFS indices into `keys`."""
 
     lay: Layout
-    keys: np.ndarray                       # packed states (int64), BFS order
+    keys: np.ndarray                       # packed states (int64; a row of words each where they take several), BFS order
     parent: np.ndarray                     # parent's index (int32), -1 for an initial state
     levels: list[int]                      # first index of each level begun
     labels: Labels = field(default_factory=Labels)
@@ -84,7 +93,7 @@ class CompiledSpace:
 
     @property
     def nbytes(self) -> int:
-        """Bytes the search's states and parent links take once it is over (12 a state)."""
+        """Bytes the search's states and parent links take once it is over (12 a state of one word)."""
         return int(self.keys.nbytes + self.parent.nbytes)
 
     @property
@@ -95,7 +104,12 @@ class CompiledSpace:
         return bisect_right(self.levels, i) - 1
 
     def key(self, i: int) -> int:
-        return int(self.keys[i])
+        """State `i` as the reference code's packed int."""
+        return int(self.keys[i]) if self.keys.ndim == 1 else as_ints(self.keys[i:i + 1])[0]
+
+    def packed(self) -> list[int]:
+        """Every state as the reference code's packed int, in BFS order."""
+        return as_ints(self.keys)
 
     def chain(self, i: int) -> list[int]:
         """Packed states from an initial state to state `i` along the parent links."""
@@ -152,7 +166,7 @@ class _Arrays:
 
 
 def _resized(a: np.ndarray, size: int, used: int) -> np.ndarray:
-    out = np.empty(size, a.dtype)
+    out = np.empty((size, *a.shape[1:]), a.dtype)
     out[:used] = a[:used]
     return out
 
@@ -172,15 +186,16 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     from numba.core.errors import NumbaError
     try:
         cache.load(RUNTIME)
-        loop, _ = cache.load(LOOP)
+        loop, _ = cache.load(loop_source(source.words))
         module, known = cache.load(source.text)
     except (NumbaError, OSError) as err:
         words = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(err)).strip()    # Numba colours its messages
         raise CompileError(words.splitlines()[0] if words else type(err).__name__) from err
     compiled_at = time.perf_counter()
-    arrays = _Arrays(np.empty(FIRST_CAPACITY, np.int64), np.empty(FIRST_CAPACITY, np.int32),
+    row = () if source.words == 1 else (source.words,)
+    arrays = _Arrays(np.empty((FIRST_CAPACITY, *row), np.int64), np.empty(FIRST_CAPACITY, np.int32),
                      np.zeros(2 * FIRST_CAPACITY, np.int32), np.empty(64, np.int64))
-    space = CompiledSpace(lay, np.empty(0, np.int64), np.empty(0, np.int32), [0], cached=known,
+    space = CompiledSpace(lay, np.empty((0, *row), np.int64), np.empty(0, np.int32), [0], cached=known,
                           watch=[None] * len(watch), fired=dict.fromkeys(track), module=module,
                           watched=tuple(watch), firings=source.firings)
     try:
@@ -192,7 +207,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
         inits = inits[:budget.max_states]
         space.complete, space.stop = False, budget.states_stop()
     arrays.grow(loop, len(inits), 1, 0)
-    arrays.keys[:len(inits)] = inits
+    arrays.keys[:len(inits)] = as_rows(inits, source.words).astype(np.int64)
     arrays.parent[:len(inits)] = -1
     arrays.levels[0] = 0
     loop.rehash(arrays.keys, len(inits), arrays.table)
@@ -204,7 +219,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     track_mask = np.zeros(max(1, len(model.actions)), np.uint8)
     track_mask[list(track)] = 1
     fired = np.full(track_mask.shape[0], -1, np.int64)
-    out = np.empty(source.firings, np.int64)
+    out = np.empty((source.firings, *row), np.int64)
     acts = np.empty(source.firings, np.int64)
     count = np.zeros(1, np.int64)
     status: Status | None = None
@@ -233,12 +248,12 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     elif status == Status.DEPTH and space.complete:
         space.complete, space.stop = False, budget.depth_stop()
     elif status == Status.ERROR:
-        message = _error_message(lay, int(arrays.keys[head]))
+        message = _error_message(lay, as_ints(arrays.keys[head:head + 1])[0])
         space.complete, space.error, space.stop = False, (head, message), model_error(f"model error: {message}")
     if head < stored:
         loop.scan(module.watch_all, arrays.keys, head, stored, wfound, werr)
     space.peak_bytes = arrays.nbytes
-    arrays.keys.resize(stored, refcheck=False)          # the table is let go of; the states and links stay
+    arrays.keys.resize((stored, *row), refcheck=False)     # the table is let go of; the states and links stay
     arrays.parent.resize(stored, refcheck=False)
     space.keys, space.parent = arrays.keys, arrays.parent
     space.levels = arrays.levels[:int(ctl[5])].tolist()
