@@ -26,24 +26,24 @@ from verifier.engines.actiongen import Labels
 from verifier.engines.bfsgen import packed_predicate, packing_of
 from verifier.engines.compact import firings_along, firings_of
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.numbagen import LOOP, SIGNATURES
+from verifier.engines.compiled.numbagen import SIGNATURES, loop_source
 from verifier.engines.compiled.search import CompiledSpace
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
-from verifier.semantics import Layout, State, layout
+from verifier.semantics import Layout, State
 from verifier.trace import Trace, build_trace
 
-GRAPH = SIGNATURES + f"""\
+_GRAPH = """\
 import numpy as np
 from numba import njit
 
-from {cache.module_name(LOOP)} import EXPAND, TABLE, _hash
+from {loop} import EXPAND, KEYS, TABLE, {helpers}
 
-PREDICATE = types.FunctionType(types.boolean(types.int64))
+PREDICATE = types.FunctionType({predicate})
 EDGES = types.int32[::1]
 
 
-@njit(types.int64(EXPAND, STATES, types.int64, TABLE, STATES, EDGES, EDGES, types.uint8[::1], STATES, STATES,
+@njit(types.int64(EXPAND, KEYS, types.int64, TABLE, STATES, EDGES, EDGES, types.uint8[::1], KEYS, STATES,
                   STATES), cache=True)
 def edges(expand, keys, head, table, offsets, dst, act, stuck, out, acts, count):
     m = table.shape[0] - 1
@@ -52,16 +52,15 @@ def edges(expand, keys, head, table, offsets, dst, act, stuck, out, acts, count)
     offsets[0] = 0
     for i in range(head):
         count[0] = 0
-        final = expand(keys[i], out, acts, count)
+        final = expand({state}, out, acts, count)
         got = count[0]
         for j in range(got):
-            t = out[j]
-            h = np.int64(_hash(t) & umask)
+            h = np.int64({hash_out} & umask)
             while True:
                 x = table[h]
                 if x == 0:
                     break
-                if keys[x - 1] == t:
+                if {same}:
                     dst[e] = x - 1
                     act[e] = acts[j]
                     e += 1
@@ -72,15 +71,28 @@ def edges(expand, keys, head, table, offsets, dst, act, stuck, out, acts, count)
     return e
 
 
-@njit(types.int64(PREDICATE, STATES, types.int64, types.uint8[::1]), cache=True)
+@njit(types.int64(PREDICATE, KEYS, types.int64, types.uint8[::1]), cache=True)
 def where(pred, keys, head, mask):
     for i in range(head):
         try:
-            mask[i] = 1 if pred(keys[i]) else 0
+            mask[i] = 1 if pred({state}) else 0
         except Exception:
             return i
     return -1
 """
+
+
+def graph_source(words: int) -> str:
+    """The compiled code that rebuilds the edges and runs a predicate over the stored states, for
+    states of `words` words (one module for one word, another for several)."""
+    loop = cache.module_name(loop_source(words))
+    if words == 1:
+        fill = {"loop": loop, "helpers": "_hash", "predicate": "types.boolean(types.int64)", "state": "keys[i]",
+                "hash_out": "_hash(out[j])", "same": "keys[x - 1] == out[j]"}
+    else:
+        fill = {"loop": loop, "helpers": "_hash_row, _same_row", "predicate": "types.boolean(ROWS, types.int64)",
+                "state": "keys, i", "hash_out": "_hash_row(out, j)", "same": "_same_row(keys, x - 1, out, j)"}
+    return SIGNATURES + _GRAPH.format(**fill)
 
 
 @dataclass
@@ -119,9 +131,8 @@ class CompiledGraph:
         space = self.space
         if e not in space.watched or space.module is None:
             pred = packed_predicate(self.lay, e)
-            keys = space.keys
-            return [i for i in (range(self.head) if among is None else among) if pred(int(keys[i]))]
-        runtime, _known = cache.load(GRAPH)
+            return [i for i in (range(self.head) if among is None else among) if pred(space.key(i))]
+        runtime, _known = cache.load(graph_source(space.words))
         mask = np.zeros(self.head, np.uint8)
         failed = runtime.where(getattr(space.module, f"watch_{space.watched.index(e)}"), space.keys, self.head, mask)
         if failed >= 0:
@@ -163,8 +174,8 @@ class CompiledGraph:
 def state_graph(space: CompiledSpace) -> CompiledGraph:
     """The graph of `space`'s expanded states, rebuilt in compiled code (see the module docstring)."""
     assert space.module is not None, "a compiled search keeps its module"
-    loop, _known = cache.load(LOOP)
-    runtime, _known = cache.load(GRAPH)
+    loop, _known = cache.load(loop_source(space.words))
+    runtime, _known = cache.load(graph_source(space.words))
     stored, head = len(space), space.head
     size = 8
     while stored > (size // 4) * 3:
@@ -178,7 +189,7 @@ def state_graph(space: CompiledSpace) -> CompiledGraph:
     firings = space.firings
     count = np.zeros(1, np.int64)
     edges = runtime.edges(space.module.expand, space.keys, head, table, offsets, dst, act, stuck,
-                          np.empty(firings, np.int64), np.empty(firings, np.int64), count)
+                          np.empty((firings, *space.keys.shape[1:]), np.int64), np.empty(firings, np.int64), count)
     del table
     src = np.repeat(np.arange(head, dtype=np.int32), np.diff(offsets).astype(np.int64))
     labels = Labels()
@@ -200,6 +211,4 @@ def why_not_graph(model: Model) -> str:
     state per orbit, which the compiled store does not reduce to."""
     if model.symmetry == "players":
         return "the compiled store does not reduce by the players' symmetry, which the python store's graph does"
-    if packing_of(layout(model)).words != 1:
-        return "the compiled store rebuilds the state graph of states of one 64-bit word only"
     return ""

@@ -10,10 +10,10 @@ bounds becomes a helper function, and a model error raises `ModelError` (no mess
 search stops with the state, and the caller replays it on the reference code for the words).
 
 `module_source` writes the model's module: the helpers, `expand` (the successors of a state in
-the reference's firing order, True where it is final), `watch_k` per watched predicate and
-`watch_all`. `loop_source` writes the model-independent search loop (one module for states of
-one word, one for several). `unfit` says why a model cannot be compiled (the caller keeps
-another store).
+the reference's firing order, True where it is final), `watch_k` per watched predicate (of the
+state, or of row `i` of the states for several words) and `watch_all`. `loop_source` writes the
+model-independent search loop (one module for states of one word, one for several). `unfit`
+says why a model cannot be compiled (the caller keeps another store).
 """
 from __future__ import annotations
 
@@ -358,12 +358,13 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     for k, e in enumerate(watches):
         pw = NumbaWriter(lay, packing, helpers=helpers)
         pw.counter = counter
-        preds += [f"@njit(types.boolean({', '.join(['INT'] * len(state))}), cache=True)",
-                  f"def watch_{k}({', '.join(state)}):", f"    return bool({pw.expr(simplify(e, lay), {})})", ""]
-        block.append(WATCH_BLOCK.format(k=k, state=", ".join(state)))
+        preds += ["@njit(types.boolean(ROWS, INT), cache=True)" if rows else "@njit(types.boolean(INT), cache=True)",
+                  f"def watch_{k}(keys, i):" if rows else f"def watch_{k}(s):", *read,
+                  f"    return bool({pw.expr(simplify(e, lay), {})})", ""]
+        block.append(WATCH_BLOCK.format(k=k, state="keys, i" if rows else "s"))
     watch_all = ["@njit(WATCH_ROWS_SIGNATURE, cache=True)" if rows else "@njit(WATCH_SIGNATURE, cache=True)",
                  "def watch_all(keys, i, wfound, werr):" if rows else "def watch_all(s, i, wfound, werr):",
-                 *(read if block else []), *block, "    return"]
+                 *block, "    return"]
     head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, STATES, ROWS, "
             "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, _bad_index, _div, "
             "_mod, _rd)\n")
@@ -663,9 +664,6 @@ def loop_source(words: int) -> str:
                 "hash_out": "_hash_row(out, j)", "store": "_copy_row(keys, n, out, j)",
                 "same": "_same_row(keys, e - 1, out, j)"}
     return SIGNATURES + _LOOP.format(**fill)
-
-
-LOOP = loop_source(1)      # the loop for states of one word (`graph.py` imports its `_hash` and types)
 
 
 class Status(IntEnum):

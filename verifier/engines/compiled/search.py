@@ -107,6 +107,11 @@ class CompiledSpace:
         """State `i` as the reference code's packed int."""
         return int(self.keys[i]) if self.keys.ndim == 1 else as_ints(self.keys[i:i + 1])[0]
 
+    @property
+    def words(self) -> int:
+        """64-bit words a state takes."""
+        return 1 if self.keys.ndim == 1 else int(self.keys.shape[1])
+
     def packed(self) -> list[int]:
         """Every state as the reference code's packed int, in BFS order."""
         return as_ints(self.keys)
