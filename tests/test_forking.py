@@ -91,5 +91,19 @@ def test_alongside_restarts_on_what_the_caller_holds_now():
     held["space"] = "complete"
     job.restart()
     assert job.result() == "complete"
-    job.restart()                                                   # answered: nothing to restart
+    job.restart()                                                   # taken: nothing to restart
     assert job.process is None
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="without fork the job runs in the caller, which has no child to restart")
+def test_alongside_restarts_even_once_its_child_has_answered():
+    """Which answer is used does not depend on how fast the first child was (issue #25)."""
+    from verifier.forking import Alongside
+
+    held = {"answer": "first"}
+    job = Alongside(lambda: held["answer"])
+    job.reader.join()                                               # the first child has answered
+    held["answer"] = "second"
+    job.restart()
+    assert job.result() == "second"

@@ -135,9 +135,11 @@ class Alongside(Generic[R]):
         return value if ok else self.fallback()
 
     def restart(self) -> None:
-        """Start `fn` again in a new child, forked now (it sees what the caller holds now), unless
-        the child has already answered or failed."""
-        if self.process is None or not self.reader.is_alive():
+        """Start `fn` again in a new child, forked now (it sees what the caller holds now), also
+        where the child has already answered or failed: which of them is used never depends on
+        how fast the child was (the answer may differ, a Z3 witness say); nothing once `result`
+        has been taken."""
+        if self.process is None:
             return
         reader = self.reader
         self.close()

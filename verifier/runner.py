@@ -157,8 +157,8 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
     """One reading: its ModelRun, and with the analyses on, their context and findings. With
     `beside` (a CPU to spare), the analyses of a model with every parameter fixed run in a
     forked child alongside the claims, on a search of their own until the claims' search of the
-    model completes (the child then starts again, on that search, unless it has answered: both
-    searches have the same caps, so the findings are the same either way);
+    model completes (the child then starts again, on that search, even where it has answered, so
+    that which answer is used never depends on how fast it was: both searches have the same caps);
     else after the claims, reusing the state space the claims' search kept. A budget's backstop (`CUT_SHORT`)
     cuts it short: the claims decided by then keep their verdicts, the rest is UNKNOWN."""
     props, props_path = claims
