@@ -128,3 +128,10 @@ def test_export_json_gives_labels_and_value_names(capsys):
     assert (mode["label"], mode["values"]) == ("declared mode", ["attack", "defend", "pass"])
     (declare,) = [a for a in doc["actions"] if a["name"] == "declare"]
     assert declare["choices"][0]["values"] == ["attack", "defend", "pass"]
+
+
+def test_sarif_messages_use_the_names(capsys):
+    main(["check", str(MODEL), "-p", str(CLAIMS), "-f", "sarif"])
+    out = capsys.readouterr().out
+    assert "step 1: declare(d=defend) by player 0" in out and "declared mode: attack -> defend" in out
+    assert "cards in hand[0]: 1 -> 2" in out

@@ -125,11 +125,14 @@ def _fmt(value: Any) -> str:
 
 def code_flow(trace: Trace, where: _Locator, message: str) -> dict[str, Any]:
     """A trace as one codeFlow: the initial state, then one location per step at its action's line."""
-    first = where.location(None, "initial state: " + ", ".join(f"{k}={_fmt(v)}" for k, v in trace.initial))
+    said = trace.names          # the messages in the model's display names; the `state` keeps its slot names
+    first = where.location(None, "initial state: " + ", ".join(f"{said.slot(k)}={_fmt(said.value(k, v))}"
+                                                              for k, v in trace.initial))
     locations = [{"location": first, "executionOrder": 0,
                   "state": {k: {"text": _fmt(v)} for k, v in trace.initial}}]
     for i, step in enumerate(trace.steps, 1):
-        changes = ", ".join(f"{k}: {_fmt(a)} -> {_fmt(b)}" for k, (a, b) in step.changes)
+        changes = ", ".join(f"{said.slot(k)}: {_fmt(said.value(k, a))} -> {_fmt(said.value(k, b))}"
+                            for k, (a, b) in step.changes)
         who = f" by player {step.player}" if step.player is not None else ""
         text = f"step {i}: {step.label}{who}" + (f" ({step.rule})" if step.rule else "") \
             + (f"; {changes}" if changes else "; nothing changes")
