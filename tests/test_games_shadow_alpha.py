@@ -205,6 +205,12 @@ MOVES_IN_PHASE: dict[str, list[str]] = {
 }
 for _game, _claims in MOVES_IN_PHASE.items():
     PINNED[_game].update(dict.fromkeys(_claims, "HOLDS"))
+# the init and reset mutants of the rule moves the claims above did not see (issue 26)
+PINNED["alpha_clash"].update(dict.fromkeys([
+    "turn-starts-fresh", "no-clash-before-first-primary", "end-turn-straight-from-primary",
+    "hand-kept-between-turns", "units-stay-in-play", "exhausted-until-ready-step",
+    "unspent-resource-stays-ready", "clash-damage-kept", "first-player-can-activate",
+    "second-player-can-activate"], "HOLDS"))
 
 VARIANTS = {
     "shadow_era": ["literal", "freeze_game_turns", "full_hand_no_damage", "stalwart_until_next_turn",
