@@ -157,3 +157,14 @@ claims:
     assert proved.property.for_every == ("DECK",) and proved.verdict.value == "PROVED"
     assert dict(proved.params)["DECK"] is None and "every value of DECK" in proved.reason
     assert searched.engine == "explicit/python" and dict(searched.params)["DECK"] == 3
+
+
+def test_an_unknown_event_is_offered_the_event_words(tmp_path, model):
+    """`expect: turn_end` (for turn-end) gets 'did you mean turn-end', not only the action names."""
+    path = tmp_path / "claims.yaml"
+    path.write_text('claims:\n  - id: passes\n    says: "x"\n'
+                    "    bounded_response: {after: {action: reshuffle}, expect: turn_end, within: 3}\n", encoding="utf-8")
+    with pytest.raises(PropertyError) as info:
+        load_properties(str(path), model)
+    (error,) = info.value.diagnostics
+    assert error.message == "unknown action 'turn_end'" and "'turn-end'" in (error.hint or "")

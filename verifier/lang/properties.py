@@ -41,6 +41,7 @@ def default_properties_path(model_path: str) -> str | None:
     return str(candidate) if candidate.is_file() else None
 
 
+EVENT_WORDS = ("turn-end", "round-end", "any step-end", "any turn-end")   # events that are not an action's name
 ACTION_SET_RE = re.compile(r"^\s*any\s+(step-end|turn-end)(?:\s+of\s+([A-Za-z_][A-Za-z0-9_]*))?\s*$")
 
 
@@ -331,11 +332,14 @@ class PropertyReader:
                                  "phases")
         return out
 
-    def action_name(self, node: Node) -> str | None:
+    def action_name(self, node: Node, words: tuple[str, ...] = ()) -> str | None:
+        """An action's name; `words`: the other names allowed where it stands (an event's
+        `turn-end`...), offered in the hint of a name that is neither."""
         name = str(node.value)
         base = {a.split(" -> ")[0] for a in self.actions}
         if name not in self.actions and name not in base:
-            self.sink.error(f"unknown action '{name}'", node.span, hint=suggest(name, sorted(self.actions), "actions"))
+            self.sink.error(f"unknown action '{name}'", node.span,
+                            hint=suggest(name, [*words, *sorted(self.actions)], "events" if words else "actions"))
             return None
         return name
 
@@ -355,7 +359,7 @@ class PropertyReader:
             if ACTION_SET_RE.match(node.value):
                 names = self.action_set(node)
                 return Event(actions=tuple(names), text=node.value.strip()) if names else None
-            name = self.action_name(node)
+            name = self.action_name(node, EVENT_WORDS)
             return None if name is None else Event(action=name)
         check_keys(node, ("action", "enter", "leave", "state"), "an event", self.sink)
         if not node.is_map or len(node.value) != 1:
