@@ -64,6 +64,8 @@ def symmetric_models(draw) -> Model:
         Variable("f", BoolType(), index=who, init=(FALSE_,) * n, by_player=True),
         Variable("g", IntType(c(0), c(2)), init=(c(0),)),
         Variable("t", who, init=(c(draw(st.integers(0, n - 1))),), holds_player=True),    # `type: player`
+        Variable("o", who, index=who, init=tuple(c(draw(st.integers(0, n - 1))) for _ in range(n)),
+                 by_player=True, holds_player=True),          # `per: player, type: player`: whom each one aims at
     )
     k = draw(st.integers(0, TOP))
     extra = draw(st.sampled_from([TRUE_, App(Op.LT, (Var("g"), c(2))), f(ACT), App(Op.NOT, (f(ACT),)),
@@ -89,8 +91,14 @@ def symmetric_models(draw) -> Model:
         Action("hand_on", draw(st.sampled_from([TRUE_, App(Op.GT, (h(T), c(0)))])),
                (Assign(T, App(Op.MOD, (App(Op.ADD, (T, c(1))), c(n)))),
                 Assign(h(T), App(Op.MIN, (App(Op.ADD, (h(T), c(1))), c(TOP))))), actor=T),
+        # the per-player array of players `o`: aimed at a chosen player, read as an index and compared
+        Action("aim", App(Op.NE, (Local("p"), Index("o", ACT))), (Assign(Index("o", ACT), Local("p")),),
+               (Choice("p", who),)),
+        Action("hit", App(Op.AND, (App(Op.NE, (Index("o", ACT), ACT)), App(Op.GT, (h(Index("o", ACT)), c(0))))),
+               (Assign(h(Index("o", ACT)), App(Op.SUB, (h(Index("o", ACT)), c(1)))),
+                Assign(Index("o", ACT), App(Op.MOD, (App(Op.ADD, (Index("o", ACT), c(1))), c(n))))), actor=ACT),
     ]
-    chosen = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=5, unique_by=lambda a: a.name))
+    chosen = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=6, unique_by=lambda a: a.name))
     count = draw(st.booleans())
     passing = Action("pass", draw(st.sampled_from([TRUE_, App(Op.GE, (h(ACT), c(1))), f(ACT)])),
                      (Assign(ACT, App(Op.MOD, (App(Op.ADD, (ACT, c(1))), c(n)))),)
@@ -112,6 +120,8 @@ def claims(draw, n: int):
         Reachable(id="total", expr=App(Op.EQ, (Quant(QuantKind.SUM, "q", c(0), c(n - 1), h(Local("q"))), c(k + 2)))),
         Reachable(id="steal", action="steal"),
         Invariant(id="holder-small", expr=App(Op.LE, (h(T), c(k)))),
+        Invariant(id="nobody-aims-at-self", expr=over_players(n, QuantKind.FORALL,
+                                                              App(Op.NE, (Index("o", Local("q")), Local("q"))))),
         Reachable(id="holder-is-active", expr=App(Op.AND, (App(Op.EQ, (T, ACT)), App(Op.EQ, (h(T), c(k)))))),
         DeadlockFree(id="no-deadlock"),
         Terminates(id="turns", scope="turn"),
@@ -132,6 +142,9 @@ def rotate(state: tuple, r: int, lay) -> tuple:
     for holder in (ACTIVE_VAR, "t"):
         a = lay.offsets[holder][0]
         out[a] = (state[a] + r) % n
+    first = lay.offsets["o"][0]
+    for p in range(n):
+        out[first + (p + r) % n] = (state[first + p] + r) % n
     return tuple(out)
 
 
@@ -290,8 +303,8 @@ def test_a_player_variable_is_rotated_with_the_players():
     ("      prio: (prio + 1) % PLAYERS", "      prio: 0", "`0` should be a player term", "prio: 0"),
     ('when: "passes < PLAYERS"', 'when: "passes < PLAYERS and prio == 0"', "compares a player with a number",
      'when: "passes < PLAYERS and'),
-    ("  mana: {type: 0..2, per: player", "  owner: {type: player, per: player, init: 0}\n  mana: {type: 0..2, "
-     "per: player", "owner is an array of players", "owner:"),
+    ("  mana: {type: 0..2, per: player", "  owner: {type: player, per: 0..2, init: 0}\n  mana: {type: 0..2, "
+     "per: player", "owner is an array of players not indexed by player", "owner:"),
     ("      passes: passes + 1", "      passes: prio", "is a player where a number or truth value is expected",
      "passes: prio"),
 ])

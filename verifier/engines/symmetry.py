@@ -11,7 +11,8 @@ next canonical form: that path replays on the reference semantics.
 
 In a packed state the elements of a per-player array are adjacent fields of
 one width, so rotating the players rotates that bit block; `active` and each
-variable of `type: player` (a scalar holding a player) become (v + r) mod PLAYERS.
+variable of `type: player` (a scalar holding a player) become (v + r) mod PLAYERS,
+and a per-player array of players is rotated in place and in value.
 """
 from __future__ import annotations
 
@@ -29,10 +30,14 @@ def canonicalizer(lay: Layout, packing: Packing) -> Canon:
     """`canon(x)`: the smallest packed state among the player rotations of packed state `x`."""
     n = lay.model.players
     blocks = []          # (shift, bits of one element) per per-player array
+    aims = []            # (shift, bits, least value) per per-player array of players: rotated in place and value
     for v in lay.model.variables:
         first, _lo, size = lay.offsets[v.name]
         if v.by_player and packing.widths[first] and size == n:
-            blocks.append((packing.shifts[first], packing.widths[first]))
+            if v.holds_player:
+                aims.append((packing.shifts[first], packing.widths[first], packing.los[first]))
+            else:
+                blocks.append((packing.shifts[first], packing.widths[first]))
     players = []         # (shift, bits, least value) per scalar holding a player: `active`, `type: player`
     for v in lay.model.variables:
         if v.name == ACTIVE_VAR or (v.holds_player and v.index is None):
@@ -40,7 +45,7 @@ def canonicalizer(lay: Layout, packing: Packing) -> Canon:
             if packing.widths[k]:
                 players.append((packing.shifts[k], packing.widths[k], packing.los[k]))
     moved = 0
-    for shift, w in blocks:
+    for shift, w in blocks + [(s, w) for s, w, _lo in aims]:
         moved |= ((1 << (w * n)) - 1) << shift
     for shift, w, _lo in players:
         moved |= ((1 << w) - 1) << shift
@@ -51,6 +56,8 @@ def canonicalizer(lay: Layout, packing: Packing) -> Canon:
         lines.append(f"    b{shift} = (x >> {shift}) & {(1 << (w * n)) - 1}")
     for sh, w, lo in players:
         lines.append(f"    a{sh} = ((x >> {sh}) & {(1 << w) - 1}) + {lo}")
+    for sh, w, lo in aims:
+        lines += [f"    e{sh}_{p} = ((x >> {sh + p * w}) & {(1 << w) - 1}) + {lo}" for p in range(n)]
     for r in range(1, n):
         terms = ["rest"]
         for shift, w in blocks:
@@ -58,6 +65,8 @@ def canonicalizer(lay: Layout, packing: Packing) -> Canon:
             terms.append(f"((((b{shift} << {r * w}) | (b{shift} >> {(n - r) * w})) & {mask}) << {shift})")
         for sh, _w, lo in players:
             terms.append(f"((((a{sh} + {r}) % {n}) - {lo}) << {sh})")
+        for sh, w, lo in aims:       # player p's target t becomes player p + r's target t + r
+            terms += [f"((((e{sh}_{p} + {r}) % {n}) - {lo}) << {sh + ((p + r) % n) * w})" for p in range(n)]
         lines += [f"    y = {' | '.join(terms)}", "    if y < best: best = y"]
     lines.append("    return best")
     ns: dict = {}

@@ -12,7 +12,8 @@ are only ever *player terms* used in ways every rotation preserves:
 - a player term may index a per-player array, be compared with `==` / `!=` to
   another player term, be an action's actor (`by:`) or `chooser:`, the `winner`, or be
   assigned to `active` or to a variable of `type: player`, and such a variable holds
-  only player terms;
+  only player terms; so does an element of a per-player array of players
+  (`per: player, type: player`: whom each player targets), itself a player term;
 - anything else (a number as a per-player index, `active == 0`, `p < q`,
   `p + 1`, a player stored in a variable that is not of `type: player`, a number
   stored in one, an array of players, a per-player array indexed by a number)
@@ -58,6 +59,9 @@ class SymmetryCheck:
         self.model = model
         self.arrays = {v.name for v in model.variables if v.by_player}
         self.holders = {ACTIVE_VAR} | {v.name for v in model.variables if v.holds_player and v.index is None}
+        # per-player arrays of players (`per: player, type: player`: whom each player targets): rotated in
+        # place and in value
+        self.player_arrays = {v.name for v in model.variables if v.holds_player and v.by_player and not v.dims}
 
     def over_players(self, lo: Expr, hi: Expr) -> bool:
         players: dict[str, Expr] = {"PLAYERS": Const(self.model.players)}
@@ -118,7 +122,7 @@ class SymmetryCheck:
             raise Broken(f"`{_show(e)}` {what}", span)
         if not per_player and k == PLAYER:
             raise Broken(f"`{_show(e)}` uses a player as an index of {e.name}, which is not per player", span)
-        return VALUE
+        return PLAYER if e.name.removeprefix(PREV_MARK) in self.player_arrays else VALUE
 
     def value(self, e: Expr, env: frozenset[str], span: Span | None) -> None:
         if self.kind(e, env, span) == PLAYER:
@@ -143,7 +147,10 @@ class SymmetryCheck:
         for eff in a.effects:
             span = eff.span or a.span
             t = eff.target
-            if isinstance(t, Var) and t.name in self.holders:
+            holds = t.name in self.holders if isinstance(t, Var) else t.name in self.player_arrays
+            if holds:
+                if isinstance(t, Index):
+                    self.index(t, env, span)
                 if not _is_rotation(eff.value, self.model.players):
                     self.player(eff.value, env, span)
                 continue
@@ -163,10 +170,11 @@ class SymmetryCheck:
     def model_parts(self) -> None:
         m = self.model
         for v in m.variables:
-            if v.holds_player and v.index is not None:
-                raise Broken(f"{v.name} is an array of players: symmetry: players rotates scalar players "
-                             "(`active`, a variable of type: player) only", v.span)
-            if v.name not in self.holders:       # a player's initial value: the search starts from the orbits
+            if v.holds_player and v.index is not None and v.name not in self.player_arrays:
+                raise Broken(f"{v.name} is an array of players not indexed by player: symmetry: players rotates "
+                             "scalar players and per-player arrays of players only", v.span)
+            if v.name not in self.holders | self.player_arrays:   # players' initial values: the search starts
+                # from the orbits of the initial states
                 for init in v.init:
                     if init is not None:
                         self.value(init, frozenset(), v.span)
