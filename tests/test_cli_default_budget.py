@@ -27,8 +27,8 @@ def test_none_lifts_the_default():
     assert args.timeout is None and run_options(args).budget.backstop is None
 
 
-def test_mutate_has_no_default_deadline():          # each mutant's search is capped by states instead
-    assert build_parser().parse_args(["mutate", str(MINI)]).timeout is None
+def test_mutate_has_the_default_deadline():
+    assert build_parser().parse_args(["mutate", str(MINI)]).timeout == DEFAULT_TIMEOUT
 
 
 @pytest.mark.parametrize("value", ["soon", "-5", "0", "nan", "inf"])

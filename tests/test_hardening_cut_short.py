@@ -7,17 +7,16 @@ import gc
 import json
 import os
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 import z3
 
-from verifier import runner, signals
+from verifier import runner
 from verifier.cli import main
-from verifier.engines import memory
 from verifier.engines.explicit import ExplicitEngine
+from verifier.resources import ManualClock, memory, signals
 
 GATE = Path(__file__).parent / "fixtures" / "gate"
 MODEL = str(GATE / "gate.yaml")
@@ -134,29 +133,28 @@ def test_a_search_accounts_for_the_growth_of_its_table_before_it_comes():
 
 # ---------------------------------------------------------------- the --timeout backstop
 
-def _hang(*_args, **_kwargs):
-    while True:                          # only the backstop ends this
-        time.sleep(0.01)
-
-
-def _hang_with_the_backstop_due(*_args, **_kwargs):
-    """The backstop brought forward to a grace from now (as after a cut), then `_hang` until it fires."""
-    signals.after_cut()
-    _hang()
+CLOCK = ManualClock(1000.0)
 
 
 @pytest.fixture
-def fast_backstop(monkeypatch):
-    monkeypatch.setattr(signals, "safe_to_raise", lambda _frame: True)    # the hang lives in this file
-    monkeypatch.setattr(signals, "grace_seconds", lambda _s: 1.0)   # 0.5 s was too short under load
+def fast_backstop():
+    """The run's backstop on a clock this file moves by hand: no timer, no waiting."""
+    with signals.run_clock(CLOCK):
+        yield
+
+
+def _hang(*_args, **_kwargs):
+    """A step that would run forever: its time passes, and the backstop's alarm rings in it."""
+    CLOCK.advance(10**6)
+    signals.fire(sys._getframe())
+    raise AssertionError("the backstop raises")
 
 
 def test_the_backstop_keeps_the_decided_claims(monkeypatch, capsys, fast_backstop):
-    monkeypatch.setattr("verifier.analysis.analyse_model", _hang_with_the_backstop_due)
-    start = time.monotonic()
+    monkeypatch.setattr("verifier.analysis.analyse_model", _hang)
     code = main(["check", MODEL, "-p", PROPS, "--timeout", "60", "-q", "-f", "json"])
     doc = _json(capsys)
-    assert code == 3 and time.monotonic() - start < 30
+    assert code == 3
     assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS", "HOLDS", "HOLDS"]
     assert "cut short by --timeout (60 s)" in doc["analyses"][0]["reason"]
 
@@ -171,12 +169,12 @@ def test_the_backstop_makes_the_undecided_claims_unknown(monkeypatch, capsys, fa
         return original(self, model, claims, *args, **kwargs)
 
     monkeypatch.setattr(ExplicitEngine, "check", second_call_hangs)
-    code = main(["check", MODEL, "-p", two_groups, "--engine", "explicit", "--timeout", "0.5", "-q", "-f", "json"])
+    code = main(["check", MODEL, "-p", two_groups, "--engine", "explicit", "--timeout", "5", "-q", "-f", "json"])
     doc = _json(capsys)
     verdicts = {r["id"]: (r["verdict"], r["reason"]) for r in doc["results"]}
     assert code == 3
     assert verdicts["hand-in-range"][0] == "HOLDS"
-    assert verdicts["no-play-after-discard"] == ("UNKNOWN", "cut short by --timeout (0.5 s)")
+    assert verdicts["no-play-after-discard"] == ("UNKNOWN", "cut short by --timeout (5 s)")
     assert "cut short by --timeout" in doc["analyses"][0]["reason"]
 
 
@@ -217,13 +215,13 @@ def test_findings_md_says_what_was_left_unknown(deep):
 # ---------------------------------------------------------------- what is written after a cut
 
 def test_report_after_the_backstop_writes_the_pages_and_says_unknown(monkeypatch, capsys, fast_backstop, tmp_path):
-    monkeypatch.setattr(signals, "grace_seconds", lambda _s: 2.0)     # the pages are written in the grace after the cut
+    monkeypatch.setattr("verifier.runner.free_cpus", lambda: 1)    # the analyses here (the clock moves here)
     monkeypatch.setattr("verifier.analysis.analyse_model", _hang)
     out = tmp_path / "site"
-    code = main(["report", MODEL, "-p", PROPS, "-o", str(out), "--timeout", "0.5", "-q"])
+    code = main(["report", MODEL, "-p", PROPS, "-o", str(out), "--timeout", "5", "-q"])
     assert code == 3, capsys.readouterr().err
     findings = (out / "FINDINGS.md").read_text(encoding="utf-8")
-    assert "cut short by --timeout (0.5 s)" in findings
+    assert "cut short by --timeout (5 s)" in findings
     assert "Not laid out: the --timeout had passed" in (out / "gate" / "index.html").read_text(encoding="utf-8")
 
 
@@ -245,13 +243,13 @@ def test_a_graphviz_abort_costs_its_diagram_not_the_run(monkeypatch):
 
 def test_forked_readings_are_cut_short_by_their_own_backstop(monkeypatch, capsys, fast_backstop, tmp_path):
     """Each reading in its forked worker gets the backstop again (interval timers are not
-    inherited), a little before the parent's: its decided claims come back with it."""
+    inherited), before the parent's: its decided claims come back with it."""
     monkeypatch.setattr("verifier.forking.free_cpus", lambda: 2)
     monkeypatch.setattr("verifier.analysis.analyse_model", _hang)
     props = tmp_path / "mini_props.yaml"
     props.write_text('claims:\n  - id: anything\n    says: "Always"\n    invariant: "true"\n', encoding="utf-8")
     mini = str(Path(__file__).parent / "fixtures" / "lang" / "mini.yaml")
-    code = main(["check", mini, "-p", str(props), "--timeout", "2", "-q", "-f", "json"])
+    code = main(["check", mini, "-p", str(props), "--timeout", "5", "-q", "-f", "json"])
     doc = _json(capsys)
     assert code == 3, doc
     assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS"], [r["reason"] for r in doc["results"]]
@@ -259,9 +257,8 @@ def test_forked_readings_are_cut_short_by_their_own_backstop(monkeypatch, capsys
 
 
 def test_the_backstop_in_the_comparison_of_readings_leaves_the_findings_unknown(monkeypatch, capsys, fast_backstop):
-    """The backstop fires in the comparison, whatever the claims and the analyses before it took (with
-    --timeout 0.5 they were cut short themselves when the test ran alone or on a loaded machine)."""
-    monkeypatch.setattr("verifier.analysis.across_readings", _hang_with_the_backstop_due)
+    """The backstop fires in the comparison of the readings, after the claims and the analyses."""
+    monkeypatch.setattr("verifier.analysis.across_readings", _hang)
     code = main(["check", MODEL, "-p", PROPS, "--timeout", "60", "-q", "-f", "json"])
     doc = _json(capsys)
     assert code == 3
@@ -270,8 +267,9 @@ def test_the_backstop_in_the_comparison_of_readings_leaves_the_findings_unknown(
 
 
 def test_diff_after_the_backstop_compares_what_was_decided(monkeypatch, capsys, fast_backstop):
+    monkeypatch.setattr("verifier.runner.free_cpus", lambda: 1)    # the analyses here (the clock moves here)
     monkeypatch.setattr("verifier.analysis.analyse_model", _hang)
-    code = main(["diff", MODEL, MODEL, "--timeout", "0.5", "-q"])
+    code = main(["diff", MODEL, MODEL, "--timeout", "5", "-q"])
     out = capsys.readouterr().out
     assert code == 3, out
     assert "not compared: exploration incomplete (cut short by --timeout)" in out

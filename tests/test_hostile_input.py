@@ -293,7 +293,7 @@ def test_every_command_runs_under_the_backstop(command, tmp_path):
     extra = {"export": ["--to", "json"], "testgen": ["-o", str(tmp_path / "t.py")]}.get(command, [])
     args = build_parser().parse_args([command, "model.yaml", *extra, "--max-memory", "500"])
     assert args.handler.__module__.rsplit(".", 1)[-1] in WHOLE_RUN_TIMEOUT and args.max_memory == 500
-    assert args.timeout == (None if command == "mutate" else DEFAULT_TIMEOUT)
+    assert args.timeout == DEFAULT_TIMEOUT
     assert build_parser().parse_args([command, "model.yaml", *extra, "--timeout", "none"]).timeout is None
 
 

@@ -173,8 +173,7 @@ def test_a_layer_drawn_out_of_order_is_found():
     assert _misplaced(LAYERS, moved) == ["lang (layer 1) is drawn below diagnostics (layer 0)",
                                          "lang (layer 1) is drawn below files (layer 0)",
                                          "lang (layer 1) is drawn below ir (layer 0)",
-                                         "lang (layer 1) is drawn below resources (layer 0)",
-                                         "lang (layer 1) is drawn below signals (layer 0)"]
+                                         "lang (layer 1) is drawn below resources (layer 0)"]
 
 
 def _misplaced(layers: dict[str, int], lines: list[str]) -> list[str]:

@@ -13,10 +13,11 @@ from verifier.engines.ledger import Ledger
 from verifier.ir.expr import pretty
 from verifier.ir.model import PHASE_VAR
 from verifier.lang import load_model, load_properties
+from verifier.mutation import analysis
 from verifier.mutation.analysis import mutate
 from verifier.mutation.equivalence import behaviour
 from verifier.mutation.operators import OPERATORS, apply, generate
-from verifier.resources import Budget
+from verifier.resources import Budget, ManualClock, signals
 from verifier.runner import RunOptions, check_loaded, check_model, claims_for
 
 HERE = Path(__file__).parent / "fixtures" / "mutation"
@@ -186,7 +187,8 @@ def test_cli_json_max_mutants_and_budget(capsys, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["generated"] == 44 and doc["checked"] == len(doc["mutants"]) == 5
     assert {"id", "operator", "rule", "where", "status", "reason"} <= set(doc["mutants"][0])
-    assert main(["mutate", MODEL, "-p", PROPS, "--timeout", "0.000001", "-q"]) == 3
+    with signals.run_clock(ManualClock(100.0)):        # a run that started before its --timeout
+        assert main(["mutate", MODEL, "-p", PROPS, "--timeout", "1", "-q"], started=0.0) == 3
     assert "unknown" in capsys.readouterr().out
     assert main(["mutate", MODEL, "-p", PROPS, "--max-mutants", "0"]) == 2
     assert main(["mutate", MODEL, "-p", PROPS, "--jobs", "0"]) == 2
@@ -232,3 +234,29 @@ def test_the_lowered_bookkeeping_is_not_mutated():
             for m in generate(*_as_written(str(fixtures / name)))]
     assert not [d for d in made if "_len :=" in d or "_until" in d]
     assert any("'stack[stack_len] := c'" in d for d in made) and any("'shield[q] := true'" in d for d in made)
+
+
+def test_the_backstop_keeps_the_mutants_decided_before_it(monkeypatch, capsys, tmp_path):
+    """When the backstop cuts a mutation run, the mutants decided by then keep their outcomes and the
+    rest are UNKNOWN, not checked (the run used to end with "nothing was decided"); exit 3. The
+    run's clock is moved by hand: the alarm rings in the third mutant's check."""
+    clock, calls = ManualClock(), []
+    decide = analysis._decide
+
+    def third_is_cut(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            clock.advance(100.0)
+            signals.fire(None)
+        return decide(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "_decide", third_is_cut)
+    out = tmp_path / "m.json"
+    with signals.run_clock(clock):
+        code = main(["mutate", MODEL, "-p", PROPS, "--max-mutants", "6", "--jobs", "1", "--timeout", "30",
+                     "-f", "json", "-o", str(out)])
+    assert code == 3, capsys.readouterr().err
+    mutants = json.loads(out.read_text())["mutants"]
+    assert len(mutants) == 6 and all(m["status"] != "unknown" for m in mutants[:2])
+    assert all(m["status"] == "unknown" and m["reason"] == "not checked: cut short by --timeout (30 s)"
+               for m in mutants[2:]), mutants

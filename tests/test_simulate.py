@@ -13,6 +13,7 @@ from verifier.diagnostics import UsageError
 from verifier.lang import load_model, load_properties
 from verifier.playout.play import PlayoutOptions, game_trace, simulate
 from verifier.playout.policy import Policy, load_policy
+from verifier.resources import ManualClock, signals
 from verifier.semantics import layout
 from verifier.trace import replay
 
@@ -254,9 +255,19 @@ def test_cli_bad_policy_file_exit_2_with_position(tmp_path, capsys):
     assert f"{policy}:3:3: error: unknown action 'draw_card'" in err and "hint:" in err
 
 
+class Ticking(ManualClock):
+    """A clock that moves a tenth of a second each time it is read: a run on it passes any --timeout."""
+
+    def now(self) -> float:
+        self.at += 0.1
+        return self.at
+
+
 def test_timeout_stops_between_games_and_exits_3(capsys):
-    assert main(["simulate", "models/shadow_era.yaml", "--games", "1000000", "--timeout", "0.3", "--no-properties",
-                 "--format", "json", "-q"]) == 3
+    with signals.run_clock(Ticking()):
+        code = main(["simulate", "models/shadow_era.yaml", "--games", "1000000", "--timeout", "3", "--no-properties",
+                     "--format", "json", "-q"])
+    assert code == 3
     doc = json.loads(capsys.readouterr().out)
     assert doc["stopped_by_timeout"] and 0 < doc["games"] < doc["games_requested"] == 1000000
     assert sum(doc["outcomes"].values()) == doc["games"]

@@ -1,3 +1,4 @@
 from verifier.cli import main
+from verifier.resources.signals import leave, process_started
 
-raise SystemExit(main())
+leave(main(started=process_started()))

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Generic, TypeVar, cast
 
-from verifier.engines.memory import resident_bytes, rewatch_in_child, set_workers
-from verifier.signals import default_signals_in_child
+from verifier.resources.memory import resident_bytes, rewatch_in_child, set_workers
+from verifier.resources.signals import default_signals_in_child
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field, replace
 from verifier.diagnostics import Diagnostic
 from verifier.engines.base import ProgressFn, SearchOptions
 from verifier.engines.ledger import Ledger
-from verifier.engines.memory import OutOfMemory
-from verifier.engines.memory import after_cut as memory_after_cut
 from verifier.engines.names import REDUCTIONS
 from verifier.forking import Alongside, fork_map, free_cpus, in_child
 from verifier.ir.model import Model
@@ -22,8 +20,10 @@ from verifier.lang import check_model as load_checked
 from verifier.lang import default_properties_path, load_at_printed, load_properties
 from verifier.portfolio.decide import AtDefaults, Portfolio, make_engine
 from verifier.resources import Budget
+from verifier.resources.memory import OutOfMemory
+from verifier.resources.memory import after_cut as memory_after_cut
+from verifier.resources.signals import OutOfTime, after_cut
 from verifier.result import CheckResult, Finding, ModelRun, Verdict, scale_of
-from verifier.signals import OutOfTime, after_cut
 
 
 @dataclass(frozen=True)

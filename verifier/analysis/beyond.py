@@ -38,7 +38,6 @@ import z3
 
 from verifier.analysis.context import Context, Visitor
 from verifier.analysis.questions import Question, questions
-from verifier.engines.memory import bound_z3, z3_out_of_memory
 from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, as_bool, conj, disj, negate
 from verifier.engines.symbolic.kinduction import kinduction
@@ -48,6 +47,7 @@ from verifier.engines.symbolic.strengthen import lemma_term
 from verifier.engines.symbolic.witness import InternalError, concretise
 from verifier.ir.expr import App, Const, Expr, Index, Op
 from verifier.ir.props import Invariant, Property, map_claim
+from verifier.resources.memory import bound_z3, z3_out_of_memory
 from verifier.semantics import EvalError, initial_states
 
 BEYOND_UNITS = 120_000_000   # Z3 resource units for the questions of one model (about a minute of one core)

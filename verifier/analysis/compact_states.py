@@ -22,12 +22,12 @@ import numpy as np
 
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import CompactSpace, explore_compact, firings_along
-from verifier.engines.memory import limit_words, over_soft
 from verifier.engines.statespace import StatesView, slot_columns
 from verifier.engines.visited import hash_rows
 from verifier.engines.words import as_ints, as_rows, key_at, no_states
 from verifier.ir.model import Action, Model
 from verifier.resources import Budget, Stop, StopKind
+from verifier.resources.memory import limit_words, over_soft
 from verifier.semantics import State
 
 CHUNK = 1 << 16          # states converted to Python ints at a time when the scan iterates

@@ -113,7 +113,7 @@ def candidate_pairs(model: Model) -> list[tuple[int, int]]:
 
 def z3_cut(said: object) -> str:
     """Why an analysis was cut short when Z3 said `said` ("" when no budget is to blame)."""
-    from verifier.engines.memory import z3_out_of_memory
+    from verifier.resources.memory import z3_out_of_memory
 
     reason = z3_out_of_memory(said)
     return f"cut short ({reason})" if reason else ""
@@ -134,9 +134,9 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
     readings of one rulebook mostly share their actions, and each pair is asked once."""
     import z3
 
-    from verifier.engines.memory import bound_z3
     from verifier.engines.symbolic.core import Effort
     from verifier.engines.symbolic.encode import Encoding, Unsupported, conj
+    from verifier.resources.memory import bound_z3
 
     model = ctx.model
     answers = ctx.memo.setdefault(

@@ -17,8 +17,8 @@ from verifier import __version__
 from verifier.cli import config
 from verifier.cli.common import EXIT_BUG, EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_UNKNOWN
 from verifier.diagnostics import TurnproofError
-from verifier.engines import memory
-from verifier.signals import OutOfTime, Terminated, hard_deadline, terminate_on_sigterm
+from verifier.resources import memory, signals
+from verifier.resources.signals import OutOfTime, Terminated, hard_deadline, terminate_on_sigterm
 
 DESCRIPTION = """\
 turnproof checks the turn structure of a card or tabletop game.
@@ -62,9 +62,12 @@ def build_parser() -> config.Parser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, started: float | None = None) -> int:
     """Run one subcommand; every way out is an exit code (see EXIT_CODES_HELP), never a traceback
-    unless --debug (or TURNPROOF_DEBUG=1) asks for one."""
+    unless --debug (or TURNPROOF_DEBUG=1) asks for one. `started`: when the run began on
+    `time.monotonic()`'s clock (the process's start from `__main__`; default now), from which
+    --timeout counts."""
+    started = signals.now() if started is None else started
     parser = build_parser()
     try:
         found = config.find(Path.cwd())
@@ -78,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         importlib.import_module(module)
     debug = args.debug or os.environ.get("TURNPROOF_DEBUG") == "1"
     backstop = args.timeout if args.handler.__module__.rsplit(".", 1)[-1] in WHOLE_RUN_TIMEOUT else None
-    with terminate_on_sigterm(), hard_deadline(backstop), memory.watching(getattr(args, "max_memory", None)):
+    args.started = started
+    with terminate_on_sigterm(), hard_deadline(backstop, started), memory.watching(getattr(args, "max_memory", None)):
         try:
             return args.handler(args)
         except TurnproofError as err:

@@ -16,6 +16,7 @@ from verifier.portfolio.stores import SWITCH_STATES
 if TYPE_CHECKING:                  # the subcommands import what they run when they run (a fast --help)
     from verifier.engines.base import ProgressInfo
     from verifier.ir.model import Model
+    from verifier.resources import Backstop
     from verifier.result import ModelRun
     from verifier.runner import RunOptions
 
@@ -187,9 +188,21 @@ def concrete_model(path: str, params: dict[str, int | None], variant: str | None
     return model.instantiate()
 
 
+def run_backstop(args: argparse.Namespace) -> Backstop | None:
+    """The engines' backstop: --timeout after the run started (`cli.main` sets `args.started`), on
+    the run's clock (the one `resources.signals` rings its alarm by)."""
+    from verifier.resources import DEFAULT_DEADLINE, Backstop, signals
+
+    if args.timeout is None:
+        return None
+    owner = "--timeout" if args.timeout != DEFAULT_TIMEOUT else DEFAULT_DEADLINE
+    return Backstop(getattr(args, "started", signals.now()) + args.timeout, f"{owner} ({args.timeout:g} s)",
+                    signals.clock())
+
+
 def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOptions:
     from verifier.engines.base import SearchOptions
-    from verifier.resources import DEFAULT_DEADLINE, Backstop, Budget
+    from verifier.resources import Budget
     from verifier.runner import RunOptions
 
     limits = (("--max-states", args.max_states), ("--max-depth", args.max_depth), ("--rlimit", args.rlimit),
@@ -198,10 +211,9 @@ def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOption
         if value is not None and value < (0 if flag == "--max-depth" else 1):
             raise UsageError(Diagnostic(f"{flag} {value} is not a positive number", hint=f"e.g. {flag} 100"))
     given = [f"{flag} {value}" for flag, value in limits if value is not None]
-    owner = "--timeout" if args.timeout != DEFAULT_TIMEOUT else DEFAULT_DEADLINE
     budget = Budget(max_states=args.max_states, max_depth=args.max_depth, rlimit=args.rlimit,
                     max_memory_mb=args.max_memory, owner=", ".join(given) or "the default budget",
-                    backstop=None if args.timeout is None else Backstop.after(args.timeout, f"{owner} ({args.timeout:g} s)"))
+                    backstop=run_backstop(args))
     if args.workers < 1:
         raise UsageError(Diagnostic(f"--workers {args.workers}: needs at least one worker", hint="e.g. --workers 2"))
     search = SearchOptions("compact" if args.workers > 1 or args.scheduler else args.store, args.workers,

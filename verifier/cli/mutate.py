@@ -66,7 +66,7 @@ def register(sub: Commands) -> None:
     p.add_argument("-p", "--properties", metavar="FILE", help="property file (default: properties/<model>.yaml)")
     p.add_argument("--no-consistency", action="store_true",
                    help="kill mutants by the claims alone, without the consistency analyses (faster)")
-    add_model_options(p, timeout=None)
+    add_model_options(p)
     add_output_options(p, FORMATS)
     p.add_argument("--max-mutants", type=int, metavar="N",
                    help="check only N mutants, spread evenly over all of them (a quick estimate)")

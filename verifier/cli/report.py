@@ -23,7 +23,7 @@ from verifier.cli.common import (
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, TurnproofError, UsageError, printable
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
-from verifier.signals import OutOfTime, after_cut, past_deadline
+from verifier.resources.signals import OutOfTime, after_cut, past_deadline
 
 if TYPE_CHECKING:                  # imported where they run (a fast --help)
     from verifier.ir.model import Model

@@ -14,6 +14,7 @@ from verifier.cli.common import (
     add_budget_options,
     concrete_model,
     parse_params,
+    run_backstop,
     wants_progress,
     write_output,
 )
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if props_path and not args.no_properties:
         claims = load_properties(props_path, model)
     policy = UNIFORM if args.policy == "uniform" else load_policy(args.policy, model)
-    options = PlayoutOptions(args.games, args.seed, args.max_steps, policy, args.hand, args.timeout)
+    options = PlayoutOptions(args.games, args.seed, args.max_steps, policy, args.hand, run_backstop(args))
     with _progress(args.games, args.quiet) as done:
         sim = simulate(model, claims, options, args.model, done)
     if args.format == "json":

@@ -166,8 +166,8 @@ def _label(action: str, choice) -> str:
 def compare_behaviours(old_model, new_model, options: RunOptions, limit: int = 10) -> BehaviourDiff:
     """Reachable states of two versions (one variant), projected on the slots both share."""
     from verifier.engines.explicit import explore
+    from verifier.resources.signals import past_deadline
     from verifier.semantics import layout
-    from verifier.signals import past_deadline
 
     old_m, new_m = _instantiated(old_model), _instantiated(new_model)
     old_slots = [s.name for s in layout(old_m).slots]

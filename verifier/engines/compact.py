@@ -34,13 +34,13 @@ import numpy as np
 from verifier.engines.actiongen import Labels
 from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
-from verifier.engines.memory import give_back_freed
 from verifier.engines.vecgen import MAX_BITS, BatchCode, NotVectorisable, compile_batch, compile_batch_predicate
 from verifier.engines.visited import VisitedTable
 from verifier.engines.words import as_ints, as_rows, differs_from_previous, key_at, no_states, rows_at, sort_keys
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
 from verifier.resources import Budget, Stop, StopKind, model_error
+from verifier.resources.memory import give_back_freed
 from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace
 

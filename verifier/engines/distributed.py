@@ -46,12 +46,12 @@ from verifier.engines.actiongen import Labels
 from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import TRIM_FROM, CompactSpace, Expansion, TooWide, Watch, depth_cap, level_chunks
-from verifier.engines.memory import give_back_freed, resident_bytes
 from verifier.engines.vecgen import MAX_BITS
 from verifier.engines.visited import VisitedTable, mix
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
 from verifier.resources import Budget, Stop, model_error
+from verifier.resources.memory import give_back_freed, resident_bytes
 from verifier.semantics import EvalError, initial_states, layout
 
 # Dask settings of the local cluster. Its defaults were measured to take CPU time from the search:

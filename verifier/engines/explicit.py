@@ -17,7 +17,6 @@ from dataclasses import replace
 from verifier.engines.base import ProgressFn, ProgressInfo, stop_of
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
 from verifier.engines.ledger import Ledger
-from verifier.engines.memory import limit_words, memory_limit_bytes, over_soft, table_growth
 from verifier.engines.statespace import StateSpace
 from verifier.engines.symmetry import NAME as SYMMETRY
 from verifier.engines.symmetry import canonicalizer
@@ -25,6 +24,7 @@ from verifier.ir.expr import Expr
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
 from verifier.resources import Budget, Stop, StopKind, model_error
+from verifier.resources.memory import limit_words, memory_limit_bytes, over_soft, table_growth
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, State, initial_states, layout
 from verifier.trace import Trace

@@ -38,6 +38,7 @@ from verifier.mutation.journal import Journal, RunKey
 from verifier.mutation.operators import Mutant, apply, generate
 from verifier.mutation.results import METHOD, MutationReport, Outcome
 from verifier.resources import Backstop, Budget, StopKind
+from verifier.resources.signals import OutOfTime, after_cut
 from verifier.result import ModelRun, Verdict
 from verifier.runner import RunOptions, check_loaded, claims_for
 
@@ -56,7 +57,8 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
            only: frozenset[str] | None = None, jobs: int | None = None,
            journal_path: str | None = None) -> MutationReport:
     """Mutation analysis of one reading of the model file at `path` (`options.variant`, else
-    its first). `options.budget.timeout` bounds the whole run; `max_mutants` checks an
+    its first). The budget's backstop bounds the whole run: when it cuts, the mutants decided by
+    then keep their outcomes and the rest are UNKNOWN, not checked; `max_mutants` checks an
     evenly spread selection of that many mutants; `only` names the mutants to check (their
     ids, `m12`: stable while the model file is unchanged). `progress(outcome, done, total)` is
     called as each mutant is decided; `jobs` mutants are checked at once (default: one per
@@ -115,8 +117,10 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
         largest = max((r.stats.states or 0 for r in ref_run.results), default=0)
         options = replace(options, budget=replace(options.budget, max_states=max(STATE_FLOOR, STATE_GROWTH * largest)))
     done = [0]
+    decided: dict[str, Outcome] = {}
 
     def arrived(outcome: Outcome) -> None:
+        decided[outcome.mutant.id] = outcome
         done[0] += 1
         if journal is not None:
             journal.add(outcome)
@@ -129,14 +133,19 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
             progress(outcome, done[0], len(chosen))
     job = partial(_check_mutant, path=path, options=options, claims=claims, reference=reference,
                   backstop=backstop, memo=memo if consistency else None)
+    cut = ""
     try:
-        checked = fork_map(job, [m for m in chosen if m.id not in earlier], workers=jobs, arrived=arrived)
+        fork_map(job, [m for m in chosen if m.id not in earlier], workers=jobs, arrived=arrived)
+    except OutOfTime:                  # the backstop: the mutants decided so far are kept, the rest not checked
+        after_cut()
+        cut = backstop.stop().words if backstop is not None else OutOfTime.words
     finally:
         if journal is not None:
             journal.close()
-    by_id = {o.mutant.id: o for o in checked} | earlier
+    by_id = decided | earlier
     return MutationReport(original.name, path, original.variant, params, claims[1], len(claims[0]), len(mutants),
-                          tuple(by_id[m.id] for m in chosen), seconds=time.perf_counter() - start)
+                          tuple(by_id.get(m.id) or Outcome(m, "unknown", f"not checked: {cut}", 0.0) for m in chosen),
+                          seconds=time.perf_counter() - start)
 
 
 def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[list[Property], str | None],

@@ -28,6 +28,7 @@ from verifier.playout.policy import UNIFORM, Policy
 from verifier.playout.result import CUT, ENDED, STUCK, ClaimTally, Simulation
 from verifier.props.mapback import strip_monitors
 from verifier.props.monitor import compile_claim, compile_together
+from verifier.resources import Backstop
 from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace, replay
 
@@ -59,7 +60,7 @@ class PlayoutOptions:
     max_steps: int = 1000
     policy: Policy = UNIFORM
     hand: str | None = None           # the variable of the hand-size histogram; None: `hand` if declared
-    timeout: float | None = None      # seconds: no game starts after that (the statistics cover those played)
+    backstop: Backstop | None = None  # the run's --timeout: no game starts after it (the statistics cover those played)
 
 
 @dataclass
@@ -82,13 +83,12 @@ def default_hand(model: Model) -> str | None:
 
 def simulate(model: Model, claims: Sequence[Property], options: PlayoutOptions = PlayoutOptions(),
              path: str = "", done: GameDone | None = None) -> Simulation:
-    """Play `options.games` games of the concrete `model` (fewer when `options.timeout` passes
+    """Play `options.games` games of the concrete `model` (fewer when `options.backstop` cuts
     first); evaluate `claims` on every state."""
     game, starts, hand_var = _prepare(model, claims, options)
     start = time.perf_counter()
-    deadline = None if options.timeout is None else start + options.timeout
     played = 0
-    while played < options.games and (deadline is None or time.perf_counter() < deadline):
+    while played < options.games and (options.backstop is None or not options.backstop.expired()):
         game.play(played, starts)
         played += 1
         if done is not None:

@@ -34,7 +34,7 @@ from verifier.ir.expr import TRUE, pretty
 from verifier.ir.model import PHASE_VAR, Action, ActionKind, Modality, Model, Phase, PhaseEdge
 from verifier.report import trace_view
 from verifier.report.phase_actions import actions_by_phase
-from verifier.signals import past_deadline
+from verifier.resources.signals import past_deadline
 from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
 from verifier.trace import Names, Trace
 

@@ -5,9 +5,9 @@ from dataclasses import dataclass, field
 
 import z3
 
-from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.encode import Encoding, Term, disj
 from verifier.engines.symbolic.witness import Path
+from verifier.resources.memory import bound_z3
 
 
 @dataclass

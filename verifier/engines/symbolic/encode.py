@@ -28,10 +28,10 @@ from typing import TypeAlias, assert_never
 
 import z3
 
-from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, state_vars
 from verifier.ir.model import ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow, Type
+from verifier.resources.memory import bound_z3
 
 # z3 ships no type information, so to mypy this alias is Any; it names what the helpers pass around.
 Term: TypeAlias = z3.ExprRef

@@ -22,7 +22,6 @@ import z3
 
 from verifier.engines.base import ProgressFn
 from verifier.engines.explicit import explore
-from verifier.engines.memory import bound_z3, z3_out_of_memory
 from verifier.engines.symbolic import monitor_proof
 from verifier.engines.symbolic.bmc import bmc
 from verifier.engines.symbolic.core import Effort, Outcome, Safety
@@ -38,6 +37,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
 from verifier.props.monitor import MONITOR_PREFIX
 from verifier.resources import Budget, Stop, StopKind, model_error
+from verifier.resources.memory import bound_z3, z3_out_of_memory
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, evaluate
 

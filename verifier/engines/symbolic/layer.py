@@ -23,10 +23,10 @@ from math import gcd, lcm
 
 import z3
 
-from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Term
 from verifier.engines.symbolic.units import UNITS_PER_SECOND
+from verifier.resources.memory import bound_z3
 
 JOINT_ROUNDS = 60       # counterexample rounds of a layer making as many actions strict as it can
 SINGLE_ROUNDS = 10      # then, per action, rounds making it the only strict one

@@ -36,13 +36,13 @@ from itertools import combinations
 import numpy as np
 import z3
 
-from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic import strengthen
 from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
 from verifier.engines.symbolic.strengthen import Clause, Literal, clause_term, excluded
 from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.ir.model import BoolType, EnumType
+from verifier.resources.memory import bound_z3
 
 ROUNDS = 12             # rounds of CTIs turned into candidates, at most
 CTIS = 4                # CTIs per round, at most

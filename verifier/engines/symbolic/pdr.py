@@ -19,11 +19,11 @@ from weakref import WeakKeyDictionary
 
 import z3
 
-from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import TRUE, Encoding, Term, conj, negate
 from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.engines.symbolic.witness import Path
+from verifier.resources.memory import bound_z3
 
 FALLBACK_DEPTH = 60
 RECHECK_CAP = 60 * UNITS_PER_SECOND     # Z3 resource units at most for re-checking Spacer's invariant

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import z3
 
-from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.ir.expr import Const
 from verifier.ir.model import BoolType, EnumType, IntType
+from verifier.resources.memory import bound_z3
 
 _PREC = {"or": 1, "->": 1, "and": 2, "not": 3, "cmp": 4, "+": 5, "*": 6, "atom": 9}
 

@@ -25,12 +25,12 @@ import z3
 
 from verifier.engines.bfsgen import compile_expander, packing_of
 from verifier.engines.codegen import Packing
-from verifier.engines.memory import bound_z3
 from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
 from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.engines.walk import random_runs
 from verifier.ir.model import BoolType, EnumType
+from verifier.resources.memory import bound_z3
 from verifier.semantics import EvalError, layout
 
 WALK_STEPS = 20_000     # steps of random runs per call, at most

@@ -1,0 +1,81 @@
+"""The --timeout backstop's steps (`resources.signals`): within --timeout plus a tenth and one
+second, counted from the process's start; Z3 interrupted where the alarm cannot reach it. No test
+here waits on a clock: the run's clock is a ManualClock, and the alarm is rung by hand (`fire`)."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import z3
+
+from verifier.resources import ManualClock, signals
+
+
+def test_the_steps_fit_in_the_allowance():
+    for seconds in (0.5, 5, 15, 600):
+        alarm = signals.Alarm.after(seconds, 1000.0)
+        spare = signals.allowance(seconds)
+        assert spare == pytest.approx(seconds / 10 + 1)
+        assert 1000 + seconds == alarm.timeout_at < alarm.cut_at < alarm.end_at < 1000 + seconds + spare
+        assert alarm.cut_at + alarm.defer < alarm.end_at
+
+
+def test_the_process_start_is_before_now():
+    now = time.monotonic()
+    assert now - 60 <= signals.process_started() <= time.monotonic()
+
+
+def test_the_alarm_waits_briefly_for_the_run_own_code_then_cuts():
+    """Rung inside a library's frame, the alarm waits (`defer`, on the run's clock) for turnproof's
+    own code; past that it cuts wherever the run is."""
+    clock = ManualClock(0.0)
+    with signals.run_clock(clock), signals.hard_deadline(5.0):
+        clock.advance(5.0 + 0.3 * signals.allowance(5.0))         # the parent's cut is due
+        signals.fire(None)                                        # in a library: not yet
+        assert signals.past_deadline()
+        clock.advance(1.0)
+        with pytest.raises(signals.OutOfTime):
+            signals.fire(None)
+    assert not signals.past_deadline()
+
+
+def test_after_a_cut_the_writing_has_until_its_own_step():
+    clock = ManualClock(0.0)
+    with signals.run_clock(clock), signals.hard_deadline(10.0):
+        clock.advance(10.5)
+        signals.after_cut()                                        # the parent was cut: now the writing
+        signals.fire(None)                                         # not due yet
+        clock.advance(signals.allowance(10.0))
+        with pytest.raises(signals.OutOfTime):
+            signals.fire(None)
+
+
+def test_a_z3_call_is_interrupted_where_the_alarm_cannot_reach():
+    """A solver call holds the main thread inside C, where no signal handler runs: the backstop's
+    watchdog thread interrupts Z3 (here as soon as the call runs), and the call answers unknown."""
+    solver = z3.Solver()
+    solver.set("rlimit", 2_000_000_000)        # a bound, should the interrupt not come: the test then fails
+    holes, pigeons = 10, 11
+    x = [[z3.Bool(f"p{i}h{j}") for j in range(holes)] for i in range(pigeons)]
+    for i in range(pigeons):
+        solver.add(z3.Or(x[i]))
+    for j in range(holes):
+        for i in range(pigeons):
+            for k in range(i + 1, pigeons):
+                solver.add(z3.Not(z3.And(x[i][j], x[k][j])))
+    done = threading.Event()
+
+    def interrupt_until_done() -> None:
+        while not done.is_set():
+            signals.interrupt_z3()
+            done.wait(0.01)
+
+    thread = threading.Thread(target=interrupt_until_done, daemon=True)
+    thread.start()
+    try:
+        answer = solver.check()
+    finally:
+        done.set()
+        thread.join()
+    assert answer == z3.unknown and solver.reason_unknown() in ("interrupted", "canceled")

@@ -1,0 +1,274 @@
+"""The run's signals: SIGTERM as an exception (`Terminated`), so that a terminated run unwinds like
+an interrupted one (forked workers stopped, temporary folders removed by the `finally` blocks on
+the way out); the --timeout backstop (`hard_deadline`, `OutOfTime`); worker signal settings.
+
+The backstop keeps one promise: the run ends within --timeout plus a tenth of it and one second
+(`allowance`), counted from when the process started (interpreter start-up and imports included,
+`process_started`). Its steps, after the start:
+
+- at --timeout the engines' own `Backstop` has expired (they stop by themselves where they look),
+  and forked workers are cut (SIGALRM in each: `OutOfTime`, caught where what they decided is kept
+  and sent to the parent);
+- HANDOVER of the allowance later, the parent is cut: the workers' parts have arrived, or the
+  workers are stopped; what was decided is written;
+- WRITING of the allowance later, the writing itself is cut and the run ends with nothing decided.
+
+A signal handler runs between two bytecodes of the main thread, never inside a call into C: where
+the main thread waits in Z3 (a solver call may run for all its resource units), a watchdog thread
+interrupts Z3 at the cut (`z3.Context.interrupt`) and again every INTERRUPT_EVERY seconds, so that
+the handler gets its turn. Tests give the run a clock they move by hand (`run_clock`): no timer
+is then armed, and the test rings the alarm itself (`fire`), so that none waits on a clock.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import NoReturn
+
+from verifier.resources.clock import Clock, MonotonicClock
+
+HANDOVER = 0.3          # share of the allowance the parent gives its workers to hand over what they decided
+WRITING = 0.8           # share of the allowance by which what was decided is written (the rest: the exit)
+DEFER_SHARE = 0.1       # share of the allowance an OutOfTime may wait for the run's own code ...
+DEFER_MOST = 2.0        # ... at most this many seconds
+DEFER_SECONDS = 0.05    # between two looks
+INTERRUPT_EVERY = 0.05  # seconds between two interrupts of Z3 once the cut is due
+PACKAGE = (str(Path(__file__).parent.parent), str(Path(__file__).resolve().parent.parent))   # as imported, resolved
+
+
+class Terminated(BaseException):
+    """The process received SIGTERM (a BaseException: no `except Exception` swallows it)."""
+
+
+def _raise_terminated(_signum, _frame) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def terminate_on_sigterm() -> Iterator[None]:
+    """Within the block SIGTERM raises `Terminated` (main thread only; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class OutOfTime(BaseException):
+    """The run's --timeout passed inside a step that does not watch the clock."""
+
+    words = "cut short by --timeout"
+
+
+def allowance(seconds: float) -> float:
+    """How long after --timeout the run may take to end: a tenth of it and one second."""
+    return seconds / 10 + 1
+
+
+def process_started() -> float:
+    """When this process started, on `time.monotonic()`'s clock (the interpreter's start-up and
+    imports count against --timeout); now where the system does not say."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])      # field 22, starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - min(max(0.0, age), 60.0)
+
+
+def safe_to_raise(frame: FrameType | None) -> bool:
+    """Whether an exception raised asynchronously (by a signal handler) in `frame` unwinds only
+    through turnproof's own code, which is written for it, and not inside a library that may
+    be left half-way (an object half built)."""
+    name = frame.f_code.co_filename if frame is not None else ""
+    return name.startswith((*PACKAGE, "<turnproof"))
+
+
+@dataclass
+class Alarm:
+    """The backstop's steps, in seconds on `time.monotonic()`'s clock (see the module doc)."""
+
+    timeout_at: float       # --timeout after the start: the workers' cut
+    cut_at: float           # the parent's cut
+    end_at: float           # the writing's cut
+    defer: float            # how long an OutOfTime may wait for the run's own code
+
+    @classmethod
+    def after(cls, seconds: float, started: float) -> Alarm:
+        spare = allowance(seconds)
+        return cls(started + seconds, started + seconds + HANDOVER * spare, started + seconds + WRITING * spare,
+                   min(DEFER_MOST, DEFER_SHARE * spare))
+
+
+class _State:
+    clock: Clock = MonotonicClock()
+    alarm: Alarm | None = None
+    due = 0.0               # when the pending OutOfTime is due (its deferral counts from there)
+    worker = False          # this process is a forked worker: cut at --timeout
+    timed_out = False       # the last run's --timeout passed before it ended (`leave`)
+    interrupter: _Interrupter | None = None
+
+
+_state = _State()
+
+
+class _Interrupter(threading.Thread):
+    """Interrupts Z3 from `at` on, every INTERRUPT_EVERY seconds, until stopped: the signal handler
+    cannot run while the main thread is inside a solver call."""
+
+    def __init__(self, at: float):
+        super().__init__(daemon=True, name="turnproof-backstop")
+        self.at = at
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        if self.stopped.wait(max(0.0, self.at - time.monotonic())):
+            return
+        while True:
+            interrupt_z3()
+            if self.stopped.wait(INTERRUPT_EVERY):
+                return
+
+
+def interrupt_z3() -> None:
+    """Interrupt what Z3 is doing now, where Z3 is loaded and has started (its calls then answer
+    `unknown`, "canceled")."""
+    z3 = sys.modules.get("z3")
+    ctx = getattr(getattr(z3, "z3", None), "_main_ctx", None)
+    if ctx is not None:
+        ctx.interrupt()
+
+
+def now() -> float:
+    """The time on the run's clock (`time.monotonic()`, or the one a test gave `run_clock`)."""
+    return _state.clock.now()
+
+
+def clock() -> Clock:
+    """The run's clock, for the engines' `Backstop`."""
+    return _state.clock
+
+
+@contextmanager
+def run_clock(moved: Clock) -> Iterator[None]:
+    """Within the block the backstop reads `moved`, a clock a test moves by hand, and arms no timer:
+    the test rings the alarm itself (`fire`) once it has moved the clock past the cut."""
+    previous = _state.clock
+    _state.clock = moved
+    try:
+        yield
+    finally:
+        _state.clock = previous
+
+
+def _arm(at: float) -> None:
+    """The next OutOfTime at `at` (SIGALRM), and Z3 interrupted from then on."""
+    _state.due = at
+    _stop_interrupter()
+    if not _timed():
+        return
+    signal.setitimer(signal.ITIMER_REAL, max(0.001, at - time.monotonic()))
+    _state.interrupter = _Interrupter(at)
+    _state.interrupter.start()
+
+
+def _stop_interrupter() -> None:
+    if _state.interrupter is not None:
+        _state.interrupter.stopped.set()
+        _state.interrupter = None
+
+
+def fire(frame: FrameType | None) -> None:
+    """What SIGALRM does once its step is due: raise OutOfTime, or wait a little (DEFER_SECONDS,
+    until the alarm's `defer` has passed) where `frame` is inside a library's code."""
+    assert _state.alarm is not None, "the backstop is armed"
+    if not safe_to_raise(frame) and now() < _state.due + _state.alarm.defer:
+        if _timed():
+            signal.setitimer(signal.ITIMER_REAL, DEFER_SECONDS)
+        return
+    raise OutOfTime()
+
+
+def _timed() -> bool:
+    """Whether the backstop keeps to the machine's clock (a timer rings it), not to one a test moves."""
+    return isinstance(_state.clock, MonotonicClock)
+
+
+def _on_alarm(_signum, frame) -> None:
+    if _state.alarm is not None:
+        fire(frame)
+
+
+@contextmanager
+def hard_deadline(seconds: float | None, started: float | None = None) -> Iterator[None]:
+    """Within the block, the backstop of a run given `seconds` (--timeout) that started at
+    `started` (on the run's clock, `now`; default now): see the module doc. Main thread only."""
+    if seconds is None or not 0 < seconds < 1e8 or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "setitimer"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    _state.alarm = Alarm.after(seconds, now() if started is None else started)
+    _state.worker = False
+    _arm(_state.alarm.cut_at)
+    _state.timed_out = False
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _stop_interrupter()
+        signal.signal(signal.SIGALRM, previous)
+        _state.timed_out = past_deadline()
+        _state.alarm = None
+
+
+def past_deadline() -> bool:
+    """Whether the run's --timeout has passed: what is left to do is writing what was decided, not
+    new work such as laying out diagrams."""
+    return _state.alarm is not None and now() > _state.alarm.timeout_at
+
+
+def after_cut() -> None:
+    """After the backstop cut a step short: what is left (writing what was decided, or in a worker,
+    sending it) is cut in turn at the next step; past it, the run ends with nothing decided."""
+    alarm = _state.alarm
+    if alarm is not None and threading.current_thread() is threading.main_thread():
+        _arm(alarm.cut_at if _state.worker else alarm.end_at)
+
+
+def default_signals_in_child() -> None:
+    """In a forked worker: SIGTERM kills at once and SIGINT is left to the parent, which stops
+    its workers itself (a worker must not unwind into the parent's handlers); the backstop is
+    armed again (interval timers and threads are not inherited), cutting the worker at --timeout."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _state.interrupter = None           # the parent's thread: not in this process
+    if _state.alarm is None:
+        return
+    _state.worker = True
+    signal.signal(signal.SIGALRM, _on_alarm)
+    _arm(_state.alarm.timeout_at)
+
+
+def leave(code: int) -> NoReturn:
+    """End the process with `code`. Once the run's --timeout has passed, at once: the output
+    flushed, without the interpreter's teardown of what the run held (freeing millions of objects
+    one by one can take seconds the allowance does not have)."""
+    if _state.timed_out:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)
