@@ -12,9 +12,9 @@ from verifier.lang import load_model, load_properties
 from verifier.portfolio.decide import AtDefaults, Portfolio
 from verifier.report.json_out import runs_json
 from verifier.resources import Budget
+from verifier.resources.signals import OutOfTime
 from verifier.result import SCALE_PRINTED, SCALE_SCALED, CheckResult, Verdict
 from verifier.runner import RunOptions, check_model, load_variants
-from verifier.signals import OutOfTime
 
 ROOT = Path(__file__).resolve().parent.parent
 
