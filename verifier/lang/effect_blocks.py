@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from verifier.diagnostics import Span
 from verifier.ir.expr import Index, fold, pretty, substitute
 from verifier.ir.model import Assign
 from verifier.lang.expressions import ExprReader
@@ -33,7 +32,6 @@ class Block:
     name: str
     params: tuple[str, ...]
     body: Node
-    span: Span | None
 
 
 class EffectBlocks:
@@ -46,8 +44,8 @@ class EffectBlocks:
         # (block, argument types, read in an action: where `until:` durations are allowed) -> its assignments
         self.bodies: dict[tuple[str, tuple[str, ...], bool], list[Assign]] = {}
 
-    def declare(self, name: str, params: tuple[str, ...], body: Node, span: Span | None) -> None:
-        self.blocks[name] = Block(name, params, body, span)
+    def declare(self, name: str, params: tuple[str, ...], body: Node) -> None:
+        self.blocks[name] = Block(name, params, body)
 
     def read(self, node: Node, scope: Scope, what: str) -> list[Assign]:
         """Effects written as a block's use (`name`, `name(args)`) or a list of uses and mappings."""

@@ -349,7 +349,7 @@ class Loader:
                     or any(self.builtin(p, body.key_span, "definition parameter") for p in head[1]):
                 continue
             if body.is_map or body.is_list:        # a block of effects (`effect_blocks`)
-                self.effect_blocks.declare(head[0], head[1], body, body.key_span)
+                self.effect_blocks.declare(head[0], head[1], body)
                 continue
             if not isinstance(body.value, (str, int)):
                 self.sink.error(f"definition {head[0]} must be an expression or a block of effects", body.span,
