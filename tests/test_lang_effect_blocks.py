@@ -134,3 +134,10 @@ def test_a_block_with_a_duration_is_judged_where_it_is_used(tmp_path, use_in_act
         return
     model = load_model(str(path))
     assert ("drawn_until" in effects(model, "reset")) == use_in_action
+
+
+def test_a_caller_passes_its_choice_as_an_argument(tmp_path):
+    path = tmp_path / "choice.yaml"
+    path.write_text(MODEL.read_text().replace("    do: both", "    choose: {q: player}\n    do: [refill(q)]"))
+    model = load_model(str(path))
+    assert effects(model, "reset") == {"hand[q]": "2", "mana[q]": "1"}
