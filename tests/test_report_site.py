@@ -184,6 +184,21 @@ def test_report_cli(tmp_path, capsys):
     assert "Explored states" in (out / "mini" / "index.md").read_text()
 
 
+def test_a_verdict_left_open_is_undecided_not_a_failure_on_the_pages(tmp_path):
+    """A claim expecting VIOLATED that a budget leaves UNKNOWN (exit 3) is 'undecided' on the game's page
+    and not counted 'not as expected' on it or on the index (it was NO and counted there)."""
+    props = tmp_path / "claims.yaml"
+    props.write_text('claims:\n  - id: hand-grows\n    says: "a hand never grows past one"\n'
+                     '    invariant: "hand[0] <= 1"\n    expected: VIOLATED\n    why: "draw takes two"\n',
+                     encoding="utf-8")
+    out = tmp_path / "r"
+    assert main(["report", str(ROOT / MINI), "-p", str(props), "-o", str(out), "--engine", "explicit", "--no-consistency",
+                 "--max-states", "1", "--playouts", "0", "--no-graph", "--variant", "strict", "-q"]) == 3
+    md = (out / "mini" / "index.md").read_text()
+    assert "| *undecided* |" in md and "**NO**" not in md and "not as expected" not in md.split("## ")[0]
+    assert "Every decided verdict is as expected" in md
+
+
 def test_report_cli_errors_write_nothing(tmp_path, capsys):
     out = tmp_path / "r"
     bad = tmp_path / "bad.yaml"

@@ -360,7 +360,7 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
     if paras:
         doc.add(Para(" ".join(paras[0].split())))
     new = [f for f in page.findings if f.acknowledged is None]
-    not_expected = [r for r in results if not r.as_expected]
+    not_expected = [r for r in results if not r.as_expected and not explain.undecided(r)]
     facts: list = [
         (b("Model"), [code(runs[0].path)] + ([" with claims in ", code(runs[0].properties_path)]
                                             if runs[0].properties_path else [" (no claim file)"])),
@@ -645,7 +645,8 @@ def _expectation_cell(r: CheckResult):
 
 
 def _claim_status(results: Sequence[CheckResult]):
-    if any(not r.as_expected for r in results):
+    """NO where a decided verdict is not the one expected; undecided (UNKNOWN, exit 3) is never NO."""
+    if any(not r.as_expected and not explain.undecided(r) for r in results):
         return bad("NO")
     if any(explain.undecided(r) for r in results):
         return muted("undecided")
@@ -767,7 +768,7 @@ def index_document(pages: Sequence[GamePage], title: str = "Turn structures and 
         results = page.results
         counts = verdict_counts(results)
         new = sum(1 for f in page.findings if f.acknowledged is None)
-        wrong = sum(1 for r in results if not r.as_expected)
+        wrong = sum(1 for r in results if not r.as_expected and not explain.undecided(r))
         tally: list = []
         for v in VERDICT_ORDER:
             if counts[v]:
