@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -25,7 +27,7 @@ from verifier.engines.visited import VisitedTable, mix
 from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind
 from verifier.ir.props import DeadlockFree, Invariant, Reachable
 from verifier.lang import load_model
-from verifier.resources import Budget
+from verifier.resources import Budget, StopKind, memory
 from verifier.semantics import layout
 from verifier.trace import replay
 
@@ -69,7 +71,7 @@ class Done:
     def __init__(self, value):
         self.value = value
 
-    def result(self):
+    def result(self, timeout=None):
         return self.value
 
 
@@ -220,3 +222,68 @@ def test_the_local_cluster_is_closed_to_others():
             assert client.submit(sum, [1, 2]).result() == 3
     finally:
         cluster.close()
+
+
+# ---------------------------------------------------------------- --max-memory across the workers (#29.5)
+
+def test_each_worker_gets_its_share_of_the_memory_limit():
+    """What this process does not hold of --max-memory, split evenly among the local workers."""
+    held = memory.resident_bytes()
+    mb = held // memory.MB + 1000
+    share = distributed.worker_share(Budget(max_memory_mb=mb), 2)
+    assert share is not None and abs(share - (mb * memory.MB - held) // 2) < 64 * memory.MB
+
+
+def test_a_limit_that_cannot_hold_the_workers_starts_no_cluster(monkeypatch):
+    """--max-memory too small for N worker processes: UNKNOWN at once, with the reason (the run used
+    to start them and peak at three times the limit)."""
+    monkeypatch.setattr(distributed, "local_cluster", lambda *_a: pytest.fail("no cluster is started"))
+    mb = memory.resident_bytes() // memory.MB + 100
+    space = distributed.explore_distributed(counter(8).instantiate(), Budget(max_memory_mb=mb), None, [], [], None, 2)
+    assert not space.complete and space.stop is not None and space.stop.kind is StopKind.MEMORY
+    assert "each of 2 Dask workers would get" in space.stop.words and "fewer --workers" in space.stop.words
+
+
+def test_a_partition_past_its_share_stops_the_search_unknown():
+    """A worker past SOFT_SHARE of its share stops expanding: the search stops with a memory stop
+    before the nanny or the system kills the worker."""
+    model = counter(8).instantiate()
+    partitions = [Partition(model, i, 2, [], [], None, memory_limit=1) for i in range(2)]
+    space = search_partitions(model, [InProcess(p) for p in partitions], Budget(max_memory_mb=300), None, [], [],
+                              None, time.perf_counter())
+    assert not space.complete and space.stop is not None and space.stop.kind is StopKind.MEMORY
+    assert "--max-memory 300 MB reached" in space.stop.words and "a Dask worker held" in space.stop.words
+
+
+class NeverDone:
+    """A call in flight on a worker that died: it never answers."""
+
+    def result(self, timeout=None):
+        raise TimeoutError()
+
+
+def test_a_worker_that_dies_stops_the_search_at_once():
+    """A worker killed by the system (a cgroup's limit) left the run waiting on its calls until the
+    backstop, its claims "not started": a call in flight is looked at every POLL seconds, and a
+    worker gone from the cluster ends the search with `WorkerLost`."""
+    assert distributed._results([Done(1), Done(2)], lambda: False) == [1, 2]
+    with pytest.raises(distributed.WorkerLost, match="a Dask worker died"):
+        distributed._results([Done(1), NeverDone()], lambda: True)
+
+
+def test_a_worker_killed_on_a_loopback_cluster_stops_the_search():
+    """A worker process killed mid-search (as the kernel's out-of-memory killer does): the search
+    stops UNKNOWN with a memory stop instead of waiting on the dead worker until the backstop."""
+    killed: list[int] = []
+
+    def kill_a_worker(_info) -> None:
+        if not killed:
+            tasks = Path(f"/proc/{os.getpid()}/task")       # the nannies start their workers from a thread
+            children = [p for t in tasks.iterdir() for p in (t / "children").read_text().split()]
+            workers = [int(p) for p in children if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
+            os.kill(workers[0], signal.SIGKILL)
+            killed.append(workers[0])
+
+    space = distributed.explore_distributed(counter(300).instantiate(), Budget(), kill_a_worker, [], [], None, 2)
+    assert killed and not space.complete and space.stop is not None and space.stop.kind is StopKind.MEMORY
+    assert "a Dask worker died" in space.stop.words

@@ -50,8 +50,8 @@ from verifier.engines.vecgen import MAX_BITS
 from verifier.engines.visited import VisitedTable, mix
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
-from verifier.resources import Budget, Stop, model_error
-from verifier.resources.memory import give_back_freed, resident_bytes
+from verifier.resources import Budget, Stop, StopKind, model_error
+from verifier.resources.memory import MB, SOFT_SHARE, give_back_freed, limit_words, memory_limit_bytes, resident_bytes
 from verifier.semantics import EvalError, initial_states, layout
 
 # Dask settings of the local cluster. Its defaults were measured to take CPU time from the search:
@@ -65,6 +65,11 @@ LOCAL_CLUSTER = {
     "distributed.admin.tick.interval": "1s",
     "distributed.admin.system-monitor.interval": "10s",
     "distributed.scheduler.work-stealing": False,
+    # a worker's share of --max-memory: the partitions stop at SOFT_SHARE of it, the nanny ends the worker at 95 %;
+    # a worker that paused at 80 % (Dask's default) would leave a level waiting on it
+    "distributed.worker.memory.target": False,
+    "distributed.worker.memory.spill": False,
+    "distributed.worker.memory.pause": False,
 }
 INSERT = 1 << 20          # successors are sent, and received ones inserted, this many at a time: the table grows
                           # by what it needs, and the batches are small enough for the allocator to reuse
@@ -123,7 +128,7 @@ class Partition:
     not every successor it produced."""
 
     def __init__(self, model: Model, index: int, parts: int, watch: Sequence[Expr], track: Sequence[int],
-                 visited_budget: int | None):
+                 visited_budget: int | None, memory_limit: int | None = None):
         self.lay = layout(model)
         self.index, self.parts = index, parts
         self.labels = Labels()
@@ -138,6 +143,8 @@ class Partition:
         self.peers: list = []                                     # the partitions' actor handles, by index
         self.freed = 0                                            # bytes let go of since the last heap trim
         self.resident, self.cpu = resident_bytes(), _cpu_seconds()   # before the search
+        self.memory_limit = memory_limit                          # this worker's share of --max-memory (bytes)
+        self.heavy = False                                        # past it while receiving (`over_memory`)
 
     def connect(self, peers: list) -> None:
         """The other partitions' actor handles (this one's own entry is not used)."""
@@ -171,6 +178,7 @@ class Partition:
                     new[pick[self._insert(some[pick], refs[first:first + INSERT][pick])]] = True
                     self.fresh.append(some[new])
                 kept += int(new.sum())
+        self.heavy = self.heavy or self.over_memory()
         if self.freed >= TRIM_FROM:        # measured: without a trim this often, glibc keeps what the
             self.freed = 0                 # threads freed and a worker's peak is 1.2x to 1.7x higher
             give_back_freed()
@@ -194,7 +202,7 @@ class Partition:
         """Expand this partition's share of the current level, send each other partition its
         successors directly (worker to worker) and wait until they have them; returns the report."""
         self.freed += sum(piece.nbytes for piece in self.level)
-        report: dict = {"transitions": 0, "watch": {}, "deadlock": None, "fired": {}, "error": None}
+        report: dict = {"transitions": 0, "watch": {}, "deadlock": None, "fired": {}, "error": None, "memory": None}
         out = [_Outbox() for _ in range(self.parts)]     # per owner: successors, parents not yet sent
         in_flight: list = [None] * self.parts            # per owner: the batch sent and not yet taken
         for S in level_chunks(self.level):
@@ -228,12 +236,20 @@ class Partition:
             if f.error is not None:
                 report["error"] = (int(S[f.error[0]]), f.error[1])
                 break
+            if self.heavy or self.over_memory():
+                report["memory"] = resident_bytes()
+                break
         for p, box in enumerate(out):
             in_flight[p] = self._send(p, box.take(), in_flight[p])
         for future in in_flight:
             if future is not None:
                 future.result()
         return report
+
+    def over_memory(self) -> bool:
+        """Whether this worker has passed SOFT_SHARE of its share of the memory limit: the search
+        then stops, UNKNOWN, before the cluster's nanny or the system kills the worker."""
+        return self.memory_limit is not None and resident_bytes() > self.memory_limit * SOFT_SHARE
 
     def _send(self, p: int, batch: tuple[np.ndarray, np.ndarray], before):
         """Send partition p a batch once the one sent to it before is taken (its own batches are
@@ -314,18 +330,21 @@ class ChainTable:
 NO_HTTP_ROUTES: dict[str, list[str]] = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
 
 
-def local_cluster(workers: int, dashboard: bool = False):
+def local_cluster(workers: int, dashboard: bool = False, memory_limit: int | None = None):
     """The local cluster: `workers` single-threaded processes and their scheduler on the loopback
     interface, every connection TLS with a key made for this run and held in memory
     (`Security.temporary()`), so that nothing else on the machine can join it or submit work to it;
-    its HTTP server on a free loopback port, with the dashboard only when asked."""
+    its HTTP server on a free loopback port, with the dashboard only when asked. `memory_limit`:
+    each worker's share of the run's memory (bytes), which its nanny enforces (the partitions stop
+    before it: `Partition.over_memory`)."""
     from distributed import LocalCluster
     from distributed.security import Security
 
     with _workers_ignore_sigint():
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                             security=Security.temporary(), dashboard_address="127.0.0.1:0",
-                            scheduler_kwargs={"dashboard": dashboard}, silence_logs=50)
+                            scheduler_kwargs={"dashboard": dashboard}, silence_logs=50,
+                            memory_limit=memory_limit or 0)
 
 
 @contextmanager
@@ -354,7 +373,9 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
                         dashboard: bool = False) -> CompactSpace:
     """`compact.explore_compact` with the states partitioned across `workers` Dask workers (a
     local cluster, or the workers of `scheduler`); `dashboard`: serve Dask's dashboard (on a free
-    loopback port of the local cluster's scheduler, which the log names)."""
+    loopback port of the local cluster's scheduler, which the log names). The run's memory limit
+    left beside this process is split among the local workers (`worker_share`); a limit that
+    cannot hold them, or a worker that dies (killed by the system), stops the search UNKNOWN."""
     import dask
     from distributed import Client
 
@@ -363,33 +384,98 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
         raise TooWide(f"{packing_of(lay).bits} bits of state (the distributed search holds at most {MAX_BITS})")
     with dask.config.set(LOCAL_CLUSTER if scheduler is None else {}), \
             dask.config.set({} if dashboard else NO_HTTP_ROUTES):
-        cluster = None
+        cluster, share = None, None
         if scheduler is None:
-            cluster = local_cluster(workers, dashboard)
+            share = worker_share(budget, workers)
+            if share is not None and share < WORKER_FLOOR:
+                return _unstarted(model, watch, track, Stop(
+                    StopKind.MEMORY, "--max-memory", f"{limit_words(budget.max_memory_mb)}: each of {workers} Dask "
+                    f"workers would get {share // MB:,} MB, less than the {WORKER_FLOOR // MB} MB one takes before "
+                    "it stores a state (give more --max-memory, or fewer --workers)"))
+            cluster = local_cluster(workers, dashboard, share)
         client = Client(cluster if cluster is not None else scheduler,
                         security=cluster.security if cluster is not None else None)
         try:
-            return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget)
+            return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget, share)
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
 
 
+WORKER_FLOOR = 150 * MB     # what a Dask worker process takes before it stores a state (numpy, the model's code)
+POLL = 1.0                  # seconds between two looks at the workers while a call is in flight
+
+
+def worker_share(budget: Budget, workers: int) -> int | None:
+    """Each local worker's share of the run's memory limit (bytes): what this process does not hold
+    yet, split evenly (None where no limit is known)."""
+    limit = memory_limit_bytes(budget.max_memory_mb)
+    return None if limit is None else max(0, limit - resident_bytes()) // max(1, workers)
+
+
+class WorkerLost(Exception):
+    """A worker of the cluster died while the search waited on it (the system killed it: memory)."""
+
+
 def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
-            track: Sequence[int], tick, workers: int, visited_budget: int | None) -> CompactSpace:
+            track: Sequence[int], tick, workers: int, visited_budget: int | None,
+            memory_limit: int | None = None) -> CompactSpace:
     start = time.perf_counter()
     addresses = sorted(client.scheduler_info()["workers"])
     parts = workers if client.cluster is not None or workers > 1 else len(addresses)
-    actors = [client.submit(Partition, model, i, parts, list(watch), list(track), visited_budget, actor=True,
-                            workers=[addresses[i % len(addresses)]], pure=False).result() for i in range(parts)]
-    return search_partitions(model, actors, budget, progress, watch, track, tick, start)
+    actors = [client.submit(Partition, model, i, parts, list(watch), list(track), visited_budget, memory_limit,
+                            actor=True, workers=[addresses[i % len(addresses)]], pure=False).result()
+              for i in range(parts)]
+
+    def lost() -> bool:              # a worker restarted by its nanny has a new address
+        return not set(addresses) <= set(client.scheduler_info()["workers"])
+
+    try:
+        return search_partitions(model, actors, budget, progress, watch, track, tick, start, lost)
+    except WorkerLost as err:
+        if memory_limit is None:
+            return _unstarted(model, watch, track, Stop(StopKind.MEMORY, "the system", str(err)))
+        return _unstarted(model, watch, track, Stop(StopKind.MEMORY, "--max-memory", (
+            f"{limit_words(budget.max_memory_mb)}: {err} (each worker's share: {memory_limit // MB:,} MB, "
+            "which its nanny enforces)")))
+
+
+def _unstarted(model: Model, watch: Sequence[Expr], track: Sequence[int], stop: Stop) -> CompactSpace:
+    """A search that could not run, or lost what it held: nothing stored, `stop` says why."""
+    space = CompactSpace(layout(model), Labels(), ChainTable(0), watch=[None] * len(watch), fired=dict.fromkeys(track))
+    space.complete, space.stop = False, stop
+    return space
+
+
+def _results(futures: list, lost: Callable[[], bool] | None) -> list:
+    """The results of calls in flight on the partitions; with `lost` (a Dask cluster), looked at every
+    POLL seconds, and `WorkerLost` where a worker is gone (killed by the system, its calls would
+    otherwise be waited on until the backstop)."""
+    if lost is None:
+        return [f.result() for f in futures]
+    out = []
+    for f in futures:
+        while True:
+            try:
+                out.append(f.result(timeout=POLL))
+                break
+            except TimeoutError:
+                if lost():
+                    raise WorkerLost("a Dask worker died while the search waited on it (killed by the system, "
+                                     "out of memory?): the search stopped") from None
+            except OSError as err:       # the connection to the worker holding the partition closed
+                raise WorkerLost(f"a Dask worker died while the search waited on it ({type(err).__name__}: "
+                                 "killed by the system, out of memory?): the search stopped") from None
+    return out
 
 
 def search_partitions(model: Model, actors: list, budget: Budget, progress: ProgressFn | None,
-                      watch: Sequence[Expr], track: Sequence[int], tick, start: float) -> CompactSpace:
+                      watch: Sequence[Expr], track: Sequence[int], tick, start: float,
+                      lost: Callable[[], bool] | None = None) -> CompactSpace:
     """The level-by-level search over the partitions, given their handles (Dask actors, whose
-    method calls return futures; `start` is when the search began, by `time.perf_counter`)."""
+    method calls return futures; `start` is when the search began, by `time.perf_counter`;
+    `lost`: whether a worker of the cluster is gone, `WorkerLost` then)."""
     lay = layout(model)
     parts = len(actors)
     labels = Labels()
@@ -419,13 +505,19 @@ def search_partitions(model: Model, actors: list, budget: Budget, progress: Prog
             space.complete, space.stop = False, status
             break
         space.levels += 1
-        reports = [f.result() for f in [a.expand() for a in actors]]
+        reports = _results([a.expand() for a in actors], lost)
         for r in reports:
             _merge(space, r)
         if space.error is not None:
             space.complete, space.stop = False, model_error(f"model error: {space.error[1]}")
             break
-        frontier = sum(f.result() for f in [a.commit() for a in actors])
+        frontier = sum(_results([a.commit() for a in actors], lost))
+        heavy = max((r["memory"] for r in reports if r.get("memory")), default=None)
+        if heavy is not None:
+            stored += frontier
+            space.complete, space.stop = False, Stop(StopKind.MEMORY, "--max-memory", (
+                f"{limit_words(budget.max_memory_mb)}: a Dask worker held {heavy // MB:,} MB of its share"))
+            break
         stored += frontier
         if budget.max_states is not None and stored > budget.max_states:
             space.complete, space.stop = False, budget.states_stop()

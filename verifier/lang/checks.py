@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, assert_never
 
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, state_vars, walk
-from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
+from verifier.ir.model import ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
 from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_INITIAL_STATES, MAX_RANGE_WIDTH, MAX_SLOTS
 from verifier.lang.yaml_source import suggest
 
@@ -118,12 +118,13 @@ def _check_initial_states(loader: Loader, model: Model) -> None:
     enumerated, so their number (the product of those ranges) is bounded like an action's choices."""
     count = 1
     for var in model.variables:
-        inits = var.init if len(var.init) == var.size() else var.init * var.size()
-        if isinstance(var.type, IntType) and not (isinstance(var.type.lo, Const) and isinstance(var.type.hi, Const)):
-            continue                        # bounds with a free parameter: each instance is checked as it loads
-        lo, hi = type_bounds(var.type)
+        elements = 1 if var.index is None else _range_size(var.index)
+        size = 2 if isinstance(var.type, BoolType) else _range_size(var.type)
+        if elements is None or size is None:     # bounds that read a parameter left free: no enumeration
+            continue
+        inits = var.init if len(var.init) == elements else var.init * elements
         for _open in range(sum(init is None for init in inits)):
-            count *= max(1, hi - lo + 1)
+            count *= max(1, size)
             if count > MAX_INITIAL_STATES:
                 loader.sink.error(f"{var.name} starts at any value of its type (no init:), which gives more than "
                                   f"{MAX_INITIAL_STATES:,} initial states", var.span,
