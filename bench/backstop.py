@@ -3,12 +3,14 @@ second (issue #29.5), also on a loaded machine.
 
 Run: python -m bench.backstop [--timeouts 5,15] [--busy K] [--commands C,...] [--model M] [--json FILE]
 
-Each command of `COMMANDS` runs in a fresh process of `python -m verifier` (its start-up counted,
+Each command runs in a fresh process of `python -m verifier` (its start-up counted,
 as the backstop counts it) on a shipped model at its printed numbers where the command takes
 --printed (runs the default budget does not finish within these timeouts), once per timeout, beside
 K busy loops (`python -c 'while 1: pass'`, each ended by its own pid after). A line gives the wall
 time against the promise (T + T/10 + 1 s), the CPU time the command and its children used, its exit
-code and the load average (one minute) before and after. Exit 0 when every run kept the promise.
+code and the load average (one minute) before and after. `check --workers` searches a large model
+on a local Dask cluster of two workers (its start and close counted). Exit 0 when every run kept
+the promise.
 """
 from __future__ import annotations
 
@@ -27,12 +29,16 @@ from bench.determinism import busy, load
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "models/shadow_era.yaml"
+WORKERS_MODEL = "bench/models/phils19.yaml"     # a search a local Dask cluster of two workers does not finish
+ALWAYS = 'claims:\n  - id: always\n    says: "Always"\n    invariant: "true"\n'
 
 
 def commands(model: str, out: Path) -> dict[str, list[str]]:
     """Each command on `model`, writing under `out`."""
     return {
         "check": ["check", model, "--printed", "-q"],
+        "check --workers": ["check", WORKERS_MODEL, "-p", str(out / "always.yaml"), "--engine", "explicit",
+                            "--workers", "2", "--no-consistency", "-q"],
         "report": ["report", model, "--printed", "-o", str(out / "report")],
         "lint": ["lint", model, "--printed", "-q"],
         "simulate": ["simulate", model, "--printed", "--games", "1000000", "-q"],
@@ -84,8 +90,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def chart(model: str, out: Path) -> None:
-    """A Mermaid chart of `model`'s phases for import-mermaid."""
+def inputs(model: str, out: Path) -> None:
+    """A Mermaid chart of `model`'s phases for import-mermaid, and a claim for the workers' search."""
+    (out / "always.yaml").write_text(ALWAYS, encoding="utf-8")
     subprocess.run([sys.executable, "-m", "verifier", "export", model, "--to", "mermaid", "-o", str(out / "chart.md")],
                    cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
 
@@ -102,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[Run] = []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        chart(args.model, out)
+        inputs(args.model, out)
         table = commands(args.model, out)
         chosen = args.commands.split(",") if args.commands else list(table)
         print(f"{os.cpu_count()} CPUs, {args.busy} busy loops, model {args.model}", flush=True)

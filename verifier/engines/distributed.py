@@ -29,6 +29,7 @@ worker needs turnproof installed).
 from __future__ import annotations
 
 import asyncio
+import os
 import resource
 import signal
 import sys
@@ -37,7 +38,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -384,23 +385,38 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
         raise TooWide(f"{packing_of(lay).bits} bits of state (the distributed search holds at most {MAX_BITS})")
     with dask.config.set(LOCAL_CLUSTER if scheduler is None else {}), \
             dask.config.set({} if dashboard else NO_HTTP_ROUTES):
-        cluster, share = None, None
-        if scheduler is None:
-            share = worker_share(budget, workers)
-            if share is not None and share < WORKER_FLOOR:
-                return _unstarted(model, watch, track, Stop(
-                    StopKind.MEMORY, "--max-memory", f"{limit_words(budget.max_memory_mb)}: each of {workers} Dask "
-                    f"workers would get {share // MB:,} MB, less than the {WORKER_FLOOR // MB} MB one takes before "
-                    "it stores a state (give more --max-memory, or fewer --workers)"))
-            cluster = local_cluster(workers, dashboard, share)
-        client = Client(cluster if cluster is not None else scheduler,
-                        security=cluster.security if cluster is not None else None)
+        cluster, client, share = None, None, None
         try:
+            if scheduler is None:
+                share = worker_share(budget, workers)
+                if share is not None and share < WORKER_FLOOR:
+                    return _unstarted(model, watch, track, Stop(
+                        StopKind.MEMORY, "--max-memory", f"{limit_words(budget.max_memory_mb)}: each of {workers} "
+                        f"Dask workers would get {share // MB:,} MB, less than the {WORKER_FLOOR // MB} MB one takes "
+                        "before it stores a state (give more --max-memory, or fewer --workers)"))
+                cluster = local_cluster(workers, dashboard, share)
+            client = Client(cluster if cluster is not None else scheduler,
+                            security=cluster.security if cluster is not None else None)
             return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget, share)
+        except BaseException:           # cut short (the backstop, a signal), the cluster's start included:
+            _kill_workers()             # its worker processes end at once
+            raise
         finally:
-            client.close()
+            if client is not None:
+                client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def _kill_workers() -> None:
+    """End this process's local Dask worker processes at once (SIGKILL): a run cut short does not
+    wait for them to finish their level, start or close (seconds past the backstop's allowance)."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        if child.name.startswith("Dask Worker process") and child.pid is not None:
+            with suppress(ProcessLookupError):
+                os.kill(child.pid, signal.SIGKILL)
 
 
 WORKER_FLOOR = 150 * MB     # what a Dask worker process takes before it stores a state (numpy, the model's code)

@@ -266,8 +266,11 @@ def default_signals_in_child() -> None:
 def leave(code: int) -> NoReturn:
     """End the process with `code`. Once the run's --timeout has passed, at once: the output
     flushed, without the interpreter's teardown of what the run held (freeing millions of objects
-    one by one can take seconds the allowance does not have)."""
-    if _state.timed_out:
+    one by one can take seconds the allowance does not have); not where processes were started
+    through multiprocessing's resource tracker (a Dask cluster's), which the teardown tells that
+    their semaphores are gone (it warns of leaked ones otherwise)."""
+    tracker = sys.modules.get("multiprocessing.resource_tracker")
+    if _state.timed_out and getattr(getattr(tracker, "_resource_tracker", None), "_fd", None) is None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
