@@ -44,7 +44,7 @@ EDGES = types.int32[::1]
 
 
 @njit(types.int64(EXPAND, KEYS, types.int64, TABLE, STATES, EDGES, EDGES, types.uint8[::1], KEYS, STATES,
-                  STATES), cache=True)
+                  STATES), **OPTIONS)
 def edges(expand, keys, head, table, offsets, dst, act, stuck, out, acts, count):
     m = table.shape[0] - 1
     umask = np.uint64(m)
@@ -52,7 +52,7 @@ def edges(expand, keys, head, table, offsets, dst, act, stuck, out, acts, count)
     offsets[0] = 0
     for i in range(head):
         count[0] = 0
-        final = expand({state}, out, acts, count)
+        final = expand({state}, out, acts, count, 0)
         got = count[0]
         for j in range(got):
             h = np.int64({hash_out} & umask)
@@ -71,7 +71,7 @@ def edges(expand, keys, head, table, offsets, dst, act, stuck, out, acts, count)
     return e
 
 
-@njit(types.int64(PREDICATE, KEYS, types.int64, types.uint8[::1]), cache=True)
+@njit(types.int64(PREDICATE, KEYS, types.int64, types.uint8[::1]), **OPTIONS)
 def where(pred, keys, head, mask):
     for i in range(head):
         try:

@@ -10,7 +10,8 @@ bounds becomes a helper function, and a model error raises `ModelError` (no mess
 search stops with the state, and the caller replays it on the reference code for the words).
 
 `module_source` writes the model's module: the helpers, `expand` (the successors of a state in
-the reference's firing order, True where it is final), `watch_k` per watched predicate (of the
+the reference's firing order, written from `out[n]` on, `count[0]` their end; True where it
+is final), `watch_k` per watched predicate (of the
 state, or of row `i` of the states for several words) and `watch_all`. `loop_source` writes the
 model-independent search loop (one module for states of one word, one for several). `unfit`
 says why a model cannot be compiled (the caller keeps another store).
@@ -101,7 +102,7 @@ class NumbaWriter(Writer):
         state = self.state_words()
         args = ", ".join([*state, "lo_", "hi_", *outer])
         result = "types.boolean" if e.kind in (QuantKind.FORALL, QuantKind.EXISTS) else "INT"
-        lines = [f"@njit({result}({', '.join(['INT'] * (len(state) + 2 + len(outer)))}), cache=True)",
+        lines = [f"@njit({result}({', '.join(['INT'] * (len(state) + 2 + len(outer)))}), **OPTIONS)",
                  f"def {name}({args}):"]
         if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
             want = "True" if e.kind is QuantKind.FORALL else "False"
@@ -253,11 +254,15 @@ def max_firings(lay: Layout) -> int:
 SIGNATURES = '''\
 from numba import types
 
+# No reference counting of the arrays the functions pass each other: Numba's atomic increment and
+# decrement of each array at each call took half the search's time; nothing here allocates one.
+OPTIONS = {"cache": True, "_nrt": False}
+
 STATES = types.int64[::1]
 ROWS = types.int64[:, ::1]
-EXPAND_SIGNATURE = types.boolean(types.int64, STATES, STATES, STATES)       # (s, out, acts, count) -> final
+EXPAND_SIGNATURE = types.boolean(types.int64, STATES, STATES, STATES, types.int64)  # (s, out, acts, count, n)
 WATCH_SIGNATURE = types.void(types.int64, types.int64, STATES, STATES)      # (s, i, wfound, werr)
-EXPAND_ROWS_SIGNATURE = types.boolean(ROWS, types.int64, ROWS, STATES, STATES)  # (keys, i, out, acts, count)
+EXPAND_ROWS_SIGNATURE = types.boolean(ROWS, types.int64, ROWS, STATES, STATES, types.int64)  # (keys, i, ..., n)
 WATCH_ROWS_SIGNATURE = types.void(ROWS, types.int64, STATES, STATES)            # (keys, i, wfound, werr)
 '''
 
@@ -271,28 +276,28 @@ class ModelError(Exception):
     """A run-time error of the model (the caller replays the state for its words)."""
 
 
-@njit(INT(INT), cache=True)
+@njit(INT(INT), **OPTIONS)
 def _bad_index(i):
     if i == i:
         raise ModelError()
     return 0
 
 
-@njit(INT(INT, INT, INT, INT, INT, INT, INT, INT), cache=True)
+@njit(INT(INT, INT, INT, INT, INT, INT, INT, INT), **OPTIONS)
 def _rd(s, i, base, w, mask, vlo, lo, size):
     if not lo <= i < lo + size:
         raise ModelError()
     return ((s >> (w * i + base)) & mask) + vlo
 
 
-@njit(INT(INT, INT), cache=True)
+@njit(INT(INT, INT), **OPTIONS)
 def _div(a, b):
     if b <= 0:
         raise ModelError()
     return a // b
 
 
-@njit(INT(INT, INT), cache=True)
+@njit(INT(INT, INT), **OPTIONS)
 def _mod(a, b):
     if b <= 0:
         raise ModelError()
@@ -350,22 +355,23 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     calls = _calls(w, fired)
     final = [] if isinstance(end, Const) and not end.value else [f"    if {w.expr(end, {})}:", "        return True"]
     read = [f"    {name} = keys[i, {j}]" for j, name in enumerate(state)] if rows else []
-    expand = ["@njit(EXPAND_ROWS_SIGNATURE, cache=True)" if rows else "@njit(EXPAND_SIGNATURE, cache=True)",
-              "def expand(keys, i, out, acts, count):" if rows else "def expand(s, out, acts, count):",
-              *read, *final, "    n = 0", *calls, "    return False"]
+    expand = ["@njit(EXPAND_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(EXPAND_SIGNATURE, **OPTIONS)",
+              "def expand(keys, i, out, acts, count, n):" if rows else "def expand(s, out, acts, count, n):",
+              *read, *final, *calls, "    return False"]
     preds = []
     block = []
     for k, e in enumerate(watches):
         pw = NumbaWriter(lay, packing, helpers=helpers)
         pw.counter = counter
-        preds += ["@njit(types.boolean(ROWS, INT), cache=True)" if rows else "@njit(types.boolean(INT), cache=True)",
+        signature = "types.boolean(ROWS, INT)" if rows else "types.boolean(INT)"
+        preds += [f"@njit({signature}, **OPTIONS)",
                   f"def watch_{k}(keys, i):" if rows else f"def watch_{k}(s):", *read,
                   f"    return bool({pw.expr(simplify(e, lay), {})})", ""]
         block.append(WATCH_BLOCK.format(k=k, state="keys, i" if rows else "s"))
-    watch_all = ["@njit(WATCH_ROWS_SIGNATURE, cache=True)" if rows else "@njit(WATCH_SIGNATURE, cache=True)",
+    watch_all = ["@njit(WATCH_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(WATCH_SIGNATURE, **OPTIONS)",
                  "def watch_all(keys, i, wfound, werr):" if rows else "def watch_all(s, i, wfound, werr):",
                  *block, "    return"]
-    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, STATES, ROWS, "
+    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, OPTIONS, STATES, ROWS, "
             "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, _bad_index, _div, "
             "_mod, _rd)\n")
     text = without_labels("\n\n".join([head, *helpers, *functions, "\n".join(expand), "\n".join(preds),
@@ -391,7 +397,7 @@ def _action_function(lay: Layout, a: int, action: Action, sink: Sink, helpers: l
     hoist = [f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)]
     state = w.state_words()
     out = "ROWS" if len(state) > 1 else "STATES"
-    return [f"@njit(INT({', '.join(['INT'] * len(state))}, {out}, STATES, STATES, INT), cache=True)",
+    return [f"@njit(INT({', '.join(['INT'] * len(state))}, {out}, STATES, STATES, INT), **OPTIONS)",
             f"def fire_{a}({', '.join(state)}, out, acts, count, n):", *hoist, *single_assignment(lines), "    return n"]
 
 
@@ -495,15 +501,21 @@ WATCH_BLOCK = """\
 
 _LOOP = """\
 import numpy as np
+from llvmlite import ir
 from numba import njit
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-TABLE = types.int32[::1]
+FINAL, FAILED = 1, 2          # a state expanded ahead: final (no successors needed), or a model error
+
+TABLE = types.int32[::1]      # an index table: slot = index + 1 of the stored state (0: empty)
 KEYS = {keys}
+SEEN = {seen}
 EXPAND = types.FunctionType({expand})
 WATCH = types.FunctionType({watch})
 
 
-@njit(types.uint64(types.uint64), cache=True)
+@njit(types.uint64(types.uint64), **OPTIONS)
 def _mix(h):
     h ^= h >> np.uint64(33)
     h *= np.uint64(0xff51afd7ed558ccd)
@@ -513,12 +525,28 @@ def _mix(h):
     return h
 
 
-@njit(types.uint64(types.int64), cache=True)
+@njit(types.uint64(types.int64), **OPTIONS)
 def _hash(x):
     return _mix(np.uint64(x))
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):
+    # a hint to the processor to fetch array[index] into its caches (LLVM's prefetch)
+    def codegen(context, builder, signature, args):
+        kind = signature.args[0]
+        view = context.make_array(kind)(context, builder, args[0])
+        at = cgutils.get_item_pointer(context, builder, kind, view, [args[1]], wraparound=False)
+        byte = ir.IntType(8).as_pointer()
+        hint = ir.FunctionType(ir.VoidType(), [byte, ir.IntType(32), ir.IntType(32), ir.IntType(32)])
+        function = cgutils.get_or_insert_function(builder.module, hint, "llvm.prefetch.p0")
+        read, keep, data = (ir.Constant(ir.IntType(32), v) for v in (0, 3, 1))
+        builder.call(function, [builder.bitcast(at, byte), read, keep, data])
+        return context.get_dummy_value()
+    return types.void(array, index), codegen
 {helpers}
 
-@njit(types.void(KEYS, types.int64, TABLE), cache=True)
+@njit(types.void(KEYS, types.int64, TABLE), **OPTIONS)
 def rehash(keys, n, table):
     m = table.shape[0] - 1
     umask = np.uint64(m)
@@ -529,15 +557,18 @@ def rehash(keys, n, table):
         table[h] = j + 1
 
 
-@njit(types.void(WATCH, KEYS, types.int64, types.int64, STATES, STATES), cache=True)
+{seen_functions}
+
+@njit(types.void(WATCH, KEYS, types.int64, types.int64, STATES, STATES), **OPTIONS)
 def scan(watch, keys, lo, hi, wfound, werr):
     for i in range(lo, hi):
         watch({watch_args}, wfound, werr)
 
 
-@njit(types.int64(EXPAND, WATCH, KEYS, TABLE, TABLE, STATES, STATES, STATES, STATES, types.uint8[::1],
-                  STATES, KEYS, STATES, STATES), cache=True)
-def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track, fired, out, acts, count):
+@njit(types.int64(EXPAND, WATCH, KEYS, TABLE, SEEN, STATES, STATES, STATES, STATES, types.uint8[::1],
+                  STATES, KEYS, STATES, STATES, STATES, STATES, STATES), **OPTIONS)
+def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track, fired, out, acts, count, hashes,
+           ends, flags):
     i = ctl[0]
     n = ctl[1]
     trans = ctl[2]
@@ -553,68 +584,82 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
     m = table.shape[0] - 1
     umask = np.uint64(m)
     room = (table.shape[0] // 4) * 3
-    firings = out.shape[0]
+    batch = ends.shape[0]
+    firings = out.shape[0] // batch
     status = 0
-    while i < n:
-        if i == level_end:
-            if depth + 1 >= max_depth:
-                status = 4
+    while i < n and status == 0:
+        ahead = min(n, i + batch) - i
+        for b in range(ahead):
+            lo = b * firings
+            count[0] = lo
+            flags[b] = 0
+            try:
+                if expand({state_ahead}, out, acts, count, lo):
+                    flags[b] = FINAL
+            except Exception:
+                flags[b] = FAILED
+            ends[b] = count[0]
+            for j in range(lo, ends[b]):
+                h = np.int64({hash_out} & umask)
+                hashes[j] = h
+                _prefetch(table, h)
+            if flags[b] == FAILED:
+                ahead = b + 1
                 break
-            if nlevels == levels.shape[0]:
+        for b in range(ahead):
+            if i == level_end:
+                if depth + 1 >= max_depth:
+                    status = 4
+                    break
+                if nlevels == levels.shape[0]:
+                    status = 2
+                    break
+                depth += 1
+                levels[nlevels] = i
+                nlevels += 1
+                level_end = n
+            if i >= stop:
+                status = 1
+                break
+            if n + firings > cap or n + firings > room:
                 status = 2
                 break
-            depth += 1
-            levels[nlevels] = i
-            nlevels += 1
-            level_end = n
-        if i >= stop:
-            status = 1
-            break
-        if n + firings > cap or n + firings > room:
-            status = 2
-            break
-        if watching:
-            watch({watch_args}, wfound, werr)
-        count[0] = 0
-        failed = False
-        final = False
-        try:
-            final = expand({state}, out, acts, count)
-        except Exception:
-            failed = True
-        got = count[0]
-        full = False
-        for j in range(got):
-            a = acts[j]
-            if track[a] and fired[a] < 0:
-                fired[a] = i
-            trans += 1
-            h = np.int64({hash_out} & umask)
-            while True:
-                e = table[h]
-                if e == 0:
-                    if n == max_states:
-                        full = True
-                    else:
-                        table[h] = n + 1
-                        {store}
-                        parent[n] = i
-                        n += 1
+            if watching:
+                watch({watch_args}, wfound, werr)
+            full = False
+            lo = b * firings
+            for j in range(lo, ends[b]):
+                a = acts[j]
+                if track[a] and fired[a] < 0:
+                    fired[a] = i
+                trans += 1
+{want}
+                h = hashes[j]
+                while True:
+                    e = table[h]
+                    if e == 0:
+                        if n == max_states:
+                            full = True
+                        else:
+                            table[h] = {slot}
+                            {store}
+                            parent[n] = i
+                            n += 1
+                        break
+                    if {same}:
+                        break
+                    h = (h + 1) & m
+                if full:
                     break
-                if {same}:
-                    break
-                h = (h + 1) & m
             if full:
+                status = 3
                 break
-        if full:
-            status = 3
-            break
-        if failed:
-            status = 5
-            break
-        if got == 0 and not final and deadlock < 0:
-            deadlock = i
-        i += 1
+            if flags[b] == FAILED:
+                status = 5
+                break
+            if ends[b] == lo and flags[b] != FINAL and deadlock < 0:
+                deadlock = i
+            i += 1
     ctl[0] = i
     ctl[1] = n
     ctl[2] = trans
@@ -627,7 +672,7 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
 
 _ROW_HELPERS = """
 
-@njit(types.uint64(ROWS, types.int64), cache=True)
+@njit(types.uint64(ROWS, types.int64), **OPTIONS)
 def _hash_row(a, j):
     h = np.uint64(0)
     for w in range(a.shape[1]):
@@ -635,13 +680,13 @@ def _hash_row(a, j):
     return h
 
 
-@njit(types.void(ROWS, types.int64, ROWS, types.int64), cache=True)
+@njit(types.void(ROWS, types.int64, ROWS, types.int64), **OPTIONS)
 def _copy_row(a, i, b, j):
     for w in range(a.shape[1]):
         a[i, w] = b[j, w]
 
 
-@njit(types.boolean(ROWS, types.int64, ROWS, types.int64), cache=True)
+@njit(types.boolean(ROWS, types.int64, ROWS, types.int64), **OPTIONS)
 def _same_row(a, i, b, j):
     for w in range(a.shape[1]):
         if a[i, w] != b[j, w]:
@@ -650,19 +695,66 @@ def _same_row(a, i, b, j):
 """
 
 
+_KEY_TABLE = """
+@njit(types.void(KEYS, types.int64, SEEN), **OPTIONS)
+def fill(keys, n, seen):
+    m = seen.shape[0] - 1
+    umask = np.uint64(m)
+    for j in range(n):
+        h = np.int64(_hash(keys[j]) & umask)
+        while seen[h] != 0:
+            h = (h + 1) & m
+        seen[h] = ~keys[j]
+
+
+@njit(types.void(KEYS, types.int64, SEEN, SEEN), **OPTIONS)
+def regrow(keys, n, old, seen):
+    m = seen.shape[0] - 1
+    umask = np.uint64(m)
+    for x in old:
+        if x != 0:
+            h = np.int64(_hash(~x) & umask)
+            while seen[h] != 0:
+                h = (h + 1) & m
+            seen[h] = x
+"""
+
+_INDEX_TABLE = """
+@njit(types.void(KEYS, types.int64, SEEN), **OPTIONS)
+def fill(keys, n, seen):
+    rehash(keys, n, seen)
+
+
+@njit(types.void(KEYS, types.int64, SEEN, SEEN), **OPTIONS)
+def regrow(keys, n, old, seen):
+    rehash(keys, n, seen)
+"""
+
+
 def loop_source(words: int) -> str:
     """The model-independent search loop for states of `words` words (one module for one word,
-    another for several: compiled once per machine each), with `rehash` (the table rebuilt over
-    the stored states) and `scan` (a watch over stored states)."""
+    another for several: compiled once per machine each): `search`, `fill` (its visited table
+    built over stored states), `regrow` (the table moved into a larger one), `rehash` (an index
+    table over stored states: `graph.py`) and `scan` (a watch over stored states).
+
+    The search's visited table holds a state of one word itself, complemented (`~s`, never 0:
+    0 marks an empty slot), so that a lookup reads one slot and no state, and growing the table
+    reads the old one in order; states of several words are found by their index (+ 1) in `keys`.
+    The search expands a batch of states ahead (`ends.shape[0]` of them) and has the processor
+    fetch the table slots of all their successors before it looks any up in BFS order: the
+    lookups' cache misses overlap. What it stores, and in which order, is as one state at a time:
+    a state expanded ahead counts only when its turn comes (a budget or a level's end may stop
+    the search first; a model error met ahead stops it at that state)."""
     if words == 1:
-        fill = {"keys": "STATES", "expand": "EXPAND_SIGNATURE", "watch": "WATCH_SIGNATURE", "helpers": "",
-                "hash_key": "_hash(keys[j])", "state": "keys[i]", "watch_args": "keys[i], i",
-                "hash_out": "_hash(out[j])", "store": "keys[n] = out[j]", "same": "keys[e - 1] == out[j]"}
+        fill = {"keys": "STATES", "seen": "STATES", "expand": "EXPAND_SIGNATURE", "watch": "WATCH_SIGNATURE",
+                "helpers": "", "seen_functions": _KEY_TABLE, "hash_key": "_hash(keys[j])", "state_ahead": "keys[i + b]",
+                "watch_args": "keys[i], i", "want": "                want = ~out[j]", "hash_out": "_hash(out[j])",
+                "slot": "want", "store": "keys[n] = out[j]", "same": "e == want"}
     else:
-        fill = {"keys": "ROWS", "expand": "EXPAND_ROWS_SIGNATURE", "watch": "WATCH_ROWS_SIGNATURE",
-                "helpers": _ROW_HELPERS, "hash_key": "_hash_row(keys, j)", "state": "keys, i", "watch_args": "keys, i",
-                "hash_out": "_hash_row(out, j)", "store": "_copy_row(keys, n, out, j)",
-                "same": "_same_row(keys, e - 1, out, j)"}
+        fill = {"keys": "ROWS", "seen": "TABLE", "expand": "EXPAND_ROWS_SIGNATURE", "watch": "WATCH_ROWS_SIGNATURE",
+                "helpers": _ROW_HELPERS, "seen_functions": _INDEX_TABLE, "hash_key": "_hash_row(keys, j)",
+                "state_ahead": "keys, i + b", "watch_args": "keys, i", "want": "", "hash_out": "_hash_row(out, j)",
+                "slot": "n + 1", "store": "_copy_row(keys, n, out, j)", "same": "_same_row(keys, e - 1, out, j)"}
     return SIGNATURES + _LOOP.format(**fill)
 
 

@@ -3,8 +3,9 @@
 `explore_compiled` generates the model's module (`numbagen`), loads it from the disk cache
 (`cache`) and runs its `search` loop a slice of SLICE states at a time; between slices Python
 grows the arrays, asks `tick` (time, memory) and reports progress. The states live in numpy
-arrays in BFS order: the packed state (8 bytes) and the index of its parent (4 bytes), found
-through an open-addressing table of indices (4 bytes a slot, at most three quarters full).
+arrays in BFS order: the packed state (8 bytes a word) and the index of its parent (4 bytes),
+found through an open-addressing table at most three quarters full (8 bytes a slot holding a
+state of one word itself; 4 bytes a slot holding the index of a state of several words).
 States are named by their BFS index, as the python store names them, and come out in its
 order: the first witness of each watched predicate, the first deadlock and the first firing
 of a tracked action are the reference's, and so are their shortest traces, which the
@@ -45,6 +46,8 @@ from verifier.trace import Trace
 
 SLICE = 1 << 16                # states expanded between two calls of `tick`
 FIRST_CAPACITY = 1 << 12       # states the arrays hold at first (they double as they fill)
+BATCH = 16                     # states the search expands ahead, their successors' table slots fetched together
+BUFFER = 4096                  # successors of the states expanded ahead, at most (fewer states where one has more)
 
 
 class CompileError(Exception):
@@ -157,15 +160,14 @@ class _Arrays:
         """Room for one more state's successors (and a level)."""
         if stored + firings > self.keys.shape[0]:
             size = max(2 * self.keys.shape[0], stored + firings)
-            self.keys = _resized(self.keys, size, stored)
-            self.parent = _resized(self.parent, size, stored)
+            self.keys.resize((size, *self.keys.shape[1:]), refcheck=False)    # realloc: the pages are moved, not copied
+            self.parent.resize(size, refcheck=False)
         if stored + firings > (self.table.shape[0] // 4) * 3:
             size = self.table.shape[0]
             while stored + firings > (size // 4) * 3:
                 size *= 2
-            self.table = np.zeros(0, np.int32)       # let go of the old table before the new one
-            self.table = np.zeros(size, np.int32)
-            loop.rehash(self.keys, stored, self.table)
+            old, self.table = self.table, np.zeros(size, self.table.dtype)
+            loop.regrow(self.keys, stored, old, self.table)
         if nlevels == self.levels.shape[0]:
             self.levels = _resized(self.levels, 2 * nlevels, nlevels)
 
@@ -199,7 +201,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     compiled_at = time.perf_counter()
     row = () if source.words == 1 else (source.words,)
     arrays = _Arrays(np.empty((FIRST_CAPACITY, *row), np.int64), np.empty(FIRST_CAPACITY, np.int32),
-                     np.zeros(2 * FIRST_CAPACITY, np.int32), np.empty(64, np.int64))
+                     np.zeros(2 * FIRST_CAPACITY, np.int64 if source.words == 1 else np.int32), np.empty(64, np.int64))
     space = CompiledSpace(lay, np.empty((0, *row), np.int64), np.empty(0, np.int32), [0], cached=known,
                           watch=[None] * len(watch), fired=dict.fromkeys(track), module=module,
                           watched=tuple(watch), firings=source.firings)
@@ -215,7 +217,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     arrays.keys[:len(inits)] = as_rows(inits, source.words).astype(np.int64)
     arrays.parent[:len(inits)] = -1
     arrays.levels[0] = 0
-    loop.rehash(arrays.keys, len(inits), arrays.table)
+    loop.fill(arrays.keys, len(inits), arrays.table)
     max_depth = budget.max_depth if budget.max_depth is not None else 1 << 62
     ctl = np.array([0, len(inits), 0, 0, len(inits), 1, -1 if budget.max_states is None else budget.max_states,
                     max_depth, -1, SLICE, 1 if watch else 0], np.int64)
@@ -224,8 +226,10 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     track_mask = np.zeros(max(1, len(model.actions)), np.uint8)
     track_mask[list(track)] = 1
     fired = np.full(track_mask.shape[0], -1, np.int64)
-    out = np.empty((source.firings, *row), np.int64)
-    acts = np.empty(source.firings, np.int64)
+    batch = max(1, min(BATCH, BUFFER // source.firings))
+    out = np.empty((batch * source.firings, *row), np.int64)
+    acts = np.empty(batch * source.firings, np.int64)
+    hashes = np.empty(batch * source.firings, np.int64)
     count = np.zeros(1, np.int64)
     status: Status | None = None
     if not space.complete:
@@ -243,7 +247,8 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
                 break
         arrays.grow(loop, int(ctl[1]), int(ctl[5]), source.firings)
         status = Status(loop.search(module.expand, module.watch_all, arrays.keys, arrays.parent, arrays.table,
-                             arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count))
+                                    arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count, hashes,
+                                    np.empty(batch, np.int64), np.empty(batch, np.int64)))
         if progress is not None and time.perf_counter() - last_report >= 0.5:
             last_report = time.perf_counter()
             progress(ProgressInfo(int(ctl[1]), int(ctl[3]), last_report - start))
