@@ -402,10 +402,13 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
             _kill_workers()             # its worker processes end at once
             raise
         finally:
+            hurry = cluster is not None and budget.expired()   # stopped by the backstop: no graceful close
+            if hurry:
+                _kill_workers()
             if client is not None:
-                client.close()
+                client.close(timeout=CLOSE_SECONDS if hurry else None)
             if cluster is not None:
-                cluster.close()
+                cluster.close(timeout=CLOSE_SECONDS if hurry else None)
 
 
 def _kill_workers() -> None:
@@ -421,6 +424,7 @@ def _kill_workers() -> None:
 
 WORKER_FLOOR = 150 * MB     # what a Dask worker process takes before it stores a state (numpy, the model's code)
 POLL = 1.0                  # seconds between two looks at the workers while a call is in flight
+CLOSE_SECONDS = 0.5         # the client's and the cluster's close once the backstop has cut
 
 
 def worker_share(budget: Budget, workers: int) -> int | None:
