@@ -27,7 +27,7 @@ def test_the_dominion_example_checks_as_its_claims_expect(capsys):
     assert finding["kind"] == "variant-difference" and finding["acknowledged"]
 
 
-def test_the_uno_example_keeps_its_own_order_of_play(capsys):
+def test_the_uno_example_says_who_plays_next(capsys):
     verdicts, findings = check(capsys, "uno")
     assert {verdicts[(c, r)] for c in ("next-player", "skip-skips") for r in ("official", "house")} == {"HOLDS"}
     assert verdicts[("no-play-after-draw", "official")] == "VIOLATED"

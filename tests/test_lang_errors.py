@@ -147,7 +147,7 @@ CASES = [
      "  - name: Discard\n    on_enter:\n      strict: {drawn: true}\n      loose: {drawn: false}\n",
      "cannot assign to 'strict': a reading, not a variable", "strict: {drawn", "let an action set a variable"),
     ("assigning active", "      drawn: true", "      active: 1", "'active' changes only when the turn passes",
-     "active: 1", "type: player"),
+     "active: 1", "next_player"),
     ("unknown next phase", "    mandatory: false", "    mandatory: false\n    next: [{to: Dicsard}]",
      "next names an unknown phase 'Dicsard'", "{to: Dicsard}", "did you mean 'Discard'"),
     ("unknown fairness action", "variants:", "fairness: [drwa]\nvariants:", "fairness names an unknown action "

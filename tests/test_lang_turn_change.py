@@ -73,7 +73,8 @@ def test_initially_speaks_of_the_state_before_the_first_turn(tmp_path):
 
 
 TURN_MODELS = [FIXTURES / "turn_change.yaml", FIXTURES / "turn_start.yaml", FIXTURES / "until.yaml",
-               Path(__file__).parent / "models" / "priority.yaml", ROOT_MODELS / "shadow_era.yaml"]
+               Path(__file__).parent / "models" / "priority.yaml", ROOT_MODELS / "shadow_era.yaml",
+               FIXTURES / "next_player.yaml"]
 
 
 @pytest.mark.parametrize("path", TURN_MODELS, ids=lambda p: p.name)
@@ -97,8 +98,9 @@ def test_the_composed_step_is_the_blocks_one_after_another(path):
                                    for n in reversed(chain)))
     lay = layout(model)
     phase = model.var("phase").type.values.index(first.name)
-    passing = [Assign(Var("phase"), Const(phase)),
-               Assign(Var("active"), App(Op.MOD, (App(Op.ADD, (Var("active"), Const(1))), Const(model.players))))]
+    seat = Assign(Var("active"), App(Op.MOD, (App(Op.ADD, (Var("active"), Const(1))), Const(model.players))))
+    who = [Assign(a.target, before.fix_params(a.value)) for a in blocks.next_player]
+    passing = [Assign(Var("phase"), Const(phase)), *(who or [seat])]
     fixed = [[Assign(a.target, before.fix_params(a.value)) for a in group]
              for group in (blocks.turn_end, blocks.round_end, blocks.turn_start)]
     steps = [turn_change.turn_ending(before, fixed[0], fixed[1], passing), turn_change.starting(before, fixed[2]),

@@ -100,8 +100,14 @@ def symmetric_models(draw) -> Model:
     ]
     chosen = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=6, unique_by=lambda a: a.name))
     count = draw(st.booleans())
+    seat = App(Op.MOD, (App(Op.ADD, (ACT, c(1))), c(n)))
+    # who plays next (`next_player:`): the next seat, the one before (written with a subtraction, which `%`
+    # rounding down makes a rotation too), the same player again, or the player `t` holds
+    after = draw(st.sampled_from([seat, App(Op.MOD, (App(Op.SUB, (App(Op.ADD, (ACT, c(n))), c(1))), c(n))),
+                                  App(Op.MOD, (App(Op.SUB, (ACT, c(1))), c(n))), App(Op.ITE, (f(ACT), ACT, seat)),
+                                  App(Op.ITE, (App(Op.LT, (Var("g"), c(2))), seat, T))]))
     passing = Action("pass", draw(st.sampled_from([TRUE_, App(Op.GE, (h(ACT), c(1))), f(ACT)])),
-                     (Assign(ACT, App(Op.MOD, (App(Op.ADD, (ACT, c(1))), c(n)))),)
+                     (Assign(ACT, after),)
                      + ((Assign(Var("g"), App(Op.MIN, (App(Op.ADD, (Var("g"), c(1))), c(2)))),) if count else ()),
                      kind=ActionKind.TURN_END)
     end = draw(st.sampled_from([FALSE_, over_players(n, QuantKind.EXISTS, App(Op.EQ, (h(Local("q")), c(TOP))))]))

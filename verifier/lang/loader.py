@@ -47,7 +47,7 @@ Edit = Callable[[Model, list[PhaseSpec], TurnBlocks], tuple[Model, list[PhaseSpe
 
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
-            "turn_end", "round_end", "on_turn_start", "printed", "symmetry")
+            "turn_end", "round_end", "on_turn_start", "next_player", "printed", "symmetry")
 SHELF_PREFIX = "x-"     # top-level keys the loader skips: a shelf for YAML anchors (`x-refill: &refill {...}`)
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc", "label", "values")
 CHOICE_KEYS = ("type", "values")
@@ -189,15 +189,18 @@ class Loader:
             span=root.span)
         blocks = TurnBlocks()
         if phase_specs:
-            blocks = TurnBlocks(*(tuple(self.effects_block(k)) for k in ("turn_end", "round_end", "on_turn_start")))
+            blocks = TurnBlocks(tuple(self.effects_block("turn_end")), tuple(self.effects_block("round_end")),
+                                tuple(self.effects_block("on_turn_start")), self.read_next_player())
             phase_specs = read_phase_rules(self, phase_specs)
         if self.edit is not None:
             model, phase_specs, blocks = self.edit(model, phase_specs, blocks)
         if phase_specs:
             model = desugar_phases(self, model, phase_specs, blocks)
-        elif self.root.get("on_turn_start") is not None:
-            self.sink.error("on_turn_start needs turns: this model has no phases", self.root.child("on_turn_start").span,
-                            hint="declare phases, or put the effects in an action")
+        else:
+            for key in ("on_turn_start", "next_player"):
+                if self.root.get(key) is not None:
+                    self.sink.error(f"{key} needs turns: this model has no phases", self.root.child(key).span,
+                                    hint="declare phases, or put the effects in an action")
         self.effect_blocks.check_unused()
         model = durations.cancel_on_assignment(model)
         if end != FALSE:
@@ -816,10 +819,9 @@ class Loader:
             targets.add(key.replace(" ", ""))
             if target.name == ACTIVE_VAR and self.scope.variables[ACTIVE_VAR].implicit:
                 self.sink.error("'active' changes only when the turn passes", value.key_span,
-                                hint="at `pass turn` it becomes (active + 1) % PLAYERS (next: [{to: TURN_END}] "
-                                     "ends a turn early); where the order of play changes (a reverse, a skip, "
-                                     "an extra turn) keep whose turn it is in a variable of type: player "
-                                     "(docs/LANGUAGE.md, \"Who plays next\")")
+                                hint="say who plays next with the model's next_player: expression, e.g. "
+                                     "next_player: \"if skip then (active + 2) % PLAYERS else (active + 1) % PLAYERS\" "
+                                     "(docs/LANGUAGE.md, \"Who plays next\"); next: [{to: TURN_END}] ends a turn early")
                 continue
             if value.is_map:
                 out.extend(self.read_lasting(target, value, scope, what))
@@ -972,6 +974,31 @@ class Loader:
         inner = ExprReader(scope, Origin(origin.file, origin.positions[m.start(2):]), self.sink, m.group(2))
         out = inner.read(ty_of(var.index))
         return None if out is None else Index(var.name, out[0], span=span)
+
+    def read_next_player(self) -> tuple[Assign, ...]:
+        """`next_player:`: the player whose turn `pass turn` starts, read on the state before the turn ends."""
+        node = self.root.get("next_player")
+        if node is None:
+            return ()
+        hint = "e.g. next_player: \"if skip then (active + 2) % PLAYERS else (active + 1) % PLAYERS\""
+        if node.is_map:
+            self.sink.error("next_player is one expression, not one per reading", node.span, hint=PER_READING_HINT)
+            return ()
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, str)):
+            self.sink.error("next_player is a player: an integer expression from 0 to PLAYERS - 1", node.span, hint=hint)
+            return ()
+        read = self.reader(node, None).read(None) if isinstance(node.value, str) else (Const(node.value), INT)
+        if read is None:
+            return ()
+        value, ty = read
+        if ty != INT:
+            self.sink.error(f"next_player is a player, found {ty_words(ty)}", node.span, hint=hint)
+            return ()
+        if isinstance(value, Const) and not 0 <= value.value < self.scope.players:
+            self.sink.error(f"next_player is player {value.value}; the players are 0 to {self.scope.players - 1}",
+                            node.span, hint=hint)
+            return ()
+        return (Assign(Var(ACTIVE_VAR), value, span=node.span),)
 
     def effects_block(self, key: str) -> list[Assign]:
         return self.read_effects(self.root.get(key), self.scope, key)

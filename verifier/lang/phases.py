@@ -94,11 +94,13 @@ def read_phases(loader: Loader, node: Node | None) -> list[PhaseSpec]:
 
 @dataclass(frozen=True)
 class TurnBlocks:
-    """The effects written for the turn passing: `turn_end`, `round_end`, `on_turn_start`."""
+    """The effects written for the turn passing: `turn_end`, `round_end`, `on_turn_start`, and
+    `next_player` (at most one effect, active := the player whose turn starts; none: the next seat)."""
 
     turn_end: tuple[Assign, ...] = ()
     round_end: tuple[Assign, ...] = ()
     turn_start: tuple[Assign, ...] = ()
+    next_player: tuple[Assign, ...] = ()
 
 
 def read_phase_rules(loader: Loader, specs: list[PhaseSpec]) -> list[PhaseSpec]:
@@ -351,8 +353,8 @@ def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: di
     """phase := entered, plus what entering it (and, at a turn's end, passing the turn: `turn_change`) does."""
     phase = Assign(Var(PHASE_VAR), Const(values.index(entered), enum=PHASE_ENUM))
     if ends_turn:
-        passing = [phase, Assign(Var(ACTIVE_VAR), App(Op.MOD, (App(Op.ADD, (Var(ACTIVE_VAR), Const(1))),
-                                                                Const(model.players))))]
+        seat = Assign(Var(ACTIVE_VAR), App(Op.MOD, (App(Op.ADD, (Var(ACTIVE_VAR), Const(1))), Const(model.players))))
+        passing = [phase, *(blocks.next_player or (seat,))]
         return turn_change.pass_turn(model, blocks.turn_end, blocks.round_end, blocks.turn_start, passing,
                                      _entering(entered, ancestors, on_enter))
     out: dict[str, Assign] = {PHASE_VAR: phase}

@@ -8,7 +8,8 @@ are only ever *player terms* used in ways every rotation preserves:
 - player terms: `active`, a scalar variable of `type: player` (rotated with the
   players: who holds priority), a choice or quantifier variable ranging over exactly
   0..PLAYERS-1, `if c then t1 else t2` of two player terms, and `(t + k) % PLAYERS`
-  of a player term t and a constant k (the next player: rotations commute with it);
+  of a player term t and a constant k, added or taken away (the next player, or whom
+  `next_player:` names: `%` rounds down, so rotations commute with it);
 - a player term may index a per-player array, be compared with `==` / `!=` to
   another player term, be an action's actor (`by:`) or `chooser:`, the `winner`, or be
   assigned to `active` or to a variable of `type: player`, and such a variable holds
@@ -237,11 +238,15 @@ def _is_rotation(e: Expr, players: int) -> bool:
 
 
 def _next_of(e: Expr, players: int) -> Expr | None:
-    """t for `(t + k) % PLAYERS` with a constant k, else None."""
-    if (isinstance(e, App) and e.op is Op.MOD and fold(e.args[1]) == Const(players)
-            and isinstance(e.args[0], App) and e.args[0].op is Op.ADD and isinstance(fold(e.args[0].args[1]), Const)):
-        return e.args[0].args[0]
-    return None
+    """t for `(t + k) % PLAYERS` with a constant k, written as constants added to or taken from t
+    (`(t + PLAYERS - 1) % PLAYERS`, `(t - 1) % PLAYERS`: `%` rounds down, so every such k commutes
+    with the rotations), else None."""
+    if not (isinstance(e, App) and e.op is Op.MOD and fold(e.args[1]) == Const(players)):
+        return None
+    base, steps = e.args[0], 0
+    while isinstance(base, App) and base.op in (Op.ADD, Op.SUB) and isinstance(fold(base.args[1]), Const):
+        base, steps = base.args[0], steps + 1
+    return base if steps else None
 
 
 def _is_round_end(e: Expr, players: int) -> bool:

@@ -5,7 +5,8 @@ left (within a block the effects are simultaneous, and a later one wins on an el
 
 1. the turn ends: `reset: turn` variables go back to their init, then `turn_end` (and
    `round_end` after the last player's turn); `active` is the player whose turn ends;
-2. the turn passes: `active` becomes the next player, `phase` the first leaf;
+2. the turn passes: `active` becomes the next player (the next seat, or the model's
+   `next_player:`, read on the same state as block 1), `phase` the first leaf;
 3. the turn starts: durations of the new player end, `reset: own_turn`, `on_turn_start`;
 4. the first phase is entered: the `on_enter` of each phase play enters, outermost first.
 
