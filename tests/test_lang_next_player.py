@@ -3,6 +3,8 @@ the state before the turn ends; the new player's durations, `reset: own_turn` an
 the explicit and symbolic engines agree on it; wrong uses are positioned errors."""
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from test_lang_errors import BASE, the_error, where, write
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic.engine import SymbolicEngine
 from verifier.lang import load_model, load_properties
+from verifier.mutation.operators import apply, generate
 from verifier.portfolio.plan import run_claims
 from verifier.resources import Budget
 from verifier.result import Verdict
@@ -133,3 +136,20 @@ def test_without_next_player_the_turn_passes_in_seat_order(tmp_path):
     plain = load_model(str(write(tmp_path, "variants:", "variants:"))).action("pass turn")
     path = write(tmp_path, "variants:", NEXT + "variants:")
     assert load_model(str(path)).action("pass turn").effects == plain.effects
+
+
+def test_mutation_leaves_next_player_out_and_changes_its_numbers():
+    """`mutate` treats next_player as a turn block: left out, the turn passes in seat order again."""
+    written = {}
+
+    def keep(model, specs, blocks):
+        written.update(model=model, specs=specs, blocks=blocks)
+        return model, specs, blocks
+
+    written_order = load_model(str(MODEL), edit=keep).action("pass turn")
+    mutants = [m for m in generate(written["model"], written["specs"], written["blocks"]) if m.block == "next_player"]
+    assert {m.operator for m in mutants} == {"literal", "drop-effect"}
+    (dropped,) = [m for m in mutants if m.operator == "drop-effect"]
+    mutant = load_model(str(MODEL), edit=partial(apply, dropped)).action("pass turn")
+    plain = load_model(str(MODEL), edit=lambda m, s, b: (m, s, replace(b, next_player=()))).action("pass turn")
+    assert mutant.effects == plain.effects != written_order.effects

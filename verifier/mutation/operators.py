@@ -8,7 +8,7 @@ rewrites a freshly read model and phase tree with it.
 
 Operators (the `operator` names), over the rule actions and the turn structure
 (each phase's `on_enter`, `exit_when` and `next:`/`next_any:` entries, and the
-`turn_end`, `round_end` and `on_turn_start` blocks):
+`turn_end`, `round_end`, `on_turn_start` and `next_player` blocks):
   relational      a comparison of a condition (a guard, an exit_when, a next entry's
                   when): < <-> <=, > <-> >=, == <-> !=
   literal         an integer literal of a condition or an effect's value, plus or minus one;
@@ -86,7 +86,8 @@ OPERATORS = ("relational", "literal", "drop-conjunct", "drop-effect", "drop-next
              "swap-phases", "remove-action", "move-phase", "init", "reset", "choice-range", "swap-next",
              "constant")
 NUMBER_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MOD, Op.NEG, Op.MIN, Op.MAX, Op.ABS})
-BLOCKS = ("turn_end", "round_end", "on_turn_start")     # TurnBlocks field of each: turn_end, round_end, turn_start
+BLOCKS = ("turn_end", "round_end", "on_turn_start", "next_player")   # TurnBlocks field of each: turn_end,
+                                                                  # round_end, turn_start, next_player
 
 SWAPPED_OPS = {Op.LT: Op.LE, Op.LE: Op.LT, Op.GT: Op.GE, Op.GE: Op.GT, Op.EQ: Op.NE, Op.NE: Op.EQ}
 
@@ -134,7 +135,7 @@ def generate(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> list[M
     for a in model.actions:
         found += _action_mutants(a, model)
     found += _phase_mutants(specs, model)
-    for name, effects in zip(BLOCKS, (blocks.turn_end, blocks.round_end, blocks.turn_start), strict=True):
+    for name, effects in zip(BLOCKS, (blocks.turn_end, blocks.round_end, blocks.turn_start, blocks.next_player), strict=True):
         found += _effect_mutants(effects, {"subject": name, "block": name}, name, "effect", model)
     found += _move_mutants(model, specs)
     found += _variable_mutants(model, bool(specs))
@@ -445,7 +446,7 @@ def _constant_mutants(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) 
             if entry.when is not None:
                 here = {**base, "block": "next", "entry": k, "span": entry.span or span}
                 out += _number_mutants(entry.when, here, owner, f"{key} to {entry.to} when")
-    for name, effects in zip(BLOCKS, (blocks.turn_end, blocks.round_end, blocks.turn_start), strict=True):
+    for name, effects in zip(BLOCKS, (blocks.turn_end, blocks.round_end, blocks.turn_start, blocks.next_player), strict=True):
         out += _number_effect_mutants(effects, {"subject": name, "block": name}, name, "effect", model)
     for v in model.variables:
         if v.implicit or v.seq_length or v.until_of or v.name in _lengths(model):
