@@ -60,7 +60,8 @@ class Case:
 
 CASES = [Case("alice", "alice", "literal", (("DECK", 1),)),                                  # 1.9 M states
          Case("aeons_end", "aeons_end", "flip_on_draw", (("DECK", 1), ("GAINS", 1))),          # 6.5 M
-         Case("wtactics-small-deck", "wtactics", "literal", (("DRAW_PILE", 1),))]              # 6.9 M
+         Case("wtactics-small-deck", "wtactics", "literal", (("DRAW_PILE", 1),)),              # 6.9 M
+         Case("shadow_era", "shadow_era", "literal", ())]                                      # 3.2 M, two words
 
 PROBE = r"""
 import json, sys, time
