@@ -191,6 +191,8 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
     by_id: dict[str, CheckResult] = {}
     cut = ""
     try:
+        if options.budget.expired():    # a reading started past the backstop (a cut worker's, again here)
+            raise OutOfTime()
         portfolio.decide(model, props, by_id, at_defaults)
         vacuous = _vacuity(model, props, options, ledger)
     except CUT_SHORT as err:

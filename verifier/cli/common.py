@@ -189,15 +189,16 @@ def concrete_model(path: str, params: dict[str, int | None], variant: str | None
 
 
 def run_backstop(args: argparse.Namespace) -> Backstop | None:
-    """The engines' backstop: --timeout after the run started (`cli.main` sets `args.started`), on
-    the run's clock (the one `resources.signals` rings its alarm by)."""
+    """The engines' backstop: a little before --timeout after the run started (`signals.engines_stop`:
+    the rest is for writing; `cli.main` sets `args.started`), on the run's clock (the one
+    `resources.signals` rings its alarm by)."""
     from verifier.resources import DEFAULT_DEADLINE, Backstop, signals
 
     if args.timeout is None:
         return None
     owner = "--timeout" if args.timeout != DEFAULT_TIMEOUT else DEFAULT_DEADLINE
-    return Backstop(getattr(args, "started", signals.now()) + args.timeout, f"{owner} ({args.timeout:g} s)",
-                    signals.clock())
+    started = getattr(args, "started", signals.now())
+    return Backstop(signals.engines_stop(args.timeout, started), f"{owner} ({args.timeout:g} s)", signals.clock())
 
 
 def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOptions:

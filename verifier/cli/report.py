@@ -100,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
     from verifier.report.site import check_output, write_site
     from verifier.result import accepting_bounded
     from verifier.runner import check_model
-    from verifier.stategraph import game_graph
 
     if not args.output:
         raise UsageError(Diagnostic("report needs the folder to write: -o DIR",
@@ -126,8 +125,8 @@ def run(args: argparse.Namespace) -> int:
         finally:
             progress.done()
         sys.stderr.write(warnings_note(all_runs[-1]))
-    pages = [build_game(runs, state_graph=None if args.no_graph else game_graph(
-                 runs[0].model, args.graph_limit, args.graph_states), graph_limit=args.graph_limit)
+    pages = [build_game(runs, state_graph=None if args.no_graph else _state_graph(runs[0].model, args),
+                        graph_limit=args.graph_limit)
              for runs in all_runs]
     playout_errors = []
     for page in pages:
@@ -182,3 +181,17 @@ def _check_names(paths: list[str], params: dict) -> None:
     from verifier.report.site import check_names
 
     check_names([(slugify(load_model(path, params).name), path) for path in paths])
+
+
+def _state_graph(model, args: argparse.Namespace):
+    """The game's state graph for its page, or why there is none: past the --timeout none is
+    explored (what was decided is written first), and one the backstop cuts is left out."""
+    from verifier.stategraph import game_graph
+
+    if past_deadline():
+        return "Not drawn: the --timeout had passed."
+    try:
+        return game_graph(model, args.graph_limit, args.graph_states)
+    except OutOfTime:
+        after_cut()
+        return "Not drawn: the --timeout passed while its states were explored."

@@ -126,6 +126,8 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
             journal.add(outcome)
         if progress is not None:
             progress(outcome, done[0], len(chosen))
+        if backstop is not None and backstop.expired():
+            raise OutOfTime()           # no more mutants are started, even to say they were not checked
 
     for outcome in earlier.values():
         done[0] += 1

@@ -6,12 +6,13 @@ The backstop keeps one promise: the run ends within --timeout plus a tenth of it
 (`allowance`), counted from when the process started (interpreter start-up and imports included,
 `process_started`). Its steps, after the start:
 
-- at --timeout the engines' own `Backstop` has expired (they stop by themselves where they look),
-  and forked workers are cut (SIGALRM in each: `OutOfTime`, caught where what they decided is kept
-  and sent to the parent);
+- RESERVE of the timeout before it, the engines' own `Backstop` expires (they stop by themselves
+  where they look), and forked workers are cut (SIGALRM in each: `OutOfTime`, caught where what
+  they decided is kept and sent to the parent): the rest of the timeout is for writing it;
 - HANDOVER of the allowance later, the parent is cut: the workers' parts have arrived, or the
   workers are stopped; what was decided is written;
-- WRITING of the allowance later, the writing itself is cut and the run ends with nothing decided.
+- at --timeout and WRITING of the allowance, the writing itself is cut and the run ends with
+  nothing decided.
 
 A signal handler runs between two bytecodes of the main thread, never inside a call into C: where
 the main thread waits in Z3 (a solver call may run for all its resource units), a watchdog thread
@@ -35,10 +36,11 @@ from typing import NoReturn
 
 from verifier.resources.clock import Clock, MonotonicClock
 
+RESERVE = 0.05          # share of the timeout left, once the engines stop, for writing what they decided
 HANDOVER = 0.3          # share of the allowance the parent gives its workers to hand over what they decided
 WRITING = 0.8           # share of the allowance by which what was decided is written (the rest: the exit)
 DEFER_SHARE = 0.1       # share of the allowance an OutOfTime may wait for the run's own code ...
-DEFER_MOST = 2.0        # ... at most this many seconds
+DEFER_MOST = 2.0        # ... at most this many seconds (and this long inside Z3's wrapper, which is interrupted)
 DEFER_SECONDS = 0.05    # between two looks
 INTERRUPT_EVERY = 0.05  # seconds between two interrupts of Z3 once the cut is due
 PACKAGE = (str(Path(__file__).parent.parent), str(Path(__file__).resolve().parent.parent))   # as imported, resolved
@@ -101,7 +103,7 @@ def safe_to_raise(frame: FrameType | None) -> bool:
 class Alarm:
     """The backstop's steps, in seconds on `time.monotonic()`'s clock (see the module doc)."""
 
-    timeout_at: float       # --timeout after the start: the workers' cut
+    timeout_at: float       # RESERVE before --timeout: the engines' backstop, the workers' cut
     cut_at: float           # the parent's cut
     end_at: float           # the writing's cut
     defer: float            # how long an OutOfTime may wait for the run's own code
@@ -109,7 +111,8 @@ class Alarm:
     @classmethod
     def after(cls, seconds: float, started: float) -> Alarm:
         spare = allowance(seconds)
-        return cls(started + seconds, started + seconds + HANDOVER * spare, started + seconds + WRITING * spare,
+        stop = started + seconds * (1 - RESERVE)
+        return cls(stop, stop + HANDOVER * spare, started + seconds + WRITING * spare,
                    min(DEFER_MOST, DEFER_SHARE * spare))
 
 
@@ -195,11 +198,18 @@ def fire(frame: FrameType | None) -> None:
     """What SIGALRM does once its step is due: raise OutOfTime, or wait a little (DEFER_SECONDS,
     until the alarm's `defer` has passed) where `frame` is inside a library's code."""
     assert _state.alarm is not None, "the backstop is armed"
-    if not safe_to_raise(frame) and now() < _state.due + _state.alarm.defer:
+    wait = DEFER_MOST if _in_z3(frame) else _state.alarm.defer     # Z3 is interrupted meanwhile: it returns soon
+    if not safe_to_raise(frame) and now() < _state.due + wait:
         if _timed():
             signal.setitimer(signal.ITIMER_REAL, DEFER_SECONDS)
         return
     raise OutOfTime()
+
+
+def _in_z3(frame: FrameType | None) -> bool:
+    """Whether `frame` is Z3's Python wrapper (an exception raised there can come out of ctypes as
+    an `ArgumentError` of its own, which no handler of the backstop's recognises)."""
+    return frame is not None and f"{os.sep}z3{os.sep}" in frame.f_code.co_filename
 
 
 def _timed() -> bool:
@@ -235,9 +245,15 @@ def hard_deadline(seconds: float | None, started: float | None = None) -> Iterat
         _state.alarm = None
 
 
+def engines_stop(seconds: float, started: float) -> float:
+    """When the engines' `Backstop` of a run given `seconds` (--timeout) that started at `started`
+    expires: the rest of the timeout is for writing what they decided."""
+    return Alarm.after(seconds, started).timeout_at
+
+
 def past_deadline() -> bool:
-    """Whether the run's --timeout has passed: what is left to do is writing what was decided, not
-    new work such as laying out diagrams."""
+    """Whether the engines' time has passed (`engines_stop`): what is left to do is writing what
+    was decided, not new work such as laying out diagrams."""
     return _state.alarm is not None and now() > _state.alarm.timeout_at
 
 
