@@ -74,8 +74,9 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
                    help="Z3 resource units (its `rlimit`) each claim's proof may spend (default: 120,000,000, "
                         "about a minute of one core); counted by Z3, so the same on every machine at any load")
     p.add_argument("--timeout", type=seconds, metavar="S", default=timeout,
-                   help="the backstop: the whole run ends within S seconds whatever is left; what it cuts "
-                        "is UNKNOWN and the run says so (exit 3). The effort itself is counted in states, "
+                   help="the backstop: the whole run ends within S seconds (and a tenth more plus one second, "
+                        "counted from its start) whatever is left; what it cuts is UNKNOWN and the run says so "
+                        "(exit 3). The effort itself is counted in states, "
                         "depth and Z3 units, never in seconds, so a run the backstop does not cut gives the "
                         "same answers on every machine. " + (
                             f"Default: {timeout:g} s (the default deadline); 'none': no limit"
