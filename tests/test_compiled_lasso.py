@@ -21,7 +21,7 @@ from verifier.engines.compiled.graph import state_graph, why_not_graph
 from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.expr import App, Const, Op, Var
-from verifier.ir.model import Action, Assign
+from verifier.ir.model import Action, Assign, IntType, Model, Variable
 from verifier.ir.props import DeadlockFree, Obligation, Terminates
 from verifier.resources import Budget
 from verifier.result import Verdict
@@ -107,10 +107,13 @@ def test_a_lasso_through_a_cycle_replays():
         assert r.trace is not None and r.trace.loop_start == 0 and len(r.trace.steps) == 3
 
 
-def test_a_model_with_player_symmetry_keeps_its_graph_claims_on_the_python_store():
-    model = replace(counter(3), symmetry="players")
-    (d, t) = ExplicitEngine(store="compiled").check(model, [DeadlockFree(id="d"), Terminates(id="t", scope="game")],
+def test_a_symmetric_model_of_several_words_keeps_its_graph_claims_on_the_python_store():
+    wide = Model("wide", variables=(Variable("x", IntType(Const(0), Const((1 << 40) - 1)), init=(Const(0),)),
+                                    Variable("y", IntType(Const(0), Const((1 << 40) - 1)), init=(Const(0),))),
+                 actions=(Action("step", App(Op.LT, (Var("x"), Const(3))),
+                                 (Assign(Var("x"), App(Op.ADD, (Var("x"), Const(1)))),)),), symmetry="players")
+    (d, t) = ExplicitEngine(store="compiled").check(wide, [DeadlockFree(id="d"), Terminates(id="t", scope="game")],
                                                     Budget())
     assert (d.engine, d.evidence["store"]) == ("explicit/compiled", "compiled")
-    assert t.engine == "explicit/python"
-    assert t.evidence["store"] == f"python: {why_not_graph(model)}" != "python: "
+    assert t.engine == "explicit/python" and t.verdict is d.verdict is Verdict.VIOLATED
+    assert t.evidence["store"] == f"python: {why_not_graph(wide)}" != "python: "

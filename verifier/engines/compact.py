@@ -34,6 +34,7 @@ import numpy as np
 from verifier.engines.actiongen import Labels
 from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
+from verifier.engines.symmetry import Canon, lift
 from verifier.engines.vecgen import MAX_BITS, BatchCode, NotVectorisable, compile_batch, compile_batch_predicate
 from verifier.engines.visited import VisitedTable
 from verifier.engines.words import as_ints, as_rows, differs_from_previous, key_at, no_states, rows_at, sort_keys
@@ -222,28 +223,34 @@ def firings_of(lay: Layout, source: int) -> list:
     return fired
 
 
-def firings_along(lay: Layout, keys: list[int]) -> list[tuple[Action, tuple]]:
+def firings_along(lay: Layout, keys: list[int], canon: Canon | None = None) -> list[tuple[Action, tuple]]:
     """The moves between the packed states `keys` (each the parent of the next): each the first
-    firing that reaches the next state (the one a search stored it by)."""
+    firing that reaches the next state (the one a search stored it by; with `canon`, whose target's
+    canonical form is the next state: a search storing one state per symmetry orbit)."""
     def firing(source: int, target: int) -> tuple[Action, tuple]:
         for a, choice, t, _gap in firings_of(lay, source):
-            if t == target:
+            if t is not None and (t if canon is None else canon(t)) == target:
                 return lay.model.actions[a], choice
         raise AssertionError("a parent link without a firing")
 
     return [firing(s, t) for s, t in itertools.pairwise(keys)]
 
 
-def trace_along(lay: Layout, keys: list[int], last: tuple[Action, tuple, int] | None = None) -> Trace:
+def trace_along(lay: Layout, keys: list[int], last: tuple[Action, tuple, int] | None = None,
+                canon: Canon | None = None) -> Trace:
     """The trace through the packed states `keys` (`firings_along`), with `last` one more move
-    (action, choice, target)."""
-    firings = firings_along(lay, keys)
+    (action, choice, target); with `canon`, the states are canonical forms and the trace is the
+    model path they stand for (`symmetry.lift`)."""
+    firings = firings_along(lay, keys, canon)
     if last is not None:
         action, choice, target = last
         firings.append((action, choice))
         keys = keys + [target]
-    unpack = packing_of(lay).unpack
-    return build_trace(lay, [unpack(k) for k in keys], firings)
+    packing = packing_of(lay)
+    states = [packing.unpack(k) for k in keys]
+    if canon is not None:
+        states, firings, _ = lift(lay, canon, packing.pack, states, firings)
+    return build_trace(lay, states, firings)
 
 
 def fits(model: Model) -> bool:

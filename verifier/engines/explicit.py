@@ -311,7 +311,7 @@ class ExplicitEngine:
             return None
         tick = _ticker_compact(budget)
         try:
-            return explore_compiled(model, budget, progress, watch, track, tick)
+            return explore_compiled(model, budget, progress, watch, track, tick, symmetric=True)
         except CompileError as err:
             self.unfit = f"the compiled store could not compile it: {err}"
             return None

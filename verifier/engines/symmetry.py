@@ -28,6 +28,17 @@ NAME = "symmetry"
 
 def canonicalizer(lay: Layout, packing: Packing) -> Canon:
     """`canon(x)`: the smallest packed state among the player rotations of packed state `x`."""
+    lines = canon_lines(lay, packing)
+    if lines is None:
+        return lambda x: x
+    ns: dict = {}
+    exec(compile("\n".join(lines) + "\n", f"<turnproof canon {lay.model.name}>", "exec"), ns)
+    return ns["canon"]
+
+
+def canon_lines(lay: Layout, packing: Packing) -> list[str] | None:
+    """The source of `canon(x)` (integer operations only: the compiled store compiles it too), or
+    None where no rotation moves a bit (one player, or nothing per player)."""
     n = lay.model.players
     blocks = []          # (shift, bits of one element) per per-player array
     aims = []            # (shift, bits, least value) per per-player array of players: rotated in place and value
@@ -50,7 +61,7 @@ def canonicalizer(lay: Layout, packing: Packing) -> Canon:
     for shift, w, _lo in players:
         moved |= ((1 << w) - 1) << shift
     if n < 2 or not moved:
-        return lambda x: x
+        return None
     lines = ["def canon(x):", "    best = x", f"    rest = x & {~moved}"]
     for shift, w in blocks:
         lines.append(f"    b{shift} = (x >> {shift}) & {(1 << (w * n)) - 1}")
@@ -69,9 +80,7 @@ def canonicalizer(lay: Layout, packing: Packing) -> Canon:
             terms += [f"((((e{sh}_{p} + {r}) % {n}) - {lo}) << {sh + ((p + r) % n) * w})" for p in range(n)]
         lines += [f"    y = {' | '.join(terms)}", "    if y < best: best = y"]
     lines.append("    return best")
-    ns: dict = {}
-    exec(compile("\n".join(lines) + "\n", f"<turnproof canon {lay.model.name}>", "exec"), ns)
-    return ns["canon"]
+    return lines
 
 
 class LiftError(Exception):

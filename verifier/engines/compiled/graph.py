@@ -28,9 +28,10 @@ from verifier.engines.compact import firings_along, firings_of
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import SIGNATURES, loop_source
 from verifier.engines.compiled.search import CompiledSpace
+from verifier.engines.symmetry import lift
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
-from verifier.semantics import Layout, State
+from verifier.semantics import Layout, State, layout
 from verifier.trace import Trace, build_trace
 
 _GRAPH = """\
@@ -153,27 +154,31 @@ class CompiledGraph:
         """States and firings from an initial state to state `i` along the parent links."""
         chain = self.space.chain(i)
         unpack = packing_of(self.lay).unpack
-        return [unpack(k) for k in chain], firings_along(self.lay, chain)
+        return [unpack(k) for k in chain], firings_along(self.lay, chain, self.space.canon)
 
     def trace_to(self, i: int) -> Trace:
         return self.space.trace_to(i)
 
     def trace(self, states: list[State], firings: list[tuple[Action, tuple]], loop_start: int | None = None) -> Trace:
         """The trace of a path of states, each step's choice that of the first firing of its action
-        that reaches the next state."""
+        that reaches the next state; under symmetry, the model path it stands for."""
         pack = packing_of(self.lay).pack
+        canon = self.space.canon or (lambda x: x)
         actions = {id(action): a for a, action in enumerate(self.model.actions)}
         chosen = []
         for (action, _choice), before, after in zip(firings, states, states[1:]):
             want, target = actions[id(action)], pack(after)
-            choice = next(c for a, c, t, _gap in firings_of(self.lay, pack(before)) if a == want and t == target)
+            choice = next(c for a, c, t, _gap in firings_of(self.lay, pack(before))
+                          if a == want and t is not None and canon(t) == target)
             chosen.append((action, choice))
+        if self.space.canon is not None:
+            states, chosen, loop_start = lift(self.lay, self.space.canon, pack, states, chosen, loop_start)
         return build_trace(self.lay, states, chosen, loop_start)
 
 
 def state_graph(space: CompiledSpace) -> CompiledGraph:
     """The graph of `space`'s expanded states, rebuilt in compiled code (see the module docstring)."""
-    assert space.module is not None, "a compiled search keeps its module"
+    assert space.module is not None and space.expand is not None, "a compiled search keeps its code"
     loop, _known = cache.load(loop_source(space.words))
     runtime, _known = cache.load(graph_source(space.words))
     stored, head = len(space), space.head
@@ -188,7 +193,7 @@ def state_graph(space: CompiledSpace) -> CompiledGraph:
     stuck = np.zeros(max(1, head), np.uint8)
     firings = space.firings
     count = np.zeros(1, np.int64)
-    edges = runtime.edges(space.module.expand, space.keys, head, table, offsets, dst, act, stuck,
+    edges = runtime.edges(space.expand, space.keys, head, table, offsets, dst, act, stuck,
                           np.empty((firings, *space.keys.shape[1:]), np.int64), np.empty(firings, np.int64), count)
     del table
     src = np.repeat(np.arange(head, dtype=np.int32), np.diff(offsets).astype(np.int64))
@@ -208,7 +213,7 @@ def _as_array(typecode: str, a: np.ndarray) -> array:
 def why_not_graph(model: Model) -> str:
     """Why the compiled store's graph does not decide this model's termination and obligations
     ("" where it does): the python store decides those of a model with player symmetry on one
-    state per orbit, which the compiled store does not reduce to."""
-    if model.symmetry == "players":
-        return "the compiled store does not reduce by the players' symmetry, which the python store's graph does"
+    state per orbit, which the compiled store reduces to only where the state is one word."""
+    if model.symmetry == "players" and packing_of(layout(model)).words != 1:
+        return "the compiled store reduces by the players' symmetry only states of one 64-bit word"
     return ""

@@ -37,6 +37,9 @@ from verifier.engines.compiled.numbagen import (
     unbounded_predicate,
     unfit,
 )
+from verifier.engines.compiled.symmetry import reduction
+from verifier.engines.symmetry import NAME as SYMMETRY
+from verifier.engines.symmetry import Canon
 from verifier.engines.words import as_ints, as_rows
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
@@ -76,9 +79,11 @@ class CompiledSpace:
     watch_errors: dict[int, tuple[int, str]] = field(default_factory=dict)
     fired: dict[int, tuple[int, int, int] | None] = field(default_factory=dict)
     deadlocks: list[int] = field(default_factory=list)
-    reductions: tuple[str, ...] = ()       # the compiled store applies none
+    reductions: tuple[str, ...] = ()       # the symmetry reduction, where the search applied it
+    canon: Canon | None = None             # then each state's canonical form (`symmetry.py`)
     head: int = 0                          # states below it were expanded
     module: ModuleType | None = None       # the model's generated module (`expand`, `watch_k`: `graph.py`)
+    expand: Callable | None = None         # the successor function the search ran (the module's, or `symmetry`'s)
     watched: tuple[Expr, ...] = ()         # the predicates its `watch_k` evaluate
     firings: int = 1                       # firings of one state, at most
 
@@ -128,11 +133,11 @@ class CompiledSpace:
         return out[::-1]
 
     def trace_to(self, i: int) -> Trace:
-        return trace_along(self.lay, self.chain(i))
+        return trace_along(self.lay, self.chain(i), canon=self.canon)
 
     def trace_through(self, i: int, label: int, target: int) -> Trace:
         a, choice = self.labels.items[label]
-        return trace_along(self.lay, self.chain(i), (self.model.actions[a], choice, target))
+        return trace_along(self.lay, self.chain(i), (self.model.actions[a], choice, target), self.canon)
 
 
 def why_not(model: Model, watch: Sequence[Expr] = ()) -> str:
@@ -180,13 +185,14 @@ def _resized(a: np.ndarray, size: int, used: int) -> np.ndarray:
 
 def explore_compiled(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
                      watch: Sequence[Expr] = (), track: Sequence[int] = (),
-                     tick: Callable[[int, int], Stop | None] | None = None) -> CompiledSpace:
+                     tick: Callable[[int, int], Stop | None] | None = None, symmetric: bool = False) -> CompiledSpace:
     """Breadth-first search of an instantiated model (`why_not` says it fits) in compiled code.
 
     As `explicit.explore` without edges: `space.watch[k]` is the first state index where
     `watch[k]` holds, `space.fired[a]` the first firing (state, label, target) of each tracked
     action, `space.deadlocks` the first deadlock. `tick(states, depth)` is called between slices
-    and may stop the search (its `Stop`)."""
+    and may stop the search (its `Stop`). `symmetric`: store one state per orbit of the player
+    rotations where the model declares `symmetry: players` (`symmetry.py`)."""
     start = time.perf_counter()
     lay = layout(model)
     source = _source(lay, tuple(watch))
@@ -195,6 +201,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
         cache.load(RUNTIME)
         loop, _ = cache.load(loop_source(source.words))
         module, known = cache.load(source.text)
+        reduced = reduction(lay, module, source.text) if symmetric else None
     except (NumbaError, OSError) as err:
         words = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(err)).strip()    # Numba colours its messages
         raise CompileError(words.splitlines()[0] if words else type(err).__name__) from err
@@ -205,8 +212,12 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     space = CompiledSpace(lay, np.empty((0, *row), np.int64), np.empty(0, np.int32), [0], cached=known,
                           watch=[None] * len(watch), fired=dict.fromkeys(track), module=module,
                           watched=tuple(watch), firings=source.firings)
+    space.expand = expand = module.expand if reduced is None else reduced.expand
+    if reduced is not None:
+        space.canon, space.reductions = reduced.canon, (SYMMETRY,)
     try:
-        inits = list(dict.fromkeys(packing_of(lay).pack(s) for s in initial_states(lay)))
+        pack = packing_of(lay).pack if reduced is None else lambda s: reduced.canon(packing_of(lay).pack(s))
+        inits = list(dict.fromkeys(pack(s) for s in initial_states(lay)))
     except EvalError as err:
         space.complete, space.stop = False, model_error(f"model error in the initial states: {err}")
         return space
@@ -246,7 +257,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
                 space.complete, space.stop = False, stop
                 break
         arrays.grow(loop, int(ctl[1]), int(ctl[5]), source.firings)
-        status = Status(loop.search(module.expand, module.watch_all, arrays.keys, arrays.parent, arrays.table,
+        status = Status(loop.search(expand, module.watch_all, arrays.keys, arrays.parent, arrays.table,
                                     arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count, hashes,
                                     np.empty(batch, np.int64), np.empty(batch, np.int64)))
         if progress is not None and time.perf_counter() - last_report >= 0.5:
@@ -325,4 +336,5 @@ def _firings(space: CompiledSpace, fired: np.ndarray) -> None:
             continue
         first = next((a2, choice, t) for a2, choice, t, _gap in firings_of(space.lay, space.key(i))
                      if a2 == a and t is not None)
-        space.fired[a] = (i, space.labels(a, first[1]), first[2])
+        target = first[2] if space.canon is None else space.canon(first[2])
+        space.fired[a] = (i, space.labels(a, first[1]), target)
