@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +97,18 @@ class Expansion:
         pos = np.concatenate([np.full(f[1].shape[0], f[0], np.int64) for f in firings])
         succ = np.concatenate([f[2] for f in firings])
         return Firings(lanes, pos, self.block_labels[pos], succ, final)
+
+    def first_firings(self, S: np.ndarray, f: Firings, track: Iterable[int]) -> dict[int, tuple[int, tuple, int]]:
+        """The first firing in the chunk `S` (expanded into `f`) of each action of `track`, in the
+        order of `f`: (state, (action, choice), successor)."""
+        actions = np.asarray([a for a, _choice in self.labels.items], np.int64)[f.labels]
+        out = {}
+        for a in track:
+            hits = np.flatnonzero(actions == a)
+            if hits.size:
+                j = int(hits[0])
+                out[a] = (int(S[f.lanes[j]]), self.labels.items[int(f.labels[j])], int(f.succ[j]))
+        return out
 
     def one_by_one(self, S: np.ndarray) -> Firings:
         expand, is_final, label = self.reference.expand, self.reference.is_final, self.labels

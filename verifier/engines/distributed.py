@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -54,6 +55,9 @@ from verifier.ir.model import Model
 from verifier.resources import Budget, Stop, StopKind, model_error
 from verifier.resources.memory import MB, SOFT_SHARE, give_back_freed, limit_words, memory_limit_bytes, resident_bytes
 from verifier.semantics import EvalError, initial_states, layout
+
+if TYPE_CHECKING:
+    from verifier.engines.compiled.chunks import CompiledExpansion
 
 # Dask settings of the local cluster. Its defaults were measured to take CPU time from the search:
 # the nanny's MALLOC_TRIM_THRESHOLD_ turns glibc's adaptive mmap threshold off, so every large numpy
@@ -129,11 +133,18 @@ class Partition:
     not every successor it produced."""
 
     def __init__(self, model: Model, index: int, parts: int, watch: Sequence[Expr], track: Sequence[int],
-                 visited_budget: int | None, memory_limit: int | None = None):
+                 visited_budget: int | None, memory_limit: int | None = None, compiled: bool = False):
+        """`compiled`: expand by the model's compiled code (`compiled/chunks.py`), else by the compact
+        store's."""
         self.lay = layout(model)
         self.index, self.parts = index, parts
         self.labels = Labels()
-        self.expansion = Expansion(self.lay, self.labels)
+        self.expansion: Expansion | CompiledExpansion
+        if compiled:
+            from verifier.engines.compiled.chunks import CompiledExpansion
+            self.expansion = CompiledExpansion(self.lay)
+        else:
+            self.expansion = Expansion(self.lay, self.labels)
         self.watches = [Watch(self.lay, e) for e in watch]
         self.track = set(track)
         self.table = VisitedTable(links="key", budget_bytes=visited_budget)
@@ -220,12 +231,9 @@ class Partition:
                 stuck = np.flatnonzero(~moved & ~f.final[:live])
                 if stuck.size:
                     report["deadlock"] = int(S[stuck[0]])
-            for j in range(f.lanes.shape[0]):
-                if not self.track:
-                    break
-                a, choice = self.labels.items[int(f.labels[j])]
-                if a in self.track and a not in report["fired"]:
-                    report["fired"][a] = (int(S[f.lanes[j]]), (a, choice), int(f.succ[j]))
+            wanted = self.track.difference(report["fired"])
+            if wanted:
+                report["fired"].update(self.expansion.first_firings(S, f, sorted(wanted)))
             pick = _one_of_each(f.succ)
             succ, refs = f.succ[pick], S[f.lanes[pick]] + np.uint64(1)
             dest = owner(succ, self.parts)
@@ -371,18 +379,23 @@ def holds(model: Model) -> bool:
 def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
                         track: Sequence[int], tick: Callable[[int, int], Stop | None] | None, workers: int,
                         scheduler: str | None = None, visited_budget: int | None = None,
-                        dashboard: bool = False) -> CompactSpace:
+                        dashboard: bool = False, compiled: bool = False) -> CompactSpace:
     """`compact.explore_compact` with the states partitioned across `workers` Dask workers (a
     local cluster, or the workers of `scheduler`); `dashboard`: serve Dask's dashboard (on a free
     loopback port of the local cluster's scheduler, which the log names). The run's memory limit
     left beside this process is split among the local workers (`worker_share`); a limit that
-    cannot hold them, or a worker that dies (killed by the system), stops the search UNKNOWN."""
+    cannot hold them, or a worker that dies (killed by the system), stops the search UNKNOWN.
+    `compiled`: the workers expand by the model's compiled code, compiled here first (the workers
+    load it from the disk cache)."""
     import dask
     from distributed import Client
 
     lay = layout(model)
     if not holds(model):
         raise TooWide(f"{packing_of(lay).bits} bits of state (the distributed search holds at most {MAX_BITS})")
+    if compiled:
+        from verifier.engines.compiled.chunks import prepare
+        prepare(lay)
     with dask.config.set(LOCAL_CLUSTER if scheduler is None else {}), \
             dask.config.set({} if dashboard else NO_HTTP_ROUTES):
         cluster, client, share = None, None, None
@@ -397,7 +410,7 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
                 cluster = local_cluster(workers, dashboard, share)
             client = Client(cluster if cluster is not None else scheduler,
                             security=cluster.security if cluster is not None else None)
-            return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget, share)
+            return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget, share, compiled)
         except BaseException:           # cut short (the backstop, a signal), the cluster's start included:
             _kill_workers()             # its worker processes end at once
             raise
@@ -440,12 +453,12 @@ class WorkerLost(Exception):
 
 def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
             track: Sequence[int], tick, workers: int, visited_budget: int | None,
-            memory_limit: int | None = None) -> CompactSpace:
+            memory_limit: int | None = None, compiled: bool = False) -> CompactSpace:
     start = time.perf_counter()
     addresses = sorted(client.scheduler_info()["workers"])
     parts = workers if client.cluster is not None or workers > 1 else len(addresses)
     actors = [client.submit(Partition, model, i, parts, list(watch), list(track), visited_budget, memory_limit,
-                            actor=True, workers=[addresses[i % len(addresses)]], pure=False).result()
+                            compiled, actor=True, workers=[addresses[i % len(addresses)]], pure=False).result()
               for i in range(parts)]
 
     def lost() -> bool:              # a worker restarted by its nanny has a new address

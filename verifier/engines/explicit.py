@@ -302,7 +302,7 @@ class ExplicitEngine:
                   track: list[int]):
         """The compiled store's search (`compiled/`), or None where it cannot hold the model (the
         compact store, else the python store, serves; `unfit` says why)."""
-        if self.store != "compiled" or self.workers > 1 or self.scheduler is not None:
+        if self.store != "compiled":
             return None
         from verifier.engines.compiled.search import CompileError, explore_compiled, why_not
         why = why_not(model, watch)
@@ -311,14 +311,17 @@ class ExplicitEngine:
             return None
         tick = _ticker_compact(budget)
         try:
+            if self.workers > 1 or self.scheduler is not None:      # the workers expand by the compiled code
+                return self._compact(model, budget, progress, watch, track, compiled=True)
             return explore_compiled(model, budget, progress, watch, track, tick, symmetric=True)
         except CompileError as err:
             self.unfit = f"the compiled store could not compile it: {err}"
             return None
 
     def _compact(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
-                 track: list[int]):
-        """The compact (or distributed) search, or None where the reference store must serve."""
+                 track: list[int], compiled: bool = False):
+        """The compact (or distributed) search, or None where the reference store must serve;
+        `compiled`: the distributed search's workers expand by the model's compiled code."""
         if self.store not in ("compact", "compiled") and self.workers <= 1 and self.scheduler is None:
             return None
         from verifier.engines.compact import explore_compact, fits
@@ -334,7 +337,7 @@ class ExplicitEngine:
                 return None
             share = _visited_budget(budget)          # each worker's visited set spills at its share
             return explore_distributed(model, budget, progress, watch, track, tick, self.workers, self.scheduler,
-                                       None if share is None else share // self.workers, self.dashboard)
+                                       None if share is None else share // self.workers, self.dashboard, compiled)
         return explore_compact(model, budget, progress, watch, track, tick, visited_budget=_visited_budget(budget))
 
     @staticmethod

@@ -140,6 +140,12 @@ class CompiledSpace:
         return trace_along(self.lay, self.chain(i), (self.model.actions[a], choice, target), self.canon)
 
 
+def compile_error_words(err: Exception) -> str:
+    """The first line of a compile error, without the colours Numba gives its messages."""
+    words = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(err)).strip()
+    return words.splitlines()[0] if words else type(err).__name__
+
+
 def why_not(model: Model, watch: Sequence[Expr] = ()) -> str:
     """Why the compiled store cannot search this (instantiated) model for these predicates
     ("" where it can)."""
@@ -203,8 +209,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
         module, known = cache.load(source.text)
         reduced = reduction(lay, module, source.text) if symmetric else None
     except (NumbaError, OSError) as err:
-        words = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(err)).strip()    # Numba colours its messages
-        raise CompileError(words.splitlines()[0] if words else type(err).__name__) from err
+        raise CompileError(compile_error_words(err)) from err
     compiled_at = time.perf_counter()
     row = () if source.words == 1 else (source.words,)
     arrays = _Arrays(np.empty((FIRST_CAPACITY, *row), np.int64), np.empty(FIRST_CAPACITY, np.int32),
