@@ -257,7 +257,7 @@ class ExplicitEngine:
             note = f"{store}: {self.unfit}" if self.unfit else store
             out = [replace(r, engine=f"{NAME}/{store}", evidence={**r.evidence, "store": note})
                    if p in decided else r for p, r in zip(properties, out)]
-            if store == "compiled":            # graph claims the compiled store's graph does not decide
+            if graph_why:                      # graph claims the compiled store's graph does not decide
                 out = [r if p in decided else replace(r, evidence={**r.evidence, "store": f"python: {graph_why}"})
                        for p, r in zip(properties, out)]
         elif self.unfit:
