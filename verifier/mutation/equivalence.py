@@ -13,19 +13,24 @@ raises it (`ModelError`): the model fails, no budget cut it short.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 from verifier.diagnostics import Diagnostic, ModelError
 from verifier.engines.explicit import explore
 from verifier.engines.ledger import Ledger
 from verifier.ir.model import Model
+from verifier.portfolio.stores import Store, cap_of
 from verifier.resources import Budget, StopKind
 
 
 def behaviour(model: Model, budget: Budget | None = None, ledger: Ledger | None = None) -> bytes | None:
     """The digest of `model`'s reachable transition system, or None when the search was cut short
-    (the complete search the claims' check kept in `ledger`, when there is one)."""
+    (the complete search the claims' check kept in `ledger`, when there is one; else a search in
+    the python store, capped as the portfolio caps it)."""
     concrete = model.instantiate()
-    space = (ledger.search_of(concrete) if ledger is not None else None) or explore(concrete, budget or Budget())
+    budget = budget or Budget()
+    capped = replace(budget, max_states=cap_of(Store.PYTHON, budget))       # the python store's cap, as a search's
+    space = (ledger.search_of(concrete) if ledger is not None else None) or explore(concrete, capped)
     if not space.complete:
         if space.stop is not None and space.stop.kind is StopKind.MODEL_ERROR:
             raise ModelError(Diagnostic(space.stop.words, hint="the model itself fails in a state it reaches"))
