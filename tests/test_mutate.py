@@ -9,6 +9,7 @@ import pytest
 
 from verifier.analysis.vacuity import vacuous_claims
 from verifier.cli import main
+from verifier.diagnostics import UsageError
 from verifier.engines.ledger import Ledger
 from verifier.ir.expr import pretty
 from verifier.ir.model import PHASE_VAR
@@ -260,3 +261,19 @@ def test_the_backstop_keeps_the_mutants_decided_before_it(monkeypatch, capsys, t
     assert len(mutants) == 6 and all(m["status"] != "unknown" for m in mutants[:2])
     assert all(m["status"] == "unknown" and m["reason"] == "not checked: cut short by --timeout (30 s)"
                for m in mutants[2:]), mutants
+
+
+def test_a_model_file_changed_during_the_run_stops_it(tmp_path, monkeypatch):
+    """Each mutant is the model file read again: a file edited mid-run (a rebase, an editor) is a
+    usage error naming it, never a run of mutants marked invalid against the new text."""
+    monkeypatch.chdir(tmp_path)
+    Path("tally.yaml").write_text(Path(MODEL).read_text(encoding="utf-8"), encoding="utf-8")
+    Path("tally_props.yaml").write_text(Path(PROPS).read_text(encoding="utf-8"), encoding="utf-8")
+
+    def edit_once(_outcome, done: int, _total: int) -> None:
+        if done == 1:
+            with open("tally.yaml", "a", encoding="utf-8") as model:
+                model.write("\n# edited while mutate ran\n")
+
+    with pytest.raises(UsageError, match=r"tally\.yaml changed while mutate ran"):
+        mutate("tally.yaml", RunOptions(properties="tally_props.yaml"), jobs=1, progress=edit_once)

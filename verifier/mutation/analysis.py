@@ -20,6 +20,7 @@ Kill score = killed / (mutants checked - invalid - equivalent - unknown).
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -28,10 +29,12 @@ from functools import partial
 from verifier.analysis import analyse_model
 from verifier.diagnostics import Diagnostic, ModelError, TurnproofError, UsageError
 from verifier.engines.ledger import Ledger
+from verifier.files import read_input
 from verifier.forking import fork_map
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import load_model
+from verifier.lang.limits import MAX_FILE_BYTES
 from verifier.lang.phases import PhaseSpec, TurnBlocks
 from verifier.mutation.equivalence import behaviour
 from verifier.mutation.journal import Journal, RunKey
@@ -81,6 +84,7 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
         return model, specs, blocks
 
     original = load_model(path, options.params, options.variant, edit=capture)
+    as_loaded = _digest(path)
     options = replace(options, variant=original.variant)
     if options.engine == "auto" and original.is_concrete:
         options = replace(options, engine="explicit")
@@ -134,7 +138,7 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
         if progress is not None:
             progress(outcome, done[0], len(chosen))
     job = partial(_check_mutant, path=path, options=options, claims=claims, reference=reference,
-                  backstop=backstop, memo=memo if consistency else None)
+                  backstop=backstop, memo=memo if consistency else None, as_loaded=as_loaded)
     cut = ""
     try:
         fork_map(job, [m for m in chosen if m.id not in earlier], workers=jobs, arrived=arrived)
@@ -151,7 +155,7 @@ def mutate(path: str, options: RunOptions | None = None, max_mutants: int | None
 
 
 def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[list[Property], str | None],
-                  reference: _Reference, backstop: Backstop | None, memo: dict | None) -> Outcome:
+                  reference: _Reference, backstop: Backstop | None, memo: dict | None, as_loaded: str) -> Outcome:
     """Claims first (most mutants that are killed are killed there), then, when they agree, the
     consistency analyses (`memo` None: none), then the proof of equivalence."""
     start = time.perf_counter()
@@ -161,6 +165,8 @@ def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[
 
     if backstop is not None and backstop.expired():
         return outcome("unknown", "not checked: the --timeout ran out first")
+    if _digest(path) != as_loaded:     # each mutant is the file read again: it must be the file the run began with
+        raise UsageError(Diagnostic(f"{path} changed while mutate ran", hint="run mutate again on the file as it is now"))
     try:
         model = load_model(path, options.params, options.variant, edit=partial(apply, mutant))
     except TurnproofError as err:
@@ -257,3 +263,8 @@ def _first_line(err: TurnproofError) -> str:
     if first is None:
         return type(err).__name__
     return f"{first.span}: {first.message}" if first.span else first.message
+
+
+def _digest(path: str) -> str:
+    """The SHA-256 of the model file as it is now (read as the loader reads an input)."""
+    return hashlib.sha256(read_input(path, None, MAX_FILE_BYTES)).hexdigest()
