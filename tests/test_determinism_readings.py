@@ -21,7 +21,10 @@ def test_each_reading_starts_from_the_callers_answers_only(monkeypatch):
         return reading(path, model, claims, options, progress, memo, *rest)
 
     monkeypatch.setattr(runner, "_reading", spy)
-    monkeypatch.setattr(runner, "fork_map", lambda fn, items, arrived=None: forking.fork_map(fn, items, 1, arrived))
+    def here(fn, items, arrived=None, fresh=False):     # the readings in this process, to spy on them
+        return forking.fork_map(fn, items, 1, arrived)
+
+    monkeypatch.setattr(runner, "fork_map", here)
     memo: dict = {}
     check_loaded(path, models, [claims_for(path, m, options) for m in models], options, memo=memo)
     assert started == [[]] * len(models)

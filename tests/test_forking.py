@@ -107,3 +107,22 @@ def test_alongside_restarts_even_once_its_child_has_answered():
     held["answer"] = "second"
     job.restart()
     assert job.result() == "second"
+
+
+LEFT_BEHIND: list[int] = []
+
+
+def count_what_earlier_items_left(item: int) -> int:
+    LEFT_BEHIND.append(item)
+    return len(LEFT_BEHIND)
+
+
+@needs_fork
+def test_fresh_items_each_start_from_the_callers_state_even_on_one_worker():
+    """`fresh`: with one worker the items still run in children of their own, one after the
+    other, so none sees what an earlier one left in its process (a machine of one CPU computes
+    what one of many does); without it, one worker runs them here, in turn."""
+    assert forking.fork_map(count_what_earlier_items_left, range(3), workers=1, fresh=True) == [1, 1, 1]
+    assert LEFT_BEHIND == []
+    assert forking.fork_map(count_what_earlier_items_left, range(3), workers=1) == [1, 2, 3]
+    LEFT_BEHIND.clear()

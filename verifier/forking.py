@@ -39,18 +39,22 @@ def free_cpus() -> int:
 
 
 def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = None,
-             arrived: Callable[[R], None] | None = None) -> list[R]:
+             arrived: Callable[[R], None] | None = None, fresh: bool = False) -> list[R]:
     """`[fn(x) for x in items]`, with up to `workers` (default: the free CPUs) children at once;
     `arrived(result)` is called here as each result comes in, before later children start
-    (so that they can build on it)."""
+    (so that they can build on it). `fresh`: each item in a child of its own even with one
+    worker, so that no item runs in a process an earlier item left its state in (Z3's among
+    them): what an item computes is then the same on a machine of one CPU as of many."""
     workers = free_cpus() if workers is None else workers
-    if workers < 2 or len(items) < 2:
+    forks = fresh and "fork" in multiprocessing.get_all_start_methods()
+    if len(items) < 2 or (workers < 2 and not forks):
         out = []
         for x in items:
             out.append(fn(x))
             if arrived is not None:
                 arrived(out[-1])
         return out
+    workers = max(workers, 1)
     context = multiprocessing.get_context("fork")
     results: dict[int, R] = {}
     failed: list[int] = []

@@ -130,7 +130,7 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
     # searches) never carries over to another reading, as it would not where readings run in forked children
     readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, start(), beside, ledger,
                                            None if at_defaults is None else at_defaults[k]),
-                        range(len(models)), arrived=share)
+                        range(len(models)), arrived=share, fresh=True)
     runs = [run for run, _ in readings]
     if options.consistency:
         from verifier.analysis import across_readings
