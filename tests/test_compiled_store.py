@@ -21,7 +21,7 @@ from test_explicit_differential import bools, models, phased_models
 
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.numbagen import RUNTIME, module_source
+from verifier.engines.compiled.numbagen import RUNTIME, module_source, opaque_literals
 from verifier.engines.compiled.search import explore_compiled, why_not
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.expr import App, Const, Index, Op, Var
@@ -162,3 +162,46 @@ def test_the_shipped_games_give_the_same_verdicts_in_the_compiled_store(game):
         assert (g.verdict, g.reason, g.stop, g.depth, g.stats.states, g.trace) == \
             (w.verdict, w.reason, w.stop, w.depth, w.stats.states, w.trace)
         assert g.evidence["store"] == "compiled"
+
+
+LITERAL_OUT_OF_RANGE = """
+@njit(INT(INT), _nrt=False)
+def fire(s):
+    n = 0
+    if s > 0:
+        n45 = -2
+        ok46 = False
+        if not 0 <= n45 <= 3:
+            pass
+        else:
+            ok46 = True
+        if ok46:
+            n47 = abs(_div(1, -1))
+            ok46 = False
+            if not -2 <= n47 <= 2:
+                pass
+            else:
+                ok46 = True
+        if ok46:
+            n = n45 + n47
+    return n
+"""
+
+
+def test_a_literal_out_of_its_range_leaves_no_local_undefined():
+    """The shape a random model's module had (a value set to a literal out of its range, then a
+    range-checked value that may fail): Numba prunes the branches the literal decides before
+    typing and leaves a local undefined; read through `_opaque`, the function compiles."""
+    from numba import njit
+    from numba.core.errors import UnsupportedError
+
+    runtime, _ = cache.load(RUNTIME)
+
+    def compiled(text: str):
+        names = {"njit": njit, "INT": runtime.INT, "_div": runtime._div, "_opaque": runtime._opaque}
+        exec(text, names)
+        return names["fire"]
+
+    with pytest.raises(UnsupportedError, match="Undefined"):
+        compiled(LITERAL_OUT_OF_RANGE)
+    assert compiled(opaque_literals(LITERAL_OUT_OF_RANGE))(1) == 0

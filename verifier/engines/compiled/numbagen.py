@@ -290,6 +290,12 @@ def _rd(s, i, base, w, mask, vlo, lo, size):
     return ((s >> (w * i + base)) & mask) + vlo
 
 
+@njit(INT(INT), **OPTIONS)
+def _opaque(i):
+    """`i`, through a call: a local set to a literal so stays a variable to Numba's branch pruning."""
+    return i
+
+
 @njit(INT(INT, INT), **OPTIONS)
 def _div(a, b):
     if b <= 0:
@@ -306,12 +312,20 @@ def _mod(a, b):
 
 _LABEL = r"(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"     # a string literal: an array's name in an error
 _LABELS = re.compile(rf"(?<=_bad_index\(){_LABEL}, |, {_LABEL}(?=\))")
+_LITERAL_SET = re.compile(r"^(\s*n\d+) = (-?\d+)$", re.MULTILINE)
 
 
 def without_labels(line: str) -> str:
     """A generated line without the array names the reference code's errors quote (the helpers
     take integers only, so Numba compiles each once: the caller replays the state for the words)."""
     return _LABELS.sub("", line)
+
+
+def opaque_literals(text: str) -> str:
+    """`text` with each value set to a literal (`n4 = -2`) read through `_opaque`: Numba prunes the
+    branches a literal decides before typing, and a range check of a literal out of its range then
+    left a later local undefined ("Unsupported assignment ... Undefined": the module did not compile)."""
+    return _LITERAL_SET.sub(r"\1 = _opaque(\2)", text)
 
 
 @dataclass(frozen=True)
@@ -373,9 +387,9 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
                  *block, "    return"]
     head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, OPTIONS, STATES, ROWS, "
             "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, _bad_index, _div, "
-            "_mod, _rd)\n")
-    text = without_labels("\n\n".join([head, *helpers, *functions, "\n".join(expand), "\n".join(preds),
-                                        "\n".join(watch_all)]) + "\n")
+            "_mod, _opaque, _rd)\n")
+    text = opaque_literals(without_labels("\n\n".join([head, *helpers, *functions, "\n".join(expand), "\n".join(preds),
+                                        "\n".join(watch_all)]) + "\n"))
     return ModuleSource(text, max(1, max_firings(lay)), packing.words)
 
 
