@@ -112,7 +112,8 @@ def test_the_watchdog_cuts_the_analyses_short_and_the_claims_keep_their_verdicts
     code = main(["check", MODEL, "-p", PROPS, "--max-memory", str(limit), "-q", "-f", "json"])
     doc = _json(capsys)
     assert code == 3
-    assert [r["verdict"] for r in doc["results"]] == ["HOLDS", "HOLDS", "HOLDS", "HOLDS"]
+    # decided either way: by the search, or by a proof where the memory this worker already held cut it
+    assert [r["verdict"] in ("HOLDS", "PROVED") for r in doc["results"]] == [True] * 4
     assert f"cut short (--max-memory {limit} MB reached" in doc["analyses"][0]["reason"]
     assert memory.resident_bytes() < (limit + 200) * memory.MB      # the hog was stopped, not the test
 
