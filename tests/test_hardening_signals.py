@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import main
+from verifier.resources.signals import Terminated, terminate_on_sigterm, was_terminated
 
 REPO = Path(__file__).parent.parent
 GATE = REPO / "tests" / "fixtures" / "gate"
@@ -80,3 +81,20 @@ def test_sigterm_stops_the_forked_workers():
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "Traceback" not in err and "terminated" in err, (proc.returncode, err[-800:])
     assert [pid for pid in workers if _still_running(pid, within=10.0)] == []
+
+
+def test_a_sigterm_whose_exception_was_swallowed_is_still_remembered():
+    """Python only prints 'Exception ignored' for an exception raised in some hooks (a fork's
+    after-fork lock release): the run went on and exited 0. The handler remembers the signal, and
+    the command's exit turns it into 'terminated' (143)."""
+    with terminate_on_sigterm():
+        assert not was_terminated()
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(10_000):          # the handler runs between two bytecodes
+                pass
+        except Terminated:                   # swallowed, as the hook does
+            pass
+        assert was_terminated()
+    with terminate_on_sigterm():
+        assert not was_terminated()           # each run starts afresh

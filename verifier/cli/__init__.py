@@ -18,7 +18,7 @@ from verifier.cli import config
 from verifier.cli.common import EXIT_BUG, EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_UNKNOWN
 from verifier.diagnostics import TurnproofError
 from verifier.resources import memory, signals
-from verifier.resources.signals import OutOfTime, Terminated, hard_deadline, terminate_on_sigterm
+from verifier.resources.signals import OutOfTime, Terminated, hard_deadline, terminate_on_sigterm, was_terminated
 
 DESCRIPTION = """\
 turnproof checks the turn structure of a card or tabletop game.
@@ -84,7 +84,10 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
     args.started = started
     with terminate_on_sigterm(), hard_deadline(backstop, started), memory.watching(getattr(args, "max_memory", None)):
         try:
-            return args.handler(args)
+            code = args.handler(args)
+            if was_terminated():            # a Terminated that something swallowed: still a terminated run
+                raise Terminated()
+            return code
         except TurnproofError as err:
             print(err.render(), file=sys.stderr)
             return EXIT_ERROR

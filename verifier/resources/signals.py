@@ -50,8 +50,19 @@ class Terminated(BaseException):
     """The process received SIGTERM (a BaseException: no `except Exception` swallows it)."""
 
 
+_terminated = [False]     # SIGTERM came: kept where the `Terminated` it raised was swallowed
+
+
 def _raise_terminated(_signum, _frame) -> None:
+    _terminated[0] = True
     raise Terminated()
+
+
+def was_terminated() -> bool:
+    """Whether SIGTERM came within the last `terminate_on_sigterm` block, even where the exception
+    it raised was swallowed (one raised inside a fork's after-fork hook is only 'ignored' by Python,
+    and the run went on to exit 0)."""
+    return _terminated[0]
 
 
 @contextmanager
@@ -60,6 +71,7 @@ def terminate_on_sigterm() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _terminated[0] = False
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield
