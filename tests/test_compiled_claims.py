@@ -5,6 +5,7 @@ models and claims through `portfolio.plan.run_claims`: the same verdicts, reason
 traces (each replays on the designer's model), every product's verdict decided by the compiled store."""
 from __future__ import annotations
 
+from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compiled_store import MODELS
@@ -47,7 +48,7 @@ def claims(draw) -> list:
     return out
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(4), deadline=None)
 @given(MODELS, claims())
 def test_monitored_claims_agree_with_the_python_store(model, surface):
     want = run_claims(model, surface, ExplicitEngine(), Budget())

@@ -11,6 +11,7 @@ from dataclasses import replace
 from unittest.mock import patch
 
 import pytest
+from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compact_store import counter
@@ -29,7 +30,7 @@ from verifier.result import Verdict
 from verifier.semantics import EvalError, layout
 from verifier.trace import replay
 
-SETTINGS = settings(max_examples=12, deadline=None)
+SETTINGS = settings(max_examples=examples(5), deadline=None)
 FAIRNESS = st.lists(st.sampled_from(["act0", "act1", "act2", "act3"]), max_size=2, unique=True).map(tuple)
 
 
@@ -67,7 +68,7 @@ def test_termination_and_obligations_agree_with_the_python_store(model, claims, 
     same_results(model, claims, budget)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(MODELS, graph_claims())
 def test_the_components_from_scipy_give_the_same_lassos(model, claims):
     with patch.object(lasso, "LARGE_REGION", 0):

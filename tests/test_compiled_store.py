@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compact_store import counter, widened
@@ -33,7 +34,7 @@ from verifier.semantics import layout
 from verifier.trace import replay
 
 ROOT = Path(__file__).resolve().parent.parent
-SETTINGS = settings(max_examples=12, deadline=None)
+SETTINGS = settings(max_examples=examples(6), deadline=None)
 
 
 @st.composite
@@ -75,7 +76,7 @@ CLAIMS = [DeadlockFree(id="deadlock-free"), Invariant(id="x-small", expr=App(Op.
           Reachable(id="y-top", expr=App(Op.EQ, (Var("y"), Const(2)))), Reachable(id="fires", action="act0")]
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(4), deadline=None)
 @given(models())
 def test_the_engine_gives_the_same_verdicts_and_traces_with_either_store(model):
     want = ExplicitEngine().check(model, CLAIMS, Budget())

@@ -5,6 +5,7 @@ engine the same verdicts, reductions, state counts and traces (lifted back to th
 replays), the turn's termination decided on the compiled store's reduced graph, lassos included."""
 from __future__ import annotations
 
+from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_reduce_symmetry import MODELS, claims
@@ -18,7 +19,7 @@ from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
 
-SETTINGS = settings(max_examples=10, deadline=None)
+SETTINGS = settings(max_examples=examples(4), deadline=None)
 
 
 @SETTINGS

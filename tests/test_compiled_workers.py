@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_distributed_search import CLAIMS, PETERSON, InProcess
@@ -23,7 +24,7 @@ from verifier.semantics import layout
 from verifier.trace import replay
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(4), deadline=None)
 @given(models(), st.lists(bools(), max_size=2), st.integers(1, 3), st.sampled_from([None, 256]),
        st.sampled_from([Budget(), Budget(max_depth=2)]))
 def test_compiled_partitions_store_the_states_of_the_single_process_search(model, watched, parts, visited_budget,
