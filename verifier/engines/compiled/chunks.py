@@ -15,12 +15,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from verifier.engines.bfsgen import compile_expander
 from verifier.engines.compact import Firings, firings_of
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import RUNTIME, SIGNATURES, loop_source, module_source
-from verifier.engines.compiled.search import CompileError, compile_error_words
-from verifier.semantics import EvalError, Layout
+from verifier.engines.compiled.search import CompileError, compile_error_words, error_message
+from verifier.semantics import Layout
 
 CHUNKS = SIGNATURES + f"""\
 from numba import njit
@@ -103,7 +102,7 @@ class CompiledExpansion:
         error = None
         if state[2] >= 0:
             lane = int(state[2])
-            error = (lane, _error_message(self.lay, int(states[lane])))
+            error = (lane, error_message(self.lay, int(states[lane])))
         self.actions = act[:n]
         return Firings(lanes[:n], pos[:n], np.full(n, -1, np.int64), succ[:n].view(np.uint64), final.astype(bool),
                        error)
@@ -127,12 +126,3 @@ def _grown(a: np.ndarray, used: int) -> np.ndarray:
     out = np.empty(2 * a.shape[0], a.dtype)
     out[:used] = a[:used]
     return out
-
-
-def _error_message(lay: Layout, key: int) -> str:
-    """The words of the model error the compiled code met in state `key` (the reference's)."""
-    try:
-        compile_expander(lay).expand(key)
-    except EvalError as err:
-        return str(err)
-    raise AssertionError("the compiled code met a model error the reference code does not meet")

@@ -274,7 +274,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     elif status == Status.DEPTH and space.complete:
         space.complete, space.stop = False, budget.depth_stop()
     elif status == Status.ERROR:
-        message = _error_message(lay, as_ints(arrays.keys[head:head + 1])[0])
+        message = error_message(lay, as_ints(arrays.keys[head:head + 1])[0])
         space.complete, space.error, space.stop = False, (head, message), model_error(f"model error: {message}")
     if head < stored:
         loop.scan(module.watch_all, arrays.keys, head, stored, wfound, werr)
@@ -309,7 +309,7 @@ def _source(lay: Layout, watch: tuple[Expr, ...]) -> ModuleSource:
     return source
 
 
-def _error_message(lay: Layout, key: int) -> str:
+def error_message(lay: Layout, key: int) -> str:
     """The words of the model error the compiled code met in state `key` (the reference's)."""
     try:
         compile_expander(lay).expand(key)
