@@ -19,6 +19,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import ModuleType
 
 import numpy as np
@@ -296,17 +297,12 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     return space
 
 
-_sources: dict[tuple[Model, tuple[Expr, ...]], ModuleSource] = {}
 KEEP_SOURCES = 16        # generated modules' texts kept in the process (a model searched again is not written again)
 
 
+@lru_cache(maxsize=KEEP_SOURCES)
 def _source(lay: Layout, watch: tuple[Expr, ...]) -> ModuleSource:
-    key = (lay.model, watch)
-    source = _sources.pop(key, None) or module_source(lay, watch)
-    _sources[key] = source                      # the most recently used last
-    while len(_sources) > KEEP_SOURCES:
-        del _sources[next(iter(_sources))]
-    return source
+    return module_source(lay, watch)
 
 
 def error_message(lay: Layout, key: int) -> str:
