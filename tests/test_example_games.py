@@ -1,6 +1,6 @@
-"""The games a new user wrote in issue #27's probe (examples/models/dominion.yaml, uno.yaml) check as
-their claims expect under both readings, each variant difference acknowledged. Dominion at one
-Province: a few seconds, where the default two take about twice as long."""
+"""The games a new user wrote in issue #27's probe (examples/models/dominion.yaml, uno.yaml,
+exploding_kittens.yaml) check as their claims expect under both readings, each variant difference
+acknowledged. Dominion at one Province: a few seconds, where the default two take about twice as long."""
 from __future__ import annotations
 
 import json
@@ -32,4 +32,12 @@ def test_the_uno_example_says_who_plays_next(capsys):
     assert {verdicts[(c, r)] for c in ("next-player", "skip-skips") for r in ("official", "house")} == {"HOLDS"}
     assert verdicts[("no-play-after-draw", "official")] == "VIOLATED"
     assert verdicts[("reverse-then-win", "house")] == "HOLDS"
+    assert findings and all(f["acknowledged"] for f in findings)
+
+
+def test_the_exploding_kittens_example_reads_the_attack_two_ways(capsys):
+    verdicts, findings = check(capsys, "exploding_kittens")
+    assert verdicts[("at-most-two-turns-owed", "original")] == "HOLDS"
+    assert verdicts[("at-most-two-turns-owed", "stacking")] == "VIOLATED"     # the per-reading turn_end
+    assert {verdicts[("attack-passes-the-turn", r)] for r in ("original", "stacking")} == {"HOLDS"}
     assert findings and all(f["acknowledged"] for f in findings)

@@ -94,8 +94,8 @@ NEXT = 'next_player: "(active + 1) % PLAYERS"\n'
 ERRORS = [
     ("a truth value", 'next_player: "drawn"\n', "next_player is a player, found a boolean", '"drawn"'),
     ("a number that is no player", 'next_player: "5"\n', "next_player is player 5; the players are 0 to 1", '"5"'),
-    ("one per reading", "next_player: {strict: active, loose: active}\n",
-     "next_player is one expression, not one per reading", "{strict: active"),
+    ("a mapping that is not one per reading", "next_player: {first: active}\n",
+     "next_player is one expression (or one per reading", "{first: active"),
     ("an unknown name", 'next_player: "nxt"\n', "unknown name 'nxt'", "nxt"),
     ("a player computed by a product under symmetry", 'symmetry: players\nnext_player: "(active * 2) % PLAYERS"\n',
      "symmetry: players does not hold: `active * 2` computes with a player number", "active * 2"),

@@ -62,9 +62,8 @@ FOR_RE = re.compile(r"^\s*for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+(.+?)\s*$", re.S
 TARGET_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.*)\])?\s*$", re.S)
 
 
-PER_READING_HINT = ("only an action's whole when: or do: is written per reading (do: {strict: {...}, loose: {...}}); "
-                    "for turn_end, round_end, on_turn_start or on_enter, let an action set a variable per reading "
-                    "and read it there")
+PER_READING_HINT = ("a whole block is written per reading (do:, when:, turn_end:, round_end:, on_turn_start:, on_enter: "
+                    "or next_player: {strict: ..., loose: ...}), not a single effect's value")
 
 class _Sink(DiagnosticSink):
     """A sink that keeps one copy of a message (a YAML alias repeats the same text per variant)."""
@@ -189,8 +188,8 @@ class Loader:
             span=root.span)
         blocks = TurnBlocks()
         if phase_specs:
-            blocks = TurnBlocks(tuple(self.effects_block("turn_end")), tuple(self.effects_block("round_end")),
-                                tuple(self.effects_block("on_turn_start")), self.read_next_player())
+            blocks = TurnBlocks(self.effects_block("turn_end"), self.effects_block("round_end"),
+                                self.effects_block("on_turn_start"), self.read_next_player())
             phase_specs = read_phase_rules(self, phase_specs)
         if self.edit is not None:
             model, phase_specs, blocks = self.edit(model, phase_specs, blocks)
@@ -977,12 +976,16 @@ class Loader:
 
     def read_next_player(self) -> tuple[Assign, ...]:
         """`next_player:`: the player whose turn `pass turn` starts, read on the state before the turn ends."""
-        node = self.root.get("next_player")
-        if node is None:
-            return ()
+        read = {k: self.read_player_expr(n) for k, n in self.per_variant(self.root.get("next_player"),
+                                                                          "next_player").items()}
+        return read.get(None, read.get(self.variant, ()))
+
+    def read_player_expr(self, node: Node) -> tuple[Assign, ...]:
+        """One reading's `next_player:` expression, as the effect active := it."""
         hint = "e.g. next_player: \"if skip then (active + 2) % PLAYERS else (active + 1) % PLAYERS\""
-        if node.is_map:
-            self.sink.error("next_player is one expression, not one per reading", node.span, hint=PER_READING_HINT)
+        if node.is_map or node.is_list:
+            self.sink.error("next_player is one expression (or one per reading, keyed by every reading's name)",
+                            node.span, hint=hint)
             return ()
         if isinstance(node.value, bool) or not isinstance(node.value, (int, str)):
             self.sink.error("next_player is a player: an integer expression from 0 to PLAYERS - 1", node.span, hint=hint)
@@ -1000,8 +1003,14 @@ class Loader:
             return ()
         return (Assign(Var(ACTIVE_VAR), value, span=node.span),)
 
-    def effects_block(self, key: str) -> list[Assign]:
-        return self.read_effects(self.root.get(key), self.scope, key)
+    def effects_block(self, key: str) -> tuple[Assign, ...]:
+        return self.effects_per_reading(self.root.get(key), self.scope, key)
+
+    def effects_per_reading(self, node: Node | None, scope: Scope, what: str) -> tuple[Assign, ...]:
+        """A block of effects (`turn_end`, `on_enter`, ...), or one per reading (`{strict: {...}, loose:
+        {...}}`, every reading's checked): the chosen reading's."""
+        read = {k: self.read_effects(n, scope, what) for k, n in self.per_variant(node, f"{what}").items()}
+        return tuple(read.get(None, read.get(self.variant, [])))
 
     # ---- lists
     def name_list(self, key: str) -> tuple[str, ...]:

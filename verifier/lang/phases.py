@@ -107,7 +107,7 @@ def read_phase_rules(loader: Loader, specs: list[PhaseSpec]) -> list[PhaseSpec]:
     """The phase tree with each phase's `on_enter`, `exit_when` and `next:`/`next_any:` read (the variables
     and definitions must be in scope)."""
     by_name = {s.name: s for s in specs}
-    out = [replace(s, on_enter=tuple(loader.read_effects(s.node.get("on_enter"), loader.scope, f"phase {s.name}")))
+    out = [replace(s, on_enter=loader.effects_per_reading(s.node.get("on_enter"), loader.scope, f"phase {s.name}"))
            for s in specs]
     out = [replace(s, exit_when=loader.expr(s.node.child("exit_when"), BOOL) or TRUE)
            if s.node.get("exit_when") is not None else s for s in out]
