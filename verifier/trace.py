@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from verifier.ir.expr import Const
+from verifier.ir.expr import Const, Expr, pretty
 from verifier.ir.model import BoolType, EnumType, IntType, Model
 
 Value = int
@@ -45,6 +45,10 @@ class Names:
         base, bracket, rest = key.partition("[")
         return self._label_of.get(base, base) + bracket + rest
 
+    def value_names(self, var: str) -> tuple[int, tuple[str, ...]] | None:
+        """The least value of `var`'s range and the names of its values, or None where they have none."""
+        return self._values_of.get(var)
+
     def value(self, key: str, v: Any) -> Any:
         """A slot's value as people read it: the name of a named value, else `v` unchanged."""
         if isinstance(v, bool) or not isinstance(v, int):
@@ -57,6 +61,12 @@ class Names:
     def to_json(self) -> dict[str, Any]:
         return {"labels": dict(self.labels),
                 "values": {var: {str(lo + i): n for i, n in enumerate(names)} for var, lo, names in self.values}}
+
+
+def expr_words(model: Model, e: Expr) -> str:
+    """A guard, condition or effect's value as people read it: enum values by name, variables by
+    their labels, a comparison of a variable whose values are named by those names (`mode is attack`)."""
+    return pretty(e, model.enum_value_name if model.enums else None, Names.of(model))
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from verifier.ir.expr import state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Modality, Model
 from verifier.result import Finding
 from verifier.semantics import EvalError, choice_values, holds
+from verifier.trace import expr_words
 
 KIND = "conflict"
 
@@ -127,7 +128,7 @@ class Conflicts(Visitor):
                 KIND, f"{must.name}|{ban.name}", message, rules=ctx.citations(must, ban),
                 traces=(ctx.trace_to(i), ctx.trace_to(i, [(m, choice, target)])),
                 evidence={"demanded": must.name, "forbidden_by": ban.name,
-                          "prohibition": ctx.pretty(own_guard(ban, model)), "state": ctx.show(state)},
+                          "prohibition": expr_words(model, own_guard(ban, model)), "state": ctx.show(state)},
                 engine="explicit", scope=ctx.scope_concrete(), span=must.span))
         for (m1, m2), (i, opts1, opts2) in self.exclusive.items():
             a1, a2 = model.actions[m1], model.actions[m2]

@@ -22,6 +22,7 @@ from verifier.ir.model import PHASE_VAR, Action, ActionKind, EnumType, Modality,
 from verifier.ir.props import Reachable
 from verifier.resources import Budget, StopKind
 from verifier.result import Finding, Verdict
+from verifier.trace import expr_words
 
 KIND = "dead-rule"
 SYMBOLIC_CLAIM_UNITS = 30_000_000    # Z3 resource units per dead-rule proof (about 15 s of one core) ...
@@ -103,7 +104,7 @@ class DeadRules(Visitor):
     def _action_finding(self, i: int, action: Action) -> Finding:
         ctx = self.ctx
         model = ctx.instance
-        guard = ctx.pretty(own_guard(action, model))
+        guard = expr_words(model, own_guard(action, model))
         if i in self.tried:
             policy = sorted({e.target.name for e in action.effects
                              if model.var(e.target.name).overflow is Overflow.FORBID})
@@ -219,7 +220,8 @@ def symbolic_findings(ctx: Context) -> list[Finding]:
         else:
             message = (f"Nothing in the rules ever lets anyone take {ctx.action_words(element)} "
                        f"({ctx.section(element)}), whatever the parameter values: its condition "
-                       f"`{ctx.pretty(own_guard(element, concrete))}` never holds with a legal outcome in a reachable state.")
+                       f"`{expr_words(concrete, own_guard(element, concrete))}` never holds with a legal outcome "
+                       f"in a reachable state.")
             out.append(ctx.finding(KIND, element.name, message, rules=ctx.citations(element),
                                    evidence=evidence, engine=result.engine, scope=scope, span=element.span))
     # actions of a dead phase are consequences, not findings of their own

@@ -34,6 +34,7 @@ from verifier.ir.props import BoundedResponse, Event, Invariant, Ordering, Prope
 from verifier.portfolio.stores import Caps, Store, cap_of
 from verifier.resources import Budget
 from verifier.semantics import EvalError
+from verifier.trace import Names
 
 CAPS = Caps()     # the store policy's caps (tests lower them)
 
@@ -62,7 +63,7 @@ def vacuous_claims(model: Model, claims: Sequence[Property], budget: Budget | No
     if not concrete.is_concrete:
         return []
     parts = [(c, part, text, concrete.fix_params(pred)) for c in claims
-             for part, text, pred in _parts(concrete, c, _names(concrete))]
+             for part, text, pred in _parts(concrete, c, _names(concrete), Names.of(concrete))]
     if not parts:
         return []
     if space is None or not space.complete:
@@ -98,19 +99,19 @@ def _names(model: Model):
     return name
 
 
-def _parts(model: Model, claim: Property, names) -> Iterator[tuple[str, str, Expr]]:
+def _parts(model: Model, claim: Property, names, words: Names) -> Iterator[tuple[str, str, Expr]]:
     if isinstance(claim, Invariant):
         for ante in _antecedents(claim.expr, ()):
-            yield "antecedent", pretty(ante, names), ante
+            yield "antecedent", pretty(ante, names, words), ante
     elif isinstance(claim, BoundedResponse):
-        yield "trigger", _event_text(claim.trigger), _happens(model, claim.trigger)
+        yield "trigger", _event_text(claim.trigger, names, words), _happens(model, claim.trigger)
     elif isinstance(claim, Ordering):
         if claim.pattern == "response":
-            yield "trigger", _event_text(claim.p), _happens(model, claim.p)
+            yield "trigger", _event_text(claim.p, names, words), _happens(model, claim.p)
         elif claim.pattern == "precedence":
-            yield "guarded event", _event_text(claim.p), _happens(model, claim.p)
+            yield "guarded event", _event_text(claim.p, names, words), _happens(model, claim.p)
         if claim.q is not None:
-            yield "scope opener", _event_text(claim.q), _happens(model, claim.q)
+            yield "scope opener", _event_text(claim.q, names, words), _happens(model, claim.q)
 
 
 def _antecedents(e: Expr, context: tuple[Expr, ...]) -> Iterator[Expr]:
@@ -154,7 +155,9 @@ def _enabled(action) -> Expr:
     return body
 
 
-def _event_text(event: Event) -> str:
+def _event_text(event: Event, names, words: Names) -> str:
+    if event.expr is not None and words:
+        return pretty(event.expr, names, words)     # a condition in the model's display names
     if event.text:
         return event.text
     if event.action:
@@ -165,4 +168,4 @@ def _event_text(event: Event) -> str:
         return f"leave {event.leave}"
     if event.turn_end or event.round_end:
         return "turn-end" if event.turn_end else "round-end"
-    return pretty(event.expr) if event.expr is not None else "?"
+    return pretty(event.expr, names, words) if event.expr is not None else "?"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TypeAlias, assert_never
+from typing import Protocol, TypeAlias, assert_never
 
 from verifier.diagnostics import Span
 
@@ -292,8 +292,20 @@ def params_of(e: Expr) -> frozenset[str]:
     return frozenset(n.name for n in walk(e) if isinstance(n, Param))
 
 
-def pretty(e: Expr, enum_names: Callable[[str, int], str] | None = None) -> str:
-    """Render in the surface syntax of the model language."""
+class Words(Protocol):
+    """A model's display names, for an expression people read (`verifier.trace.Names`)."""
+
+    def slot(self, key: str) -> str:
+        """A variable's name as people read it (its `label:`)."""
+
+    def value_names(self, var: str) -> tuple[int, tuple[str, ...]] | None:
+        """The least value of `var`'s int range and the names of its values (`values:`), or None."""
+
+
+def pretty(e: Expr, enum_names: Callable[[str, int], str] | None = None, words: Words | None = None) -> str:
+    """Render in the surface syntax of the model language; with `words`, in the model's display
+    names: a variable's label, and a comparison of a variable whose values are named with a number
+    as the names it allows (`mode == 1` as `mode is attack`, `mode > 0` as `mode in {defend, pass}`)."""
     match e:
         case Const():
             if e.is_bool:
@@ -301,20 +313,56 @@ def pretty(e: Expr, enum_names: Callable[[str, int], str] | None = None) -> str:
             if e.enum is not None and enum_names is not None:
                 return enum_names(e.enum, e.value)
             return str(e.value)
-        case Var() | Param() | Local():
+        case Var():
+            return words.slot(e.name) if words is not None else e.name
+        case Param() | Local():
             return e.name
         case Index():
-            return f"{e.name}[{pretty(e.index, enum_names)}]"
+            return f"{words.slot(e.name) if words is not None else e.name}[{pretty(e.index, enum_names, words)}]"
         case Quant():
-            dom = f"{pretty(e.lo, enum_names)}..{pretty(e.hi, enum_names)}"
-            body = pretty(e.body, enum_names)
+            dom = f"{pretty(e.lo, enum_names, words)}..{pretty(e.hi, enum_names, words)}"
+            body = pretty(e.body, enum_names, words)
             if e.kind in (QuantKind.SUM, QuantKind.COUNT):
                 return f"{e.kind.value}({e.var} in {dom}: {body})"
             return f"({e.kind.value} {e.var} in {dom}: {body})"
         case App():
-            return _pretty_app(e, [pretty(a, enum_names) for a in e.args])
+            named = _named_comparison(e, enum_names, words) if words is not None else None
+            return named if named is not None else _pretty_app(e, [pretty(a, enum_names, words) for a in e.args])
         case _:
             assert_never(e)
+
+
+_MIRRORED = {Op.EQ: Op.EQ, Op.NE: Op.NE, Op.LT: Op.GT, Op.LE: Op.GE, Op.GT: Op.LT, Op.GE: Op.LE}
+_HOLDS: dict[Op, Callable[[int, int], bool]] = {
+    Op.EQ: lambda a, b: a == b, Op.NE: lambda a, b: a != b, Op.LT: lambda a, b: a < b,
+    Op.LE: lambda a, b: a <= b, Op.GT: lambda a, b: a > b, Op.GE: lambda a, b: a >= b}
+_LISTED = 3     # `x != c` lists the names it allows up to this many, else reads `x is not <name>`
+
+
+def _named_comparison(e: App, enum_names: Callable[[str, int], str] | None, words: Words) -> str | None:
+    """A variable whose values are named compared with a number, as the names the comparison
+    allows; None for any other expression, and where it allows no value or every value."""
+    if e.op not in _MIRRORED:
+        return None
+    subject, number, op = e.args[0], e.args[1], e.op
+    if isinstance(subject, Const):
+        subject, number, op = number, subject, _MIRRORED[op]
+    if not isinstance(subject, (Var, Index)) or not isinstance(number, Const) or number.is_bool \
+            or number.enum is not None:
+        return None
+    named = words.value_names(subject.name)
+    if named is None:
+        return None
+    lo, names = named
+    held = [name for k, name in enumerate(names, lo) if _HOLDS[op](k, number.value)]
+    if not held or len(held) == len(names):
+        return None
+    said = pretty(subject, enum_names, words)
+    if len(held) == 1:
+        return f"{said} is {held[0]}"
+    if op is Op.NE and len(held) > _LISTED:
+        return f"{said} is not {names[number.value - lo]}"
+    return f"{said} in {{{', '.join(held)}}}"
 
 
 def _pretty_app(e: App, args: list[str]) -> str:

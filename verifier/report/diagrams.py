@@ -30,13 +30,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.ir.expr import TRUE, pretty
+from verifier.ir.expr import TRUE
 from verifier.ir.model import PHASE_VAR, Action, ActionKind, Modality, Model, Phase, PhaseEdge
 from verifier.report import trace_view
 from verifier.report.phase_actions import actions_by_phase
 from verifier.resources.signals import past_deadline
 from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
-from verifier.trace import Names, Trace
+from verifier.trace import Names, Trace, expr_words
 
 FONT = "Helvetica"
 TURN_END_COLOR = "#1f5fbf"
@@ -139,10 +139,10 @@ def _action_words(a: Action) -> str:
 
 
 def edge_condition(model: Model, e: PhaseEdge) -> str:
-    """The condition an arrow is taken under, as the Mermaid export words it (`when: ...`), or ""."""
+    """The condition an arrow is taken under (`when: ...`) in the model's display names, or ""."""
     if e.condition == TRUE:
         return ""
-    return f"when: {pretty(e.condition, model.enum_value_name if model.enums else None)}"
+    return f"when: {expr_words(model, e.condition)}"
 
 
 def edge_style(model: Model, e: PhaseEdge) -> dict[str, Any]:
