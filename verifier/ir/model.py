@@ -214,6 +214,8 @@ class Action:
     phases: tuple[str, ...] = ()     # `phase: [A, B]` or `{not: [...]}`: its leaf phases (then `phase` is None)
     chooser: Expr | str | None = None  # who picks its choices: a player (by default its actor), RULES, RANDOM,
                                        # UNSTATED; None: an action nobody takes (no actor, no chooser written)
+    once: bool = False               # `must: once`: taken once a visit of its phase (its guard and effects
+                                     # read and set a flag that leaving the phase clears: lang/once.py)
 
     @property
     def phase_names(self) -> tuple[str, ...]:

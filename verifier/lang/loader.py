@@ -33,7 +33,7 @@ from verifier.ir.model import (
     VariantDecl,
     type_bounds,
 )
-from verifier.lang import checks, durations, labels, sequences, symmetry
+from verifier.lang import checks, durations, labels, once, sequences, symmetry
 from verifier.lang.arrays import flat_size
 from verifier.lang.effect_blocks import EffectBlocks
 from verifier.lang.expressions import ExprReader, Origin
@@ -171,6 +171,10 @@ class Loader:
         self.scope.phase_steps = phase_steps(self.phase_parents, self.leaves)
         self.phased = bool(phase_specs)
         actions = self.read_actions(root.get("actions"), bool(phase_specs))
+        for a in actions:
+            if a.once and self.name_ok(once.flag_name(a.name), a.span, self.names, "variable"):
+                variables.append(once.flag(a))
+        actions = [once.discharged(a) if a.once else a for a in actions]
         for name, span in self.lasting.items():
             if self.name_ok(durations.companion_name(name), span, self.names, "variable"):
                 variables.append(durations.companion(self.scope.variables[name], players))
@@ -641,7 +645,16 @@ class Loader:
         only = self.action_variants(a)
         if not self.action_name_ok(name, a.child("name").span, only):
             return None
-        modality = Modality.MUST if a.value.get("must") is True else Modality.MAY
+        must, once_ = a.value.get("must"), False
+        modality = Modality.MUST if must is True or must == once.ONCE else Modality.MAY
+        if must is not None and not isinstance(must, bool) and must != once.ONCE:
+            self.sink.error(f"must is true, false or once, not '{must}'", a.child("must").span,
+                            hint="must: once: taken once in each visit of its phase, which cannot be left before")
+        elif must == once.ONCE:
+            once_ = a.get("phase") is not None
+            if not once_:
+                self.sink.error("must: once needs the action's phase: it is taken once in each visit of it",
+                                a.child("must").span, hint="add phase: P (or a list of phases)")
         if a.get("modality") is not None:
             try:
                 modality = Modality(str(a.value["modality"]))
@@ -664,7 +677,7 @@ class Loader:
         return Action(name, guards.get(None, guards.get(self.variant)) or TRUE,
                       tuple(effects.get(None, effects.get(self.variant, []))), tuple(choices), modality,
                       phase, actor, self.citation(a.get("rule")), doc=str(a.value.get("doc", "")),
-                      span=a.child("name").span, phases=phases, chooser=chooser)
+                      span=a.child("name").span, phases=phases, chooser=chooser, once=once_)
 
     def read_chooser(self, a: Node, local: Scope, actor: Expr | None) -> Expr | str | None:
         """`chooser: rules | random | unstated | <player expression>`; by default the actor (a written `by:`,

@@ -21,7 +21,7 @@ from verifier.ir.model import (
     Phase,
     PhaseEdge,
 )
-from verifier.lang import turn_change
+from verifier.lang import once, turn_change
 from verifier.lang.typecheck import BOOL
 from verifier.lang.yaml_source import Node, check_keys, suggest
 
@@ -231,7 +231,8 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks:
         guard = conj(at(src), exit_when[src], when, neg(must_enabled(src)))
         ends_turn = dst == TURN_END
         entered = leaves[0] if ends_turn else dst
-        effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, blocks, values, again)
+        effects = _entry_effects(model, entered, ancestors, src, on_enter, ends_turn, blocks, values, again,
+                                 once.clearing(model.actions, src))
         if ends_turn:
             name = "pass turn" if turn_end_count == 1 else f"pass turn from {src}"
         else:
@@ -349,15 +350,17 @@ def _domain(t) -> tuple[Expr, Expr]:
 
 
 def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: dict[str, list[Assign]],
-                   ends_turn: bool, blocks: TurnBlocks, values: list[str], again: frozenset[str]) -> tuple[Assign, ...]:
-    """phase := entered, plus what entering it (and, at a turn's end, passing the turn: `turn_change`) does."""
+                   ends_turn: bool, blocks: TurnBlocks, values: list[str], again: frozenset[str],
+                   leaving: list[Assign]) -> tuple[Assign, ...]:
+    """phase := entered, plus what leaving `src` (`leaving`), entering the phase (and, at a turn's end,
+    passing the turn: `turn_change`) do."""
     phase = Assign(Var(PHASE_VAR), Const(values.index(entered), enum=PHASE_ENUM))
     if ends_turn:
         seat = Assign(Var(ACTIVE_VAR), App(Op.MOD, (App(Op.ADD, (Var(ACTIVE_VAR), Const(1))), Const(model.players))))
-        passing = [phase, *(blocks.next_player or (seat,))]
+        passing = [phase, *(blocks.next_player or (seat,)), *leaving]
         return turn_change.pass_turn(model, blocks.turn_end, blocks.round_end, blocks.turn_start, passing,
                                      _entering(entered, ancestors, on_enter))
-    out: dict[str, Assign] = {PHASE_VAR: phase}
+    out: dict[str, Assign] = {PHASE_VAR: phase, **{turn_change.target_key(a): a for a in leaving}}
     left = set(ancestors(src)) | {src}
     for name in reversed([entered] + ancestors(entered)):
         if name not in left or name in again:

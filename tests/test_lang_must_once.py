@@ -1,0 +1,90 @@
+"""`must: once` (docs/LANGUAGE.md, Actions): an obligation discharged once in each visit of its phase,
+desugared into a flag that the action sets and leaving the phase clears; the engines and the
+analyses see a plain must action."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_analysis_support import analyse, of_kind
+from test_lang_errors import BASE, the_error, where, write
+
+from verifier.engines.explicit import ExplicitEngine
+from verifier.engines.symbolic.engine import SymbolicEngine
+from verifier.ir.expr import pretty
+from verifier.lang import load_model, load_properties
+from verifier.portfolio.plan import run_claims
+from verifier.resources import Budget
+from verifier.result import Verdict
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lang"
+MODEL = FIXTURES / "must_once.yaml"
+
+
+def verdicts(engine) -> dict[str, Verdict]:
+    model = load_model(str(MODEL))
+    claims = load_properties(str(FIXTURES / "must_once_props.yaml"), model)
+    return {r.property.id: Verdict.HOLDS if r.verdict is Verdict.PROVED else r.verdict
+            for r in run_claims(model.instantiate(), claims, engine, Budget())}
+
+
+def test_the_action_sets_a_flag_that_leaving_the_phase_clears():
+    model = load_model(str(MODEL))
+    draw = model.action("draw")
+    assert draw.once and "(not draw_taken)" in pretty(draw.guard)
+    assert "draw_taken" in [pretty(a.target) for a in draw.effects]
+    flag = model.var("draw_taken")
+    assert flag.implicit and pretty(flag.init[0]) == "false"
+    assert {pretty(a.target): pretty(a.value) for a in model.action("end Draw").effects}["draw_taken"] == "false"
+    for name in ("end Play -> Draw", "pass turn"):      # from Play: nothing to clear
+        assert "draw_taken" not in [pretty(a.target) for a in model.action(name).effects]
+
+
+def test_explicit_and_symbolic_agree_that_it_is_taken_once_a_visit():
+    explicit = verdicts(ExplicitEngine())
+    assert explicit == dict.fromkeys(("once-a-visit", "every-visit-draws", "drawn-before-leaving",
+                                      "two-draws-a-turn", "no-stuck-state"), Verdict.HOLDS)
+    assert verdicts(SymbolicEngine()) == {k: v for k, v in explicit.items()}
+
+
+NONDET = """\
+model: nondet_once
+variables:
+  deck: {type: 0..4, init: 4}
+  hand: {type: 0..4, init: 0}
+end: "deck == 0"
+phases:
+  - name: Draw
+actions:
+  - {name: draw, phase: Draw, must: once, choose: {n: 1..2}, chooser: unstated, when: "deck >= n",
+     do: {deck: deck - n, hand: "min(hand + n, 4)"}}
+"""
+
+
+def test_the_analyses_see_the_obligation(tmp_path):
+    path = tmp_path / "nondet_once.yaml"
+    path.write_text(NONDET)
+    findings = analyse(str(path))
+    assert set(of_kind(findings, "nondeterministic-must")) == {"draw"}
+    assert not of_kind(findings, "deadlock")
+
+
+ERRORS = [
+    ("must: once without a phase", [("    phase: Draw\n    must: true\n", "    must: once\n")],
+     "must: once needs the action's phase", "once\n", 0),
+    ("an unknown must", [("    must: true\n", "    must: twice\n")], "must is true, false or once, not 'twice'",
+     "twice", 0),
+    ("a flag's name taken", [("    must: true\n", "    must: once\n"), ("  trump: {type: Suit, init: hearts}\n",
+                              "  trump: {type: Suit, init: hearts}\n  draw_taken: {type: bool, init: false}\n")],
+     "duplicate name 'draw_taken'", "name: draw", 6),
+]
+
+
+@pytest.mark.parametrize("what,edits,message,needle,delta", ERRORS, ids=[e[0] for e in ERRORS])
+def test_wrong_uses_are_positioned_errors(tmp_path, what, edits, message, needle, delta):
+    text = BASE
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new, 1)
+    path = write(tmp_path, text=text)
+    assert str(the_error(path, message).span) == where(path, needle, delta=delta)
