@@ -4,7 +4,7 @@ reading, as an action's `do:`; every reading's block is checked, the chosen one 
 from __future__ import annotations
 
 import pytest
-from test_lang_errors import BASE, the_error, where, write
+from test_lang_errors import the_error, where, write
 
 from verifier.ir.expr import pretty
 from verifier.lang import load_model

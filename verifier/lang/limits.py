@@ -20,6 +20,7 @@ MAX_YAML_DEPTH = 48             # nested mappings and lists
 MAX_EXPR_DEPTH = 48             # nested operators, parentheses, `if` and quantifiers in one expression
 MAX_EXPANDED_DEPTH = 2 * MAX_EXPR_DEPTH   # ... and once the definitions it uses are expanded
 MAX_DEFINITION_NESTING = 32     # definitions expanded inside one another
+MAX_RULE_BLOCKS = 64            # blocks of phase rules one phase applies (`use:`, the blocks they use included)
 MAX_INT_DIGITS = 18             # an integer literal (YAML or expression): at most 18 digits
 MAX_PLAYERS = 64
 MAX_SLOTS = 20_000              # state slots: variables, array elements

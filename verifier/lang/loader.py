@@ -38,6 +38,7 @@ from verifier.lang.arrays import flat_size
 from verifier.lang.effect_blocks import EffectBlocks
 from verifier.lang.expressions import ExprReader, Origin
 from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS, MAX_SLOTS
+from verifier.lang.phase_rules import PhaseRules
 from verifier.lang.phases import PhaseSpec, TurnBlocks, desugar_phases, read_phase_rules, read_phases
 from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, phase_steps, ty_of, ty_words
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
@@ -47,7 +48,7 @@ Edit = Callable[[Model, list[PhaseSpec], TurnBlocks], tuple[Model, list[PhaseSpe
 
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
-            "turn_end", "round_end", "on_turn_start", "next_player", "printed", "symmetry")
+            "turn_end", "round_end", "on_turn_start", "next_player", "printed", "symmetry", "phase_rules")
 SHELF_PREFIX = "x-"     # top-level keys the loader skips: a shelf for YAML anchors (`x-refill: &refill {...}`)
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc", "label", "values")
 CHOICE_KEYS = ("type", "values")
@@ -160,6 +161,7 @@ class Loader:
         self.read_constants()
         enums = self.read_enums()
         variants = self.read_variants()
+        self.phase_rules = PhaseRules(self.sink, root.get("phase_rules"))
         phase_specs = read_phases(self, root.get("phases"))
         phase_enum = self.declare_phases([p.name for p in phase_specs if p.is_leaf]) if phase_specs else None
         variables = self.read_variables(phase_enum, players)
@@ -200,6 +202,9 @@ class Loader:
         if phase_specs:
             model = desugar_phases(self, model, phase_specs, blocks)
         else:
+            if self.root.get("phase_rules") is not None:
+                self.sink.error("phase_rules are for phases: this model has none", self.root.child("phase_rules").span,
+                                hint="declare phases that use: them, or remove phase_rules")
             for key in ("on_turn_start", "next_player"):
                 if self.root.get(key) is not None:
                     self.sink.error(f"{key} needs turns: this model has no phases", self.root.child(key).span,

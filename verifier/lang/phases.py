@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from verifier.lang.loader import Loader
 
 TURN_END = "TURN_END"
-PHASE_KEYS = ("name", "mandatory", "rule", "doc", "steps", "next", "next_any", "on_enter", "exit_when")
+PHASE_KEYS = ("name", "mandatory", "rule", "doc", "steps", "next", "next_any", "on_enter", "exit_when", "use")
 NEXT_KEYS = ("to", "when", "label", "otherwise")
 
 
@@ -50,12 +50,13 @@ class PhaseSpec:
     name: str
     parent: str | None
     mandatory: bool          # as written; a step of an optional phase is skipped with it
-    node: Node
+    node: Node               # the phase with the rules its blocks give (`phase_rules.Applied`)
     children: list[str] = field(default_factory=list)
     on_enter: tuple[Assign, ...] = ()                # read by `read_phase_rules`
     exit_when: Expr = TRUE
     next: tuple[NextEntry, ...] | None = None         # None: no next:/next_any: (the default successor)
     alternatives: bool = False                        # the entries are alternatives (next_any:, or an old next:)
+    sources: tuple[Node, ...] = ()                    # its blocks of phase rules in order, then the phase
 
     @property
     def is_leaf(self) -> bool:
@@ -79,8 +80,10 @@ def read_phases(loader: Loader, node: Node | None) -> list[PhaseSpec]:
             name = str(item.value["name"])
             if not loader.name_ok(name, item.child("name").span, loader.names, "phase"):
                 continue
-            spec = PhaseSpec(name, parent.name if parent else None, item.value.get("mandatory", True) is not False,
-                             item)
+            applied = loader.phase_rules.apply(item, name)
+            spec = PhaseSpec(name, parent.name if parent else None,
+                             applied.node.value.get("mandatory", True) is not False, applied.node,
+                             sources=applied.sources)
             out.append(spec)
             if parent:
                 parent.children.append(name)
@@ -107,10 +110,19 @@ def read_phase_rules(loader: Loader, specs: list[PhaseSpec]) -> list[PhaseSpec]:
     """The phase tree with each phase's `on_enter`, `exit_when` and `next:`/`next_any:` read (the variables
     and definitions must be in scope)."""
     by_name = {s.name: s for s in specs}
-    out = [replace(s, on_enter=loader.effects_per_reading(s.node.get("on_enter"), loader.scope, f"phase {s.name}"))
+    out = [replace(s, on_enter=tuple(turn_change.keyed(*(
+               loader.effects_per_reading(source.get("on_enter"), loader.scope, f"phase {s.name}")
+               for source in s.sources or (s.node,)))),
+                   exit_when=conj(*(loader.expr(source.child("exit_when"), BOOL) or TRUE
+                                    for source in s.sources or (s.node,) if source.get("exit_when") is not None)))
            for s in specs]
-    out = [replace(s, exit_when=loader.expr(s.node.child("exit_when"), BOOL) or TRUE)
-           if s.node.get("exit_when") is not None else s for s in out]
+    for name, block in loader.phase_rules.unused():        # still checked
+        loader.effects_per_reading(block.get("on_enter"), loader.scope, f"block of phase rules {name}")
+        if block.get("exit_when") is not None:
+            loader.expr(block.child("exit_when"), BOOL)
+        for key in ("next", "next_any"):
+            if block.get(key) is not None:
+                _read_next(loader, block.child(key), key == "next_any", by_name)
     for spec in specs:
         if spec.node.get("next") is not None and spec.node.get("next_any") is not None:
             loader.sink.error(f"phase {spec.name} has both next: and next_any:", spec.node.child("next_any").span,
