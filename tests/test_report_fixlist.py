@@ -108,7 +108,8 @@ def test_a_step_claims_last_row_shows_the_value_that_broke_it(tmp_path):
     assert view.reads == ("deck",)
     last = trace_table(view.trace, view.reads).rows[-1][-1]
     assert "hand[0]" in last and "unchanged: deck[0] = " in last and "deck[1]" not in last.split("unchanged")[0]
-    assert "unchanged: deck\\[0\\] = " in findings_markdown([runs])
+    # FINDINGS.md links the item to that trace (the table is on the claim's page)
+    assert "([trace](mini/claim.play-draws.md#trace-play-draws-strict))" in findings_markdown([runs])
 
 
 def test_the_game_page_opens_with_what_to_fix(runs):
@@ -128,3 +129,37 @@ def test_a_claim_and_its_why_read_as_two_sentences():
     assert sentences("No treasure after a buy", "the first edition allows it") == \
         "No treasure after a buy. The first edition allows it."
     assert sentences("A claim", "hand[0] may exceed it") == "A claim. hand[0] may exceed it."   # a name stays
+
+
+def test_findings_documented_with_one_reason_are_one_entry(runs):
+    """The stuck states of one documented reading (one reason, one kind) are one line, each linked."""
+    from verifier.report.findings_md import game_section
+    from verifier.report.fixlist import Evidence, GameFindings, Item
+
+    why = "variant loose only: nothing follows"
+    items = [Item("gap", f"deadlock {p}", "Rule", f"stuck in {p}", ("loose",), (), why, Evidence("loose", None))
+             for p in ("Draw", "Play", "Discard")]
+    items.append(Item("gap", "gap hand|draw", "Rule", "SILENT-MARK", (), (), "another reason", Evidence(None, None)))
+    text = "\n".join(game_section(runs, GameFindings(("strict", "loose"), items)))
+    assert "1. **deadlock** ×3: [Draw](mini/index.md#findings), [Play](mini/index.md#findings), " \
+           "[Discard](mini/index.md#findings) (in reading loose)" in text
+    assert text.count(why) == 1 and "stuck in" not in text
+    assert "2. **gap hand\\|draw** — Rule ([details](mini/index.md#findings))" in text and "SILENT-MARK" in text
+
+
+def test_verdicts_of_many_readings_and_documented_readings_parting_ways(runs):
+    """Past two readings, the common verdict reads `in the other N`; two documented readings that
+    part ways are one line (their positions are on the game's page), new ones keep both sentences."""
+    from verifier.report.findings_md import game_section
+    from verifier.report.fixlist import Evidence, GameFindings, Item
+
+    side = (("a", "HOLDS"), ("b", "VIOLATED"), ("c", "HOLDS"), ("d", "HOLDS"))
+    items = [Item("ambiguity", "claim-x", "", "CLAIM-MARK", (), side, None, Evidence("b", None, "claim-x")),
+             Item("ambiguity", "readings a and b", "R", "", (), (("a", "A-ONLY-MARK"), ("b", "B-ONLY-MARK")),
+                  "documented", Evidence("a", None)),
+             Item("ambiguity", "readings a and c", "R", "", (), (("a", "A-NEW-MARK"), ("c", "C-NEW-MARK")),
+                  None, Evidence("a", None))]
+    text = "\n".join(game_section(runs, GameFindings(("a", "b", "c", "d"), items)))
+    assert "**claim-x**: VIOLATED in b · HOLDS in the other 3" in text and "CLAIM-MARK" in text
+    assert "A-ONLY-MARK" not in text and "B-ONLY-MARK" not in text and "*Documented in the model*: documented" in text
+    assert "A-NEW-MARK" in text and "C-NEW-MARK" in text

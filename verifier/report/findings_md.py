@@ -1,10 +1,12 @@
 """reports/FINDINGS.md: what a designer must fix in each rulebook, ranked, each listed once.
 
 A summary table of every game first; then per game the items to fix (`fixlist`): claims
-not as expected, rules broken, contradictions, gaps, ambiguities (the readings side by
-side) and dead rules, each with its readings and a one-line trace linked to its page;
-then the behaviours the claims show on purpose, one line each; what was shown to hold,
-by verdict; and what was left open.
+not as expected, rules broken, contradictions, gaps, ambiguities (the verdicts per reading)
+and dead rules, each with its readings and a link to its trace (on its page), short enough
+that a game's list fits on a screen: findings of one kind the model documents with one
+reason are one entry, and two documented readings that part ways one line (their positions
+are on the game's page); then the behaviours the claims show on purpose, one line each;
+what was shown to hold, by verdict; and what was left open.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from verifier.result import ModelRun
 from verifier.trace import Trace
 
 _cell = markdown_text       # model text in a table cell or a sentence: escaped, one line
-MOVES_SHOWN = 12            # moves of a trace written on its one line; the rest are on its page
+VERDICTS = ("PROVED", "HOLDS", "HOLDS_TO_DEPTH", "VIOLATED")
 
 
 def trace_markdown(trace: Trace) -> list[str]:
@@ -33,20 +35,6 @@ def trace_markdown(trace: Trace) -> list[str]:
     if trace.loop_start is not None:
         lines.append(f"\nFrom step {trace.loop_start + 1} on, the loop repeats forever.")
     return lines
-
-
-def trace_line(trace: Trace, reads: Sequence[str] = ()) -> str:
-    """A trace on one line: its moves (repeats folded), the last one's changes (and, for a step claim,
-    the variables it reads that the last move left unchanged)."""
-    rows = trace_view.rows(trace)
-    moves = [("↻ " if row.loop_start else "") + row.move for row in rows]
-    if len(moves) > MOVES_SHOWN:
-        moves = moves[:MOVES_SHOWN // 2] + ["…"] + moves[-MOVES_SHOWN // 2:]
-    last = rows[-1].changes_text() if rows else ""
-    kept = trace_view.unchanged_read(trace, reads)
-    last = "; ".join(x for x in (last, f"unchanged: {kept}" if kept else "") if x)
-    loop = ", then the loop ↻ forever" if trace.loop_start is not None else ""
-    return (" → ".join(moves) or "(the initial state)") + loop + (f"; last step: {last}" if last else "")
 
 
 def _link(slug: str, ev: Evidence) -> str:
@@ -66,24 +54,62 @@ def _readings(names: Sequence[str]) -> str:
 
 
 def _item(slug: str, n: int, item: Item) -> list[str]:
+    """One thing to fix: its title, rule, readings and a link to its trace on one line, its finding
+    below (the readings side by side for an ambiguity), and the model's documented reason."""
     rule = f" — {_cell(item.rule)}" if item.rule else ""
     head = f"{n}. **{_cell(item.title)}**{rule}{_readings(item.readings)}"
     lines = []
-    if item.side_by_side and all(v in ("PROVED", "HOLDS", "HOLDS_TO_DEPTH", "VIOLATED") for _r, v in item.side_by_side):
-        head += ": " + " · ".join(f"{_cell(r)} {v}" for r, v in item.side_by_side)
+    if item.side_by_side and all(v in VERDICTS for _r, v in item.side_by_side):
+        head += ": " + _verdicts(item.side_by_side)
         lines.append(f"   {_cell(item.text)}")
+    elif item.side_by_side and item.acknowledged:
+        pass        # two documented readings parting ways: the positions are on the game's page
     elif item.side_by_side:
         lines += [f"   - *{_cell(r)}*: {_cell(text)}" for r, text in item.side_by_side]
     else:
         lines.append(f"   {_cell(item.text)}")
+    if item.evidence is not None:
+        head += f" ([{'trace' if item.evidence.trace is not None else 'details'}]({_link(slug, item.evidence)}))"
     if item.acknowledged:
         lines.append(f"   *Documented in the model*: {_cell(item.acknowledged)}")
-    ev = item.evidence
-    if ev is not None:
-        where = f"reading {_cell(ev.variant)}; " if ev.variant else ""
-        trace = f": {_cell(trace_line(ev.trace, ev.reads))}" if ev.trace is not None else ""
-        lines.append(f"   *Evidence* ({where}{_cell(ev.how)}){trace} ([details]({_link(slug, ev)}))")
     return [head + "  "] + [line + "  " for line in lines[:-1]] + lines[-1:]
+
+
+def _verdicts(side: Sequence[tuple[str, str]]) -> str:
+    """A claim's verdict per reading: `strict HOLDS · loose VIOLATED`; with more than two readings
+    the readings named for each verdict but the most common, which holds `in the other N`."""
+    if len(side) <= 2:
+        return " · ".join(f"{_cell(r)} {v}" for r, v in side)
+    by_verdict: dict[str, list[str]] = {}
+    for reading, verdict in side:
+        by_verdict.setdefault(verdict, []).append(reading)
+    common = max(by_verdict, key=lambda v: len(by_verdict[v]))
+    named = [f"{v} in {_cell(', '.join(rs))}" for v, rs in by_verdict.items() if v != common]
+    return " · ".join(named + [f"{common} in the other {len(by_verdict[common])}"])
+
+
+def _alike(items: Sequence[Item]) -> list[list[Item]]:
+    """Items grouped where consecutive findings of one kind share the model's documented reason and
+    their readings (the stuck states of one documented reading): one entry, each finding linked."""
+    out: list[list[Item]] = []
+    for item in items:
+        last = out[-1][0] if out else None
+        if last is not None and item.acknowledged and item.acknowledged == last.acknowledged \
+                and item.readings == last.readings and not item.side_by_side and not last.side_by_side \
+                and item.title.split(" ", 1)[0] == last.title.split(" ", 1)[0] and " " in item.title:
+            out[-1].append(item)
+        else:
+            out.append([item])
+    return out
+
+
+def _group(slug: str, n: int, group: Sequence[Item]) -> list[str]:
+    """Findings of one kind documented with one reason: their subjects on one line, each linked."""
+    kind = group[0].title.split(" ", 1)[0]
+    subjects = ", ".join(f"[{_cell(i.title.split(' ', 1)[1])}]({_link(slug, i.evidence)})" if i.evidence is not None
+                         else _cell(i.title.split(" ", 1)[1]) for i in group)
+    return [f"{n}. **{_cell(kind)}** ×{len(group)}: {subjects}{_readings(group[0].readings)}  ",
+            f"   *Documented in the model*: {_cell(group[0].acknowledged or '')}"]
 
 
 def _summary(games: Sequence[tuple[str, GameFindings]]) -> list[str]:
@@ -117,9 +143,9 @@ def game_section(runs: Sequence[ModelRun], g: GameFindings | None = None) -> lis
         if not items:
             continue
         out += [f"#### {heading}", ""]
-        for item in items:
+        for group in _alike(items):
             n += 1
-            out += _item(slug, n, item)
+            out += _item(slug, n, group[0]) if len(group) == 1 else _group(slug, n, group)
         out.append("")
     out += [f"**UNKNOWN**{f' [{_cell(v)}]' if v else ''}: {_cell(why)}  " for v, why in g.analyses_open]
     if not any(run.findings for run in runs):
@@ -151,7 +177,7 @@ def findings_markdown(games: Sequence[Sequence[ModelRun]]) -> str:
     out = ["# Findings", "",
            "Generated by `turnproof report` from each game's model and claims (named on its page); do not",
            "edit by hand. Per game, what the rules need fixed, most urgent kind first, each once with the",
-           "readings where it shows and its evidence (a trace that replays on the model, linked to its page);",
+           "readings where it shows and a link to its evidence (a trace that replays on the model, on its page);",
            "then the behaviours the claims show on purpose, and what was shown to hold.", ""]
     out += _summary(built)
     kinds = "; ".join(f"**{k}**: {w}" for k, w in WHAT_FINDING.items())

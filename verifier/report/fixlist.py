@@ -15,11 +15,9 @@ Data only: `findings_md` writes it, and the game pages can summarise it.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from verifier.report import trace_view
 from verifier.report.explain import shown_why
 from verifier.result import CheckResult, Finding, ModelRun, Verdict
 from verifier.trace import Trace
@@ -40,18 +38,15 @@ WHAT_FINDING = {"conflict": "two rules contradict each other", "gap": "the rules
                 "deadlock": "play is stuck", "nondeterministic-must": "who chooses is not said",
                 "order-dependence": "the order is not said", "variant-difference": "the readings part ways",
                 "dead-rule": "never applies", "unreachable-phase": "never reached"}
-PARAMETER_LIST = re.compile(r" \((?:[A-Z_][A-Z0-9_]*=[^,()]*(?:, )?)+\)")
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """Where a claim's or a finding's trace is: its reading, the trace, and how it was found."""
+    """Where a claim's or a finding's trace is: its reading, the trace, and the claim whose page shows it."""
 
     variant: str | None
     trace: Trace | None
-    how: str
-    claim: str | None = None      # the claim whose page shows the trace (None: a consistency finding)
-    reads: tuple[str, ...] = ()   # a step claim's variables (`trace_view.step_reads`)
+    claim: str | None = None      # None: a consistency finding (on the game's page)
 
 
 @dataclass(frozen=True)
@@ -101,13 +96,6 @@ def _capital(part: str) -> str:
     return part[0].upper() + part[1:] if first.isalpha() and first.islower() else part
 
 
-def how(r: CheckResult) -> str:
-    """How a verdict was reached: the engine and the states, and the parameters left free."""
-    free = [k for k, v in r.params if v is None]
-    states = f", {r.stats.states:,} states" if r.stats.states else ""
-    return r.engine + states + (f"; for every {', '.join(free)}" if free else "")
-
-
 def game_findings(runs: Sequence[ModelRun]) -> GameFindings:
     readings = tuple(run.model.variant for run in runs if run.model.variant)
     out = GameFindings(readings)
@@ -131,7 +119,7 @@ def _names(results: Sequence[CheckResult]) -> tuple[str, ...]:
 
 
 def _evidence(r: CheckResult) -> Evidence:
-    return Evidence(r.variant, r.trace, how(r), r.property.id, trace_view.step_reads(r.property))
+    return Evidence(r.variant, r.trace, r.property.id)
 
 
 def _claim(out: GameFindings, cid: str, results: list[CheckResult], findings: dict[str, list[Finding]],
@@ -202,8 +190,7 @@ def _finding_items(findings: dict[str, list[Finding]], folded: set[str]) -> list
         f = group[0]
         readings = tuple(dict.fromkeys(g.variant for g in group if g.variant))
         ack = next((g.acknowledged for g in group if g.acknowledged), None)
-        scope = PARAMETER_LIST.sub("", f.scope)      # the game's parameters are given once, above its findings
-        evidence = Evidence(f.variant, f.traces[0] if f.traces else None, f.engine + (f", {scope}" if scope else ""))
+        evidence = Evidence(f.variant, f.traces[0] if f.traces else None)
         if f.kind == "variant-difference" and "|" in f.subject:
             a, b = f.subject.split("|", 1)
             other = findings.get(f"variant-difference:{b}|{a}", [])
