@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 
 from verifier.diagnostics import Diagnostic
@@ -168,12 +169,6 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
     alongside = Alongside(lambda: _analyses(model, options, memo, props, ledger),
                           lambda: _analyses_again(model, options, memo, props, ledger)) \
         if analyse and beside and model.is_concrete else None
-
-    def restart(_space) -> None:    # the analyses beside start again on the claims' complete search: what
-        if alongside is not None:   # they find on it is what they find on their own (never a matter of time)
-            alongside.restart()
-
-    ledger.on_kept = restart
     portfolio = Portfolio(make_engine(options.engine, options.search, ledger), options.budget, ledger, progress)
     try:
         return _claims_then_analyses(path, model, props, props_path, portfolio, options, memo, alongside,
@@ -193,7 +188,7 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
     try:
         if options.budget.expired():    # a reading started past the backstop (a cut worker's, again here)
             raise OutOfTime()
-        portfolio.decide(model, props, by_id, at_defaults)
+        _decide(model, props, portfolio, by_id, at_defaults, alongside)
         vacuous = _vacuity(model, props, options, ledger)
     except CUT_SHORT as err:
         cut, vacuous = _cut_reason(err, options.budget), ()
@@ -212,6 +207,19 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
     stop = ctx.space.stop if ctx.space is not None and not ctx.space.complete else None
     return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond,
                    analyses_stop=stop), (ctx, findings)
+
+
+def _decide(model: Model, props: list[Property], portfolio: Portfolio, into: dict[str, CheckResult],
+            at_defaults: AtDefaults | None, alongside: Alongside | None) -> None:
+    """The portfolio's steps; the analyses beside start again after the step that left the model's
+    complete search in the ledger: what they find on it is what they find on their own search
+    (never a matter of time)."""
+    concrete = model.instantiate() if alongside is not None else None
+    with closing(portfolio.steps(model, props, into, at_defaults)) as steps:
+        for _step in steps:
+            if alongside is not None and concrete is not None and portfolio.ledger.search_of(concrete) is not None:
+                alongside.restart()
+                concrete = None          # once
 
 
 def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property], ledger: Ledger):

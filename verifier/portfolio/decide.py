@@ -1,5 +1,5 @@
 """One reading's claims decided: the engine the user chose (`make_engine`), the claims grouped by
-the parameters they leave free, each group through `plan.run_claims`, and, with `--printed`, the
+the parameters they leave free, each group through `plan.claim_steps`, and, with `--printed`, the
 claims the printed values left open decided again at the default values (`Portfolio.decide`).
 
 Every step spends the one budget the run was given, in states, steps and Z3 units per claim (no
@@ -7,7 +7,7 @@ time shares), under the run's one backstop; what a step decided is kept when a l
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 
 from verifier.diagnostics import Diagnostic, UsageError
@@ -17,7 +17,7 @@ from verifier.engines.names import ENGINES
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.portfolio.auto import AutoEngine
-from verifier.portfolio.plan import run_claims
+from verifier.portfolio.plan import Step, claim_steps
 from verifier.resources import Budget
 from verifier.result import CheckResult, Verdict
 
@@ -54,12 +54,20 @@ class Portfolio:
 
     def decide(self, model: Model, claims: Sequence[Property], into: dict[str, CheckResult],
                at_defaults: AtDefaults | None = None) -> None:
-        """Each claim's result into `into` (by id), as results come, so that what a cut leaves there
-        is kept. With `at_defaults` (`--printed`), a claim left UNKNOWN at `model`'s (printed) values
+        """Each claim's result into `into` (by id): `steps` to the end."""
+        for _step in self.steps(model, claims, into, at_defaults):
+            pass
+
+    def steps(self, model: Model, claims: Sequence[Property], into: dict[str, CheckResult],
+              at_defaults: AtDefaults | None = None) -> Generator[Step, None, None]:
+        """Each claim's result into `into` (by id), one step at a time: after each, what it decided
+        is in `into` and what it searched is in the ledger (the runner restarts the analyses beside
+        the claims once the ledger holds the model's complete search), and what a cut leaves there is
+        kept. With `at_defaults` (`--printed`), a claim left UNKNOWN at `model`'s (printed) values
         is decided again at the default values; a verdict found there replaces the UNKNOWN and says
         so (its `params` are the defaults, and `evidence["printed"]` why), and a cut of this step
         keeps every verdict decided before it."""
-        self._decide(model, claims, into)
+        yield from self._steps(model, claims, into)
         if at_defaults is None:
             return
         open_ids = {c.id for c in claims if into[c.id].verdict is Verdict.UNKNOWN}
@@ -68,15 +76,15 @@ class Portfolio:
             return
         decided: dict[str, CheckResult] = {}
         try:
-            self._decide(at_defaults.model, again, decided)
+            yield from self._steps(at_defaults.model, again, decided)
         finally:
             for key, r in decided.items():
                 if r.verdict is not Verdict.UNKNOWN:
                     into[key] = _at_defaults_note(r, into[key])
 
-    def _decide(self, model: Model, claims: Sequence[Property], into: dict[str, CheckResult]) -> None:
+    def _steps(self, model: Model, claims: Sequence[Property], into: dict[str, CheckResult]) -> Generator[Step, None, None]:
         for freed, group in by_free_parameters(model, claims):
-            run_claims(freed, group, self.engine, self.budget, self.progress, decided=into, ledger=self.ledger)
+            yield from claim_steps(freed, group, self.engine, self.budget, self.progress, into, self.ledger)
 
 
 def _at_defaults_note(r: CheckResult, printed: CheckResult) -> CheckResult:

@@ -26,8 +26,9 @@ its own product, as does every claim without it.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import replace
+from enum import Enum
 
 from verifier.engines.base import Engine, ProgressFn
 from verifier.engines.explicit import ExplicitEngine
@@ -41,12 +42,32 @@ from verifier.resources import Budget
 from verifier.result import CheckResult, Verdict
 
 
+class Step(Enum):
+    """The steps of `claim_steps`, in their order (see the module doc)."""
+
+    DIRECT = "the claims the engine takes as they are"
+    TOGETHER = "the monitored claims on one product"
+    MOVES = "the step claims in random runs"
+    PRODUCT = "a monitored claim on its own product"
+
+
 def run_claims(model: Model, claims: Sequence[Property], engine: Engine, budget: Budget,
                progress: ProgressFn | None = None, decided: dict[str, CheckResult] | None = None,
                ledger: Ledger | None = None) -> list[CheckResult]:
     """Decide every claim with `engine` under `budget`, in the order given (see the module doc);
     `decided` (by claim id) is filled as results come, so that what was decided before a run is
     cut short is kept, and so are the results `engine` hands to `ledger` before it returns."""
+    into: dict[str, CheckResult] = {} if decided is None else decided
+    for _step in claim_steps(model, claims, engine, budget, progress, into, ledger):
+        pass
+    return [into[c.id] for c in claims]
+
+
+def claim_steps(model: Model, claims: Sequence[Property], engine: Engine, budget: Budget,
+                progress: ProgressFn | None, decided: dict[str, CheckResult],
+                ledger: Ledger | None = None) -> Generator[Step, None, None]:
+    """`run_claims` one step at a time: each step's results are in `decided` when it is yielded
+    (the caller acts between steps on what the ledger kept: `Portfolio.steps`)."""
     def check(m: Model, cs: Sequence[Property]) -> list[CheckResult]:
         return engine.check(m, cs, budget, progress)
 
@@ -64,6 +85,7 @@ def run_claims(model: Model, claims: Sequence[Property], engine: Engine, budget:
                 ledger.record = None
             _note(model, decided, early)
         _note(model, decided, by_id)
+        yield Step.DIRECT
     base_states = next((r.stats.states for r in by_id.values() if r.stats.states), None)
     monitored = [c for c in claims if compiled[c.id] is not None]
     shared = [c for c in monitored if c.expected != Verdict.PROVED.value]   # proofs are `check`'s to find
@@ -74,28 +96,30 @@ def run_claims(model: Model, claims: Sequence[Property], engine: Engine, budget:
         capped = replace(budget, max_states=min(cap, budget.max_states or cap))
         by_id.update(_together(model, shared, lambda m, cs: search(m, cs, capped, progress), base_states))
         _note(model, decided, by_id)
+        yield Step.TOGETHER
     steps = [c for c in shared if c.id not in by_id and isinstance(c, StepInvariant)
              and c.expected != Verdict.HOLDS.value]      # a holding claim needs a proof, not a run
     if auto is not None and model.is_concrete and steps:
         by_id.update((r.property.id, r) for r in auto.check_moves(model, steps, budget)
                      if r.verdict is not Verdict.UNKNOWN)
         _note(model, decided, by_id)
+        yield Step.MOVES
     rest = [c for c in shared if c.id not in by_id]
     if auto is not None and len(rest) > 1 and auto.stopped_at_cap(model):
         by_id.update(_together(model, rest, check, base_states))
         _note(model, decided, by_id)
+        yield Step.TOGETHER
     for claim in monitored:
         if claim.id not in by_id:
             product = compiled[claim.id]
             assert product is not None, "a monitored claim is compiled"
             by_id[claim.id] = merge(claim, check(product.model, product.claims), product, base_states)
             _note(model, decided, by_id)
-    return [with_cycle_note(model, by_id[c.id]) for c in claims]
+            yield Step.PRODUCT
 
 
-def _note(model: Model, decided: dict[str, CheckResult] | None, by_id: dict[str, CheckResult]) -> None:
-    if decided is not None:
-        decided.update((k, with_cycle_note(model, r)) for k, r in by_id.items() if k not in decided)
+def _note(model: Model, decided: dict[str, CheckResult], by_id: dict[str, CheckResult]) -> None:
+    decided.update((k, with_cycle_note(model, r)) for k, r in by_id.items() if k not in decided)
 
 
 def _together(model: Model, claims: Sequence[Property], check, base_states: int | None) -> dict[str, CheckResult]:
