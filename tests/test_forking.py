@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -87,7 +87,7 @@ def test_alongside_restarts_on_what_the_caller_holds_now():
     from verifier.forking import Alongside
 
     held: dict = {"space": None}
-    job = Alongside(lambda: held["space"] or time.sleep(600))     # waits for what it needs, until restarted
+    job = Alongside(lambda: held["space"] or threading.Event().wait())   # waits for what it needs, until restarted
     held["space"] = "complete"
     job.restart()
     assert job.result() == "complete"

@@ -3,10 +3,11 @@ outputs and baselines get the user's umask (0644), not 0600; killed runs' folder
 from __future__ import annotations
 
 import os
+import pty
+import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -48,39 +49,68 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def _still_running(pid: int, within: float) -> bool:
-    """Whether process `pid` is still alive (neither gone nor a zombie) after waiting up to `within` seconds."""
-    deadline = time.monotonic() + within
+def _ends(pid: int, within: float) -> bool:
+    """Whether process `pid` (not a child of this one) has ended or ends within `within` seconds: the
+    wait is on its pidfd, which becomes readable when it exits (an event, not a clock)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], within)[0])
+    finally:
+        os.close(fd)
+
+
+def _first_progress(stream: int) -> bytes:
+    """What the check writes to its terminal until its first progress line (a reading's search has
+    begun, in a forked worker), or until it ends; read as it comes, no waiting on a clock."""
+    seen = b""
+    while b"states" not in seen:
+        try:
+            chunk = os.read(stream, 4096)
+        except OSError:             # the terminal's other side closed: the check ended
+            return seen
+        if not chunk:
+            return seen
+        seen += chunk
+    return seen
+
+
+def _rest(stream: int) -> bytes:
+    rest = b""
     while True:
         try:
-            state = Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            return False
-        if state in ("Z", "X"):
-            return False
-        if time.monotonic() > deadline:
-            return True
-        time.sleep(0.1)
+            chunk = os.read(stream, 4096)
+        except OSError:
+            return rest
+        if not chunk:
+            return rest
+        rest += chunk
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to see the forked workers")
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or not hasattr(os, "pidfd_open"),
+                    reason="needs /proc to see the forked workers and pidfds to wait for their end")
 def test_sigterm_stops_the_forked_workers():
-    proc = subprocess.Popen([sys.executable, "-m", "verifier", "check", "models/wtactics.yaml", "-q",
-                             "--no-consistency"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    workers: list[int] = []
-    deadline = time.monotonic() + 60
-    while not workers and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
+    terminal, their_side = pty.openpty()      # progress is drawn on a terminal only: it says a search began
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    proc = subprocess.Popen([sys.executable, "-m", "verifier", "check", "models/wtactics.yaml", "--no-consistency"],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=their_side, env=env)
+    os.close(their_side)
+    try:
+        seen = _first_progress(terminal)
         workers = _children(proc.pid)
-    if not workers:
-        proc.kill()
-        proc.communicate()
-        pytest.skip("the check forked no worker on this machine (one free CPU)")
-    proc.send_signal(signal.SIGTERM)
-    _out, err = proc.communicate(timeout=60)
+        if not workers:
+            proc.kill()
+            proc.wait()
+            pytest.skip("the check forked no worker on this machine (one free CPU)")
+        proc.send_signal(signal.SIGTERM)
+        err = (seen + _rest(terminal)).decode(errors="replace")
+        proc.wait()
+    finally:
+        os.close(terminal)
     assert proc.returncode == 143 and "Traceback" not in err and "terminated" in err, (proc.returncode, err[-800:])
-    assert [pid for pid in workers if _still_running(pid, within=10.0)] == []
+    assert [pid for pid in workers if not _ends(pid, within=60.0)] == []
 
 
 def test_a_sigterm_whose_exception_was_swallowed_is_still_remembered():

@@ -15,6 +15,7 @@ import socket
 import struct
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -114,16 +115,12 @@ class Browser:
              "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
              "--disable-component-update", "--disable-sync", "--remote-debugging-port=0",
              "--host-resolver-rules=MAP * ~NOTFOUND", f"--user-data-dir={self.profile}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = Path(self.profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and len(port_file.read_text().split()) >= 2):
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.close()
-                raise RuntimeError("Chromium did not open its DevTools port")
-            time.sleep(0.05)
-        port, path = port_file.read_text().split()[:2]
-        self.ws = WebSocket(f"ws://127.0.0.1:{port}{path}")
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+        url = self._devtools_url()
+        if url is None:
+            self.close()
+            raise RuntimeError("Chromium did not open its DevTools port")
+        self.ws = WebSocket(url)
         self.next_id = 0
         self.events: list[dict] = []
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -132,6 +129,16 @@ class Browser:
             self.call(f"{domain}.enable", session=True)
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": 1200, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=True)
+
+    def _devtools_url(self) -> str | None:
+        """The address Chromium says it listens on, read from its standard error as the lines come (no
+        waiting on a clock); the rest of what it writes there is drained beside, so that it never blocks."""
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            if line.startswith("DevTools listening on "):
+                threading.Thread(target=self.proc.stderr.read, daemon=True).start()
+                return line.split(" on ", 1)[1].strip()
+        return None
 
     def call(self, method: str, params: dict | None = None, session: bool = False, timeout: float = 60) -> dict:
         self.next_id += 1
