@@ -5,19 +5,28 @@ generate many more examples (tests read ``TURNPROOF_SLOW``; CI runs without it).
 ``--regen-golden`` rewrites the golden files of the report tests (tests read
 ``TURNPROOF_REGEN_GOLDEN``); without it a golden mismatch fails.
 
+A test still running after ``HANG_LIMIT`` seconds of wall clock is a hang, not a slow machine:
+its process prints the test's name and every thread's stack, and ends (pytest-xdist reports the
+test as failed, "worker crashed while running" it, and goes on with a fresh worker).
+``TURNPROOF_TEST_LIMIT`` sets another limit in seconds (0: none); ``--slow`` has none.
+
 Under PYTHONDONTWRITEBYTECODE the Python processes of a run (the test workers, and the
 `python -m verifier` and bench processes the tests start) share compiled code in a
 temporary folder outside the checkout (`_share_compiled_code`).
 """
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
+import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
 
+HANG_LIMIT = 600.0    # seconds per test; the longest takes under 30 s on a quiet 2-core machine
 DEEP_COUNTER = str(Path(__file__).parent / "models" / "deep_counter.yaml")   # 5,001 states in a line, stuck at the end
 
 
@@ -76,6 +85,40 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The hang limit (module doc) around one test, its fixtures' setup and teardown included."""
+    limit = _hang_limit(item.config)
+    timer = threading.Timer(limit, _cut_short, (item, limit)) if limit else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def _hang_limit(config) -> float:
+    if config.getoption("--slow"):
+        return 0.0
+    return float(os.environ.get("TURNPROOF_TEST_LIMIT", HANG_LIMIT))
+
+
+def _cut_short(item, limit: float) -> None:
+    """Print which test hangs and where every thread of its process is, then end the process."""
+    capture = item.config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        capture.suspend_global_capture(in_=True)          # to the terminal, not the test's captured output
+    sys.stderr.write(f"\n\n{item.nodeid}: still running after {limit:g} s of wall clock, a hang "
+                     f"(TURNPROOF_TEST_LIMIT sets the limit); the stacks of its process:\n")
+    sys.stderr.flush()
+    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    sys.stderr.flush()
+    os._exit(1)
 
 
 def _order(item) -> int:
