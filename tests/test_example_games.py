@@ -40,4 +40,6 @@ def test_the_exploding_kittens_example_reads_the_attack_two_ways(capsys):
     assert verdicts[("at-most-two-turns-owed", "original")] == "HOLDS"
     assert verdicts[("at-most-two-turns-owed", "stacking")] == "VIOLATED"     # the per-reading turn_end
     assert {verdicts[("attack-passes-the-turn", r)] for r in ("original", "stacking")} == {"HOLDS"}
+    assert verdicts[("attacks-lengthen-rounds", "original")] == "VIOLATED"         # rounds by who has played
+    assert verdicts[("rounds-at-most-four-turns", "stacking")] == "VIOLATED"
     assert findings and all(f["acknowledged"] for f in findings)

@@ -309,9 +309,18 @@ class Model:
     definitions: tuple[Definition, ...] = ()   # `define:` entries, already expanded where used
     printed: tuple[tuple[str, int], ...] | None = None   # values the rules print (HAND_LIMIT: 7); None: undeclared
     symmetry: str | None = None     # "players": states that differ by a rotation of the players are one
+    order_changes: bool = False     # `next_player:` says who plays next (not always the next seat)
+    round_ends: Expr | None = None  # when `pass turn` ends a round, read before it; None: the last seat's turn
+                                    # (active == PLAYERS - 1); set where the order of play changes (lang/rounds.py)
     span: Span | None = field(default=None, compare=False, repr=False)
 
     # ---- lookups
+    def round_condition(self) -> Expr:
+        """Whether the turn-passing move ends a round, over the state before it."""
+        if self.round_ends is not None:
+            return self.round_ends
+        return eq(Var(ACTIVE_VAR), Const(self.players - 1))
+
     def var(self, name: str) -> Variable:
         for v in self.variables:
             if v.name == name:

@@ -33,7 +33,7 @@ from verifier.ir.model import (
     VariantDecl,
     type_bounds,
 )
-from verifier.lang import checks, durations, labels, once, sequences, symmetry
+from verifier.lang import checks, durations, labels, once, rounds, sequences, symmetry
 from verifier.lang.arrays import flat_size
 from verifier.lang.effect_blocks import EffectBlocks
 from verifier.lang.expressions import ExprReader, Origin
@@ -197,6 +197,7 @@ class Loader:
             blocks = TurnBlocks(self.effects_block("turn_end"), self.effects_block("round_end"),
                                 self.effects_block("on_turn_start"), self.read_next_player())
             phase_specs = read_phase_rules(self, phase_specs)
+            model = self.read_rounds(model, blocks)
         if self.edit is not None:
             model, phase_specs, blocks = self.edit(model, phase_specs, blocks)
         if phase_specs:
@@ -398,7 +399,7 @@ class Loader:
         """`when: {A: ..., B: ...}` -> {variant: node}; a plain value -> {None: node}."""
         if node is None:
             return {}
-        if not node.is_map or not self.variant_names or not set(node.value) <= set(self.variant_names):
+        if not node.is_map or not node.value or not self.variant_names or not set(node.value) <= set(self.variant_names):
             return {None: node}
         missing = [v for v in self.variant_names if v not in node.value]
         if missing:
@@ -1020,6 +1021,23 @@ class Loader:
                             node.span, hint=hint)
             return ()
         return (Assign(Var(ACTIVE_VAR), value, span=node.span),)
+
+    def read_rounds(self, model: Model, blocks: TurnBlocks) -> Model:
+        """Where `next_player:` changes the order of play, a model with a `round_end:` block keeps who has
+        played this round (`rounds`); claims on rounds need that (`properties`)."""
+        if self.root.get("next_player") is None:
+            return model
+        model = replace(model, order_changes=True)
+        node = self.root.get("round_end")
+        if node is None:
+            return model
+        if model.symmetry is not None:
+            self.sink.error("symmetry: players does not hold: round_end: rounds tell the players apart",
+                            self.root.child("round_end").span, hint="remove symmetry: players, or round_end")
+            return model
+        if not self.name_ok(rounds.PLAYED, node.span, self.names, "variable"):
+            return model
+        return rounds.keep_rounds(model)
 
     def effects_block(self, key: str) -> tuple[Assign, ...]:
         return self.effects_per_reading(self.root.get(key), self.scope, key)

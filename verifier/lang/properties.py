@@ -343,6 +343,16 @@ class PropertyReader:
             return None
         return name
 
+    def rounds_defined(self, node: Node) -> bool:
+        """Whether the model's rounds are defined: in seat order, or kept where the order changes (`lang/rounds`)."""
+        if not self.model.order_changes or self.model.round_ends is not None:
+            return True
+        self.sink.error("this model's order of play changes (next_player:) and it keeps no rounds", node.span,
+                        hint="give the model a round_end: block (round_end: {} if the end of a round changes "
+                             "nothing): a round then ends once every player has had a turn in it "
+                             "(docs/LANGUAGE.md, \"Who plays next\")")
+        return False
+
     def phase_name(self, node: Node) -> str | None:
         name = str(node.value)
         if name not in self.phases:
@@ -355,7 +365,7 @@ class PropertyReader:
             if node.value == "turn-end":
                 return Event(turn_end=True)
             if node.value == "round-end":
-                return Event(round_end=True)
+                return Event(round_end=True) if self.rounds_defined(node) else None
             if ACTION_SET_RE.match(node.value):
                 names = self.action_set(node)
                 return Event(actions=tuple(names), text=node.value.strip()) if names else None
@@ -381,8 +391,10 @@ class PropertyReader:
         if node is None:
             return "globally", None, None
         if isinstance(node.value, str):
-            if node.value in ("globally", "turn", "round"):
+            if node.value in ("globally", "turn") or (node.value == "round" and self.rounds_defined(node)):
                 return node.value, None, None
+            if node.value == "round":
+                return None, None, None
             self.sink.error(f"unknown scope '{node.value}'", node.span,
                             hint="globally, turn, round, {phase: P}, {before: R}, {after: Q}, "
                                  "{between: Q, and: R}, {after: Q, until: R}")

@@ -4,7 +4,9 @@ At `pass turn` four blocks run one after another, each reading the state the one
 left (within a block the effects are simultaneous, and a later one wins on an element):
 
 1. the turn ends: `reset: turn` variables go back to their init, then `turn_end` (and
-   `round_end` after the last player's turn); `active` is the player whose turn ends;
+   `round_end` when the round ends: after the last seat's turn, or where `next_player:` changes
+   the order once every player has had a turn in it, `rounds`); `active` is the player whose
+   turn ends;
 2. the turn passes: `active` becomes the next player (the next seat, or the model's
    `next_player:`, read on the same state as block 1), `phase` the first leaf;
 3. the turn starts: durations of the new player end, `reset: own_turn`, `on_turn_start`;
@@ -22,9 +24,9 @@ from dataclasses import replace
 
 from verifier.diagnostics import Span
 from verifier.ir.effects import After, choose, clamped, same_index
-from verifier.ir.expr import App, Const, Expr, Index, Op, Var, eq, fold, map_expr, pretty, walk
+from verifier.ir.expr import App, Const, Expr, Index, Op, Var, fold, map_expr, pretty, walk
 from verifier.ir.model import ACTIVE_VAR, Assign, Model, Reset, Variable
-from verifier.lang import durations
+from verifier.lang import durations, rounds
 
 Report = Callable[[str, Span | None, str], None]
 
@@ -78,15 +80,15 @@ def turn_ending(model: Model, turn_end: Sequence[Assign], round_end: Sequence[As
             lo = v.index_lo()
             resets.extend(Assign(Index(v.name, Const(lo + i)), init)   # type: ignore[arg-type]
                           for i, init in enumerate(v.init))
-    out = keyed(passing, resets, turn_end)
-    last = eq(Var(ACTIVE_VAR), Const(model.players - 1))
+    out = keyed(passing, rounds.marking(model), resets, turn_end)
+    last = model.round_condition()
     current = {target_key(a): a for a in out}
-    rounds = []
+    ending = []
     for a in round_end:
         before = current.get(target_key(a))
-        rounds.append(Assign(a.target, App(Op.ITE, (last, a.value, before.value if before else a.target)),
+        ending.append(Assign(a.target, App(Op.ITE, (last, a.value, before.value if before else a.target)),
                              span=a.span))
-    return keyed(out, rounds)
+    return keyed(out, ending)
 
 
 def pass_turn(model: Model, turn_end: Sequence[Assign], round_end: Sequence[Assign], turn_start: Sequence[Assign],

@@ -8,8 +8,8 @@ guarded-command effects.
 from __future__ import annotations
 
 from verifier.ir.effects import read_after
-from verifier.ir.expr import FALSE, TRUE, Const, Expr, Var, conj, eq, neg
-from verifier.ir.model import ACTIVE_VAR, Action, ActionKind, Model, in_phase
+from verifier.ir.expr import FALSE, TRUE, Expr, conj, neg
+from verifier.ir.model import Action, ActionKind, Model, in_phase
 from verifier.ir.props import Event
 
 
@@ -29,7 +29,7 @@ def occurs(model: Model, action: Action, event: Event) -> Expr:
     if event.round_end:
         if action.kind is not ActionKind.TURN_END:
             return FALSE
-        return eq(Var(ACTIVE_VAR), Const(model.players - 1))
+        return model.round_condition()
     if event.enter is not None:
         now = in_phase(model, event.enter)
         return conj(neg(now), post(model, action, now))
