@@ -359,7 +359,7 @@ def test_the_compact_store_pays_off_only_on_wide_levels(tmp_path, monkeypatch):
 
 def test_the_analyses_keep_a_narrow_search_in_the_python_store(tmp_path, monkeypatch):
     """The analyses' own exploration goes on in the compact store past the switch only where the
-    levels are wide enough (`stores.goes_on`)."""
+    levels are wide enough (`stores.StorePlan.after`)."""
     monkeypatch.setattr(context, "choose_store", lambda model, budget: stores.choose_store(
         model, budget, caps=stores.Caps(switch=200)))
     model = load_model(str(huge_model(tmp_path)))

@@ -1,4 +1,4 @@
-"""The analyses' explored states when there are millions: a compact-store search, read in BFS order.
+"""The analyses' explored states when there are millions: a compact- or compiled-store search, read in BFS order.
 
 `explore_big` runs the compact store (`engines.compact`) keeping its BFS levels,
 and wraps the result in `CompactStates`, which reads like the reference
@@ -8,6 +8,9 @@ python store), `states[i]` its tuple, `path_to(i)` the shortest path to it
 (the table's parent links; each firing found again by re-expanding its source).
 Per stored state it keeps 8 bytes of BFS order beside the visited table's 13 to
 16 (8 bytes more of each for each word of a wider state); no Python object.
+`explore_compiled_states` does the same with the compiled store (`engines.compiled`),
+whose states come in BFS order with their parents' indices (12 bytes a state of one
+word), as `CompiledStates`.
 
 When a budget stops the search, the questions left open are decided `beyond`
 it: the states its random runs and witnesses add (`store`) are kept apart, in
@@ -16,7 +19,8 @@ Python, with parent index and label as in the reference store.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +34,9 @@ from verifier.resources import Budget, Stop, StopKind
 from verifier.resources.memory import limit_words, over_soft
 from verifier.semantics import State
 
+if TYPE_CHECKING:
+    from verifier.engines.compiled.search import CompiledSpace
+
 CHUNK = 1 << 16          # states converted to Python ints at a time when the scan iterates
 
 
@@ -37,17 +44,16 @@ def explore_big(model: Model, budget: Budget, cap: int | None) -> CompactStates:
     """A compact-store search of `model`, capped by `cap` states, `budget`'s depth and the memory
     guard."""
     levels: list[np.ndarray] = []
+    space = explore_compact(model, Budget(max_states=cap, max_depth=budget.max_depth, owner=budget.owner),
+                            tick=_memory_guard(budget), order=levels)
+    return CompactStates(space, levels)
+
+
+def _memory_guard(budget: Budget) -> Callable[[int, int], Stop | None]:
+    """A search's `tick`: its stop once the process passes the memory guard's soft limit."""
     memory = Stop(StopKind.MEMORY, "the memory guard" if budget.max_memory_mb is None else
                   f"--max-memory {budget.max_memory_mb}", limit_words(budget.max_memory_mb))
-
-    def tick(states: int, depth: int) -> Stop | None:
-        if over_soft(budget.max_memory_mb):
-            return memory
-        return None
-
-    space = explore_compact(model, Budget(max_states=cap, max_depth=budget.max_depth, owner=budget.owner), tick=tick,
-                            order=levels)
-    return CompactStates(space, levels)
+    return lambda _states, _depth: memory if over_soft(budget.max_memory_mb) else None
 
 
 class _Packed(Sequence):
@@ -89,9 +95,7 @@ class _Parents(Sequence):
             return space.extra_parent[i - space.n]
         if i < space.roots:
             return -1
-        found = space.index_of(space.compact.chain(key_at(space.order, i))[-2])
-        assert found is not None, "a stored state's parent is stored"
-        return found
+        return space.parent_of(i)
 
 
 class _Seen:
@@ -102,8 +106,7 @@ class _Seen:
 
     def __contains__(self, x: int) -> bool:
         space = self._space
-        table = space.compact.table
-        return x in space.extra_index or bool(table.find(as_rows([x], table.words))[0] >= 0)
+        return x in space.extra_index or space.stored(x)
 
 
 class CompactStates:
@@ -111,14 +114,20 @@ class CompactStates:
 
     def __init__(self, compact: CompactSpace, levels: list[np.ndarray]):
         self.compact = compact
-        self.lay = compact.lay
-        self.packing = packing_of(compact.lay)
-        self.labels = compact.labels
-        self.order = np.concatenate(levels) if levels else no_states(self.packing.words)
-        self.n = int(self.order.shape[0])
-        self.roots = int(levels[0].shape[0]) if levels else 0
-        self.complete, self.stop = compact.complete, compact.stop
-        self.error = None if compact.error is None else (compact.rank[compact.error[0]], compact.error[1])
+        error = None if compact.error is None else (compact.rank[compact.error[0]], compact.error[1])
+        order = np.concatenate(levels) if levels else no_states(packing_of(compact.lay).words)
+        self._hold(compact, order, int(levels[0].shape[0]) if levels else 0, error)
+
+    def _hold(self, space: CompactSpace | CompiledSpace, order: np.ndarray, roots: int,
+              error: tuple[int, str] | None) -> None:
+        """Hold a search's states in BFS order (`order`, the first `roots` of them initial) and what it says."""
+        self.lay = space.lay
+        self.packing = packing_of(space.lay)
+        self.labels = space.labels
+        self.order = order
+        self.n = int(order.shape[0])
+        self.roots = roots
+        self.complete, self.stop, self.error = space.complete, space.stop, error
         self.extra: list[int] = []                 # states stored beyond the search (`store`)
         self.extra_parent = array("i")
         self.extra_via = array("I")
@@ -206,16 +215,66 @@ class CompactStates:
         picks = np.unique(np.linspace(0, self.n - 1, min(n, self.n)).astype(np.int64))
         return slot_columns(p, self.order[picks])
 
+    def parent_of(self, i: int) -> int:
+        """The index of the state stored state `i` (of the search) was first reached from."""
+        found = self.index_of(self.compact.chain(key_at(self.order, i))[-2])
+        assert found is not None, "a stored state's parent is stored"
+        return found
+
+    def stored(self, x: int) -> bool:
+        """Whether the search stored packed state `x`."""
+        table = self.compact.table
+        return bool(table.find(as_rows([x], table.words))[0] >= 0)
+
+    def chain(self, i: int) -> list[int]:
+        """Packed states from an initial state to stored state `i` of the search."""
+        return self.compact.chain(key_at(self.order, i))
+
     def path_to(self, i: int) -> tuple[list[State], list[tuple[Action, tuple]]]:
         """States and firings from an initial state to state `i` (a shortest path within the search)."""
         tail: list[tuple[int, int]] = []          # (packed, label) of the stored-beyond states, last first
         while i >= self.n:
             tail.append((self.extra[i - self.n], self.extra_via[i - self.n]))
             i = self.extra_parent[i - self.n]
-        keys = self.compact.chain(key_at(self.order, i))
+        keys = self.chain(i)
         firings = firings_along(self.lay, keys)
         for x, label in reversed(tail):
             keys.append(x)
             a, choice = self.labels.items[label]
             firings.append((self.model.actions[a], choice))
         return [self.packing.unpack(k) for k in keys], firings
+
+
+def explore_compiled_states(model: Model, budget: Budget, cap: int | None) -> CompiledStates:
+    """A compiled-store search of `model` (`compiled.search.why_not` says it fits), capped by `cap`
+    states, `budget`'s depth and the memory guard; `CompileError` where Numba cannot compile it."""
+    from verifier.engines.compiled.search import explore_compiled
+
+    space = explore_compiled(model, Budget(max_states=cap, max_depth=budget.max_depth, owner=budget.owner),
+                             tick=_memory_guard(budget))
+    return CompiledStates(space)
+
+
+class CompiledStates(CompactStates):
+    """A compiled-store search as the analyses read a `StateSpace`: its states are in BFS order
+    already, each with its parent's index (the module docstring); the compiled module itself is
+    not kept (a context travels between processes pickled)."""
+
+    def __init__(self, compiled: CompiledSpace):
+        order = compiled.keys.view(np.uint64)       # packed states are below 2^63: the same values
+        roots = compiled.levels[1] if len(compiled.levels) > 1 else len(compiled)
+        self.parents = compiled.parent
+        self._hold(compiled, order, roots, compiled.error)
+
+    def parent_of(self, i: int) -> int:
+        return int(self.parents[i])
+
+    def stored(self, x: int) -> bool:
+        return self.index_of(x) is not None
+
+    def chain(self, i: int) -> list[int]:
+        out = []
+        while i != -1:
+            out.append(key_at(self.order, i))
+            i = int(self.parents[i])
+        return out[::-1]

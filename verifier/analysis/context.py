@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from verifier.engines.bfsgen import compile_expander, packed_predicate
 from verifier.ir.expr import App, Expr, Op, conj, neg, pretty, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
-from verifier.portfolio.stores import Store, choose_store, goes_on
+from verifier.portfolio.stores import Stage, Store, choose_store
 from verifier.resources import Budget
 from verifier.result import Finding
 from verifier.semantics import Layout, State
@@ -130,19 +130,39 @@ class Context:
         """One breadth-first exploration, in the stores and under the caps of the one store policy
         (`portfolio.stores.choose_store`, as the claims' search: the same states on the same
         machine or any other); the complete one the claims' check already ran when the runner
-        kept it. One that passes the switch starts again in the compact store (`compact_states`:
-        no Python object per state)."""
+        kept it. One that reaches a stage's cap starts again in the stage the plan names next
+        (`compact_states`: the compact or compiled store, no Python object per state)."""
         assert self.concrete is not None
         self.space = self.kept
         if self.space is None:
             plan = choose_store(self.concrete, self.budget)
-            self.space = self._explore_python(plan.cap)
-            if plan.then is Store.COMPACT and self.space.error is None \
-                    and goes_on(plan, len(self.space.packed), self.space.max_depth):
-                from verifier.analysis.compact_states import explore_big
-                self.space = explore_big(self.concrete, replace(self.budget, owner=self._cap_owner()), plan.then_cap)
+            k = 0
+            self.space = self._explore_in(plan.stages[0])
+            while not self.space.complete and self.space.error is None:
+                depth = self.space.max_depth if plan.stages[k].store is Store.PYTHON else 0
+                after = plan.after(k, len(self.space.packed), depth)
+                if after is None:
+                    break
+                k = after
+                self.space = self._explore_in(plan.stages[k])
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
+
+    def _explore_in(self, stage: Stage):
+        """The exploration in one stage of the store plan: the python store's `StateSpace`, else a
+        `compact_states.CompactStates` (the compact store where the compiled one cannot compile it)."""
+        assert self.concrete is not None
+        if stage.store is Store.PYTHON:
+            return self._explore_python(stage.cap)
+        from verifier.analysis import compact_states
+        budget = replace(self.budget, owner=self._cap_owner())
+        if stage.store is Store.COMPILED:
+            from verifier.engines.compiled.search import CompileError
+            try:
+                return compact_states.explore_compiled_states(self.concrete, budget, stage.cap)
+            except CompileError:
+                pass
+        return compact_states.explore_big(self.concrete, budget, stage.cap)
 
     def _explore_python(self, cap: int):
         from verifier.engines.explicit import explore

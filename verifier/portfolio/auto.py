@@ -13,10 +13,12 @@ Policy:
   fast on small instances and gives shortest traces and lassos. Its store and
   state cap are the one store policy's (`stores.choose_store`): the python store
   (the reference) up to SWITCH_STATES states, then the compact store for the
-  state claims it left open, while the termination and obligation claims stay
-  with the python store (they need its edges) under PYTHON_STATES; a monitor
-  product of a model whose search passed the switch goes to the compact store
-  directly. Each verdict names the store that decided it (`CheckResult.engine`).
+  state claims it left open up to COMPILE_STATES, then the compiled store (a deep,
+  narrow search goes there directly). The termination and obligation claims go
+  along to the compiled store (its state graph), not to the compact store: they
+  stay with the python store (they need its edges) under PYTHON_STATES; a monitor
+  product of a model whose search went on starts in the store where that search
+  ended. Each verdict names the store that decided it (`CheckResult.engine`).
   For the invariants and reachability
   claims it cannot finish, seeded random runs (`walk.py`, `walk.STEPS` steps) look
   for a deeper witness or counterexample (a trace, not necessarily shortest);
@@ -35,14 +37,14 @@ Policy:
   search is skipped, as it could not finish either. The same holds beyond a
   search that stopped short of the cap (the memory guard).
 
-`CheckResult.engine` keeps the name of the method that decided ("explicit/python",
+`CheckResult.engine` keeps the name of the method that decided ("explicit/python", "explicit/compiled",
 "explicit/compact", "k-induction", "pdr", "bmc", "ranking"); `evidence["auto"]` says why it ran.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from verifier.engines.base import ProgressFn, SearchOptions
 from verifier.engines.explicit import ExplicitEngine
@@ -50,7 +52,7 @@ from verifier.engines.ledger import Ledger
 from verifier.engines.statespace import StateSpace
 from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Obligation, Property, Reachable, Terminates
-from verifier.portfolio.stores import Caps, Store, StorePlan, cap_of, choose_store, goes_on
+from verifier.portfolio.stores import Caps, Store, StorePlan, cap_of, choose_store, compiled_graph
 from verifier.props.monitor import MONITOR_PREFIX
 from verifier.resources import Budget, StopKind
 from verifier.result import CheckResult, Verdict
@@ -58,6 +60,7 @@ from verifier.result import CheckResult, Verdict
 if TYPE_CHECKING:
     import numpy as np
 
+T = TypeVar("T")
 MINE_STATES = 40_000            # states of a stopped search kept for Z3 to mine lemmas from (`symbolic/mined.py`)
 
 
@@ -73,7 +76,8 @@ class AutoEngine:
         self.strategy = strategy
         self.search = search
         self._stopped: list[tuple[frozenset[str], tuple, str]] = []   # see `_beyond_cap`
-        self._big: list[tuple[frozenset[str], tuple, str]] = []       # searches that went past the switch
+        self._big: list[tuple[frozenset[str], tuple, Store]] = []     # searches that went past the python
+        # store, and the store where each ended
         self._graph_stopped: list[tuple[frozenset[str], tuple, str]] = []   # python-store searches of the
         # termination and obligation claims beside a compact search, that stopped (see `_concrete`)
         self._explored: dict[tuple, tuple[np.ndarray, dict]] = {}   # states a stopped search saw (and
@@ -216,58 +220,81 @@ class AutoEngine:
     # ---- the explicit search: which store, what cap
     def _search(self, model: Model, claims: Sequence[Property], budget: Budget,
                 progress: ProgressFn | None) -> tuple[list[CheckResult], Searched]:
-        """The explicit search of `claims` in the stores `plan_store` picks: where the plan
-        switches (python, then compact), the state claims the python search left open once it
-        passed the switch go on in the compact store; then the termination and obligation claims
-        in the python store under its own cap (they need its edges), unless the compact search
-        found more states than that (the first search's lasso search then stands)."""
+        """The explicit search of `claims` in the stages `plan_store` plans: each stage's search that
+        reaches its cap hands the claims it left open to the stage `StorePlan.after` names, which
+        starts again there. The termination and obligation claims go along to the compiled store
+        (its state graph) but not to the compact store; those a later stage did not take go to the
+        python store under its own cap (they need its edges), unless the search found more states
+        than that (the first search's lasso search then stands)."""
         plan = self.plan_store(model, budget)
-        engine = self._explicit(plan.first)
-        staged = " first-stage" if plan.then is not None else ""
-        first = [_note(r, f"explicit: concrete instance{_in_store(r)}") for r in
-                 engine.check(model, claims, _capped(budget, plan.cap, f"the {plan.first} store's{staged}"), progress)]
+        k, stage = 0, plan.stages[0]
+        engine = self._explicit(stage.store)
+        staged = " first-stage" if len(plan.stages) > 1 else ""
+        decided = [_note(r, f"explicit: concrete instance{_in_store(r)}") for r in
+                   engine.check(model, claims, _capped(budget, stage.cap, f"the {stage.store} store's{staged}"), progress)]
         space = engine.searched
-        if plan.then is None or space is None or space.complete or space.error is not None \
-                or not goes_on(plan, len(space), space.max_depth):
-            return first, Searched(first, plan.cap, space)
-        self._big.append((frozenset(v.name for v in model.variables), model.param_values,
-                          f"passed {plan.cap:,} states"))
-        out = {r.property.id: r for r in first}
-        left = [p for p in claims if _undecided(out[p.id])]
-        graph = [p for p in left if isinstance(p, (Terminates, Obligation))]
-        state = [p for p in left if p not in graph]
-        why = f"explicit, {plan.then} store: the {plan.first} store's search passed {plan.cap:,} states"
-        decided: list[CheckResult] = []
-        if state:
-            decided = [_note(r, why) for r in self._explicit(plan.then).check(
-                model, state, _capped(budget, plan.then_cap, f"the {plan.then} store's"), progress)]
+        out = {r.property.id: r for r in decided}
+        graph = [p for p in claims if isinstance(p, (Terminates, Obligation))]
+        graph_asked = True                   # the last stage was asked the graph claims
+        reached: Store | None = None         # the store of the last stage the search went on to
+        while True:
+            nxt = self._next_stage(plan, k, decided, space if stage.store is Store.PYTHON else None)
+            left = [p for p in claims if _undecided(out[p.id])]
+            if nxt is None or not left:
+                break
+            reached = plan.stages[nxt].store
+            with_graph = reached is Store.COMPILED and compiled_graph(model)
+            asked = [p for p in left if with_graph or p not in graph]
+            if not asked:                    # only graph claims are left, for the python store below
+                graph_asked, decided = False, []
+                break
+            passed, k, stage, graph_asked = stage, nxt, plan.stages[nxt], with_graph
+            why = f"explicit, {stage.store} store: the {passed.store} store's search passed {passed.cap:,} states"
+            decided = [_note(r, why) for r in self._explicit(stage.store).check(
+                model, asked, _capped(budget, stage.cap, f"the {stage.store} store's"), progress)]
             out.update((r.property.id, r) for r in decided)
-        whole = max((r.stats.states or 0 for r in decided), default=0) if decided and _short(decided) is None else 0
+        if reached is None:
+            return decided, Searched(decided, stage.cap, space)
+        self._big.append((frozenset(v.name for v in model.variables), model.param_values, reached))
+        left_graph = [] if graph_asked else [p for p in graph if _undecided(out[p.id])]
+        whole = max((r.stats.states or 0 for r in decided), default=0) if k and _short(decided) is None else 0
         graph_cap = cap_of(Store.PYTHON, budget, self.caps)
-        if graph and whole <= graph_cap:                                # where it can finish
+        if left_graph and whole <= graph_cap:                                # where it can finish
             engine = self._explicit(Store.PYTHON)
             graph_budget = _capped(budget, graph_cap, "the python store's")
             out.update((r.property.id, _note(r, "explicit: concrete instance (termination and obligations: the "
                                                 "python store, whose edges they need)"))
-                       for r in engine.check(model, graph, graph_budget, progress))
+                       for r in engine.check(model, left_graph, graph_budget, progress))
             if engine.searched is not None:
                 space = engine.searched
-        elif graph and whole > graph_cap:
+        elif left_graph:
             out.update((p.id, _note(out[p.id], "explicit: concrete instance", also=(
-                f"no search in the python store, whose edges it needs, goes on: the {plan.then} store found "
-                f"{whole:,} states, past its cap of {graph_cap:,}"))) for p in graph)
-        if graph and (space is None or not space.complete):
+                f"no search in the python store, whose edges it needs, goes on: the {stage.store} store found "
+                f"{whole:,} states, past its cap of {graph_cap:,}"))) for p in left_graph)
+        short = _short([out[p.id] for p in graph])
+        if short is not None:
             self._graph_stopped.append((frozenset(v.name for v in model.variables), model.param_values,
-                                        "stopped" if space is None else
-                                        f"stopped after {len(space):,} states ({space.reason})"))
-        return [out[p.id] for p in claims], Searched(decided, plan.then_cap, space)
+                                        f"stopped ({short})"))
+        return [out[p.id] for p in claims], Searched(decided, stage.cap, space)
+
+    @staticmethod
+    def _next_stage(plan: StorePlan, k: int, results: Sequence[CheckResult], space: StateSpace | None) -> int | None:
+        """The stage the search of stage `k` goes on in (`StorePlan.after`), from the python store's
+        `space` where stage `k` is the python store's, else from the stage's `results`."""
+        if space is not None:
+            if space.complete or space.error is not None:
+                return None
+            return plan.after(k, len(space), space.max_depth)
+        states = max((r.stats.states or 0 for r in results), default=0)
+        at_cap = any(r.stop is not None and r.stop.kind is StopKind.STATES for r in results)
+        return plan.after(k, states, 0) if at_cap else None
 
     def plan_store(self, model: Model, budget: Budget) -> StorePlan:
         """The store plan of an explicit search of `model` (`stores.choose_store`): the store the
-        user named (--store) as given; the compact store directly for a model that extends (a
-        monitor product) one whose search here passed the switch."""
+        user named (--store) as given; for a model that extends (a monitor product) one whose
+        search here went past the python store, the stages from the store where that search ended."""
         named = None if self.search.store is None else Store(self.search.store)
-        return choose_store(model, budget, named, _extended(self._big, model) is not None, self.caps)
+        return choose_store(model, budget, named, _extended(self._big, model), self.caps)
 
     def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> bool:
         """Remember a search of `model` that stopped at the state cap or short of it (the memory
@@ -311,7 +338,7 @@ def _capped(budget: Budget, cap: int, owner: str) -> Budget:
     return replace(budget, max_states=cap, owner=f"{owner} cap")
 
 
-def _extended(searches: Sequence[tuple[frozenset[str], tuple, str]], model: Model, exact: bool = False) -> str | None:
+def _extended(searches: Sequence[tuple[frozenset[str], tuple, T]], model: Model, exact: bool = False) -> T | None:
     """What is said of the first of `searches` (variable names, parameter values, words) that
     `model` extends: the same parameter values, the same variables and more (a monitor product;
     with `exact`, none more: the model itself)."""
@@ -328,7 +355,8 @@ def _short(results: Sequence[CheckResult]) -> str | None:
 
 
 def _in_store(r: CheckResult) -> str:
-    return " (compact store)" if r.engine == "explicit/compact" else ""
+    store = r.engine.removeprefix("explicit/")
+    return f" ({store} store)" if store in (Store.COMPACT, Store.COMPILED) else ""
 
 
 def _shape(model: Model) -> tuple:

@@ -7,17 +7,34 @@ Used by the claims' searches (`auto.AutoEngine`) and by the analyses' own explor
 1. a store the user named (--store, --workers) is used as given;
 2. a model whose state does not fit the compact store's 64-bit words (a variable wider
    than a word) stays in the python store;
-3. a model that extends one whose search here already passed the switch (a monitor
-   product of it) goes to the compact store directly;
-4. else the python store (the reference) first, up to SWITCH_STATES states; a search
-   that passes them goes on in the compact store (the same states in the same order, so
-   the same verdicts and traces), which the termination and obligation claims do not
-   take (they need the python store's edges: `auto` keeps them there under PYTHON_STATES),
-   where its levels are wide enough for the compact store to pay off (`goes_on`: a deep,
-   narrow search, one variable counting up through a wide range, stays where it stopped).
+3. a model that extends one whose search here went on past the python store (a monitor
+   product of it) starts in the store where that search ended;
+4. else a plan of stages (`StorePlan.stages`), each a store and the states at which the
+   search hands over to the next (`StorePlan.after`), which starts again there (the same
+   states in the same order, so the same verdicts and shortest traces):
+   - the python store (the reference) up to SWITCH_STATES;
+   - the compact store up to COMPILE_STATES, where its levels are wide enough for it to pay
+     off (`compact.pays_off`);
+   - the compiled store (`engines/compiled/`) past that, up to COMPILED_STATES; a deep,
+     narrow search, which the compact store does not pay off for, goes there from the python
+     store directly. A model the compiled store cannot hold (`compiled.search.why_not`: a
+     predicate it cannot compile, more than MAX_WORDS words) has no such stage.
+   The termination and obligation claims go with the state claims to the compiled store
+   (its state graph, `compiled/graph.py`), but not to the compact store (they need the
+   python store's edges: `auto` keeps them there under PYTHON_STATES).
+
+The rule reads sizes only (states, depth, words): never whether the compiled code is in the
+disk cache, nor how fast the machine is, so a verdict names the same store on every machine.
+The thresholds, measured (bench/README.md, "The store policy"): the compiled search
+expands about 4.5 M states a CPU second, the compact store 0.3 to 0.45 M on game-shaped
+models and the python store 0.2 to 0.3 M; a cold compile of a model's module costs 4 to 8 s
+of CPU, a warm start under 1 s. Below SWITCH_STATES the python store is the cheapest; past
+COMPILE_STATES a cold compile has paid for itself against the compact store's rate (the
+compact search to that size costs about one cold compile), so a model compiles only when
+its search is large, and the main job (the shipped games at their defaults) compiles none.
 
 Every cap is a number of states (`cap_of`), never past --max-states, and the same at any
-load. A third store (the compiled one, `engines/compiled/`) joins by a rule here.
+load.
 """
 from __future__ import annotations
 
@@ -29,7 +46,8 @@ from verifier.resources import Budget
 
 PYTHON_STATES = 2_000_000       # the python store's cap
 SWITCH_STATES = 250_000         # a python-store search that passes this many states goes on in the compact store ...
-COMPACT_STATES = 16_000_000     # ... capped there at this many (8 bytes a state and the table)
+COMPILE_STATES = 2_000_000      # ... and one that passes this many there, in the compiled store
+COMPACT_STATES = 16_000_000     # the compact store's cap (8 bytes a state and the table)
 COMPILED_STATES = 16_000_000    # the compiled store's cap
 
 
@@ -38,17 +56,18 @@ class Store(StrEnum):
 
     PYTHON = "python"           # the reference: states as Python ints, edges on demand
     COMPACT = "compact"         # packed states in numpy arrays, level at a time
-    COMPILED = "compiled"       # the Numba loop over one 63-bit word
+    COMPILED = "compiled"       # packed states, searched state by state in Numba-compiled code
 
 
 @dataclass(frozen=True)
 class Caps:
-    """The state caps of the stores and the switch between them (tests lower them)."""
+    """The state caps of the stores and the thresholds between them (tests lower them)."""
 
     python: int = PYTHON_STATES
     switch: int = SWITCH_STATES
     compact: int = COMPACT_STATES
     compiled: int = COMPILED_STATES
+    compile: int = COMPILE_STATES
 
     @classmethod
     def every_store(cls, states: int) -> Caps:
@@ -58,24 +77,61 @@ class Caps:
     def of(self, store: Store) -> int:
         return {Store.PYTHON: self.python, Store.COMPACT: self.compact, Store.COMPILED: self.compiled}[store]
 
+    def hand_over(self, store: Store) -> int | None:
+        """The states at which a search in `store` goes on in the next store of a plan (None: the last)."""
+        return {Store.PYTHON: self.switch, Store.COMPACT: self.compile, Store.COMPILED: None}[store]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One store of a plan and the states its search stops at (where the next stage goes on)."""
+
+    store: Store
+    cap: int
+
 
 @dataclass(frozen=True)
 class StorePlan:
-    """Where one search keeps its states: `first` up to `cap` states; where `then` is set, a
-    search that reaches `cap` goes on in `then` up to `then_cap` (the switch)."""
+    """Where one search keeps its states: the first stage's store up to its cap; a search that
+    reaches a stage's cap goes on in a later stage (`after`)."""
 
-    first: Store
-    cap: int
-    then: Store | None = None
-    then_cap: int = 0
+    stages: tuple[Stage, ...]
+
+    @property
+    def first(self) -> Store:
+        return self.stages[0].store
+
+    @property
+    def cap(self) -> int:
+        """The first stage's cap."""
+        return self.stages[0].cap
 
     @property
     def why(self) -> str:
         """The rule that chose it, in words (a verdict's evidence)."""
-        if self.then is None:
+        if len(self.stages) == 1:
             return f"the {self.first} store, capped at {self.cap:,} states"
-        return (f"the {self.first} store up to {self.cap:,} states, then the {self.then} store "
-                f"up to {self.then_cap:,}")
+        steps = [f"the {s.store} store up to {s.cap:,} states" for s in self.stages]
+        return ", then ".join(steps)
+
+    def after(self, k: int, states: int, depth: int) -> int | None:
+        """The stage a search in stage `k` that stopped with `states` states in `depth` levels goes on
+        in: none where it stopped short of the stage's cap (it finished, or something else stopped
+        it); the next, unless that is the compact store and the levels are too narrow for it to pay
+        off (`compact.pays_off`: a level costs it as much however few states it holds), when the
+        compiled stage (if any) takes the search."""
+        if k + 1 >= len(self.stages) or states < self.stages[k].cap:
+            return None
+        if self.stages[k + 1].store is not Store.COMPACT:
+            return k + 1
+        from verifier.engines.compact import pays_off  # numpy, once a search is this large
+
+        if pays_off(states, depth):
+            return k + 1
+        return next((j for j in range(k + 2, len(self.stages)) if self.stages[j].store is Store.COMPILED), None)
+
+
+ORDER = (Store.PYTHON, Store.COMPACT, Store.COMPILED)
 
 
 def cap_of(store: Store, budget: Budget, caps: Caps = Caps()) -> int:
@@ -84,32 +140,40 @@ def cap_of(store: Store, budget: Budget, caps: Caps = Caps()) -> int:
     return cap if budget.max_states is None else min(cap, budget.max_states)
 
 
-def choose_store(model: Model, budget: Budget, named: Store | None = None, extends_big: bool = False,
+def choose_store(model: Model, budget: Budget, named: Store | None = None, extends: Store | None = None,
                  caps: Caps = Caps()) -> StorePlan:
     """The store plan of an explicit search of `model` (the module doc's rule): `named` the store
-    the user gave, `extends_big` whether `model` extends one whose search here passed the switch."""
+    the user gave, `extends` the store where the search of a model `model` extends ended here."""
     if named is not None:
-        return StorePlan(named, cap_of(named, budget, caps))
+        return StorePlan((Stage(named, cap_of(named, budget, caps)),))
     from verifier.engines.compact import fits  # numpy only once a search is planned (the CLI help reads the caps)
 
-    python = cap_of(Store.PYTHON, budget, caps)
-    if not fits(model.instantiate()):
-        return StorePlan(Store.PYTHON, python)
-    if extends_big:
-        return StorePlan(Store.COMPACT, cap_of(Store.COMPACT, budget, caps))
-    if caps.switch >= python:
-        return StorePlan(Store.PYTHON, python)
-    return StorePlan(Store.PYTHON, caps.switch, Store.COMPACT, cap_of(Store.COMPACT, budget, caps))
+    concrete = model.instantiate()
+    if not fits(concrete):
+        return StorePlan((Stage(Store.PYTHON, cap_of(Store.PYTHON, budget, caps)),))
+    stores = [s for s in ORDER if s is not Store.COMPILED or compiles(concrete)]
+    if extends is not None and extends in stores:
+        stores = stores[stores.index(extends):]
+    stages: list[Stage] = []
+    for i, store in enumerate(stores):
+        cap, hand_over = cap_of(store, budget, caps), caps.hand_over(store)
+        if i + 1 == len(stores) or hand_over is None or hand_over >= cap:
+            stages.append(Stage(store, cap))
+            break
+        stages.append(Stage(store, hand_over))
+    return StorePlan(tuple(stages))
 
 
-def goes_on(plan: StorePlan, states: int, depth: int) -> bool:
-    """Whether a search in `plan.first` that stopped with `states` states in `depth` levels goes on
-    in `plan.then`: it reached the switch, and (for the compact store) its levels are wide enough
-    (`compact.pays_off`: a level costs the compact store as much however few states it holds)."""
-    if plan.then is None or states < plan.cap:
-        return False
-    if plan.then is not Store.COMPACT:
-        return True
-    from verifier.engines.compact import pays_off  # numpy, once a search is this large
+def compiles(model: Model) -> bool:
+    """Whether the compiled store can search this instantiated model (`compiled.search.why_not`)."""
+    from verifier.engines.compiled.search import why_not  # numpy and the code generator, once a search is planned
 
-    return pays_off(states, depth)
+    return why_not(model) == ""
+
+
+def compiled_graph(model: Model) -> bool:
+    """Whether the compiled store's state graph decides `model`'s termination and obligation claims
+    (`compiled.graph.why_not_graph`; else the python store's edges do)."""
+    from verifier.engines.compiled.graph import why_not_graph
+
+    return why_not_graph(model.instantiate()) == ""
