@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from compiled_examples import examples
 from hypothesis import given, settings
@@ -99,7 +100,19 @@ def test_the_arrays_and_table_grow_and_keep_every_parent_link():
     far = mine.keys.tolist().index(pack((299, 299)))
     assert len(mine.chain(far)) == 599
     replay(layout(model), mine.trace_to(far))
-    assert mine.nbytes == 12 * len(mine) and mine.peak_bytes <= 36 * len(mine)
+    parents = mine.parent
+    assert [mine.parent_of(i) for i in range(0, len(mine), 997)] == parents[::997].tolist()   # past two marks
+    assert mine.keys.nbytes == 8 * len(mine) and mine.nbytes <= 8.5 * len(mine)       # states and links
+    assert mine.peak_bytes <= 16 * len(mine) and not mine.spilled                       # the table's included
+
+
+def test_states_past_the_spill_threshold_are_kept_in_a_file_with_the_same_search():
+    model = counter(300)
+    mine = explore_compiled(model, spill_bytes=200_000)
+    ref = explore_compiled(model)
+    assert mine.spilled and not ref.spilled
+    assert np.array_equal(mine.keys, ref.keys) and np.array_equal(mine.parent, ref.parent)
+    assert (mine.levels, mine.transitions) == (ref.levels, ref.transitions)
 
 
 def test_a_state_of_several_words_is_searched_in_the_compiled_store():
@@ -108,7 +121,7 @@ def test_a_state_of_several_words_is_searched_in_the_compiled_store():
     mine = explore_compiled(model)
     ref = explore(model)
     assert mine.packed() == list(ref.packed) and mine.parent.tolist() == list(ref.parent)
-    assert mine.nbytes == 20 * len(mine)
+    assert mine.keys.nbytes == 16 * len(mine) and mine.nbytes <= 16.5 * len(mine)
     (result,) = ExplicitEngine(store="compiled").check(model, [DeadlockFree(id="d")], Budget())
     assert (result.engine, result.evidence["store"], result.stats.states) == ("explicit/compiled", "compiled", 4_800)
 

@@ -149,8 +149,9 @@ def _memory_stop(budget: Budget) -> Stop:
 
 
 def _visited_budget(budget: Budget) -> int | None:
-    """Bytes the compact visited set may take before it spills to disk: half this process's share
-    of the memory budget (--max-memory, or the guard's default)."""
+    """Bytes the compact visited set (the compiled store's states and table) may take before it
+    spills to disk: half this process's share of the memory budget (--max-memory, or the guard's
+    default)."""
     memory = memory_limit_bytes(budget.max_memory_mb)
     return memory // 2 if memory else None
 
@@ -313,7 +314,8 @@ class ExplicitEngine:
         try:
             if self.workers > 1 or self.scheduler is not None:      # the workers expand by the compiled code
                 return self._compact(model, budget, progress, watch, track, compiled=True)
-            return explore_compiled(model, budget, progress, watch, track, tick, symmetric=True)
+            return explore_compiled(model, budget, progress, watch, track, tick, symmetric=True,
+                                    spill_bytes=_visited_budget(budget))
         except CompileError as err:
             self.unfit = f"the compiled store could not compile it: {err}"
             return None

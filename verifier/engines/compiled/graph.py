@@ -1,6 +1,6 @@
 """The compiled store's state graph, for termination and obligations (`lasso.py`).
 
-A compiled search keeps no edges (12 bytes a state). `state_graph` rebuilds them once the search
+A compiled search keeps no edges (8.25 bytes a state). `state_graph` rebuilds them once the search
 is over: the visited table is rebuilt from the states, and compiled code re-expands every
 expanded state with the model's `expand`, looking each successor up, into numpy arrays in the
 python store's order (by source, each source's in firing order), with the stuck states
@@ -26,6 +26,7 @@ from verifier.engines.actiongen import Labels
 from verifier.engines.bfsgen import packed_predicate, packing_of
 from verifier.engines.compact import firings_along, firings_of
 from verifier.engines.compiled import cache
+from verifier.engines.compiled.arrays import index_bits, table_size
 from verifier.engines.compiled.numbagen import SIGNATURES, loop_source
 from verifier.engines.compiled.search import CompiledSpace
 from verifier.engines.symmetry import lift
@@ -38,17 +39,15 @@ _GRAPH = """\
 import numpy as np
 from numba import njit
 
-from {loop} import EXPAND, KEYS, TABLE, {helpers}
+from {loop} import EXPAND, KEYS, TABLE, find
 
 PREDICATE = types.FunctionType({predicate})
 EDGES = types.int32[::1]
 
 
-@njit(types.int64(EXPAND, KEYS, types.int64, TABLE, STATES, EDGES, EDGES, types.uint8[::1], KEYS, STATES,
-                  STATES), **OPTIONS)
-def edges(expand, keys, head, table, offsets, dst, act, stuck, out, acts, count):
-    m = table.shape[0] - 1
-    umask = np.uint64(m)
+@njit(types.int64(EXPAND, KEYS, types.int64, TABLE, types.int64, STATES, EDGES, EDGES, types.uint8[::1], KEYS,
+                  STATES, STATES), **OPTIONS)
+def edges(expand, keys, head, table, bits, offsets, dst, act, stuck, out, acts, count):
     e = 0
     offsets[0] = 0
     for i in range(head):
@@ -56,17 +55,11 @@ def edges(expand, keys, head, table, offsets, dst, act, stuck, out, acts, count)
         final = expand({state}, out, acts, count, 0)
         got = count[0]
         for j in range(got):
-            h = np.int64({hash_out} & umask)
-            while True:
-                x = table[h]
-                if x == 0:
-                    break
-                if {same}:
-                    dst[e] = x - 1
-                    act[e] = acts[j]
-                    e += 1
-                    break
-                h = (h + 1) & m
+            x = find(keys, table, bits, out, j)
+            if x >= 0:
+                dst[e] = x
+                act[e] = acts[j]
+                e += 1
         offsets[i + 1] = e
         stuck[i] = 1 if got == 0 and not final else 0
     return e
@@ -88,11 +81,9 @@ def graph_source(words: int) -> str:
     states of `words` words (one module for one word, another for several)."""
     loop = cache.module_name(loop_source(words))
     if words == 1:
-        fill = {"loop": loop, "helpers": "_hash", "predicate": "types.boolean(types.int64)", "state": "keys[i]",
-                "hash_out": "_hash(out[j])", "same": "keys[x - 1] == out[j]"}
+        fill = {"loop": loop, "predicate": "types.boolean(types.int64)", "state": "keys[i]"}
     else:
-        fill = {"loop": loop, "helpers": "_hash_row, _same_row", "predicate": "types.boolean(ROWS, types.int64)",
-                "state": "keys, i", "hash_out": "_hash_row(out, j)", "same": "_same_row(keys, x - 1, out, j)"}
+        fill = {"loop": loop, "predicate": "types.boolean(ROWS, types.int64)", "state": "keys, i"}
     return SIGNATURES + _GRAPH.format(**fill)
 
 
@@ -182,18 +173,16 @@ def state_graph(space: CompiledSpace) -> CompiledGraph:
     loop, _known = cache.load(loop_source(space.words))
     runtime, _known = cache.load(graph_source(space.words))
     stored, head = len(space), space.head
-    size = 8
-    while stored > (size // 4) * 3:
-        size *= 2
-    table = np.zeros(size, np.int32)
-    loop.rehash(space.keys, stored, table)
+    table = np.zeros(table_size(stored), np.uint32)
+    bits = index_bits(table.shape[0])
+    loop.fill(space.keys, stored, table, bits)
     offsets = np.zeros(head + 1, np.int64)
     dst = np.empty(max(1, space.transitions), np.int32)
     act = np.empty(max(1, space.transitions), np.int32)
     stuck = np.zeros(max(1, head), np.uint8)
     firings = space.firings
     count = np.zeros(1, np.int64)
-    edges = runtime.edges(space.expand, space.keys, head, table, offsets, dst, act, stuck,
+    edges = runtime.edges(space.expand, space.keys, head, table, bits, offsets, dst, act, stuck,
                           np.empty((firings, *space.keys.shape[1:]), np.int64), np.empty(firings, np.int64), count)
     del table
     src = np.repeat(np.arange(head, dtype=np.int32), np.diff(offsets).astype(np.int64))

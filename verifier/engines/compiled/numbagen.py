@@ -521,10 +521,11 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 FINAL, FAILED = 1, 2          # a state expanded ahead: final (no successors needed), or a model error
+MARK_BITS = 16                # the place of every 2^MARK_BITS-th one of the links is noted (`marks`)
 
-TABLE = types.int32[::1]      # an index table: slot = index + 1 of the stored state (0: empty)
+TABLE = types.uint32[::1]     # the visited table: a slot holds tag << bits | (index + 1) of a stored state (0: empty)
+LINKS = types.uint64[::1]     # the parent links, a bit string (see `loop_source`)
 KEYS = {keys}
-SEEN = {seen}
 EXPAND = types.FunctionType({expand})
 WATCH = types.FunctionType({watch})
 
@@ -544,6 +545,19 @@ def _hash(x):
     return _mix(np.uint64(x))
 
 
+@njit(types.int64(types.uint64, types.int64), **OPTIONS)
+def _home(h, size):
+    # the slot a hash starts probing at: its high 32 bits scaled to the table (any size, the hash's order kept)
+    return np.int64(((h >> np.uint64(32)) * np.uint64(size)) >> np.uint64(32))
+
+
+@njit(types.int64(types.uint64, types.int64), **OPTIONS)
+def _tag(h, bits):
+    # the low bits of a hash that its slot keeps above the index: most slots that hold another state are
+    # passed over without reading that state
+    return np.int64(h & np.uint64((1 << (32 - bits)) - 1))
+
+
 @intrinsic
 def _prefetch(typingctx, array, index):
     # a hint to the processor to fetch array[index] into its caches (LLVM's prefetch)
@@ -560,18 +574,115 @@ def _prefetch(typingctx, array, index):
     return types.void(array, index), codegen
 {helpers}
 
-@njit(types.void(KEYS, types.int64, TABLE), **OPTIONS)
-def rehash(keys, n, table):
-    m = table.shape[0] - 1
-    umask = np.uint64(m)
-    for j in range(n):
-        h = np.int64({hash_key} & umask)
-        while table[h] != 0:
-            h = (h + 1) & m
-        table[h] = j + 1
+@njit(types.void(KEYS, types.int64, TABLE, types.int64), **OPTIONS)
+def fill(keys, n, table, bits):
+    # the table of the first n stored states (an empty table of their size: `search.table_size`)
+    size = table.shape[0]
+    ahead = 16
+    for j in range(min(n, ahead)):
+        _prefetch(table, _home({hash_of_j}, size))
+    for j0 in range(n):
+        if j0 + ahead < n:
+            j = j0 + ahead
+            _prefetch(table, _home({hash_of_j}, size))
+        j = j0
+        h = {hash_of_j}
+        p = _home(h, size)
+        while table[p] != 0:
+            p += 1
+            if p == size:
+                p = 0
+        table[p] = (_tag(h, bits) << bits) | (j + 1)
 
 
-{seen_functions}
+@njit(types.void(KEYS, TABLE, types.int64, TABLE, types.int64), **OPTIONS)
+def regrow(keys, part, old_bits, table, bits):
+    # the states of a part of the old table (old_bits of index) moved into the new one: the old table is read
+    # in order, so the new one is written in (about) order too; the states are fetched ahead
+    size = table.shape[0]
+    low = (1 << old_bits) - 1
+    ahead = 16
+    for k in range(min(part.shape[0], ahead)):
+        if part[k] != 0:
+            _prefetch(keys, (np.int64(part[k]) & low) - 1)
+    for k in range(part.shape[0]):
+        if k + ahead < part.shape[0] and part[k + ahead] != 0:
+            _prefetch(keys, (np.int64(part[k + ahead]) & low) - 1)
+        x = np.int64(part[k])
+        if x == 0:
+            continue
+        j = (x & low) - 1
+        h = {hash_of_j}
+        p = _home(h, size)
+        while table[p] != 0:
+            p += 1
+            if p == size:
+                p = 0
+        table[p] = (_tag(h, bits) << bits) | (j + 1)
+
+
+@njit(types.int64(KEYS, TABLE, types.int64, KEYS, types.int64), **OPTIONS)
+def find(keys, table, bits, out, j):
+    # the index of state out[j] among the stored states, -1 where it is not stored
+    size = table.shape[0]
+    h = {hash_out}
+    p = _home(h, size)
+    t = _tag(h, bits)
+    low = (1 << bits) - 1
+    while True:
+        e = np.int64(table[p])
+        if e == 0:
+            return -1
+        if (e >> bits) == t and {same}:
+            return (e & low) - 1
+        p += 1
+        if p == size:
+            p = 0
+
+
+@njit(types.int64(LINKS, STATES, types.int64, types.int64), **OPTIONS)
+def parent_of(links, marks, inits, i):
+    # the parent of state i: the zeros before its one (see `loop_source`), from the nearest noted one on
+    if i < inits:
+        return -1
+    c = i - inits
+    q = marks[c >> MARK_BITS]
+    left = c & ((1 << MARK_BITS) - 1)
+    w = q >> 6
+    word = links[w] & (~np.uint64(0) << np.uint64(q & 63))
+    while True:
+        ones = 0
+        x = word
+        while x != 0:
+            x &= x - np.uint64(1)
+            ones += 1
+        if left < ones:
+            break
+        left -= ones
+        w += 1
+        word = links[w]
+    for _ in range(left):
+        word &= word - np.uint64(1)
+    b = 0
+    while (word >> np.uint64(b)) & np.uint64(1) == 0:
+        b += 1
+    return w * 64 + b - c
+
+
+@njit(types.void(LINKS, types.int64, types.int64, types.int32[::1]), **OPTIONS)
+def parents(links, nlinks, inits, out):
+    # every state's parent (-1 for an initial state) from the links
+    for i in range(inits):
+        out[i] = -1
+    zeros = 0
+    c = inits
+    for q in range(nlinks):
+        if (links[q >> 6] >> np.uint64(q & 63)) & np.uint64(1):
+            out[c] = zeros
+            c += 1
+        else:
+            zeros += 1
+
 
 @njit(types.void(WATCH, KEYS, types.int64, types.int64, STATES, STATES), **OPTIONS)
 def scan(watch, keys, lo, hi, wfound, werr):
@@ -579,10 +690,10 @@ def scan(watch, keys, lo, hi, wfound, werr):
         watch({watch_args}, wfound, werr)
 
 
-@njit(types.int64(EXPAND, WATCH, KEYS, TABLE, SEEN, STATES, STATES, STATES, STATES, types.uint8[::1],
-                  STATES, KEYS, STATES, STATES, STATES, STATES, STATES), **OPTIONS)
-def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track, fired, out, acts, count, hashes,
-           ends, flags):
+@njit(types.int64(EXPAND, WATCH, KEYS, LINKS, STATES, TABLE, STATES, STATES, STATES, STATES, types.uint8[::1],
+                  STATES, KEYS, STATES, STATES, STATES, STATES, STATES, STATES), **OPTIONS)
+def search(expand, watch, keys, links, marks, table, levels, ctl, wfound, werr, track, fired, out, acts, count,
+           homes, tags, ends, flags):
     i = ctl[0]
     n = ctl[1]
     trans = ctl[2]
@@ -594,10 +705,16 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
     deadlock = ctl[8]
     stop = i + ctl[9]
     watching = ctl[10]
+    nlinks = ctl[11]
+    inits = ctl[12]
+    bits = ctl[13]
+    room = ctl[14]
     cap = keys.shape[0]
-    m = table.shape[0] - 1
-    umask = np.uint64(m)
-    room = (table.shape[0] // 4) * 3
+    link_room = 64 * links.shape[0]
+    mark_room = marks.shape[0] << MARK_BITS
+    size = table.shape[0]
+    low = (1 << bits) - 1
+    mark_mask = (1 << MARK_BITS) - 1
     batch = ends.shape[0]
     firings = out.shape[0] // batch
     status = 0
@@ -614,9 +731,11 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
                 flags[b] = FAILED
             ends[b] = count[0]
             for j in range(lo, ends[b]):
-                h = np.int64({hash_out} & umask)
-                hashes[j] = h
-                _prefetch(table, h)
+                h = {hash_out}
+                p = _home(h, size)
+                homes[j] = p
+                tags[j] = _tag(h, bits)
+                _prefetch(table, p)
             if flags[b] == FAILED:
                 ahead = b + 1
                 break
@@ -635,7 +754,8 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
             if i >= stop:
                 status = 1
                 break
-            if n + firings > cap or n + firings > room:
+            if n + firings > cap or n + firings > room or nlinks + firings + 1 > link_room \\
+                    or n - inits + firings >= mark_room:
                 status = 2
                 break
             if watching:
@@ -647,22 +767,27 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
                 if track[a] and fired[a] < 0:
                     fired[a] = i
                 trans += 1
-{want}
-                h = hashes[j]
+                p = homes[j]
+                t = tags[j]
                 while True:
-                    e = table[h]
+                    e = np.int64(table[p])
                     if e == 0:
                         if n == max_states:
                             full = True
                         else:
-                            table[h] = {slot}
+                            table[p] = (t << bits) | (n + 1)
                             {store}
-                            parent[n] = i
+                            links[nlinks >> 6] |= np.uint64(1) << np.uint64(nlinks & 63)
+                            if (n - inits) & mark_mask == 0:
+                                marks[(n - inits) >> MARK_BITS] = nlinks
+                            nlinks += 1
                             n += 1
                         break
-                    if {same}:
+                    if (e >> bits) == t and {same}:
                         break
-                    h = (h + 1) & m
+                    p += 1
+                    if p == size:
+                        p = 0
                 if full:
                     break
             if full:
@@ -673,6 +798,7 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
                 break
             if ends[b] == lo and flags[b] != FINAL and deadlock < 0:
                 deadlock = i
+            nlinks += 1
             i += 1
     ctl[0] = i
     ctl[1] = n
@@ -681,6 +807,7 @@ def search(expand, watch, keys, parent, table, levels, ctl, wfound, werr, track,
     ctl[4] = level_end
     ctl[5] = nlevels
     ctl[8] = deadlock
+    ctl[11] = nlinks
     return status
 """
 
@@ -709,66 +836,35 @@ def _same_row(a, i, b, j):
 """
 
 
-_KEY_TABLE = """
-@njit(types.void(KEYS, types.int64, SEEN), **OPTIONS)
-def fill(keys, n, seen):
-    m = seen.shape[0] - 1
-    umask = np.uint64(m)
-    for j in range(n):
-        h = np.int64(_hash(keys[j]) & umask)
-        while seen[h] != 0:
-            h = (h + 1) & m
-        seen[h] = ~keys[j]
-
-
-@njit(types.void(KEYS, types.int64, SEEN, SEEN), **OPTIONS)
-def regrow(keys, n, old, seen):
-    m = seen.shape[0] - 1
-    umask = np.uint64(m)
-    for x in old:
-        if x != 0:
-            h = np.int64(_hash(~x) & umask)
-            while seen[h] != 0:
-                h = (h + 1) & m
-            seen[h] = x
-"""
-
-_INDEX_TABLE = """
-@njit(types.void(KEYS, types.int64, SEEN), **OPTIONS)
-def fill(keys, n, seen):
-    rehash(keys, n, seen)
-
-
-@njit(types.void(KEYS, types.int64, SEEN, SEEN), **OPTIONS)
-def regrow(keys, n, old, seen):
-    rehash(keys, n, seen)
-"""
-
-
 def loop_source(words: int) -> str:
     """The model-independent search loop for states of `words` words (one module for one word,
-    another for several: compiled once per machine each): `search`, `fill` (its visited table
-    built over stored states), `regrow` (the table moved into a larger one), `rehash` (an index
-    table over stored states: `graph.py`) and `scan` (a watch over stored states).
+    another for several: compiled once per machine each): `search`, `fill` (the visited table
+    of stored states), `regrow` (a part of it moved into a larger one), `find` (a state's index
+    through the table: `graph.py`), `parent_of` and `parents` (the parent links read back) and
+    `scan` (a watch over stored states).
 
-    The search's visited table holds a state of one word itself, complemented (`~s`, never 0:
-    0 marks an empty slot), so that a lookup reads one slot and no state, and growing the table
-    reads the old one in order; states of several words are found by their index (+ 1) in `keys`.
+    The states are stored in BFS order in `keys`; the visited table holds, per stored state,
+    its index + 1 in the low `bits` bits of a 32-bit slot and some other bits of its hash (the
+    tag) above them, so that a lookup reads the state itself only where the tag matches. The
+    table's size is any number (a hash's high bits scaled to it: `_home`), linear probing.
+    A state's parent is the state being expanded when it was first stored, so parents never
+    decrease along BFS order: the links are a bit string, a one for each stored state (initial
+    states apart) and a zero after each expanded state; a state's parent is the number of zeros
+    before its one (2 bits a state at most; `marks` notes where every 2^MARK_BITS-th one lies).
     The search expands a batch of states ahead (`ends.shape[0]` of them) and has the processor
     fetch the table slots of all their successors before it looks any up in BFS order: the
     lookups' cache misses overlap. What it stores, and in which order, is as one state at a time:
     a state expanded ahead counts only when its turn comes (a budget or a level's end may stop
     the search first; a model error met ahead stops it at that state)."""
     if words == 1:
-        fill = {"keys": "STATES", "seen": "STATES", "expand": "EXPAND_SIGNATURE", "watch": "WATCH_SIGNATURE",
-                "helpers": "", "seen_functions": _KEY_TABLE, "hash_key": "_hash(keys[j])", "state_ahead": "keys[i + b]",
-                "watch_args": "keys[i], i", "want": "                want = ~out[j]", "hash_out": "_hash(out[j])",
-                "slot": "want", "store": "keys[n] = out[j]", "same": "e == want"}
+        fill = {"keys": "STATES", "expand": "EXPAND_SIGNATURE", "watch": "WATCH_SIGNATURE", "helpers": "",
+                "hash_of_j": "_hash(keys[j])", "state_ahead": "keys[i + b]", "watch_args": "keys[i], i",
+                "hash_out": "_hash(out[j])", "store": "keys[n] = out[j]", "same": "keys[(e & low) - 1] == out[j]"}
     else:
-        fill = {"keys": "ROWS", "seen": "TABLE", "expand": "EXPAND_ROWS_SIGNATURE", "watch": "WATCH_ROWS_SIGNATURE",
-                "helpers": _ROW_HELPERS, "seen_functions": _INDEX_TABLE, "hash_key": "_hash_row(keys, j)",
-                "state_ahead": "keys, i + b", "watch_args": "keys, i", "want": "", "hash_out": "_hash_row(out, j)",
-                "slot": "n + 1", "store": "_copy_row(keys, n, out, j)", "same": "_same_row(keys, e - 1, out, j)"}
+        fill = {"keys": "ROWS", "expand": "EXPAND_ROWS_SIGNATURE", "watch": "WATCH_ROWS_SIGNATURE",
+                "helpers": _ROW_HELPERS, "hash_of_j": "_hash_row(keys, j)", "state_ahead": "keys, i + b",
+                "watch_args": "keys, i", "hash_out": "_hash_row(out, j)", "store": "_copy_row(keys, n, out, j)",
+                "same": "_same_row(keys, (e & low) - 1, out, j)"}
     return SIGNATURES + _LOOP.format(**fill)
 
 
@@ -784,4 +880,4 @@ class Status(IntEnum):
 
 
 CTL = ("head", "stored", "transitions", "depth", "level_end", "levels", "max_states", "max_depth",
-       "deadlock", "slice", "watching")                  # the slots of its `ctl` array
+       "deadlock", "slice", "watching", "links", "inits", "bits", "room")                  # the slots of its `ctl` array

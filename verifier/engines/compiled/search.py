@@ -2,10 +2,11 @@
 
 `explore_compiled` generates the model's module (`numbagen`), loads it from the disk cache
 (`cache`) and runs its `search` loop a slice of SLICE states at a time; between slices Python
-grows the arrays, asks `tick` (time, memory) and reports progress. The states live in numpy
-arrays in BFS order: the packed state (8 bytes a word) and the index of its parent (4 bytes),
-found through an open-addressing table at most three quarters full (8 bytes a slot holding a
-state of one word itself; 4 bytes a slot holding the index of a state of several words).
+grows the arrays (`arrays.py`: at most 16 bytes a state of one word during the search, the
+states spilled to a file past a memory share), asks `tick` (time, memory) and reports progress.
+The states live in numpy arrays in BFS order (8 bytes a word), with their parent links as a bit
+string (a state's parent never comes before an earlier state's: 2 bits a state), found through
+an open-addressing table of 4-byte slots (index and hash tag) at most MAX_LOAD full.
 States are named by their BFS index, as the python store names them, and come out in its
 order: the first witness of each watched predicate, the first deadlock and the first firing
 of a tracked action are the reference's, and so are their shortest traces, which the
@@ -29,6 +30,7 @@ from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.engines.compact import firings_of, trace_along
 from verifier.engines.compiled import cache
+from verifier.engines.compiled.arrays import SearchArrays, room
 from verifier.engines.compiled.numbagen import (
     RUNTIME,
     ModuleSource,
@@ -49,7 +51,7 @@ from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace
 
 SLICE = 1 << 16                # states expanded between two calls of `tick`
-FIRST_CAPACITY = 1 << 12       # states the arrays hold at first (they double as they fill)
+FIRST_CAPACITY = 1 << 12       # states the arrays hold at first (`arrays.py`: how they grow)
 BATCH = 16                     # states the search expands ahead, their successors' table slots fetched together
 BUFFER = 4096                  # successors of the states expanded ahead, at most (fewer states where one has more)
 
@@ -65,7 +67,9 @@ class CompiledSpace:
 
     lay: Layout
     keys: np.ndarray                       # packed states (int64; a row of words each where they take several), BFS order
-    parent: np.ndarray                     # parent's index (int32), -1 for an initial state
+    links: np.ndarray                      # the parent links (`numbagen.loop_source`): a bit string
+    marks: np.ndarray                      # where every 2^MARK_BITS-th one of it lies
+    inits: int                             # the initial states (the first ones; their parent is -1)
     levels: list[int]                      # first index of each level begun
     labels: Labels = field(default_factory=Labels)
     transitions: int = 0
@@ -75,7 +79,9 @@ class CompiledSpace:
     seconds: float = 0.0
     compile_seconds: float = 0.0           # generating and loading (or compiling) the module
     cached: bool = False                   # the module was on disk already
-    peak_bytes: int = 0                    # the arrays' bytes at the end of the search, the table's included
+    peak_bytes: int = 0                    # the arrays' largest bytes during the search, the table's included
+    spilled: bool = False                  # the states were kept in a file (`arrays.py`)
+    nlinks: int = 0                        # bits of `links`
     watch: list[int | None] = field(default_factory=list)
     watch_errors: dict[int, tuple[int, str]] = field(default_factory=dict)
     fired: dict[int, tuple[int, int, int] | None] = field(default_factory=dict)
@@ -102,8 +108,22 @@ class CompiledSpace:
 
     @property
     def nbytes(self) -> int:
-        """Bytes the search's states and parent links take once it is over (12 a state of one word)."""
-        return int(self.keys.nbytes + self.parent.nbytes)
+        """Bytes the search's states and parent links take once it is over (8.25 a state of one word)."""
+        return int(self.keys.nbytes + self.links.nbytes + self.marks.nbytes)
+
+    @property
+    def parent(self) -> np.ndarray:
+        """Every state's parent index (int32), -1 for an initial state (decoded from the links)."""
+        out = np.empty(len(self), np.int32)
+        self._loop().parents(self.links, self.nlinks, self.inits, out)
+        return out
+
+    def parent_of(self, i: int) -> int:
+        """The index of state `i`'s parent, -1 for an initial state."""
+        return int(self._loop().parent_of(self.links, self.marks, self.inits, i))
+
+    def _loop(self) -> ModuleType:
+        return cache.load(loop_source(self.words))[0]
 
     @property
     def max_depth(self) -> int:
@@ -130,7 +150,7 @@ class CompiledSpace:
         out = []
         while i != -1:
             out.append(self.key(i))
-            i = int(self.parent[i])
+            i = self.parent_of(i)
         return out[::-1]
 
     def trace_to(self, i: int) -> Trace:
@@ -157,49 +177,18 @@ def why_not(model: Model, watch: Sequence[Expr] = ()) -> str:
     return why
 
 
-@dataclass
-class _Arrays:
-    keys: np.ndarray
-    parent: np.ndarray
-    table: np.ndarray
-    levels: np.ndarray
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.keys.nbytes + self.parent.nbytes + self.table.nbytes + self.levels.nbytes)
-
-    def grow(self, loop: ModuleType, stored: int, nlevels: int, firings: int) -> None:
-        """Room for one more state's successors (and a level)."""
-        if stored + firings > self.keys.shape[0]:
-            size = max(2 * self.keys.shape[0], stored + firings)
-            self.keys.resize((size, *self.keys.shape[1:]), refcheck=False)    # realloc: the pages are moved, not copied
-            self.parent.resize(size, refcheck=False)
-        if stored + firings > (self.table.shape[0] // 4) * 3:
-            size = self.table.shape[0]
-            while stored + firings > (size // 4) * 3:
-                size *= 2
-            old, self.table = self.table, np.zeros(size, self.table.dtype)
-            loop.regrow(self.keys, stored, old, self.table)
-        if nlevels == self.levels.shape[0]:
-            self.levels = _resized(self.levels, 2 * nlevels, nlevels)
-
-
-def _resized(a: np.ndarray, size: int, used: int) -> np.ndarray:
-    out = np.empty((size, *a.shape[1:]), a.dtype)
-    out[:used] = a[:used]
-    return out
-
-
 def explore_compiled(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
                      watch: Sequence[Expr] = (), track: Sequence[int] = (),
-                     tick: Callable[[int, int], Stop | None] | None = None, symmetric: bool = False) -> CompiledSpace:
+                     tick: Callable[[int, int], Stop | None] | None = None, symmetric: bool = False,
+                     spill_bytes: int | None = None) -> CompiledSpace:
     """Breadth-first search of an instantiated model (`why_not` says it fits) in compiled code.
 
     As `explicit.explore` without edges: `space.watch[k]` is the first state index where
     `watch[k]` holds, `space.fired[a]` the first firing (state, label, target) of each tracked
     action, `space.deadlocks` the first deadlock. `tick(states, depth)` is called between slices
     and may stop the search (its `Stop`). `symmetric`: store one state per orbit of the player
-    rotations where the model declares `symmetry: players` (`symmetry.py`)."""
+    rotations where the model declares `symmetry: players` (`symmetry.py`). `spill_bytes`: the
+    states' and table's bytes past which the states are kept in a file (`arrays.py`)."""
     start = time.perf_counter()
     lay = layout(model)
     source = _source(lay, tuple(watch))
@@ -213,9 +202,9 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
         raise CompileError(compile_error_words(err)) from err
     compiled_at = time.perf_counter()
     row = () if source.words == 1 else (source.words,)
-    arrays = _Arrays(np.empty((FIRST_CAPACITY, *row), np.int64), np.empty(FIRST_CAPACITY, np.int32),
-                     np.zeros(2 * FIRST_CAPACITY, np.int64 if source.words == 1 else np.int32), np.empty(64, np.int64))
-    space = CompiledSpace(lay, np.empty((0, *row), np.int64), np.empty(0, np.int32), [0], cached=known,
+    arrays = SearchArrays(source.words, FIRST_CAPACITY, spill_bytes)
+    space = CompiledSpace(lay, np.empty((0, *row), np.int64), np.zeros(1, np.uint64), np.zeros(1, np.int64), 0, [0],
+                          cached=known,
                           watch=[None] * len(watch), fired=dict.fromkeys(track), module=module,
                           watched=tuple(watch), firings=source.firings)
     space.expand = expand = module.expand if reduced is None else reduced.expand
@@ -230,14 +219,13 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     if budget.max_states is not None and len(inits) > budget.max_states:
         inits = inits[:budget.max_states]
         space.complete, space.stop = False, budget.states_stop()
-    arrays.grow(loop, len(inits), 1, 0)
+    arrays.grow(loop, 0, 0, 1, len(inits))
     arrays.keys[:len(inits)] = as_rows(inits, source.words).astype(np.int64)
-    arrays.parent[:len(inits)] = -1
     arrays.levels[0] = 0
-    loop.fill(arrays.keys, len(inits), arrays.table)
+    loop.fill(arrays.keys, len(inits), arrays.table, arrays.bits)
     max_depth = budget.max_depth if budget.max_depth is not None else 1 << 62
     ctl = np.array([0, len(inits), 0, 0, len(inits), 1, -1 if budget.max_states is None else budget.max_states,
-                    max_depth, -1, SLICE, 1 if watch else 0], np.int64)
+                    max_depth, -1, SLICE, 1 if watch else 0, 0, len(inits), 0, 0], np.int64)
     wfound = np.full(max(1, len(watch)), -1, np.int64)
     werr = np.full(max(1, len(watch)), -1, np.int64)
     track_mask = np.zeros(max(1, len(model.actions)), np.uint8)
@@ -246,7 +234,8 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     batch = max(1, min(BATCH, BUFFER // source.firings))
     out = np.empty((batch * source.firings, *row), np.int64)
     acts = np.empty(batch * source.firings, np.int64)
-    hashes = np.empty(batch * source.firings, np.int64)
+    homes = np.empty(batch * source.firings, np.int64)
+    tags = np.empty(batch * source.firings, np.int64)
     count = np.zeros(1, np.int64)
     status: Status | None = None
     if not space.complete:
@@ -262,9 +251,11 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
             if stop is not None:
                 space.complete, space.stop = False, stop
                 break
-        arrays.grow(loop, int(ctl[1]), int(ctl[5]), source.firings)
-        status = Status(loop.search(expand, module.watch_all, arrays.keys, arrays.parent, arrays.table,
-                                    arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count, hashes,
+        arrays.release()
+        arrays.grow(loop, int(ctl[1]), int(ctl[11]), int(ctl[5]), source.firings)
+        ctl[13], ctl[14] = arrays.bits, room(arrays.table.shape[0])
+        status = Status(loop.search(expand, module.watch_all, arrays.keys, arrays.links, arrays.marks, arrays.table,
+                                    arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count, homes, tags,
                                     np.empty(batch, np.int64), np.empty(batch, np.int64)))
         if progress is not None and time.perf_counter() - last_report >= 0.5:
             last_report = time.perf_counter()
@@ -279,10 +270,9 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
         space.complete, space.error, space.stop = False, (head, message), model_error(f"model error: {message}")
     if head < stored:
         loop.scan(module.watch_all, arrays.keys, head, stored, wfound, werr)
-    space.peak_bytes = arrays.nbytes
-    arrays.keys.resize((stored, *row), refcheck=False)     # the table is let go of; the states and links stay
-    arrays.parent.resize(stored, refcheck=False)
-    space.keys, space.parent = arrays.keys, arrays.parent
+    space.peak_bytes, space.spilled = arrays.peak, arrays.spilled
+    space.keys = arrays.finish(stored)                     # the table is let go of; the states and links stay
+    space.links, space.marks, space.inits, space.nlinks = arrays.links, arrays.marks, len(inits), int(ctl[11])
     space.levels = arrays.levels[:int(ctl[5])].tolist()
     space.transitions = int(ctl[2])
     space.head = head

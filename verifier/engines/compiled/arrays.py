@@ -1,0 +1,169 @@
+"""The compiled search's arrays, their growth and their spill to disk.
+
+The loop (`numbagen.loop_source`) keeps, for n stored states of w words:
+
+- `keys`: the states in BFS order, 8w bytes each; the frontier is the range of it not yet
+  expanded. It grows by a sixteenth at a time (`realloc`, whose pages are moved, not copied):
+  at most 8w/16 bytes a state of room held ahead;
+- `table`: the visited table, 4-byte slots, at most MAX_LOAD full; it grows by GROWTH, its
+  old pages given back as they are moved (`_regrow`: never two whole tables at once): between
+  4 / MAX_LOAD and 4 * GROWTH / MAX_LOAD bytes a state;
+- `links`, `marks`: the parent links, a bit string of at most 2 bits a state;
+- `levels`: the first index of each level.
+
+So a state of one word takes at most 8.5 + 7.0 + 0.25 < 16 bytes at the peak of a search, and
+each further word 8.5 more. With `spill_bytes` (the share of the memory limit the states may
+take), states that would pass it are kept in a file instead (an unlinked temporary file,
+memory-mapped: `spill`); the pages of the mapping are given back to the system at each slice
+(`release`), so the process holds the table and the links, and the system's page cache (or the
+disk) the states. Lookups read a state only where its slot's tag matches.
+"""
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import tempfile
+from types import ModuleType
+
+import numpy as np
+
+from verifier.engines.memory import give_back_pages
+
+MAX_LOAD = 0.8                 # the visited table's slots that may be full
+GROWTH = 1.4                   # the table's growth
+KEY_GROWTH = 16                # the states' array grows by 1/KEY_GROWTH (at least MIN_KEY_GROWTH states)
+MIN_KEY_GROWTH = 1 << 12
+REHASH_SLOTS = 1 << 18         # old slots moved at a time when the table grows
+MARK_BITS = 16                 # numbagen's: one link in 2^MARK_BITS has its place noted
+
+
+def table_size(states: int) -> int:
+    """Slots of a visited table for `states` states (MAX_LOAD full at most)."""
+    return max(8, math.ceil(states / MAX_LOAD) + 1)
+
+
+def index_bits(size: int) -> int:
+    """Bits of a slot that hold index + 1 of a state in a table of `size` slots (the rest: tag)."""
+    bits = (room(size) + 1).bit_length()
+    if bits > 32:
+        raise MemoryError("more than 2^32 states in one visited table")
+    return bits
+
+
+def room(size: int) -> int:
+    """States a table of `size` slots takes."""
+    return int(size * MAX_LOAD)
+
+
+class Mapping:
+    """An array of int64 rows (or uint32) in a memory mapping of its own, anonymous or of a file:
+    given back to the system as soon as it is let go of (not kept by the allocator), grown and
+    shrunk in place (`mremap`: the pages are moved, not copied)."""
+
+    def __init__(self, dtype: type, shape: tuple[int, ...], fd: int | None = None):
+        self.dtype = np.dtype(dtype)
+        self.row = shape[1:]
+        self.fd = fd
+        size = self._bytes(shape[0])
+        if fd is None:            # private: a shared anonymous mapping could not grow past its first size
+            self.map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        else:
+            os.ftruncate(fd, size)
+            self.map = mmap.mmap(fd, size)
+
+    def _bytes(self, rows: int) -> int:
+        return max(mmap.PAGESIZE, rows * self.dtype.itemsize * (math.prod(self.row) if self.row else 1))
+
+    def array(self, rows: int) -> np.ndarray:
+        """A view of the first `rows` rows (the mapping stays while a view lives)."""
+        count = rows * (math.prod(self.row) if self.row else 1)
+        return np.frombuffer(self.map, self.dtype, count).reshape((rows, *self.row))
+
+    def resize(self, rows: int) -> None:
+        """Room for `rows` rows, the first ones kept (no view may be alive)."""
+        self.map.resize(self._bytes(rows))
+
+
+class SearchArrays:
+    """The arrays of one compiled search (see the module docstring)."""
+
+    def __init__(self, words: int, capacity: int, spill_bytes: int | None = None):
+        self.words = words
+        self.row = () if words == 1 else (words,)
+        self._keys = Mapping(np.int64, (capacity, *self.row))
+        self.keys = self._keys.array(capacity)
+        self._table = Mapping(np.uint32, (table_size(capacity),))
+        self.table = self._table.array(table_size(capacity))
+        self.bits = index_bits(self.table.shape[0])
+        self.links = np.zeros(capacity // 32 + 1, np.uint64)
+        self.marks = np.zeros((capacity >> MARK_BITS) + 1, np.int64)
+        self.levels = np.empty(64, np.int64)
+        self.spill_bytes = spill_bytes
+        self.peak = 0                      # the arrays' largest total bytes so far
+        self.spilled = False               # the states went to a file
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.table.nbytes + self.links.nbytes + self.marks.nbytes + self.levels.nbytes)
+
+    def grow(self, loop: ModuleType, stored: int, nlinks: int, nlevels: int, firings: int) -> None:
+        """Room for one more state's successors (and a level); `nlinks`: the links' bits so far."""
+        need = stored + firings
+        if need > self.keys.shape[0]:
+            self._grow_keys(stored, max(need, self.keys.shape[0] + max(MIN_KEY_GROWTH, self.keys.shape[0] // KEY_GROWTH)))
+        if need > room(self.table.shape[0]):
+            self._regrow(loop, max(int(self.table.shape[0] * GROWTH), table_size(need)))
+        if nlinks + firings + 1 > 64 * self.links.shape[0]:
+            words = max((nlinks + firings + 1) // 64 + 1, self.links.shape[0] + self.links.shape[0] // KEY_GROWTH)
+            self.links.resize(words, refcheck=False)     # the new words are zeros
+        if (need >> MARK_BITS) + 1 > self.marks.shape[0]:
+            self.marks.resize((need >> MARK_BITS) + 2, refcheck=False)
+        if nlevels == self.levels.shape[0]:
+            self.levels.resize(2 * nlevels, refcheck=False)
+        self.peak = max(self.peak, self.nbytes)
+
+    def _regrow(self, loop: ModuleType, size: int) -> None:
+        """Move the table into one of `size` slots, REHASH_SLOTS old slots at a time in order, giving
+        each moved part's pages back: the new table is written in the same order (homes keep the
+        hash's order), so at the peak the process holds about the new table alone."""
+        old, old_bits = self.table, self.bits
+        self._table = Mapping(np.uint32, (size,))
+        self.table = self._table.array(size)
+        self.bits = index_bits(size)
+        for lo in range(0, old.shape[0], REHASH_SLOTS):
+            loop.regrow(self.keys, old[lo:lo + REHASH_SLOTS], old_bits, self.table, self.bits)
+            give_back_pages(old, lo, lo + REHASH_SLOTS)
+
+    def _grow_keys(self, stored: int, capacity: int) -> None:
+        del self.keys
+        if not self.spilled and self.spill_bytes is not None \
+                and capacity * 8 * self.words + self.table.nbytes > self.spill_bytes:
+            self._spill(stored, capacity)
+        else:
+            self._keys.resize(capacity)
+        self.keys = self._keys.array(capacity)
+
+    def _spill(self, stored: int, capacity: int) -> None:
+        """Keep the states in an unlinked temporary file from now on, memory-mapped."""
+        fd, path = tempfile.mkstemp(prefix="turnproof-states-")
+        os.unlink(path)                        # the file goes with its last mapping
+        old, self._keys = self._keys, Mapping(np.int64, (capacity, *self.row), fd)
+        self._keys.array(stored)[:] = old.array(stored)
+        self.spilled = True
+
+    def release(self) -> None:
+        """Give the pages of spilled states back to the system (they stay in the file)."""
+        if self.spilled:
+            give_back_pages(self.keys.reshape(-1), 0, self.keys.size)
+
+    def finish(self, stored: int) -> np.ndarray:
+        """The states once the search is over (the table let go of; the states' room beyond them too)."""
+        del self.table
+        self._table = Mapping(np.uint32, (0,))
+        del self.keys
+        self._keys.resize(stored)
+        if self._keys.fd is not None:
+            os.close(self._keys.fd)            # the mapping keeps the file's pages
+            self._keys.fd = None
+        return self._keys.array(stored)
