@@ -20,7 +20,7 @@ from verifier.ir.props import Property
 from verifier.lang import check_model as load_checked
 from verifier.lang import default_properties_path, load_at_printed, load_properties
 from verifier.portfolio.decide import AtDefaults, Portfolio, make_engine
-from verifier.resources import Budget
+from verifier.resources import Budget, Stop, StopKind
 from verifier.resources.memory import OutOfMemory
 from verifier.resources.memory import after_cut as memory_after_cut
 from verifier.resources.signals import OutOfTime, after_cut
@@ -184,14 +184,16 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
     analyse = options.consistency
     start = time.perf_counter()
     by_id: dict[str, CheckResult] = {}
-    cut = ""
+    cut: Stop | None = None
     try:
         if options.budget.expired():    # a reading started past the backstop (a cut worker's, again here)
             raise OutOfTime()
         _decide(model, props, portfolio, by_id, at_defaults, alongside)
         vacuous = _vacuity(model, props, options, ledger)
+        if options.budget.expired():    # past the engines' backstop: the analyses are not started
+            raise OutOfTime()
     except CUT_SHORT as err:
-        cut, vacuous = _cut_reason(err, options.budget), ()
+        cut, vacuous = _cut_stop(err, options.budget), ()
     results = [replace(r, variant=model.variant, scale=scale_of(r.verdict, r.params, model.printed))
                for r in (by_id.get(p.id) or _cut_result(model, p, cut) for p in props)]
     run = ModelRun(model, path, tuple(results), (), time.perf_counter() - start, props_path, vacuous=vacuous)
@@ -199,8 +201,8 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
         return run, None
     if alongside is not None:
         ctx, findings = alongside.result()
-    elif cut:
-        ctx, findings = _not_analysed(model, options, memo, cut), []
+    elif cut is not None:
+        ctx, findings = _not_analysed(model, options, memo, cut.words), []
     else:
         ctx, findings = _analyses(model, options, memo, props, ledger)
     beyond = ctx.beyond.summary() if ctx.beyond is not None else ""
@@ -223,12 +225,16 @@ def _decide(model: Model, props: list[Property], portfolio: Portfolio, into: dic
 
 
 def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property], ledger: Ledger):
-    """The analyses of one reading: (context, findings); a budget's backstop leaves them UNKNOWN.
-    The claims' invariants may decide questions beyond an incomplete search (`analysis.beyond`)."""
+    """The analyses of one reading: (context, findings); a budget's backstop leaves them UNKNOWN
+    (also where it expired while they ran: their searches stop there). The claims' invariants
+    may decide questions beyond an incomplete search (`analysis.beyond`)."""
     from verifier.analysis import analyse_model
 
     try:
-        return analyse_model(model, options.budget, memo, claims, ledger.search_of(model.instantiate()))
+        analysed = analyse_model(model, options.budget, memo, claims, ledger.search_of(model.instantiate()))
+        if options.budget.expired():    # an exploration the backstop stopped may have sent questions elsewhere
+            raise OutOfTime()
+        return analysed
     except CUT_SHORT as err:
         return _not_analysed(model, options, memo, _cut_reason(err, options.budget)), []
 
@@ -253,21 +259,32 @@ CUT_SHORT = (OutOfTime, OutOfMemory, MemoryError)    # a budget's backstop, in w
 
 
 def _cut_reason(err: BaseException, budget: Budget) -> str:
+    """Why a step was cut short, in words (`_cut_stop`)."""
+    return _cut_stop(err, budget).words
+
+
+def _cut_stop(err: BaseException, budget: Budget) -> Stop:
     """Why a step was cut short; the backstop gets one more grace for what is left."""
     if isinstance(err, OutOfTime):
         after_cut()
-        return _timeout_words(budget)
+        return _timeout_stop(budget)
     memory_after_cut()
-    return f"cut short ({err.words})" if isinstance(err, OutOfMemory) else "cut short (out of memory)"
+    words = f"cut short ({err.words})" if isinstance(err, OutOfMemory) else "cut short (out of memory)"
+    return Stop(StopKind.MEMORY, "the memory guard", words)
+
+
+def _timeout_stop(budget: Budget) -> Stop:
+    return budget.backstop.stop() if budget.backstop is not None else \
+        Stop(StopKind.BACKSTOP, "--timeout", "cut short by --timeout")
 
 
 def _timeout_words(budget: Budget) -> str:
-    return budget.backstop.stop().words if budget.backstop is not None else "cut short by --timeout"
+    return _timeout_stop(budget).words
 
 
-def _cut_result(model: Model, claim: Property, reason: str) -> CheckResult:
-    assert reason, "a claim without a result was cut short"
-    return CheckResult(claim, Verdict.UNKNOWN, "none", reason=reason, params=model.param_values)
+def _cut_result(model: Model, claim: Property, cut: Stop | None) -> CheckResult:
+    assert cut is not None, "a claim without a result was cut short"
+    return CheckResult(claim, Verdict.UNKNOWN, "none", reason=cut.words, params=model.param_values, stop=cut)
 
 
 def _vacuity(model: Model, props: list[Property], options: RunOptions, ledger: Ledger) -> tuple:

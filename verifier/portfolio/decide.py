@@ -12,12 +12,14 @@ from dataclasses import dataclass, replace
 
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Engine, ProgressFn, SearchOptions
+from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.ledger import Ledger
 from verifier.engines.names import ENGINES
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.portfolio.auto import AutoEngine
 from verifier.portfolio.plan import Step, claim_steps
+from verifier.portfolio.stores import Caps, Store, cap_of
 from verifier.resources import Budget
 from verifier.result import CheckResult, Verdict
 
@@ -25,7 +27,6 @@ from verifier.result import CheckResult, Verdict
 def make_engine(name: str, search: SearchOptions = SearchOptions(), ledger: Ledger | None = None) -> Engine:
     """The engine `name`, writing to `ledger` (one per reading) where it searches explicitly."""
     if name == "explicit":
-        from verifier.engines.explicit import ExplicitEngine
         return ExplicitEngine(search.store, search.workers, search.scheduler, search.por, search.dashboard, ledger)
     if name == "auto":
         return AutoEngine(search=search, ledger=ledger)
@@ -51,6 +52,7 @@ class Portfolio:
     budget: Budget
     ledger: Ledger
     progress: ProgressFn | None = None
+    caps: Caps = Caps()             # the stores' state caps (tests lower them)
 
     def decide(self, model: Model, claims: Sequence[Property], into: dict[str, CheckResult],
                at_defaults: AtDefaults | None = None) -> None:
@@ -83,8 +85,21 @@ class Portfolio:
                     into[key] = _at_defaults_note(r, into[key])
 
     def _steps(self, model: Model, claims: Sequence[Property], into: dict[str, CheckResult]) -> Generator[Step, None, None]:
+        budget = effort(self.engine, self.budget, self.caps)
         for freed, group in by_free_parameters(model, claims):
-            yield from claim_steps(freed, group, self.engine, self.budget, self.progress, into, self.ledger)
+            yield from claim_steps(freed, group, self.engine, budget, self.progress, into, self.ledger)
+
+
+def effort(engine: Engine, budget: Budget, caps: Caps = Caps()) -> Budget:
+    """What `engine` may spend on each search, in units: a named explicit engine searches up to its
+    store's state cap (the store policy's, `stores.cap_of`) where --max-states does not say less, so
+    that a claim it cannot decide stops there, named (`Stop` STATES), never at the memory limit or
+    the backstop; `auto` caps each of its searches itself, and the symbolic engines spend Z3 units
+    per claim (`--rlimit`, or their default)."""
+    if not isinstance(engine, ExplicitEngine) or budget.max_states is not None:
+        return budget
+    store = Store(engine.store)
+    return replace(budget, max_states=cap_of(store, budget, caps), owner=f"the {store} store's cap")
 
 
 def _at_defaults_note(r: CheckResult, printed: CheckResult) -> CheckResult:

@@ -39,6 +39,7 @@ from verifier.portfolio.auto import AutoEngine
 from verifier.props.mapback import merge, with_cycle_note
 from verifier.props.monitor import compile_claim, compile_together
 from verifier.resources import Budget
+from verifier.resources.signals import OutOfTime
 from verifier.result import CheckResult, Verdict
 
 
@@ -67,9 +68,13 @@ def claim_steps(model: Model, claims: Sequence[Property], engine: Engine, budget
                 progress: ProgressFn | None, decided: dict[str, CheckResult],
                 ledger: Ledger | None = None) -> Generator[Step, None, None]:
     """`run_claims` one step at a time: each step's results are in `decided` when it is yielded
-    (the caller acts between steps on what the ledger kept: `Portfolio.steps`)."""
+    (the caller acts between steps on what the ledger kept: `Portfolio.steps`). Where the run's
+    backstop expired during an engine's call, the run is cut there (`OutOfTime`, as the backstop's
+    alarm would cut it a moment later): what the call returned is not kept, since a search the
+    backstop stopped may have sent its claims on to other methods that a run with more time never
+    tries (what the engine handed the ledger before it returned is kept)."""
     def check(m: Model, cs: Sequence[Property]) -> list[CheckResult]:
-        return engine.check(m, cs, budget, progress)
+        return _within(budget, engine.check(m, cs, budget, progress))
 
     compiled = {c.id: compile_claim(model, c) for c in claims}
     direct = [c for c in claims if compiled[c.id] is None]
@@ -94,13 +99,14 @@ def claim_steps(model: Model, claims: Sequence[Property], engine: Engine, budget
         search = engine.check_explicit if isinstance(engine, AutoEngine) else engine.check
         cap = len(shared) * base_states
         capped = replace(budget, max_states=min(cap, budget.max_states or cap))
-        by_id.update(_together(model, shared, lambda m, cs: search(m, cs, capped, progress), base_states))
+        by_id.update(_together(model, shared, lambda m, cs: _within(budget, search(m, cs, capped, progress)),
+                               base_states))
         _note(model, decided, by_id)
         yield Step.TOGETHER
     steps = [c for c in shared if c.id not in by_id and isinstance(c, StepInvariant)
              and c.expected != Verdict.HOLDS.value]      # a holding claim needs a proof, not a run
     if auto is not None and model.is_concrete and steps:
-        by_id.update((r.property.id, r) for r in auto.check_moves(model, steps, budget)
+        by_id.update((r.property.id, r) for r in _within(budget, auto.check_moves(model, steps, budget))
                      if r.verdict is not Verdict.UNKNOWN)
         _note(model, decided, by_id)
         yield Step.MOVES
@@ -116,6 +122,13 @@ def claim_steps(model: Model, claims: Sequence[Property], engine: Engine, budget
             by_id[claim.id] = merge(claim, check(product.model, product.claims), product, base_states)
             _note(model, decided, by_id)
             yield Step.PRODUCT
+
+
+def _within(budget: Budget, results: list[CheckResult]) -> list[CheckResult]:
+    """`results`, where the run's backstop has not expired meanwhile; else the run is cut here."""
+    if budget.expired():
+        raise OutOfTime()
+    return results
 
 
 def _note(model: Model, decided: dict[str, CheckResult], by_id: dict[str, CheckResult]) -> None:
