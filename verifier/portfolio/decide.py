@@ -8,7 +8,7 @@ time shares), under the run's one backstop; what a step decided is kept when a l
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.engines.base import Engine, ProgressFn, SearchOptions
@@ -52,7 +52,7 @@ class Portfolio:
     budget: Budget
     ledger: Ledger
     progress: ProgressFn | None = None
-    caps: Caps = Caps()             # the stores' state caps (tests lower them)
+    caps: Caps = field(default_factory=Caps)     # the stores' state caps (tests lower them)
 
     def decide(self, model: Model, claims: Sequence[Property], into: dict[str, CheckResult],
                at_defaults: AtDefaults | None = None) -> None:
@@ -90,7 +90,7 @@ class Portfolio:
             yield from claim_steps(freed, group, self.engine, budget, self.progress, into, self.ledger)
 
 
-def effort(engine: Engine, budget: Budget, caps: Caps = Caps()) -> Budget:
+def effort(engine: Engine, budget: Budget, caps: Caps) -> Budget:
     """What `engine` may spend on each search, in units: a named explicit engine searches up to its
     store's state cap (the store policy's, `stores.cap_of`) where --max-states does not say less, so
     that a claim it cannot decide stops there, named (`Stop` STATES), never at the memory limit or
