@@ -42,4 +42,5 @@ def test_the_exploding_kittens_example_reads_the_attack_two_ways(capsys):
     assert {verdicts[("attack-passes-the-turn", r)] for r in ("original", "stacking")} == {"HOLDS"}
     assert verdicts[("attacks-lengthen-rounds", "original")] == "VIOLATED"         # rounds by who has played
     assert verdicts[("rounds-at-most-four-turns", "stacking")] == "VIOLATED"
+    assert verdicts[("a-kitten-can-be-drawn", "original")] == "HOLDS"                # a move with a choice value
     assert findings and all(f["acknowledged"] for f in findings)

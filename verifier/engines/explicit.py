@@ -23,6 +23,7 @@ from verifier.engines.symmetry import canonicalizer
 from verifier.ir.expr import Expr
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
+from verifier.props import moves
 from verifier.resources import Budget, Stop, StopKind, model_error
 from verifier.resources.memory import limit_words, memory_limit_bytes, over_soft, table_growth
 from verifier.result import CheckResult, Stats, Verdict
@@ -224,6 +225,9 @@ class ExplicitEngine:
             elif isinstance(p, Reachable) and p.expr is not None:
                 slot[p.id] = len(watch)
                 watch.append(p.expr)
+            elif isinstance(p, Reachable) and p.choice:       # a state where the move can be made
+                slot[p.id] = len(watch)
+                watch.append(moves.fireable(concrete, p.action, p.choice))
             elif isinstance(p, Reachable) and p.action:
                 track |= _matching(concrete, p.action)
         graph_claims = [p for p in properties if isinstance(p, (Terminates, Obligation))]
@@ -369,12 +373,16 @@ class ExplicitEngine:
                                         reason=words), stop=model_error(words))
         i = space.watch[k]
         if isinstance(p, Reachable):
+            if i is not None and p.choice:
+                trace = moves.with_move(layout(space.model), space.trace_to(i), p.action, p.choice)
+                return self._result(space.model, p, Verdict.HOLDS, space, trace=trace, reason="a witness makes the move")
             if i is not None:
                 return self._result(space.model, p, Verdict.HOLDS, space, trace=space.trace_to(i),
                                     reason="a witness reaches it")
             if space.complete:
+                what = "the move is never possible" if p.choice else "unreachable"
                 return self._result(space.model, p, Verdict.VIOLATED, space,
-                                    reason="unreachable in the complete state space of these parameters")
+                                    reason=f"{what} in the complete state space of these parameters")
             return self._incomplete(space, p)
         return self._violation_or_hold(space, p, i)
 

@@ -30,6 +30,7 @@ from verifier.ir.expr import TRUE, neg
 from verifier.ir.model import Model
 from verifier.ir.props import PREV_MARK, Event, Invariant, Property, Reachable, StepInvariant, map_claim
 from verifier.props.events import occurs
+from verifier.props.moves import chose, named
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import build_trace
@@ -53,6 +54,7 @@ def check(model: Model, properties: Sequence[Property], steps_at_most: int | Non
     claims = [map_claim(p, concrete.fix_params) for p in properties]
     targets: dict[int, Callable[[int], bool]] = {}
     actions: dict[int, set[int]] = {}
+    with_values: dict[int, tuple[tuple[str, int], ...]] = {}     # a move's choice values (`with:`)
     moves: dict[int, tuple[frozenset[int], Callable[[int, int], bool]]] = {}
     pair: Layout | None = None
     for k, p in enumerate(claims):
@@ -61,8 +63,8 @@ def check(model: Model, properties: Sequence[Property], steps_at_most: int | Non
         elif isinstance(p, Reachable) and p.expr is not None:
             targets[k] = packed_predicate(lay, p.expr)
         elif isinstance(p, Reachable) and p.action:
-            from verifier.engines.explicit import matches
-            actions[k] = {i for i, a in enumerate(concrete.actions) if any(matches(a.name, w) for w in p.action)}
+            actions[k] = {i for i, a in enumerate(concrete.actions) if named(a, p.action)}
+            with_values[k] = p.choice
         elif isinstance(p, StepInvariant):
             pair = pair or _pair_layout(concrete)
             moves[k] = _move_check(concrete, pair, _joiner(packing, packing_of(pair)), p)
@@ -82,7 +84,7 @@ def check(model: Model, properties: Sequence[Property], steps_at_most: int | Non
             steps += 1
             a = move[0]
             for k, judged in actions.items():
-                if k not in found and a in judged:
+                if k not in found and a in judged and chose(move[1], with_values[k]):
                     found[k] = (path + [state], fired + [move])
             for k, (judged_moves, breaks) in moves.items():
                 if k not in found and a in judged_moves and breaks(path[-1], state):

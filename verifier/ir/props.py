@@ -62,13 +62,15 @@ class DeadlockFree(Property):
 @dataclass(frozen=True, kw_only=True)
 class Reachable(Property):
     """Some reachable state satisfies `expr`, or some reachable transition takes one of the actions
-    `action` names (`end P` also names `end P -> Q`; a set such as `any step-end` is its names).
+    `action` names (`end P` also names `end P -> Q`; a set such as `any step-end` is its names),
+    with the `choice` values where given.
 
     Verdict HOLDS comes with a witness trace; VIOLATED means exhaustively unreachable.
     """
 
     expr: Expr | None = None
     action: tuple[str, ...] = ()
+    choice: tuple[tuple[str, int], ...] = ()   # `with:`: the move's choice values (the others free)
     kind: ClassVar[str] = "reachable"
 
     def __post_init__(self) -> None:

@@ -6,8 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from verifier.diagnostics import DiagnosticSink, PropertyError, Span
-from verifier.ir.expr import FALSE, TRUE, App, Expr, Op
-from verifier.ir.model import ActionKind, Model, in_phase
+from verifier.ir.expr import FALSE, TRUE, App, Const, Expr, Op
+from verifier.ir.model import ActionKind, BoolType, Choice, EnumType, IntType, Model, in_phase
 from verifier.ir.props import (
     BoundedResponse,
     DeadlockFree,
@@ -203,7 +203,11 @@ class PropertyReader:
 
     def k_reachable(self, item: Node, node: Node, common: dict) -> Property | None:
         if node.is_map:
-            check_keys(node, ("phase", "action", "state"), "a reachable target", self.sink)
+            check_keys(node, ("phase", "action", "state", "with"), "a reachable target", self.sink)
+            if node.get("with") is not None and node.get("action") is None:
+                self.sink.error("with: gives the choice values of a move: it needs action:", node.child("with").span,
+                                hint="e.g. reachable: {action: play, with: {card: 2}}")
+                return None
             if node.get("phase") is not None:
                 name = self.phase_name(node.child("phase"))
                 if name is None:
@@ -217,7 +221,12 @@ class PropertyReader:
                 if acts.is_list and not acts.value:
                     self.sink.error("reachable: {action: []} names no move", acts.span,
                                     hint="name an action, a set such as any step-end, or a list of those")
-                return Reachable(action=tuple(names), **common) if names else None
+                if not names:
+                    return None
+                if node.get("with") is None:
+                    return Reachable(action=tuple(names), **common)
+                choice = self.move_choice(node.child("with"), names)
+                return None if choice is None else Reachable(action=tuple(names), choice=choice, **common)
             if node.get("state") is not None:
                 e = self.expr(node.child("state"))
                 return None if e is None else Reachable(expr=e, **common)
@@ -296,6 +305,34 @@ class PropertyReader:
             return self.action_names(node), ()
         check_keys(node, ("weak", "strong"), "a fairness assumption", self.sink)
         return (self.action_names(node.get("weak")), self.action_names(node.get("strong")))
+
+    def move_choice(self, node: Node, names: list[str]) -> tuple[tuple[str, int], ...] | None:
+        """`with: {card: 2}`: a choice value of every named action, as a number (an enum's value and a
+        named value by name, true/false for a bool)."""
+        hint = "e.g. with: {card: 2}, with: {suit: hearts}, with: {kitten: true}"
+        if not node.is_map or not node.value:
+            self.sink.error("with: maps choice names to values", node.span, hint=hint)
+            return None
+        actions = [a for a in self.model.actions if a.name in names or a.name.split(" -> ")[0] in names]
+        out: list[tuple[str, int]] = []
+        for name, value in node.items():
+            lacking = [a for a in actions if all(c.name != name for c in a.choices)]
+            if lacking:
+                known = [c.name for c in lacking[0].choices]
+                self.sink.error(f"action {lacking[0].name} has no choice '{name}'", value.key_span,
+                                hint=suggest(name, known, "its choices") if known else "it chooses nothing")
+                return None
+            read = {choice_number(c, value.value) for a in actions for c in a.choices if c.name == name}
+            if None in read or len(read) != 1:
+                self.sink.error(f"'{value.value}' is no value of choice {name}", value.span,
+                                hint="an integer in its range, a value of its enum or of its values: list, "
+                                     "or true/false" + (" (the actions it names read it differently)"
+                                                        if len(read) > 1 and None not in read else ""))
+                return None
+            number = read.pop()
+            assert number is not None, "None is refused above"
+            out.append((name, number))
+        return tuple(out)
 
     def action_names(self, node: Node | None) -> tuple[str, ...]:
         if node is None:
@@ -428,3 +465,20 @@ def load_properties(path: str, model: Model) -> list[Property]:
     """The claims of a property file, checked against `model` (its chosen variant)."""
     return PropertyReader(str(path), model).read()
 
+
+def choice_number(choice: Choice, value: object) -> int | None:
+    """The number a `with:` value stands for in `choice`'s type, None when it is no value of it."""
+    t = choice.type
+    if isinstance(t, BoolType):
+        return int(value) if isinstance(value, bool) else None
+    if isinstance(t, EnumType):
+        return t.values.index(value) if isinstance(value, str) and value in t.values else None
+    assert isinstance(t, IntType)
+    lo, hi = t.lo, t.hi
+    if isinstance(value, str) and value in choice.value_names and isinstance(lo, Const):
+        return lo.value + choice.value_names.index(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    if isinstance(lo, Const) and isinstance(hi, Const) and not lo.value <= value <= hi.value:
+        return None
+    return value

@@ -28,6 +28,7 @@ from verifier.playout.policy import UNIFORM, Policy
 from verifier.playout.result import CUT, ENDED, STUCK, ClaimTally, Simulation
 from verifier.props.mapback import strip_monitors
 from verifier.props.monitor import compile_claim, compile_together
+from verifier.props.moves import chose, named
 from verifier.resources import Backstop
 from verifier.semantics import EvalError, Layout, initial_states, layout
 from verifier.trace import Trace, build_trace, replay
@@ -71,6 +72,7 @@ class _Check:
     how: str
     test: Callable[[int], bool] | None = None     # a packed state -> the claim holds there
     actions: frozenset[int] = frozenset()         # a reachable claim's action indices
+    choice: tuple[tuple[str, int], ...] = ()      # ... and the move's choice values (`with:`)
     violated: int = 0
     witnessed: int = 0
     first_game: int | None = None
@@ -142,7 +144,6 @@ def _prepare(model: Model, claims: Sequence[Property],
 
 
 def _checks(lay: Layout, claims: Sequence[Property], parts: dict) -> list[_Check]:
-    names = [a.name for a in lay.model.actions]
     out = []
     for claim in claims:
         if isinstance(claim, Invariant):
@@ -156,10 +157,9 @@ def _checks(lay: Layout, claims: Sequence[Property], parts: dict) -> list[_Check
             if claim.expr is not None:
                 out.append(_Check(claim, "witness", _unreached(packed_predicate(lay, claim.expr))))
             else:
-                from verifier.engines.explicit import matches
                 assert claim.action, "a reachable claim names a state or actions"
                 out.append(_Check(claim, "witness", actions=frozenset(
-                    i for i, name in enumerate(names) if any(matches(name, w) for w in claim.action))))
+                    i for i, a in enumerate(lay.model.actions) if named(a, claim.action)), choice=claim.choice))
         else:
             out.append(_Check(claim, "not on finite playouts"))
     return out
@@ -239,10 +239,10 @@ class _Game:
                 self.turns[turn_steps] += 1
                 turn_steps = 0
             pending = self._observe(index, state, path, moves, pending)
-            for c in pending:
-                if a in c.actions:
-                    self._witnessed(c, index, path, moves)
-            pending = [c for c in pending if a not in c.actions]
+            made = [c for c in pending if a in c.actions and chose(choice, c.choice)]
+            for c in made:
+                self._witnessed(c, index, path, moves)
+            pending = [c for c in pending if c not in made]
         else:
             if not [f for f in self.expand(state) if f[2] is not None]:
                 outcome = ENDED if self.is_final(state) else STUCK

@@ -35,6 +35,7 @@ from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.engines.symbolic.witness import Concrete, InternalError, concretise, raises, stuck
 from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
+from verifier.props import moves
 from verifier.props.monitor import MONITOR_PREFIX
 from verifier.resources import Budget, Stop, StopKind, model_error
 from verifier.resources.memory import bound_z3, z3_out_of_memory
@@ -209,18 +210,26 @@ class _Run:
 
     def reachable(self, original: Property, p: Reachable, effort: Effort) -> CheckResult:
         enc = self.enc
-        if p.expr is not None:
-            target, extra = enc.predicate(p.expr, enc.cur), []
-            error = disj(self.model_error, self.claim_error(p.expr))
+        goal = moves.fireable(enc.model, p.action, p.choice) if p.choice else p.expr   # a move with values: where
+        if goal is not None:                                                         # it can be made, then made
+            target, extra = enc.predicate(goal, enc.cur), []
+            error = disj(self.model_error, self.claim_error(goal))
         else:
             extra = sorted({i for name in p.action for i in enc.action_indices(name)})
             target, error = enc.firing_of(extra), self.model_error
         outcome = self.safety(Safety(enc, target, error, extra), effort)
         if outcome.status == "reached":
+            ends: list[Concrete] = []
+
             def confirm(c: Concrete) -> None:
-                if p.expr is not None and not _holds(c, p.expr, c.states[-1]):
+                if goal is not None and not _holds(c, goal, c.states[-1]):
                     raise InternalError("the witness's last state does not satisfy the target")
-            return self.reached(original, outcome, Verdict.HOLDS, confirm, "a witness reaches it")
+                ends.append(c)
+            result = self.reached(original, outcome, Verdict.HOLDS, confirm, "a witness reaches it")
+            if not p.choice or not ends or result.trace is None:
+                return result
+            trace = moves.with_move(ends[0].lay, result.trace, p.action, p.choice)
+            return replace(result, trace=trace, depth=len(trace), reason="a witness makes the move")
         if outcome.status == "safe":
             what = "unreachable" if p.expr is not None else "it never fires"
             return self.result(original, Verdict.VIOLATED, outcome, evidence=self.evidence(outcome),
