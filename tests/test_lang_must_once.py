@@ -74,6 +74,8 @@ ERRORS = [
      "must: once needs the action's phase", "once\n", 0),
     ("an unknown must", [("    must: true\n", "    must: twice\n")], "must is true, false or once, not 'twice'",
      "twice", 0),
+    ("must: once and a modality", [("    must: true\n", "    must: once\n    modality: may\n")],
+     "must: once is the action's modality", "may\n", 0),
     ("a flag's name taken", [("    must: true\n", "    must: once\n"), ("  trump: {type: Suit, init: hearts}\n",
                               "  trump: {type: Suit, init: hearts}\n  draw_taken: {type: bool, init: false}\n")],
      "duplicate name 'draw_taken'", "name: draw", 6),

@@ -125,6 +125,14 @@ def test_wrong_uses_are_positioned_errors(tmp_path, what, old, new, message, nee
     assert str(error.span) == where(path, needle) and hint in (error.hint or "")
 
 
+@pytest.mark.parametrize("use,message,needle", [("[priority, 1]", "unknown block of phase rules '1'", "1]"),
+                                                 ("idle", "block of phase rules idle uses itself", "idle\nphases")])
+def test_the_uses_of_a_block_no_phase_uses_are_checked(tmp_path, use, message, needle):
+    path = tmp_path / "model.yaml"
+    path.write_text(USING.replace("phases:", f"  idle:\n    use: {use}\nphases:", 1))
+    assert str(the_error(path, message).span) == where(path, needle)
+
+
 def test_phase_rules_need_phases(tmp_path):
     path = tmp_path / "model.yaml"
     path.write_text(HEAD + "phase_rules: {idle: {exit_when: \"true\"}}\n")

@@ -176,7 +176,6 @@ class Loader:
         for a in actions:
             if a.once and self.name_ok(once.flag_name(a.name), a.span, self.names, "variable"):
                 variables.append(once.flag(a))
-        actions = [once.discharged(a) if a.once else a for a in actions]
         for name, span in self.lasting.items():
             if self.name_ok(durations.companion_name(name), span, self.names, "variable"):
                 variables.append(durations.companion(self.scope.variables[name], players))
@@ -657,10 +656,13 @@ class Loader:
             self.sink.error(f"must is true, false or once, not '{must}'", a.child("must").span,
                             hint="must: once: taken once in each visit of its phase, which cannot be left before")
         elif must == once.ONCE:
-            once_ = a.get("phase") is not None
-            if not once_:
+            once_ = a.get("phase") is not None and a.get("modality") is None
+            if a.get("phase") is None:
                 self.sink.error("must: once needs the action's phase: it is taken once in each visit of it",
                                 a.child("must").span, hint="add phase: P (or a list of phases)")
+            elif not once_:
+                self.sink.error("must: once is the action's modality: it takes no modality: besides",
+                                a.child("modality").span, hint="keep one of them")
         if a.get("modality") is not None:
             try:
                 modality = Modality(str(a.value["modality"]))

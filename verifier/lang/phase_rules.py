@@ -101,8 +101,13 @@ class PhaseRules:
             order.append(name)
 
     def unused(self) -> list[tuple[str, Node]]:
-        """The blocks no phase uses (their rules are still checked)."""
-        return [(name, body) for name, body in self.blocks.items() if name not in self.used]
+        """The blocks no phase uses, their `use:` checked here (their rules are still checked by the caller)."""
+        out = [(name, body) for name, body in self.blocks.items() if name not in self.used]
+        for name, body in out:
+            if body.get("use") is not None:
+                where = f"block of phase rules {name}"
+                self._uses(body.child("use"), [name], [], where, where)
+        return out
 
 
 def _merged(phase: Node, sources: tuple[Node, ...]) -> Node:

@@ -145,6 +145,7 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks:
     `read_phase_rules`)."""
     by_name = {s.name: s for s in specs}
     leaves = [s.name for s in specs if s.is_leaf]             # in the order play visits them
+    model = replace(model, actions=tuple(once.discharged(a) if a.once else a for a in model.actions))
     phase_type = model.var(PHASE_VAR).type
     assert isinstance(phase_type, EnumType)
     values = list(phase_type.values)                          # as declared (an edit may reorder `specs`)
