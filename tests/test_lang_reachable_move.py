@@ -155,3 +155,12 @@ def test_wrong_values_are_positioned_errors(tmp_path, what, claim, message, need
         load(tmp_path, claims=f"model: moves\nclaims:\n  - {{id: c, says: x, {claim}}}\n")
     (d,) = [d for d in info.value.diagnostics if message in d.message]
     assert str(d.span) == where(tmp_path / "claims.yaml", needle)
+
+
+def test_a_player_choice_given_a_number_breaks_the_symmetry(tmp_path):
+    model = load_model(str(Path(__file__).parent / "fixtures" / "lang" / "priority_sym.yaml"))
+    path = tmp_path / "claims.yaml"
+    path.write_text("model: priority_sym\nclaims:\n  - {id: c, says: x, reachable: {action: steal, with: {p: 1}}}\n")
+    with pytest.raises(PropertyError) as info:
+        load_properties(str(path), model)
+    assert "claim c gives the player choice p a number" in info.value.diagnostics[0].message
