@@ -10,6 +10,10 @@ its process prints the test's name and every thread's stack, and ends (pytest-xd
 test as failed, "worker crashed while running" it, and goes on with a fresh worker).
 ``TURNPROOF_TEST_LIMIT`` sets another limit in seconds (0: none); ``--slow`` has none.
 
+Hypothesis runs without a deadline per example and without the health check on how long its data
+takes to generate (as its own profile for CI does): both measure wall clock, which a loaded machine
+stretches. Its other health checks stay on; ``--hypothesis-profile`` still picks another profile.
+
 Under PYTHONDONTWRITEBYTECODE the Python processes of a run (the test workers, and the
 `python -m verifier` and bench processes the tests start) share compiled code in a
 temporary folder outside the checkout (`_share_compiled_code`).
@@ -25,6 +29,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("turnproof", parent=settings(), deadline=None,
+                          suppress_health_check=sorted({*settings().suppress_health_check, HealthCheck.too_slow}, key=str))
+settings.load_profile("turnproof")
 
 HANG_LIMIT = 600.0    # seconds per test; the longest takes under 30 s on a quiet 2-core machine
 DEEP_COUNTER = str(Path(__file__).parent / "models" / "deep_counter.yaml")   # 5,001 states in a line, stuck at the end
