@@ -1,6 +1,6 @@
 """Same input, same verdict: a shipped game checked again while its process is starved of CPU (pinned
 to one core beside a busy loop pinned to the same core) gives the same JSON, timings aside; and
-`turnproof diff` of a shipped model with itself, under the same load, finds no change (exit 0).
+`turnproof diff` of a shipped model with itself, under the same load, finds no change (exit 0; with --slow).
 
 Nothing here measures time: the load only changes how fast the run goes, and these tests show that
 nothing else depends on it (every effort is counted in states, steps and Z3 resource units; the
@@ -70,6 +70,7 @@ def test_a_starved_check_gives_the_same_json(game):
     assert differences(quiet, loaded) == []
 
 
+@pytest.mark.slow      # two starved checks and the busy loop beside them, 23 s of CPU: the starved check above covers them
 def test_a_starved_diff_of_a_model_with_itself_finds_nothing():
     path = model_path("aeons_end")
     with starved():
