@@ -35,6 +35,8 @@ GROWTH = 1.4                   # the table's growth
 KEY_GROWTH = 16                # the states' array grows by 1/KEY_GROWTH (at least MIN_KEY_GROWTH states)
 MIN_KEY_GROWTH = 1 << 12
 REHASH_SLOTS = 1 << 18         # old slots moved at a time when the table grows
+SPILLED_SLOTS = 1 << 14        # the same once the states spilled (each may read a page of them)
+SPILLED_SLICE = 1 << 12        # states expanded between two releases of the spilled states' pages
 MARK_BITS = 16                 # numbagen's: one link in 2^MARK_BITS has its place noted
 
 
@@ -131,9 +133,11 @@ class SearchArrays:
         self._table = Mapping(np.uint32, (size,))
         self.table = self._table.array(size)
         self.bits = index_bits(size)
-        for lo in range(0, old.shape[0], REHASH_SLOTS):
-            loop.regrow(self.keys, old[lo:lo + REHASH_SLOTS], old_bits, self.table, self.bits)
-            give_back_pages(old, lo, lo + REHASH_SLOTS)
+        part = SPILLED_SLOTS if self.spilled else REHASH_SLOTS
+        for lo in range(0, old.shape[0], part):
+            loop.regrow(self.keys, old[lo:lo + part], old_bits, self.table, self.bits)
+            give_back_pages(old, lo, lo + part)
+            self.release()
 
     def _grow_keys(self, stored: int, capacity: int) -> None:
         del self.keys
