@@ -1,9 +1,11 @@
 """Player symmetry in the compiled store (`engines/compiled/symmetry.py`) against the python store's
-reduction on the random symmetric models of `test_reduce_symmetry`: the same canonical states in
-the same order and parents, the same first witnesses, firings and deadlocks, and through the
+reduction on the random symmetric models of `test_reduce_symmetry` (and the same widened to two
+words): the same canonical states in the same order and parents, the same first witnesses, firings and deadlocks, and through the
 engine the same verdicts, reductions, state counts and traces (lifted back to the model, each
 replays), the turn's termination decided on the compiled store's reduced graph, lassos included."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 from compiled_examples import examples
 from hypothesis import given, settings
@@ -12,6 +14,8 @@ from test_reduce_symmetry import MODELS, claims
 
 from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import ExplicitEngine, explore
+from verifier.ir.expr import Const
+from verifier.ir.model import IntType, Model, Variable
 from verifier.ir.props import Invariant, Reachable
 from verifier.lang.symmetry import SymmetryCheck
 from verifier.resources import Budget
@@ -22,8 +26,18 @@ from verifier.trace import replay
 SETTINGS = settings(max_examples=examples(4), deadline=None)
 
 
+def widened(model: Model, bits: int) -> Model:
+    """`model` with a counter of `bits` bits before its variables, which no action changes: its
+    state takes two words (the players' fields in the first or the second)."""
+    pad = Variable("pad", IntType(Const(0), Const((1 << bits) - 1)), init=(Const(0),))
+    return replace(model, variables=(pad, *model.variables))
+
+
+ANY_WIDTH = st.one_of(MODELS, st.builds(widened, MODELS, st.integers(50, 62)))
+
+
 @SETTINGS
-@given(MODELS, st.data())
+@given(ANY_WIDTH, st.data())
 def test_the_reduced_compiled_search_stores_the_python_stores_orbits(model, data):
     SymmetryCheck(model).model_parts()
     watched = [c.expr for c in data.draw(claims(model.players)) if isinstance(c, (Invariant, Reachable)) and c.expr]
@@ -31,7 +45,7 @@ def test_the_reduced_compiled_search_stores_the_python_stores_orbits(model, data
     ref = explore(model, watch=watched, track=track, symmetric=True)
     mine = explore_compiled(model, watch=watched, track=track, symmetric=True)
     assert mine.reductions == ref.reductions == ("symmetry",)
-    assert mine.keys.tolist() == list(ref.packed)
+    assert mine.packed() == list(ref.packed)
     assert mine.parent.tolist() == list(ref.parent)
     assert (mine.complete, mine.transitions, mine.max_depth) == (ref.complete, ref.transitions, ref.max_depth)
     assert mine.deadlocks == ref.deadlocks[:1]
@@ -43,7 +57,7 @@ def test_the_reduced_compiled_search_stores_the_python_stores_orbits(model, data
 
 
 @SETTINGS
-@given(MODELS, st.data())
+@given(ANY_WIDTH, st.data())
 def test_the_engine_gives_the_python_stores_reduced_verdicts_and_traces(model, data):
     props = data.draw(claims(model.players))
     want = ExplicitEngine().check(model, props, Budget())

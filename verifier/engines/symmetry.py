@@ -17,6 +17,7 @@ and a per-player array of players is rotated in place and in value.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from verifier.engines.codegen import Packing
 from verifier.ir.model import ACTIVE_VAR, Action
@@ -36,12 +37,23 @@ def canonicalizer(lay: Layout, packing: Packing) -> Canon:
     return ns["canon"]
 
 
-def canon_lines(lay: Layout, packing: Packing) -> list[str] | None:
-    """The source of `canon(x)` (integer operations only: the compiled store compiles it too), or
-    None where no rotation moves a bit (one player, or nothing per player)."""
+@dataclass(frozen=True)
+class Rotation:
+    """What a player rotation moves in a packed state (`rotation_parts`)."""
+
+    players: int
+    blocks: list[tuple[int, int]]              # (shift, bits of one element) per per-player array
+    aims: list[tuple[int, int, int]]           # (shift, bits, least value) per per-player array of players
+    scalars: list[tuple[int, int, int]]        # (shift, bits, least value) per scalar holding a player
+    moved: int                                 # the bits that move
+
+
+def rotation_parts(lay: Layout, packing: Packing) -> Rotation | None:
+    """The parts of a packed state a player rotation moves, None where it moves no bit (one
+    player, or nothing per player)."""
     n = lay.model.players
-    blocks = []          # (shift, bits of one element) per per-player array
-    aims = []            # (shift, bits, least value) per per-player array of players: rotated in place and value
+    blocks = []
+    aims = []            # rotated in place and in value
     for v in lay.model.variables:
         first, _lo, size = lay.offsets[v.name]
         if v.by_player and packing.widths[first] and size == n:
@@ -49,7 +61,7 @@ def canon_lines(lay: Layout, packing: Packing) -> list[str] | None:
                 aims.append((packing.shifts[first], packing.widths[first], packing.los[first]))
             else:
                 blocks.append((packing.shifts[first], packing.widths[first]))
-    players = []         # (shift, bits, least value) per scalar holding a player: `active`, `type: player`
+    players = []         # `active`, `type: player`
     for v in lay.model.variables:
         if v.name == ACTIVE_VAR or (v.holds_player and v.index is None):
             k = lay.offsets[v.name][0]
@@ -62,7 +74,17 @@ def canon_lines(lay: Layout, packing: Packing) -> list[str] | None:
         moved |= ((1 << w) - 1) << shift
     if n < 2 or not moved:
         return None
-    lines = ["def canon(x):", "    best = x", f"    rest = x & {~moved}"]
+    return Rotation(n, blocks, aims, players, moved)
+
+
+def canon_lines(lay: Layout, packing: Packing) -> list[str] | None:
+    """The source of `canon(x)` (integer operations only: the compiled store compiles it too), or
+    None where no rotation moves a bit (one player, or nothing per player)."""
+    parts = rotation_parts(lay, packing)
+    if parts is None:
+        return None
+    n, blocks, aims, players = parts.players, parts.blocks, parts.aims, parts.scalars
+    lines = ["def canon(x):", "    best = x", f"    rest = x & {~parts.moved}"]
     for shift, w in blocks:
         lines.append(f"    b{shift} = (x >> {shift}) & {(1 << (w * n)) - 1}")
     for sh, w, lo in players:
