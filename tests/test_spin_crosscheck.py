@@ -19,7 +19,8 @@ CASES = [(TESTS / "models" / "phils.yaml", None), (TESTS / "models" / "peterson.
          (TESTS / "models" / "hanoi.yaml", None), (TESTS / "models" / "priority.yaml", None),
          (TESTS / "fixtures" / "lang" / "turn_start.yaml", None), (TESTS / "fixtures" / "lang" / "grid.yaml", None),
          (TESTS / "fixtures" / "lang" / "stack.yaml", None), (TESTS / "fixtures" / "lang" / "until.yaml", None),
-         (TESTS / "fixtures" / "lang" / "next_player.yaml", None),
+         (TESTS / "fixtures" / "lang" / "next_player.yaml", None), (TESTS / "fixtures" / "lang" / "rounds.yaml", None),
+         (TESTS / "fixtures" / "lang" / "must_once.yaml", None),
          (TESTS / "fixtures" / "core" / "mini.yaml", "strict"), (TESTS / "fixtures" / "core" / "mini.yaml", "loose"),
          (TESTS / "fixtures" / "props" / "order.yaml", "loose")]
 
