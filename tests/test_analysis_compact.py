@@ -25,7 +25,7 @@ from verifier.resources import Budget, StopKind
 
 def _switch_at(states: int):
     """The store policy with its switch at `states` (past it, the compact store)."""
-    return lambda model, budget: stores.choose_store(model, budget, caps=stores.Caps(switch=states))
+    return lambda model, budget, **kw: stores.choose_store(model, budget, caps=stores.Caps(switch=states), **kw)
 
 
 def _shown(findings) -> list[tuple]:

@@ -62,10 +62,13 @@ def test_a_search_goes_on_where_the_sizes_say():
     assert plan.after(1, 1000, 0) == 2
     assert plan.after(2, 10_000, 0) is None               # the last stage
     assert StorePlan(plan.stages[:2]).after(0, 100, 50) is None     # no compiled stage: it stays
+    assert StorePlan(plan.stages, narrow=False).after(0, 100, 50) is None     # the analyses' exploration stays
+    model, _ = order_model()
+    assert not choose_store(model, Budget(), scanned=True).narrow and choose_store(model, Budget()).narrow
     assert "then the compiled store up to 10,000 states" in plan.why
 
 
-@settings(max_examples=examples(3), deadline=None)
+@settings(max_examples=examples(2), deadline=None)
 @given(MODELS)
 def test_past_the_thresholds_the_compiled_store_decides_as_the_python_store(model):
     """Every claim the search answers, termination and obligations included (the compiled store's
@@ -100,7 +103,7 @@ def test_the_monitor_products_of_a_model_whose_search_was_compiled_start_there()
 # ---- the consistency analyses on the compiled store's states
 def _compiled_after(states: int):
     """The store policy with the python store up to `states`, then the compiled store."""
-    return lambda model, budget: StorePlan((Stage(PYTHON, states), Stage(COMPILED, 10**9)))
+    return lambda model, budget, **_kw: StorePlan((Stage(PYTHON, states), Stage(COMPILED, 10**9)))
 
 
 @pytest.fixture
@@ -141,7 +144,7 @@ def test_the_compiled_states_read_as_the_reference_search_and_travel_between_pro
     assert space.index_of(1 << 62) is None
 
 
-@settings(max_examples=examples(3), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(2), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(RULEBOOKS)
 def test_random_rulebooks_give_the_same_findings_on_the_compiled_states(compiled_spaces, model):
     memo: dict = {}                        # one Z3 answer per pair for both (its witness may vary)

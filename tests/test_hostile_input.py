@@ -359,11 +359,12 @@ def test_the_compact_store_pays_off_only_on_wide_levels(tmp_path, monkeypatch):
 
 def test_the_analyses_keep_a_narrow_search_in_the_python_store(tmp_path, monkeypatch):
     """The analyses' own exploration goes on in the compact store past the switch only where the
-    levels are wide enough (`stores.StorePlan.after`)."""
-    monkeypatch.setattr(context, "choose_store", lambda model, budget: stores.choose_store(
-        model, budget, caps=stores.Caps(switch=200)))
+    levels are wide enough, and not in the compiled store either (`stores.StorePlan.after`: their
+    scan of each state, not the search, would be the cost)."""
+    monkeypatch.setattr(context, "choose_store", lambda model, budget, **kw: stores.choose_store(
+        model, budget, caps=stores.Caps(switch=200), **kw))
     model = load_model(str(huge_model(tmp_path)))
-    ctx = context.Context.create(model, Budget(max_states=1000), {})
+    ctx = context.Context.create(model, Budget(), {})
     ctx.explore()
     assert ctx.space is not None and len(ctx.space.packed) == 200 and not ctx.space.complete
 
