@@ -234,34 +234,43 @@ class ExplicitEngine:
         state_claims = [p for p in properties if not isinstance(p, (Terminates, Obligation))]
         self.unfit = ""
         graph_why, lasso_watch = self._graph_watch(concrete, graph_claims)
-        compact, store, graph = None, "compact", None
-        if state_claims or lasso_watch:
-            compact = self._compiled(concrete, budget, progress, watch + lasso_watch, sorted(track))
+        distributed = self.workers > 1 or self.scheduler is not None
+        compact, store, graph, graph_space = None, "compact", None, None
+        if state_claims or (lasso_watch and not distributed):
+            compact = self._compiled(concrete, budget, progress, watch + ([] if distributed else lasso_watch),
+                                     sorted(track))
             if compact is not None:
                 store = "compiled"
             elif state_claims:
                 compact = self._compact(concrete, budget, progress, watch, sorted(track))
-        if compact is not None and lasso_watch:
+        if lasso_watch and (compact is not None or distributed):
+            # the lassos need the whole graph in one place: with workers, this process's compiled search holds it
+            graph_space = (self._client_search(concrete, budget, progress, lasso_watch) if distributed
+                           else compact if store == "compiled" else None)
+        if graph_space is not None:
             from verifier.engines.compiled.graph import state_graph
-            graph = state_graph(compact)
+            graph = state_graph(graph_space)
         reference = None
         if compact is None and self.por and not graph_claims and concrete.symmetry != "players":
             reference = self._reduced(concrete, budget, progress, watch, sorted(track))
-        elif compact is None or (graph_claims and graph is None):   # the graph claims need the python store's edges
+        elif (compact is None and (graph is None or state_claims)) or (graph_claims and graph is None):
+            # the graph claims need the python store's edges
             reference = explore(concrete, budget, progress, keep_edges=bool(graph_claims), watch=watch,
                                 track=sorted(track), symmetric=True)
             self.ledger.keep(concrete, reference)
         self.searched = reference
         out = []
-        decided = state_claims + (graph_claims if graph is not None else [])
+        decided = (state_claims if compact is not None else []) + (graph_claims if graph is not None else [])
         for p in properties:
-            space = compact if compact is not None and p in decided else reference
+            space = (graph_space if p in graph_claims else compact) if p in decided else reference
             assert space is not None, "a claim of each kind has the store that answers it"
             out.append(self._decide(concrete, p, space, slot, budget, graph))
-        if compact is not None:
-            note = f"{store}: {self.unfit}" if self.unfit else store
-            out = [replace(r, engine=f"{NAME}/{store}", evidence={**r.evidence, "store": note})
-                   if p in decided else r for p, r in zip(properties, out)]
+        if decided:
+            def named(r: CheckResult, store: str) -> CheckResult:
+                return replace(r, engine=f"{NAME}/{store}",
+                               evidence={**r.evidence, "store": f"{store}: {self.unfit}" if self.unfit else store})
+            out = [named(r, "compiled" if p in graph_claims else store) if p in decided else r
+                   for p, r in zip(properties, out)]
             if graph_why:                      # graph claims the compiled store's graph does not decide
                 out = [r if p in decided else replace(r, evidence={**r.evidence, "store": f"python: {graph_why}"})
                        for p, r in zip(properties, out)]
@@ -293,7 +302,7 @@ class ExplicitEngine:
         """The predicates the compiled search watches so that its state graph (`compiled/graph.py`)
         decides the graph claims (none where the compiled store is not asked for), or why the python
         store decides them instead."""
-        if not graph_claims or self.store != "compiled" or self.workers > 1 or self.scheduler is not None:
+        if not graph_claims or self.store != "compiled":
             return "", []
         from verifier.engines.compiled.graph import why_not_graph
         from verifier.engines.lasso import region_predicates
@@ -319,6 +328,21 @@ class ExplicitEngine:
             if self.workers > 1 or self.scheduler is not None:      # the workers expand by the compiled code
                 return self._compact(model, budget, progress, watch, track, compiled=True)
             return explore_compiled(model, budget, progress, watch, track, tick, symmetric=True,
+                                    spill_bytes=_visited_budget(budget))
+        except CompileError as err:
+            self.unfit = f"the compiled store could not compile it: {err}"
+            return None
+
+    def _client_search(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr]):
+        """The compiled store's search in this process (with `--workers`: the graph claims' lassos need
+        the whole state graph in one place), or None where it cannot hold the model."""
+        from verifier.engines.compiled.search import CompileError, explore_compiled, why_not
+        why = why_not(model, watch)
+        if why:
+            self.unfit = f"the compiled store cannot search it: {why}"
+            return None
+        try:
+            return explore_compiled(model, budget, progress, watch, (), _ticker_compact(budget), symmetric=True,
                                     spill_bytes=_visited_budget(budget))
         except CompileError as err:
             self.unfit = f"the compiled store could not compile it: {err}"
