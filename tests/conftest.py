@@ -10,6 +10,10 @@ its process prints the test's name and every thread's stack, and ends (pytest-xd
 test as failed, "worker crashed while running" it, and goes on with a fresh worker).
 ``TURNPROOF_TEST_LIMIT`` sets another limit in seconds (0: none); ``--slow`` has none.
 
+``--cpu-durations=N`` lists the N tests that took the most CPU time (0: all), from setup to
+teardown with the processes each waited for (forked readings, commands): unlike ``--durations``
+(wall clock), the same figures on a loaded machine.
+
 Hypothesis runs without a deadline per example and without the health check on how long its data
 takes to generate (as its own profile for CI does): both measure wall clock, which a loaded machine
 stretches. Its other health checks stay on; ``--hypothesis-profile`` still picks another profile.
@@ -35,6 +39,7 @@ settings.register_profile("turnproof", parent=settings(), deadline=None,
                           suppress_health_check=sorted({*settings().suppress_health_check, HealthCheck.too_slow}, key=str))
 settings.load_profile("turnproof")
 
+CPU_AT_START = pytest.StashKey[float]()
 HANG_LIMIT = 600.0    # seconds per test; the longest takes under 30 s on a quiet 2-core machine
 DEEP_COUNTER = str(Path(__file__).parent / "models" / "deep_counter.yaml")   # 5,001 states in a line, stuck at the end
 
@@ -45,6 +50,9 @@ def pytest_addoption(parser):
     parser.addoption("--regen-golden", action="store_true", default=False,
                      help="rewrite the golden files under tests/golden/ from the current output "
                           "(same as TURNPROOF_REGEN_GOLDEN=1); review the diff before committing")
+    parser.addoption("--cpu-durations", type=int, default=None, metavar="N",
+                     help="list the N tests that took the most CPU time (0: all), the processes they waited "
+                          "for included")
 
 
 def pytest_configure(config):
@@ -98,7 +106,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """The hang limit (module doc) around one test, its fixtures' setup and teardown included."""
+    """The hang limit (module doc) around one test, its fixtures' setup and teardown included; where
+    --cpu-durations asks, the CPU time it starts from."""
+    item.stash[CPU_AT_START] = _cpu_seconds()
     limit = _hang_limit(item.config)
     timer = threading.Timer(limit, _cut_short, (item, limit)) if limit else None
     if timer is not None:
@@ -109,6 +119,35 @@ def pytest_runtest_protocol(item, nextitem):
     finally:
         if timer is not None:
             timer.cancel()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """With --cpu-durations: the test's CPU time from setup to teardown, on its teardown's report
+    (which pytest-xdist's workers send to the controller)."""
+    outcome = yield
+    if call.when == "teardown" and item.config.getoption("--cpu-durations") is not None:
+        outcome.get_result().user_properties.append(("cpu_seconds", _cpu_seconds() - item.stash[CPU_AT_START]))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    shown = config.getoption("--cpu-durations")
+    if shown is None:
+        return
+    rows = sorted(((dict(report.user_properties)["cpu_seconds"], report.nodeid)
+                   for reports in terminalreporter.stats.values() for report in reports
+                   if getattr(report, "when", None) == "teardown"
+                   and "cpu_seconds" in dict(getattr(report, "user_properties", ()))), reverse=True)
+    terminalreporter.write_sep("=", f"CPU time of the tests: {sum(s for s, _ in rows):.1f} s "
+                                    f"(collection and start-up not included)")
+    for seconds, nodeid in rows[:shown or None]:
+        terminalreporter.write_line(f"{seconds:8.2f}s  {nodeid}")
+
+
+def _cpu_seconds() -> float:
+    """This process's CPU time and that of the children it has waited for."""
+    user, system, children_user, children_system, _ = os.times()
+    return user + system + children_user + children_system
 
 
 def _hang_limit(config) -> float:
