@@ -108,6 +108,9 @@ PINNED: dict[str, dict[str, str | dict[str, str]]] = {
         "renewal-after-readying": "HOLDS",
         "sacrifice-in-later-turn": "HOLDS",
         "ally-attacks-beside-frozen-one": "HOLDS",
+        # the rule moves' survivors (hp, stal_ready with a reset changed)
+        "hero-damage-kept": "HOLDS",
+        "stalwart-ready-each-own-turn": "HOLDS",
     },
     "alpha_clash": {
         "expansion-before-primary": "HOLDS",
