@@ -8,7 +8,8 @@ generate many more examples (tests read ``TURNPROOF_SLOW``; CI runs without it).
 A test still running after ``HANG_LIMIT`` seconds of wall clock is a hang, not a slow machine:
 its process prints the test's name and every thread's stack, and ends (pytest-xdist reports the
 test as failed, "worker crashed while running" it, and goes on with a fresh worker).
-``TURNPROOF_TEST_LIMIT`` sets another limit in seconds (0: none); ``--slow`` has none.
+``TURNPROOF_TEST_LIMIT`` sets another limit in seconds (0: none); ``--slow``, ``--pdb`` and
+``--trace`` have none.
 
 ``--cpu-durations=N`` lists the N tests that took the most CPU time (0: all), from setup to
 teardown with the processes each waited for (forked readings, commands): unlike ``--durations``
@@ -90,7 +91,7 @@ EARLY_FILES = ("test_symbolic_table.py", "test_spin_crosscheck.py", "test_bench_
                "test_symbolic_games.py", "test_gate_ci_files.py", "test_mutation_determinism.py",
                "test_gate_exit_codes.py", "test_hardening_budgets.py", "test_hardening_limits.py",
                "test_distributed_search.py", "test_expr_dispatch.py", "test_lang_v2_model.py",
-               "test_symbolic_units.py", "test_gate_baseline.py", "test_time_shares.py", "test_testgen.py",
+               "test_symbolic_units.py", "test_gate_baseline.py", "test_testgen.py",
                "test_walk_steps.py")
 
 
@@ -151,7 +152,8 @@ def _cpu_seconds() -> float:
 
 
 def _hang_limit(config) -> float:
-    if config.getoption("--slow"):
+    """None (0) with --slow, or where a debugger may hold a test (--pdb, --trace)."""
+    if config.getoption("--slow") or config.getoption("usepdb") or config.getoption("trace"):
         return 0.0
     return float(os.environ.get("TURNPROOF_TEST_LIMIT", HANG_LIMIT))
 
