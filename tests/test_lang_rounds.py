@@ -51,9 +51,10 @@ def test_an_extra_turn_stays_in_the_round():
     assert [s["rounds"] for s in states[1:]] == [0, 0, 0, 1]       # 2 had not played when 1's turn ended
 
 
-def verdicts(engine) -> dict[str, Verdict]:
+def verdicts(engine, leave_out: str = "") -> dict[str, Verdict]:
     model = load_model(str(MODEL))
-    results = run_claims(model.instantiate(), load_properties(str(CLAIMS), model), engine, Budget())
+    claims = [p for p in load_properties(str(CLAIMS), model) if p.id != leave_out]
+    results = run_claims(model.instantiate(), claims, engine, Budget())
     return {r.property.id: Verdict.HOLDS if r.verdict is Verdict.PROVED else r.verdict for r in results}
 
 
@@ -62,8 +63,9 @@ def test_explicit_and_symbolic_agree_on_rounds():
     assert explicit == {"three-turns-a-round": Verdict.VIOLATED, "six-turns-a-round": Verdict.HOLDS,
                         "a-round-ends-when-all-played": Verdict.HOLDS,
                         "no-round-end-before-the-first-turn-ends": Verdict.HOLDS, "two-rounds": Verdict.HOLDS}
-    symbolic = verdicts(SymbolicEngine())
-    assert symbolic.pop("six-turns-a-round") in (Verdict.HOLDS, Verdict.UNKNOWN)   # no ranking it needs
+    # The symbolic engine spends its whole rlimit on six-turns-a-round and leaves it UNKNOWN (no
+    # invariant it finds bounds a round's turns): 30 s of CPU that would compare nothing.
+    symbolic = verdicts(SymbolicEngine(), leave_out="six-turns-a-round")
     assert symbolic == {k: v for k, v in explicit.items() if k != "six-turns-a-round"}
 
 
