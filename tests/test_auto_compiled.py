@@ -14,15 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from test_analysis_beyond import RULEBOOKS
 from test_analysis_compact import _shown
 from test_analysis_support import analyse, assert_replay, fixture
-from test_auto_store import _wide, order_model
+from test_auto_store import _wide, holds, order_model
 from test_compiled_store import CLAIMS, MODELS
 
 from verifier.analysis import analyse_model, compact_states, context
+from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import MAX_WORDS
 from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import IntType, Model, Variable
-from verifier.ir.props import Obligation, Terminates
+from verifier.ir.props import DeadlockFree, Obligation, Terminates
 from verifier.lang import load_model
 from verifier.portfolio.auto import AutoEngine
 from verifier.portfolio.plan import run_claims
@@ -98,6 +99,23 @@ def test_the_monitor_products_of_a_model_whose_search_was_compiled_start_there()
         assert r.evidence["auto"] == ("explicit, compiled store: the python store's search passed 2 states"
                                       if r.property.kind == "termination" else
                                       "explicit: concrete instance (compiled store)"), r.property.id
+
+
+def test_a_model_numba_cannot_compile_is_searched_in_the_compact_store_which_says_why(monkeypatch):
+    from numba.core.errors import TypingError
+
+    def refuse(text: str):
+        raise TypingError("Cannot unify bool and int64")
+
+    monkeypatch.setattr(cache, "load", refuse)
+    model, _ = order_model()
+    claims = [DeadlockFree(id="d"), holds()]
+    want = ExplicitEngine().check(model, claims, Budget())
+    got = AutoEngine(caps=TINY).check_explicit(model, claims, Budget())
+    for w, g in zip(want, got):
+        assert (g.verdict, g.trace, g.stats.states) == (w.verdict, w.trace, w.stats.states)
+        assert g.engine == "explicit/compact"
+        assert g.evidence["store"] == "compact: the compiled store could not compile it: Cannot unify bool and int64"
 
 
 # ---- the consistency analyses on the compiled store's states
