@@ -21,7 +21,8 @@ With --whole, each case is a shipped game as a designer checks it at its printed
 numbers: `python -m verifier check models/GAME.yaml --printed` (every reading, every
 claim, the consistency analyses), with the compiled store's code cache cold (a fresh,
 empty TURNPROOF_CACHE_DIR) and then warm (the same folder again), one row each;
-"decided" counts the claims not left UNKNOWN.
+"decided" counts the claims not left UNKNOWN, "by search" those an explicit search decided,
+by the store it ran in.
 """
 from __future__ import annotations
 
@@ -144,7 +145,10 @@ def row(case: Case, outcomes: list[Outcome], wall: float, cache: str = "-") -> s
                                               for a in analyses if a.get("reason")]
     names = ", ".join(undecided[:MAX_NAMES]) + (f" and {len(undecided) - MAX_NAMES} more" if len(undecided) > MAX_NAMES
                                                 else "")
-    verdicts += f"; decided {len(results) - len(unknown)}/{len(results)}"
+    stores = Counter(r["engine"].removeprefix("explicit/") for r in results
+                     if r["verdict"] != "UNKNOWN" and r["engine"].startswith("explicit/"))
+    verdicts += f"; decided {len(results) - len(unknown)}/{len(results)}, by search " + \
+        (", ".join(f"{n} {store}" for store, n in sorted(stores.items())) or "none")
     return (f"| {case.name} | {params} | {timing} | {states:,} | {verdicts}; known: {at} | "
             f"{len(undecided)}{': ' + names if names else ''} |")
 
