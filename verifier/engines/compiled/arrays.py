@@ -36,7 +36,7 @@ KEY_GROWTH = 16                # the states' array grows by 1/KEY_GROWTH (at lea
 MIN_KEY_GROWTH = 1 << 12
 REHASH_SLOTS = 1 << 18         # old slots moved at a time when the table grows
 SPILLED_SLOTS = 1 << 14        # the same once the states spilled (each may read a page of them)
-SPILLED_SLICE = 1 << 12        # states expanded between two releases of the spilled states' pages
+SPILLED_SLICE = 1 << 10        # states expanded between two releases of the spilled states' pages (each lookup may read a page)
 MARK_BITS = 16                 # numbagen's: one link in 2^MARK_BITS has its place noted
 
 
