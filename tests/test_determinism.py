@@ -1,6 +1,8 @@
-"""Same input, same verdict: a shipped game checked again while its process is starved of CPU (pinned
-to one core beside a busy loop pinned to the same core) gives the same JSON, timings aside; and
-`turnproof diff` of a shipped model with itself, under the same load, finds no change (exit 0; with --slow).
+"""Same input, same verdict: each shipped game checked again while its process is starved of CPU
+(pinned to one core beside a busy loop pinned to the same core) gives the same JSON, timings aside,
+and the CI gate comparing the two checks (`diff`'s comparison of claims and findings) finds no change;
+`turnproof diff` of a shipped model with itself, run as a command under the same load, exits 0
+(with --slow).
 
 Nothing here measures time: the load only changes how fast the run goes, and these tests show that
 nothing else depends on it (every effort is counted in states, steps and Z3 resource units; the
@@ -15,13 +17,17 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from shipped_runs import ROOT, model_path, on_its_worker, runs_of
+from shipped_runs import GAMES, ROOT, model_path, on_its_worker, runs_of
 
-from verifier import forking, runner
+from verifier import runner
+from verifier.cli.common import DEFAULT_TIMEOUT
+from verifier.diffing.changes import ModelDiff
+from verifier.diffing.compare import compare_checks
+from verifier.diffing.versions import Version
 from verifier.report.json_out import runs_json
-from verifier.runner import check_model
+from verifier.resources import DEFAULT_DEADLINE, Backstop, Budget
+from verifier.runner import RunOptions, check_model
 
-STARVED = ("aeons_end",)     # the quickest of the five at its defaults (all five under load: bench/README.md)
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs os.sched_setaffinity (Linux)")
 
 SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
@@ -60,14 +66,20 @@ def untimed(doc: Any) -> Any:
     return doc
 
 
-@pytest.mark.parametrize("game", [on_its_worker(g) for g in STARVED])
-def test_a_starved_check_gives_the_same_json(game):
-    quiet = untimed(runs_json(runs_of(game)))
+@pytest.mark.parametrize("game", [on_its_worker(g) for g in GAMES])
+def test_a_starved_check_gives_the_same_json_and_the_gate_finds_no_change(game):
+    """The check starved as the command runs it: under the default deadline, its engines looking at
+    the machine's clock (far from reached), each reading in a forked child."""
+    quiet = runs_of(game)
     with starved(), pytest.MonkeyPatch.context() as patch:
-        patch.setattr(forking, "free_cpus", lambda: 1)      # as `runs_of`: the readings one after the other
-        patch.setattr(runner, "free_cpus", lambda: 1)
-        loaded = untimed(runs_json(check_model(model_path(game))))
-    assert differences(quiet, loaded) == []
+        patch.setattr(runner, "free_cpus", lambda: 1)       # as `runs_of`: the analyses after the claims
+        budget = Budget(backstop=Backstop.after(DEFAULT_TIMEOUT, DEFAULT_DEADLINE))
+        loaded = check_model(model_path(game), RunOptions(budget=budget))
+    assert differences(untimed(runs_json(quiet)), untimed(runs_json(loaded))) == []
+    version = Version(model_path(game), model_path(game))
+    gate = ModelDiff(version, version, game, game)
+    compare_checks(quiet, loaded, gate)
+    assert (gate.changed, gate.incomplete, gate.exit_code) == (False, False, 0)
 
 
 @pytest.mark.slow      # two starved checks and the busy loop beside them, 23 s of CPU: the starved check above covers them
