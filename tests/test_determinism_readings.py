@@ -29,3 +29,30 @@ def test_each_reading_starts_from_the_callers_answers_only(monkeypatch):
     check_loaded(path, models, [claims_for(path, m, options) for m in models], options, memo=memo)
     assert started == [[]] * len(models)
     assert memo, "the readings' answers are gathered for the caller"
+
+
+def test_the_readings_answers_reach_the_caller_in_the_readings_order(monkeypatch):
+    """Where two readings answer one question differently, the caller keeps the later reading's
+    answer whichever of them finished first (here the last reading finishes first)."""
+    path = fixture("variants_yes")
+    options = RunOptions()
+    models, _ = load_variants(path, options)
+    reading = runner._reading
+
+    def answering(path, model, claims, options, progress, memo, *rest):
+        run, analysed = reading(path, model, claims, options, progress, memo, *rest)
+        analysed[0].memo[("probe",)] = {"answer": model.variant}
+        return run, analysed
+
+    def last_first(fn, items, workers=None, arrived=None, fresh=False):
+        results = {k: fn(k) for k in reversed(items)}
+        for k in reversed(items):
+            if arrived is not None:
+                arrived(results[k])
+        return [results[k] for k in items]
+
+    monkeypatch.setattr(runner, "_reading", answering)
+    monkeypatch.setattr(runner, "fork_map", last_first)
+    memo: dict = {}
+    check_loaded(path, models, [claims_for(path, m, options) for m in models], options, memo=memo)
+    assert memo[("probe",)] == {"answer": models[-1].variant}

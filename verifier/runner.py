@@ -115,13 +115,6 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
     def start() -> dict:                   # what each reading starts from: the caller's answers only
         return {key: dict(answers) for key, answers in given.items()}
 
-    def share(reading) -> None:            # a reading's Z3 answers, gathered for the caller
-        _run, analysed = reading
-        if analysed is not None:
-            ctx, _findings = analysed
-            for key, answers in ctx.memo.items():
-                memo.setdefault(key, {}).update(answers)
-
     # beside the claims with one reading (else the readings take the CPUs), not in a forked worker;
     # what they find is the same either way (their own search, or the claims' complete one)
     beside = len(models) == 1 and free_cpus() >= 2 and not in_child()
@@ -131,7 +124,11 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
     # searches) never carries over to another reading, as it would not where readings run in forked children
     readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, start(), beside, ledger,
                                            None if at_defaults is None else at_defaults[k]),
-                        range(len(models)), arrived=share, fresh=True)
+                        range(len(models)), fresh=True)
+    for _run, analysed in readings:        # their Z3 answers, gathered for the caller in the readings' order
+        if analysed is not None:           # (not as they arrive: which arrives first depends on the load)
+            for key, answers in analysed[0].memo.items():
+                memo.setdefault(key, {}).update(answers)
     runs = [run for run, _ in readings]
     if options.consistency:
         from verifier.analysis import across_readings
