@@ -66,7 +66,16 @@ def untimed(doc: Any) -> Any:
     return doc
 
 
-@pytest.mark.parametrize("game", [on_its_worker(g) for g in GAMES])
+QUICK = ("aeons_end",)     # the quickest at its defaults (5 s of CPU); the others take 15 to 21 s each, twice that
+                           # starved: with --slow (all five under load: bench/README.md, bench/determinism.py)
+
+
+def _game(game: str):
+    param = on_its_worker(game)
+    return param if game in QUICK else pytest.param(*param.values, marks=(*param.marks, pytest.mark.slow), id=param.id)
+
+
+@pytest.mark.parametrize("game", [_game(g) for g in GAMES])
 def test_a_starved_check_gives_the_same_json_and_the_gate_finds_no_change(game):
     """The check starved as the command runs it: under the default deadline, its engines looking at
     the machine's clock (far from reached), each reading in a forked child."""
