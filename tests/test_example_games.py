@@ -1,6 +1,6 @@
-"""The games a new user wrote in issue #27's probe (examples/models/dominion.yaml, uno.yaml,
-exploding_kittens.yaml) check as their claims expect under both readings, each variant difference
-acknowledged. Dominion at one Province: a few seconds, where the default two take about twice as long."""
+"""The games a new user wrote in issue #27's probes (examples/models/dominion.yaml, uno.yaml,
+exploding_kittens.yaml, love_letter.yaml) check as their claims expect under each reading, each variant
+difference acknowledged. Dominion at one Province: a few seconds, where the default two take about twice as long."""
 from __future__ import annotations
 
 import json
@@ -44,3 +44,13 @@ def test_the_exploding_kittens_example_reads_the_attack_two_ways(capsys):
     assert verdicts[("rounds-at-most-four-turns", "stacking")] == "VIOLATED"
     assert verdicts[("a-kitten-can-be-drawn", "original")] == "HOLDS"                # a move with a choice value
     assert findings and all(f["acknowledged"] for f in findings)
+
+
+def test_the_love_letter_example_skips_the_players_knocked_out(capsys):
+    verdicts, findings = check(capsys, "love_letter")
+    holds = ("one-card-between-turns", "out-never-plays", "the-round-ends", "protected-not-targeted",
+             "a-guard-can-name-the-princess", "no-stuck-player", "turn-passes-to-a-player-in-the-round",
+             "the-deck-can-run-out")
+    assert {verdicts[(c, None)] for c in holds} == {"HOLDS"}
+    assert verdicts[("nobody-knocks-themselves-out", None)] == "VIOLATED"    # the Princess, a lost Baron
+    assert findings == []

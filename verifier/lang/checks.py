@@ -128,7 +128,8 @@ def _check_initial_states(loader: Loader, model: Model) -> None:
             if count > MAX_INITIAL_STATES:
                 loader.sink.error(f"{var.name} starts at any value of its type (no init:), which gives more than "
                                   f"{MAX_INITIAL_STATES:,} initial states", var.span,
-                                  hint=f"give {var.name} an init: value, or narrow its type")
+                                  hint=f"give {var.name} an init: value, or narrow its type (initially: filters "
+                                       "the initial states only after they are counted)")
                 return
 
 

@@ -40,6 +40,10 @@ def mismatch_hint(want: str, got: str) -> str:
         return "use 'if cond then 1 else 0' to turn a condition into a number"
     if want.startswith("enum:") and got.startswith("enum:"):
         return f"use a value of enum {want[5:]}"
+    if want == INT and got.startswith("enum:"):
+        return (f"values of enum {got[5:]} are not ordered and take no arithmetic: compare them with ==, != "
+                f"or 'in {{...}}'; for an order, define a rank (rank(c): \"if c == ... then 1 else ...\") "
+                "or use an int range with values: names")
     return "values of different types cannot be mixed"
 
 
@@ -80,8 +84,13 @@ class Scope:
 
     def unknown(self, name: str, span: Span, sink: DiagnosticSink) -> None:
         close = difflib.get_close_matches(name, self.known_names(), n=3, cutoff=0.6)
-        hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else \
-            "declare it under variables, params, constants or enums"
+        if close:
+            hint = f"did you mean {' or '.join(repr(c) for c in close)}?"
+        elif self.allow_prev:
+            hint = ("a step claim reads the states before and after a move, not the move's choices: "
+                    "to judge a choice, have the action record it in a variable (reset: turn)")
+        else:
+            hint = "declare it under variables, params, constants or enums"
         sink.error(f"unknown name '{name}'", span, hint=hint)
 
     def resolve(self, name: str, span: Span, sink: DiagnosticSink) -> tuple[Expr, str] | None:
