@@ -19,7 +19,7 @@ from test_compiled_store import BUDGETS, MODELS
 from test_explicit_differential import bools
 
 from verifier.engines import lasso
-from verifier.engines.compiled.graph import state_graph, why_not_graph
+from verifier.engines.compiled.graph import state_graph
 from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.expr import App, Const, Op, Var
@@ -115,4 +115,3 @@ def test_a_symmetric_model_of_several_words_has_its_graph_claims_decided_on_the_
     same_results(wide, claims, Budget())
     for r in ExplicitEngine(store="compiled").check(wide, claims, Budget()):
         assert (r.engine, r.evidence["store"], r.verdict) == ("explicit/compiled", "compiled", Verdict.VIOLATED)
-    assert why_not_graph(wide) == ""

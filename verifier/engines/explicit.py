@@ -233,7 +233,7 @@ class ExplicitEngine:
         graph_claims = [p for p in properties if isinstance(p, (Terminates, Obligation))]
         state_claims = [p for p in properties if not isinstance(p, (Terminates, Obligation))]
         self.unfit = ""
-        graph_why, lasso_watch = self._graph_watch(concrete, graph_claims)
+        lasso_watch = self._graph_watch(concrete, graph_claims)
         distributed = self.workers > 1 or self.scheduler is not None
         compact, store, graph, graph_space = None, "compact", None, None
         if state_claims or (lasso_watch and not distributed):
@@ -271,9 +271,6 @@ class ExplicitEngine:
                                evidence={**r.evidence, "store": f"{store}: {self.unfit}" if self.unfit else store})
             out = [named(r, "compiled" if p in graph_claims else store) if p in decided else r
                    for p, r in zip(properties, out)]
-            if graph_why:                      # graph claims the compiled store's graph does not decide
-                out = [r if p in decided else replace(r, evidence={**r.evidence, "store": f"python: {graph_why}"})
-                       for p, r in zip(properties, out)]
         elif self.unfit:
             out = [replace(r, evidence={**r.evidence, "store": f"python: {self.unfit}"}) for r in out]
         return out
@@ -298,19 +295,13 @@ class ExplicitEngine:
         return self._result(model, p, Verdict.UNKNOWN, space,
                             reason=f"the explicit engine does not decide {p.kind} claims")
 
-    def _graph_watch(self, model: Model, graph_claims: Sequence[Terminates | Obligation]) -> tuple[str, list[Expr]]:
+    def _graph_watch(self, model: Model, graph_claims: Sequence[Terminates | Obligation]) -> list[Expr]:
         """The predicates the compiled search watches so that its state graph (`compiled/graph.py`)
-        decides the graph claims (none where the compiled store is not asked for), or why the python
-        store decides them instead."""
+        decides the graph claims (none where the compiled store is not asked for)."""
         if not graph_claims or self.store != "compiled":
-            return "", []
-        from verifier.engines.compiled.graph import why_not_graph
+            return []
         from verifier.engines.lasso import region_predicates
-        why = why_not_graph(model)
-        if why:
-            return why, []
-        wanted = (e for p in graph_claims for e in region_predicates(model, p))
-        return "", list(dict.fromkeys(wanted))
+        return list(dict.fromkeys(e for p in graph_claims for e in region_predicates(model, p)))
 
     def _compiled(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
                   track: list[int]):

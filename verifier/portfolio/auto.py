@@ -52,7 +52,7 @@ from verifier.engines.ledger import Ledger
 from verifier.engines.statespace import StateSpace
 from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Obligation, Property, Reachable, Terminates
-from verifier.portfolio.stores import Caps, Store, StorePlan, cap_of, choose_store, compiled_graph
+from verifier.portfolio.stores import Caps, Store, StorePlan, cap_of, choose_store
 from verifier.props.monitor import MONITOR_PREFIX
 from verifier.resources import Budget, StopKind
 from verifier.result import CheckResult, Verdict
@@ -243,7 +243,7 @@ class AutoEngine:
             if nxt is None or not left:
                 break
             reached = plan.stages[nxt].store
-            with_graph = reached is Store.COMPILED and compiled_graph(model)
+            with_graph = reached is Store.COMPILED   # its state graph decides termination and obligations
             asked = [p for p in left if with_graph or p not in graph]
             if not asked:                    # only graph claims are left, for the python store below
                 graph_asked, decided = False, []

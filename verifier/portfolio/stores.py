@@ -176,11 +176,3 @@ def compiles(model: Model) -> bool:
     from verifier.engines.compiled.search import why_not  # numpy and the code generator, once a search is planned
 
     return why_not(model) == ""
-
-
-def compiled_graph(model: Model) -> bool:
-    """Whether the compiled store's state graph decides `model`'s termination and obligation claims
-    (`compiled.graph.why_not_graph`; else the python store's edges do)."""
-    from verifier.engines.compiled.graph import why_not_graph
-
-    return why_not_graph(model.instantiate()) == ""

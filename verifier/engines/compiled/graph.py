@@ -197,10 +197,3 @@ def _as_array(typecode: str, a: np.ndarray) -> array:
     out = array(typecode)
     out.frombytes(a.astype(np.dtype(typecode)).tobytes())
     return out
-
-
-def why_not_graph(model: Model) -> str:
-    """Why the compiled store's graph does not decide this model's termination and obligations
-    ("" where it does): it decides them for every model the compiled store searches, player
-    symmetry included (one state per orbit, as the python store, for states of any width)."""
-    return ""
