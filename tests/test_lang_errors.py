@@ -118,8 +118,9 @@ CASES = [
      "drawn > 0", "if cond"),
     ("ordering on enum values", '"hand[active] > 0"', '"trump < spades"', "'<' needs an integer, found a value "
      "of enum Suit", "trump < spades", "define a rank"),
-    ("initial states counted before initially", "type: 0..4, per: player, init: 0", "type: 0..400000, per: player",
-     "more than 100,000 initial states", "hand:", "only after they are counted"),
+    ("initial candidates past their cap", "type: 0..4, per: player, init: 0", "type: 0..400000, per: player",
+     "more than 1,000,000 candidate initial states before initially: filters them", "hand:",
+     "this limit counts the candidates tried"),
     ("assignment out of range", "      drawn: true", "      drawn: true\n      deck[0]: 99", "outside its range",
      "deck[0]: 99", "widen"),
     ("init out of range", "type: 0..4, per: player, init: 0", "type: 0..4, per: player, init: 5",

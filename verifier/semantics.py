@@ -10,154 +10,25 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
-from typing import assert_never
 
-from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op
-from verifier.ir.model import Action, BoolType, EnumType, IntType, Modality, Model, Overflow, Type, Variable, type_bounds
+from verifier.ir.evaluate import (
+    EvalError,
+    Layout,
+    Slot,
+    State,
+    candidate_count,
+    evaluate,
+    holds,
+    iter_initial_states,
+    layout,
+    slot_values,
+)
+from verifier.ir.expr import Var
+from verifier.ir.model import Action, IntType, Modality, Overflow, Type, type_bounds
+from verifier.lang.limits import MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES
 
-State = tuple[int, ...]
-
-
-class EvalError(Exception):
-    """A run-time error of the model (index out of range, division by zero, free parameter)."""
-
-
-@dataclass(frozen=True)
-class Slot:
-    var: str
-    index: int | None      # the index value (enum index for enum-indexed arrays)
-    lo: int
-    hi: int
-    name: str              # display name: ``hand[1]``, ``marked[red]``, ``phase``
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where each variable lives in a state tuple."""
-
-    model: Model
-
-    @cached_property
-    def slots(self) -> tuple[Slot, ...]:
-        out = []
-        for v in self.model.variables:
-            lo, hi = type_bounds(v.type)
-            if v.index is None:
-                out.append(Slot(v.name, None, lo, hi, v.name))
-                continue
-            ilo, ihi = type_bounds(v.index)
-            for i in range(ilo, ihi + 1):
-                out.append(Slot(v.name, i, lo, hi, v.name + v.element_label(i)))
-        return tuple(out)
-
-    @cached_property
-    def offsets(self) -> dict[str, tuple[int, int, int]]:
-        """var name -> (first slot, index lo, number of elements)."""
-        out, pos = {}, 0
-        for v in self.model.variables:
-            out[v.name] = (pos, v.index_lo(), v.size())
-            pos += v.size()
-        return out
-
-    @cached_property
-    def variables(self) -> dict[str, Variable]:
-        return {v.name: v for v in self.model.variables}
-
-    def slot_of(self, var: str, index: int | None) -> int:
-        first, lo, size = self.offsets[var]
-        if index is None:
-            return first
-        if not lo <= index < lo + size:
-            raise EvalError(f"index {index} out of range for {self.error_name(var)}")
-        return first + index - lo
-
-    def error_name(self, var: str) -> str:
-        """How an index error names array `var`; a sequence or a 2-D array says what its index means."""
-        v = self.variables[var]
-        if v.seq_length is not None:
-            cap = v.size()
-            return (f"{var} (a sequence of at most {cap}: index {cap} is a push onto a full one, -1 a pop or "
-                    f"top of an empty one, others s[i] past its length)")
-        if v.dims:
-            n2 = v.size() // (type_bounds(v.dims[0])[1] - type_bounds(v.dims[0])[0] + 1)
-            return f"{var} (a 2-D array stored row by row: [i][j] is position i * {n2} + j from its first element)"
-        return var
-
-    def display(self, slot: Slot, value: int) -> object:
-        t = self.variables[slot.var].type
-        if isinstance(t, BoolType):
-            return bool(value)
-        if isinstance(t, EnumType):
-            return t.values[value] if 0 <= value < len(t.values) else value
-        return value
-
-    def as_dict(self, state: State) -> dict[str, object]:
-        return {s.name: self.display(s, v) for s, v in zip(self.slots, state)}
-
-
-def layout(model: Model) -> Layout:
-    assert model.is_concrete, "instantiate the model before running it"
-    return Layout(model)
-
-
-# ---------------------------------------------------------------- evaluation
-
-def evaluate(lay: Layout, e: Expr, state: State, env: dict[str, int] | None = None) -> int:
-    """Value of `e` in `state`; booleans come back as 0/1."""
-    env = env or {}
-    match e:
-        case Const():
-            return e.value
-        case Var():
-            return state[lay.slot_of(e.name, None)]
-        case Index():
-            return state[lay.slot_of(e.name, evaluate(lay, e.index, state, env))]
-        case Local():
-            return env[e.name]
-        case Param():
-            raise EvalError(f"parameter {e.name} has no value")
-        case Quant():
-            return _evaluate_quant(lay, e, state, env)
-        case App():
-            return _evaluate_app(lay, e, state, env)
-        case _:
-            assert_never(e)
-
-
-def _evaluate_quant(lay: Layout, e: Quant, state: State, env: dict[str, int]) -> int:
-    lo, hi = evaluate(lay, e.lo, state, env), evaluate(lay, e.hi, state, env)
-    values = [evaluate(lay, e.body, state, {**env, e.var: i}) for i in range(lo, hi + 1)]
-    if e.kind is QuantKind.FORALL:
-        return int(all(values))
-    if e.kind is QuantKind.EXISTS:
-        return int(any(values))
-    if e.kind is QuantKind.COUNT:
-        return sum(1 for v in values if v)
-    return sum(values)
-
-
-def _evaluate_app(lay: Layout, e: App, state: State, env: dict[str, int]) -> int:
-    op = e.op
-    if op is Op.AND:
-        return int(all(evaluate(lay, a, state, env) for a in e.args))
-    if op is Op.OR:
-        return int(any(evaluate(lay, a, state, env) for a in e.args))
-    if op is Op.IMPLIES:
-        return int(not evaluate(lay, e.args[0], state, env) or bool(evaluate(lay, e.args[1], state, env)))
-    if op is Op.ITE:
-        c = evaluate(lay, e.args[0], state, env)
-        return evaluate(lay, e.args[1] if c else e.args[2], state, env)
-    a = [evaluate(lay, x, state, env) for x in e.args]
-    try:
-        return apply_op(op, a)
-    except ArithmeticError as err:
-        raise EvalError(str(err)) from None
-
-
-def holds(lay: Layout, e: Expr, state: State, env: dict[str, int] | None = None) -> bool:
-    return bool(evaluate(lay, e, state, env))
-
+__all__ = ["EvalError", "Gap", "Layout", "Slot", "State", "Transition", "actor_of", "choice_values", "evaluate",
+           "fire", "holds", "initial_states", "layout", "successors", "transitions"]
 
 # ---------------------------------------------------------------- transitions
 
@@ -242,22 +113,15 @@ def successors(lay: Layout, state: State) -> list[Transition]:
 
 
 def initial_states(lay: Layout) -> list[State]:
-    """All initial states, in lexicographic order of the slots left open by `init`."""
-    model = lay.model
-    per_slot: list[range | tuple[int, ...]] = []
-    empty: State = tuple(0 for _ in lay.slots)
-    for v in model.variables:
-        inits = v.init if len(v.init) == v.size() else v.init * v.size()
-        lo, hi = type_bounds(v.type)
-        for init in inits:
-            if init is None:
-                per_slot.append(range(lo, hi + 1))
-            else:
-                value = evaluate(lay, init, empty)
-                if not lo <= value <= hi:
-                    raise EvalError(f"initial value {value} of {v.name} outside {lo}..{hi}")
-                per_slot.append((value,))
-    return [s for s in itertools.product(*per_slot) if holds(lay, model.initially, s)]
+    """All initial states, in lexicographic order of the slots left open by `init`; a model error
+    past the loader's limits (checked there at the parameters' defaults, here at any values)."""
+    candidates = candidate_count(slot_values(lay))
+    if candidates > MAX_INITIAL_CANDIDATES:
+        raise EvalError(f"{candidates:,} candidate initial states; at most {MAX_INITIAL_CANDIDATES:,} are tried")
+    states = list(itertools.islice(iter_initial_states(lay), MAX_INITIAL_STATES + 1))
+    if len(states) > MAX_INITIAL_STATES:
+        raise EvalError(f"more than {MAX_INITIAL_STATES:,} initial states")
+    return states
 
 
 def actor_of(lay: Layout, action: Action, state: State, env: dict[str, int]) -> int | None:

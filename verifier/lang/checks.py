@@ -1,11 +1,13 @@
 """Whole-model checks run after loading: names in lists, action phases, static ranges, must guards."""
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, assert_never
 
+from verifier.ir.evaluate import EvalError, candidate_count, iter_initial_states, layout, slot_values
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, state_vars, walk
-from verifier.ir.model import ActionKind, BoolType, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
-from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_INITIAL_STATES, MAX_RANGE_WIDTH, MAX_SLOTS
+from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
+from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES, MAX_RANGE_WIDTH, MAX_SLOTS
 from verifier.lang.yaml_source import suggest
 
 if TYPE_CHECKING:
@@ -114,23 +116,37 @@ def quantifier_too_wide(model: Model, q: Quant) -> str | None:
 
 
 def _check_initial_states(loader: Loader, model: Model) -> None:
-    """Variables left open by `init` start at every value of their type: the initial states are
-    enumerated, so their number (the product of those ranges) is bounded like an action's choices."""
-    count = 1
-    for var in model.variables:
-        elements = 1 if var.index is None else _range_size(var.index)
-        size = 2 if isinstance(var.type, BoolType) else _range_size(var.type)
-        if elements is None or size is None:     # bounds that read a parameter left free: no enumeration
-            continue
-        inits = var.init if len(var.init) == elements else var.init * elements
-        for _open in range(sum(init is None for init in inits)):
-            count *= max(1, size)
-            if count > MAX_INITIAL_STATES:
-                loader.sink.error(f"{var.name} starts at any value of its type (no init:), which gives more than "
-                                  f"{MAX_INITIAL_STATES:,} initial states", var.span,
-                                  hint=f"give {var.name} an init: value, or narrow its type (initially: filters "
-                                       "the initial states only after they are counted)")
-                return
+    """Variables left open by `init` start at every value of their type that `initially` allows:
+    the initial states are enumerated (lazily, each conjunct of `initially` checked once the slots
+    it reads are dealt), so both their number and the assignments tried to find them are bounded."""
+    if not model.is_concrete or loader.sink.errors:     # sizes reported wrong: no enumeration
+        return
+    lay = layout(model)
+    try:
+        per_slot = slot_values(lay)
+    except EvalError:          # an init: value out of range: check_static_ranges reports it
+        return
+    for k, slot in enumerate(lay.slots):
+        if candidate_count(per_slot[:k + 1]) > MAX_INITIAL_CANDIDATES:
+            var = model.var(slot.var)
+            loader.sink.error(f"{var.name} starts at any value of its type (no init:), which gives more than "
+                              f"{MAX_INITIAL_CANDIDATES:,} candidate initial states before initially: filters "
+                              "them", var.span,
+                              hint=f"give {var.name} an init: value, or narrow its type (this limit counts the "
+                                   f"candidates tried; the initial states initially: keeps, at most "
+                                   f"{MAX_INITIAL_STATES:,}, have their own)")
+            return
+    try:
+        found = sum(1 for _ in itertools.islice(iter_initial_states(lay), MAX_INITIAL_STATES + 1))
+    except EvalError:          # a model error in initially: the engines report it with its trace
+        return
+    if found > MAX_INITIAL_STATES:
+        span = model.initially.span if model.initially.span is not None else model.span
+        loader.sink.error(f"initially: keeps more than {MAX_INITIAL_STATES:,} initial states; at most "
+                          f"{MAX_INITIAL_STATES:,} are allowed", span,
+                          hint="constrain initially: further or give more variables an init: value (this limit "
+                               f"counts the initial states kept; the candidates tried, up to "
+                               f"{MAX_INITIAL_CANDIDATES:,}, have their own)")
 
 
 def _widest(model: Model, t, bound: dict[str, tuple[int, int]]) -> int:
