@@ -16,6 +16,7 @@ from verifier.lang import load_model, load_properties
 from verifier.portfolio.plan import run_claims
 from verifier.resources import Budget
 from verifier.result import Verdict
+from verifier.semantics import initial_states, layout, successors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lang"
 MODEL = FIXTURES / "must_once.yaml"
@@ -69,11 +70,77 @@ def test_the_analyses_see_the_obligation(tmp_path):
     assert not of_kind(findings, "deadlock")
 
 
+GROUP = """\
+model: group_once
+variables:
+  deck: {type: 0..6, init: 6}
+  a: {type: 0..6, init: 0}
+  b: {type: 0..6, init: 0}
+end: "deck == 0"
+phases:
+  - name: Draw
+  - name: Play
+actions:
+  - {name: draw, phase: Draw, must: once, when: "deck > 0", do: {deck: deck - 1}}
+  - {name: play_a, phase: Play, must: {once: play}, do: {a: "min(a + 1, 6)"}}
+  - {name: play_b, phase: Play, must: {once: play}, do: {b: "min(b + 1, 6)"}}
+"""
+
+
+def test_a_group_shares_one_flag(tmp_path):
+    path = tmp_path / "group.yaml"
+    path.write_text(GROUP)
+    model = load_model(str(path))
+    assert [v.name for v in model.variables if v.implicit and v.name.endswith("_taken")] == ["draw_taken",
+                                                                                               "play_taken"]
+    for name in ("play_a", "play_b"):
+        action = model.action(name)
+        assert action.once == "play_taken" and "(not play_taken)" in pretty(action.guard)
+        assert "play_taken" in [pretty(e.target) for e in action.effects]
+    clears = [pretty(e.target) for e in model.action("pass turn").effects if pretty(e.value) == "false"]
+    assert clears.count("play_taken") == 1
+
+
+def test_a_group_plays_exactly_one_of_its_actions_a_visit(tmp_path):
+    """Every reachable state: one card played per card drawn, but for the card drawn this turn while
+    it is not yet played (the last draw ends the game in Draw)."""
+    path = tmp_path / "group.yaml"
+    path.write_text(GROUP)
+    lay = layout(load_model(str(path)).instantiate())
+    seen, todo = set(initial_states(lay)), list(initial_states(lay))
+    while todo:
+        for t in successors(lay, todo.pop()):
+            if t.target not in seen:
+                seen.add(t.target)
+                todo.append(t.target)
+    for state in seen:
+        s = lay.as_dict(state)
+        owed = s["draw_taken"] or (s["phase"] == "Play" and not s["play_taken"])
+        assert s["a"] + s["b"] + s["deck"] + owed == 6, s
+    assert {(lay.as_dict(s)["a"], lay.as_dict(s)["b"]) for s in seen} >= {(5, 0), (3, 2), (0, 5)}
+
+
+def test_the_analyses_see_no_rival_musts_in_a_group(tmp_path):
+    path = tmp_path / "group.yaml"
+    path.write_text(GROUP)
+    findings = analyse(str(path))
+    assert not of_kind(findings, "conflict")
+    assert not of_kind(findings, "deadlock")
+
+
 ERRORS = [
     ("must: once without a phase", [("    phase: Draw\n    must: true\n", "    must: once\n")],
      "must: once needs the action's phase", "once\n", 0),
-    ("an unknown must", [("    must: true\n", "    must: twice\n")], "must is true, false or once, not 'twice'",
-     "twice", 0),
+    ("an unknown must", [("    must: true\n", "    must: twice\n")],
+     "must is true, false, once or {once: group}, not 'twice'", "twice", 0),
+    ("a group without a phase", [("    phase: Draw\n    must: true\n", "    must: {once: play}\n")],
+     "must: {once: ...} needs the action's phase", "{once", 0),
+    ("a group and a modality", [("    must: true\n", "    must: {once: play}\n    modality: may\n")],
+     "must: {once: ...} is the action's modality", "may\n", 0),
+    ("a group that is not a name", [("    must: true\n", "    must: {once: 3}\n")],
+     "must: {once: G} names the group", "{once: 3}", 0),
+    ("a group mapping with more keys", [("    must: true\n", "    must: {once: play, each: true}\n")],
+     "must: {once: G} names the group", "{once: play, each", 0),
     ("must: once and a modality", [("    must: true\n", "    must: once\n    modality: may\n")],
      "must: once is the action's modality", "may\n", 0),
     ("a flag's name taken", [("    must: true\n", "    must: once\n"), ("  trump: {type: Suit, init: hearts}\n",

@@ -214,8 +214,10 @@ class Action:
     phases: tuple[str, ...] = ()     # `phase: [A, B]` or `{not: [...]}`: its leaf phases (then `phase` is None)
     chooser: Expr | str | None = None  # who picks its choices: a player (by default its actor), RULES, RANDOM,
                                        # UNSTATED; None: an action nobody takes (no actor, no chooser written)
-    once: bool = False               # `must: once`: taken once a visit of its phase (its guard and effects
-                                     # read and set a flag that leaving the phase clears: lang/once.py)
+    once: str = ""                   # `must: once` (or `must: {once: group}`): the flag its guard reads and its
+                                     # effects set, that leaving the phase clears (lang/once.py); "" for none
+    once_group: str = ""             # `must: {once: group}`: the group (a `may` action whose phase cannot be
+                                     # left while it is enabled and the group's flag, `once`, is not set)
 
     @property
     def phase_names(self) -> tuple[str, ...]:

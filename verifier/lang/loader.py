@@ -173,8 +173,10 @@ class Loader:
         self.scope.phase_steps = phase_steps(self.phase_parents, self.leaves)
         self.phased = bool(phase_specs)
         actions = self.read_actions(root.get("actions"), bool(phase_specs))
+        flags: set[str] = set()
         for a in actions:
-            if a.once and self.name_ok(once.flag_name(a.name), a.span, self.names, "variable"):
+            if a.once and a.once not in flags and self.name_ok(a.once, a.span, self.names, "variable"):
+                flags.add(a.once)
                 variables.append(once.flag(a))
         for name, span in self.lasting.items():
             if self.name_ok(durations.companion_name(name), span, self.names, "variable"):
@@ -650,19 +652,23 @@ class Loader:
         only = self.action_variants(a)
         if not self.action_name_ok(name, a.child("name").span, only):
             return None
-        must, once_ = a.value.get("must"), False
+        must, once_ = a.value.get("must"), ""
+        group = self.once_group(a.child("must")) if isinstance(must, dict) else None
         modality = Modality.MUST if must is True or must == once.ONCE else Modality.MAY
-        if must is not None and not isinstance(must, bool) and must != once.ONCE:
-            self.sink.error(f"must is true, false or once, not '{must}'", a.child("must").span,
-                            hint="must: once: taken once in each visit of its phase, which cannot be left before")
-        elif must == once.ONCE:
-            once_ = a.get("phase") is not None and a.get("modality") is None
+        if must is not None and not isinstance(must, bool | dict) and must != once.ONCE:
+            self.sink.error(f"must is true, false, once or {{once: group}}, not '{must}'", a.child("must").span,
+                            hint="must: once: taken once in each visit of its phase, which cannot be left before; "
+                                 "must: {once: G}: one action of the group G so")
+        elif must == once.ONCE or group is not None:
+            written = "must: once" if group is None else "must: {once: ...}"
             if a.get("phase") is None:
-                self.sink.error("must: once needs the action's phase: it is taken once in each visit of it",
+                self.sink.error(f"{written} needs the action's phase: it is taken once in each visit of it",
                                 a.child("must").span, hint="add phase: P (or a list of phases)")
-            elif not once_:
-                self.sink.error("must: once is the action's modality: it takes no modality: besides",
+            elif a.get("modality") is not None:
+                self.sink.error(f"{written} is the action's modality: it takes no modality: besides",
                                 a.child("modality").span, hint="keep one of them")
+            else:
+                once_ = once.flag_name(name if group is None else group)
         if a.get("modality") is not None:
             try:
                 modality = Modality(str(a.value["modality"]))
@@ -685,7 +691,17 @@ class Loader:
         return Action(name, guards.get(None, guards.get(self.variant)) or TRUE,
                       tuple(effects.get(None, effects.get(self.variant, []))), tuple(choices), modality,
                       phase, actor, self.citation(a.get("rule")), doc=str(a.value.get("doc", "")),
-                      span=a.child("name").span, phases=phases, chooser=chooser, once=once_)
+                      span=a.child("name").span, phases=phases, chooser=chooser, once=once_,
+                      once_group=group if once_ and group else "")
+
+    def once_group(self, must: Node) -> str | None:
+        """The group of `must: {once: G}` (None, reported, when the mapping is not that)."""
+        group = must.value.get("once")
+        if set(must.value) != {"once"} or not isinstance(group, str) or not NAME_RE.match(group):
+            self.sink.error("must: {once: G} names the group of actions taken once between them", must.span,
+                            hint="write must: {once: play} on each action of the group (one name, a word)")
+            return None
+        return group
 
     def read_chooser(self, a: Node, local: Scope, actor: Expr | None) -> Expr | str | None:
         """`chooser: rules | random | unstated | <player expression>`; by default the actor (a written `by:`,

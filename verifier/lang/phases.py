@@ -173,7 +173,7 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks:
     def must_enabled(leaf: str) -> Expr:
         options = []
         for a in model.actions:
-            if leaf in a.phase_names and a.modality is Modality.MUST:
+            if leaf in a.phase_names and (a.modality is Modality.MUST or a.once_group):
                 body = a.guard
                 for c in reversed(a.choices):
                     lo, hi = _domain(c.type)
