@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from verifier.engines.bfsgen import compile_expander, packed_predicate
-from verifier.ir.expr import App, Expr, Op, conj, neg, pretty, state_vars
+from verifier.ir.expr import App, Expr, Op, conj, neg, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
 from verifier.portfolio.stores import Stage, Store, choose_store
 from verifier.resources import Budget
@@ -311,9 +311,6 @@ class Context:
         if action.kind is ActionKind.TURN_END:
             return "passing the turn"
         return f"'{action.name}'"
-
-    def pretty(self, e: Expr) -> str:
-        return pretty(e, self.model.enum_value_name if self.model.enums else None)
 
     def relevant_slots(self, actions: Iterable[Action], limit: int = 6, effects: bool = False) -> list[str]:
         """The slots the guards of `actions` read (as written: without the phase and end-of-game
