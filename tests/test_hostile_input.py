@@ -381,7 +381,7 @@ def test_lemmas_are_mined_over_cells_not_values(tmp_path):
 
 @pytest.mark.parametrize(("change", "line", "words"), [
     (('x: {type: "0..100000000000000000", init: 0}', 'x: {type: "0..100000000000000000"}'), 3,
-     "x starts at any value of its type (no init:), which gives more than 100,000 initial states"),
+     "x starts at any value of its type (no init:), which gives more than 1,000,000 candidate initial states"),
     (('    do:\n', '    when: "forall i in 0..x: i >= 0"\n    do:\n'), 6,
      "a quantifier ranges over up to 100,000,000,000,000,001 values"),
 ])

@@ -25,7 +25,6 @@ from verifier.ir.evaluate import (
 )
 from verifier.ir.expr import Var
 from verifier.ir.model import Action, IntType, Modality, Overflow, Type, type_bounds
-from verifier.lang.limits import MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES
 
 __all__ = ["EvalError", "Gap", "Layout", "Slot", "State", "Transition", "actor_of", "choice_values", "evaluate",
            "fire", "holds", "initial_states", "layout", "successors", "transitions"]
@@ -115,6 +114,8 @@ def successors(lay: Layout, state: State) -> list[Transition]:
 def initial_states(lay: Layout) -> list[State]:
     """All initial states, in lexicographic order of the slots left open by `init`; a model error
     past the loader's limits (checked there at the parameters' defaults, here at any values)."""
+    from verifier.lang.limits import MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES  # the loader's package: not for --help
+
     candidates = candidate_count(slot_values(lay))
     if candidates > MAX_INITIAL_CANDIDATES:
         raise EvalError(f"{candidates:,} candidate initial states; at most {MAX_INITIAL_CANDIDATES:,} are tried")
