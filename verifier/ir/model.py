@@ -67,6 +67,15 @@ def type_bounds(t: Type) -> tuple[int, int]:
     return t.bounds()
 
 
+def type_range(t: Type) -> tuple[Expr, Expr]:
+    """A type's range as expressions, parameters left as written (bools 0..1, enums 0..n-1)."""
+    if isinstance(t, BoolType):
+        return Const(0), Const(1)
+    if isinstance(t, EnumType):
+        return Const(0), Const(len(t.values) - 1)
+    return t.lo, t.hi
+
+
 # ---------------------------------------------------------------- declarations
 
 @dataclass(frozen=True)

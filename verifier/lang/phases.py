@@ -13,13 +13,12 @@ from verifier.ir.model import (
     Action,
     ActionKind,
     Assign,
-    BoolType,
     EnumType,
-    IntType,
     Modality,
     Model,
     Phase,
     PhaseEdge,
+    type_range,
 )
 from verifier.lang import once, turn_change
 from verifier.lang.typecheck import BOOL
@@ -176,7 +175,7 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks:
             if leaf in a.phase_names and (a.modality is Modality.MUST or a.once_group):
                 body = a.guard
                 for c in reversed(a.choices):
-                    lo, hi = _domain(c.type)
+                    lo, hi = type_range(c.type)
                     body = Quant(QuantKind.EXISTS, c.name, lo, hi, body)
                 options.append(body)
         return disj(*options)
@@ -351,15 +350,6 @@ def _add_edge(edges: list, edge: tuple) -> None:
                         else edge[4], again | edge[5])
             return
     edges.append(edge)
-
-
-def _domain(t) -> tuple[Expr, Expr]:
-    if isinstance(t, IntType):
-        return t.lo, t.hi
-    if isinstance(t, EnumType):
-        return Const(0), Const(len(t.values) - 1)
-    assert isinstance(t, BoolType)
-    return Const(0), Const(1)
 
 
 def _entry_effects(model: Model, entered: str, ancestors, src: str, on_enter: dict[str, list[Assign]],

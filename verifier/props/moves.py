@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from verifier.ir.expr import App, Const, Expr, Op, Quant, QuantKind, conj, disj, fold, substitute
-from verifier.ir.model import Action, BoolType, EnumType, IntType, Modality, Model, Overflow
+from verifier.ir.model import Action, Modality, Model, Overflow, type_range
 from verifier.semantics import Layout, Transition, successors
 from verifier.trace import Trace, build_trace, replay
 
@@ -43,7 +43,7 @@ def _fireable(model: Model, action: Action, choice: Choice) -> Expr:
     body = conj(action.guard, *(_in_range(model, a.target.name, a.value) for a in action.effects
                                 if model.var(a.target.name).overflow is Overflow.FORBID))
     for c in reversed(action.choices):
-        lo, hi = _domain(c.type)
+        lo, hi = type_range(c.type)
         if c.name in fixed:
             body = conj(_between(fixed[c.name], lo, hi), body)
         else:
@@ -56,17 +56,8 @@ def _between(value: Expr, lo: Expr, hi: Expr) -> Expr:
 
 
 def _in_range(model: Model, name: str, value: Expr) -> Expr:
-    lo, hi = _domain(model.var(name).type)
+    lo, hi = type_range(model.var(name).type)
     return _between(value, lo, hi)
-
-
-def _domain(t) -> tuple[Expr, Expr]:
-    if isinstance(t, IntType):
-        return t.lo, t.hi
-    if isinstance(t, EnumType):
-        return Const(0), Const(len(t.values) - 1)
-    assert isinstance(t, BoolType)
-    return Const(0), Const(1)
 
 
 def the_move(lay: Layout, state, wanted: Sequence[str], choice: Choice) -> Transition | None:
