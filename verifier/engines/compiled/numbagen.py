@@ -558,6 +558,18 @@ def _tag(h, bits):
     return np.int64(h & np.uint64((1 << (32 - bits)) - 1))
 
 
+@njit(types.void(TABLE, types.uint64, types.int64, types.int64), **OPTIONS)
+def _place(table, h, bits, j):
+    # state j, of hash h, into the first free slot from its home (linear probing)
+    size = table.shape[0]
+    p = _home(h, size)
+    while table[p] != 0:
+        p += 1
+        if p == size:
+            p = 0
+    table[p] = (_tag(h, bits) << bits) | (j + 1)
+
+
 @intrinsic
 def _prefetch(typingctx, array, index):
     # a hint to the processor to fetch array[index] into its caches (LLVM's prefetch)
@@ -587,19 +599,13 @@ def fill(keys, n, table, bits):
             _prefetch(table, _home({hash_of_j}, size))
         j = j0
         h = {hash_of_j}
-        p = _home(h, size)
-        while table[p] != 0:
-            p += 1
-            if p == size:
-                p = 0
-        table[p] = (_tag(h, bits) << bits) | (j + 1)
+        _place(table, h, bits, j)
 
 
 @njit(types.void(KEYS, TABLE, types.int64, TABLE, types.int64), **OPTIONS)
 def regrow(keys, part, old_bits, table, bits):
     # the states of a part of the old table (old_bits of index) moved into the new one: the old table is read
     # in order, so the new one is written in (about) order too; the states are fetched ahead
-    size = table.shape[0]
     low = (1 << old_bits) - 1
     ahead = 16
     for k in range(min(part.shape[0], ahead)):
@@ -613,12 +619,7 @@ def regrow(keys, part, old_bits, table, bits):
             continue
         j = (x & low) - 1
         h = {hash_of_j}
-        p = _home(h, size)
-        while table[p] != 0:
-            p += 1
-            if p == size:
-                p = 0
-        table[p] = (_tag(h, bits) << bits) | (j + 1)
+        _place(table, h, bits, j)
 
 
 @njit(types.int64(KEYS, TABLE, types.int64, KEYS, types.int64), **OPTIONS)
