@@ -339,12 +339,10 @@ class ModuleSource:
 
 def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     """The whole module for `lay.model` watching `watches` (see the module docstring)."""
-    model = lay.model
     packing = packing_of(lay)
     state = state_words(packing.words)
     rows = packing.words > 1
     helpers: list[str] = []
-    end = simplify(model.end, lay)
 
     def target(pad, a, label, choice, t):
         stores = "; ".join(f"out[n, {j}] = {t}[{j}]" for j in range(len(state))) if rows else f"out[n] = {t}"
@@ -353,25 +351,9 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     def blocked(pad, *_args):
         return [f"{pad}pass"]
 
-    sink = Sink(target, blocked, blocked)
-    functions: list[str] = []
-    fired: list[tuple[int, Action]] = []
     counter = itertools.count()
-    for a, action in enumerate(model.actions):
-        if action.modality is Modality.MUST_NOT:
-            continue
-        lines = _action_function(lay, a, action, sink, helpers, counter)
-        if lines:
-            functions.append("\n".join(lines))
-            fired.append((a, action))
-    w = NumbaWriter(lay, packing, helpers=helpers)
-    w.counter = counter
-    calls = _calls(w, fired)
-    final = [] if isinstance(end, Const) and not end.value else [f"    if {w.expr(end, {})}:", "        return True"]
+    functions = expand_source(lay, Sink(target, blocked, blocked), helpers, counter)
     read = [f"    {name} = keys[i, {j}]" for j, name in enumerate(state)] if rows else []
-    expand = ["@njit(EXPAND_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(EXPAND_SIGNATURE, **OPTIONS)",
-              "def expand(keys, i, out, acts, count, n):" if rows else "def expand(s, out, acts, count, n):",
-              *read, *final, *calls, "    return False"]
     preds = []
     block = []
     for k, e in enumerate(watches):
@@ -388,12 +370,40 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, OPTIONS, STATES, ROWS, "
             "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, _bad_index, _div, "
             "_mod, _opaque, _rd)\n")
-    text = opaque_literals(without_labels("\n\n".join([head, *helpers, *functions, "\n".join(expand), "\n".join(preds),
+    text = opaque_literals(without_labels("\n\n".join([head, *helpers, *functions, "\n".join(preds),
                                         "\n".join(watch_all)]) + "\n"))
     return ModuleSource(text, max(1, max_firings(lay)), packing.words)
 
 
-def _action_function(lay: Layout, a: int, action: Action, sink: Sink, helpers: list[str],
+def expand_source(lay: Layout, sink: Sink, helpers: list[str], counter: itertools.count) -> list[str]:
+    """The actions' functions `fire_a` and `expand` (see the module docstring), each firing
+    written by `sink` (its `target` appends the successor to `out`); quantifier helpers are
+    added to `helpers`, fresh names drawn from `counter`."""
+    packing = packing_of(lay)
+    state = state_words(packing.words)
+    rows = packing.words > 1
+    end = simplify(lay.model.end, lay)
+    functions: list[str] = []
+    fired: list[tuple[int, Action]] = []
+    for a, action in enumerate(lay.model.actions):
+        if action.modality is Modality.MUST_NOT:
+            continue
+        lines = action_function(lay, a, action, sink, helpers, counter)
+        if lines:
+            functions.append("\n".join(lines))
+            fired.append((a, action))
+    w = NumbaWriter(lay, packing, helpers=helpers)
+    w.counter = counter
+    calls = _calls(w, fired)
+    final = [] if isinstance(end, Const) and not end.value else [f"    if {w.expr(end, {})}:", "        return True"]
+    read = [f"    {name} = keys[i, {j}]" for j, name in enumerate(state)] if rows else []
+    expand = ["@njit(EXPAND_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(EXPAND_SIGNATURE, **OPTIONS)",
+              "def expand(keys, i, out, acts, count, n):" if rows else "def expand(s, out, acts, count, n):",
+              *read, *final, *calls, "    return False"]
+    return [*functions, "\n".join(expand)]
+
+
+def action_function(lay: Layout, a: int, action: Action, sink: Sink, helpers: list[str],
                      counter: itertools.count) -> list[str]:
     """`fire_a(s, out, acts, count, n)` (`s0, s1, ...` for a state of several words): the
     firings of action `a` appended from `n` on; the new `n`. The slots its code reads twice or
