@@ -14,6 +14,7 @@ from verifier.diagnostics import ModelError
 from verifier.lang import load_model
 from verifier.report import trace_view
 from verifier.runner import RunOptions, check_model
+from verifier.trace import Names, expr_words, split_element
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lang"
 MODEL, CLAIMS = FIXTURES / "labels.yaml", FIXTURES / "labels_props.yaml"
@@ -40,7 +41,7 @@ def test_a_trace_reads_in_the_page_words():
     rows = trace_view.rows(trace)
     assert rows[0].label == "declare(d=defend)"
     assert rows[0].changes_text() == "declared mode: attack→defend"
-    assert rows[-1].changes_text() == "cards in hand[0]: 1→3"
+    assert rows[-1].changes_text() == "cards in hand of player 0: 1→3"     # a per-player element: the player's
     start = trace_view.start_text(trace)
     assert "declared mode=attack" in start and "cards in hand=[1,1]" in start and "turns=0" in start
     # what replays keeps the model's names and numbers
@@ -80,7 +81,7 @@ def test_a_gap_finding_names_the_label(tmp_path):
     path.write_text(MODEL.read_text().replace('hand[active] < 3"', 'hand[active] <= 3"'))
     (run,) = check_model(str(path), RunOptions(engine="explicit", properties=None))
     (gap,) = [f for f in run.findings if f.kind == "gap"]
-    assert "would take cards in hand[0] to 4" in gap.message
+    assert "would take cards in hand of player 0 to 4" in gap.message
     assert gap.evidence["slot"] == "hand[0]"          # the evidence keeps the model's name
 
 
@@ -134,4 +135,24 @@ def test_sarif_messages_use_the_names(capsys):
     main(["check", str(MODEL), "-p", str(CLAIMS), "-f", "sarif"])
     out = capsys.readouterr().out
     assert "step 1: declare(d=defend) by player 0" in out and "declared mode: attack -> defend" in out
-    assert "cards in hand[0]: 1 -> 2" in out
+    assert "cards in hand of player 0: 1 -> 2" in out
+
+
+def test_a_labelled_per_player_element_reads_as_the_players():
+    said = Names.of(load_model(str(MODEL)))
+    assert [said.slot(k) for k in ("hand[1]", "hand", "mode", "turns")] == \
+        ["cards in hand of player 1", "cards in hand", "declared mode", "turns"]
+    assert [said.element("hand", i) for i in ("0", "active", "p", "(active + 1) % 2")] == \
+        ["cards in hand of player 0", "cards in hand of the active player", "cards in hand of player p",
+         "cards in hand of player ((active + 1) % 2)"]
+    assert said.element("mode", "p") == "declared mode[p]"              # not per player: its index
+    assert [split_element(said.slot(k)) for k in ("hand[1]", "mode", "turns[2]")] == \
+        [("cards in hand", "1"), None, ("turns", "2")]
+    # a label on an array indexed by anything but the players keeps the index (`per: 0..3`, an enum)
+    assert Names(labels=(("pile", "draw pile"),)).slot("pile[2]") == "draw pile[2]"
+
+
+def test_a_guard_quotes_a_per_player_element_as_the_players():
+    model = load_model(str(MODEL))
+    draw = model.action("draw")
+    assert "cards in hand of the active player < 3" in expr_words(model, draw.guard)

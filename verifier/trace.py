@@ -1,6 +1,7 @@
 """Traces: sequences of steps from an initial state, possibly ending in a loop (a lasso)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -9,6 +10,19 @@ from verifier.ir.expr import Const, Expr, pretty
 from verifier.ir.model import BoolType, EnumType, IntType, Model
 
 Value = int
+PLAYER_OF = " of player "      # a labelled per-player element: `cards in hand of player 0`
+ACTIVE_WORD = "active"
+_ATOM = re.compile(r"\w+")
+
+
+def split_element(shown: str) -> tuple[str, str] | None:
+    """A slot as `Names.slot` shows it, split into its variable's shown name and the element's index
+    (`hand[0]` and `cards in hand of player 0` both give their index "0"); None for a scalar."""
+    base, of, player = shown.rpartition(PLAYER_OF)
+    if of and player.isdigit():
+        return base, player
+    base, bracket, index = shown.partition("[")
+    return (base, index.rstrip("]")) if bracket else None
 
 
 @dataclass(frozen=True)
@@ -21,13 +35,15 @@ class Names:
 
     labels: tuple[tuple[str, str], ...] = ()                       # variable -> its label
     values: tuple[tuple[str, int, tuple[str, ...]], ...] = ()      # variable -> (its least value, the names)
+    per_player: tuple[str, ...] = ()       # the labelled variables indexed by player (`per: player`)
 
     @staticmethod
     def of(model: Model) -> Names:
         labels = tuple((v.name, v.label) for v in model.variables if v.label)
         values = tuple((v.name, v.type.lo.value, v.value_names) for v in model.variables
                        if v.value_names and isinstance(v.type, IntType) and isinstance(v.type.lo, Const))
-        return Names(labels, values)
+        per_player = tuple(v.name for v in model.variables if v.label and v.by_player)
+        return Names(labels, values, per_player)
 
     def __bool__(self) -> bool:
         return bool(self.labels or self.values)
@@ -41,9 +57,23 @@ class Names:
         return {var: (lo, names) for var, lo, names in self.values}
 
     def slot(self, key: str) -> str:
-        """`hand[0]` as people read it: the variable's label in place of its name (`cards in hand[0]`)."""
+        """`hand[0]` as people read it: the variable's label in place of its name, a labelled per-player
+        element as the player's (`cards in hand of player 0`), any other element by its index
+        (`cards in hand[0]` for `per: 0..3`)."""
         base, bracket, rest = key.partition("[")
+        if bracket and base in self.per_player and rest.endswith("]") and rest[:-1].isdigit():
+            return self.element(base, rest[:-1])
         return self._label_of.get(base, base) + bracket + rest
+
+    def element(self, var: str, index: str) -> str:
+        """`var[index]` as people read it, `index` written out (`0`, `active`, `p`, `t + 1`): a labelled
+        per-player variable's element as the player's (`cards in hand of the active player`)."""
+        shown = self._label_of.get(var, var)
+        if var not in self.per_player:
+            return f"{shown}[{index}]"
+        if index == ACTIVE_WORD:
+            return f"{shown} of the active player"
+        return f"{shown}{PLAYER_OF}{index if _ATOM.fullmatch(index) else f'({index})'}"
 
     def value_names(self, var: str) -> tuple[int, tuple[str, ...]] | None:
         """The least value of `var`'s range and the names of its values, or None where they have none."""

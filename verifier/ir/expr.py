@@ -298,6 +298,9 @@ class Words(Protocol):
     def slot(self, key: str) -> str:
         """A variable's name as people read it (its `label:`)."""
 
+    def element(self, var: str, index: str) -> str:
+        """An array's element as people read it, its index written out (`cards in hand of player p`)."""
+
     def value_names(self, var: str) -> tuple[int, tuple[str, ...]] | None:
         """The least value of `var`'s int range and the names of its values (`values:`), or None."""
 
@@ -318,7 +321,8 @@ def pretty(e: Expr, enum_names: Callable[[str, int], str] | None = None, words: 
         case Param() | Local():
             return e.name
         case Index():
-            return f"{words.slot(e.name) if words is not None else e.name}[{pretty(e.index, enum_names, words)}]"
+            index = pretty(e.index, enum_names, words)
+            return words.element(e.name, index) if words is not None else f"{e.name}[{index}]"
         case Quant():
             dom = f"{pretty(e.lo, enum_names, words)}..{pretty(e.hi, enum_names, words)}"
             body = pretty(e.body, enum_names, words)

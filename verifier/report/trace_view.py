@@ -19,7 +19,7 @@ from typing import Any
 
 from verifier.ir.expr import state_vars
 from verifier.ir.props import PREV_MARK, Property, StepInvariant
-from verifier.trace import Step, Trace
+from verifier.trace import Step, Trace, split_element
 
 SECTION_CHARS = 40          # a rule without a ':' is referred to by its first characters
 
@@ -185,8 +185,8 @@ def compact_items(state: Sequence[tuple[str, Any]]) -> list[str]:
     scalars = {name for name, _ in state}
     grouped: dict[str, list[tuple[str, Any]]] = {}
     for name, value in state:
-        base, bracket, index = name.partition("[")
-        grouped.setdefault(base if bracket else name, []).append((index.rstrip("]"), value))
+        base, index = split_element(name) or (name, "")
+        grouped.setdefault(base, []).append((index, value))
     items: list[str] = []
     flags: dict[bool, list[str]] = {False: [], True: []}
     for name, pairs in grouped.items():
