@@ -1,5 +1,6 @@
-"""The default --timeout of check, lint, report and diff: a plain command ends with an answer
-(what the default budget leaves open is UNKNOWN, exit 3), and 'none' lifts it."""
+"""The default deadline of check, lint, report and diff (600 s of CPU when no --timeout is given): a
+plain command ends with an answer (what the default budget leaves open is UNKNOWN, exit 3), and
+'none' lifts it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import build_parser, config, main
-from verifier.cli.common import DEFAULT_TIMEOUT, run_options
+from verifier.cli.common import DEFAULT_TIMEOUT, is_default_deadline, run_backstop, run_options
 
 MINI = Path(__file__).parent / "fixtures" / "core" / "mini.yaml"
 PROPS = MINI.with_name("mini_props.yaml")
@@ -17,9 +18,9 @@ PROPS = MINI.with_name("mini_props.yaml")
 def test_whole_run_commands_have_a_default_deadline(command):
     extra = [str(MINI)] if command == "diff" else []
     args = build_parser().parse_args([command, str(MINI), *extra])
-    assert args.timeout == DEFAULT_TIMEOUT
+    assert args.timeout == DEFAULT_TIMEOUT and is_default_deadline(args.timeout)
     budget = run_options(args).budget
-    assert budget.backstop is not None and budget.backstop.owner == f"the default deadline ({DEFAULT_TIMEOUT:g} s)"
+    assert budget.backstop is not None and budget.backstop.owner == f"the default CPU budget of {DEFAULT_TIMEOUT:g} s"
 
 
 def test_none_lifts_the_default():
@@ -47,7 +48,8 @@ def test_the_config_can_lift_or_set_it(tmp_path, monkeypatch):
         project.write_text(f'[project]\nname = "g"\n[tool.turnproof]\ntimeout = {value}\n', encoding="utf-8")
         parser = build_parser()
         config.apply(config.load(config.find(Path.cwd())), parser)
-        assert parser.parse_args(["check", str(MINI)]).timeout == expected
+        args = parser.parse_args(["check", str(MINI)])
+        assert args.timeout == expected and not is_default_deadline(args.timeout)   # the project's: wall clock
 
 
 def test_help_teaches_the_default(capsys):
@@ -61,17 +63,19 @@ def test_progress_shows_what_is_left_of_the_timeout(capsys):
     from verifier.cli.common import Progress
     from verifier.engines.base import ProgressInfo
 
-    for timeout, words in ((DEFAULT_TIMEOUT, f"{DEFAULT_TIMEOUT:.0f} s of the --timeout left"), (None, "")):
-        line = Progress(quiet=False, timeout=timeout)
+    for timeout, words in (([], "s of the default CPU budget left"), (["--timeout", "90"], "s of the --timeout left"),
+                           (["--timeout", "none"], "")):
+        args = build_parser().parse_args(["check", str(MINI), *timeout])
+        line = Progress(quiet=False, backstop=run_backstop(args))
         line.enabled = True                       # as on a terminal
         line(ProgressInfo(states=12_345, depth=7, elapsed=2.0))
         err = capsys.readouterr().err
         assert "12,345 states  depth 7" in err and words in err
-        assert ("--timeout" in err) == (timeout is not None)
+        assert (" left)" in err) == bool(words)
 
 
 @pytest.mark.parametrize(("extra", "words"), [
-    ([], f"the backstop: --timeout {DEFAULT_TIMEOUT:g} s, the default deadline)"),
+    ([], f"the backstop: the default CPU budget of {DEFAULT_TIMEOUT:g} s)"),
     (["--timeout", "none"], "the backstop: no --timeout)")])
 def test_a_run_the_budget_left_open_says_which_limit_and_how_to_give_it_more(extra, words, capsys):
     few_states = ["--engine", "explicit", "--max-states", "3"]

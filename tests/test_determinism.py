@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,7 +26,7 @@ from verifier.diffing.changes import ModelDiff
 from verifier.diffing.compare import compare_checks
 from verifier.diffing.versions import Version
 from verifier.report.json_out import runs_json
-from verifier.resources import DEFAULT_DEADLINE, Backstop, Budget
+from verifier.resources import Backstop, Budget, CpuDeadlineClock, signals
 from verifier.runner import RunOptions, check_model
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs os.sched_setaffinity (Linux)")
@@ -78,11 +79,13 @@ def _game(game: str):
 @pytest.mark.parametrize("game", [_game(g) for g in GAMES])
 def test_a_starved_check_gives_the_same_json_and_the_gate_finds_no_change(game):
     """The check starved as the command runs it: under the default deadline, its engines looking at
-    the machine's clock (far from reached), each reading in a forked child."""
+    the CPU seconds of the run and its workers (far from reached), each reading in a forked child."""
     quiet = runs_of(game)
     with starved(), pytest.MonkeyPatch.context() as patch:
         patch.setattr(runner, "free_cpus", lambda: 1)       # as `runs_of`: the analyses after the claims
-        budget = Budget(backstop=Backstop.after(DEFAULT_TIMEOUT, DEFAULT_DEADLINE))
+        clock = CpuDeadlineClock.started(time.monotonic(), from_process_start=False)
+        budget = Budget(backstop=Backstop.default_deadline(signals.engines_stop(DEFAULT_TIMEOUT, 0.0), DEFAULT_TIMEOUT,
+                                                           clock))
         loaded = check_model(model_path(game), RunOptions(budget=budget))
     assert differences(untimed(runs_json(quiet)), untimed(runs_json(loaded))) == []
     version = Version(model_path(game), model_path(game))

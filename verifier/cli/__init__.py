@@ -11,14 +11,31 @@ import os
 import pkgutil
 import sys
 import traceback
+from contextlib import nullcontext
 from pathlib import Path
 
 from verifier import __version__
 from verifier.cli import config
-from verifier.cli.common import EXIT_BUG, EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_UNKNOWN
+from verifier.cli.common import (
+    EXIT_BUG,
+    EXIT_CODES_HELP,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_UNKNOWN,
+    is_default_deadline,
+    run_backstop,
+)
 from verifier.diagnostics import TurnproofError
 from verifier.resources import memory, signals
-from verifier.resources.signals import OutOfTime, Terminated, hard_deadline, terminate_on_sigterm, was_terminated
+from verifier.resources.signals import (
+    OutOfTime,
+    Terminated,
+    cpu_deadline,
+    hard_deadline,
+    terminate_on_sigterm,
+    was_terminated,
+)
 
 DESCRIPTION = """\
 turnproof checks the turn structure of a card or tabletop game.
@@ -66,7 +83,9 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
     """Run one subcommand; every way out is an exit code (see EXIT_CODES_HELP), never a traceback
     unless --debug (or TURNPROOF_DEBUG=1) asks for one. `started`: when the run began on
     `time.monotonic()`'s clock (the process's start from `__main__`; default now), from which
-    --timeout counts."""
+    --timeout counts (and the default deadline's CPU seconds: from the process's start where
+    `started` is given, else from now)."""
+    from_process_start = started is not None
     started = signals.now() if started is None else started
     parser = build_parser()
     try:
@@ -81,8 +100,10 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
         importlib.import_module(module)
     debug = args.debug or os.environ.get("TURNPROOF_DEBUG") == "1"
     backstop = args.timeout if args.handler.__module__.rsplit(".", 1)[-1] in WHOLE_RUN_TIMEOUT else None
-    args.started = started
-    with terminate_on_sigterm(), hard_deadline(backstop, started), memory.watching(getattr(args, "max_memory", None)):
+    in_cpu = backstop is not None and is_default_deadline(backstop)     # else wall clock, as the user asked
+    with terminate_on_sigterm(), (cpu_deadline(started, from_process_start) if in_cpu else nullcontext(started)) \
+            as started, hard_deadline(backstop, started), memory.watching(getattr(args, "max_memory", None)):
+        args.started = started
         try:
             code = args.handler(args)
             if was_terminated():            # a Terminated that something swallowed: still a terminated run
@@ -102,7 +123,9 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
         except OutOfTime:
             if debug:
                 traceback.print_exc()
-            print(f"UNKNOWN: the --timeout of {args.timeout:g} s ran out before the run could finish; nothing "
+            cut = run_backstop(args)
+            what = f"the --timeout of {args.timeout:g} s" if cut is None or cut.hang is None else cut.cut_by()
+            print(f"UNKNOWN: {what} ran out before the run could finish; nothing "
                   "was decided (give a larger --timeout, or --timeout none for no limit)", file=sys.stderr)
             return EXIT_UNKNOWN
         except Terminated:

@@ -19,6 +19,7 @@ from verifier.cli.common import (
     budget_note,
     exit_code,
     gate_config,
+    run_backstop,
     run_options,
     warnings_note,
     write_output,
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(Diagnostic("--update-baseline needs --baseline FILE", hint="e.g. --baseline baselines/"))
     if args.baseline:
         baseline.preflight(args.baseline, args.model, args.update_baseline)
-    progress = Progress(args.quiet, args.timeout)
+    progress = Progress(args.quiet, run_backstop(args))
     try:
         runs = accepting_bounded(check_model(args.model, run_options(args, consistency=not args.no_consistency),
                                              progress), depth)

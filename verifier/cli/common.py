@@ -12,6 +12,7 @@ from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.engines.names import ENGINES, REDUCTIONS, STORES
 from verifier.files import write_atomic
 from verifier.portfolio.stores import COMPILE_STATES, SWITCH_STATES
+from verifier.resources.clock import HANG_FACTOR
 
 if TYPE_CHECKING:                  # the subcommands import what they run when they run (a fast --help)
     from verifier.engines.base import ProgressInfo
@@ -30,7 +31,20 @@ EXIT_TERMINATED = 143    # SIGTERM
 
 EXIT_BUG_HELP = "  4  internal error: a bug in turnproof, not in your files (--debug shows the traceback)"
 
-DEFAULT_TIMEOUT = 600.0  # seconds: check, lint, report and diff end within it unless --timeout says otherwise
+
+
+class DefaultDeadline(float):
+    """--timeout's value where neither the command line nor [tool.turnproof] gave one: the default
+    deadline, counted in CPU seconds of the run and its workers (an explicit --timeout, even of the
+    same number, is wall clock)."""
+
+
+DEFAULT_TIMEOUT = DefaultDeadline(600.0)  # CPU seconds: check, lint, report, diff... end within it without --timeout
+
+
+def is_default_deadline(timeout: float | None) -> bool:
+    """Whether `timeout` is the default deadline (CPU seconds), not a --timeout somebody gave."""
+    return isinstance(timeout, DefaultDeadline)
 
 
 def seconds(text: str) -> float | None:
@@ -74,12 +88,14 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
                    help="Z3 resource units (its `rlimit`) each claim's proof may spend (default: 120,000,000, "
                         "about a minute of one core); counted by Z3, so the same on every machine at any load")
     p.add_argument("--timeout", type=seconds, metavar="S", default=timeout,
-                   help="the backstop: the whole run ends within S seconds (and a tenth more plus one second, "
-                        "counted from its start) whatever is left; what it cuts is UNKNOWN and the run says so "
-                        "(exit 3). The effort itself is counted in states, "
+                   help="the backstop: the whole run ends within S seconds of wall clock (and a tenth more plus "
+                        "one second, counted from its start) whatever is left; what it cuts is UNKNOWN and the run "
+                        "says so (exit 3). The effort itself is counted in states, "
                         "depth and Z3 units, never in seconds, so a run the backstop does not cut gives the "
                         "same answers on every machine. " + (
-                            f"Default: {timeout:g} s (the default deadline); 'none': no limit"
+                            f"Default: {timeout:g} s of CPU (the default deadline: the CPU seconds of the run and "
+                            "its workers, so a loaded machine does not cut it, with a wall-clock limit "
+                            f"{HANG_FACTOR:g} times as long against hangs only); 'none': no limit"
                             if timeout is not None else "Default: none (no limit)"))
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the whole run may use, forked workers included (default: 70%% of what the "
@@ -134,7 +150,8 @@ def add_budget_options(p: argparse.ArgumentParser, timeout_help: str = "the whol
     """--timeout (default DEFAULT_TIMEOUT, the backstop `cli.main` arms) and --max-memory for a command
     without the model options: every command runs under one budget."""
     p.add_argument("--timeout", type=seconds, metavar="S", default=DEFAULT_TIMEOUT,
-                   help=f"{timeout_help}. Default: {DEFAULT_TIMEOUT:g} s; 'none': no limit")
+                   help=f"{timeout_help}. Default: {DEFAULT_TIMEOUT:g} s of CPU (the default deadline; a wall-clock "
+                        f"limit {HANG_FACTOR:g} times as long against hangs only); 'none': no limit")
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the command may use (default: 70%% of what the cgroup, ulimit or machine "
                         "allows); past it the command ends UNKNOWN (exit 3)")
@@ -194,14 +211,26 @@ def concrete_model(path: str, params: dict[str, int | None], variant: str | None
 def run_backstop(args: argparse.Namespace) -> Backstop | None:
     """The engines' backstop: a little before --timeout after the run started (`signals.engines_stop`:
     the rest is for writing; `cli.main` sets `args.started`), on the run's clock (the one
-    `resources.signals` rings its alarm by)."""
-    from verifier.resources import DEFAULT_DEADLINE, Backstop, signals
+    `resources.signals` rings its alarm by: wall clock for --timeout, CPU seconds for the default
+    deadline)."""
+    from verifier.resources import Backstop, signals
 
     if args.timeout is None:
         return None
-    owner = "--timeout" if args.timeout != DEFAULT_TIMEOUT else DEFAULT_DEADLINE
     started = getattr(args, "started", signals.now())
-    return Backstop(signals.engines_stop(args.timeout, started), f"{owner} ({args.timeout:g} s)", signals.clock())
+    at = signals.engines_stop(args.timeout, started)
+    if is_default_deadline(args.timeout):
+        return Backstop.default_deadline(at, args.timeout, signals.clock())
+    return Backstop(at, f"--timeout ({args.timeout:g} s)", signals.clock())
+
+
+def deadline_words(timeout: float | None) -> str:
+    """The run's backstop, in the words a user reads."""
+    from verifier.resources import default_cpu_owner
+
+    if timeout is None:
+        return "no --timeout"
+    return default_cpu_owner(timeout) if is_default_deadline(timeout) else f"--timeout {timeout:g} s"
 
 
 def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOptions:
@@ -293,10 +322,10 @@ def budget_note(runs: Sequence[ModelRun], timeout: float | None) -> str:
     stops = sorted({r.stop.owner for run in runs for r in run.results if r.verdict is Verdict.UNKNOWN
                     and r.stop is not None and r.stop.kind.is_budget})
     by = f"stopped by {', '.join(stops)}" if stops else "each reason says what stopped it"
-    backstop = "no --timeout" if timeout is None else \
-        f"--timeout {timeout:g} s{', the default deadline' if timeout == DEFAULT_TIMEOUT else ''}"
-    return note + (f"{what} left UNKNOWN ({by}; the backstop: {backstop}): a larger --max-states or --rlimit "
-                   "gives the searches and Z3 more, a larger --timeout or --max-memory the run\n")
+    run = "--timeout S (wall clock; 'none': no limit) or a larger --max-memory" if is_default_deadline(timeout) \
+        else "a larger --timeout or --max-memory"
+    return note + (f"{what} left UNKNOWN ({by}; the backstop: {deadline_words(timeout)}): a larger --max-states or "
+                   f"--rlimit gives the searches and Z3 more, {run} the run\n")
 
 
 def add_gate_options(p: argparse.ArgumentParser) -> None:
@@ -360,21 +389,26 @@ class StatusLine:
             sys.stderr.flush()
 
 
+def _progress_name(backstop: Backstop) -> str:
+    return "the default CPU budget" if backstop.hang is not None else "the --timeout"
+
+
 class Progress(StatusLine):
-    """States, depth and rate of a search, and what is left of the run's --timeout."""
+    """States, depth and rate of a search, and what is left of the run's backstop."""
 
     CLEAR_WIDTH = 110
 
-    def __init__(self, quiet: bool, timeout: float | None = None):
+    def __init__(self, quiet: bool, backstop: Backstop | None = None):
         super().__init__(quiet)
         self._last = 0.0
-        self._end = None if timeout is None else time.monotonic() + timeout
+        self._backstop = backstop
 
     def __call__(self, info: ProgressInfo) -> None:
         now = time.monotonic()
         if not self.enabled or now - self._last < 0.2:
             return
         self._last = now
-        left = "" if self._end is None else f"  ({max(0.0, self._end - now):.0f} s of the --timeout left)"
+        left = "" if self._backstop is None else \
+            f"  ({self._backstop.left():.0f} s of {_progress_name(self._backstop)} left)"
         self.show(f"  {info.states:,} states  depth {info.depth}  {info.rate:,.0f} states/s  {info.elapsed:.1f} s"
                   f"{left}   ")

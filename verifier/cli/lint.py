@@ -19,6 +19,7 @@ from verifier.cli.common import (
     add_model_options,
     add_output_options,
     budget_note,
+    run_backstop,
     run_options,
     warnings_note,
     write_output,
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from verifier.report.sarif import runs_sarif
     from verifier.runner import check_model
 
-    progress = Progress(args.quiet, args.timeout)
+    progress = Progress(args.quiet, run_backstop(args))
     options = replace(run_options(args, consistency=True), use_properties=False)
     try:
         runs = check_model(args.model, options, progress)

@@ -17,13 +17,14 @@ from verifier.cli.common import (
     budget_note,
     exit_code,
     left_unknown,
+    run_backstop,
     run_options,
     warnings_note,
 )
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, TurnproofError, UsageError, printable
 from verifier.report.diagrams import SMALL_GRAPH_LIMIT, WHOLE_GRAPH_LIMIT
-from verifier.resources.signals import OutOfTime, after_cut, past_deadline
+from verifier.resources.signals import OutOfTime, after_cut, deadline_name, past_deadline
 
 if TYPE_CHECKING:                  # imported where they run (a fast --help)
     from verifier.ir.model import Model
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     _check_names(args.models, options.params)      # before minutes of checking: two pages of one name
     all_runs = []
     for path in args.models:                       # every model is checked before anything is written
-        progress = Progress(args.quiet, args.timeout)
+        progress = Progress(args.quiet, run_backstop(args))
         try:
             all_runs.append(accepting_bounded(check_model(path, options, progress), depth))
         finally:
@@ -189,9 +190,9 @@ def _state_graph(model, args: argparse.Namespace):
     from verifier.stategraph import game_graph
 
     if past_deadline():
-        return "Not drawn: the --timeout had passed."
+        return f"Not drawn: {deadline_name()} had passed."
     try:
         return game_graph(model, args.graph_limit, args.graph_states)
     except OutOfTime:
         after_cut()
-        return "Not drawn: the --timeout passed while its states were explored."
+        return f"Not drawn: {deadline_name()} passed while its states were explored."

@@ -164,7 +164,7 @@ def _check_mutant(mutant: Mutant, path: str, options: RunOptions, claims: tuple[
         return Outcome(mutant, status, reason, time.perf_counter() - start)
 
     if backstop is not None and backstop.expired():
-        return outcome("unknown", "not checked: the --timeout ran out first")
+        return outcome("unknown", f"not checked: {backstop.cut_by()} ran out first")
     if _digest(path) != as_loaded:     # each mutant is the file read again: it must be the file the run began with
         raise UsageError(Diagnostic(f"{path} changed while mutate ran", hint="run mutate again on the file as it is now"))
     try:

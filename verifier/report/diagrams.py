@@ -34,7 +34,7 @@ from verifier.ir.expr import TRUE
 from verifier.ir.model import PHASE_VAR, Action, ActionKind, Modality, Model, Phase, PhaseEdge
 from verifier.report import trace_view
 from verifier.report.phase_actions import actions_by_phase
-from verifier.resources.signals import past_deadline
+from verifier.resources.signals import deadline_name, past_deadline
 from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
 from verifier.trace import Names, Trace, expr_words
 
@@ -503,7 +503,7 @@ def render_svg(dot: str) -> str:
     its C code) and has no clock, so a layout that fails or takes too long costs its diagram (a
     note in its place, the DOT source kept), never the run."""
     if past_deadline():
-        return _note_svg("Not laid out: the --timeout had passed; the DOT source is beside the page.")
+        return _note_svg(f"Not laid out: {deadline_name()} had passed; the DOT source is beside the page.")
     if "fork" not in multiprocessing.get_all_start_methods():
         return _layout(dot)
     context = multiprocessing.get_context("fork")

@@ -1,9 +1,15 @@
-"""The clocks the run's backstop reads: the machine's monotonic clock, or one a test moves by hand."""
+"""The clocks the run's backstop reads: the machine's monotonic clock, the CPU seconds of a run and
+every process it started (`TreeCpuClock`), the default deadline's clock made of the two
+(`CpuDeadlineClock`), or clocks a test moves by hand."""
 from __future__ import annotations
 
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
+
+HANG_FACTOR = 4.0      # the default deadline's wall-clock limit against hangs: this many times its CPU seconds
+SAMPLE_SECONDS = 0.5   # a `TreeCpuClock` reads /proc at most this often (wall clock) in each process
 
 
 class Clock(Protocol):
@@ -32,3 +38,121 @@ class ManualClock:
     def advance(self, seconds: float) -> None:
         assert seconds >= 0, "a clock does not go back"
         self.at += seconds
+
+
+@dataclass
+class TreeCpuClock:
+    """CPU seconds (user and system) of the process `root` and of every process it started, at any
+    depth, running or ended: each running process's own times from /proc/<pid>/stat, plus the times
+    of the processes it has reaped (the kernel adds a reaped child's times, and those of the children
+    it reaped, to its parent's `cutime`/`cstime`). Read the same from any process of the run (a forked
+    worker reads its root's tree), so every process counts against one total. Where /proc is missing,
+    this process's own times and its reaped children's (`os.times`), which leaves out running workers.
+
+    /proc is read at most every SAMPLE_SECONDS in each process (the engines look at the backstop
+    every few hundred states); a child reaped between two reads can be missed for one sample, never
+    counted twice (a parent's times are read before the list of its children)."""
+
+    root: int = field(default_factory=os.getpid)
+    _sampled: float = field(default=float("-inf"), repr=False, compare=False)
+    _seconds: float = field(default=0.0, repr=False, compare=False)
+
+    def now(self) -> float:
+        wall = time.monotonic()
+        if wall - self._sampled >= SAMPLE_SECONDS:
+            ticks = tree_ticks(self.root)
+            seconds = own_times() if ticks is None else ticks / CLOCK_TICKS
+            self._sampled, self._seconds = wall, max(self._seconds, seconds)   # a missed child does not turn it back
+        return self._seconds
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def own_times() -> float:
+    """This process's CPU seconds and those of the children it has reaped."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def tree_ticks(root: int) -> int | None:
+    """Clock ticks of `root` and its descendants (see `TreeCpuClock`); None where /proc cannot say."""
+    own = _stat(root)
+    if own is None:
+        return None
+    total, _parent = own
+    children = _children_map()
+    todo = list(children.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        stat = _stat(pid)
+        if stat is not None:
+            total += stat[0]
+            todo += children.get(pid, ())
+    return total
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(utime + stime + cutime + cstime, parent pid) of `pid`, or None where it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]), int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _children_map() -> dict[int, list[int]]:
+    """Parent pid -> the pids of its running (or not yet reaped) children, from /proc."""
+    out: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    parent = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            out.setdefault(parent, []).append(int(name))
+    return out
+
+
+@dataclass
+class CpuDeadlineClock:
+    """The default deadline's clock: the CPU seconds the run has spent (`cpu`, from `cpu_origin`), or,
+    where it is further on, the wall-clock seconds since `wall_origin` divided by `hang_factor`. A run
+    is cut when it has computed for as long as its budget, however much of the machine it got; one that
+    waits instead of computing (a hang) is cut at `hang_factor` times the budget in wall clock."""
+
+    cpu: Clock
+    wall: Clock
+    cpu_origin: float
+    wall_origin: float
+    hang_factor: float = HANG_FACTOR
+
+    @classmethod
+    def started(cls, wall_origin: float, from_process_start: bool) -> CpuDeadlineClock:
+        """The run's clock from `wall_origin` (on `time.monotonic()`); its CPU counted from the
+        process's start where the run is the whole process, else from now."""
+        cpu = TreeCpuClock()
+        return cls(cpu, MonotonicClock(), 0.0 if from_process_start else cpu.now(), wall_origin)
+
+    def now(self) -> float:
+        return max(self.cpu_seconds(), self.wall_seconds() / self.hang_factor)
+
+    def cpu_seconds(self) -> float:
+        return self.cpu.now() - self.cpu_origin
+
+    def wall_seconds(self) -> float:
+        return self.wall.now() - self.wall_origin
+
+    def hung(self) -> bool:
+        """Whether the wall clock is the further on of the two (a run that waits more than it computes)."""
+        return self.wall_seconds() / self.hang_factor > self.cpu_seconds()
+
+    def real(self) -> bool:
+        """Whether it reads the machine's clocks (else a test moves both by hand)."""
+        return isinstance(self.wall, MonotonicClock)

@@ -14,6 +14,13 @@ The backstop keeps one promise: the run ends within --timeout plus a tenth of it
 - at --timeout and WRITING of the allowance, the writing itself is cut and the run ends with
   nothing decided.
 
+The default deadline (no --timeout given) keeps the same steps on another clock (`cpu_deadline`):
+the CPU seconds of the run and every process it started (`clock.CpuDeadlineClock`), so that whether
+a run ends inside it depends on the machine's speed, never on its load; with a wall-clock limit
+against hangs only, HANG_FACTOR times as long. A watchdog thread in each process reads that clock
+every POLL_SECONDS and rings the alarm (SIGALRM) when a step is due. An explicit --timeout stays
+wall clock (a timer rings the alarm), as the user asked.
+
 A signal handler runs between two bytecodes of the main thread, never inside a call into C: where
 the main thread waits in Z3 (a solver call may run for all its resource units), a watchdog thread
 interrupts Z3 at the cut (`z3.Context.interrupt`) and again every INTERRUPT_EVERY seconds, so that
@@ -34,7 +41,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-from verifier.resources.clock import Clock, MonotonicClock
+from verifier.resources.clock import Clock, CpuDeadlineClock, MonotonicClock
 
 RESERVE = 0.05          # share of the timeout left, once the engines stop, for writing what they decided
 HANDOVER = 0.3          # share of the allowance the parent gives its workers to hand over what they decided
@@ -43,6 +50,7 @@ DEFER_SHARE = 0.1       # share of the allowance an OutOfTime may wait for the r
 DEFER_MOST = 2.0        # ... at most this many seconds (and this long inside Z3's wrapper, which is interrupted)
 DEFER_SECONDS = 0.05    # between two looks
 INTERRUPT_EVERY = 0.05  # seconds between two interrupts of Z3 once the cut is due
+POLL_SECONDS = 0.5      # between two looks of the default deadline's watchdog at the run's CPU seconds
 PACKAGE = (str(Path(__file__).parent.parent), str(Path(__file__).resolve().parent.parent))   # as imported, resolved
 
 
@@ -142,15 +150,24 @@ _state = _State()
 
 class _Interrupter(threading.Thread):
     """Interrupts Z3 from `at` on, every INTERRUPT_EVERY seconds, until stopped: the signal handler
-    cannot run while the main thread is inside a solver call."""
+    cannot run while the main thread is inside a solver call. On the default deadline's clock, which
+    no timer follows, it looks at the clock every POLL_SECONDS and rings the alarm itself at `at`."""
 
-    def __init__(self, at: float):
+    def __init__(self, at: float, rings: bool = False):
         super().__init__(daemon=True, name="turnproof-backstop")
         self.at = at
+        self.rings = rings
         self.stopped = threading.Event()
+        self.main = threading.main_thread().ident
 
     def run(self) -> None:
-        if self.stopped.wait(max(0.0, self.at - time.monotonic())):
+        if self.rings:
+            while now() < self.at:
+                if self.stopped.wait(POLL_SECONDS):
+                    return
+            if self.main is not None:
+                signal.pthread_kill(self.main, signal.SIGALRM)
+        elif self.stopped.wait(max(0.0, self.at - time.monotonic())):
             return
         while True:
             interrupt_z3()
@@ -178,6 +195,23 @@ def clock() -> Clock:
 
 
 @contextmanager
+def cpu_deadline(started: float, from_process_start: bool) -> Iterator[float]:
+    """Within the block the run's clock is the default deadline's (`CpuDeadlineClock`: the CPU
+    seconds of the run and its workers, or its wall-clock seconds since `started`, on
+    `time.monotonic()`'s clock, divided by HANG_FACTOR); yields when the run started on it. A clock a
+    test gave `run_clock` is kept (and the start read on it)."""
+    if not isinstance(_state.clock, MonotonicClock):
+        yield now()
+        return
+    previous = _state.clock
+    _state.clock = CpuDeadlineClock.started(started, from_process_start)
+    try:
+        yield 0.0
+    finally:
+        _state.clock = previous
+
+
+@contextmanager
 def run_clock(moved: Clock) -> Iterator[None]:
     """Within the block the backstop reads `moved`, a clock a test moves by hand, and arms no timer:
     the test rings the alarm itself (`fire`) once it has moved the clock past the cut."""
@@ -193,10 +227,11 @@ def _arm(at: float) -> None:
     """The next OutOfTime at `at` (SIGALRM), and Z3 interrupted from then on."""
     _state.due = at
     _stop_interrupter()
-    if not _timed():
+    if _timed():
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, at - time.monotonic()))
+    elif not _polled():
         return
-    signal.setitimer(signal.ITIMER_REAL, max(0.001, at - time.monotonic()))
-    _state.interrupter = _Interrupter(at)
+    _state.interrupter = _Interrupter(at, rings=_polled())
     _state.interrupter.start()
 
 
@@ -212,7 +247,7 @@ def fire(frame: FrameType | None) -> None:
     assert _state.alarm is not None, "the backstop is armed"
     wait = DEFER_MOST if _in_z3(frame) else _state.alarm.defer     # Z3 is interrupted meanwhile: it returns soon
     if not safe_to_raise(frame) and now() < _state.due + wait:
-        if _timed():
+        if _timed() or _polled():
             signal.setitimer(signal.ITIMER_REAL, DEFER_SECONDS)
         return
     raise OutOfTime()
@@ -227,6 +262,12 @@ def _in_z3(frame: FrameType | None) -> bool:
 def _timed() -> bool:
     """Whether the backstop keeps to the machine's clock (a timer rings it), not to one a test moves."""
     return isinstance(_state.clock, MonotonicClock)
+
+
+def _polled() -> bool:
+    """Whether the backstop keeps to the default deadline's clock on the machine (its watchdog
+    thread rings it), not to one a test moves."""
+    return isinstance(_state.clock, CpuDeadlineClock) and _state.clock.real()
 
 
 def _on_alarm(_signum, frame) -> None:
@@ -261,6 +302,11 @@ def engines_stop(seconds: float, started: float) -> float:
     """When the engines' `Backstop` of a run given `seconds` (--timeout) that started at `started`
     expires: the rest of the timeout is for writing what they decided."""
     return Alarm.after(seconds, started).timeout_at
+
+
+def deadline_name() -> str:
+    """The run's backstop in a user's words: the default deadline where the run keeps to its clock."""
+    return "the default deadline" if isinstance(_state.clock, CpuDeadlineClock) else "the --timeout"
 
 
 def past_deadline() -> bool:

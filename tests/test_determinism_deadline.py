@@ -1,0 +1,183 @@
+"""The default deadline counts CPU seconds (issue #25): a run given no --timeout is cut when it and its
+workers have computed for 600 s, however much of the machine they got, or, against hangs only, at four
+times that in wall clock; each cut says which limit it was. An explicit --timeout stays wall clock.
+
+No test here waits on a clock: the run's clocks are ones the tests move by hand; the CPU a child spends
+is counted in CPU seconds it spins for, not in time it takes."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+from verifier.cli.common import DEFAULT_TIMEOUT
+from verifier.portfolio.auto import AutoEngine
+from verifier.resources import Backstop, CpuDeadlineClock, ManualClock, MonotonicClock, StopKind, TreeCpuClock, signals
+from verifier.resources.clock import HANG_FACTOR, own_times
+
+FIXTURES = Path(__file__).parent / "fixtures" / "core"
+MINI = str(FIXTURES / "mini.yaml")
+CHECK = ["check", MINI, "-p", str(FIXTURES / "mini_props.yaml"), "--variant", "loose", "-q", "--no-consistency"]
+CPU_WORDS = f"cut short by the default CPU budget of {DEFAULT_TIMEOUT:g} s"
+HANG_WORDS = ("cut short by the default deadline's wall-clock limit against hangs "
+              f"({DEFAULT_TIMEOUT * HANG_FACTOR:,.0f} s)")
+
+
+def _spin(cpu_seconds: float) -> None:
+    """Compute until this process has spent `cpu_seconds` of CPU (however long that takes)."""
+    start = os.times()
+    while (lambda t: t.user + t.system - start.user - start.system)(os.times()) < cpu_seconds:
+        sum(range(1000))
+
+
+def _fork(body) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            body()
+        finally:
+            os._exit(0)
+    return pid
+
+
+def test_the_tree_clock_counts_running_children_and_the_grandchildren_they_reaped():
+    """os.times counts only reaped children: a reading's child still running, with a grandchild it has
+    reaped, is counted by the tree clock alone."""
+    if not os.path.exists(f"/proc/{os.getpid()}/stat"):
+        pytest.skip("the tree clock reads /proc (elsewhere it counts this process and its reaped children)")
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+
+    def child() -> None:
+        grandchild = _fork(lambda: _spin(0.2))
+        os.waitpid(grandchild, 0)               # reaped: its CPU goes into this child's cutime
+        _spin(0.1)
+        os.write(ready_w, b"x")
+        os.read(go_r, 1)                        # still running while the parent reads the clock
+
+    before, times_before = TreeCpuClock().now(), own_times()
+    pid = _fork(child)
+    try:
+        assert os.read(ready_r, 1) == b"x"
+        assert TreeCpuClock().now() - before >= 0.3 - 0.03       # a tick (10 ms) of rounding per process
+        assert own_times() - times_before < 0.2                  # the child runs on: not in os.times
+    finally:
+        os.write(go_w, b"x")
+        os.waitpid(pid, 0)
+        for fd in (ready_r, ready_w, go_r, go_w):
+            os.close(fd)
+
+
+def test_the_default_deadline_clock_is_cpu_or_a_quarter_of_the_wall_clock():
+    cpu, wall = ManualClock(50.0), ManualClock(1000.0)
+    clock = CpuDeadlineClock(cpu, wall, cpu_origin=50.0, wall_origin=1000.0)
+    cpu.advance(30.0)
+    wall.advance(100.0)                          # a loaded machine: 30 s of CPU in 100 s
+    assert clock.now() == 30.0 and not clock.hung()
+    wall.advance(100.0 * HANG_FACTOR)            # waiting, not computing
+    assert clock.now() == pytest.approx(100.0 + 100.0 / HANG_FACTOR) and clock.hung()
+    assert not clock.real() and CpuDeadlineClock.started(0.0, from_process_start=True).real()
+
+
+def test_each_cut_names_the_limit_that_cut():
+    cpu, wall = ManualClock(), ManualClock()
+    clock = CpuDeadlineClock(cpu, wall, 0.0, 0.0)
+    backstop = Backstop.default_deadline(570.0, DEFAULT_TIMEOUT, clock)
+    cpu.advance(570.0)
+    assert backstop.expired() and backstop.stop().words == CPU_WORDS and backstop.stop().kind is StopKind.BACKSTOP
+    cpu2, wall2 = ManualClock(), ManualClock()
+    hung = Backstop.default_deadline(570.0, DEFAULT_TIMEOUT, CpuDeadlineClock(cpu2, wall2, 0.0, 0.0))
+    cpu2.advance(3.0)
+    wall2.advance(570.0 * HANG_FACTOR)
+    assert hung.expired() and hung.stop().words == HANG_WORDS
+    explicit = Backstop.after(600.0, "--timeout (600 s)", ManualClock())
+    assert explicit.hang is None and explicit.cut_by() == "--timeout (600 s)"
+
+
+def _before_engines(monkeypatch, before) -> None:
+    """`before(budget)` at the start of each call of the auto engine's methods the portfolio calls."""
+    def calling(decide):
+        def call(self, model, properties, budget, progress=None):
+            before(budget)
+            return decide(self, model, properties, budget, progress)
+        return call
+
+    monkeypatch.setattr(AutoEngine, "check", calling(AutoEngine.check))
+    monkeypatch.setattr(AutoEngine, "check_explicit", calling(AutoEngine.check_explicit))
+
+
+def _check(clock, spend, capsys, monkeypatch) -> tuple[int, dict, str]:
+    """`check MINI` with the run's clock `clock`; each engine call first runs `spend()` (which moves
+    it) and rings the alarm as the watchdog would, then decides as it does."""
+    def before_each_call(_budget) -> None:
+        spend()
+        signals.fire(None)
+
+    _before_engines(monkeypatch, before_each_call)
+    with signals.run_clock(clock):
+        code = main([*CHECK, "-f", "json"])
+    out = capsys.readouterr()
+    return code, json.loads(out.out), out.err
+
+
+def test_a_default_run_is_cut_by_its_cpu_budget_and_says_so(capsys, monkeypatch):
+    cpu, wall = ManualClock(), ManualClock()
+    code, doc, err = _check(CpuDeadlineClock(cpu, wall, 0.0, 0.0),
+                            lambda: (cpu.advance(DEFAULT_TIMEOUT), wall.advance(10.0)), capsys, monkeypatch)
+    assert code == 3
+    assert {r["reason"] for r in doc["results"]} == {CPU_WORDS}
+    assert "the backstop: the default CPU budget of 600 s" in " ".join(err.split())
+    assert "--timeout 600" not in err and "--timeout (600" not in json.dumps(doc)
+
+
+def test_a_default_run_that_hangs_is_cut_by_the_wall_clock_limit_and_says_so(capsys, monkeypatch):
+    cpu, wall = ManualClock(), ManualClock()
+    code, doc, _err = _check(CpuDeadlineClock(cpu, wall, 0.0, 0.0),
+                             lambda: wall.advance(DEFAULT_TIMEOUT * HANG_FACTOR), capsys, monkeypatch)
+    assert code == 3 and {r["reason"] for r in doc["results"]} == {HANG_WORDS}
+
+
+def test_a_starved_default_run_that_fits_its_cpu_budget_decides_as_a_quiet_one(capsys, monkeypatch):
+    """100 s of CPU in 2,000 s of wall clock (a twentieth of a core): neither limit is reached, and the
+    verdicts are those of a run whose clocks stand still."""
+    code_quiet, quiet, _err = _check(CpuDeadlineClock(ManualClock(), ManualClock(), 0.0, 0.0), lambda: None,
+                                     capsys, monkeypatch)
+    cpu, wall = ManualClock(), ManualClock()
+
+    def once() -> None:                             # the first engine call: the rest take no time
+        if not cpu.at:
+            cpu.advance(100.0)
+            wall.advance(2000.0)
+
+    code, doc, _err = _check(CpuDeadlineClock(cpu, wall, 0.0, 0.0), once, capsys, monkeypatch)
+    assert code == code_quiet and [r["verdict"] for r in doc["results"]] == [r["verdict"] for r in quiet["results"]]
+    assert all("cut short" not in r["reason"] for r in doc["results"])
+
+
+def test_without_a_given_timeout_the_run_keeps_to_cpu_seconds_and_with_one_to_the_wall_clock(capsys, monkeypatch):
+    """The clock `cli.main` gives the run: the default deadline's (CPU seconds of the run and its workers,
+    read from /proc) where no --timeout was given, the machine's monotonic clock for --timeout 600."""
+    seen: list = []
+    _before_engines(monkeypatch, lambda budget: seen.append((signals.clock(), budget.backstop)))
+    for extra in ([], ["--timeout", f"{DEFAULT_TIMEOUT:g}"]):
+        assert main([*CHECK, *extra]) == 0
+    capsys.readouterr()
+    (default_clock, default), (given_clock, given) = seen[0], seen[-1]
+    assert isinstance(default_clock, CpuDeadlineClock) and default_clock.real() and default.clock is default_clock
+    assert default.owner == f"the default CPU budget of {DEFAULT_TIMEOUT:g} s" and default.hang is not None
+    assert 0 <= default_clock.cpu_seconds() < DEFAULT_TIMEOUT          # counted from the run's start, not pytest's
+    assert isinstance(given_clock, MonotonicClock) and given.owner == f"--timeout ({DEFAULT_TIMEOUT:g} s)"
+    assert given.hang is None
+
+
+def test_the_watchdog_rings_the_alarm_once_the_cpu_deadline_is_due():
+    """On the default deadline's clock no timer rings: a watchdog thread looks at the clock and sends
+    SIGALRM to the main thread when the cut is due (here at once: the CPU clock is far past it)."""
+    clock = CpuDeadlineClock(ManualClock(1e6), MonotonicClock(), 0.0, time.monotonic())
+    with signals.run_clock(clock), pytest.raises(signals.OutOfTime), signals.hard_deadline(DEFAULT_TIMEOUT, 0.0):
+        threading.Event().wait(60)                     # a bound should it never ring: the test then fails
