@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from verifier.analysis.beyond import Beyond
 
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
+SCAN_STATES = 1_000_000        # explored states from which the scan is compiled (`compiled_scan`; its compile takes seconds)
 
 Firing = tuple   # (action index, choice tuple, packed target or None, raw gap or None)
 
@@ -60,6 +61,7 @@ class Context:
     scan_complete: bool = False          # every explored state was scanned
     memo: dict = field(default_factory=dict)   # answers shared by the readings of one model file
     cut_short: str = ""                  # why a budget cut the analyses short ("": it did not)
+    scan_fallback: str = ""              # why the compiled scan could not scan the states ("": it did, or was not asked)
     beyond: Beyond | None = None         # the questions decided past the explored states
     kept: Any = field(default=None, repr=False)   # the claims' complete search of `concrete` (their ledger's)
     _expand: Callable | None = field(default=None, repr=False)
@@ -176,12 +178,20 @@ class Context:
         return self.budget.owner if self.budget.max_states is not None else "the analyses' state cap"
 
     def scan(self, visitors: Sequence[Visitor]) -> None:
-        """Hand every explored state with its firings to each visitor."""
+        """Hand every explored state with its firings to each visitor: from SCAN_STATES states on through
+        the compiled scan (`compiled_scan`), which names the few states the visitors need; in
+        Python where it cannot (`scan_fallback` says why)."""
         assert self.space is not None
         packed = self.space.packed
         n = len(packed)
         if self.space.error is not None:       # a model error stopped the search at this state
             n = min(n, self.space.error[0])
+        if n >= SCAN_STATES:
+            from verifier.analysis import compiled_scan
+            self.scan_fallback = compiled_scan.scan(self, visitors, n)
+            if not self.scan_fallback:
+                self.scan_complete = n == len(packed)
+                return
         expand = self._expand
         assert expand is not None, "explore() compiles the expander"
         active = [v for v in visitors if not v.done]

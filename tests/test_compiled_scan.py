@@ -1,0 +1,102 @@
+"""The analyses' compiled scan (`analysis.compiled_scan`) against their scan of every state in Python:
+forced on small models (`context.SCAN_STATES` at 0), the same findings word for word with the same
+traces, which replay; for states of one word and of several, for searches a budget cuts short
+(the questions then decided beyond them), and for random rulebooks and models. A scan Numba
+cannot compile falls back to the Python scan and says why."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from test_analysis_beyond import RULEBOOKS
+from test_analysis_support import analyse, assert_replay, fixture, load_all
+from test_compact_store import widened
+from test_compiled_store import MODELS
+
+from verifier.analysis import analyse_model, compiled_scan, context
+from verifier.analysis.compiled_scan import ScanSource
+from verifier.lang import load_model
+from verifier.resources import Budget
+
+SETTINGS = settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _words(findings) -> list[tuple]:
+    """Everything a finding says, but the Z3 witness of an order-dependence (Z3 may pick another one
+    when asked again in the same process; the confirmation on reached states is compared)."""
+    return sorted((f.kind, f.subject, str(f.variant), f.message, f.engine, f.scope, repr(f.traces),
+                   repr({k: v for k, v in f.evidence.items() if k != "z3_state"})) for f in findings)
+
+
+@pytest.fixture
+def scans(monkeypatch) -> list[str]:
+    """Every scan is compiled from the first state on; what each compiled scan said ("" when it scanned)."""
+    said: list[str] = []
+    real = compiled_scan.scan
+
+    def spy(*args):
+        said.append(real(*args))
+        return said[-1]
+
+    monkeypatch.setattr(compiled_scan, "scan", spy)
+    monkeypatch.setattr(context, "SCAN_STATES", 0)
+    return said
+
+
+def _in_python(run):
+    with pytest.MonkeyPatch.context() as python_only:
+        python_only.setattr(context, "SCAN_STATES", 10**18)
+        return run()
+
+
+@pytest.mark.parametrize("name, budget", [
+    ("gap_yes", Budget()), ("gap_ack", Budget()), ("deadlock_yes", Budget()), ("deadlock_plain", Budget()),
+    ("dead_yes", Budget()), ("conflict_yes", Budget()), ("conflict_no", Budget()), ("nondet_yes", Budget()),
+    ("order_yes", Budget()), ("order_mixed", Budget()), ("order_many", Budget()), ("chooser", Budget()),
+    ("variants_yes", Budget()), ("gap_yes", Budget(max_states=1)), ("dead_yes", Budget(max_states=3))])
+def test_the_compiled_scan_gives_the_python_findings(name, budget, scans):
+    want = _in_python(lambda: analyse(name, budget=budget))
+    got = analyse(name, budget=budget)            # traces replayed there
+    assert scans and set(scans) == {""}
+    assert _words(got) == _words(want)
+
+
+def test_states_of_several_words(scans):
+    model = widened(load_model(fixture("order_mixed")).instantiate(), 60, 40, steps=True)
+    _ctx, want = _in_python(lambda: analyse_model(model))
+    ctx, got = analyse_model(model)
+    assert ctx.space.packing.words == 2 and scans == [""] and ctx.complete
+    assert_replay([model], got)
+    assert _words(got) == _words(want) != []
+
+
+@SETTINGS
+@given(RULEBOOKS)
+def test_random_rulebooks(scans, model):
+    _ctx, want = _in_python(lambda: analyse_model(model))
+    del scans[:]
+    _ctx, got = analyse_model(model)
+    assert scans == [""]
+    assert_replay([model], got)
+    assert _words(got) == _words(want)
+
+
+@SETTINGS
+@given(MODELS)
+def test_random_models(scans, model):
+    _ctx, want = _in_python(lambda: analyse_model(model))
+    del scans[:]
+    _ctx, got = analyse_model(model)
+    assert scans == [""]
+    assert_replay([model], got)
+    assert _words(got) == _words(want)
+
+
+def test_a_scan_numba_cannot_compile_falls_back_to_python(scans, monkeypatch):
+    bad = "from numba import njit, types\n\n@njit(types.int64(types.int64))\ndef scan(x):\n    return x + []\n"
+    monkeypatch.setattr(compiled_scan, "_source", lambda lay, bans: ScanSource(bad, 1, 1, 1))
+    model = load_all(fixture("gap_yes"))[0]
+    _ctx, want = _in_python(lambda: analyse_model(model))
+    ctx, got = analyse_model(model)
+    assert scans and scans[0].startswith("Numba could not compile the scan: ")
+    assert ctx.scan_fallback == scans[0] and ctx.complete
+    assert _words(got) == _words(want)
