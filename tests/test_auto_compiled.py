@@ -63,9 +63,6 @@ def test_a_search_goes_on_where_the_sizes_say():
     assert plan.after(1, 1000, 0) == 2
     assert plan.after(2, 10_000, 0) is None               # the last stage
     assert StorePlan(plan.stages[:2]).after(0, 100, 50) is None     # no compiled stage: it stays
-    assert StorePlan(plan.stages, narrow=False).after(0, 100, 50) is None     # the analyses' exploration stays
-    model, _ = order_model()
-    assert not choose_store(model, Budget(), scanned=True).narrow and choose_store(model, Budget()).narrow
     assert "then the compiled store up to 10,000 states" in plan.why
 
 

@@ -8,6 +8,7 @@ import pytest
 from test_explicit_differential import search_matches_the_semantics
 
 from verifier.analysis import context
+from verifier.analysis.compact_states import CompiledStates
 from verifier.cli import WHOLE_RUN_TIMEOUT, build_parser, main
 from verifier.cli.common import DEFAULT_TIMEOUT
 from verifier.engines import compact
@@ -357,16 +358,16 @@ def test_the_compact_store_pays_off_only_on_wide_levels(tmp_path, monkeypatch):
     assert len(capped) == 51 and capped.stop is not None and capped.stop.owner == "--max-depth 50"
 
 
-def test_the_analyses_keep_a_narrow_search_in_the_python_store(tmp_path, monkeypatch):
+def test_the_analyses_send_a_narrow_search_to_the_compiled_store(tmp_path, monkeypatch):
     """The analyses' own exploration goes on in the compact store past the switch only where the
-    levels are wide enough, and not in the compiled store either (`stores.StorePlan.after`: their
-    scan of each state, not the search, would be the cost)."""
+    levels are wide enough; a deep, narrow one goes on in the compiled store directly, as the claims'
+    search (`stores.StorePlan.after`; their scan of a million states is compiled too), up to its cap."""
     monkeypatch.setattr(context, "choose_store", lambda model, budget, **kw: stores.choose_store(
-        model, budget, caps=stores.Caps(switch=200), **kw))
+        model, budget, caps=stores.Caps(switch=200, compiled=1000), **kw))
     model = load_model(str(huge_model(tmp_path)))
     ctx = context.Context.create(model, Budget(), {})
     ctx.explore()
-    assert ctx.space is not None and len(ctx.space.packed) == 200 and not ctx.space.complete
+    assert isinstance(ctx.space, CompiledStates) and len(ctx.space.packed) == 1000 and not ctx.space.complete
 
 
 def test_lemmas_are_mined_over_cells_not_values(tmp_path):

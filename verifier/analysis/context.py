@@ -137,7 +137,7 @@ class Context:
         assert self.concrete is not None
         self.space = self.kept
         if self.space is None:
-            plan = choose_store(self.concrete, self.budget, scanned=True)
+            plan = choose_store(self.concrete, self.budget)
             k = 0
             self.space = self._explore_in(plan.stages[0])
             while not self.space.complete and self.space.error is None:

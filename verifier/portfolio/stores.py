@@ -17,9 +17,8 @@ Used by the claims' searches (`auto.AutoEngine`) and by the analyses' own explor
      off (`compact.pays_off`);
    - the compiled store (`engines/compiled/`) past that, up to COMPILED_STATES; a deep,
      narrow search, which the compact store does not pay off for, goes there from the python
-     store directly, except in the analyses' exploration (`scanned`: their scan of every
-     state in Python, not the search, is then the cost; they decide the rest `beyond` the
-     python store's states, as before). A model the compiled store cannot hold (`compiled.search.why_not`: a
+     store directly (also the analyses' exploration: their scan of a million states or more is
+     compiled too, `analysis.compiled_scan`). A model the compiled store cannot hold (`compiled.search.why_not`: a
      predicate it cannot compile, more than MAX_WORDS words) has no such stage.
    The termination and obligation claims go with the state claims to the compiled store
    (its state graph, `compiled/graph.py`), but not to the compact store (they need the
@@ -98,7 +97,6 @@ class StorePlan:
     reaches a stage's cap goes on in a later stage (`after`)."""
 
     stages: tuple[Stage, ...]
-    narrow: bool = True          # a deep, narrow search goes from the python store to the compiled one directly
 
     @property
     def first(self) -> Store:
@@ -122,7 +120,7 @@ class StorePlan:
         in: none where it stopped short of the stage's cap (it finished, or something else stopped
         it); the next, unless that is the compact store and the levels are too narrow for it to pay
         off (`compact.pays_off`: a level costs it as much however few states it holds), when the
-        compiled stage (if any) takes the search, where the plan says `narrow`."""
+        compiled stage (if any) takes the search."""
         if k + 1 >= len(self.stages) or states < self.stages[k].cap:
             return None
         if self.stages[k + 1].store is not Store.COMPACT:
@@ -131,8 +129,6 @@ class StorePlan:
 
         if pays_off(states, depth):
             return k + 1
-        if not self.narrow:
-            return None
         return next((j for j in range(k + 2, len(self.stages)) if self.stages[j].store is Store.COMPILED), None)
 
 
@@ -146,11 +142,9 @@ def cap_of(store: Store, budget: Budget, caps: Caps = Caps()) -> int:
 
 
 def choose_store(model: Model, budget: Budget, named: Store | None = None, extends: Store | None = None,
-                 caps: Caps = Caps(), scanned: bool = False) -> StorePlan:
+                 caps: Caps = Caps()) -> StorePlan:
     """The store plan of an explicit search of `model` (the module doc's rule): `named` the store
-    the user gave, `extends` the store where the search of a model `model` extends ended here;
-    `scanned`: every state the search finds is then scanned in Python (the analyses), so a deep,
-    narrow search does not go on in the compiled store (the scan, not the search, is the cost)."""
+    the user gave, `extends` the store where the search of a model `model` extends ended here."""
     if named is not None:
         return StorePlan((Stage(named, cap_of(named, budget, caps)),))
     from verifier.engines.compact import fits  # numpy only once a search is planned (the CLI help reads the caps)
@@ -168,7 +162,7 @@ def choose_store(model: Model, budget: Budget, named: Store | None = None, exten
             stages.append(Stage(store, cap))
             break
         stages.append(Stage(store, hand_over))
-    return StorePlan(tuple(stages), narrow=not scanned)
+    return StorePlan(tuple(stages))
 
 
 def compiles(model: Model) -> bool:
