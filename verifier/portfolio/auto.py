@@ -54,7 +54,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Obligation, Property, Reachable, Terminates
 from verifier.portfolio.stores import Caps, Store, StorePlan, cap_of, choose_store
 from verifier.props.monitor import MONITOR_PREFIX
-from verifier.resources import Budget, StopKind
+from verifier.resources import Budget, StopKind, UnitsSpent
 from verifier.result import CheckResult, Verdict
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ class AutoEngine:
         # termination and obligation claims beside a compact search, that stopped (see `_concrete`)
         self._explored: dict[tuple, tuple[np.ndarray, dict]] = {}   # states a stopped search saw (and
         # what Z3 mined from them), by `_shape`
+        self.reading_units = UnitsSpent()     # the Z3 units this reading's claims spent together (an engine a reading)
 
     def _explicit(self, store: Store) -> ExplicitEngine:
         return ExplicitEngine(store, self.search.workers, self.search.scheduler, self.search.por,
@@ -90,7 +91,7 @@ class AutoEngine:
     def _symbolic(self, model: Model | None = None):
         from verifier.engines.symbolic import SymbolicEngine
         explored, memo = (None, None) if model is None else self._explored.get(_shape(model), (None, None))
-        return SymbolicEngine(self.strategy, explored=explored, memo=memo)
+        return SymbolicEngine(self.strategy, explored=explored, memo=memo, reading=self.reading_units)
 
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
               progress: ProgressFn | None = None) -> list[CheckResult]:

@@ -20,7 +20,7 @@ from verifier.ir.props import Property
 from verifier.portfolio.auto import AutoEngine
 from verifier.portfolio.plan import Step, claim_steps
 from verifier.portfolio.stores import Caps, Store, cap_of
-from verifier.resources import Budget
+from verifier.resources import Budget, UnitsSpent
 from verifier.result import CheckResult, Verdict
 
 
@@ -32,7 +32,7 @@ def make_engine(name: str, search: SearchOptions = SearchOptions(), ledger: Ledg
         return AutoEngine(search=search, ledger=ledger)
     if name in ("symbolic", "bmc", "kind", "pdr"):
         from verifier.engines.symbolic.engine import SymbolicEngine
-        return SymbolicEngine(strategy="all" if name == "symbolic" else name)
+        return SymbolicEngine(strategy="all" if name == "symbolic" else name, reading=UnitsSpent())
     raise UsageError(Diagnostic(f"unknown engine '{name}'", hint=f"choose one of {', '.join(ENGINES)}"))
 
 

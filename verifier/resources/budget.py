@@ -91,3 +91,11 @@ class Budget:
     def expired(self) -> bool:
         """Whether the run's backstop has cut (never true without one)."""
         return self.backstop is not None and self.backstop.expired()
+
+
+@dataclass
+class UnitsSpent:
+    """Units several steps spend together against one total that the spender sets (one reading's
+    claims, their Z3 resource units: `symbolic.engine.reading_total`); made per reading."""
+
+    spent: int = 0

@@ -37,7 +37,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import DeadlockFree, Invariant, Obligation, Property, Reachable, Terminates, map_claim
 from verifier.props import moves
 from verifier.props.monitor import MONITOR_PREFIX
-from verifier.resources import Budget, Stop, StopKind, model_error
+from verifier.resources import Budget, Stop, StopKind, UnitsSpent, model_error
 from verifier.resources.memory import bound_z3, z3_out_of_memory
 from verifier.result import CheckResult, Stats, Verdict
 from verifier.semantics import EvalError, evaluate
@@ -52,6 +52,7 @@ LEMMAS_SHOWN = 6              # lemmas named in a result's reason
 MINE_LEAST = 2 * UNITS_PER_SECOND   # Z3 units a claim has left at least to mine lemmas (once per model)
 FREE_STATES = 40_000          # with free parameters: states of a search at their defaults, to mine lemmas from
 MINED_SHARE = 0.6             # of the units left after k-induction, for induction and PDR with mined lemmas (when given)
+READING_CLAIMS = 4            # one reading's claims together spend at most this many claims' Z3 units (`reading_total`)
 
 
 class SymbolicEngine:
@@ -61,10 +62,12 @@ class SymbolicEngine:
 
     def __init__(self, strategy: str = "all", default_rlimit: int = DEFAULT_RLIMIT,
                  default_depth: int = DEFAULT_DEPTH, explored: np.ndarray | None = None,
-                 memo: dict | None = None):
+                 memo: dict | None = None, reading: UnitsSpent | None = None):
         """`explored`: reachable states of the (concrete) model, one column per slot, that an
         explicit search has seen; strategy "all" then mines lemmas from them (`mined.py`), once
-        per `memo` (a dict kept by the caller: later engines given it start where this one left)."""
+        per `memo` (a dict kept by the caller: later engines given it start where this one left).
+        `reading`: the Z3 units the reading's claims have spent together, shared by every engine of
+        one reading, against `reading_total`; None: no total, each claim its own units only."""
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown symbolic strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
         self.strategy = strategy
@@ -72,6 +75,7 @@ class SymbolicEngine:
         self.default_depth = default_depth
         self.explored = explored
         self.memo = {} if memo is None else memo
+        self.reading = reading
 
     # ---- the Engine protocol
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
@@ -124,6 +128,14 @@ def claim_units(budget: Budget, default: int) -> int:
     return default
 
 
+def reading_total(budget: Budget, default: int) -> int:
+    """The Z3 resource units one reading's claims may spend together: READING_CLAIMS times one claim's
+    (`claim_units`: 480,000,000 by default, about four minutes of one core; four times --rlimit where
+    it is given). The units are counted on Z3's own counter and the claims come in the same order,
+    so a claim the total leaves open is the same one on every machine at any load."""
+    return READING_CLAIMS * claim_units(budget, default)
+
+
 class _Run:
     """One `check` call: the encoding, the budget, and invariants proved so far (they
     strengthen later ranking-function searches)."""
@@ -154,9 +166,41 @@ class _Run:
 
     # ---- one claim
     def claim(self, original: Property) -> CheckResult:
-        """Decide one claim within its Z3 units (`claim_units`)."""
-        effort = Effort(claim_units(self.budget, self.engine.default_rlimit))
+        """Decide one claim within its Z3 units (`claim_units`), and within what is left of the
+        reading's total (`reading_total`); a claim that total leaves no units is UNKNOWN, named."""
+        per_claim = claim_units(self.budget, self.engine.default_rlimit)
+        left = self.reading_left()
+        if left is not None and left <= 0:
+            words = f"not tried: {self.reading_owner()} were spent on the claims before it"
+            return replace(self.unknown(original, words), stop=Stop(StopKind.RLIMIT, self.reading_owner(), words))
+        effort = Effort(per_claim if left is None else min(per_claim, left))
         units = effort.left() or 0
+        try:
+            result = self.decide(original, effort, units)
+        finally:
+            if self.engine.reading is not None:
+                self.engine.reading.spent += units - (effort.left() or 0)
+        if result.stop is not None and result.stop.kind is StopKind.RLIMIT and units < per_claim:
+            words = f"{self.reading_owner()} ran out during this claim ({units:,} were left): {result.reason}"
+            result = replace(result, stop=Stop(StopKind.RLIMIT, self.reading_owner(), words))
+        return result
+
+    def reading_left(self) -> int | None:
+        """Units left of the reading's total (None: no total)."""
+        if self.engine.reading is None:
+            return None
+        return reading_total(self.budget, self.engine.default_rlimit) - self.engine.reading.spent
+
+    def reading_owner(self) -> str:
+        """Who set the reading's total, in the user's words."""
+        budget = self.budget
+        per_claim = f"--rlimit {budget.rlimit}" if budget.rlimit is not None else \
+            "--max-states" if budget.max_states is not None else "the default units per claim"
+        return (f"the Z3 units of one reading's claims together ({reading_total(budget, self.engine.default_rlimit):,}: "
+                f"{READING_CLAIMS} times {per_claim})")
+
+    def decide(self, original: Property, effort: Effort, units: int) -> CheckResult:
+        """One claim within `effort` (`units` at its start)."""
         p = map_claim(original, self.enc.model.fix_params)
         try:
             bound_z3()
