@@ -1,5 +1,5 @@
 """The default deadline counts CPU seconds (issue #25): a run given no --timeout is cut when it and its
-workers have computed for 600 s, however much of the machine they got, or, against hangs only, at four
+workers have computed for 600 s, however much of the machine they got, or, against hangs only, at eight
 times that in wall clock; each cut says which limit it was. An explicit --timeout stays wall clock.
 
 No test here waits on a clock: the run's clocks are ones the tests move by hand; the CPU a child spends

@@ -8,7 +8,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-HANG_FACTOR = 4.0      # the default deadline's wall-clock limit against hangs: this many times its CPU seconds
+HANG_FACTOR = 8.0      # the default deadline's wall-clock limit against hangs: this many times its CPU seconds (on two
+                       # cores at load 11-15 a run's wall clock was up to 6 times its CPU: bench/README.md)
 SAMPLE_SECONDS = 0.5   # a `TreeCpuClock` reads /proc at most this often (wall clock) in each process
 
 
