@@ -111,3 +111,45 @@ def test_a_claim_explicit_search_cannot_decide_stops_at_its_store_cap_named():
     assert result.verdict.value == "UNKNOWN" and result.stop is not None
     assert (result.stop.kind, result.stop.owner) == (StopKind.STATES, "the python store's cap")
     assert "20 states" in result.stop.words
+
+
+def test_after_a_cut_no_verdict_keeps_a_trace_a_quiet_run_would_not_give():
+    """The backstop stops the search of a counter halfway to the state that breaks the claim: nothing then
+    goes on to random runs, which would find it with a longer trace than the search's (and hand it to the
+    ledger, which keeps it past the cut); what the cut run keeps is what the quiet run decided, trace and all."""
+    from verifier.engines.ledger import Ledger
+    from verifier.ir.expr import App, Const, Op, Var
+    from verifier.ir.model import Action, Assign, IntType, Model, Variable
+    from verifier.ir.props import Invariant
+    from verifier.portfolio.auto import AutoEngine
+    from verifier.portfolio.decide import Portfolio
+    from verifier.resources import Backstop, Budget
+    from verifier.resources.signals import OutOfTime
+
+    x, y = Var("x"), Var("y")
+
+    def move(name: str, var: Var, op: Op, guard: App) -> Action:
+        return Action(name, guard, (Assign(var, App(op, (var, Const(1)))),))
+
+    model = Model("counters", variables=tuple(Variable(v, IntType(Const(0), Const(30)), init=(Const(0),)) for v in "xy"),
+                  actions=(move("x-up", x, Op.ADD, App(Op.LT, (x, Const(30)))),
+                           move("x-down", x, Op.SUB, App(Op.GT, (x, Const(0)))),
+                           move("y-up", y, Op.ADD, App(Op.LT, (y, Const(30)))),
+                           move("y-down", y, Op.SUB, App(Op.GT, (y, Const(0))))))
+    claims = [Invariant(id="x-below-top", expr=App(Op.LT, (x, Const(30))))]
+
+    def decide(budget: Budget) -> dict:
+        ledger, into = Ledger(), {}
+        try:
+            Portfolio(AutoEngine(ledger=ledger), budget, ledger).decide(model, claims, into)
+        except OutOfTime:
+            pass
+        return into
+
+    quiet = decide(Budget())["x-below-top"]
+    assert quiet.verdict.value == "VIOLATED" and quiet.trace is not None and len(quiet.trace) == 30   # x: 0 to 30
+    clock = Racing(step=1.0)
+    cut = decide(Budget(backstop=Backstop(2.0, "--timeout (1 s)", clock)))    # expires at the search's 2nd look
+    assert clock.reads >= 2
+    assert all(r.verdict.value == "UNKNOWN" or (r.verdict, r.trace) == (quiet.verdict, quiet.trace)
+               for r in cut.values())

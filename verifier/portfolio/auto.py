@@ -195,6 +195,10 @@ class AutoEngine:
             if self._note_stopped(model, search.results, search.cap) and search.python is not None:
                 self._explored[_shape(model)] = search.python.sample(MINE_STATES), {}
             self.ledger.decided(r for r in out.values() if not _undecided(r))
+            # the backstop stopped the search: no random runs (which hand the ledger what they find) nor Z3 for
+            # what it left open, which a run with more time decides in the search, with the search's trace
+            if budget.expired():
+                return [out[p.id] for p in properties]
         else:
             rest = [p for p in properties if _undecided(out[p.id])] if stopped is not None else []
         retry = [p for p in rest if _undecided(out[p.id])]
