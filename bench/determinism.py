@@ -13,9 +13,10 @@ Three parts, one after the other, each in fresh processes of `python -m verifier
   --printed --format json`), once without busy loops and once beside them; the two JSON documents
   must be equal apart from timing fields (`seconds`), and so must their exit codes.
 
-Each line says the load average (one minute) when the run started and ended, and the wall time.
-`--timeout S` is handed to every command (default: the tool's own default deadline, 600 s, which
-a run of the main job on two cores at load 13 passes: it is then cut, exit 3, as designed).
+Each line says the load average (one minute) when the run started and ended, the wall time and the
+CPU seconds of the command and every process it started (reaped). `--timeout S` is handed to every
+command (default: the tool's own default deadline, 600 s of CPU, with a wall-clock limit eight
+times as long against hangs only, so a loaded machine slows a run but does not cut it).
 The machine's own load counts: on a shared machine "without busy loops" is not load 0, and the
 lines say what the load was. Exit 0 when every check held, 1 when one did not.
 """
@@ -25,6 +26,7 @@ import argparse
 import filecmp
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -49,10 +51,11 @@ class Run:
     load_after: float
     ok: bool
     note: str = ""
+    cpu: float = 0.0          # CPU seconds (user + system) of the command and the processes it started
 
     def line(self) -> str:
         mark = "ok " if self.ok else "BAD"
-        return (f"{mark} {self.part:8} {self.what:40} exit {self.exit}  {self.seconds:7.1f} s  "
+        return (f"{mark} {self.part:8} {self.what:40} exit {self.exit}  {self.seconds:7.1f} s  {self.cpu:6.1f} s CPU  "
                 f"load {self.load_before:5.2f} -> {self.load_after:5.2f}" + (f"  {self.note}" if self.note else ""))
 
 
@@ -75,12 +78,18 @@ def busy(loops: int) -> Iterator[None]:
 TIMEOUT: list[str] = []     # ["--timeout", S] where given
 
 
-def verifier(*args: str) -> tuple[int, float, float, float]:
-    """`python -m verifier ARGS` in the checkout: (exit code, seconds, load before, load after)."""
-    before, start = load(), time.monotonic()
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def verifier(*args: str) -> tuple[int, float, float, float, float]:
+    """`python -m verifier ARGS` in the checkout: (exit code, seconds, load before, load after, CPU
+    seconds: the command's and its children's, counted when it is reaped)."""
+    before, start, cpu = load(), time.monotonic(), children_cpu()
     done = subprocess.run([sys.executable, "-m", "verifier", *args, *TIMEOUT], cwd=ROOT, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL, check=False)
-    return done.returncode, time.monotonic() - start, before, load()
+    return done.returncode, time.monotonic() - start, before, load(), children_cpu() - cpu
 
 
 def diffs(games: list[str], runs: int) -> list[Run]:
@@ -88,8 +97,8 @@ def diffs(games: list[str], runs: int) -> list[Run]:
     for game in games:
         for k in range(runs):
             model = f"models/{game}.yaml"
-            code, secs, before, after = verifier("diff", model, model, "--quiet")
-            out.append(Run("diffs", f"{game} #{k + 1}", code, secs, before, after, code == 0))
+            code, secs, before, after, cpu = verifier("diff", model, model, "--quiet")
+            out.append(Run("diffs", f"{game} #{k + 1}", code, secs, before, after, code == 0, cpu=cpu))
             print(out[-1].line(), flush=True)
     return out
 
@@ -99,9 +108,9 @@ def main_job(tmp: Path) -> list[Run]:
     models = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "models").glob("*.yaml"))
     for k in (1, 2):
         folder = tmp / f"report-{k}"
-        code, secs, before, after = verifier("report", *models, "-o", str(folder), "--gate")
+        code, secs, before, after, cpu = verifier("report", *models, "-o", str(folder), "--gate")
         folders.append(folder)
-        out.append(Run("main-job", f"report models/*.yaml --gate #{k}", code, secs, before, after, code == 0))
+        out.append(Run("main-job", f"report models/*.yaml --gate #{k}", code, secs, before, after, code == 0, cpu=cpu))
         print(out[-1].line(), flush=True)
     differing = _tree_differences(folders[0], folders[1])
     out.append(Run("main-job", "the two report folders", 0, 0.0, load(), load(), not differing,
@@ -125,11 +134,11 @@ def printed(games: list[str], loops: int, tmp: Path) -> list[Run]:
         for label, extra in (("without busy loops", 0), (f"beside {loops} busy loops", loops)):
             target = tmp / f"{game}-{extra}.json"
             with busy(extra):
-                code, secs, before, after = verifier("check", f"models/{game}.yaml", "--printed", "--quiet",
-                                                     "--format", "json", "-o", str(target))
+                code, secs, before, after, cpu = verifier("check", f"models/{game}.yaml", "--printed", "--quiet",
+                                                          "--format", "json", "-o", str(target))
             docs.append(_without_timings(json.loads(target.read_text())) if target.exists() else None)
             codes.append(code)
-            out.append(Run("printed", f"{game} {label}", code, secs, before, after, code in (0, 1, 3)))
+            out.append(Run("printed", f"{game} {label}", code, secs, before, after, code in (0, 1, 3), cpu=cpu))
             print(out[-1].line(), flush=True)
         same = docs[0] is not None and docs[0] == docs[1] and codes[0] == codes[1]
         out.append(Run("printed", f"{game}: the two JSON documents", 0, 0.0, load(), load(), same,
