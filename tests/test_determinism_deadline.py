@@ -181,3 +181,20 @@ def test_the_watchdog_rings_the_alarm_once_the_cpu_deadline_is_due():
     clock = CpuDeadlineClock(ManualClock(1e6), MonotonicClock(), 0.0, time.monotonic())
     with signals.run_clock(clock), pytest.raises(signals.OutOfTime), signals.hard_deadline(DEFAULT_TIMEOUT, 0.0):
         threading.Event().wait(60)                     # a bound should it never ring: the test then fails
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    ([], f"UNKNOWN: the default CPU budget of {DEFAULT_TIMEOUT:g} s ran out before the run could finish; nothing was "
+         "decided (give --timeout S (wall clock), or --timeout none for no limit)"),
+    (["--timeout", "30"], "UNKNOWN: the --timeout of 30 s ran out before the run could finish; nothing was decided "
+                          "(give a larger --timeout, or --timeout none for no limit)")])
+def test_a_run_cut_before_anything_was_decided_names_its_limit(extra, words, capsys, monkeypatch):
+    from verifier.cli import check
+
+    def cut(_args):
+        raise signals.OutOfTime()
+
+    monkeypatch.setattr(check, "run", cut)
+    with signals.run_clock(ManualClock()):
+        assert main([*CHECK, *extra]) == 3
+    assert words in " ".join(capsys.readouterr().err.split())

@@ -124,9 +124,11 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
             if debug:
                 traceback.print_exc()
             cut = run_backstop(args)
-            what = f"the --timeout of {args.timeout:g} s" if cut is None or cut.hang is None else cut.cut_by()
+            default = cut is not None and cut.hang is not None
+            what = cut.cut_by() if cut is not None and default else f"the --timeout of {args.timeout:g} s"
+            more = "--timeout S (wall clock)" if default else "a larger --timeout"
             print(f"UNKNOWN: {what} ran out before the run could finish; nothing "
-                  "was decided (give a larger --timeout, or --timeout none for no limit)", file=sys.stderr)
+                  f"was decided (give {more}, or --timeout none for no limit)", file=sys.stderr)
             return EXIT_UNKNOWN
         except Terminated:
             print("terminated", file=sys.stderr)

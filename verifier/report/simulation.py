@@ -33,12 +33,13 @@ def header(sim: Simulation) -> str:
 
 
 def opening_blocks(sim: Simulation) -> list:
-    """The header, the outcomes and the --timeout note: what every rendering starts with."""
+    """The header, the outcomes and the backstop's note: what every rendering starts with."""
     out: list = [plain(header(sim), style="bold"),
                  Text(f"outcomes: {sim.outcomes[ENDED]} ended, {sim.outcomes[STUCK]} stuck (no move left), "
                       f"{sim.outcomes[CUT]} cut at --max-steps")]
     if sim.timed_out:
-        out.append(Text(f"stopped by --timeout after {sim.games} of {sim.requested} games: the figures cover "
+        out.append(Text(f"stopped by the backstop (--timeout, or the default deadline) after {sim.games} of "
+                        f"{sim.requested} games: the figures cover "
                         f"those played", style="magenta"))
     return out
 
