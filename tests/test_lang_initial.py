@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 
 import pytest
 from hypothesis import given
@@ -10,8 +11,10 @@ from hypothesis import strategies as st
 
 from verifier.cli import main
 from verifier.diagnostics import ModelError
-from verifier.ir.evaluate import slot_values
-from verifier.lang import load_model
+from verifier.ir import evaluate
+from verifier.ir.evaluate import iter_initial_states, slot_values
+from verifier.lang import checks, limits, load_model
+from verifier.lang.limits import MAX_INITIAL_CANDIDATES
 from verifier.semantics import EvalError, holds, initial_states, layout
 
 # Three hands dealt from a deck of five kinds of card (`none` among them, no copies): 5^3 hands
@@ -49,6 +52,28 @@ actions:
     do:
       b: b + 1
 """
+# Three hands from eight kinds of card, a deck of up to five of each: 859,963,392 assignments.
+BIG_DEAL = """\
+model: big_deal
+players: 3
+enums:
+  Card: [guard, priest, baron, handmaid, prince, king, countess, princess]
+variables:
+  hand: {type: Card, per: player}
+  deck: {type: 0..5, per: Card}
+initially: "forall c in Card: deck[c] + count(p in player: hand[p] == c) == copies(c)"
+define:
+  copies(c): "if c == guard then 5 else if c == king or c == countess or c == princess then 1 else 2"
+actions:
+  - name: discard
+    choose: {c: Card}
+    when: "hand[0] == c"
+    do:
+      hand[0]: guard
+"""
+COPIES = (5, 2, 2, 2, 2, 1, 1, 1)
+DEALT = sum(1 for hands in itertools.product(range(8), repeat=3)     # each deal of hands fixes the deck
+            if all(hands.count(c) <= n for c, n in enumerate(COPIES)))
 PROPERTIES = """\
 model: deal
 claims:
@@ -59,6 +84,10 @@ claims:
     says: "The first player can be dealt the Princess"
     reachable: "hand[0] == princess"
 """
+
+
+def candidate_product(lay) -> int:
+    return math.prod(len(values) for values in slot_values(lay))
 
 
 def naive(lay):
@@ -131,15 +160,67 @@ def test_a_model_error_in_initially_is_raised_as_filtering_raises_it(tmp_path):
         initial_states(lay)
 
 
-def test_more_candidates_than_the_cap_is_a_positioned_error_at_once(tmp_path):
+def test_a_deal_past_the_product_of_its_ranges_loads_when_initially_prunes_it(tmp_path):
+    """The candidates counted are those tested, not the product of the ranges: three hands from eight
+    kinds of card with a deck of up to five of each are 8^3 * 6^8 = 859,963,392 assignments, but each
+    deck count is fixed by the hands once dealt, so a few tens of thousands are tested."""
     path = tmp_path / "m.yaml"
-    path.write_text(DEAL.replace("type: 0..4, per: Card", "type: 0..99, per: Card"))
+    path.write_text(BIG_DEAL)
+    lay = layout(load_model(str(path)).instantiate())
+    assert candidate_product(lay) > 800 * MAX_INITIAL_CANDIDATES
+    states = initial_states(lay)
+    assert len(states) == DEALT and states == sorted(states)
+    assert list(iter_initial_states(lay, 30_000)) == states            # within 30,000 candidates tested
+
+
+def test_more_candidates_than_the_cap_is_a_positioned_error_at_once(tmp_path):
+    """Candidates dealt before any part of `initially` can be tested are refused before any is tested,
+    at the variable whose range passes the cap: here the deck, declared before the hands."""
+    path = tmp_path / "m.yaml"
+    path.write_text(DEAL.replace("  hand: {type: Card, per: player}\n  deck: {type: 0..4, per: Card}\n",
+                                 "  deck: {type: 0..99, per: Card}\n  hand: {type: Card, per: player}\n"))
     with pytest.raises(ModelError) as info:
         load_model(str(path))
     [error] = info.value.diagnostics
     assert "more than 1,000,000 candidate initial states before initially: filters them" in error.message
-    assert error.span is not None and error.span.line == 7                  # deck: the variable that passes it
+    assert error.span is not None and error.span.line == 6                  # deck: the variable that passes it
     assert "this limit counts the candidates tried" in (error.hint or "")
+
+
+def test_a_deal_initially_prunes_too_little_is_a_positioned_error_at_initially(tmp_path, monkeypatch):
+    """Candidates tested past the cap while dealing: at `initially:`, naming the slot being dealt;
+    at other parameter values the engines' `initial_states` refuses the same way (a model error)."""
+    monkeypatch.setattr(checks, "MAX_INITIAL_CANDIDATES", 5_000)
+    monkeypatch.setattr(limits, "MAX_INITIAL_CANDIDATES", 5_000)
+    path = tmp_path / "m.yaml"
+    path.write_text(BIG_DEAL)
+    with pytest.raises(ModelError) as info:
+        load_model(str(path))
+    [error] = info.value.diagnostics
+    assert "finding the initial states tests more than 5,000 candidates (still dealing deck[" in error.message
+    assert error.span is not None and error.span.line == 8                  # initially:
+    assert "declare first the variables it constrains most" in (error.hint or "")
+    monkeypatch.setattr(checks, "MAX_INITIAL_CANDIDATES", 50_000)
+    lay = layout(load_model(str(path)).instantiate())
+    monkeypatch.setattr(limits, "MAX_INITIAL_CANDIDATES", 4_999)        # a limit not seen before: found again
+    with pytest.raises(EvalError, match="more than 4,999 candidate initial states tested"):
+        initial_states(lay)
+
+
+def test_a_model_whose_variables_and_initially_were_loaded_before_does_not_deal_them_again(tmp_path, monkeypatch):
+    """The loader's check and the engines share one finding of the initial states, by the slots, their
+    starting values and `initially`: a mutant that changes a rule (`mutate` loads each) finds them at once."""
+    path = tmp_path / "m.yaml"
+    path.write_text(BIG_DEAL)
+    lay = layout(load_model(str(path)).instantiate())
+    calls = []
+    monkeypatch.setattr(evaluate, "iter_initial_states", lambda *a: calls.append(a) or iter(()))
+    path.write_text(BIG_DEAL.replace('when: "hand[0] == c"', 'when: "hand[1] == c"'))     # a rule changed
+    assert len(initial_states(layout(load_model(str(path)).instantiate()))) == DEALT and calls == []
+    assert len(initial_states(lay)) == DEALT and calls == []
+    path.write_text(BIG_DEAL.replace("players: 3", "players: 2"))         # other variables: dealt again
+    load_model(str(path))
+    assert len(calls) == 1
 
 
 def test_more_initial_states_kept_than_the_limit_is_a_positioned_error(tmp_path):

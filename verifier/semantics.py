@@ -16,12 +16,10 @@ from verifier.ir.evaluate import (
     Layout,
     Slot,
     State,
-    candidate_count,
     evaluate,
+    find_initial_states,
     holds,
-    iter_initial_states,
     layout,
-    slot_values,
 )
 from verifier.ir.expr import Var
 from verifier.ir.model import Action, IntType, Modality, Overflow, Type, type_bounds
@@ -116,13 +114,12 @@ def initial_states(lay: Layout) -> list[State]:
     past the loader's limits (checked there at the parameters' defaults, here at any values)."""
     from verifier.lang.limits import MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES  # the loader's package: not for --help
 
-    candidates = candidate_count(slot_values(lay))
-    if candidates > MAX_INITIAL_CANDIDATES:
-        raise EvalError(f"{candidates:,} candidate initial states; at most {MAX_INITIAL_CANDIDATES:,} are tried")
-    states = list(itertools.islice(iter_initial_states(lay), MAX_INITIAL_STATES + 1))
-    if len(states) > MAX_INITIAL_STATES:
+    found = find_initial_states(lay, MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES)
+    if found.passed == "candidates":
+        raise EvalError(f"more than {MAX_INITIAL_CANDIDATES:,} candidate initial states tested")
+    if found.passed == "states":
         raise EvalError(f"more than {MAX_INITIAL_STATES:,} initial states")
-    return states
+    return list(found.states)
 
 
 def actor_of(lay: Layout, action: Action, state: State, env: dict[str, int]) -> int | None:

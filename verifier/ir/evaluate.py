@@ -6,12 +6,13 @@ of an array), in the order of `Layout.slots`. The reference interpreter
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import assert_never
 
-from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op, substitute, walk
+from verifier.ir.expr import TRUE, App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op, substitute, walk
 from verifier.ir.model import BoolType, EnumType, Model, Variable, type_bounds
 
 State = tuple[int, ...]
@@ -159,30 +160,67 @@ def holds(lay: Layout, e: Expr, state: State, env: dict[str, int] | None = None)
 
 # ---------------------------------------------------------------- initial states
 
-def candidate_count(per_slot: list[range | tuple[int, ...]]) -> int:
-    """How many assignments of the slots there are (`slot_values`: before `initially` filters)."""
-    count = 1
-    for values in per_slot:
-        count *= len(values)
-    return count
+class TooManyCandidates(EvalError):
+    """Finding the initial states would test more candidates than allowed; `slot`: the slot being dealt."""
+
+    def __init__(self, tried: int, slot: int) -> None:
+        super().__init__(f"more than {tried:,} candidate initial states tested")
+        self.slot = slot
 
 
-def iter_initial_states(lay: Layout) -> Iterator[State]:
+@dataclass(frozen=True)
+class Deal:
+    """How the initial states are dealt: the values each slot starts at (`slot_values`) and, per slot,
+    the conjuncts of `initially` tested once it is dealt (each as soon as the slots it, and every
+    conjunct before it, reads are dealt, so in the order `evaluate` reads them)."""
+
+    per_slot: tuple[range | tuple[int, ...], ...]
+    checks: tuple[tuple[Expr, ...], ...]
+
+    @staticmethod
+    def of(lay: Layout) -> Deal:
+        per_slot = slot_values(lay)
+        checks: list[list[Expr]] = [[] for _ in per_slot]
+        ready = 0
+        for conjunct in _conjuncts(lay, lay.model.initially) if per_slot else []:
+            if conjunct == TRUE:         # no `initially:`, or a part of it that tests nothing
+                continue
+            ready = max(ready, _last_slot_read(lay, conjunct))
+            checks[ready].append(conjunct)
+        return Deal(tuple(per_slot), tuple(tuple(c) for c in checks))
+
+    def tested(self, pos: int) -> bool:
+        """A (partial) deal is a candidate once dealt to `pos`: a conjunct is tested there, or it is whole."""
+        return bool(self.checks[pos]) or pos + 1 == len(self.per_slot)
+
+    def unpruned(self) -> list[int]:
+        """Per slot up to the first where a candidate is tested, the candidates dealt there: every one
+        of them is dealt whatever `initially` says (the product of the slots' ranges so far)."""
+        counts, count = [], 1
+        for pos, values in enumerate(self.per_slot):
+            count *= len(values)
+            counts.append(count)
+            if self.tested(pos):
+                break
+        return counts
+
+
+def iter_initial_states(lay: Layout, max_candidates: int | None = None) -> Iterator[State]:
     """The initial states, in lexicographic order of the slots left open by `init`, found lazily:
     the slots are assigned in order and each conjunct of `initially` is checked as soon as the
     slots it and the conjuncts before it read are assigned (so in order, and a model error is
     raised exactly where the whole `initially` would raise one), so a deal that breaks it early
-    is not completed. The slot values tried are at most twice `candidate_count`."""
-    per_slot = slot_values(lay)
+    is not completed. A candidate is a deal where a conjunct is tested, or a whole one; past
+    `max_candidates` of them, `TooManyCandidates`. The slot values assigned are at most the
+    candidates times the number of slots (each partial deal leads to at least one candidate)."""
+    deal = Deal.of(lay)
+    per_slot = deal.per_slot
     if not per_slot:
         if holds(lay, lay.model.initially, ()):
             yield ()
         return
-    checks: list[list[Expr]] = [[] for _ in per_slot]
-    ready = 0
-    for conjunct in _conjuncts(lay, lay.model.initially):
-        ready = max(ready, _last_slot_read(lay, conjunct))
-        checks[ready].append(conjunct)
+    tested = [deal.tested(pos) for pos in range(len(per_slot))]
+    candidates = 0
     state = [values[0] for values in per_slot]
     untried = [iter(per_slot[0])]          # per slot dealt so far, the values left to try there
     while untried:
@@ -192,12 +230,60 @@ def iter_initial_states(lay: Layout) -> Iterator[State]:
             untried.pop()
             continue
         state[pos] = value
-        if checks[pos] and not all(holds(lay, c, tuple(state)) for c in checks[pos]):
-            continue
+        if tested[pos]:
+            candidates += 1
+            if max_candidates is not None and candidates > max_candidates:
+                raise TooManyCandidates(max_candidates, pos)
+            if not all(holds(lay, c, tuple(state)) for c in deal.checks[pos]):
+                continue
         if pos + 1 == len(per_slot):
             yield tuple(state)
         else:
             untried.append(iter(per_slot[pos + 1]))
+
+
+@dataclass(frozen=True)
+class InitialStates:
+    """A model's initial states found within two limits, or which limit finding them passes: `candidates`
+    (the candidates tested; `slot`, the slot being dealt; `at_once`, refused before any was tested, the
+    slots' ranges alone passing it) or `states` (those kept)."""
+
+    states: tuple[State, ...] = ()
+    passed: str = ""
+    slot: int = 0
+    at_once: bool = False
+
+
+_FOUND: dict[object, InitialStates] = {}   # by what the initial states depend on (`find_initial_states`)
+_FOUND_KEPT = 200_000                       # initial states remembered at most, all models together
+
+
+def find_initial_states(lay: Layout, max_candidates: int, max_states: int) -> InitialStates:
+    """The initial states (`iter_initial_states`) within `max_candidates` tested and `max_states` kept.
+    Remembered by the slots, their starting values and `initially`: a model whose variables and
+    `initially` are one's found before (each mutant of `mutate`, the engines after the loader's check)
+    does not find them again. A model error in `initially` is raised (`EvalError`), not remembered."""
+    deal = Deal.of(lay)
+    key = (tuple((s.var, s.index) for s in lay.slots), deal.per_slot, lay.model.initially, max_candidates,
+           max_states)
+    found = _FOUND.get(key)
+    if found is None:
+        found = _find(lay, deal, max_candidates, max_states)
+        if sum(len(f.states) for f in _FOUND.values()) + len(found.states) > _FOUND_KEPT:
+            _FOUND.clear()
+        _FOUND[key] = found
+    return found
+
+
+def _find(lay: Layout, deal: Deal, max_candidates: int, max_states: int) -> InitialStates:
+    for k, count in enumerate(deal.unpruned()):
+        if count > max_candidates:
+            return InitialStates(passed="candidates", slot=k, at_once=True)
+    try:
+        states = tuple(itertools.islice(iter_initial_states(lay, max_candidates), max_states + 1))
+    except TooManyCandidates as cut:
+        return InitialStates(passed="candidates", slot=cut.slot)
+    return InitialStates(passed="states") if len(states) > max_states else InitialStates(states)
 
 
 def slot_values(lay: Layout) -> list[range | tuple[int, ...]]:

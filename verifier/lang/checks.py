@@ -1,10 +1,9 @@
 """Whole-model checks run after loading: names in lists, action phases, static ranges, must guards."""
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING, assert_never
 
-from verifier.ir.evaluate import EvalError, candidate_count, iter_initial_states, layout, slot_values
+from verifier.ir.evaluate import EvalError, find_initial_states, layout
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, state_vars, walk
 from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
 from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES, MAX_RANGE_WIDTH, MAX_SLOTS
@@ -117,30 +116,37 @@ def quantifier_too_wide(model: Model, q: Quant) -> str | None:
 
 def _check_initial_states(loader: Loader, model: Model) -> None:
     """Variables left open by `init` start at every value of their type that `initially` allows:
-    the initial states are enumerated (lazily, each conjunct of `initially` checked once the slots
-    it reads are dealt), so both their number and the assignments tried to find them are bounded."""
+    both the candidates tested to find the initial states and the states kept are bounded (found
+    once per variables and `initially`: the engines and a mutant's load reuse them)."""
     if not model.is_concrete or loader.sink.errors:     # sizes reported wrong: no enumeration
         return
     lay = layout(model)
     try:
-        per_slot = slot_values(lay)
-    except EvalError:          # an init: value out of range: check_static_ranges reports it
-        return
-    for k, slot in enumerate(lay.slots):
-        if candidate_count(per_slot[:k + 1]) > MAX_INITIAL_CANDIDATES:
-            var = model.var(slot.var)
+        census = find_initial_states(lay, MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES)
+    except EvalError:          # an init: value out of range (check_static_ranges reports it), or a model
+        return                 # error in initially (the engines report it with its trace)
+    if census.passed == "candidates":
+        var = model.var(lay.slots[census.slot].var)
+        if census.at_once:
             loader.sink.error(f"{var.name} starts at any value of its type (no init:), which gives more than "
                               f"{MAX_INITIAL_CANDIDATES:,} candidate initial states before initially: filters "
                               "them", var.span,
-                              hint=f"give {var.name} an init: value, or narrow its type (this limit counts the "
-                                   f"candidates tried; the initial states initially: keeps, at most "
+                              hint=f"give {var.name} or a variable declared before it an init: value, narrow its "
+                                   "type, or let initially: rule out a deal earlier: a part of it is tested as "
+                                   "soon as the variables it reads are dealt, in the order they are declared "
+                                   f"(this limit counts the candidates tried; the initial states kept, at most "
                                    f"{MAX_INITIAL_STATES:,}, have their own)")
             return
-    try:
-        found = sum(1 for _ in itertools.islice(iter_initial_states(lay), MAX_INITIAL_STATES + 1))
-    except EvalError:          # a model error in initially: the engines report it with its trace
-        return
-    if found > MAX_INITIAL_STATES:
+        span = model.initially.span if model.initially.span is not None else var.span
+        loader.sink.error(f"finding the initial states tests more than {MAX_INITIAL_CANDIDATES:,} candidates "
+                          f"(still dealing {lay.slots[census.slot].name}): initially: rules out too few of "
+                          "them early", span,
+                          hint="a part of initially: is tested as soon as the variables it reads are dealt, in "
+                               "the order they are declared: declare first the variables it constrains most, "
+                               "write it as parts joined by and, or give more variables an init: value (this "
+                               "limit counts the candidates tried; the initial states kept, at most "
+                               f"{MAX_INITIAL_STATES:,}, have their own)")
+    elif census.passed == "states":
         span = model.initially.span if model.initially.span is not None else model.span
         loader.sink.error(f"initially: keeps more than {MAX_INITIAL_STATES:,} initial states; at most "
                           f"{MAX_INITIAL_STATES:,} are allowed", span,
