@@ -14,6 +14,7 @@ from test_compiled_store import MODELS
 
 from verifier.analysis import analyse_model, compiled_scan, context
 from verifier.analysis.compiled_scan import ScanSource
+from verifier.cli import main
 from verifier.lang import load_model
 from verifier.resources import Budget
 
@@ -100,3 +101,12 @@ def test_a_scan_numba_cannot_compile_falls_back_to_python(scans, monkeypatch):
     assert scans and scans[0].startswith("Numba could not compile the scan: ")
     assert ctx.scan_fallback == scans[0] and ctx.complete
     assert _words(got) == _words(want)
+
+
+def test_the_check_warns_when_the_analyses_fell_back_to_python(scans, monkeypatch, capsys):
+    bad = "from numba import njit, types\n\n@njit(types.int64(types.int64))\ndef scan(x):\n    return x + []\n"
+    monkeypatch.setattr(compiled_scan, "_source", lambda lay, bans: ScanSource(bad, 1, 1, 1))
+    code = main(["check", fixture("gap_yes"), "--timeout", "120"])
+    out = capsys.readouterr()
+    assert code == 1, out.err           # the gap is a finding
+    assert "the compiled scan could not (Numba could not compile the scan: " in out.out + out.err

@@ -90,7 +90,7 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     if options.printed and any(m.printed for m in models):
         defaults, _ = load_variants(path, replace(options, printed=False))
         at_defaults = [AtDefaults(m, claims_for(path, m, options)[0]) for m in defaults]
-    return [replace(run, warnings=warnings)
+    return [replace(run, warnings=warnings + run.warnings)
             for run in check_loaded(path, models, claims, options, progress, at_defaults=at_defaults)]
 
 
@@ -204,8 +204,12 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
         ctx, findings = _analyses(model, options, memo, props, ledger)
     beyond = ctx.beyond.summary() if ctx.beyond is not None else ""
     stop = ctx.space.stop if ctx.space is not None and not ctx.space.complete else None
+    warnings = run.warnings
+    if ctx.scan_fallback:
+        warnings += (Diagnostic(f"the consistency analyses scanned their {len(ctx.space.packed):,} states in Python: "
+                                f"the compiled scan could not ({ctx.scan_fallback})", severity="warning"),)
     return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond,
-                   analyses_stop=stop), (ctx, findings)
+                   analyses_stop=stop, warnings=warnings), (ctx, findings)
 
 
 def _decide(model: Model, props: list[Property], portfolio: Portfolio, into: dict[str, CheckResult],
