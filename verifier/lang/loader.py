@@ -33,7 +33,7 @@ from verifier.ir.model import (
     VariantDecl,
     type_bounds,
 )
-from verifier.lang import checks, durations, labels, once, rounds, sequences, symmetry
+from verifier.lang import aliasing, checks, durations, labels, once, rounds, sequences, symmetry
 from verifier.lang.arrays import flat_size
 from verifier.lang.effect_blocks import EffectBlocks
 from verifier.lang.expressions import ExprReader, Origin
@@ -223,6 +223,7 @@ class Loader:
         checks.check_static_ranges(self, model)
         checks.check_must_guards(self, model)
         self.sink.raise_if_errors()
+        aliasing.check_writes(model, lambda message, span, hint: self.sink.warning(message, span, hint=hint))
         return model
 
     def top_expr(self, key: str, want: str, default):
