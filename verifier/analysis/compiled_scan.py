@@ -62,6 +62,7 @@ from verifier.semantics import Layout
 
 TARGET, BLOCKED, GAP = 0, 1, 2   # a firing's kind, in the low 2 bits of its code
 CHUNK = 1 << 20             # states the kernel scans between two returns to Python
+MAX_STATES = (1 << 31) - 1  # states it scans at most (it names them in 32 bits)
 VISITORS = (DeadRules, Deadlocks, Gaps, Conflicts, NondeterministicMust, OrderDependence)
 
 
@@ -137,7 +138,7 @@ def scan(ctx: Context, visitors: Sequence[Visitor], n: int) -> str:
     if len(by_type) != len(visitors) or not set(by_type) <= set(VISITORS):
         return "a visitor the compiled scan does not know"
     lay = ctx.layout
-    why = unfit(lay)
+    why = unfit(lay) or (f"{n:,} states, more than its {MAX_STATES:,}" if n > MAX_STATES else "")
     if why:
         return why
     questions = _Questions.of(by_type)
@@ -204,7 +205,7 @@ class _Answers:
         self.watched[list(questions.watched)] = 1
         self.nd_first, self.nd_count = np.full(actions, -1, np.int64), np.zeros(actions, np.int64)
         self.pairs = _matrix(questions.pairs)
-        self.pair_states = np.empty((len(questions.pairs), min(CONFIRM_TRIES, n)), np.int64)
+        self.pair_states = np.empty((len(questions.pairs), min(CONFIRM_TRIES, n)), np.int32)   # < 2^31 states
         self.pair_n = np.zeros(len(questions.pairs), np.int64)
         self.bans, self.ban_first = _matrix(questions.bans), np.full(len(questions.bans), -1, np.int64)
         self.exclusives = _matrix(questions.exclusives)
@@ -307,7 +308,7 @@ def exclusive(x, y, out, acts, m, out2, acts2, count2):
 
 @njit(types.int64(KEYS, INT, INT, KEYS, STATES, STATES, KEYS, STATES, STATES, STATES, STATES, STATES,
                   MATRIX, STATES, STATES, STATES, MATRIX, MATRIX, MATRIX, types.uint8[::1], STATES, STATES,
-                  MATRIX, MATRIX, STATES, MATRIX, STATES, MATRIX, STATES), **OPTIONS)
+                  MATRIX, types.int32[:, ::1], STATES, MATRIX, STATES, MATRIX, STATES), **OPTIONS)
 def scan(keys, lo, hi, out, acts, count, out2, acts2, count2, fired_at, first_target, differ_at,
          first, phase_first, stuck_first, stuck_count, gap_first, gap_count, gap_stuck, watched, nd_first, nd_count,
          pairs, pair_states, pair_n, bans, ban_first, exclusives, exclusive_first):
