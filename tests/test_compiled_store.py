@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from test_compact_store import counter, widened
 from test_explicit_differential import bools, models, phased_models
 
 from verifier.engines.bfsgen import packing_of
-from verifier.engines.compiled import cache
+from verifier.engines.compiled import arrays, cache, search
 from verifier.engines.compiled.numbagen import RUNTIME, module_source, opaque_literals
 from verifier.engines.compiled.search import explore_compiled, why_not
 from verifier.engines.explicit import ExplicitEngine, explore
@@ -71,6 +72,18 @@ def test_the_compiled_search_finds_what_the_reference_finds(model, watched, budg
     for hit in mine.watch:
         if hit is not None:
             assert mine.trace_to(hit) == ref.trace_to(hit)
+
+
+@SETTINGS
+@given(MODELS, st.sampled_from([None, 0]))
+def test_a_table_grown_from_its_smallest_size_stores_what_the_reference_stores(model, spill_bytes):
+    """From one state's room, the visited table is filled again from the stored states at each
+    growth (spilled or not, a few states read at a time): the same states, order and parents."""
+    ref = explore(model)
+    with mock.patch.object(search, "FIRST_CAPACITY", 1), mock.patch.object(arrays, "SPILLED_PART", 3):
+        mine = explore_compiled(model, spill_bytes=spill_bytes)
+    assert mine.packed() == list(ref.packed) and mine.parent.tolist() == list(ref.parent)
+    assert (mine.transitions, mine.complete, mine.error) == (ref.transitions, ref.complete, ref.error)
 
 
 CLAIMS = [DeadlockFree(id="deadlock-free"), Invariant(id="x-small", expr=App(Op.LE, (Var("x"), Const(2)))),

@@ -5,9 +5,10 @@ The loop (`numbagen.loop_source`) keeps, for n stored states of w words:
 - `keys`: the states in BFS order, 8w bytes each; the frontier is the range of it not yet
   expanded. It grows by a sixteenth at a time (`realloc`, whose pages are moved, not copied):
   at most 8w/16 bytes a state of room held ahead;
-- `table`: the visited table, 4-byte slots, at most MAX_LOAD full; it grows by GROWTH, its
-  old pages given back as they are moved (`_regrow`: never two whole tables at once): between
-  4 / MAX_LOAD and 4 * GROWTH / MAX_LOAD bytes a state;
+- `table`: the visited table, 4-byte slots, at most MAX_LOAD full; it grows by GROWTH: the old
+  one is let go of and the new one filled from the stored states (`_regrow`: never two tables at
+  once; the states read in order, the slots written ahead): between 4 / MAX_LOAD and
+  4 * GROWTH / MAX_LOAD bytes a state;
 - `links`, `marks`: the parent links, a bit string of at most 2 bits a state;
 - `levels`: the first index of each level.
 
@@ -34,8 +35,7 @@ MAX_LOAD = 0.8                 # the visited table's slots that may be full
 GROWTH = 1.4                   # the table's growth
 KEY_GROWTH = 16                # the states' array grows by 1/KEY_GROWTH (at least MIN_KEY_GROWTH states)
 MIN_KEY_GROWTH = 1 << 12
-REHASH_SLOTS = 1 << 18         # old slots moved at a time when the table grows
-SPILLED_SLOTS = 1 << 14        # the same once the states spilled (each may read a page of them)
+SPILLED_PART = 1 << 16         # spilled states read into a new table between two releases of their pages
 SPILLED_SLICE = 1 << 10        # states expanded between two releases of the spilled states' pages (each lookup may read a page)
 MARK_BITS = 16                 # numbagen's: one link in 2^MARK_BITS has its place noted
 
@@ -70,6 +70,9 @@ class Mapping:
         size = self._bytes(shape[0])
         if fd is None:            # private: a shared anonymous mapping could not grow past its first size
             self.map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            if hasattr(mmap, "MADV_HUGEPAGE"):      # huge pages where the system gives them on request:
+                # a third of the page faults, and fewer misses of the address cache on the table's random reads
+                self.map.madvise(mmap.MADV_HUGEPAGE)
         else:
             os.ftruncate(fd, size)
             self.map = mmap.mmap(fd, size)
@@ -115,7 +118,7 @@ class SearchArrays:
         if need > self.keys.shape[0]:
             self._grow_keys(stored, max(need, self.keys.shape[0] + max(MIN_KEY_GROWTH, self.keys.shape[0] // KEY_GROWTH)))
         if need > room(self.table.shape[0]):
-            self._regrow(loop, max(int(self.table.shape[0] * GROWTH), table_size(need)))
+            self._regrow(loop, max(int(self.table.shape[0] * GROWTH), table_size(need)), stored)
         if nlinks + firings + 1 > 64 * self.links.shape[0]:
             words = max((nlinks + firings + 1) // 64 + 1, self.links.shape[0] + self.links.shape[0] // KEY_GROWTH)
             self.links.resize(words, refcheck=False)     # the new words are zeros
@@ -125,18 +128,17 @@ class SearchArrays:
             self.levels.resize(2 * nlevels, refcheck=False)
         self.peak = max(self.peak, self.nbytes)
 
-    def _regrow(self, loop: ModuleType, size: int) -> None:
-        """Move the table into one of `size` slots, REHASH_SLOTS old slots at a time in order, giving
-        each moved part's pages back: the new table is written in the same order (homes keep the
-        hash's order), so at the peak the process holds about the new table alone."""
-        old, old_bits = self.table, self.bits
+    def _regrow(self, loop: ModuleType, size: int, stored: int) -> None:
+        """A table of `size` slots in place of the old one, let go of first (so that the process
+        never holds two tables), filled again from the stored states: they are read in order (a
+        spilled part's pages given back as it is done), their slots written ahead of time."""
+        self.table = np.empty(0, np.uint32)
         self._table = Mapping(np.uint32, (size,))
         self.table = self._table.array(size)
         self.bits = index_bits(size)
-        part = SPILLED_SLOTS if self.spilled else REHASH_SLOTS
-        for lo in range(0, old.shape[0], part):
-            loop.regrow(self.keys, old[lo:lo + part], old_bits, self.table, self.bits)
-            give_back_pages(old, lo, lo + part)
+        part = SPILLED_PART if self.spilled else stored
+        for lo in range(0, stored, max(1, part)):
+            loop.fill(self.keys, lo, min(stored, lo + part), self.table, self.bits)
             self.release()
 
     def _grow_keys(self, stored: int, capacity: int) -> None:

@@ -175,7 +175,7 @@ def state_graph(space: CompiledSpace) -> CompiledGraph:
     stored, head = len(space), space.head
     table = np.zeros(table_size(stored), np.uint32)
     bits = index_bits(table.shape[0])
-    loop.fill(space.keys, stored, table, bits)
+    loop.fill(space.keys, 0, stored, table, bits)
     offsets = np.zeros(head + 1, np.int64)
     dst = np.empty(max(1, space.transitions), np.int32)
     act = np.empty(max(1, space.transitions), np.int32)

@@ -596,38 +596,18 @@ def _prefetch(typingctx, array, index):
     return types.void(array, index), codegen
 {helpers}
 
-@njit(types.void(KEYS, types.int64, TABLE, types.int64), **OPTIONS)
-def fill(keys, n, table, bits):
-    # the table of the first n stored states (an empty table of their size: `search.table_size`)
+@njit(types.void(KEYS, types.int64, types.int64, TABLE, types.int64), **OPTIONS)
+def fill(keys, lo, hi, table, bits):
+    # stored states lo..hi into the table (read in order; their slots fetched ahead)
     size = table.shape[0]
     ahead = 16
-    for j in range(min(n, ahead)):
+    for j in range(lo, min(hi, lo + ahead)):
         _prefetch(table, _home({hash_of_j}, size))
-    for j0 in range(n):
-        if j0 + ahead < n:
+    for j0 in range(lo, hi):
+        if j0 + ahead < hi:
             j = j0 + ahead
             _prefetch(table, _home({hash_of_j}, size))
         j = j0
-        h = {hash_of_j}
-        _place(table, h, bits, j)
-
-
-@njit(types.void(KEYS, TABLE, types.int64, TABLE, types.int64), **OPTIONS)
-def regrow(keys, part, old_bits, table, bits):
-    # the states of a part of the old table (old_bits of index) moved into the new one: the old table is read
-    # in order, so the new one is written in (about) order too; the states are fetched ahead
-    low = (1 << old_bits) - 1
-    ahead = 16
-    for k in range(min(part.shape[0], ahead)):
-        if part[k] != 0:
-            _prefetch(keys, (np.int64(part[k]) & low) - 1)
-    for k in range(part.shape[0]):
-        if k + ahead < part.shape[0] and part[k + ahead] != 0:
-            _prefetch(keys, (np.int64(part[k + ahead]) & low) - 1)
-        x = np.int64(part[k])
-        if x == 0:
-            continue
-        j = (x & low) - 1
         h = {hash_of_j}
         _place(table, h, bits, j)
 
@@ -849,8 +829,8 @@ def _same_row(a, i, b, j):
 
 def loop_source(words: int) -> str:
     """The model-independent search loop for states of `words` words (one module for one word,
-    another for several: compiled once per machine each): `search`, `fill` (the visited table
-    of stored states), `regrow` (a part of it moved into a larger one), `find` (a state's index
+    another for several: compiled once per machine each): `search`, `fill` (stored states into
+    the visited table: a new table, or a larger one when it grows), `find` (a state's index
     through the table: `graph.py`), `parent_of` and `parents` (the parent links read back) and
     `scan` (a watch over stored states).
 

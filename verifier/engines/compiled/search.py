@@ -222,7 +222,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     arrays.grow(loop, 0, 0, 1, len(inits))
     arrays.keys[:len(inits)] = as_rows(inits, source.words).astype(np.int64)
     arrays.levels[0] = 0
-    loop.fill(arrays.keys, len(inits), arrays.table, arrays.bits)
+    loop.fill(arrays.keys, 0, len(inits), arrays.table, arrays.bits)
     max_depth = budget.max_depth if budget.max_depth is not None else 1 << 62
     ctl = np.array([0, len(inits), 0, 0, len(inits), 1, -1 if budget.max_states is None else budget.max_states,
                     max_depth, -1, SLICE, 1 if watch else 0, 0, len(inits), 0, 0], np.int64)
