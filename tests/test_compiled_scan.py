@@ -6,6 +6,7 @@ cannot compile falls back to the Python scan and says why."""
 from __future__ import annotations
 
 import pytest
+from compiled_examples import examples
 from hypothesis import HealthCheck, given, settings
 from test_analysis_beyond import RULEBOOKS
 from test_analysis_support import analyse, assert_replay, fixture, load_all
@@ -18,7 +19,7 @@ from verifier.cli import main
 from verifier.lang import load_model
 from verifier.resources import Budget
 
-SETTINGS = settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=examples(2), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def _words(findings) -> list[tuple]:
@@ -110,3 +111,30 @@ def test_the_check_warns_when_the_analyses_fell_back_to_python(scans, monkeypatc
     out = capsys.readouterr()
     assert code == 1, out.err           # the gap is a finding
     assert "the compiled scan could not (Numba could not compile the scan: " in out.out + out.err
+
+
+MODEL_ERROR = """\
+model: model_error
+end: "deck == 0"
+variables:
+  hand: {type: 0..3, init: 0}
+  deck: {type: 0..5, init: 5}
+  spare: {type: 0..9, init: 0}
+actions:
+  - {name: draw, when: "deck > 0", do: {hand: hand + 1, deck: deck - 1}, rule: "Draw: take a card"}
+  - {name: play, when: "hand == 1", do: {hand: hand - 2}, rule: "Play: two cards leave the hand"}
+  - {name: split, when: "deck < 4", do: {spare: 6 / (deck - 2)}, rule: "Split: the spare is shared"}
+"""
+
+
+def test_the_states_before_a_model_error(scans, tmp_path):
+    """A model error stops the search at its state: the compiled scan covers the states before it,
+    as the Python scan does."""
+    path = tmp_path / "model_error.yaml"
+    path.write_text(MODEL_ERROR, encoding="utf-8")
+    model = load_model(str(path))
+    _ctx, want = _in_python(lambda: analyse_model(model))
+    ctx, got = analyse_model(model)
+    assert ctx.space.error is not None and 0 < ctx.space.error[0] < len(ctx.space.packed)
+    assert scans == [""] and not ctx.scan_complete
+    assert _words(got) == _words(want) != []
