@@ -219,7 +219,7 @@ class _Answers:
 
     def named(self) -> np.ndarray:
         """Every state some visitor records as a first (sorted: BFS order)."""
-        parts = [self.first.ravel(), self.phase_first, self.stuck_first, self.gap_first.ravel(), self.nd_first,
+        parts: list[np.ndarray] = [self.first.ravel(), self.phase_first, self.stuck_first, self.gap_first.ravel(), self.nd_first,
                  self.ban_first, self.exclusive_first]
         parts += [self.pair_states[q, :self.pair_n[q]] for q in range(self.pair_n.shape[0])]
         found = np.concatenate(parts)
