@@ -17,8 +17,10 @@
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import itemgetter
+
+import numpy as np
 
 from verifier.analysis.context import Context
 from verifier.result import CheckResult, Finding, Verdict
@@ -124,19 +126,20 @@ def _shared_fields(a: Context, b: Context, names: list[str]) -> list[tuple[int, 
     return out
 
 
-def _nearest_packed(x: int, seen: set[int], fields: list[tuple[int, int]]) -> int:
-    """A member of `seen` (masked packed states) differing from `x` in the fewest fields:
-    first the states one field away, by lookup; otherwise a scan (stopping at two)."""
+def _nearest_packed(x: int, seen: Callable[[int], bool], every: Callable[[], set[int]],
+                    fields: list[tuple[int, int]]) -> int:
+    """A masked packed state `seen` holds (`every` gives them all) differing from `x` in the fewest
+    fields: first the states one field away, by lookup; otherwise a scan (stopping at two)."""
     for sh, w in fields:
         base = x & ~(((1 << w) - 1) << sh)
         for v in range(1 << w):
             y = base | (v << sh)
-            if y != x and y in seen:
+            if y != x and seen(y):
                 return y
     # fold each field's bits of x ^ y onto the field's lowest bit, then count those bits
     lows = [sum(1 << sh for sh, w in fields if w > j) for j in range(max(w for _sh, w in fields))]
     best, best_n = x, len(fields) + 1
-    for y in seen:
+    for y in every():
         z, folded = x ^ y, 0
         for j, low in enumerate(lows):
             folded |= (z >> j) & low
@@ -206,6 +209,58 @@ def _first_difference(a: Context, b: Context, ref: Context) -> Finding | None:
                    variant=a.variant, span=decl.span if decl is not None else a.model.span)
 
 
+class _Masked:
+    """A search's states masked to the shared fields (`seen(x)`: whether one is `x`): a sorted array
+    where they are an array of one word each (millions of them: no Python int per state), else a set."""
+
+    def __init__(self, space, mask: int, every: Callable[[], set[int]]):
+        self.mask = mask
+        order = _words_of(space)
+        self.sorted: np.ndarray | None = None
+        self.set: set[int] | None = None
+        if order is None:
+            self.set = every()
+        else:
+            extra = np.array(space.extra, np.uint64)
+            self.sorted = np.sort(np.concatenate([order, extra]) & np.uint64(mask))   # duplicates kept: no matter
+
+    def __call__(self, x: int) -> bool:
+        if self.set is not None:
+            return x in self.set
+        assert self.sorted is not None
+        at = int(np.searchsorted(self.sorted, np.uint64(x)))
+        return at < self.sorted.shape[0] and int(self.sorted[at]) == x
+
+    def first_outside(self, space, limit: int) -> int | None:
+        """The index of the first of `space`'s first `limit` states whose masked value is not among these."""
+        order = _words_of(space) if self.sorted is not None else None
+        start = 0
+        if order is not None:
+            assert self.sorted is not None
+            if not self.sorted.shape[0]:
+                return 0 if limit > 0 else None
+            mask = np.uint64(self.mask)
+            for start in range(0, min(limit, order.shape[0]), MASK_CHUNK):
+                part = order[start:min(limit, start + MASK_CHUNK)] & mask
+                at = np.minimum(np.searchsorted(self.sorted, part), self.sorted.shape[0] - 1)
+                outside = np.flatnonzero(self.sorted[at] != part)
+                if outside.shape[0]:
+                    return start + int(outside[0])
+            start = min(limit, order.shape[0])
+        packed = space.packed
+        return next((i for i in range(start, limit) if not self(packed[i] & self.mask)), None)
+
+
+MASK_CHUNK = 1 << 20     # states masked and looked up at a time (the first one outside usually comes early)
+
+
+def _words_of(space) -> np.ndarray | None:
+    """The stored states of a compact- or compiled-store search, one word each, in BFS order (None
+    for the python store's ints or states of several words)."""
+    order = getattr(space, "order", None)
+    return order[:space.n] if order is not None and order.ndim == 1 else None
+
+
 def _unmatched(a: Context, b: Context, names: list[str]):
     """(index of the shallowest state of `a` whose projection `b` never reaches, that projection,
     the closest projection `b` reaches, the names where they differ), or None."""
@@ -214,13 +269,17 @@ def _unmatched(a: Context, b: Context, names: list[str]):
     fields = _shared_fields(a, b, names)
     if fields is not None:      # same bits in both packings: compare packed states, masked
         mask = sum(((1 << w) - 1) << sh for sh, w in fields)
-        seen = {x & mask for x in b.space.packed}
         packed = a.space.packed
-        i = next((i for i in range(limit) if packed[i] & mask not in seen), None)
+
+        def every() -> set[int]:
+            return {x & mask for x in b.space.packed}
+
+        seen = _Masked(b.space, mask, every)
+        i = seen.first_outside(a.space, limit)
         if i is None:
             return None
         target = pa(a.space.states[i])
-        near = pb(b.space.packing.unpack(_nearest_packed(packed[i] & mask, seen, fields)))
+        near = pb(b.space.packing.unpack(_nearest_packed(packed[i] & mask, seen, every, fields)))
         return i, target, near, [n for n, x, y in zip(names, near, target) if x != y]
     seen_projected = {pb(s) for s in b.space.states}
     i = next((i for i in range(limit) if pa(a.space.states[i]) not in seen_projected), None)
