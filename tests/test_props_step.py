@@ -115,8 +115,8 @@ CASES = [
      "prev(prev", "once"),
     ("actions on another kind", "    step: \"stack <= prev(stack) + 1\"\n", "    invariant: \"stack <= 2\"\n"
      "    actions: [cast]\n", "actions: belongs to step claims", "[cast]\n", "drop it"),
-    ("a move's choice", "prev(stack) + 1", "prev(stack) + bonus", "unknown name 'bonus'", "bonus",
-     "record it in a variable"),
+    ("a choice no judged action has", "prev(stack) + 1", "prev(stack) + bonus", "unknown name 'bonus'", "bonus",
+     "where every action in its actions: has that choice"),
     ("unknown action", "    actions: [cast]\n", "    actions: [cats]\n", "unknown action 'cats'", "cats",
      "did you mean 'cast'"),
 ]

@@ -30,9 +30,9 @@ from verifier.ir.expr import TRUE, neg
 from verifier.ir.model import Model
 from verifier.ir.props import PREV_MARK, Event, Invariant, Property, Reachable, StepInvariant, map_claim
 from verifier.props.events import occurs
-from verifier.props.moves import chose, named
+from verifier.props.moves import Choice, chose, named
 from verifier.result import CheckResult, Stats, Verdict
-from verifier.semantics import EvalError, Layout, initial_states, layout
+from verifier.semantics import EvalError, Layout, holds, initial_states, layout
 from verifier.trace import build_trace
 
 NAME = "walk"
@@ -55,7 +55,7 @@ def check(model: Model, properties: Sequence[Property], steps_at_most: int | Non
     targets: dict[int, Callable[[int], bool]] = {}
     actions: dict[int, set[int]] = {}
     with_values: dict[int, tuple[tuple[str, int], ...]] = {}     # a move's choice values (`with:`)
-    moves: dict[int, tuple[frozenset[int], Callable[[int, int], bool]]] = {}
+    moves: dict[int, tuple[frozenset[int], Callable[[int, int, Choice], bool]]] = {}
     pair: Layout | None = None
     for k, p in enumerate(claims):
         if isinstance(p, Invariant):
@@ -87,7 +87,7 @@ def check(model: Model, properties: Sequence[Property], steps_at_most: int | Non
                 if k not in found and a in judged and chose(move[1], with_values[k]):
                     found[k] = (path + [state], fired + [move])
             for k, (judged_moves, breaks) in moves.items():
-                if k not in found and a in judged_moves and breaks(path[-1], state):
+                if k not in found and a in judged_moves and breaks(path[-1], state, move[1]):
                     found[k] = (path + [state], fired + [move])
             path.append(state)
             fired.append(move)
@@ -168,16 +168,22 @@ def _joiner(packing: Packing, pair: Packing) -> Callable[[int, int], int]:
 
 
 def _move_check(concrete: Model, pair: Layout, join: Callable[[int, int], int],
-                claim: StepInvariant) -> tuple[frozenset[int], Callable[[int, int], bool]]:
-    """The actions `claim` judges (by index) and `breaks(before, after)` over packed states: the
-    expression is compiled over the pair model's layout (`_pair_layout`), `join` packs a move."""
+                claim: StepInvariant) -> tuple[frozenset[int], Callable[[int, int, Choice], bool]]:
+    """The actions `claim` judges (by index) and `breaks(before, after, choice)` over packed states and
+    the move's choice values: the expression is compiled over the pair model's layout (`_pair_layout`),
+    `join` packs a move; a claim that reads the move's choices is evaluated with them (slower: no code)."""
     judged = frozenset(i for i, a in enumerate(concrete.actions) if not claim.actions or
                        TRUE in (occurs(concrete, a, Event(action=name)) for name in claim.actions))
-    holds = packed_predicate(pair, claim.expr)
+    compiled = None if claim.reads_choices() else packed_predicate(pair, claim.expr)
+    unpack = packing_of(pair).unpack
 
-    def breaks(before: int, after: int) -> bool:
+    def breaks(before: int, after: int, choice: Choice) -> bool:
+        if not chose(choice, claim.choice):
+            return False
         try:
-            return not holds(join(before, after))
+            if compiled is not None:
+                return not compiled(join(before, after))
+            return not holds(pair, claim.expr, unpack(join(before, after)), dict(choice))
         except EvalError:        # a run-time error of the claim: the product's search reports it
             return False
 

@@ -288,6 +288,23 @@ def state_vars(e: Expr) -> frozenset[str]:
     return frozenset(n.name for n in walk(e) if isinstance(n, (Var, Index)))
 
 
+def free_locals(e: Expr) -> frozenset[str]:
+    """Names of the `Local`s `e` reads that no quantifier in it binds (a move's choices, a block's `p`)."""
+    match e:
+        case Local():
+            return frozenset({e.name})
+        case Const() | Var() | Param():
+            return frozenset()
+        case Index():
+            return free_locals(e.index)
+        case App():
+            return frozenset().union(*(free_locals(a) for a in e.args))
+        case Quant():
+            return free_locals(e.lo) | free_locals(e.hi) | (free_locals(e.body) - {e.var})
+        case _:
+            assert_never(e)
+
+
 def params_of(e: Expr) -> frozenset[str]:
     return frozenset(n.name for n in walk(e) if isinstance(n, Param))
 

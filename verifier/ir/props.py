@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from verifier.diagnostics import Span
-from verifier.ir.expr import Expr
+from verifier.ir.expr import Expr, free_locals
 from verifier.ir.verdict import Verdict
 
 
@@ -44,12 +44,19 @@ PREV_MARK = "prev:"    # a state variable read by `prev(...)` in a step claim: i
 
 @dataclass(frozen=True, kw_only=True)
 class StepInvariant(Property):
-    """`expr` holds over every transition (of one of `actions`, when given): its variables
-    read the state after it, those named `prev:x` (written `prev(x)`) the state before."""
+    """`expr` holds over every transition (of one of `actions`, when given; with the `choice` values,
+    when given): its variables read the state after it, those named `prev:x` (written `prev(x)`) the
+    state before, and its free names (`Local`) the move's choices of those names (every action it
+    judges has them)."""
 
     expr: Expr
     actions: tuple[str, ...] = ()
+    choice: tuple[tuple[str, int], ...] = ()   # `with:`: only the moves with these choice values are judged
     kind: ClassVar[str] = "step"
+
+    def reads_choices(self) -> bool:
+        """Whether the claim reads a move's choices or judges only some of their values."""
+        return bool(self.choice or free_locals(self.expr))
 
 
 @dataclass(frozen=True, kw_only=True)

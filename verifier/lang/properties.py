@@ -23,12 +23,13 @@ from verifier.ir.verdict import Verdict
 from verifier.lang import symmetry
 from verifier.lang.expressions import ExprReader
 from verifier.lang.limits import MAX_STEP_BOUND, claim_size_problems
-from verifier.lang.typecheck import BOOL, Scope, phase_steps
+from verifier.lang.typecheck import BOOL, Scope, phase_steps, ty_of
 from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
 
 KINDS = ("invariant", "deadlock_free", "reachable", "ordering", "terminates", "bounded_response", "step")
 FINDING_CLASSES = ("problem", "behaviour")
-CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "finding", "at", "fairness", "for_every", "actions") + KINDS
+CLAIM_KEYS = ("id", "says", "rule", "expected", "why", "finding", "at", "fairness", "for_every", "actions",
+              "with") + KINDS
 PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
 VERDICTS = tuple(v.value for v in Verdict)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -130,6 +131,13 @@ class PropertyReader:
         if kind != "step" and item.get("actions") is not None:
             self.sink.error("actions: belongs to step claims", item.child("actions").span,
                             hint="it lists the moves a step: claim judges; drop it here")
+        if kind not in ("step", "reachable") and item.get("with") is not None:
+            self.sink.error("with: belongs to step claims", item.child("with").span,
+                            hint="beside actions:, it gives the choice values of the moves a step: claim judges; "
+                                 "a reachable move takes it inside: reachable: {action: play, with: {card: 2}}")
+        if kind == "reachable" and item.get("with") is not None:
+            self.sink.error("with: of a reachable move goes inside reachable:", item.child("with").span,
+                            hint="reachable: {action: play, with: {card: 2}}")
         return getattr(self, f"k_{kind}")(item, item.child(kind), common)
 
     def problem(self, item: Node) -> bool:
@@ -185,18 +193,40 @@ class PropertyReader:
         return Invariant(expr=App(Op.IMPLIES, (in_phase(self.model, at), e)), at_phase=at, **common)
 
     def k_step(self, item: Node, node: Node, common: dict) -> Property | None:
-        """`step: "expr"`: over every transition (of `actions:`, when given); prev(x) is x before it."""
-        if isinstance(node.value, bool):
-            e: Expr | None = TRUE if node.value else FALSE
-        else:
-            scope = replace(self.scope, allow_prev=True)
-            out = ExprReader(scope, node.origin(), self.sink, str(node.value)).read(BOOL)
-            e = None if out is None else out[0]
+        """`step: "expr"`: over every transition (of `actions:`, when given; with the `with:` choice values,
+        when given); prev(x) is x before it, and a choice every judged action has is read by its name."""
         names: list[str] = []
         acts = item.get("actions")
         for n in (acts.elements() if acts.is_list else [acts]) if acts is not None else []:
             names += [name for name in self.action_set(n) if name not in names]
-        return None if e is None else StepInvariant(expr=e, actions=tuple(names), **common)
+        choice: tuple[tuple[str, int], ...] | None = ()
+        if item.get("with") is not None:
+            if not names:
+                self.sink.error("with: gives the choice values of the moves a step claim judges: it needs actions:",
+                                item.child("with").span, hint="e.g. actions: [play], with: {card: 2}")
+                return None
+            choice = self.move_choice(item.child("with"), names)
+        if isinstance(node.value, bool):
+            e: Expr | None = TRUE if node.value else FALSE
+        else:
+            scope = replace(self.scope, allow_prev=True).with_locals(self.shared_choices(names))
+            out = ExprReader(scope, node.origin(), self.sink, str(node.value)).read(BOOL)
+            e = None if out is None else out[0]
+        if e is None or choice is None:
+            return None
+        return StepInvariant(expr=e, actions=tuple(names), choice=choice, **common)
+
+    def shared_choices(self, names: list[str]) -> dict[str, str]:
+        """The choices a step claim on `names` may read: those every action it judges has, of one type
+        (none when it judges every move: the implicit ones choose nothing)."""
+        judged = [a for a in self.model.actions if a.name in names or a.name.split(" -> ")[0] in names]
+        if not names or not judged:
+            return {}
+        shared = {c.name: c.type for c in judged[0].choices}
+        for a in judged[1:]:
+            mine = {c.name: c.type for c in a.choices}
+            shared = {name: t for name, t in shared.items() if mine.get(name) == t}
+        return {name: ty_of(t) for name, t in shared.items()}
 
     def k_deadlock_free(self, item: Node, node: Node, common: dict) -> Property:
         return DeadlockFree(**common)

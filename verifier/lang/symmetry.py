@@ -36,7 +36,7 @@ from typing import assert_never
 from verifier.diagnostics import Span
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, fold, pretty, substitute
 from verifier.ir.model import ACTIVE_VAR, Action, IntType, Model
-from verifier.ir.props import PREV_MARK, Event, Ordering, Property, Reachable
+from verifier.ir.props import PREV_MARK, Event, Ordering, Property, Reachable, StepInvariant
 
 HINT = ("`symmetry: players` needs every player treated alike: name players only through `active`, "
         "`by:` and choices or quantifiers over all players; remove the symmetry line otherwise")
@@ -187,13 +187,18 @@ class SymmetryCheck:
             self.action(a)
 
     def claim(self, c: Property) -> None:
-        if isinstance(c, Reachable) and c.choice:
-            players = {ch.name for a in self.model.actions if a.name in c.action or a.name.split(" -> ")[0] in c.action
-                       for ch in a.choices if isinstance(ch.type, IntType) and self.over_players(ch.type.lo, ch.type.hi)}
+        moves = c.action if isinstance(c, Reachable) else c.actions if isinstance(c, StepInvariant) else ()
+        players = frozenset(ch.name for a in self.model.actions if a.name in moves or a.name.split(" -> ")[0] in moves
+                            for ch in a.choices if isinstance(ch.type, IntType) and self.over_players(ch.type.lo,
+                                                                                                       ch.type.hi))
+        if isinstance(c, Reachable | StepInvariant) and c.choice:
             named = [name for name, _ in c.choice if name in players]
             if named:
                 raise Broken(f"claim {c.id} gives the player choice {named[0]} a number: rotating the players "
                              "changes which player that is", c.span)
+        if isinstance(c, StepInvariant):        # the move's player choices are player terms in it
+            self.value(c.expr, players, c.span)
+            return
         if isinstance(c, Ordering) and c.scope == "round":
             raise Broken(f"claim {c.id} is scoped to rounds, and a round starts with player 0", c.span)
         for fd in fields(c):

@@ -87,8 +87,8 @@ class Scope:
         if close:
             hint = f"did you mean {' or '.join(repr(c) for c in close)}?"
         elif self.allow_prev:
-            hint = ("a step claim reads the states before and after a move, not the move's choices: "
-                    "to judge a choice, have the action record it in a variable (reset: turn)")
+            hint = ("a step claim reads a move's choice by its name where every action in its actions: has "
+                    "that choice, of one type: name those actions (e.g. actions: [play] to read play's choice)")
         else:
             hint = "declare it under variables, params, constants or enums"
         sink.error(f"unknown name '{name}'", span, hint=hint)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Op, Var, app, conj, disj, eq, map_expr, neg
+from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Local, Op, Var, app, conj, disj, eq, map_expr, neg
 from verifier.ir.model import Action, Assign, BoolType, IntType, Modality, Model, Variable, in_phase
 from verifier.ir.props import PREV_MARK, BoundedResponse, Event, Invariant, Obligation, Ordering, Property, StepInvariant
 from verifier.props.events import occurs, post
@@ -171,8 +171,9 @@ def compile_bounded_response(model: Model, claim: BoundedResponse, tag: str = ""
 
 def compile_step(model: Model, claim: StepInvariant, tag: str = "") -> Compiled:
     """`err` is true just after a judged transition after which the claim's expression fails: read
-    before the move, its plain variables become their values after it (`post`), and `prev:x`
-    becomes x. The flag says what the last move did and is not kept: a sticky flag would double
+    before the move, its plain variables become their values after it (`post`), `prev:x` becomes x,
+    and a choice it reads is the move's (the effect reads the action's choices; a move with other
+    `with:` values is not judged). The flag says what the last move did and is not kept: a sticky flag would double
     every state reached after a violation (a claim expected VIOLATED, or several, multiplied the
     product), while "some reachable state has `err`" is the same question."""
     err = _bool_var("err", FALSE, tag)
@@ -188,8 +189,11 @@ def compile_step(model: Model, claim: StepInvariant, tag: str = "") -> Compiled:
 
     def effects(action: Action) -> tuple[Assign, ...]:
         taken = disj(*(occurs(model, action, ev) for ev in judged)) if judged else TRUE
+        if taken == FALSE:          # not judged: its move has none of the claim's choices to read
+            return (Assign(e, FALSE),)
+        chosen = [app(Op.EQ, Local(name), Const(value)) for name, value in claim.choice]
         holds = map_expr(post(model, action, claim.expr), unmark)
-        return (Assign(e, conj(taken, neg(holds))),)
+        return (Assign(e, conj(taken, *chosen, neg(holds))),)
 
     product = _extend(model, [err], effects, model.initially)
     inv = Invariant(id=claim.id, statement=claim.statement, expected=claim.expected, rule=claim.rule,
