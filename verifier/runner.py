@@ -220,9 +220,17 @@ def _decide(model: Model, props: list[Property], portfolio: Portfolio, into: dic
     concrete = model.instantiate() if alongside is not None else None
     with closing(portfolio.steps(model, props, into, at_defaults)) as steps:
         for _step in steps:
-            if alongside is not None and concrete is not None and portfolio.ledger.search_of(concrete) is not None:
+            if concrete is not None and _analyses_take(concrete, portfolio.budget, portfolio.ledger):
+                assert alongside is not None
                 alongside.restart()
                 concrete = None          # once
+
+
+def _analyses_take(concrete: Model, budget: Budget, ledger: Ledger) -> bool:
+    """Whether the analyses read the complete search of `concrete` the ledger now holds (`context.takes`)."""
+    from verifier.analysis.context import takes
+
+    return takes(concrete, budget, ledger.complete_search_of(concrete))
 
 
 def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Property], ledger: Ledger):
@@ -232,7 +240,7 @@ def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Pr
     from verifier.analysis import analyse_model
 
     try:
-        analysed = analyse_model(model, options.budget, memo, claims, ledger.search_of(model.instantiate()))
+        analysed = analyse_model(model, options.budget, memo, claims, ledger.complete_search_of(model.instantiate()))
         if options.budget.expired():    # an exploration the backstop stopped may have sent questions elsewhere
             raise OutOfTime()
         return analysed

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from verifier.engines.bfsgen import compile_expander, packed_predicate
+from verifier.engines.statespace import StateSpace
 from verifier.ir.expr import App, Expr, Op, conj, neg, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
 from verifier.portfolio.stores import Stage, Store, choose_store
@@ -132,10 +133,12 @@ class Context:
         """One breadth-first exploration, in the stores and under the caps of the one store policy
         (`portfolio.stores.choose_store`, as the claims' search: the same states on the same
         machine or any other); the complete one the claims' check already ran when the runner
-        kept it. One that reaches a stage's cap starts again in the stage the plan names next
-        (`compact_states`: the compact or compiled store, no Python object per state)."""
+        kept it and the plan would end in its store (`taken`). One that reaches a stage's cap starts
+        again in the stage the plan names next (`compact_states`: the compact or compiled store, no
+        Python object per state)."""
         assert self.concrete is not None
-        self.space = self.kept
+        self.space = taken(self.concrete, self.budget, self.kept)
+        self.kept = None                 # read through `space` now (a compiled search's module does not pickle)
         if self.space is None:
             plan = choose_store(self.concrete, self.budget)
             k = 0
@@ -366,6 +369,32 @@ class Context:
     def finding(self, kind: str, subject: str, message: str, **kw) -> Finding:
         kw.setdefault("variant", self.variant)
         return Finding(kind, subject, message, **kw)
+
+
+def taken(concrete: Model, budget: Budget, kept: Any) -> Any:
+    """The claims' complete search `kept` (their ledger's) as the analyses read it (`takes`): a
+    python-store `StateSpace` as it is, a compiled-store one as `compact_states.CompiledStates`;
+    None where they explore themselves."""
+    if not takes(concrete, budget, kept):
+        return None
+    if isinstance(kept, StateSpace):
+        return kept
+    from verifier.analysis.compact_states import CompiledStates
+    return CompiledStates(kept)
+
+
+def takes(concrete: Model, budget: Budget, kept: Any) -> bool:
+    """Whether the analyses read the claims' complete search `kept` (None: there is none) instead of
+    exploring: a python-store search always (their plan finishes in the python store too); a
+    compiled-store one (`CompiledSpace`) where their store plan (`scanned`) finishes in the
+    compiled store, since every store finds the same states in the same order, so that each stage
+    before it stops where it would (the python store's while expanding the parent of the first
+    state past its cap)."""
+    if kept is None or isinstance(kept, StateSpace):
+        return kept is not None
+    plan = choose_store(concrete, budget, scanned=True)
+    k = plan.finishes_in(len(kept), lambda cap: max(0, kept.depth_of(cap) - 1))
+    return k is not None and plan.stages[k].store is Store.COMPILED
 
 
 def own_guard(action: Action, model: Model) -> Expr:

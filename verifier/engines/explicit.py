@@ -241,6 +241,8 @@ class ExplicitEngine:
                                      sorted(track))
             if compact is not None:
                 store = "compiled"
+                if not distributed:           # the compiled store's own search (not its workers')
+                    self.ledger.keep(concrete, compact)
             elif state_claims:
                 compact = self._compact(concrete, budget, progress, watch, sorted(track))
         if lasso_watch and (compact is not None or distributed):

@@ -2,20 +2,29 @@
 states that follow (the consistency analyses, vacuity, mutation's equivalence digest), and the results
 decided so far (kept when the run's backstop cuts a later step). Made per reading by the runner and
 handed explicitly to the engines, the analyses, vacuity and mutation: plain data, no context
-variables and no callbacks (the runner reads it between the portfolio's steps, `Portfolio.steps`)."""
+variables and no callbacks (the runner reads it between the portfolio's steps, `Portfolio.steps`).
+
+A search in the python store is kept as its `StateSpace` (`search_of`); one in the compiled store
+as its `CompiledSpace` (`compiled_search_of`), which the analyses read where their own store plan
+would have ended there (`analysis.context.takes`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from verifier.engines.statespace import StateSpace
 from verifier.ir.model import Model
 from verifier.result import CheckResult
 
+if TYPE_CHECKING:
+    from verifier.engines.compiled.search import CompiledSpace
+
 
 @dataclass
 class Ledger:
     wanted: dict[Model, StateSpace | None] = field(default_factory=dict)   # instantiated models -> kept search
+    compiled: dict[Model, CompiledSpace] = field(default_factory=dict)     # ... their compiled-store search
     record: dict[str, CheckResult] | None = None    # where final results go before their engine returns (by claim id)
 
     @classmethod
@@ -23,14 +32,28 @@ class Ledger:
         """A ledger that keeps the complete searches of these (instantiated) models."""
         return cls(dict.fromkeys(models))
 
-    def keep(self, model: Model, space: StateSpace) -> None:
-        """Keep `space` as `model`'s search where it is wanted, complete and unreduced (the first one)."""
-        if model in self.wanted and self.wanted[model] is None and space.complete and not space.reductions:
-            self.wanted[model] = space
+    def keep(self, model: Model, space: StateSpace | CompiledSpace) -> None:
+        """Keep `space` as `model`'s search where it is wanted, complete and unreduced (the first one
+        of its store)."""
+        if model not in self.wanted or not space.complete or space.reductions:
+            return
+        if isinstance(space, StateSpace):
+            if self.wanted[model] is None:
+                self.wanted[model] = space
+        else:
+            self.compiled.setdefault(model, space)
 
     def search_of(self, model: Model) -> StateSpace | None:
-        """The complete search of `model` kept here, if any."""
+        """The complete python-store search of `model` kept here, if any."""
         return self.wanted.get(model)
+
+    def compiled_search_of(self, model: Model) -> CompiledSpace | None:
+        """The complete compiled-store search of `model` kept here, if any."""
+        return self.compiled.get(model)
+
+    def complete_search_of(self, model: Model) -> StateSpace | CompiledSpace | None:
+        """The complete search of `model` kept here in either store (the python store's first)."""
+        return self.search_of(model) or self.compiled_search_of(model)
 
     def decided(self, results: Iterable[CheckResult]) -> None:
         """Final results an engine hands on before it returns: into `record` where the portfolio

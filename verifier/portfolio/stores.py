@@ -39,6 +39,7 @@ load.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -130,6 +131,20 @@ class StorePlan:
         if pays_off(states, depth):
             return k + 1
         return next((j for j in range(k + 2, len(self.stages)) if self.stages[j].store is Store.COMPILED), None)
+
+    def finishes_in(self, states: int, python_depth: Callable[[int], int]) -> int | None:
+        """The stage in which the plan's search of a model that has `states` reachable states
+        (an unreduced search: every store finds the same states in the same order) finishes;
+        None where a stage's cap stops it and no stage goes on. Each earlier stage stops at its
+        cap (`after`), the python store's in the depth `python_depth(cap)` gives."""
+        k = 0
+        while states > self.stages[k].cap:
+            cap = self.stages[k].cap
+            nxt = self.after(k, cap, python_depth(cap) if self.stages[k].store is Store.PYTHON else 0)
+            if nxt is None:
+                return None
+            k = nxt
+        return k
 
 
 ORDER = (Store.PYTHON, Store.COMPACT, Store.COMPILED)

@@ -1,0 +1,137 @@
+"""The claims' compiled search handed to the analyses through the reading's ledger (`engines.ledger`,
+`analysis.context.takes`): where the analyses' own store plan would end in the compiled store, they read
+the claims' search instead of searching (and compiling) again, and find what they find on their own
+search; where it would not (a deep, narrow search, which they keep in the python store), they explore
+as before. The thresholds are lowered so that tiny models pass them; each drawn example is a cold Numba
+compile, so they are few (`compiled_examples`)."""
+from __future__ import annotations
+
+import functools
+
+import pytest
+from compiled_examples import examples
+from hypothesis import HealthCheck, assume, given, settings
+from test_analysis_beyond import RULEBOOKS
+from test_analysis_compact import _shown
+from test_analysis_support import assert_replay
+from test_auto_store import FIX
+from test_compiled_store import MODELS
+
+import verifier.runner as runner
+from verifier.analysis import analyse_model, compact_states, context
+from verifier.engines import compact
+from verifier.engines.compiled.search import explore_compiled
+from verifier.engines.explicit import explore
+from verifier.engines.ledger import Ledger
+from verifier.portfolio import auto
+from verifier.portfolio.stores import Caps, Stage, Store, StorePlan, choose_store
+from verifier.resources import Budget
+
+PYTHON, COMPACT, COMPILED = Store.PYTHON, Store.COMPACT, Store.COMPILED
+TINY = Caps(switch=2, compile=3)            # python up to 2 states, compact up to 3, then compiled
+
+
+def test_a_plan_finishes_in_the_stage_its_caps_and_levels_say():
+    plan = StorePlan((Stage(PYTHON, 100), Stage(COMPACT, 1000), Stage(COMPILED, 10_000)))
+    wide, deep = (lambda cap: 1), (lambda cap: 50)
+    assert plan.finishes_in(100, wide) == 0 and plan.finishes_in(101, wide) == 1
+    assert plan.finishes_in(1000, wide) == 1 and plan.finishes_in(1001, wide) == 2
+    assert plan.finishes_in(10_001, wide) is None                       # past the last cap
+    assert plan.finishes_in(101, deep) == 2                             # narrow: the compiled store directly
+    assert StorePlan(plan.stages, narrow=False).finishes_in(101, deep) is None     # the analyses' plan stays
+
+
+@settings(max_examples=examples(2), deadline=None)
+@given(MODELS)
+def test_the_python_store_stops_at_a_cap_where_the_compiled_search_says(model):
+    """`takes` reads where the python store's search would stop from a complete compiled search: at
+    the cap, in the depth of the parent of the first state past it."""
+    concrete = model.instantiate()
+    whole = explore_compiled(concrete)
+    assume(whole.complete)
+    for cap in range(1, min(len(whole), 40)):
+        stopped = explore(concrete, Budget(max_states=cap))
+        assert (len(stopped), stopped.max_depth) == (cap, max(0, whole.depth_of(cap) - 1)), cap
+
+
+def _tiny_everywhere(monkeypatch, level_cost: int) -> dict[str, int]:
+    """The claims' and the analyses' store plans at the TINY thresholds, the compact store's levels
+    paying off (`level_cost` 0) or not (a large one), readings one after the other in this process;
+    the analyses' own explorations, counted by store."""
+    monkeypatch.setattr(auto, "Caps", lambda: TINY)
+    monkeypatch.setattr(context, "choose_store", functools.partial(choose_store, caps=TINY))
+    monkeypatch.setattr(compact, "LEVEL_COST", level_cost)
+    monkeypatch.setattr(runner, "fork_map", lambda fn, items, **_kw: [fn(x) for x in items])
+    monkeypatch.setattr(runner, "free_cpus", lambda: 1)
+    searched = {"python": 0, "compact": 0, "compiled": 0}
+
+    def counted(name, real):
+        def spy(*args, **kw):
+            searched[name] += 1
+            return real(*args, **kw)
+        return spy
+
+    monkeypatch.setattr(context.Context, "_explore_python", counted("python", context.Context._explore_python))
+    monkeypatch.setattr(compact_states, "explore_big", counted("compact", compact_states.explore_big))
+    monkeypatch.setattr(compact_states, "explore_compiled_states",
+                        counted("compiled", compact_states.explore_compiled_states))
+    return searched
+
+
+def _check_order():
+    options = runner.RunOptions(properties=str(FIX / "order_props.yaml"))
+    return runner.check_model(str(FIX / "order.yaml"), options)
+
+
+def _outcome(runs) -> tuple:
+    claims = [(r.property.id, r.variant, r.verdict, r.trace, r.reason) for run in runs for r in run.results]
+    return claims, _shown([f for run in runs for f in run.findings]), [run.vacuous for run in runs], \
+        [(run.analyses_unknown, run.analyses_beyond) for run in runs]
+
+
+def test_the_analyses_read_the_claims_compiled_search_where_their_plan_ends_there(monkeypatch):
+    want = _outcome(_check_order())                      # every search in the python store
+    searched = _tiny_everywhere(monkeypatch, level_cost=0)
+    kept: list = []
+    real_keep = Ledger.keep
+    monkeypatch.setattr(Ledger, "keep", lambda self, m, s: (kept.append(s), real_keep(self, m, s))[1])
+    got = _check_order()
+    assert any(hasattr(s, "keys") and s.complete for s in kept), "the claims' search was compiled and kept"
+    assert searched == {"python": 0, "compact": 0, "compiled": 0}      # the analyses searched nothing again
+    assert _outcome(got) == want
+
+
+def test_the_analyses_explore_themselves_where_their_plan_stops_in_the_python_store(monkeypatch):
+    """A deep, narrow search: the claims go from the python store to the compiled one, the analyses
+    stay in the python store (and decide the rest beyond it), as without the ledger's compiled search."""
+    searched = _tiny_everywhere(monkeypatch, level_cost=10**9)
+    with monkeypatch.context() as without:
+        without.setattr(Ledger, "compiled_search_of", lambda self, m: None)
+        want = _outcome(_check_order())
+    alone = dict(searched)
+    got = _outcome(_check_order())
+    assert alone["python"] > 0 and alone["compiled"] == 0
+    assert {k: v - alone[k] for k, v in searched.items()} == alone     # the same explorations again
+    assert got == want
+
+
+@pytest.fixture
+def tiny_plans(monkeypatch):
+    monkeypatch.setattr(context, "choose_store", functools.partial(choose_store, caps=TINY))
+    monkeypatch.setattr(compact, "LEVEL_COST", 0)
+
+
+@settings(max_examples=examples(2), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(RULEBOOKS)
+def test_random_rulebooks_give_the_same_findings_on_the_claims_compiled_search(tiny_plans, model):
+    memo: dict = {}                        # one Z3 answer per pair for both (its witness may vary)
+    concrete = model.instantiate()
+    whole = explore_compiled(concrete)
+    assume(whole.complete)                 # the ledger keeps complete searches only
+    want = analyse_model(model, memo=memo)[1]
+    ctx, got = analyse_model(model, memo=memo, kept=whole)
+    assert_replay([model], got)
+    assert _shown(got) == _shown(want)
+    assert context.takes(concrete, Budget(), whole) == (len(whole) > TINY.compile)
+    if len(whole) > TINY.compile:
+        assert isinstance(ctx.space, compact_states.CompiledStates) and ctx.kept is None
