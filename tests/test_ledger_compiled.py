@@ -1,8 +1,8 @@
 """The claims' compiled search handed to the analyses through the reading's ledger (`engines.ledger`,
 `analysis.context.takes`): where the analyses' own store plan would end in the compiled store, they read
 the claims' search instead of searching (and compiling) again, and find what they find on their own
-search; where it would not (a deep, narrow search, which they keep in the python store), they explore
-as before. The thresholds are lowered so that tiny models pass them; each drawn example is a cold Numba
+search; where it would not (--store compiled on a model their plan keeps in the python store), they
+explore as before. The thresholds are lowered so that tiny models pass them; each drawn example is a cold Numba
 compile, so they are few (`compiled_examples`)."""
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from test_compiled_store import MODELS
 import verifier.runner as runner
 from verifier.analysis import analyse_model, compact_states, context
 from verifier.engines import compact
+from verifier.engines.base import SearchOptions
 from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import explore
 from verifier.engines.ledger import Ledger
@@ -38,7 +39,7 @@ def test_a_plan_finishes_in_the_stage_its_caps_and_levels_say():
     assert plan.finishes_in(1000, wide) == 1 and plan.finishes_in(1001, wide) == 2
     assert plan.finishes_in(10_001, wide) is None                       # past the last cap
     assert plan.finishes_in(101, deep) == 2                             # narrow: the compiled store directly
-    assert StorePlan(plan.stages, narrow=False).finishes_in(101, deep) is None     # the analyses' plan stays
+    assert StorePlan(plan.stages[:2]).finishes_in(101, deep) is None    # no compiled stage: it stays
 
 
 @settings(max_examples=examples(2), deadline=None)
@@ -101,18 +102,21 @@ def test_the_analyses_read_the_claims_compiled_search_where_their_plan_ends_ther
     assert _outcome(got) == want
 
 
-def test_the_analyses_explore_themselves_where_their_plan_stops_in_the_python_store(monkeypatch):
-    """A deep, narrow search: the claims go from the python store to the compiled one, the analyses
-    stay in the python store (and decide the rest beyond it), as without the ledger's compiled search."""
-    searched = _tiny_everywhere(monkeypatch, level_cost=10**9)
-    with monkeypatch.context() as without:
-        without.setattr(Ledger, "compiled_search_of", lambda self, m: None)
-        want = _outcome(_check_order())
-    alone = dict(searched)
-    got = _outcome(_check_order())
-    assert alone["python"] > 0 and alone["compiled"] == 0
-    assert {k: v - alone[k] for k, v in searched.items()} == alone     # the same explorations again
-    assert got == want
+def test_the_analyses_explore_themselves_where_their_plan_ends_in_another_store(monkeypatch):
+    """--store compiled searched a model whose plan ends in the python store: the analyses explore it
+    there themselves, as without the ledger's compiled search."""
+    searched = _tiny_everywhere(monkeypatch, level_cost=0)
+    options = runner.RunOptions(properties=str(FIX / "order_props.yaml"), engine="explicit",
+                                search=SearchOptions(store="compiled"))
+    kept: list = []
+    real_keep = Ledger.keep
+    monkeypatch.setattr(Ledger, "keep", lambda self, m, s: (kept.append(s), real_keep(self, m, s))[1])
+    monkeypatch.setattr(context, "choose_store", choose_store)        # the analyses' plan at the real caps
+    got = _outcome(runner.check_model(str(FIX / "order.yaml"), options))
+    assert any(hasattr(s, "keys") and s.complete for s in kept), "the claims' search was compiled and kept"
+    assert searched["python"] > 0 and searched["compiled"] == 0
+    monkeypatch.setattr(Ledger, "compiled_search_of", lambda self, m: None)
+    assert got == _outcome(runner.check_model(str(FIX / "order.yaml"), options))
 
 
 @pytest.fixture

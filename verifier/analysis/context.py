@@ -386,13 +386,13 @@ def taken(concrete: Model, budget: Budget, kept: Any) -> Any:
 def takes(concrete: Model, budget: Budget, kept: Any) -> bool:
     """Whether the analyses read the claims' complete search `kept` (None: there is none) instead of
     exploring: a python-store search always (their plan finishes in the python store too); a
-    compiled-store one (`CompiledSpace`) where their store plan (`scanned`) finishes in the
-    compiled store, since every store finds the same states in the same order, so that each stage
-    before it stops where it would (the python store's while expanding the parent of the first
-    state past its cap)."""
+    compiled-store one (`CompiledSpace`) where their store plan finishes in the compiled store (not
+    where --store compiled searched a model their plan keeps in the python store): every store finds
+    the same states in the same order, so each stage before it stops where it would (the python
+    store's while expanding the parent of the first state past its cap)."""
     if kept is None or isinstance(kept, StateSpace):
         return kept is not None
-    plan = choose_store(concrete, budget, scanned=True)
+    plan = choose_store(concrete, budget)
     k = plan.finishes_in(len(kept), lambda cap: max(0, kept.depth_of(cap) - 1))
     return k is not None and plan.stages[k].store is Store.COMPILED
 
