@@ -6,10 +6,15 @@ generate many more examples (tests read ``TURNPROOF_SLOW``; CI runs without it).
 ``TURNPROOF_REGEN_GOLDEN``); without it a golden mismatch fails.
 
 A test still running after ``HANG_LIMIT`` seconds of wall clock is a hang, not a slow machine:
-its process prints the test's name and every thread's stack, and ends (pytest-xdist reports the
-test as failed, "worker crashed while running" it, and goes on with a fresh worker).
-``TURNPROOF_TEST_LIMIT`` sets another limit in seconds (0: none); ``--slow``, ``--pdb`` and
-``--trace`` have none.
+its process prints the test's name and every thread's stack, ends the processes the test started
+(a command it waits for), and raises ``Hang`` in the test, which fails it like any error; the
+run goes on with the next test. A test that does not stop within ``HANG_GRACE`` seconds more (a
+call into a library that never returns to Python) ends its whole process instead: pytest-xdist
+then reports it "worker crashed while running" it and goes on with a fresh worker, without
+running it again (``pytest_handlecrashitem``). The hang limit is the suite's only wall-clock
+bound: a test waits for the commands it starts without a timeout of its own, which a loaded
+machine would trip. ``TURNPROOF_TEST_LIMIT`` sets another limit in seconds (0: none);
+``--slow``, ``--pdb`` and ``--trace`` have none.
 
 ``--cpu-durations=N`` lists the N tests that took the most CPU time (0: all), from setup to
 teardown with the processes each waited for (forked readings, commands): unlike ``--durations``
@@ -25,9 +30,11 @@ temporary folder outside the checkout (`_share_compiled_code`).
 """
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -42,6 +49,7 @@ settings.load_profile("turnproof")
 
 CPU_AT_START = pytest.StashKey[float]()
 HANG_LIMIT = 600.0    # seconds per test; the longest takes under 30 s on a quiet 2-core machine
+HANG_GRACE = 30.0     # seconds a test past the limit has to stop once Hang is raised in it
 DEEP_COUNTER = str(Path(__file__).parent / "models" / "deep_counter.yaml")   # 5,001 states in a line, stuck at the end
 
 
@@ -111,15 +119,23 @@ def pytest_runtest_protocol(item, nextitem):
     --cpu-durations asks, the CPU time it starts from."""
     item.stash[CPU_AT_START] = _cpu_seconds()
     limit = _hang_limit(item.config)
-    timer = threading.Timer(limit, _cut_short, (item, limit)) if limit else None
-    if timer is not None:
-        timer.daemon = True
-        timer.start()
+    watch = HangWatch(item, limit) if limit else None
     try:
         yield
     finally:
-        if timer is not None:
-            timer.cancel()
+        if watch is not None:
+            watch.stop()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """A test that ended its worker (a hang it could not be stopped in: module doc) is reported
+    failed once: pytest-xdist's `--dist loadgroup` would otherwise queue it again with the rest of
+    its group, and each fresh worker would hang on it in turn."""
+    queue = getattr(sched, "workqueue", {})
+    for scope, work in list(queue.items()):
+        if work.pop(crashitem, None) is not None and not work:
+            del queue[scope]
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -158,17 +174,74 @@ def _hang_limit(config) -> float:
     return float(os.environ.get("TURNPROOF_TEST_LIMIT", HANG_LIMIT))
 
 
-def _cut_short(item, limit: float) -> None:
-    """Print which test hangs and where every thread of its process is, then end the process."""
-    capture = item.config.pluginmanager.getplugin("capturemanager")
-    if capture is not None:
-        capture.suspend_global_capture(in_=True)          # to the terminal, not the test's captured output
-    sys.stderr.write(f"\n\n{item.nodeid}: still running after {limit:g} s of wall clock, a hang "
-                     f"(TURNPROOF_TEST_LIMIT sets the limit); the stacks of its process:\n")
-    sys.stderr.flush()
-    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
-    sys.stderr.flush()
-    os._exit(1)
+class Hang(BaseException):
+    """Raised in a test past the hang limit (a BaseException: no `except Exception` in the code under
+    test swallows it)."""
+
+
+class HangWatch:
+    """A timer that, `limit` seconds after the test starts, cuts it short (module doc)."""
+
+    def __init__(self, item, limit: float):
+        self.item, self.limit = item, limit
+        self.ended = threading.Event()
+        self.in_main = threading.current_thread() is threading.main_thread()
+        self.saved = signal.signal(signal.SIGUSR1, self._raise) if self.in_main else None
+        self.timer = threading.Timer(limit, self._cut_short)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.ended.set()
+        self.timer.cancel()
+        if self.in_main:
+            signal.signal(signal.SIGUSR1, self.saved)
+
+    def _raise(self, _signum, _frame) -> None:
+        if not self.ended.is_set():
+            raise Hang(f"{self.item.nodeid}: still running after {self.limit:g} s of wall clock, a hang "
+                       f"(TURNPROOF_TEST_LIMIT sets the limit)")
+
+    def _cut_short(self) -> None:
+        """Print which test hangs and where every thread of its process is, end the processes it
+        started, raise Hang in it; end the process where it does not stop."""
+        if self.ended.is_set():
+            return
+        capture = self.item.config.pluginmanager.getplugin("capturemanager")
+        if capture is not None:
+            capture.suspend_global_capture(in_=True)      # to the terminal, not the test's captured output
+        sys.stderr.write(f"\n\n{self.item.nodeid}: still running after {self.limit:g} s of wall clock, a hang "
+                         f"(TURNPROOF_TEST_LIMIT sets the limit); the stacks of its process:\n")
+        sys.stderr.flush()
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        sys.stderr.flush()
+        for pid in _descendants(os.getpid()):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if self.in_main:
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+            if self.ended.wait(HANG_GRACE):
+                return
+        sys.stderr.write(f"\n{self.item.nodeid}: did not stop; its process ends\n")
+        sys.stderr.flush()
+        os._exit(1)
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes `pid` started and theirs, from /proc (none where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                    parent = int(fh.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _order(item) -> int:

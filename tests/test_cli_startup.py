@@ -22,7 +22,7 @@ def test_help_and_usage_errors_import_no_engine():
             "        except SystemExit as done:\n"
             "            codes.append(done.code)\n"
             f"print(codes, sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[0, 0, 0, 2] []"
 
@@ -30,6 +30,6 @@ def test_help_and_usage_errors_import_no_engine():
 def test_the_analyses_load_no_solver_until_one_runs():
     code = ("import sys, verifier.analysis, verifier.analysis.vacuity\n"
             "print(sorted(m for m in ('z3', 'numpy', 'verifier.engines.symbolic') if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

@@ -3,9 +3,10 @@
 Hypothesis mutates the text of real inputs (byte, line and token mutations; deep nesting,
 aliases, control characters, huge numbers, bad tags) and runs `turnproof check` in-process
 under small budgets. Whatever the input, the run ends with 0, 1, 2 or 3, without a
-traceback or an internal error, within a time bound. The small gate fixture gets most of
-the cases (it checks in milliseconds); the shipped models and property files a few each run;
-every other command (lint, simulate, testgen, export, mutate, diff, import-mermaid) a few
+traceback or an internal error; no assertion reads a clock (a case that hangs is cut by the
+suite's hang limit, conftest, which names the test and prints its stacks). The small gate
+fixture gets most of the cases (it checks in milliseconds); the shipped models and property
+files a few each run; every other command (lint, simulate, testgen, export, mutate, diff, import-mermaid) a few
 cases on seeds with the newer constructs (2-D arrays, sequences, durations, symmetry,
 printed values, definitions) and on a Mermaid chart. With --slow: thousands.
 """
@@ -16,7 +17,6 @@ import io
 import os
 import re
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -37,7 +37,6 @@ SEEDS = [GATE, ((FUZZ / "features.yaml").read_text(encoding="utf-8"),
 CHART = (REPO / "tests/fixtures/mermaid/three_charts.md").read_text(encoding="utf-8")
 SHIPPED = [(p.read_text(encoding="utf-8"), (REPO / "properties" / p.name).read_text(encoding="utf-8"))
            for p in sorted((REPO / "models").glob("*.yaml")) if (REPO / "properties" / p.name).is_file()]
-TIME_BOUND = 120.0          # seconds per case: a hang, not a slow machine, fails it
 # A shipped model and its claims load in under 1 s of CPU; what follows is one small search per claim
 # group (hundreds of them, each compiled), which the gate cases exercise too. Half of the drawn
 # shipped cases run until the --timeout, so its length is their cost: 2 s still lets every case
@@ -96,14 +95,11 @@ def _run(model: str, props: str, *extra: str, timeout: str = "5", command: str =
         m.write_text(model, encoding="utf-8", errors="surrogatepass")
         p.write_text(props, encoding="utf-8", errors="surrogatepass")
         out, err = io.StringIO(), io.StringIO()
-        start = time.monotonic()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(_argv(command, m, p, Path(tmp), timeout) + list(extra))
-        elapsed = time.monotonic() - start
     assert code in EXITS, err.getvalue()[-3000:]
     assert "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()[-3000:]
     assert "\x1b" not in err.getvalue()
-    assert elapsed < TIME_BOUND
 
 
 def _argv(command: str, m: Path, p: Path, tmp: Path, timeout: str) -> list[str]:

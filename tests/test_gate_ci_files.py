@@ -55,7 +55,7 @@ def project(tmp_path, monkeypatch):
 def run_hook(hook: dict, cwd: Path, env: dict, files: list[str]) -> subprocess.CompletedProcess:
     """As pre-commit does: the entry split like a shell line, then the file names."""
     argv = shlex.split(hook["entry"]) + (files if hook.get("pass_filenames", True) else [])
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
 
 
 def test_check_hook(project):

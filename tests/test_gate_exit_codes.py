@@ -87,7 +87,7 @@ def test_exit_codes_of_the_process():
     """The codes reach the shell (python -m verifier)."""
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "verifier", *args], cwd=REPO, capture_output=True,
-                              text=True, timeout=300)
+                              text=True)
 
     common = ["-p", "tests/fixtures/gate/gate_props.yaml", *BASE]
     assert run("check", "tests/fixtures/gate/gate.yaml", *common).returncode == 0

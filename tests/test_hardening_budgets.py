@@ -80,7 +80,7 @@ def test_timeout_is_a_deadline_for_the_whole_run(capsys, monkeypatch):
 def test_max_memory_stops_the_search_unknown(big):
     """In a fresh process: the limit is the whole process's (a test process may hold more already)."""
     done = subprocess.run([sys.executable, "-m", "verifier", "lint", big, "--max-memory", "100", "-q"],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+                          capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 3 and "--max-memory 100 MB reached" in " ".join(done.stdout.split()), done.stderr
 
 
@@ -99,8 +99,7 @@ sys.exit(main(["lint", sys.argv[1], "-q"]))
 
 def test_a_run_under_ulimit_v_ends_unknown_not_killed(big):
     """About 4 s: the guard stops the search at its share of what RLIMIT_AS allows."""
-    done = subprocess.run([sys.executable, "-c", ULIMIT_RUN, big], capture_output=True, text=True, cwd=REPO,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", ULIMIT_RUN, big], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 3, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and "UNKNOWN" in done.stdout + done.stderr
 
@@ -136,7 +135,7 @@ def limited_cgroup():
     try:
         try:
             (child / limit_file).write_text(str(200 * 2**20))
-            subprocess.run([sys.executable, "-c", "pass"], check=True, timeout=60, preexec_fn=enter)
+            subprocess.run([sys.executable, "-c", "pass"], check=True, preexec_fn=enter)
         except (OSError, subprocess.SubprocessError) as err:
             pytest.skip(f"cannot limit or enter a memory cgroup here ({err})")
         yield enter
@@ -148,10 +147,10 @@ def test_a_run_in_a_memory_limited_cgroup_ends_unknown_not_killed(big, limited_c
     enter = limited_cgroup
     probe = subprocess.run([sys.executable, "-c", "from verifier.resources import memory; "
                             "print(min(memory.cgroup_limits()), memory.memory_limit_bytes())"],
-                           capture_output=True, text=True, cwd=REPO, timeout=60, preexec_fn=enter)
+                           capture_output=True, text=True, cwd=REPO, preexec_fn=enter)
     assert probe.stdout.split() == [str(200 * 2**20), str(int(200 * 2**20 * memory.MEMORY_SHARE))], probe.stderr
     done = subprocess.run([sys.executable, "-m", "verifier", "lint", big, "-q"], capture_output=True, text=True,
-                          cwd=REPO, timeout=120, preexec_fn=enter)
+                          cwd=REPO, preexec_fn=enter)
     assert done.returncode == 3, (done.returncode, done.stderr[-2000:])
     assert "memory guard reached" in " ".join(done.stdout.split())
 
