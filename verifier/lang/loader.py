@@ -48,7 +48,7 @@ Edit = Callable[[Model, list[PhaseSpec], TurnBlocks], tuple[Model, list[PhaseSpe
 
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
-            "turn_end", "round_end", "on_turn_start", "next_player", "printed", "symmetry", "phase_rules")
+            "turn_end", "round_end", "on_turn_start", "next_player", "in_round", "printed", "symmetry", "phase_rules")
 SHELF_PREFIX = "x-"     # top-level keys the loader skips: a shelf for YAML anchors (`x-refill: &refill {...}`)
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc", "label", "values")
 CHOICE_KEYS = ("type", "values")
@@ -207,7 +207,7 @@ class Loader:
             if self.root.get("phase_rules") is not None:
                 self.sink.error("phase_rules are for phases: this model has none", self.root.child("phase_rules").span,
                                 hint="declare phases that use: them, or remove phase_rules")
-            for key in ("on_turn_start", "next_player"):
+            for key in ("on_turn_start", "next_player", "in_round"):
                 if self.root.get(key) is not None:
                     self.sink.error(f"{key} needs turns: this model has no phases", self.root.child(key).span,
                                     hint="declare phases, or put the effects in an action")
@@ -1043,12 +1043,22 @@ class Loader:
 
     def read_rounds(self, model: Model, blocks: TurnBlocks) -> Model:
         """Where `next_player:` changes the order of play, a model with a `round_end:` block keeps who has
-        played this round (`rounds`); claims on rounds need that (`properties`)."""
+        played this round (`rounds`); claims on rounds need that (`properties`). `in_round:` says which
+        players a round waits for (a condition on `p`: those still in)."""
+        in_round = self.root.get("in_round")
         if self.root.get("next_player") is None:
+            if in_round is not None:
+                self.sink.error("in_round: says which players a round waits for where next_player: skips some, and "
+                                "this model plays in seat order (a round ends with the last seat's turn)",
+                                in_round.key_span, hint="say who plays next with next_player: (e.g. skipping "
+                                "the players out), or drop in_round:")
             return model
         model = replace(model, order_changes=True)
         node = self.root.get("round_end")
         if node is None:
+            if in_round is not None:
+                self.sink.error("in_round: says which players a round waits for, and this model keeps no rounds",
+                                in_round.key_span, hint="add round_end: {} (or the effects of a round's end)")
             return model
         if model.symmetry is not None:
             self.sink.error("symmetry: players does not hold: round_end: rounds tell the players apart",
@@ -1056,7 +1066,12 @@ class Loader:
             return model
         if not self.name_ok(rounds.PLAYED, node.span, self.names, "variable"):
             return model
-        return rounds.keep_rounds(model)
+        still_in = None
+        if in_round is not None:
+            still_in = self.expr(in_round, BOOL, self.scope.with_locals({rounds.PLAYER: INT}))
+            if still_in is None:
+                return model
+        return rounds.keep_rounds(model, still_in)
 
     def effects_block(self, key: str) -> tuple[Assign, ...]:
         return self.effects_per_reading(self.root.get(key), self.scope, key)

@@ -8,26 +8,30 @@ block), the players who have had a turn in the current round: an implicit per-pl
 round ends when every player other than the one whose turn ends has already played in it; the
 flags then all go back to false, else the ending player's is set. `Model.round_ends` is that
 condition, read by the turn change (`round_end` effects) and by claims on rounds (`round-end`,
-`scope: round`). A player who never plays again (one who is out of the game) keeps a round from
-ending: the model says so by its own counter instead.
+`scope: round`). A player who never plays again (one who is out of the game) would keep a round
+from ending: `in_round:`, a condition on `p` read on the same state (`"not out[p]"`), names the
+players a round waits for, so a round ends once every player still in has had a turn.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
-from verifier.ir.expr import FALSE, App, Const, Index, Local, Op, Quant, QuantKind, Var, disj, eq
+from verifier.ir.expr import FALSE, App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, disj, eq, neg
 from verifier.ir.model import ACTIVE_VAR, Assign, BoolType, IntType, Model, Variable
 
 PLAYED = "played_this_round"
+PLAYER = "p"        # the player `in_round:` speaks of
 
 
-def keep_rounds(model: Model) -> Model:
-    """`model` with the flags of who played this round and the round's end defined by them."""
+def keep_rounds(model: Model, still_in: Expr | None = None) -> Model:
+    """`model` with the flags of who played this round and the round's end defined by them: every
+    player other than the one whose turn ends has played, or is not `still_in` (a condition on `p`)."""
     players = IntType(Const(0), Const(model.players - 1))
     flags = Variable(PLAYED, BoolType(), players, init=(FALSE,) * model.players, implicit=True, by_player=True,
                      doc="the player has had a turn in the current round (the order of play changes: next_player)")
-    others_played = Quant(QuantKind.FORALL, "p", Const(0), Const(model.players - 1),
-                          disj(eq(Local("p"), Var(ACTIVE_VAR)), Index(PLAYED, Local("p"))))
+    waits_for = [] if still_in is None else [neg(still_in)]
+    others_played = Quant(QuantKind.FORALL, PLAYER, Const(0), Const(model.players - 1),
+                          disj(eq(Local(PLAYER), Var(ACTIVE_VAR)), Index(PLAYED, Local(PLAYER)), *waits_for))
     return replace(model, variables=(*model.variables, flags), round_ends=others_played)
 
 
