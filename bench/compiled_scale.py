@@ -11,8 +11,9 @@ it where the cache is cold), then the whole search is measured as `check --store
 runs it: with `--max-memory` the states spill to a file at half the limit and the memory guard
 stops the search at 90 % of it (the row then says `stopped`). Reported: states, CPU seconds
 of the search (user + system), the process's peak resident size over its size before the
-search, per state, the arrays' largest size per state (table included), and whether the
-states spilled.
+search, per state, the largest anonymous memory seen between two slices (what the memory guard
+counts once the states spilled: the file's pages are the page cache's), the arrays' largest
+size per state (table included), and whether the states spilled.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from verifier.engines.compiled.search import explore_compiled
 from verifier.resources import Budget, Stop, StopKind
-from verifier.resources.memory import limit_words, memory_limit_bytes, over_soft, resident_bytes
+from verifier.resources.memory import anonymous_bytes, limit_words, memory_limit_bytes, over_soft, resident_bytes
 name, clock, mb = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) or None
 if name == "clock":
     import tempfile
@@ -48,16 +49,18 @@ else:
 explore_compiled(model, Budget(max_states=1000))
 limit = memory_limit_bytes(mb)
 stop = Stop(StopKind.MEMORY, "--max-memory", limit_words(mb))
-base = resident_bytes()
+base, anon = resident_bytes(), [anonymous_bytes()]
+def tick(states, depth):
+    anon[0] = max(anon[0], anonymous_bytes())
+    return stop if over_soft(mb) else None
 cpu = time.process_time()
-space = explore_compiled(model, tick=lambda states, depth: stop if over_soft(mb) else None,
-                         spill_bytes=None if limit is None else limit // 2)
+space = explore_compiled(model, tick=tick, spill_bytes=None if limit is None else limit // 2)
 cpu = time.process_time() - cpu
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 n = max(1, len(space))
 print(json.dumps({"states": len(space), "words": space.words, "cpu": cpu, "complete": space.complete,
                   "reason": space.reason, "rss_per_state": (peak - base) / n, "arrays_per_state": space.peak_bytes / n,
-                  "peak_mb": peak / 2**20, "spilled": space.spilled}))
+                  "peak_mb": peak / 2**20, "anon_mb": anon[0] / 2**20, "spilled": space.spilled}))
 """
 
 
@@ -76,14 +79,14 @@ def main() -> None:
     parser.add_argument("--max-memory", type=int, default=None, help="MB, as check --max-memory")
     args = parser.parse_args()
     print(f"load {os.getloadavg()[0]:.1f}; --max-memory {args.max_memory or 'none (the default guard)'}")
-    print("| case | states | words | CPU s | states per CPU s | peak RSS MB | RSS B/state | arrays B/state"
-          " | spilled | finished |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    print("| case | states | words | CPU s | states per CPU s | peak RSS MB | peak anonymous MB | RSS B/state"
+          " | arrays B/state | spilled | finished |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for case in args.cases or CASES:
         r = run(case, args.clock, args.max_memory)
         name = f"clock K={args.clock}" if case == "clock" else case
         print(f"| {name} | {r['states']:,} | {r['words']} | {r['cpu']:.1f} | {r['states'] / max(r['cpu'], 1e-9) / 1e6:.2f} M"
-              f" | {r['peak_mb']:,.0f} | {r['rss_per_state']:.1f} | {r['arrays_per_state']:.1f}"
+              f" | {r['peak_mb']:,.0f} | {r['anon_mb']:,.0f} | {r['rss_per_state']:.1f} | {r['arrays_per_state']:.1f}"
               f" | {'yes' if r['spilled'] else 'no'} | {'yes' if r['complete'] else 'stopped: ' + r['reason']} |",
               flush=True)
     print(f"load {os.getloadavg()[0]:.1f}")

@@ -23,7 +23,7 @@ from test_compact_store import counter, widened
 from test_explicit_differential import bools, models, phased_models
 
 from verifier.engines.bfsgen import packing_of
-from verifier.engines.compiled import arrays, cache, search
+from verifier.engines.compiled import cache, search
 from verifier.engines.compiled.numbagen import RUNTIME, module_source, opaque_literals
 from verifier.engines.compiled.search import explore_compiled, why_not
 from verifier.engines.explicit import ExplicitEngine, explore
@@ -78,9 +78,9 @@ def test_the_compiled_search_finds_what_the_reference_finds(model, watched, budg
 @given(MODELS, st.sampled_from([None, 0]))
 def test_a_table_grown_from_its_smallest_size_stores_what_the_reference_stores(model, spill_bytes):
     """From one state's room, the visited table is filled again from the stored states at each
-    growth (spilled or not, a few states read at a time): the same states, order and parents."""
+    growth (spilled or not): the same states, order and parents."""
     ref = explore(model)
-    with mock.patch.object(search, "FIRST_CAPACITY", 1), mock.patch.object(arrays, "SPILLED_PART", 3):
+    with mock.patch.object(search, "FIRST_CAPACITY", 1):
         mine = explore_compiled(model, spill_bytes=spill_bytes)
     assert mine.packed() == list(ref.packed) and mine.parent.tolist() == list(ref.parent)
     assert (mine.transitions, mine.complete, mine.error) == (ref.transitions, ref.complete, ref.error)

@@ -15,6 +15,12 @@ Three guards hold it (`watching` sets the run's limit and starts the third):
 - a watchdog looks at the resident size every WATCH_CPU_SECONDS of CPU time (SIGPROF) and
   raises `OutOfMemory` in whatever step passed the limit: loading, code generation,
   analyses, state graphs. The runner turns it into UNKNOWN for what it cut short.
+
+The resident size is the process's whole one, but while a search keeps states spilled to a
+file (`hold_spill_file`) only its anonymous and shared memory: the file's pages are the page
+cache's, which the system writes back and drops when memory runs short, so the limit bounds
+what cannot be dropped (counting them, the spill saved little: reading a spilled state maps
+its page and its neighbours).
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ import resource
 import signal
 import sys
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,6 +66,7 @@ class _Run:
     shared = 0                          # bytes the parent held when this worker was forked
     resident = 0                        # the resident size the watchdog saw last
     floor = 0                           # bytes by which a step cut short left the limit raised
+    spill_files = 0                     # mappings of spilled states alive (`hold_spill_file`)
 
 
 _run = _Run()
@@ -115,7 +123,33 @@ def table_growth(table: set | dict) -> int:
 
 
 def resident_bytes() -> int:
+    """What this process holds in memory as the guards count it (see the module docstring)."""
+    if _run.spill_files:
+        return anonymous_bytes()
     return _statm(1)
+
+
+def anonymous_bytes() -> int:
+    """The process's resident anonymous and shared memory: what the system cannot drop
+    (without swap), its file-backed pages left out; the resident size less the file-backed
+    pages where /proc/self/status is not there to read."""
+    try:
+        with open("/proc/self/status") as fh:
+            kb = {k: v for k, _sep, v in (line.partition(":") for line in fh) if k in ("RssAnon", "RssShmem")}
+        return sum(int(v.split()[0]) for v in kb.values()) * 1024 if kb else _statm(1) - _statm(2)
+    except (OSError, ValueError, IndexError):
+        return _statm(1) - _statm(2)
+
+
+def hold_spill_file(mapping: object) -> None:
+    """While `mapping` (a memory mapping of a file of spilled states) lives, the resident size
+    the guards see is the anonymous memory (`resident_bytes`)."""
+    _run.spill_files += 1
+    weakref.finalize(mapping, _let_go_spill_file)
+
+
+def _let_go_spill_file() -> None:
+    _run.spill_files -= 1
 
 
 def address_bytes() -> int:

@@ -15,9 +15,11 @@ The loop (`numbagen.loop_source`) keeps, for n stored states of w words:
 So a state of one word takes at most 8.5 + 7.0 + 0.25 < 16 bytes at the peak of a search, and
 each further word 8.5 more. With `spill_bytes` (the share of the memory limit the states may
 take), states that would pass it are kept in a file instead (an unlinked temporary file,
-memory-mapped: `spill`); the pages of the mapping are given back to the system at each slice
-(`release`), so the process holds the table and the links, and the system's page cache (or the
-disk) the states. Lookups read a state only where its slot's tag matches.
+memory-mapped: `spill`): the process holds the table and the links, and the system's page cache
+(or the disk) the states; the memory guard counts the process's anonymous memory from then on
+(`resources.memory.hold_spill_file`), so the file's pages, which the system writes back and
+drops when memory runs short, are not held against the limit. Lookups read a state only where
+its slot's tag matches.
 """
 from __future__ import annotations
 
@@ -29,14 +31,12 @@ from types import ModuleType
 
 import numpy as np
 
-from verifier.engines.memory import give_back_pages
+from verifier.resources.memory import hold_spill_file
 
 MAX_LOAD = 0.8                 # the visited table's slots that may be full
 GROWTH = 1.4                   # the table's growth
 KEY_GROWTH = 16                # the states' array grows by 1/KEY_GROWTH (at least MIN_KEY_GROWTH states)
 MIN_KEY_GROWTH = 1 << 12
-SPILLED_PART = 1 << 16         # spilled states read into a new table between two releases of their pages
-SPILLED_SLICE = 1 << 10        # states expanded between two releases of the spilled states' pages (each lookup may read a page)
 MARK_BITS = 16                 # numbagen's: one link in 2^MARK_BITS has its place noted
 
 
@@ -130,16 +130,13 @@ class SearchArrays:
 
     def _regrow(self, loop: ModuleType, size: int, stored: int) -> None:
         """A table of `size` slots in place of the old one, let go of first (so that the process
-        never holds two tables), filled again from the stored states: they are read in order (a
-        spilled part's pages given back as it is done), their slots written ahead of time."""
+        never holds two tables), filled again from the stored states: they are read in order,
+        their slots written ahead of time."""
         self.table = np.empty(0, np.uint32)
         self._table = Mapping(np.uint32, (size,))
         self.table = self._table.array(size)
         self.bits = index_bits(size)
-        part = SPILLED_PART if self.spilled else stored
-        for lo in range(0, stored, max(1, part)):
-            loop.fill(self.keys, lo, min(stored, lo + part), self.table, self.bits)
-            self.release()
+        loop.fill(self.keys, 0, stored, self.table, self.bits)
 
     def _grow_keys(self, stored: int, capacity: int) -> None:
         del self.keys
@@ -157,11 +154,7 @@ class SearchArrays:
         old, self._keys = self._keys, Mapping(np.int64, (capacity, *self.row), fd)
         self._keys.array(stored)[:] = old.array(stored)
         self.spilled = True
-
-    def release(self) -> None:
-        """Give the pages of spilled states back to the system (they stay in the file)."""
-        if self.spilled:
-            give_back_pages(self.keys.reshape(-1), 0, self.keys.size)
+        hold_spill_file(self._keys.map)
 
     def finish(self, stored: int) -> np.ndarray:
         """The states once the search is over (the table let go of; the states' room beyond them too)."""

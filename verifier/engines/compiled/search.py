@@ -30,7 +30,7 @@ from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.engines.compact import firings_of, trace_along
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.arrays import SPILLED_SLICE, SearchArrays, room
+from verifier.engines.compiled.arrays import SearchArrays, room
 from verifier.engines.compiled.numbagen import (
     RUNTIME,
     ModuleSource,
@@ -251,9 +251,8 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
             if stop is not None:
                 space.complete, space.stop = False, stop
                 break
-        arrays.release()
         arrays.grow(loop, int(ctl[1]), int(ctl[11]), int(ctl[5]), source.firings)
-        ctl[9], ctl[13], ctl[14] = SPILLED_SLICE if arrays.spilled else SLICE, arrays.bits, room(arrays.table.shape[0])
+        ctl[13], ctl[14] = arrays.bits, room(arrays.table.shape[0])
         status = Status(loop.search(expand, module.watch_all, arrays.keys, arrays.links, arrays.marks, arrays.table,
                                     arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count, homes, tags,
                                     np.empty(batch, np.int64), np.empty(batch, np.int64)))
