@@ -41,7 +41,7 @@ def test_a_held_spill_file_s_pages_are_not_counted_against_the_limit():
     assert file_pages() >= FILE_MB * memory.MB                         # resident, file-backed
     counted = memory.resident_bytes()
     assert counted - memory.anonymous_bytes() >= FILE_MB * memory.MB   # not held: counted
-    limit_mb = (memory.anonymous_bytes() + FILE_MB // 2 * memory.MB) // memory.MB
+    limit_mb = int((memory.anonymous_bytes() + FILE_MB // 2 * memory.MB) / memory.SOFT_SHARE) // memory.MB
     assert memory.over_soft(limit_mb)                                  # the file's pages pass the limit
     memory.hold_spill_file(mapping)
     assert abs(memory.resident_bytes() - memory.anonymous_bytes()) < 4 * memory.MB
