@@ -55,8 +55,11 @@ BUDGETS = st.sampled_from([Budget(), Budget(), Budget(max_states=7), Budget(max_
 
 
 @SETTINGS
-@given(MODELS, st.lists(bools(), max_size=2), BUDGETS)
-def test_the_compiled_search_finds_what_the_reference_finds(model, watched, budget):
+@given(MODELS, st.lists(bools(), max_size=2), BUDGETS, st.sampled_from([None, 0]))
+def test_the_compiled_search_finds_what_the_reference_finds(model, watched, budget, spill_bytes):
+    """The same search as the reference's; and, with the same module (compiled once), the whole
+    search from one state's room, the visited table filled again from the stored states at each
+    growth (spilled or not): the same states, order and parents."""
     assert why_not(model, watched) == ""
     ref = explore(model, budget, watch=watched, track=range(len(model.actions)))
     mine = explore_compiled(model, budget, watch=watched, track=range(len(model.actions)))
@@ -72,18 +75,11 @@ def test_the_compiled_search_finds_what_the_reference_finds(model, watched, budg
     for hit in mine.watch:
         if hit is not None:
             assert mine.trace_to(hit) == ref.trace_to(hit)
-
-
-@SETTINGS
-@given(MODELS, st.sampled_from([None, 0]))
-def test_a_table_grown_from_its_smallest_size_stores_what_the_reference_stores(model, spill_bytes):
-    """From one state's room, the visited table is filled again from the stored states at each
-    growth (spilled or not): the same states, order and parents."""
-    ref = explore(model)
+    whole = ref if budget == Budget() else explore(model, watch=watched)
     with mock.patch.object(search, "FIRST_CAPACITY", 1):
-        mine = explore_compiled(model, spill_bytes=spill_bytes)
-    assert mine.packed() == list(ref.packed) and mine.parent.tolist() == list(ref.parent)
-    assert (mine.transitions, mine.complete, mine.error) == (ref.transitions, ref.complete, ref.error)
+        grown = explore_compiled(model, watch=watched, spill_bytes=spill_bytes)
+    assert grown.packed() == list(whole.packed) and grown.parent.tolist() == list(whole.parent)
+    assert (grown.transitions, grown.complete, grown.error) == (whole.transitions, whole.complete, whole.error)
 
 
 CLAIMS = [DeadlockFree(id="deadlock-free"), Invariant(id="x-small", expr=App(Op.LE, (Var("x"), Const(2)))),
