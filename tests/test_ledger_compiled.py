@@ -139,3 +139,24 @@ def test_random_rulebooks_give_the_same_findings_on_the_claims_compiled_search(t
     assert context.takes(concrete, Budget(), whole) == (len(whole) > TINY.compile)
     if len(whole) > TINY.compile:
         assert isinstance(ctx.space, compact_states.CompiledStates) and ctx.kept is None
+
+
+def test_watch_all_tries_only_the_predicates_whose_code_can_raise():
+    """A watched predicate without a checked read, division or helper cannot raise: `watch_all` tests it
+    without a try block (a try each made Numba's compile of a product module three times as long)."""
+    from verifier.engines.compiled.numbagen import module_source
+    from verifier.ir.expr import App, Const, Index, Op, Var
+    from verifier.ir.model import Action, Assign, IntType, Model, Variable
+    from verifier.semantics import layout
+
+    up = Action("up", App(Op.LT, (Var("x"), Const(3))), (Assign(Var("x"), App(Op.ADD, (Var("x"), Const(1)))),))
+    model = Model("m", variables=(Variable("x", IntType(Const(0), Const(3)), init=(Const(0),)),
+                                  Variable("a", IntType(Const(0), Const(3)), index=IntType(Const(0), Const(1)),
+                                           init=(Const(0),))), actions=(up,))
+    plain, raising = App(Op.EQ, (Var("x"), Const(2))), App(Op.EQ, (Index("a", Var("x")), Const(1)))
+    text = module_source(layout(model), [plain, raising]).text
+    watch_all = text[text.index("def watch_all"):]
+    assert "if wfound[0] < 0 and watch_0(" in watch_all and "werr[0]" not in watch_all
+    assert "try:\n            if watch_1(" in watch_all and "werr[1] = i" in watch_all
+    space = explore_compiled(model, watch=[plain, raising])      # x reaches 2 and 3: a[3] is out of range
+    assert space.watch[0] is not None and 1 in space.watch_errors
