@@ -19,7 +19,7 @@ from verifier.engines.bfsgen import compile_expander, packed_predicate
 from verifier.engines.statespace import StateSpace
 from verifier.ir.expr import App, Expr, Op, conj, neg, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
-from verifier.portfolio.stores import Stage, Store, choose_store
+from verifier.portfolio.stores import COMPILE_STATES, Stage, Store, choose_store
 from verifier.resources import Budget
 from verifier.result import Finding
 from verifier.semantics import Layout, State
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from verifier.analysis.beyond import Beyond
 
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
-SCAN_STATES = 1_000_000        # explored states from which the scan is compiled (`compiled_scan`; its compile takes seconds)
+SCAN_STATES = COMPILE_STATES   # explored states from which the scan is compiled (`compiled_scan`): where the store
+                               # policy compiles a search, a cold compile has paid for itself against the Python scan
 
 Firing = tuple   # (action index, choice tuple, packed target or None, raw gap or None)
 

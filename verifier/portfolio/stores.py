@@ -17,7 +17,7 @@ Used by the claims' searches (`auto.AutoEngine`) and by the analyses' own explor
      off (`compact.pays_off`);
    - the compiled store (`engines/compiled/`) past that, up to COMPILED_STATES; a deep,
      narrow search, which the compact store does not pay off for, goes there from the python
-     store directly (also the analyses' exploration: their scan of a million states or more is
+     store directly (also the analyses' exploration: their scan of 2 M states or more is
      compiled too, `analysis.compiled_scan`). A model the compiled store cannot hold (`compiled.search.why_not`: a
      predicate it cannot compile, more than MAX_WORDS words) has no such stage.
    The termination and obligation claims go with the state claims to the compiled store
