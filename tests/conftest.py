@@ -195,7 +195,7 @@ class HangWatch:
         self.ended.set()
         self.timer.cancel()
         if self.in_main:
-            signal.signal(signal.SIGUSR1, self.saved)
+            signal.signal(signal.SIGUSR1, signal.SIG_DFL if self.saved is None else self.saved)
 
     def _raise(self, _signum, _frame) -> None:
         if not self.ended.is_set():
