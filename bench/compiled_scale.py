@@ -3,7 +3,9 @@
 Run: python -m bench.compiled_scale [--clock K] [--max-memory MB] [CASE ...]
 
 Cases: the game-shaped models of bench.compiled (WTactics DRAW_PILE=1, 6.9 M states of one
-word; Shadow Era at its printed numbers, 3.2 M states of two words) and `clock`:
+word; Shadow Era at its printed numbers, 3.2 M states of two words), `wtactics-large` (WTactics
+at its printed hand limit and opening hand with DRAW_PILE=5 and ARMY=4: a game-shaped model of
+123,530,778 states, 80 levels deep, one word) and `clock`:
 bench/models/phils19clock.yaml with a clock of K positions (`--clock`, default 6), whose
 states are exactly K times phils19's 18,738,638 (K = 6: 112,431,828, one word of 60 bits).
 Each case runs in a fresh process: a 1,000-state search loads the model's module (compiling
@@ -25,7 +27,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ("wtactics-small-deck", "shadow_era", "clock")
+CASES = ("wtactics-small-deck", "shadow_era", "wtactics-large", "clock")
+LARGE = (("DRAW_PILE", 5), ("ARMY", 4))      # wtactics-large: WTactics' parameters beyond the printed ones
 
 PROBE = r"""
 import json, os, resource, sys, time
@@ -43,6 +46,10 @@ if name == "clock":
         with open(path, "w") as fh:
             fh.write(text)
         model = load_model(path).instantiate()
+elif name == "wtactics-large":
+    from bench.compiled import Case
+    from bench.compiled_scale import LARGE
+    model = Case(name, "wtactics", "literal", LARGE).load()
 else:
     from bench.compiled import CASES
     model = next(c for c in CASES if c.name == name).load()
