@@ -73,7 +73,7 @@ def test_the_tree_clock_counts_running_children_and_the_grandchildren_they_reape
             os.close(fd)
 
 
-def test_the_default_deadline_clock_is_cpu_or_a_quarter_of_the_wall_clock():
+def test_the_default_deadline_clock_is_cpu_or_the_wall_clock_over_the_hang_factor():
     cpu, wall = ManualClock(50.0), ManualClock(1000.0)
     clock = CpuDeadlineClock(cpu, wall, cpu_origin=50.0, wall_origin=1000.0)
     cpu.advance(30.0)
