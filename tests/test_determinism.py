@@ -6,7 +6,7 @@ and the CI gate comparing the two checks (`diff`'s comparison of claims and find
 
 Nothing here measures time: the load only changes how fast the run goes, and these tests show that
 nothing else depends on it (every effort is counted in states, steps and Z3 resource units; the
---timeout backstop is far from reached)."""
+default deadline counts CPU seconds, far from reached, so a starved run is not cut by it either)."""
 from __future__ import annotations
 
 import os
