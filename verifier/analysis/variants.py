@@ -19,12 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import itemgetter
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from verifier.analysis.context import Context
 from verifier.result import CheckResult, Finding, Verdict
 from verifier.trace import Trace
+
+if TYPE_CHECKING:      # numpy is loaded only where a search kept its states as an array (which loaded it)
+    import numpy as np
 
 KIND = "variant-difference"
 HOLDS = (Verdict.PROVED, Verdict.HOLDS)
@@ -221,6 +223,7 @@ class _Masked:
         if order is None:
             self.set = every()
         else:
+            import numpy as np
             extra = np.array(space.extra, np.uint64)
             self.sorted = np.sort(np.concatenate([order, extra]) & np.uint64(mask))   # duplicates kept: no matter
 
@@ -228,6 +231,7 @@ class _Masked:
         if self.set is not None:
             return x in self.set
         assert self.sorted is not None
+        import numpy as np
         at = int(np.searchsorted(self.sorted, np.uint64(x)))
         return at < self.sorted.shape[0] and int(self.sorted[at]) == x
 
@@ -239,6 +243,7 @@ class _Masked:
             assert self.sorted is not None
             if not self.sorted.shape[0]:
                 return 0 if limit > 0 else None
+            import numpy as np
             mask = np.uint64(self.mask)
             for start in range(0, min(limit, order.shape[0]), MASK_CHUNK):
                 part = order[start:min(limit, start + MASK_CHUNK)] & mask
