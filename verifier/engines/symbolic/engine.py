@@ -167,20 +167,26 @@ class _Run:
     # ---- one claim
     def claim(self, original: Property) -> CheckResult:
         """Decide one claim within its Z3 units (`claim_units`), and within what is left of the
-        reading's total (`reading_total`); a claim that total leaves no units is UNKNOWN, named."""
+        reading's total (`reading_total`). The claim that meets the total gets what is left of it and
+        is the last one tried (how much of a smaller effort its methods spend before they give up is
+        theirs to say); where it stays open having spent units, the total is named; a claim after it
+        is UNKNOWN, "not tried", named."""
         per_claim = claim_units(self.budget, self.engine.default_rlimit)
         left = self.reading_left()
         if left is not None and left <= 0:
             words = f"not tried: {self.reading_owner()} were spent on the claims before it"
             return replace(self.unknown(original, words), stop=Stop(StopKind.RLIMIT, self.reading_owner(), words))
+        meets_total = left is not None and left < per_claim
         effort = Effort(per_claim if left is None else min(per_claim, left))
         units = effort.left() or 0
         try:
             result = self.decide(original, effort, units)
         finally:
             if self.engine.reading is not None:
-                self.engine.reading.spent += units - (effort.left() or 0)
-        if result.stop is not None and result.stop.kind is StopKind.RLIMIT and units < per_claim:
+                spent = units - (effort.left() or 0)
+                self.engine.reading.spent += units if meets_total else spent
+        budget_like = result.stop is not None and result.stop.kind in (StopKind.RLIMIT, StopKind.INCOMPLETE)
+        if meets_total and budget_like and units > (effort.left() or 0):
             words = f"{self.reading_owner()} ran out during this claim ({units:,} were left): {result.reason}"
             result = replace(result, stop=Stop(StopKind.RLIMIT, self.reading_owner(), words))
         return result
