@@ -121,7 +121,7 @@ def scan_source(lay: Layout, bans: Sequence[int]) -> ScanSource:
             "state_args": ", ".join(f"keys[i, {j}]" for j in range(p.words)) if rows else "keys[i]",
             "same": "_same_row(out, j, out, first_target[a])" if rows else "out[j] == out[first_target[a]]",
             "bucket": bucket}
-    head = (f"import numpy as np\nfrom numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, OPTIONS, "
+    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, OPTIONS, "
             "STATES, ROWS, EXPAND_SIGNATURE, EXPAND_ROWS_SIGNATURE, _bad_index, _div, _mod, _opaque, _rd)\n\n"
             f"KEYS = {fill['keys']}\nMATRIX = types.int64[:, ::1]\n"
             "# only the kernel is called from Python: the other functions go without a CPython wrapper (a quarter\n"
