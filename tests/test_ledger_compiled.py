@@ -25,6 +25,7 @@ from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import explore
 from verifier.engines.ledger import Ledger
 from verifier.portfolio import auto
+from verifier.portfolio.auto import AutoEngine
 from verifier.portfolio.stores import Caps, Stage, Store, StorePlan, choose_store
 from verifier.resources import Budget
 
@@ -160,3 +161,23 @@ def test_watch_all_tries_only_the_predicates_whose_code_can_raise():
     assert "try:\n            if watch_1(" in watch_all and "werr[1] = i" in watch_all
     space = explore_compiled(model, watch=[plain, raising])      # x reaches 2 and 3: a[3] is out of range
     assert space.watch[0] is not None and 1 in space.watch_errors
+
+
+def test_a_monitor_product_is_capped_from_the_states_of_the_search_it_extends():
+    from test_auto_store import order_model
+
+    from verifier.ir.expr import Const
+    from verifier.ir.props import Invariant
+    from verifier.portfolio.stores import PRODUCT_FACTOR, PRODUCT_STATES
+    from verifier.props.monitor import compile_together
+
+    assert Caps().for_product(1000).compiled == Caps().compiled                    # never below the store's own
+    assert Caps().for_product(9_770_897).compiled == PRODUCT_FACTOR * 9_770_897      # Aeon's End's 21.5 M product fits
+    assert Caps().for_product(10**9).compiled == PRODUCT_STATES
+    model, claims = order_model()
+    engine = AutoEngine(caps=Caps(switch=2, compile=3, compiled=40))
+    (base,) = engine.check_explicit(model, [Invariant(id="holds", expr=Const(True))], Budget())
+    assert base.engine == "explicit/compiled" and base.stats.states is not None
+    product, _parts = compile_together(model, [c for c in claims if c.kind in ("ordering", "bounded-response")][:2])
+    (stage,) = engine.plan_store(product, Budget()).stages
+    assert stage == Stage(COMPILED, max(40, PRODUCT_FACTOR * base.stats.states))

@@ -76,8 +76,8 @@ class AutoEngine:
         self.strategy = strategy
         self.search = search
         self._stopped: list[tuple[frozenset[str], tuple, str]] = []   # see `_beyond_cap`
-        self._big: list[tuple[frozenset[str], tuple, Store]] = []     # searches that went past the python
-        # store, and the store where each ended
+        self._big: list[tuple[frozenset[str], tuple, tuple[Store, int]]] = []   # searches that went past the
+        # python store: the store where each ended, and the states it found there
         self._graph_stopped: list[tuple[frozenset[str], tuple, str]] = []   # python-store searches of the
         # termination and obligation claims beside a compact search, that stopped (see `_concrete`)
         self._explored: dict[tuple, tuple[np.ndarray, dict]] = {}   # states a stopped search saw (and
@@ -260,7 +260,8 @@ class AutoEngine:
             out.update((r.property.id, r) for r in decided)
         if reached is None:
             return decided, Searched(decided, stage.cap, space)
-        self._big.append((frozenset(v.name for v in model.variables), model.param_values, reached))
+        found = max((r.stats.states or 0 for r in decided), default=0)
+        self._big.append((frozenset(v.name for v in model.variables), model.param_values, (reached, found)))
         left_graph = [] if graph_asked else [p for p in graph if _undecided(out[p.id])]
         whole = max((r.stats.states or 0 for r in decided), default=0) if k and _short(decided) is None else 0
         graph_cap = cap_of(Store.PYTHON, budget, self.caps)
@@ -297,9 +298,14 @@ class AutoEngine:
     def plan_store(self, model: Model, budget: Budget) -> StorePlan:
         """The store plan of an explicit search of `model` (`stores.choose_store`): the store the
         user named (--store) as given; for a model that extends (a monitor product) one whose
-        search here went past the python store, the stages from the store where that search ended."""
+        search here went past the python store, the stages from the store where that search ended,
+        capped as a product of a search of that many states (`Caps.for_product`)."""
         named = None if self.search.store is None else Store(self.search.store)
-        return choose_store(model, budget, named, _extended(self._big, model), self.caps)
+        base = _extended(self._big, model)
+        if base is None:
+            return choose_store(model, budget, named, None, self.caps)
+        store, states = base
+        return choose_store(model, budget, named, store, self.caps.for_product(states))
 
     def _note_stopped(self, model: Model, explicit: list[CheckResult], cap: int) -> bool:
         """Remember a search of `model` that stopped at the state cap or short of it (the memory

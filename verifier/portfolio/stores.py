@@ -8,7 +8,8 @@ Used by the claims' searches (`auto.AutoEngine`) and by the analyses' own explor
 2. a model whose state does not fit the compact store's 64-bit words (a variable wider
    than a word) stays in the python store;
 3. a model that extends one whose search here went on past the python store (a monitor
-   product of it) starts in the store where that search ended;
+   product of it) starts in the store where that search ended, the compiled store's cap at
+   least PRODUCT_FACTOR times the states that search found (`Caps.for_product`);
 4. else a plan of stages (`StorePlan.stages`), each a store and the states at which the
    search hands over to the next (`StorePlan.after`), which starts again there (the same
    states in the same order, so the same verdicts and shortest traces):
@@ -40,7 +41,7 @@ load.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from verifier.ir.model import Model
@@ -51,6 +52,9 @@ SWITCH_STATES = 250_000         # a python-store search that passes this many st
 COMPILE_STATES = 2_000_000      # ... and one that passes this many there, in the compiled store
 COMPACT_STATES = 16_000_000     # the compact store's cap (8 bytes a state and the table)
 COMPILED_STATES = 16_000_000    # the compiled store's cap
+PRODUCT_FACTOR = 3              # a monitor product of a search of N states: the compiled store's cap at least N times
+PRODUCT_STATES = 48_000_000     # this (the monitors only observe, so its states are N times the monitors' states
+#                                 reached together, at most; Aeon's End's 41 monitors: 2.2 times), up to this many
 
 
 class Store(StrEnum):
@@ -78,6 +82,13 @@ class Caps:
 
     def of(self, store: Store) -> int:
         return {Store.PYTHON: self.python, Store.COMPACT: self.compact, Store.COMPILED: self.compiled}[store]
+
+    def for_product(self, states: int) -> Caps:
+        """The caps of a monitor product of a model whose search found `states` states: the
+        compiled store's at least PRODUCT_FACTOR times that (up to PRODUCT_STATES), so that a
+        product that is a few times its model completes rather than stopping at the cap a search
+        of the model itself has."""
+        return replace(self, compiled=max(self.compiled, min(PRODUCT_FACTOR * states, PRODUCT_STATES)))
 
     def hand_over(self, store: Store) -> int | None:
         """The states at which a search in `store` goes on in the next store of a plan (None: the last)."""
