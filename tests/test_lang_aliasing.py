@@ -94,3 +94,25 @@ def test_love_letter_writes_what_it_means_where_the_target_is_the_player():
     can be targeted) with values that agree there: no warning."""
     _model, diagnostics = check_model(str(Path(__file__).parents[1] / "examples" / "models" / "love_letter.yaml"))
     assert diagnostics == []
+
+
+def test_a_model_tries_at_most_its_total_of_values_and_says_what_it_left(tmp_path):
+    """200 writes to one array through a choice, no two of which meet: 19,900 pairs, past the model's
+    total; the check stops there with one warning at the action (a rule of a thousand effects loads in
+    bounded time)."""
+    writes = "".join(f'      far[(q + {k}) % 250]: 1\n' for k in range(200))
+    text = GIVE.replace("  given:", "  far: {type: 0..1, per: 0..249, init: 0}\n  given:", 1).replace(
+        '      hand[q]: hand[q] + 1\n      hand[active]: hand[active] - 1\n', writes)
+    assert warnings_of(tmp_path, text) == [
+        f"give: not every pair of its writes was checked for naming one element (the check stops after "
+        f"{aliasing.TOTAL_CASES:,} values tried in a model)"]
+
+
+def test_past_its_most_warnings_the_check_says_it_stopped(tmp_path):
+    """Writes that all meet: the first pairs are warned about, then one warning says the check stopped."""
+    writes = "".join(f'      hand[(q + {3 * k}) % 3]: "{k % 4}"\n' for k in range(12))
+    text = GIVE.replace('      hand[q]: hand[q] + 1\n      hand[active]: hand[active] - 1\n', writes)
+    said = warnings_of(tmp_path, text)
+    assert len(said) == aliasing.MAX_WARNINGS + 1 and all("name one element when" in w for w in said[:-1])
+    assert said[-1] == (f"give: not every pair of its writes was checked for naming one element (the check "
+                        f"stops after {aliasing.MAX_WARNINGS} pairs warned about in a model)")

@@ -9,7 +9,9 @@ reads nothing else, and give the two writes different values there: indices the 
 (`when: "t != active"`), or a later value that agrees in that case (`if t == active then 1 else ...`),
 give no warning. Indices that read anything else (an element at a computed index, a quantifier), a
 literal index (`for p in player:` blocks, `hand[0]`), or more than `MAX_CASES` values to try are not
-judged.
+judged. A model's pairs together try at most `TOTAL_CASES` values (each pair counts one at least): past
+that, one warning says which action's pairs were left unjudged, so a rule of a thousand effects loads in
+bounded time; past `MAX_WARNINGS` pairs warned about, one warning says the check stopped there.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, Var, app
 from verifier.ir.model import Action, ActionKind, Assign, IntType, Model, Type, type_bounds
 
 MAX_CASES = 4096        # values of what a pair's indices read, tried at most per pair
+TOTAL_CASES = 10_000     # values tried at most for all pairs of a model together
+MAX_WARNINGS = 10        # pairs warned about at most in a model
 NO = Const(0)           # false, as `_settle` writes it
 
 Warn = Callable[[str, Span | None, str], None]
@@ -29,15 +33,24 @@ Warn = Callable[[str, Span | None, str], None]
 
 def check_writes(model: Model, warn: Warn) -> None:
     """Warn about each pair of writes of a rule action's `do:` that can name one element (parameters at
-    their defaults)."""
+    their defaults), within `TOTAL_CASES` values tried."""
     concrete = model.instantiate()
+    left, warned = TOTAL_CASES, 0
     for action in concrete.actions:
         if action.kind is not ActionKind.RULE:
             continue
         plain = [e for e in action.effects if isinstance(e.target, Index) and _plain_array(concrete, e.target.name)]
         for first, later in itertools.combinations(plain, 2):
-            case = _clash(concrete, action, first, later)
+            if left <= 0 or warned == MAX_WARNINGS:
+                why = f"{TOTAL_CASES:,} values tried" if left <= 0 else f"{MAX_WARNINGS} pairs warned about"
+                warn(f"{action.name}: not every pair of its writes was checked for naming one element (the "
+                     f"check stops after {why} in a model)", action.span,
+                     "mend the pairs above, or split the action's do: into smaller actions")
+                return
+            case, tried = _clash(concrete, action, first, later)
+            left -= max(tried, 1)
             if case is not None:
+                warned += 1
                 warn(*_words(action, first, later, case))
 
 
@@ -46,30 +59,32 @@ def _plain_array(model: Model, name: str) -> bool:
     return not (var.implicit or var.until_of or var.seq_length is not None)
 
 
-def _clash(model: Model, action: Action, first: Assign, later: Assign) -> dict[Expr, int] | None:
+def _clash(model: Model, action: Action, first: Assign, later: Assign) -> tuple[dict[Expr, int] | None, int]:
     """Values of what the two indices read under which they name one element and write different
-    values (None: no such values, or the pair is not judged)."""
+    values (None: no such values, or the pair is not judged), and how many values were tried."""
     i, j = first.target, later.target
     assert isinstance(i, Index) and isinstance(j, Index)
     if i.name != j.name or i.index == j.index:
-        return None
+        return None, 0
     read_i, read_j = _atoms(i.index), _atoms(j.index)
     if not read_i or not read_j or None in read_i | read_j:       # a literal index, or one not judged
-        return None
+        return None, 0
     atoms = [a for a in read_i | read_j if a is not None]
     domains = [_domain(model, action, a) for a in atoms]
     if any(d is None for d in domains) or math.prod(len(d) for d in domains if d is not None) > MAX_CASES:
-        return None
+        return None, 0
     guards = [g for g in _conjuncts(action.guard) if _atoms(g) <= set(atoms)]
+    tried = 0
     for values in itertools.product(*(d for d in domains if d is not None)):
+        tried += 1
         case = dict(zip(atoms, values))
         if any(_settle(_put(g, case)) == NO for g in guards):
             continue
         left, right = _settle(_put(i.index, case)), _settle(_put(j.index, case))
         if isinstance(left, Const) and left == right and _settle(_put(first.value, case)) != \
                 _settle(_put(later.value, case)):
-            return case
-    return None
+            return case, tried
+    return None, tried
 
 
 def _atoms(e: Expr) -> set[Expr | None]:
