@@ -71,9 +71,7 @@ def test_states_of_several_words(scans):
     assert _words(got) == _words(want) != []
 
 
-@SETTINGS
-@given(RULEBOOKS)
-def test_random_rulebooks(scans, model):
+def compiled_finds_what_python_finds(scans, model):
     memo: dict = {}                 # the Z3 witnesses asked once (Z3 may pick another when asked again)
     _ctx, want = _in_python(lambda: analyse_model(model, memo=memo))
     del scans[:]
@@ -81,18 +79,18 @@ def test_random_rulebooks(scans, model):
     assert scans == [""]
     assert_replay([model], got)
     assert _words(got) == _words(want)
+
+
+@SETTINGS
+@given(RULEBOOKS)
+def test_random_rulebooks(scans, model):
+    compiled_finds_what_python_finds(scans, model)
 
 
 @SETTINGS
 @given(MODELS)
 def test_random_models(scans, model):
-    memo: dict = {}                 # the Z3 witnesses asked once (Z3 may pick another when asked again)
-    _ctx, want = _in_python(lambda: analyse_model(model, memo=memo))
-    del scans[:]
-    _ctx, got = analyse_model(model, memo=memo)
-    assert scans == [""]
-    assert_replay([model], got)
-    assert _words(got) == _words(want)
+    compiled_finds_what_python_finds(scans, model)
 
 
 def test_a_scan_numba_cannot_compile_falls_back_to_python(scans, monkeypatch):
