@@ -236,9 +236,13 @@ def _arm(at: float) -> None:
 
 
 def _stop_interrupter() -> None:
-    if _state.interrupter is not None:
-        _state.interrupter.stopped.set()
+    """End the watchdog thread (waited for, so that it rings and interrupts nothing after this)."""
+    thread = _state.interrupter
+    if thread is not None:
         _state.interrupter = None
+        thread.stopped.set()
+        if thread is not threading.current_thread() and thread.is_alive():
+            thread.join()
 
 
 def fire(frame: FrameType | None) -> None:
@@ -291,11 +295,15 @@ def hard_deadline(seconds: float | None, started: float | None = None) -> Iterat
     try:
         yield
     finally:
+        # no alarm may ring past here (a watchdog's SIGALRM raising OutOfTime inside this block would
+        # leave the alarm set, and the caller's `after_cut` would arm a watchdog that outlives the run
+        # and interrupts the next one's Z3 calls in this process): ignored first, the thread ended
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
         signal.setitimer(signal.ITIMER_REAL, 0)
         _stop_interrupter()
-        signal.signal(signal.SIGALRM, previous)
         _state.timed_out = past_deadline()
         _state.alarm = None
+        signal.signal(signal.SIGALRM, previous)
 
 
 def engines_stop(seconds: float, started: float) -> float:
