@@ -391,8 +391,10 @@ def takes(concrete: Model, budget: Budget, kept: Any) -> bool:
     where --store compiled searched a model their plan keeps in the python store): every store finds
     the same states in the same order, so each stage before it stops where it would (the python
     store's while expanding the parent of the first state past its cap)."""
-    if kept is None or isinstance(kept, StateSpace):
-        return kept is not None
+    if kept is None:
+        return False
+    if isinstance(kept, StateSpace):
+        return True
     plan = choose_store(concrete, budget)
     k = plan.finishes_in(len(kept), lambda cap: max(0, kept.depth_of(cap) - 1))
     return k is not None and plan.stages[k].store is Store.COMPILED
