@@ -247,14 +247,27 @@ def _stop_interrupter() -> None:
 
 def fire(frame: FrameType | None) -> None:
     """What SIGALRM does once its step is due: raise OutOfTime, or wait a little (DEFER_SECONDS,
-    until the alarm's `defer` has passed) where `frame` is inside a library's code."""
+    until the alarm's `defer` has passed) where `frame` is inside a library's code, and wait in any
+    case where it is inside the backstop's own setting up or ending (`hard_deadline`)."""
     assert _state.alarm is not None, "the backstop is armed"
     wait = DEFER_MOST if _in_z3(frame) else _state.alarm.defer     # Z3 is interrupted meanwhile: it returns soon
-    if not safe_to_raise(frame) and now() < _state.due + wait:
+    if _in_block_edges(frame) or (not safe_to_raise(frame) and now() < _state.due + wait):
         if _timed() or _polled():
             signal.setitimer(signal.ITIMER_REAL, DEFER_SECONDS)
         return
     raise OutOfTime()
+
+
+def _in_block_edges(frame: FrameType | None) -> bool:
+    """Whether `frame` runs inside `hard_deadline`'s own setting up or ending (its frame is on the
+    stack only then: the block's body runs in the caller's frame). An OutOfTime raised there would
+    leave the alarm set and the watchdog thread running past the block, to interrupt later Z3 calls
+    of this process; waited for instead, it is never due again once the ending has disarmed it."""
+    while frame is not None:
+        if frame.f_code is _BLOCK_CODE:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _in_z3(frame: FrameType | None) -> bool:
@@ -288,22 +301,26 @@ def hard_deadline(seconds: float | None, started: float | None = None) -> Iterat
         yield
         return
     previous = signal.signal(signal.SIGALRM, _on_alarm)
-    _state.alarm = Alarm.after(seconds, now() if started is None else started)
-    _state.worker = False
-    _arm(_state.alarm.cut_at)
-    _state.timed_out = False
     try:
+        _state.alarm = Alarm.after(seconds, now() if started is None else started)
+        _state.worker = False
+        _state.timed_out = False
+        _arm(_state.alarm.cut_at)
         yield
     finally:
-        # no alarm may ring past here (a watchdog's SIGALRM raising OutOfTime inside this block would
-        # leave the alarm set, and the caller's `after_cut` would arm a watchdog that outlives the run
-        # and interrupts the next one's Z3 calls in this process): ignored first, the thread ended
+        # no alarm may ring past here (an OutOfTime raised inside this ending would leave the alarm set,
+        # and the caller's `after_cut` would arm a watchdog that outlives the run and interrupts the
+        # next one's Z3 calls in this process): the alarm does not raise here (`_in_block_edges`), is
+        # ignored first, and the watchdog thread is ended and waited for
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
         signal.setitimer(signal.ITIMER_REAL, 0)
         _stop_interrupter()
         _state.timed_out = past_deadline()
         _state.alarm = None
         signal.signal(signal.SIGALRM, previous)
+
+
+_BLOCK_CODE = hard_deadline.__wrapped__.__code__     # type: ignore[attr-defined]  # the generator under contextmanager
 
 
 def engines_stop(seconds: float, started: float) -> float:
