@@ -156,3 +156,52 @@ def test_a_guard_quotes_a_per_player_element_as_the_players():
     model = load_model(str(MODEL))
     draw = model.action("draw")
     assert "cards in hand of the active player < 3" in expr_words(model, draw.guard)
+
+
+LOVE_LETTER = Path(__file__).parent.parent / "examples" / "models" / "love_letter.yaml"
+
+
+def test_a_labelled_flag_reads_as_the_state_a_player_is_in():
+    model = load_model(str(LOVE_LETTER))
+    said = Names.of(model)
+    assert said.slot("out[1]") == "player 1 is knocked out"
+    assert [said.element("out", i) for i in ("active", "t", "(t + 1) % 3")] == \
+        ["the active player is knocked out", "player t is knocked out", "player ((t + 1) % 3) is knocked out"]
+    assert said.element("out", "t", negated=True) == "player t is not knocked out"
+    guard = expr_words(model, model.action("guard").guard)      # `not out[t]` reads as the player's state
+    assert "player t is not knocked out" in guard and "not player" not in guard
+    assert split_element("player 1 is knocked out") == ("knocked out", "1")
+    state = [("player 0 is knocked out", False), ("player 1 is knocked out", True), ("player 2 is knocked out", False)]
+    assert trace_view.compact_items(state) == ["knocked out=[false,true,false]"]
+
+
+def test_a_knocked_out_player_reads_so_in_a_trace():
+    (run,) = check_model(str(LOVE_LETTER), RunOptions(
+        engine="explicit", properties=str(LOVE_LETTER.parent.parent / "properties" / "love_letter.yaml"),
+        consistency=False))
+    (result,) = [r for r in run.results if r.property.id == "nobody-knocks-themselves-out"]
+    assert result.trace is not None
+    text = " ".join(row.changes_text() for row in trace_view.rows(result.trace))
+    assert "player 0 is knocked out: false→true" in text and "out[0]" not in text
+    assert ("out[0]", (False, True)) in result.trace.steps[-1].changes      # what replays keeps the names
+
+
+GRID = FIXTURES / "grid.yaml"
+
+
+def test_a_two_dimensional_array_reads_like_a_one_dimensional_one(tmp_path):
+    plain = load_model(str(GRID))                  # no labels: the indices as written, not the flat position
+    assert "cards[active][deck] > 0" in expr_words(plain, plain.action("draw").guard)
+    assert "not seen[2][deck]" in expr_words(plain, plain.action("play").guard)
+    assert Names.of(plain).slot("cards[0][hand]") == "cards[0][hand]"
+    path = tmp_path / "grid.yaml"
+    path.write_text(GRID.read_text().replace("init: 1}", "init: 1, label: cards in}")
+                    .replace("init: false}", "init: false, label: seen in}"))
+    model = load_model(str(path))
+    said = Names.of(model)
+    assert [said.slot(k) for k in ("cards[0][hand]", "cards[1][board]", "seen[2][deck]")] == \
+        ["cards in hand of player 0", "cards in board of player 1", "seen in deck[2]"]
+    draw = expr_words(model, model.action("draw").guard)
+    assert "cards in deck of the active player > 0" in draw and "cards in deck of player p == 0" in draw
+    assert [expr_words(model, a.target) for a in model.action("play").effects][-2:] == ["seen in z[1]", "seen in z[2]"]
+    assert split_element("cards in hand of player 0") == ("cards in hand", "0")

@@ -7,17 +7,23 @@ from functools import cached_property
 from typing import Any
 
 from verifier.ir.expr import Const, Expr, pretty
-from verifier.ir.model import BoolType, EnumType, IntType, Model
+from verifier.ir.model import BoolType, EnumType, IntType, Model, Variable
 
 Value = int
 PLAYER_OF = " of player "      # a labelled per-player element: `cards in hand of player 0`
 ACTIVE_WORD = "active"
 _ATOM = re.compile(r"\w+")
+_PLAYER_IS = re.compile(r"player (\d+) is (.+)")     # a labelled per-player flag: `player 0 is knocked out`
+_GRID_KEY = re.compile(r"(\w+)\[(\w+)\]\[(\w+)\]")     # a 2-D array's slot: `cards[0][hand]`
 
 
 def split_element(shown: str) -> tuple[str, str] | None:
     """A slot as `Names.slot` shows it, split into its variable's shown name and the element's index
-    (`hand[0]` and `cards in hand of player 0` both give their index "0"); None for a scalar."""
+    (`hand[0]`, `cards in hand of player 0` and `player 0 is knocked out` give their index "0"); None for a
+    scalar."""
+    flag = _PLAYER_IS.fullmatch(shown)
+    if flag is not None:
+        return flag.group(2), flag.group(1)
     base, of, player = shown.rpartition(PLAYER_OF)
     if of and player.isdigit():
         return base, player
@@ -31,19 +37,28 @@ class Names:
 
     A trace keeps the model's slot names and raw values (what replays, what JSON gives); the
     renderings read them through `slot` and `value`.
+
+    A labelled array indexed by player reads as the player's (`cards in hand of player 0`); a labelled
+    bool names the state it is true in, so a player's element reads `player 0 is knocked out`; a
+    labelled 2-D array reads its second index's value after the label (`cards in` + `hand`), its first
+    index as the player's or in brackets (`cards in hand of player 0`, `seen in hand[1]`).
     """
 
     labels: tuple[tuple[str, str], ...] = ()                       # variable -> its label
     values: tuple[tuple[str, int, tuple[str, ...]], ...] = ()      # variable -> (its least value, the names)
-    per_player: tuple[str, ...] = ()       # the labelled variables indexed by player (`per: player`)
+    per_player: tuple[str, ...] = ()       # the labelled variables indexed by player (`per: player`, `[player, D]`)
+    flags: tuple[str, ...] = ()            # the labelled bools: the label names the state they are true in
+    grids: tuple[tuple[str, Variable], ...] = ()    # the 2-D arrays (their indices split for display)
 
     @staticmethod
     def of(model: Model) -> Names:
         labels = tuple((v.name, v.label) for v in model.variables if v.label)
         values = tuple((v.name, v.type.lo.value, v.value_names) for v in model.variables
                        if v.value_names and isinstance(v.type, IntType) and isinstance(v.type.lo, Const))
-        per_player = tuple(v.name for v in model.variables if v.label and v.by_player)
-        return Names(labels, values, per_player)
+        per_player = tuple(v.name for v in model.variables if v.label and (v.by_player or v.rows_by_player))
+        flags = tuple(v.name for v in model.variables if v.label and isinstance(v.type, BoolType))
+        grids = tuple((v.name, v) for v in model.variables if v.dims)
+        return Names(labels, values, per_player, flags, grids)
 
     def __bool__(self) -> bool:
         return bool(self.labels or self.values)
@@ -56,24 +71,52 @@ class Names:
     def _values_of(self) -> dict[str, tuple[int, tuple[str, ...]]]:
         return {var: (lo, names) for var, lo, names in self.values}
 
+    @cached_property
+    def _grid_of(self) -> dict[str, Variable]:
+        return dict(self.grids)
+
     def slot(self, key: str) -> str:
         """`hand[0]` as people read it: the variable's label in place of its name, a labelled per-player
-        element as the player's (`cards in hand of player 0`), any other element by its index
-        (`cards in hand[0]` for `per: 0..3`)."""
+        element as the player's (`cards in hand of player 0`, `player 0 is knocked out`), any other element
+        by its index (`cards in hand[0]` for `per: 0..3`), a labelled 2-D element with its second index
+        after the label (`cards in hand of player 0`)."""
+        grid = _GRID_KEY.fullmatch(key)
+        if grid is not None and grid.group(1) in self._label_of:
+            return self.element(grid.group(1), grid.group(2), grid.group(3))
         base, bracket, rest = key.partition("[")
-        if bracket and base in self.per_player and rest.endswith("]") and rest[:-1].isdigit():
+        if bracket and base in self._label_of and rest.endswith("]") and "[" not in rest:
             return self.element(base, rest[:-1])
         return self._label_of.get(base, base) + bracket + rest
 
-    def element(self, var: str, index: str) -> str:
-        """`var[index]` as people read it, `index` written out (`0`, `active`, `p`, `t + 1`): a labelled
-        per-player variable's element as the player's (`cards in hand of the active player`)."""
-        shown = self._label_of.get(var, var)
+    def split(self, var: str, index: Expr) -> tuple[Expr, ...]:
+        """The indices a read of `var` was written with (two for a 2-D array, from its flat position)."""
+        grid = self._grid_of.get(var)
+        return (index,) if grid is None else grid.split_index(index)
+
+    def element(self, var: str, *indices: str, negated: bool = False) -> str:
+        """`var[i]` (`var[i][j]`) as people read it, each index written out (`0`, `active`, `p`, `t + 1`):
+        a labelled per-player variable's element as the player's (`cards in hand of the active player`,
+        `player p is knocked out`, with `negated`: `player p is not knocked out`)."""
+        label = self._label_of.get(var)
+        if label is None:
+            return var + "".join(f"[{i}]" for i in indices)
+        first, *rest = indices
+        shown = label
+        if rest:
+            named = isinstance(self._grid_of[var].dims[1], EnumType)
+            shown = f"{label}[{rest[0]}]" if not named else f"{label} {rest[0]}" if _ATOM.fullmatch(rest[0]) \
+                else f"{label} ({rest[0]})"
         if var not in self.per_player:
-            return f"{shown}[{index}]"
-        if index == ACTIVE_WORD:
-            return f"{shown} of the active player"
-        return f"{shown}{PLAYER_OF}{index if _ATOM.fullmatch(index) else f'({index})'}"
+            return f"{shown}[{first}]"
+        who = "the active player" if first == ACTIVE_WORD else f"player {first if _ATOM.fullmatch(first) else f'({first})'}"
+        if var in self.flags:
+            return f"{who} is {'not ' if negated else ''}{shown}"
+        return f"{shown} of {who}"
+
+    def negates(self, var: str) -> bool:
+        """Whether `not var[i]` reads as `var[i]` negated inside (`player 0 is not knocked out`): `element`'s
+        `negated` is for these."""
+        return var in self.flags and var in self.per_player
 
     def value_names(self, var: str) -> tuple[int, tuple[str, ...]] | None:
         """The least value of `var`'s range and the names of its values, or None where they have none."""

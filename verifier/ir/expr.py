@@ -315,8 +315,15 @@ class Words(Protocol):
     def slot(self, key: str) -> str:
         """A variable's name as people read it (its `label:`)."""
 
-    def element(self, var: str, index: str) -> str:
-        """An array's element as people read it, its index written out (`cards in hand of player p`)."""
+    def split(self, var: str, index: Expr) -> tuple[Expr, ...]:
+        """The indices a read of `var` at `index` was written with (two for a 2-D array's flat position)."""
+
+    def element(self, var: str, *indices: str, negated: bool = False) -> str:
+        """An array's element as people read it, its indices written out (`cards in hand of player p`);
+        `negated` where `negates(var)`: `player p is not knocked out`."""
+
+    def negates(self, var: str) -> bool:
+        """Whether `not var[i]` is written as `var[i]` negated inside (a per-player flag)."""
 
     def value_names(self, var: str) -> tuple[int, tuple[str, ...]] | None:
         """The least value of `var`'s int range and the names of its values (`values:`), or None."""
@@ -338,8 +345,9 @@ def pretty(e: Expr, enum_names: Callable[[str, int], str] | None = None, words: 
         case Param() | Local():
             return e.name
         case Index():
-            index = pretty(e.index, enum_names, words)
-            return words.element(e.name, index) if words is not None else f"{e.name}[{index}]"
+            if words is None:
+                return f"{e.name}[{pretty(e.index, enum_names, words)}]"
+            return words.element(e.name, *(pretty(i, enum_names, words) for i in words.split(e.name, e.index)))
         case Quant():
             dom = f"{pretty(e.lo, enum_names, words)}..{pretty(e.hi, enum_names, words)}"
             body = pretty(e.body, enum_names, words)
@@ -347,6 +355,10 @@ def pretty(e: Expr, enum_names: Callable[[str, int], str] | None = None, words: 
                 return f"{e.kind.value}({e.var} in {dom}: {body})"
             return f"({e.kind.value} {e.var} in {dom}: {body})"
         case App():
+            flag = e.args[0] if e.op is Op.NOT else None
+            if words is not None and isinstance(flag, Index) and words.negates(flag.name):
+                return words.element(flag.name, *(pretty(i, enum_names, words) for i in words.split(flag.name, flag.index)),
+                                     negated=True)
             named = _named_comparison(e, enum_names, words) if words is not None else None
             return named if named is not None else _pretty_app(e, [pretty(a, enum_names, words) for a in e.args])
         case _:

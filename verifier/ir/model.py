@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from verifier.diagnostics import Span
-from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Param, Var, disj, eq, fold, map_expr
+from verifier.ir.expr import FALSE, TRUE, App, Const, Expr, Index, Op, Param, Var, disj, eq, fold, map_expr
 
 PHASE_VAR = "phase"
 ACTIVE_VAR = "active"
@@ -138,6 +138,7 @@ class Variable:
     reset: Reset = Reset.NEVER
     by_player: bool = False     # the index ranges over players
     dims: tuple[IntType | EnumType, ...] = ()   # a 2-D array's index domains (`index` is then flat)
+    rows_by_player: bool = field(default=False, compare=False)   # a 2-D array `per: [player, D]`, display only
     seq_length: str | None = None   # a bounded sequence (`type: seq[T, 0..N]`): the name of its length variable
     until_of: str | None = None     # records, per element of that variable, whose next turn ends its value
     implicit: bool = False      # introduced by the phase sugar (phase, active)
@@ -163,6 +164,51 @@ class Variable:
             return "".join(_index_label(d, type_bounds(d)[0] + k) for d, k in zip(self.dims, divmod(i, n2)))
         assert self.index is not None
         return _index_label(self.index, i)
+
+
+    def split_index(self, e: Expr) -> tuple[Expr, ...]:
+        """The indices a read of this array was written with: `(e,)` for a 1-D array; for a 2-D one the
+        two indices the flat position `e` was computed from (`lang/arrays.flat_index`), or `(e,)` where
+        its shape is not one the lowering writes."""
+        if not self.dims:
+            return (e,)
+        (lo1, _), (lo2, hi2) = type_bounds(self.dims[0]), type_bounds(self.dims[1])
+        n2 = hi2 - lo2 + 1
+        if isinstance(e, App) and e.op is Op.ITE and len(e.args) == 3:
+            e = e.args[1]            # the flat position, guarded by the inner index's range
+        if isinstance(e, Const) and not e.is_bool:
+            i, j = divmod(e.value, n2)
+            return self._outer(Const(i + lo1)), self._inner(Const(j + lo2))
+        if not (isinstance(e, App) and e.op is Op.ADD and len(e.args) == 2):
+            return (e,)
+        row, inner = e.args
+        if isinstance(row, Const) and not row.is_bool and row.value % n2 == 0:
+            outer: Expr = Const(row.value // n2 + lo1)
+        elif isinstance(row, App) and row.op is Op.MUL and row.args[1:] == (Const(n2),):
+            outer = _unshift(row.args[0], lo1)
+        else:
+            return (e,)
+        return self._outer(outer), self._inner(_unshift(inner, lo2))
+
+    def _outer(self, e: Expr) -> Expr:
+        return _named(self.dims[0], e)
+
+    def _inner(self, e: Expr) -> Expr:
+        return _named(self.dims[1], e)
+
+
+def _unshift(e: Expr, lo: int) -> Expr:
+    """`e + lo` where `e` is `x - lo` (how a domain not starting at 0 is shifted), else `e` (lo is 0)."""
+    if lo and isinstance(e, App) and e.op is Op.SUB and e.args[1:] == (Const(lo),):
+        return e.args[0]
+    return fold(App(Op.ADD, (e, Const(lo)))) if lo else e
+
+
+def _named(t: IntType | EnumType, e: Expr) -> Expr:
+    """A literal index of an enum domain as the enum's value (so that it is written by name)."""
+    if isinstance(t, EnumType) and isinstance(e, Const) and e.enum is None and not e.is_bool:
+        return Const(e.value, enum=t.name)
+    return e
 
 
 def _index_label(t: IntType | EnumType, i: int) -> str:

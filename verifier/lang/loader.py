@@ -561,8 +561,9 @@ class Loader:
             if index is None:
                 return None
         by_player = index is not None and str(v.value["per"]).strip() == "player"
+        rows_by_player = bool(dims) and str(v.child("per").elements()[0].value).strip() == "player"
         var = Variable(name, t, index, doc=str(v.value.get("doc", "")), by_player=by_player, dims=dims or (),
-                       span=v.key_span, label=self.read_label(v, name),
+                       rows_by_player=rows_by_player, span=v.key_span, label=self.read_label(v, name),
                        holds_player=str(v.value["type"]).strip() == "player")
         if v.get("values") is not None:
             var = replace(var, value_names=labels.read_value_names(v.child("values"), t, self.param_values,
