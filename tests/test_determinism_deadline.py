@@ -18,7 +18,7 @@ from verifier.cli import main
 from verifier.cli.common import DEFAULT_TIMEOUT
 from verifier.portfolio.auto import AutoEngine
 from verifier.resources import Backstop, CpuDeadlineClock, ManualClock, MonotonicClock, StopKind, TreeCpuClock, signals
-from verifier.resources.clock import HANG_FACTOR, own_times
+from verifier.resources.clock import HANG_FACTOR, UnstarvedClock, own_times, tree_waits
 
 FIXTURES = Path(__file__).parent / "fixtures" / "core"
 MINI = str(FIXTURES / "mini.yaml")
@@ -73,6 +73,31 @@ def test_the_tree_clock_counts_running_children_and_the_grandchildren_they_reape
             os.close(fd)
 
 
+def test_without_proc_the_cpu_clock_counts_this_process_and_the_children_it_reaped(monkeypatch):
+    """The documented limit outside Linux: a running child is counted once it is reaped, not before."""
+    from verifier.resources import clock as clocks
+    monkeypatch.setattr(clocks, "tree_ticks", lambda _root: None)
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    before = TreeCpuClock().now()
+
+    def child() -> None:
+        _spin(0.2)
+        os.write(ready_w, b"x")
+        os.read(go_r, 1)
+
+    pid = _fork(child)
+    try:
+        assert os.read(ready_r, 1) == b"x"
+        assert TreeCpuClock().now() - before < 0.2                  # it has computed 0.2 s, still running: not counted
+    finally:
+        os.write(go_w, b"x")
+        os.waitpid(pid, 0)
+        for fd in (ready_r, ready_w, go_r, go_w):
+            os.close(fd)
+    assert TreeCpuClock().now() - before >= 0.2 - 0.01               # reaped: counted
+
+
 def test_the_default_deadline_clock_is_cpu_or_the_wall_clock_over_the_hang_factor():
     cpu, wall = ManualClock(50.0), ManualClock(1000.0)
     clock = CpuDeadlineClock(cpu, wall, cpu_origin=50.0, wall_origin=1000.0)
@@ -97,6 +122,104 @@ def test_each_cut_names_the_limit_that_cut():
     assert hung.expired() and hung.stop().words == HANG_WORDS
     explicit = Backstop.after(600.0, "--timeout (600 s)", ManualClock())
     assert explicit.hang is None and explicit.cut_by() == "--timeout (600 s)"
+
+
+class Waits:
+    """A run's processes and the seconds each has waited for a CPU, as `tree_waits` would read them."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[int, float] = {}
+        self.readable = True
+
+    def __call__(self, _root: int) -> dict[int, int] | None:
+        return {pid: round(s * 1e9) for pid, s in self.seconds.items()} if self.readable else None
+
+
+def test_the_unstarved_clock_leaves_out_the_time_the_run_waited_for_a_cpu():
+    wall, waits = ManualClock(100.0), Waits()
+    waits.seconds = {1: 2.0}                                    # waited before the run: not counted
+    clock = UnstarvedClock(100.0, wall, root=1, waits=waits)
+    wall.advance(16.0)
+    waits.seconds[1] += 15.0                                    # a sixteenth of a core: waiting for a CPU the rest
+    assert clock.now() == pytest.approx(101.0)
+    wall.advance(10.0)                                          # a hang: sleeping, waiting for no CPU
+    assert clock.now() == pytest.approx(111.0)
+    wall.advance(10.0)
+    waits.seconds.update({1: waits.seconds[1] + 9.0, 2: 9.0})   # two processes waiting: never below none
+    assert clock.now() == pytest.approx(111.0)
+    wall.advance(4.0)
+    del waits.seconds[2]                                        # a process reaped: nothing goes back
+    assert clock.now() == pytest.approx(115.0)
+    waits.readable = False                                      # where the system does not say: the wall clock
+    wall.advance(6.0)
+    assert clock.now() == pytest.approx(121.0)
+    assert not clock.real() and UnstarvedClock(0.0).real()
+
+
+def _cut_when_starved(unstarved: bool) -> tuple[float, str]:
+    """A run given a sixteenth of a core (each 16 s of wall clock: 1 s of CPU, 15 s waiting for one)
+    under the default deadline, its limit against hangs on the wall clock less the time it waited for a
+    CPU (`unstarved`) or on the plain wall clock: the wall-clock seconds at its cut, and who cut it."""
+    cpu, machine, waits = ManualClock(), ManualClock(), Waits()
+    wall = UnstarvedClock(0.0, machine, root=1, waits=waits) if unstarved else machine
+    backstop = Backstop.default_deadline(signals.engines_stop(DEFAULT_TIMEOUT, 0.0), DEFAULT_TIMEOUT,
+                                         CpuDeadlineClock(cpu, wall, 0.0, 0.0))
+    while not backstop.expired():
+        cpu.advance(1.0)
+        machine.advance(16.0)
+        waits.seconds[1] = waits.seconds.get(1, 0.0) + 15.0
+    return machine.at, backstop.cut_by()
+
+
+def test_a_run_starved_below_an_eighth_of_a_core_is_cut_by_its_cpu_budget_not_as_a_hang():
+    """On the plain wall clock its limit against hangs (eight times the budget) came first; without
+    the time the run waited for a CPU, the run is cut by the CPU budget, having computed for as long
+    as a quiet run may."""
+    cut = signals.engines_stop(DEFAULT_TIMEOUT, 0.0)
+    at, owner = _cut_when_starved(unstarved=True)
+    assert owner == f"the default CPU budget of {DEFAULT_TIMEOUT:g} s" and at == pytest.approx(16 * cut, abs=16)
+    plain_at, plain_owner = _cut_when_starved(unstarved=False)
+    assert plain_owner.startswith("the default deadline's wall-clock limit against hangs")
+    assert plain_at == pytest.approx(HANG_FACTOR * cut, abs=16)
+
+
+def test_the_tree_waits_count_a_child_kept_waiting_for_its_core():
+    """A child computing on one core beside a busy loop pinned there waits for it part of the time (the
+    scheduler shares a core between the two in slices of milliseconds): read from /proc, its run-queue
+    wait is counted under this process's tree."""
+    if tree_waits(os.getpid()) is None:
+        pytest.skip("the system gives no run-queue delays (/proc/<pid>/schedstat): the limit against hangs "
+                    "keeps to the wall clock there")
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("needs os.sched_setaffinity to share one core")
+    core = min(os.sched_getaffinity(0))
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+
+    def pinned(body):
+        def run() -> None:
+            os.sched_setaffinity(0, {core})
+            body()
+        return run
+
+    def child() -> None:
+        _spin(0.2)
+        os.write(ready_w, b"x")
+        os.read(go_r, 1)
+
+    spinner = _fork(pinned(lambda: _spin(1e9)))
+    pid = _fork(pinned(child))
+    try:
+        assert os.read(ready_r, 1) == b"x"
+        waits = tree_waits(os.getpid())
+        assert waits is not None and waits.get(pid, 0) > 0
+    finally:
+        os.write(go_w, b"x")
+        os.kill(spinner, 9)
+        for p in (pid, spinner):
+            os.waitpid(p, 0)
+        for fd in (ready_r, ready_w, go_r, go_w):
+            os.close(fd)
 
 
 def _before_engines(monkeypatch, before) -> None:

@@ -17,7 +17,8 @@ The backstop keeps one promise: the run ends within --timeout plus a tenth of it
 The default deadline (no --timeout given) keeps the same steps on another clock (`cpu_deadline`):
 the CPU seconds of the run and every process it started (`clock.CpuDeadlineClock`), so that whether
 a run ends inside it depends on the machine's speed, never on its load; with a wall-clock limit
-against hangs only, HANG_FACTOR times as long. A watchdog thread in each process reads that clock
+against hangs only, HANG_FACTOR times as long, in which the time the run waited for a CPU does not
+count (`clock.UnstarvedClock`). A watchdog thread in each process reads that clock
 every POLL_SECONDS and rings the alarm (SIGALRM) when a step is due. An explicit --timeout stays
 wall clock (a timer rings the alarm), as the user asked.
 
@@ -198,7 +199,8 @@ def clock() -> Clock:
 def cpu_deadline(started: float, from_process_start: bool) -> Iterator[float]:
     """Within the block the run's clock is the default deadline's (`CpuDeadlineClock`: the CPU
     seconds of the run and its workers, or its wall-clock seconds since `started`, on
-    `time.monotonic()`'s clock, divided by HANG_FACTOR); yields when the run started on it. A clock a
+    `time.monotonic()`'s clock, less the time it waited for a CPU, divided by HANG_FACTOR); yields when
+    the run started on it. A clock a
     test gave `run_clock` is kept (and the start read on it)."""
     if not isinstance(_state.clock, MonotonicClock):
         yield now()
