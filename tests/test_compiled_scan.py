@@ -107,7 +107,7 @@ def test_a_scan_numba_cannot_compile_falls_back_to_python(scans, monkeypatch):
 def test_the_check_warns_when_the_analyses_fell_back_to_python(scans, monkeypatch, capsys):
     bad = "from numba import njit, types\n\n@njit(types.int64(types.int64))\ndef scan(x):\n    return x + []\n"
     monkeypatch.setattr(compiled_scan, "_source", lambda lay, bans: ScanSource(bad, 1, 1, 1))
-    code = main(["check", fixture("gap_yes"), "--timeout", "120"])
+    code = main(["check", fixture("gap_yes")])
     out = capsys.readouterr()
     assert code == 1, out.err           # the gap is a finding
     assert "the compiled scan could not (Numba could not compile the scan: " in out.out + out.err

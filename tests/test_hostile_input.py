@@ -1,6 +1,11 @@
 """Hostile inputs, second round (issues #28 and #29): each case a fixture, each answered with its
 result or a positioned error (exit 2) or UNKNOWN within the budget (exit 3), never an internal
-error (exit 4), a hang or a blow-up of memory or output."""
+error (exit 4), a hang or a blow-up of memory or output.
+
+The commands run at the default deadline, CPU seconds, and deterministic budgets (--max-states)
+where the case is not about time: a --timeout of wall clock is reached earlier on a loaded machine,
+and its UNKNOWN (exit 3) would fail a case that expects a verdict. A hang is the suite's hang
+limit's (conftest)."""
 from __future__ import annotations
 
 import numpy as np
@@ -111,7 +116,7 @@ actions:
         z[i]: "z[i] + 1"
 """, encoding="utf-8")
     for command in (["check", "--engine", "explicit"], ["lint"], ["simulate", "--games", "2"]):
-        code = main([*command, str(path), "--timeout", "60"])
+        code = main([*command, str(path)])
         out = capsys.readouterr()
         assert code in (0, 1), out.err
         assert "internal error" not in out.err
@@ -165,7 +170,7 @@ def refused(tmp_path, capsys, text: str, line: int, *words: str) -> str:
     """`check` refuses the model with a positioned error (exit 2) that says `words`."""
     path = tmp_path / "hostile.yaml"
     path.write_text(text, encoding="utf-8")
-    code = main(["check", str(path), "-q", "--timeout", "30"])
+    code = main(["check", str(path), "-q"])
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.startswith(f"{path}:{line}:"), err
@@ -282,7 +287,7 @@ def test_subgraphs_at_the_nesting_limit_import_and_check(tmp_path, capsys):
     path, out = tmp_path / "chart.mmd", tmp_path / "skeleton.yaml"
     path.write_text(_nested(16), encoding="utf-8")
     assert main(["import-mermaid", str(path), "-o", str(out)]) == 0, capsys.readouterr().err
-    assert main(["check", str(out), "-q", "--timeout", "30"]) in (0, 1), capsys.readouterr().err
+    assert main(["check", str(out), "-q"]) in (0, 1), capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- one budget in every command (#29.5)
@@ -340,7 +345,7 @@ def test_a_huge_range_is_proved_without_enumerating_it(tmp_path, capsys):
     path = huge_model(tmp_path)
     (tmp_path / "huge_props.yaml").write_text(HUGE_CLAIM, encoding="utf-8")
     code = main(["check", str(path), "-p", str(tmp_path / "huge_props.yaml"), "--max-states", "3000",
-                 "--no-consistency", "-q", "-f", "json", "--timeout", "120"])
+                 "--no-consistency", "-q", "-f", "json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     assert '"verdict": "PROVED"' in out.out
@@ -395,7 +400,7 @@ def test_a_huge_range_that_would_be_enumerated_is_refused(tmp_path, capsys, chan
 def test_diff_shows_values_of_a_huge_range_as_it_meets_them(tmp_path, capsys):
     """`diff` built a table of every value of each slot to show states with (10^17 entries)."""
     path = huge_model(tmp_path, HUGE.replace("    do:\n", '    when: "x < 5"\n    do:\n'))
-    code = main(["diff", str(path), str(path), "--no-properties", "-q", "--timeout", "120"])
+    code = main(["diff", str(path), str(path), "--no-properties", "-q"])
     assert code == 0, capsys.readouterr().err
 
 
@@ -405,6 +410,6 @@ def test_a_claim_quantifying_up_to_a_huge_variable_is_refused(tmp_path, capsys):
     props = tmp_path / "props.yaml"
     props.write_text(HUGE_CLAIM.replace('invariant: "x >= 0"', 'invariant: "forall i in 0..x: i >= 0"'),
                      encoding="utf-8")
-    assert main(["check", str(path), "-p", str(props), "-q", "--timeout", "60"]) == 2
+    assert main(["check", str(path), "-p", str(props), "-q"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"{props}:4:17:") and "a quantifier ranges over up to 100,000,000,000,000,001 values" in err, err
