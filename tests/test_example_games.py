@@ -1,5 +1,5 @@
 """The games a new user wrote in issue #27's probes (examples/models/dominion.yaml, uno.yaml,
-exploding_kittens.yaml, love_letter.yaml) check as their claims expect under each reading, each variant
+exploding_kittens.yaml, love_letter.yaml, netrunner.yaml) check as their claims expect under each reading, each variant
 difference acknowledged. Dominion at one Province: a few seconds, where the default two take about twice as long."""
 from __future__ import annotations
 
@@ -53,4 +53,17 @@ def test_the_love_letter_example_skips_the_players_knocked_out(capsys):
              "the-deck-can-run-out")
     assert {verdicts[(c, None)] for c in holds} == {"HOLDS"}
     assert verdicts[("nobody-knocks-themselves-out", None)] == "VIOLATED"    # the Princess, a lost Baron
+    assert findings == []
+
+
+def test_the_netrunner_example_gives_each_side_its_clicks(capsys):
+    """Two asymmetric sides: `on_turn_start` gives the player whose turn starts its clicks (the first
+    turn too), `prev(hand[active])` on `pass turn` reads the player whose turn ended, and a run is
+    a phase with steps entered from Action and left back to it."""
+    verdicts, findings = check(capsys, "netrunner", "-D", "RND=2")
+    holds = ("full-clicks-at-turn-start", "clicks-spent-before-discard", "hand-size-between-turns",
+             "corp-draws-every-turn", "runs-are-the-runners", "a-run-ends-in-action", "runner-can-steal",
+             "the-game-ends", "no-stuck-player", "no-score-on-the-turn-installed")
+    assert {verdicts[(c, None)] for c in holds} == {"HOLDS"}
+    assert verdicts[("the-corp-can-deck-out", None)] == "VIOLATED"      # nobody scores: R&D runs out
     assert findings == []
