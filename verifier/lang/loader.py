@@ -92,6 +92,7 @@ class Loader:
         self.lasting: dict[str, Span | None] = {}   # variables some effect gives a duration (until:)
         self.label_spans: dict[str, Span | None] = {}   # a variable -> where its `label:` is
         self.effect_blocks = EffectBlocks(self)          # `define:` entries that name a block of effects
+        self.turn_blocks: list[aliasing.Writes] = []     # turn-change blocks as written (for `aliasing`)
         self.reading_action = False
         self.phased = False
 
@@ -223,7 +224,8 @@ class Loader:
         checks.check_static_ranges(self, model)
         checks.check_must_guards(self, model)
         self.sink.raise_if_errors()
-        aliasing.check_writes(model, lambda message, span, hint: self.sink.warning(message, span, hint=hint))
+        aliasing.check_writes(model, lambda message, span, hint: self.sink.warning(message, span, hint=hint),
+                              self.turn_blocks)
         return model
 
     def top_expr(self, key: str, want: str, default):
@@ -1075,12 +1077,20 @@ class Loader:
         return rounds.keep_rounds(model, still_in)
 
     def effects_block(self, key: str) -> tuple[Assign, ...]:
-        return self.effects_per_reading(self.root.get(key), self.scope, key)
+        return self.effects_per_reading(self.root.get(key), self.scope, key, judged=key)
 
-    def effects_per_reading(self, node: Node | None, scope: Scope, what: str) -> tuple[Assign, ...]:
+    def effects_per_reading(self, node: Node | None, scope: Scope, what: str,
+                            judged: str | None = None) -> tuple[Assign, ...]:
         """A block of effects (`turn_end`, `on_enter`, ...), or one per reading (`{strict: {...}, loose:
-        {...}}`, every reading's checked): the chosen reading's."""
-        read = {k: self.read_effects(n, scope, what) for k, n in self.per_variant(node, f"{what}").items()}
+        {...}}`, every reading's checked): the chosen reading's. With `judged`, the block is kept under that
+        name for the check of two writes naming one element (`aliasing`), once (a block of phase rules
+        several phases use is one block)."""
+        nodes = self.per_variant(node, f"{what}")
+        read = {k: self.read_effects(n, scope, what) for k, n in nodes.items()}
+        chosen = nodes.get(None, nodes.get(self.variant))
+        if judged is not None and chosen is not None and all(b.span != chosen.span for b in self.turn_blocks):
+            self.turn_blocks.append(aliasing.Writes(judged, tuple(read.get(None, read.get(self.variant, []))),
+                                                    span=chosen.span))
         return tuple(read.get(None, read.get(self.variant, [])))
 
     # ---- lists

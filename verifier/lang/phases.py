@@ -110,7 +110,8 @@ def read_phase_rules(loader: Loader, specs: list[PhaseSpec]) -> list[PhaseSpec]:
     and definitions must be in scope)."""
     by_name = {s.name: s for s in specs}
     out = [replace(s, on_enter=tuple(turn_change.keyed(*(
-               loader.effects_per_reading(source.get("on_enter"), loader.scope, f"phase {s.name}")
+               loader.effects_per_reading(source.get("on_enter"), loader.scope, f"phase {s.name}",
+                                          judged=f"on_enter of phase {s.name}")
                for source in s.sources or (s.node,)))),
                    exit_when=conj(*(loader.expr(source.child("exit_when"), BOOL) or TRUE
                                     for source in s.sources or (s.node,) if source.get("exit_when") is not None)))
