@@ -217,6 +217,14 @@ def test_an_alias_counts_the_text_it_repeats(tmp_path, capsys):
     refused(tmp_path, capsys, text, 14, "expands to more than 1 MB of text")
 
 
+
+@pytest.mark.parametrize(("shelf", "line"), [("x-a: &a {doc: x, <<: *a}", 1),        # a merge of itself: exit 4
+                                             ("x-a: &a {steps: [{b: *a}]}", 1)])     # a value holding itself
+def test_an_alias_inside_its_own_anchor_is_refused(tmp_path, capsys, shelf, line):
+    """`x-a: &a {on_enter: {x: 1}, <<: *a}` ended in an internal error (ruamel's AttributeError,
+    exit 4); a phase listing itself among its steps was 'a phase must be a mapping'."""
+    refused(tmp_path, capsys, f"{shelf}\n{SMALL}", line, "the alias *a is used inside the value of its own anchor")
+
 # ---------------------------------------------------------------- output bounded (#28.6, #29.4)
 
 COUNTER = """\

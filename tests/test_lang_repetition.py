@@ -87,6 +87,17 @@ def test_the_shelf_holds_anchors_and_nothing_else(tmp_path):
         load_model(str(write(tmp_path, text.replace("x-one", "y-one").replace("*one", "{x: 1}"), "other.yaml")))
 
 
+def test_a_property_file_has_a_shelf_and_merge_keys_too(tmp_path):
+    """A property file's `x-` key was 'unknown field' though a model's is a shelf: claims that share
+    their fields (`<<: *claim`) could not keep the anchor anywhere."""
+    model = load_model(str(write(tmp_path, MERGED)))
+    claims = write(tmp_path, "x-small: &small\n  says: x stays small\n  invariant: \"x <= 3\"\nclaims:\n"
+                             "  - {<<: *small, id: small}\n  - <<: *small\n    id: small2\n", "claims.yaml")
+    assert [(c.id, c.statement) for c in load_properties(str(claims), model)] == [("small", "x stays small"),
+                                                                            ("small2", "x stays small")]
+    with pytest.raises(PropertyError, match="unknown field 'y-small'"):
+        load_properties(str(write(tmp_path, claims.read_text().replace("x-small", "y-small"), "other.yaml")), model)
+
 def test_the_example_shares_its_step_rules_and_reads_them_right():
     model = load_model(str(EXAMPLE))
     steps = [p.name for p in model.leaf_phases()]

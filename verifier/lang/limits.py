@@ -140,6 +140,10 @@ class EventLimits:
             if event.style is None and len(event.value) > MAX_INT_DIGITS and _BIG_INT.fullmatch(event.value):
                 return _too_big(event.value, here)
         elif isinstance(event, AliasEvent):
+            if any(entry[0] == event.anchor for entry in self.open_):
+                return Diagnostic(f"the alias *{event.anchor} is used inside the value of its own anchor "
+                                  f"&{event.anchor}: a value cannot contain itself", here,
+                                  hint="repeat a value only after its anchor's value is closed")
             anchor, (count, size) = None, self.sizes.get(event.anchor, (1, 1))
         else:
             return None

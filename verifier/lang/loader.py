@@ -41,7 +41,7 @@ from verifier.lang.limits import MAX_ARRAY, MAX_PLAYERS, MAX_SLOTS
 from verifier.lang.phase_rules import PhaseRules
 from verifier.lang.phases import PhaseSpec, TurnBlocks, desugar_phases, read_phase_rules, read_phases
 from verifier.lang.typecheck import BOOL, INT, Scope, mismatch_hint, phase_steps, ty_of, ty_words
-from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
+from verifier.lang.yaml_source import Node, check_keys, load_yaml, shelf_keys, suggest
 
 # Rewrites the model as written (before the phase sugar), its phase tree and its turn blocks: mutation analysis
 Edit = Callable[[Model, list[PhaseSpec], TurnBlocks], tuple[Model, list[PhaseSpec], TurnBlocks]]
@@ -49,7 +49,6 @@ Edit = Callable[[Model, list[PhaseSpec], TurnBlocks], tuple[Model, list[PhaseSpe
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
             "turn_end", "round_end", "on_turn_start", "next_player", "in_round", "printed", "symmetry", "phase_rules")
-SHELF_PREFIX = "x-"     # top-level keys the loader skips: a shelf for YAML anchors (`x-refill: &refill {...}`)
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc", "label", "values")
 CHOICE_KEYS = ("type", "values")
 ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "chooser", "when", "do", "by", "rule", "variants",
@@ -154,8 +153,7 @@ class Loader:
     # ---- the whole model
     def load(self) -> Model:
         root = self.root
-        shelf = tuple(str(k) for k in root.value if str(k).startswith(SHELF_PREFIX)) if root.is_map else ()
-        check_keys(root, TOP_KEYS + shelf, "the model", self.sink, ("model",))
+        check_keys(root, TOP_KEYS + shelf_keys(root), "the model", self.sink, ("model",))
         players = self.read_players()
         params = self.read_params()
         printed = self.read_printed(params)

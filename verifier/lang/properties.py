@@ -24,7 +24,7 @@ from verifier.lang import symmetry
 from verifier.lang.expressions import ExprReader
 from verifier.lang.limits import MAX_STEP_BOUND, claim_size_problems
 from verifier.lang.typecheck import BOOL, Scope, phase_steps, ty_of
-from verifier.lang.yaml_source import Node, check_keys, load_yaml, suggest
+from verifier.lang.yaml_source import Node, check_keys, load_yaml, shelf_keys, suggest
 
 KINDS = ("invariant", "deadlock_free", "reachable", "ordering", "terminates", "bounded_response", "step")
 FINDING_CLASSES = ("problem", "behaviour")
@@ -81,7 +81,7 @@ class PropertyReader:
 
     def read(self) -> list[Property]:
         root = load_yaml(self.path, PropertyError)
-        check_keys(root, ("model", "claims"), "the property file", self.sink, ("claims",))
+        check_keys(root, ("model", "claims") + shelf_keys(root), "the property file", self.sink, ("claims",))
         claims = root.get("claims")
         out: list[Property] = []
         seen: dict[str, Span | None] = {}

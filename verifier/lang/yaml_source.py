@@ -217,6 +217,14 @@ def suggest(name: str, valid: list[str] | tuple[str, ...], what: str = "valid na
     return f"{what}: {', '.join(valid)}" if valid else f"no {what} are declared"
 
 
+SHELF_PREFIX = "x-"     # top-level keys the loaders skip: a shelf for YAML anchors (`x-refill: &refill {...}`)
+
+
+def shelf_keys(root: Node) -> tuple[str, ...]:
+    """The top-level keys of a model or property file that are a shelf for anchors."""
+    return tuple(str(k) for k in root.value if str(k).startswith(SHELF_PREFIX)) if root.is_map else ()
+
+
 def check_keys(node: Node, allowed: tuple[str, ...], what: str, sink: DiagnosticSink,
                required: tuple[str, ...] = ()) -> None:
     """Report unknown and missing keys of a mapping."""
