@@ -68,7 +68,7 @@ def test_without_in_round_a_player_out_keeps_the_round_from_ending(tmp_path):
 
 ERRORS = [
     ("seat order", 'next_player: "if not out[next(active)] then next(active) else next(next(active))"\n', "",
-     "this model plays in seat order", "\nin_round:", "say who plays next with next_player:"),
+     "this model plays in seat order", "\nin_round:", "say which players the turn passes over with skip:"),
     ("no rounds kept", "round_end: {rounds: rounds + 1}\n", "", "this model keeps no rounds", "\nin_round:",
      "add round_end: {}"),
     ("not a condition", 'in_round: "not out[p]"', 'in_round: "p + 1"', "expected a boolean", '"p + 1"', ""),

@@ -7,7 +7,23 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from verifier.diagnostics import Diagnostic, DiagnosticSink, Span, UsageError
-from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Var, conj, fold, neg, params_of, pretty, substitute
+from verifier.ir.expr import (
+    FALSE,
+    TRUE,
+    App,
+    Const,
+    Expr,
+    Index,
+    Op,
+    Var,
+    conj,
+    fold,
+    free_locals,
+    neg,
+    params_of,
+    pretty,
+    substitute,
+)
 from verifier.ir.model import (
     ACTIVE_VAR,
     PHASE_ENUM,
@@ -33,7 +49,7 @@ from verifier.ir.model import (
     VariantDecl,
     type_bounds,
 )
-from verifier.lang import aliasing, checks, durations, labels, once, rounds, sequences, symmetry
+from verifier.lang import aliasing, checks, durations, labels, once, rounds, sequences, symmetry, turn_change
 from verifier.lang.arrays import flat_size
 from verifier.lang.effect_blocks import EffectBlocks
 from verifier.lang.expressions import ExprReader, Origin
@@ -48,7 +64,8 @@ Edit = Callable[[Model, list[PhaseSpec], TurnBlocks], tuple[Model, list[PhaseSpe
 
 TOP_KEYS = ("model", "doc", "players", "params", "constants", "enums", "variables", "define", "initially", "end",
             "winner", "fairness", "progress", "ordered", "variants", "acknowledge", "phases", "actions",
-            "turn_end", "round_end", "on_turn_start", "next_player", "in_round", "printed", "symmetry", "phase_rules")
+            "turn_end", "round_end", "on_turn_start", "next_player", "skip", "in_round", "printed", "symmetry",
+            "phase_rules")
 VAR_KEYS = ("type", "per", "init", "overflow", "overflow_rule", "reset", "doc", "label", "values")
 CHOICE_KEYS = ("type", "values")
 ACTION_KEYS = ("name", "phase", "must", "modality", "choose", "chooser", "when", "do", "by", "rule", "variants",
@@ -94,6 +111,7 @@ class Loader:
         self.turn_blocks: list[aliasing.Writes] = []     # turn-change blocks as written (for `aliasing`)
         self.reading_action = False
         self.phased = False
+        self.skip: Expr | None = None                    # `skip:`, the players the turn passes over
 
     # ---- small helpers
     def expr(self, node: Node, want: str | None, scope: Scope | None = None) -> Expr | None:
@@ -195,7 +213,7 @@ class Loader:
         blocks = TurnBlocks()
         if phase_specs:
             blocks = TurnBlocks(self.effects_block("turn_end"), self.effects_block("round_end"),
-                                self.effects_block("on_turn_start"), self.read_next_player())
+                                self.effects_block("on_turn_start"), self.read_turn_order())
             phase_specs = read_phase_rules(self, phase_specs)
             model = self.read_rounds(model, blocks)
         if self.edit is not None:
@@ -206,7 +224,7 @@ class Loader:
             if self.root.get("phase_rules") is not None:
                 self.sink.error("phase_rules are for phases: this model has none", self.root.child("phase_rules").span,
                                 hint="declare phases that use: them, or remove phase_rules")
-            for key in ("on_turn_start", "next_player", "in_round"):
+            for key in ("on_turn_start", "next_player", "skip", "in_round"):
                 if self.root.get(key) is not None:
                     self.sink.error(f"{key} needs turns: this model has no phases", self.root.child(key).span,
                                     hint="declare phases, or put the effects in an action")
@@ -1013,6 +1031,36 @@ class Loader:
         out = inner.read(ty_of(var.index))
         return None if out is None else Index(var.name, out[0], span=span)
 
+    def read_turn_order(self) -> tuple[Assign, ...]:
+        """Who plays next: `next_player:` (none: the next seat), passing over the players `skip:` names."""
+        named = self.read_next_player()
+        self.skip = self.read_skip()
+        if self.skip is None:
+            return named
+        players = self.scope.players
+        seat = App(Op.MOD, (App(Op.ADD, (Var(ACTIVE_VAR), Const(1))), Const(players)))
+        first = named[0].value if named else seat
+        return (Assign(Var(ACTIVE_VAR), turn_change.skipping(players, first, self.skip, rounds.PLAYER),
+                       span=self.root.child("skip").span),)
+
+    def read_skip(self) -> Expr | None:
+        """`skip: "out[p]"`: the players the turn passes over, a condition on the player `p`."""
+        node = self.root.get("skip")
+        if node is None:
+            return None
+        hint = 'e.g. skip: "out[p]": the turn passes over a player knocked out'
+        if not isinstance(node.value, str):
+            self.sink.error("skip is one condition on the player p, written as text", node.span, hint=hint)
+            return None
+        cond = self.expr(node, BOOL, self.scope.with_locals({rounds.PLAYER: INT}))
+        if cond is None:
+            return None
+        if rounds.PLAYER not in free_locals(cond):
+            self.sink.error(f"skip is a condition on the player p, and '{node.value}' does not read p", node.span,
+                            hint=hint)
+            return None
+        return cond
+
     def read_next_player(self) -> tuple[Assign, ...]:
         """`next_player:`: the player whose turn `pass turn` starts, read on the state before the turn ends."""
         read = {k: self.read_player_expr(n) for k, n in self.per_variant(self.root.get("next_player"),
@@ -1047,12 +1095,12 @@ class Loader:
         played this round (`rounds`); claims on rounds need that (`properties`). `in_round:` says which
         players a round waits for (a condition on `p`: those still in)."""
         in_round = self.root.get("in_round")
-        if self.root.get("next_player") is None:
+        if self.root.get("next_player") is None and self.skip is None:
             if in_round is not None:
-                self.sink.error("in_round: says which players a round waits for where next_player: skips some, and "
-                                "this model plays in seat order (a round ends with the last seat's turn)",
-                                in_round.key_span, hint="say who plays next with next_player: (e.g. skipping "
-                                "the players out), or drop in_round:")
+                self.sink.error("in_round: says which players a round waits for where next_player: or skip: changes "
+                                "the order, and this model plays in seat order (a round ends with the last seat's turn)",
+                                in_round.key_span, hint="say which players the turn passes over with skip: (e.g. "
+                                "skip: \"out[p]\"), or drop in_round:")
             return model
         model = replace(model, order_changes=True)
         node = self.root.get("round_end")
@@ -1067,7 +1115,7 @@ class Loader:
             return model
         if not self.name_ok(rounds.PLAYED, node.span, self.names, "variable"):
             return model
-        still_in = None
+        still_in = None if self.skip is None else neg(self.skip)     # a round waits for the players not skipped
         if in_round is not None:
             still_in = self.expr(in_round, BOOL, self.scope.with_locals({rounds.PLAYER: INT}))
             if still_in is None:

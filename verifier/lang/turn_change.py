@@ -8,7 +8,8 @@ left (within a block the effects are simultaneous, and a later one wins on an el
    the order once every player has had a turn in it, `rounds`); `active` is the player whose
    turn ends;
 2. the turn passes: `active` becomes the next player (the next seat, or the model's
-   `next_player:`, read on the same state as block 1), `phase` the first leaf;
+   `next_player:`, read on the same state as block 1; with `skip:`, the first player from there
+   on in the direction of play whom it does not skip: `skipping`), `phase` the first leaf;
 3. the turn starts: durations of the new player end, `reset: own_turn`, `on_turn_start`;
 4. the first phase is entered: the `on_enter` of each phase play enters, outermost first.
 
@@ -24,11 +25,30 @@ from dataclasses import replace
 
 from verifier.diagnostics import Span
 from verifier.ir.effects import After, choose, clamped, same_index
-from verifier.ir.expr import App, Const, Expr, Index, Op, Var, fold, map_expr, pretty, walk
+from verifier.ir.expr import App, Const, Expr, Index, Op, Var, eq, fold, map_expr, neg, pretty, substitute, walk
 from verifier.ir.model import ACTIVE_VAR, Assign, Model, Reset, Variable
 from verifier.lang import durations, rounds
 
 Report = Callable[[str, Span | None, str], None]
+
+
+def skipping(players: int, named: Expr, skip: Expr, player: str) -> Expr:
+    """The player whose turn starts where the turn order skips some (`skip:`, a condition on `player`):
+    `named` (the next seat, or `next_player:`) unless skipped, else the next player after it not skipped
+    in the direction of play (backwards where `named` is the seat before `active`, as after a Reverse;
+    forwards otherwise), and so on around the table; `named` where every player is skipped. One `if` per
+    player, each candidate read on the state before the turn passes."""
+    def seat(p: Expr, k: int) -> Expr:
+        return App(Op.MOD, (App(Op.ADD, (p, Const(k))), Const(players)))
+
+    backwards = eq(named, seat(Var(ACTIVE_VAR), players - 1))
+    candidates = [named] + [seat(named, k) if players <= 2 else     # each a player term (`symmetry: players`)
+                            App(Op.ITE, (backwards, seat(named, players - k), seat(named, k)))
+                            for k in range(1, players)]
+    out = named
+    for candidate in reversed(candidates):
+        out = App(Op.ITE, (neg(substitute(skip, {player: candidate})), candidate, out))
+    return out
 
 
 def target_key(a: Assign) -> str:
