@@ -86,6 +86,12 @@ def test_the_base_model_loads(tmp_path):
 CASES = [
     # (what, old, new, message, needle of the reported place, hint part)
     ("malformed YAML", "players: 2", "players: 2: 3", "malformed YAML", ": 3", "indentation"),
+    ("an indexed key in a flow mapping", "init: hearts}", "init: hearts, x[0]: 1}",
+     "a key with [ ] inside {...}", "[0]: 1}", 'quote the key, {"hand[active]": 0}'),
+    ("a flow mapping not closed", "trump: {type: Suit, init: hearts}", "trump: {type: Suit, init: hearts",
+     "(while parsing a flow mapping that starts at line 13, column 10)", ': "deck[0] == 0 and', "indentation"),
+    ("an alias with no anchor", "init: hearts}", "init: *hearts}", "found undefined alias 'hearts'", "*hearts",
+     "anchored (&name) earlier"),
     ("unknown top-level field", "players: 2", "playerz: 2", "unknown field 'playerz' in the model", "playerz",
      "did you mean 'players'"),
     ("unknown variable field", "init: hearts}", "intt: hearts}", "unknown field 'intt' in variable trump",
@@ -175,7 +181,7 @@ CASES = [
 def test_error(tmp_path, what, old, new, message, needle, hint):
     path = write(tmp_path, old, new)
     error = the_error(path, message)
-    assert str(error.span) == where(path, *needle) if isinstance(needle, tuple) else where(path, needle)
+    assert str(error.span) == (where(path, *needle) if isinstance(needle, tuple) else where(path, needle))
     assert error.hint and hint in error.hint, error.hint
     assert "^" in error.render()
 

@@ -955,7 +955,7 @@ class Loader:
         name = loop.group(1)
         if not value.is_map:
             self.sink.error(f"'{loop.group(0).strip()}' must map targets to values", value.key_span,
-                            hint="e.g. for p in player: {mana[p]: 2} (in block style for indexed targets)")
+                            hint='e.g. for p in player: {"mana[p]": 2} (an indexed key quoted, or in block style)')
             return []
         if self.builtin(name, value.key_span, "loop variable"):
             return []

@@ -173,10 +173,15 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
         if duplicate:
             raise error(Diagnostic(f"duplicate name '{duplicate.group(1)}'", span,
                                    hint="every key of a mapping needs its own name: rename or remove one")) from None
-        raise error(Diagnostic(f"malformed YAML: {err.problem or err.context}", span,
-                               hint="check indentation, colons and quotes around expressions "
-                                    "that contain ':' or start with a special character; in {...} "
-                                    "write keys with [ ] in block style")) from None
+        if str(err.problem).endswith("but got '['") and "flow mapping" in str(err.context):
+            raise error(Diagnostic("a key with [ ] inside {...}: YAML reads the '[' as the start of a list", span,
+                                   hint='quote the key, {"hand[active]": 0}, or write the mapping in block style '
+                                        "(one key: value a line)")) from None
+        opened = err.context_mark if err.problem and err.context and err.context_mark else None
+        begun = (f" ({err.context} that starts at line {opened.line + 1}, column {opened.column + 1})"
+                 if opened and err.problem_mark and opened.line != err.problem_mark.line else "")
+        raise error(Diagnostic(f"malformed YAML: {err.problem or err.context}{begun}", span,
+                               hint=_yaml_hint(str(err.problem)))) from None
     except (YAMLError, RecursionError) as err:       # what the limits let through
         raise error(Diagnostic(f"malformed YAML: {' '.join(str(err).split())[:200]}", Span(path, 1, 1),
                                hint="check indentation, colons and quotes")) from None
@@ -186,6 +191,15 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
         _PARSED.clear()
     _PARSED[key] = (text, data)
     return Node(data, Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
+
+
+def _yaml_hint(problem: str) -> str:
+    """What to do about ruamel's `problem`."""
+    if "undefined alias" in problem:
+        return "an alias (*name) repeats a value anchored (&name) earlier in the file: anchor it first"
+    if "for merging" in problem:
+        return "<<: takes an anchored mapping (<<: *name) or a list of them (<<: [*a, *b])"
+    return "check indentation, colons and quotes around expressions that contain ':' or start with a special character"
 
 
 class _LimitedParser(RoundTripParser):
