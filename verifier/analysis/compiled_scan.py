@@ -49,6 +49,7 @@ from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import (
     RUNTIME,
+    action_body,
     action_function,
     expand_source,
     max_firings,
@@ -101,10 +102,10 @@ def scan_source(lay: Layout, bans: Sequence[int]) -> ScanSource:
     tests = []
     for b in bans:
         guard_only = replace(lay.model.actions[b], effects=())
-        lines = action_function(lay, b, guard_only, holds, helpers, counter)
-        if lines:
-            functions.append("\n".join(lines))
-            tests += [f"        if p == {b}:", f"            r = fire_{b}({', '.join(state)}, out, acts, count, 0) > 0"]
+        body = action_body(lay, b, guard_only, holds, helpers, counter)
+        if body:
+            functions.append("\n".join(action_function(state, b, body, "holds")))
+            tests += [f"        if p == {b}:", f"            r = holds_{b}({', '.join(state)}, out, acts, count, 0) > 0"]
     args = ", ".join(state)
     applies = [f"@njit(types.boolean(INT, {', '.join(['INT'] * len(state))}, KEYS, STATES, STATES), **OPTIONS)",
                f"def applies(p, {args}, out, acts, count):", "    r = False", "    try:",
@@ -121,7 +122,7 @@ def scan_source(lay: Layout, bans: Sequence[int]) -> ScanSource:
             "state_args": ", ".join(f"keys[i, {j}]" for j in range(p.words)) if rows else "keys[i]",
             "same": "_same_row(out, j, out, first_target[a])" if rows else "out[j] == out[first_target[a]]",
             "bucket": bucket}
-    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, OPTIONS, "
+    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, INNER, OPTIONS, "
             "STATES, ROWS, EXPAND_SIGNATURE, EXPAND_ROWS_SIGNATURE, _bad_index, _div, _mod, _opaque, _rd)\n\n"
             f"KEYS = {fill['keys']}\nMATRIX = types.int64[:, ::1]\n"
             "# only the kernel is called from Python: the other functions go without a CPython wrapper (a quarter\n"

@@ -65,11 +65,11 @@ def edges(expand, keys, head, table, bits, offsets, dst, act, stuck, out, acts, 
     return e
 
 
-@njit(types.int64(PREDICATE, KEYS, types.int64, types.uint8[::1]), **OPTIONS)
-def where(pred, keys, head, mask):
+@njit(types.int64(PREDICATE, types.int64, KEYS, types.int64, types.uint8[::1]), **OPTIONS)
+def where(pred, k, keys, head, mask):
     for i in range(head):
         try:
-            mask[i] = 1 if pred({state}) else 0
+            mask[i] = 1 if pred(k, {state}) else 0
         except Exception:
             return i
     return -1
@@ -81,9 +81,9 @@ def graph_source(words: int) -> str:
     states of `words` words (one module for one word, another for several)."""
     loop = cache.module_name(loop_source(words))
     if words == 1:
-        fill = {"loop": loop, "predicate": "types.boolean(types.int64)", "state": "keys[i]"}
+        fill = {"loop": loop, "predicate": "WATCHED_SIGNATURE", "state": "keys[i]"}
     else:
-        fill = {"loop": loop, "predicate": "types.boolean(ROWS, types.int64)", "state": "keys, i"}
+        fill = {"loop": loop, "predicate": "WATCHED_ROWS_SIGNATURE", "state": "keys, i"}
     return SIGNATURES + _GRAPH.format(**fill)
 
 
@@ -126,7 +126,7 @@ class CompiledGraph:
             return [i for i in (range(self.head) if among is None else among) if pred(space.key(i))]
         runtime, _known = cache.load(graph_source(space.words))
         mask = np.zeros(self.head, np.uint8)
-        failed = runtime.where(getattr(space.module, f"watch_{space.watched.index(e)}"), space.keys, self.head, mask)
+        failed = runtime.where(space.module.watched, space.watched.index(e), space.keys, self.head, mask)
         if failed >= 0:
             packed_predicate(self.lay, e)(space.key(failed))
             raise AssertionError("the compiled code met a model error the reference code does not meet")

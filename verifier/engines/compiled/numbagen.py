@@ -11,10 +11,13 @@ search stops with the state, and the caller replays it on the reference code for
 
 `module_source` writes the model's module: the helpers, `expand` (the successors of a state in
 the reference's firing order, written from `out[n]` on, `count[0]` their end; True where it
-is final), `watch_k` per watched predicate (of the
-state, or of row `i` of the states for several words) and `watch_all`. `loop_source` writes the
-model-independent search loop (one module for states of one word, one for several). `unfit`
-says why a model cannot be compiled (the caller keeps another store).
+is final; a long action's firings in a function `fire_a` of their own), `watch_all` (every
+watched predicate of the state, or of row `i` of the states for several words, noting the
+first state each holds in) and `watched(k, ...)` (predicate `k` alone: `graph.py`). Few
+functions, because Numba spends a fixed cost on each one it compiles (bench/README.md,
+"Compile cost"); those only compiled code calls have no CPython or C wrapper (`INNER`).
+`loop_source` writes the model-independent search loop (one module for states of one word,
+one for several). `unfit` says why a model cannot be compiled (the caller keeps another store).
 """
 from __future__ import annotations
 
@@ -102,7 +105,7 @@ class NumbaWriter(Writer):
         state = self.state_words()
         args = ", ".join([*state, "lo_", "hi_", *outer])
         result = "types.boolean" if e.kind in (QuantKind.FORALL, QuantKind.EXISTS) else "INT"
-        lines = [f"@njit({result}({', '.join(['INT'] * (len(state) + 2 + len(outer)))}), **OPTIONS)",
+        lines = [f"@njit({result}({', '.join(['INT'] * (len(state) + 2 + len(outer)))}), **INNER)",
                  f"def {name}({args}):"]
         if e.kind in (QuantKind.FORALL, QuantKind.EXISTS):
             want = "True" if e.kind is QuantKind.FORALL else "False"
@@ -257,6 +260,9 @@ from numba import types
 # No reference counting of the arrays the functions pass each other: Numba's atomic increment and
 # decrement of each array at each call took half the search's time; nothing here allocates one.
 OPTIONS = {"cache": True, "_nrt": False}
+# a function only compiled code calls (directly, not as a first-class function): no CPython wrapper and
+# no C wrapper to compile (a third of a small function's compile time)
+INNER = {**OPTIONS, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 STATES = types.int64[::1]
 ROWS = types.int64[:, ::1]
@@ -264,6 +270,8 @@ EXPAND_SIGNATURE = types.boolean(types.int64, STATES, STATES, STATES, types.int6
 WATCH_SIGNATURE = types.void(types.int64, types.int64, STATES, STATES)      # (s, i, wfound, werr)
 EXPAND_ROWS_SIGNATURE = types.boolean(ROWS, types.int64, ROWS, STATES, STATES, types.int64)  # (keys, i, ..., n)
 WATCH_ROWS_SIGNATURE = types.void(ROWS, types.int64, STATES, STATES)            # (keys, i, wfound, werr)
+WATCHED_SIGNATURE = types.boolean(types.int64, types.int64)                     # (k, s)
+WATCHED_ROWS_SIGNATURE = types.boolean(types.int64, ROWS, types.int64)          # (k, keys, i)
 '''
 
 RUNTIME = SIGNATURES + '''\
@@ -354,63 +362,76 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     counter = itertools.count()
     functions = expand_source(lay, Sink(target, blocked, blocked), helpers, counter)
     read = [f"    {name} = keys[i, {j}]" for j, name in enumerate(state)] if rows else []
-    preds = []
-    block = []
-    for k, e in enumerate(watches):
+    tests = []
+    for e in watches:
         pw = NumbaWriter(lay, packing, helpers=helpers)
         pw.counter = counter
-        signature = "types.boolean(ROWS, INT)" if rows else "types.boolean(INT)"
-        test = pw.expr(simplify(e, lay), {})
-        preds += [f"@njit({signature}, **OPTIONS)",
-                  f"def watch_{k}(keys, i):" if rows else f"def watch_{k}(s):", *read,
-                  f"    return bool({test})", ""]
-        form = WATCH_BLOCK if _RAISING.search(test) else WATCH_BLOCK_PLAIN
-        block.append(form.format(k=k, state="keys, i" if rows else "s"))
+        tests.append(pw.expr(simplify(e, lay), {}))
+    block = [(WATCH_BLOCK if _RAISING.search(test) else WATCH_BLOCK_PLAIN).format(k=k, test=test)
+             for k, test in enumerate(tests)]
     watch_all = ["@njit(WATCH_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(WATCH_SIGNATURE, **OPTIONS)",
                  "def watch_all(keys, i, wfound, werr):" if rows else "def watch_all(s, i, wfound, werr):",
-                 *block, "    return"]
-    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, OPTIONS, STATES, ROWS, "
-            "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, _bad_index, _div, "
+                 *read, *block, "    return"]
+    watched = ["@njit(WATCHED_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(WATCHED_SIGNATURE, **OPTIONS)",
+               "def watched(k, keys, i):" if rows else "def watched(k, s):", *read,
+               *(f"    {'elif' if k else 'if'} k == {k}:\n        return bool({test})" for k, test in enumerate(tests)),
+               "    return False"]
+    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, INNER, OPTIONS, STATES, ROWS, "
+            "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, WATCHED_SIGNATURE, "
+            "WATCHED_ROWS_SIGNATURE, _bad_index, _div, "
             "_mod, _opaque, _rd)\n")
-    text = opaque_literals(without_labels("\n\n".join([head, *helpers, *functions, "\n".join(preds),
-                                        "\n".join(watch_all)]) + "\n"))
+    text = opaque_literals(without_labels("\n\n".join([head, *helpers, *functions, "\n".join(watch_all),
+                                                        "\n".join(watched)]) + "\n"))
     return ModuleSource(text, max(1, max_firings(lay)), packing.words)
 
 
+INLINE_LINES = 48   # an action whose firings take at most this many lines is written inside `expand`
+
+
 def expand_source(lay: Layout, sink: Sink, helpers: list[str], counter: itertools.count) -> list[str]:
-    """The actions' functions `fire_a` and `expand` (see the module docstring), each firing
-    written by `sink` (its `target` appends the successor to `out`); quantifier helpers are
-    added to `helpers`, fresh names drawn from `counter`."""
+    """`expand` (see the module docstring), each firing written by `sink` (its `target` appends
+    the successor to `out`); quantifier helpers are added to `helpers`, fresh names drawn from
+    `counter`. An action of at most INLINE_LINES lines is written in `expand` itself, a longer one
+    as its own function `fire_a`, called there: Numba spends a fixed cost on each function it
+    compiles (its pipeline, its own LLVM module), but its compile time also grows faster than a
+    function's length (measured in bench/README.md, "Compile cost")."""
     packing = packing_of(lay)
     state = state_words(packing.words)
     rows = packing.words > 1
     end = simplify(lay.model.end, lay)
     functions: list[str] = []
+    bodies: dict[int, list[str]] = {}
     fired: list[tuple[int, Action]] = []
     for a, action in enumerate(lay.model.actions):
         if action.modality is Modality.MUST_NOT:
             continue
-        lines = action_function(lay, a, action, sink, helpers, counter)
-        if lines:
-            functions.append("\n".join(lines))
-            fired.append((a, action))
+        body = action_body(lay, a, action, sink, helpers, counter)
+        if not body:
+            continue
+        fired.append((a, action))
+        if len(body) <= INLINE_LINES:
+            bodies[a] = [_HOISTED.sub(rf"\1_{a}", line) for line in body]
+        else:
+            functions.append("\n".join(action_function(state, a, body)))
     w = NumbaWriter(lay, packing, helpers=helpers)
     w.counter = counter
-    calls = _calls(w, fired)
+    calls = _calls(w, fired, bodies)
     final = [] if isinstance(end, Const) and not end.value else [f"    if {w.expr(end, {})}:", "        return True"]
     read = [f"    {name} = keys[i, {j}]" for j, name in enumerate(state)] if rows else []
     expand = ["@njit(EXPAND_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(EXPAND_SIGNATURE, **OPTIONS)",
               "def expand(keys, i, out, acts, count, n):" if rows else "def expand(s, out, acts, count, n):",
-              *read, *final, *calls, "    return False"]
+              *read, *final, *single_assignment(calls), "    return False"]
     return [*functions, "\n".join(expand)]
 
 
-def action_function(lay: Layout, a: int, action: Action, sink: Sink, helpers: list[str],
-                     counter: itertools.count) -> list[str]:
-    """`fire_a(s, out, acts, count, n)` (`s0, s1, ...` for a state of several words): the
-    firings of action `a` appended from `n` on; the new `n`. The slots its code reads twice or
-    more are read once at its start. A function per action keeps each small: Numba's compile
-    time grows faster than a function's length."""
+_HOISTED = re.compile(r"\b(v\d+)\b")    # a slot an action's code read once into a local (one per action in `expand`)
+
+
+def action_body(lay: Layout, a: int, action: Action, sink: Sink, helpers: list[str],
+                counter: itertools.count) -> list[str]:
+    """The lines (at 4 spaces) appending the firings of action `a` from `out[n]` on, `n` the
+    next free place after them; the slots its code reads twice or more read once at its start
+    (locals `v<slot>`). Empty where it has no firing code."""
     packing = packing_of(lay)
     probe = NumbaWriter(lay, packing, helpers=[])
     probe.counter = itertools.count()
@@ -420,11 +441,16 @@ def action_function(lay: Layout, a: int, action: Action, sink: Sink, helpers: li
     lines = action_lines(w, a, action, "    ", sink, Labels())
     if not lines:
         return []
-    hoist = [f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)]
-    state = w.state_words()
+    return [*(f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)), *lines]
+
+
+def action_function(state: list[str], a: int, body: list[str], name: str = "fire") -> list[str]:
+    """`fire_a(s, out, acts, count, n)` (`s0, s1, ...` for a state of several words; `name` in
+    place of `fire`) of an action's `body` (`action_body`): its firings appended from `n` on; the
+    new `n`. Called from compiled code only: no CPython or C wrapper."""
     out = "ROWS" if len(state) > 1 else "STATES"
-    return [f"@njit(INT({', '.join(['INT'] * len(state))}, {out}, STATES, STATES, INT), **OPTIONS)",
-            f"def fire_{a}({', '.join(state)}, out, acts, count, n):", *hoist, *single_assignment(lines), "    return n"]
+    return [f"@njit(INT({', '.join(['INT'] * len(state))}, {out}, STATES, STATES, INT), **INNER)",
+            f"def {name}_{a}({', '.join(state)}, out, acts, count, n):", *single_assignment(body), "    return n"]
 
 
 _REDEFINED = re.compile(r"^(\s*)(u|t|uw\d+) = (.*)$")
@@ -455,14 +481,21 @@ def _renamed(code: str, current: dict[str, str]) -> str:
     return code
 
 
-def _calls(w: Writer, fired: list[tuple[int, Action]]) -> list[str]:
-    """`expand`'s calls of the actions' functions, in model order. Each run of consecutive actions
-    whose guards open with `slot == c` on one slot (the phase) is grouped under one test of the
-    slot per value: at most one value's calls can fire in a state, and the others' guards would
-    stop at that test (an action whose choice range, evaluated before the guard, might raise is
-    never grouped). Calls outside such runs stay as they are."""
+def _calls(w: Writer, fired: list[tuple[int, Action]], bodies: dict[int, list[str]]) -> list[str]:
+    """`expand`'s firings of the actions, in model order: the body of each action in `bodies`, a
+    call of its function for the others. Each run of consecutive actions whose guards open with
+    `slot == c` on one slot (the phase) is grouped under one test of the slot per value: at most
+    one value's firings can happen in a state, and the others' guards would stop at that test (an
+    action whose choice range, evaluated before the guard, might raise is never grouped). Actions
+    outside such runs stay as they are."""
     tests = [None if _range_may_raise(w.lay, action) else _opening_test(w.lay, action.guard) for _a, action in fired]
     call = "n = fire_{}(" + ", ".join(w.state_words()) + ", out, acts, count, n)"
+
+    def firing(a: int, pad: str) -> list[str]:
+        if a in bodies:
+            return [pad + line[4:] for line in bodies[a]]
+        return [pad + call.format(a)]
+
     lines: list[str] = []
     start = 0
     while start < len(fired):
@@ -472,7 +505,7 @@ def _calls(w: Writer, fired: list[tuple[int, Action]]) -> list[str]:
             end += 1
         run = list(zip(fired[start:end], tests[start:end]))
         if test is None or len({t[1] for _f, t in run if t is not None}) < 2:
-            lines += [f"    {call.format(a)}" for (a, _action), _t in run]
+            lines += [line for (a, _action), _t in run for line in firing(a, "    ")]
         else:
             groups: dict[int, list[int]] = {}
             for (a, _action), t in run:
@@ -481,7 +514,7 @@ def _calls(w: Writer, fired: list[tuple[int, Action]]) -> list[str]:
             lines.append(f"    v = {_field_value(w, test[0])}")
             for i, (value, members) in enumerate(groups.items()):
                 lines.append(f"    {'elif' if i else 'if'} v == {value}:")
-                lines += [f"        {call.format(a)}" for a in members]
+                lines += [line for a in members for line in firing(a, "        ")]
         start = end
     return lines
 
@@ -520,12 +553,12 @@ def _field_value(w: Writer, k: int) -> str:
 WATCH_BLOCK = """\
     if wfound[{k}] < 0 and werr[{k}] < 0:
         try:
-            if watch_{k}({state}):
+            if bool({test}):
                 wfound[{k}] = i
         except Exception:
             werr[{k}] = i"""
 WATCH_BLOCK_PLAIN = """\
-    if wfound[{k}] < 0 and watch_{k}({state}):
+    if wfound[{k}] < 0 and bool({test}):
         wfound[{k}] = i"""
 # a call that may raise a model error (a checked read, a division, a quantifier's helper; any helper but
 # `_opaque`): a watched predicate's test without one cannot raise, so `watch_all` tests it without a

@@ -89,9 +89,9 @@ class CompiledSpace:
     reductions: tuple[str, ...] = ()       # the symmetry reduction, where the search applied it
     canon: Canon | None = None             # then each state's canonical form (`symmetry.py`)
     head: int = 0                          # states below it were expanded
-    module: ModuleType | None = None       # the model's generated module (`expand`, `watch_k`: `graph.py`)
+    module: ModuleType | None = None       # the model's generated module (`expand`, `watched`: `graph.py`)
     expand: Callable | None = None         # the successor function the search ran (the module's, or `symmetry`'s)
-    watched: tuple[Expr, ...] = ()         # the predicates its `watch_k` evaluate
+    watched: tuple[Expr, ...] = ()         # the predicates its `watch_all` and `watched` evaluate
     firings: int = 1                       # firings of one state, at most
 
     @property
