@@ -205,3 +205,5 @@ def test_a_two_dimensional_array_reads_like_a_one_dimensional_one(tmp_path):
     assert "cards in deck of the active player > 0" in draw and "cards in deck of player p == 0" in draw
     assert [expr_words(model, a.target) for a in model.action("play").effects][-2:] == ["seen in z[1]", "seen in z[2]"]
     assert split_element("cards in hand of player 0") == ("cards in hand", "0")
+    dominion = load_model(str(LOVE_LETTER.parent / "dominion.yaml"))        # the example that labels one
+    assert Names.of(dominion).slot("cards[1][play]") == "cards in play of player 1"
