@@ -208,3 +208,35 @@ def test_nested_quantifiers_are_not_written_out():
     assert aliasing._settle(nested) == nested
     terms = aliasing._settle(inner)                      # alone, it is its 64 terms
     assert isinstance(terms, App) and terms.op is Op.OR and len(terms.args) == 64
+
+
+GRID = """\
+model: grid
+players: 2
+enums:
+  Zone: [deck, hand]
+variables:
+  cards: {type: 0..3, per: [player, Zone], init: 1}
+phases:
+  - name: Play
+actions:
+  - name: give
+    phase: Play
+    choose: {q: player, z: Zone}
+    when: "cards[q][z] < 3"
+    do:
+      cards[q][z]: cards[q][z] + 1
+      cards[active][hand]: 0
+"""
+
+
+def test_a_two_dimensional_array_is_named_by_its_two_indices(tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text(GRID)
+    _model, (warning,) = check_model(str(path))
+    assert warning.message.startswith(
+        "give: cards[active][hand] and cards[q][z] (line 15) name one element when active == q and hand == z "
+        "(e.g. active = 0, q = 0, z = hand)")
+    assert 'when: ("active != q or hand != z")' in (warning.hint or "")
+    path.write_text(GRID.replace('"cards[q][z] < 3"', '"cards[q][z] < 3 and z == deck"'))
+    assert check_model(str(path))[1] == []                    # the guard keeps the zones apart

@@ -12,7 +12,7 @@ from test_lang_errors import where
 from verifier.cli import main
 from verifier.diagnostics import ModelError
 from verifier.lang import load_model
-from verifier.report import trace_view
+from verifier.report import sarif, trace_view
 from verifier.runner import RunOptions, check_model
 from verifier.trace import Names, expr_words, split_element
 
@@ -175,7 +175,7 @@ def test_a_labelled_flag_reads_as_the_state_a_player_is_in():
     assert trace_view.compact_items(state) == ["knocked out=[false,true,false]"]
 
 
-def test_a_knocked_out_player_reads_so_in_a_trace():
+def test_a_knocked_out_player_reads_so_in_a_trace_and_in_sarif(capsys):
     (run,) = check_model(str(LOVE_LETTER), RunOptions(
         engine="explicit", properties=str(LOVE_LETTER.parent.parent / "properties" / "love_letter.yaml"),
         consistency=False))
@@ -184,6 +184,7 @@ def test_a_knocked_out_player_reads_so_in_a_trace():
     text = " ".join(row.changes_text() for row in trace_view.rows(result.trace))
     assert "player 0 is knocked out: false→true" in text and "out[0]" not in text
     assert ("out[0]", (False, True)) in result.trace.steps[-1].changes      # what replays keeps the names
+    assert "player 0 is knocked out: false -> true" in json.dumps(sarif.runs_sarif([run]))
 
 
 GRID = FIXTURES / "grid.yaml"

@@ -50,7 +50,7 @@ from verifier.ir.expr import (
     substitute,
     walk,
 )
-from verifier.ir.model import ActionKind, Assign, Choice, IntType, Model, Type, type_bounds
+from verifier.ir.model import ActionKind, Assign, Choice, EnumType, IntType, Model, Type, type_bounds
 
 MAX_CASES = 4096        # values tried at most per pair
 TOTAL_CASES = 10_000     # values tried at most for all pairs of a model together
@@ -102,7 +102,7 @@ def check_writes(model: Model, warn: Warn, blocks: Sequence[Writes] = ()) -> Non
             if case is not None:
                 shown.add((id(first), later.span))
                 warned += 1
-                warn(*_words(concrete, group.what, first, later, case))
+                warn(*_words(concrete, group, first, later, case))
 
 
 def _fixed(model: Model, a: Assign) -> Assign:
@@ -334,17 +334,30 @@ def _shown(model: Model, e: Expr) -> str:
     return pretty(map_expr(e, fn), model.enum_value_name if model.enums else None)
 
 
-def _words(model: Model, what: str, first: Assign, later: Assign, case: Case) -> tuple[str, Span | None, str]:
-    when = ", ".join(sorted(f"{_shown(model, a)} = {v}" for a, v in case.items()))
+def _named_value(model: Model, group: Writes, atom: Expr, v: int) -> str:
+    """A value tried, as the model writes it: an enum's value by its name."""
+    if isinstance(atom, Local):
+        t: Type | None = next((c.type for c in group.choices if c.name == atom.name), None)
+    else:
+        assert isinstance(atom, Var | Index)
+        t = model.var(atom.name).type
+    return t.values[v] if isinstance(t, EnumType) and 0 <= v < len(t.values) else str(v)
+
+
+def _words(model: Model, group: Writes, first: Assign, later: Assign, case: Case) -> tuple[str, Span | None, str]:
+    what = group.what
+    when = ", ".join(sorted(f"{_shown(model, a)} = {_named_value(model, group, a, v)}" for a, v in case.items()))
     i, j = _shown(model, first.target), _shown(model, later.target)
     line = f" (line {first.span.line})" if first.span is not None else ""
     assert isinstance(first.target, Index) and isinstance(later.target, Index)
-    ii, jj = (_shown(model, t.index) if not model.var(t.name).dims else _shown(model, t)
-              for t in (first.target, later.target))
-    same, apart = (f"{jj} == {ii}", f"{jj} != {ii}") if not model.var(first.target.name).dims else \
-        (f"{j} and {i} are one element", "")
-    hint_apart = f", or rule the case out in when: (\"{apart}\")" if apart else ", or rule the case out in when:"
+    var = model.var(first.target.name)
+    pairs = [(_shown(model, b), _shown(model, a)) for a, b in
+             zip(var.split_index(first.target.index), var.split_index(later.target.index)) if a != b] or \
+        [(_shown(model, later.target.index), _shown(model, first.target.index))]    # a 2-D index as written
+    same = " and ".join(f"{b} == {a}" for b, a in pairs)
+    apart = " or ".join(f"{b} != {a}" for b, a in pairs)
     return (f"{what}: {j} and {i}{line} name one element when {same} (e.g. {when}); there the later key "
             f"wins and the write to {i} is dropped",
             later.span,
-            f"give {j} the value meant for that case too (\"if {same} then ... else ...\"){hint_apart}")
+            f"give {j} the value meant for that case too (\"if {same} then ... else ...\"), or rule the case "
+            f"out in when: (\"{apart}\")")
