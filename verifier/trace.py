@@ -60,6 +60,12 @@ class Names:
         grids = tuple((v.name, v) for v in model.variables if v.dims)
         return Names(labels, values, per_player, flags, grids)
 
+    @staticmethod
+    def as_written(model: Model) -> Names:
+        """No display names, only the 2-D arrays: an expression as the model file writes it (`cards[p][hand]`,
+        not its flat position), for exports a person or `import-mermaid` reads back."""
+        return Names(grids=Names.of(model).grids)
+
     def __bool__(self) -> bool:
         return bool(self.labels or self.values)
 
