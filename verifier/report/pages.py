@@ -528,7 +528,8 @@ def _variables_table(model: Model) -> list:
     for v in model.variables:
         if v.implicit:
             continue
-        per = "—" if v.index is None else ("each player" if v.by_player else _type_text(v.index))
+        per = "—" if v.index is None else ("each player" if v.by_player else _type_text(v.index)) if not v.dims \
+            else " and ".join(["each player" if v.rows_by_player else _type_text(v.dims[0]), _type_text(v.dims[1])])
         inits = [pretty(x) if x is not None else "any" for x in v.init]
         init = inits[0] if len(set(inits)) == 1 else ", ".join(inits)
         policy = {"unspecified": "not stated by the rules", "clamp": "capped (excess discarded)",
