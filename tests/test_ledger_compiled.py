@@ -23,7 +23,7 @@ from verifier.engines import compact
 from verifier.engines.base import SearchOptions
 from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import explore
-from verifier.engines.ledger import Ledger
+from verifier.engines.ledger import KeptCompact, Ledger
 from verifier.portfolio import auto
 from verifier.portfolio.auto import AutoEngine
 from verifier.portfolio.stores import Caps, Stage, Store, StorePlan, choose_store
@@ -56,12 +56,12 @@ def test_the_python_store_stops_at_a_cap_where_the_compiled_search_says(model):
         assert (len(stopped), stopped.max_depth) == (cap, max(0, whole.depth_of(cap) - 1)), cap
 
 
-def _tiny_everywhere(monkeypatch, level_cost: int) -> dict[str, int]:
-    """The claims' and the analyses' store plans at the TINY thresholds, the compact store's levels
+def _tiny_everywhere(monkeypatch, level_cost: int, caps: Caps = TINY) -> dict[str, int]:
+    """The claims' and the analyses' store plans at the `caps` thresholds, the compact store's levels
     paying off (`level_cost` 0) or not (a large one), readings one after the other in this process;
     the analyses' own explorations, counted by store."""
-    monkeypatch.setattr(auto, "Caps", lambda: TINY)
-    monkeypatch.setattr(context, "choose_store", functools.partial(choose_store, caps=TINY))
+    monkeypatch.setattr(auto, "Caps", lambda: caps)
+    monkeypatch.setattr(context, "choose_store", functools.partial(choose_store, caps=caps))
     monkeypatch.setattr(compact, "LEVEL_COST", level_cost)
     monkeypatch.setattr(runner, "fork_map", lambda fn, items, **_kw: [fn(x) for x in items])
     monkeypatch.setattr(runner, "free_cpus", lambda: 1)
@@ -103,6 +103,25 @@ def test_the_analyses_read_the_claims_compiled_search_where_their_plan_ends_ther
     assert _outcome(got) == want
 
 
+def test_the_analyses_read_the_claims_compact_search_where_it_completed(monkeypatch, tmp_path):
+    """The claims' search of the model finished in the compact store (kept with its states in BFS
+    order): the analyses read it and search nothing again."""
+    claims = tmp_path / "claims.yaml"
+    claims.write_text('claims:\n  - {id: rounds-bounded, says: "at most two rounds", invariant: "rounds <= 2"}\n'
+                      '  - {id: heal-reachable, says: "heal happens", reachable: {action: heal}}\n')
+    options = runner.RunOptions(properties=str(claims))
+    want = _outcome(runner.check_model(str(FIX / "order.yaml"), options))
+    searched = _tiny_everywhere(monkeypatch, level_cost=0, caps=Caps(switch=2))
+    kept: list = []
+    real_keep = Ledger.keep
+    monkeypatch.setattr(Ledger, "keep", lambda self, m, s: (kept.append(s), real_keep(self, m, s))[1])
+    got = runner.check_model(str(FIX / "order.yaml"), options)
+    assert {r.engine for run in got for r in run.results} == {"explicit/compact"}
+    assert any(isinstance(s, KeptCompact) and s.complete for s in kept), "the claims' compact search was kept"
+    assert searched == {"python": 0, "compact": 0, "compiled": 0}
+    assert _outcome(got) == want
+
+
 def test_the_analyses_explore_themselves_where_their_plan_ends_in_another_store(monkeypatch):
     """--store compiled searched a model whose plan ends in the python store: the analyses explore it
     there themselves, as without the ledger's compiled search."""
@@ -128,7 +147,7 @@ def tiny_plans(monkeypatch):
 
 @settings(max_examples=examples(2), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(RULEBOOKS)
-def test_random_rulebooks_give_the_same_findings_on_the_claims_compiled_search(tiny_plans, model):
+def test_random_rulebooks_give_the_same_findings_on_the_claims_kept_searches(tiny_plans, model):
     memo: dict = {}                        # one Z3 answer per pair for both (its witness may vary)
     concrete = model.instantiate()
     whole = explore_compiled(concrete)
@@ -137,9 +156,17 @@ def test_random_rulebooks_give_the_same_findings_on_the_claims_compiled_search(t
     ctx, got = analyse_model(model, memo=memo, kept=whole)
     assert_replay([model], got)
     assert _shown(got) == _shown(want)
-    assert context.takes(concrete, Budget(), whole) == (len(whole) > TINY.compile)
-    if len(whole) > TINY.compile:
+    assert context.takes(concrete, Budget(), whole) == (len(whole) > TINY.switch)
+    if len(whole) > TINY.switch:
         assert isinstance(ctx.space, compact_states.CompiledStates) and ctx.kept is None
+    levels: list = []
+    stored = KeptCompact(compact.explore_compact(concrete, order=levels), levels)
+    ctx, got = analyse_model(model, memo=memo, kept=stored)
+    assert_replay([model], got)
+    assert _shown(got) == _shown(want)
+    assert context.takes(concrete, Budget(), stored) == (len(whole) > TINY.switch)
+    if len(whole) > TINY.switch:
+        assert type(ctx.space) is compact_states.CompactStates
 
 
 def test_watch_all_tries_only_the_predicates_whose_code_can_raise():

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from verifier.engines.bfsgen import compile_expander, packed_predicate
+from verifier.engines.ledger import KeptCompact
 from verifier.engines.statespace import StateSpace
 from verifier.ir.expr import App, Expr, Op, conj, neg, state_vars
 from verifier.ir.model import ACTIVE_VAR, PHASE_VAR, Action, ActionKind, Model, Phase
-from verifier.portfolio.stores import COMPILE_STATES, Stage, Store, choose_store
+from verifier.portfolio.stores import Stage, Store, choose_store
 from verifier.resources import Budget
 from verifier.result import Finding
 from verifier.semantics import Layout, State
@@ -29,8 +32,9 @@ if TYPE_CHECKING:
     from verifier.analysis.beyond import Beyond
 
 EXPAND_CACHE = 200_000         # successor lists kept for look-ahead checks
-SCAN_STATES = COMPILE_STATES   # explored states from which the scan is compiled (`compiled_scan`): where the store
-                               # policy compiles a search, a cold compile has paid for itself against the Python scan
+SCAN_STATES = 1_000_000        # explored states from which the scan is compiled (`compiled_scan`): the Python scan
+                               # costs about 8 us a state, a cold compile of the scan module 5 to 8 s of CPU, a warm
+                               # start under 1 s (bench/README.md, "Where a warm check's CPU goes")
 
 Firing = tuple   # (action index, choice tuple, packed target or None, raw gap or None)
 
@@ -374,30 +378,35 @@ class Context:
 
 def taken(concrete: Model, budget: Budget, kept: Any) -> Any:
     """The claims' complete search `kept` (their ledger's) as the analyses read it (`takes`): a
-    python-store `StateSpace` as it is, a compiled-store one as `compact_states.CompiledStates`;
-    None where they explore themselves."""
+    python-store `StateSpace` as it is, a compact-store one as `compact_states.CompactStates`, a
+    compiled-store one as `compact_states.CompiledStates`; None where they explore themselves."""
     if not takes(concrete, budget, kept):
         return None
     if isinstance(kept, StateSpace):
         return kept
-    from verifier.analysis.compact_states import CompiledStates
+    from verifier.analysis.compact_states import CompactStates, CompiledStates
+    if isinstance(kept, KeptCompact):
+        return CompactStates(kept.space, kept.levels)
     return CompiledStates(kept)
 
 
 def takes(concrete: Model, budget: Budget, kept: Any) -> bool:
     """Whether the analyses read the claims' complete search `kept` (None: there is none) instead of
-    exploring: a python-store search always (their plan finishes in the python store too); a
-    compiled-store one (`CompiledSpace`) where their store plan finishes in the compiled store (not
-    where --store compiled searched a model their plan keeps in the python store): every store finds
-    the same states in the same order, so each stage before it stops where it would (the python
-    store's while expanding the parent of the first state past its cap)."""
+    exploring: a python-store search always (their plan finishes in the python store too); a compact-
+    or compiled-store one (`KeptCompact`, `CompiledSpace`) where their store plan finishes past the
+    python store (not where --store compiled searched a model their plan keeps in the python store):
+    every store finds the same states in the same order, so each stage before it stops where it would
+    (the python store's while expanding the parent of the first state past its cap), and the stage it
+    finishes in finds what the kept search found."""
     if kept is None:
         return False
     if isinstance(kept, StateSpace):
         return True
     plan = choose_store(concrete, budget)
-    k = plan.finishes_in(len(kept), lambda cap: max(0, kept.depth_of(cap) - 1))
-    return k is not None and plan.stages[k].store is Store.COMPILED
+    depth_of = kept.depth_of if not isinstance(kept, KeptCompact) else \
+        partial(bisect_right, list(itertools.accumulate(len(level) for level in kept.levels)))
+    k = plan.finishes_in(len(kept), lambda cap: max(0, depth_of(cap) - 1))
+    return k is not None and plan.stages[k].store is not Store.PYTHON
 
 
 def own_guard(action: Action, model: Model) -> Expr:

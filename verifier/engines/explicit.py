@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from verifier.engines.base import ProgressFn, ProgressInfo, stop_of
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
-from verifier.engines.ledger import Ledger
+from verifier.engines.ledger import KeptCompact, Ledger
 from verifier.engines.statespace import StateSpace
 from verifier.engines.symmetry import NAME as SYMMETRY
 from verifier.engines.symmetry import canonicalizer
@@ -361,7 +361,12 @@ class ExplicitEngine:
             share = _visited_budget(budget)          # each worker's visited set spills at its share
             return explore_distributed(model, budget, progress, watch, track, tick, self.workers, self.scheduler,
                                        None if share is None else share // self.workers, self.dashboard, compiled)
-        return explore_compact(model, budget, progress, watch, track, tick, visited_budget=_visited_budget(budget))
+        levels: list | None = [] if self.ledger.wants_order(model) else None   # the analyses read it in BFS order
+        space = explore_compact(model, budget, progress, watch, track, tick, visited_budget=_visited_budget(budget),
+                                order=levels)
+        if levels is not None:
+            self.ledger.keep(model, KeptCompact(space, levels))
+        return space
 
     @staticmethod
     def _reduced(model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],

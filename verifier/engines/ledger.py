@@ -4,9 +4,10 @@ decided so far (kept when the run's backstop cuts a later step). Made per readin
 handed explicitly to the engines, the analyses, vacuity and mutation: plain data, no context
 variables and no callbacks (the runner reads it between the portfolio's steps, `Portfolio.steps`).
 
-A search in the python store is kept as its `StateSpace` (`search_of`); one in the compiled store
-as its `CompiledSpace` (`compiled_search_of`), which the analyses read where their own store plan
-would have ended there (`analysis.context.takes`)."""
+A search in the python store is kept as its `StateSpace` (`search_of`); one in the compact store
+with its states in BFS order (`KeptCompact`, asked for with `wants_order`), and one in the compiled
+store as its `CompiledSpace` (`compiled_search_of`), which the analyses read where their own store
+plan would have ended past the python store (`analysis.context.takes`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -18,13 +19,37 @@ from verifier.ir.model import Model
 from verifier.result import CheckResult
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from verifier.engines.compact import CompactSpace
     from verifier.engines.compiled.search import CompiledSpace
+
+
+@dataclass(frozen=True)
+class KeptCompact:
+    """A complete compact-store search and its states in BFS order, one array per level (the
+    `order` its search filled)."""
+
+    space: CompactSpace
+    levels: list[np.ndarray]
+
+    @property
+    def complete(self) -> bool:
+        return self.space.complete
+
+    @property
+    def reductions(self) -> tuple[str, ...]:
+        return self.space.reductions
+
+    def __len__(self) -> int:
+        return len(self.space)
 
 
 @dataclass
 class Ledger:
     wanted: dict[Model, StateSpace | None] = field(default_factory=dict)   # instantiated models -> kept search
-    compiled: dict[Model, CompiledSpace] = field(default_factory=dict)     # ... their compiled-store search
+    compiled: dict[Model, CompiledSpace | KeptCompact] = field(default_factory=dict)   # ... their search past the
+    # python store (the compiled store's, else the compact store's: the first one kept)
     record: dict[str, CheckResult] | None = None    # where final results go before their engine returns (by claim id)
 
     @classmethod
@@ -32,9 +57,14 @@ class Ledger:
         """A ledger that keeps the complete searches of these (instantiated) models."""
         return cls(dict.fromkeys(models))
 
-    def keep(self, model: Model, space: StateSpace | CompiledSpace) -> None:
+    def wants_order(self, model: Model) -> bool:
+        """Whether a compact-store search of `model` should keep its states in BFS order for `keep`
+        (it is wanted and no search past the python store is kept yet: 8 bytes a state)."""
+        return model in self.wanted and model not in self.compiled
+
+    def keep(self, model: Model, space: StateSpace | CompiledSpace | KeptCompact) -> None:
         """Keep `space` as `model`'s search where it is wanted, complete and unreduced (the first one
-        of its store)."""
+        of the python store, the first one past it)."""
         if model not in self.wanted or not space.complete or space.reductions:
             return
         if isinstance(space, StateSpace):
@@ -47,12 +77,12 @@ class Ledger:
         """The complete python-store search of `model` kept here, if any."""
         return self.wanted.get(model)
 
-    def compiled_search_of(self, model: Model) -> CompiledSpace | None:
-        """The complete compiled-store search of `model` kept here, if any."""
+    def compiled_search_of(self, model: Model) -> CompiledSpace | KeptCompact | None:
+        """The complete search of `model` past the python store kept here (compiled or compact), if any."""
         return self.compiled.get(model)
 
-    def complete_search_of(self, model: Model) -> StateSpace | CompiledSpace | None:
-        """The complete search of `model` kept here in either store (the python store's first)."""
+    def complete_search_of(self, model: Model) -> StateSpace | CompiledSpace | KeptCompact | None:
+        """The complete search of `model` kept here in any store (the python store's first)."""
         return self.search_of(model) or self.compiled_search_of(model)
 
     def decided(self, results: Iterable[CheckResult]) -> None:
