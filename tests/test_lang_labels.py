@@ -196,12 +196,13 @@ def test_a_two_dimensional_array_reads_like_a_one_dimensional_one(tmp_path):
     assert "not seen[2][deck]" in expr_words(plain, plain.action("play").guard)
     assert Names.of(plain).slot("cards[0][hand]") == "cards[0][hand]"
     path = tmp_path / "grid.yaml"
-    path.write_text(GRID.read_text().replace("init: 1}", "init: 1, label: cards in}")
+    path.write_text(GRID.read_text().replace("init: 1}", "init: 1, label: cards in}\n  slots: {type: 0..1, per: "
+                                             "[player, 1..4], init: 0, label: slot}")
                     .replace("init: false}", "init: false, label: seen in}"))
     model = load_model(str(path))
     said = Names.of(model)
-    assert [said.slot(k) for k in ("cards[0][hand]", "cards[1][board]", "seen[2][deck]")] == \
-        ["cards in hand of player 0", "cards in board of player 1", "seen in deck[2]"]
+    assert [said.slot(k) for k in ("cards[0][hand]", "cards[1][board]", "seen[2][deck]", "slots[1][3]")] == \
+        ["cards in hand of player 0", "cards in board of player 1", "seen in deck[2]", "slot[3] of player 1"]
     draw = expr_words(model, model.action("draw").guard)
     assert "cards in deck of the active player > 0" in draw and "cards in deck of player p == 0" in draw
     assert [expr_words(model, a.target) for a in model.action("play").effects][-2:] == ["seen in z[1]", "seen in z[2]"]
