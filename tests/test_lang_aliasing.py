@@ -240,3 +240,15 @@ def test_a_two_dimensional_array_is_named_by_its_two_indices(tmp_path):
     assert 'when: ("active != q or hand != z")' in (warning.hint or "")
     path.write_text(GRID.replace('"cards[q][z] < 3"', '"cards[q][z] < 3 and z == deck"'))
     assert check_model(str(path))[1] == []                    # the guard keeps the zones apart
+
+
+@pytest.mark.parametrize("overflow,later,warned", [
+    ("clamp", "3", False),            # 4 or more is written as 3: the same value
+    ("clamp", "2", True),             # 4 or more is written as 3, the later key writes 2
+    ("unspecified", "2", False),      # 4 or more is out of range: the move is blocked (a gap), nothing is dropped
+])
+def test_values_are_compared_as_they_are_written(tmp_path, overflow, later, warned):
+    text = GIVE.replace("hand: {type: 0..3, per: player, init: 1}",
+                        f"hand: {{type: 0..3, per: player, init: 1, overflow: {overflow}}}").replace(
+        "hand[q]: hand[q] + 1\n      hand[active]: hand[active] - 1", f'hand[q]: "hand[q] + 4"\n      hand[active]: {later}')
+    assert len(warnings_of(tmp_path, text)) == int(warned)

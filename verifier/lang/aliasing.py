@@ -10,9 +10,11 @@ once the values tried fix its index, a quantifier with literal bounds (`count(p 
 the terms it stands for (at most `MAX_TERMS`, and none nested in it). Each part of the guard and each
 value is decided on those values; where one is left undecided (it reads something that cannot be tried)
 the pair is not warned about, nor where an index leaves its array (a model error, reported when the
-search meets it). So indices the guard keeps apart (`when: "t != active"`) or a later value that agrees
-in that case (`if t == active then 1 else ...`) give no warning, and a warning always comes with values
-of the variables' types that show it.
+search meets it). The two values are compared as written: clamped where the variable clamps; where one
+leaves the range otherwise, the move is blocked (a gap) or not allowed, so nothing is dropped. So
+indices the guard keeps apart (`when: "t != active"`) or a later value that agrees in that case (`if t ==
+active then 1 else ...`) give no warning, and a warning always comes with values of the variables' types
+that show it.
 
 A literal index is judged against a computed one (`hand[0]` and `hand[q]`), except the writes of a `for`
 block over the array (`for p in player: {ready[p]: false}`) followed by a write to one element
@@ -50,7 +52,7 @@ from verifier.ir.expr import (
     substitute,
     walk,
 )
-from verifier.ir.model import ActionKind, Assign, Choice, EnumType, IntType, Model, Type, type_bounds
+from verifier.ir.model import ActionKind, Assign, Choice, EnumType, IntType, Model, Overflow, Type, type_bounds
 
 MAX_CASES = 4096        # values tried at most per pair
 TOTAL_CASES = 10_000     # values tried at most for all pairs of a model together
@@ -147,7 +149,11 @@ def _clash(model: Model, group: Writes, first: Assign, later: Assign) -> tuple[C
     many values were tried."""
     i, j = first.target, later.target
     assert isinstance(i, Index) and isinstance(j, Index)
-    search = _Search(model, group, list(_conjuncts(group.guard)), (first.value, later.value))
+    var = model.var(i.name)
+    if _bounds(var.type) is None:
+        return None, 0                # a range left to a free parameter
+    search = _Search(model, group, list(_conjuncts(group.guard)), (first.value, later.value), type_bounds(var.type),
+                     var.overflow is Overflow.CLAMP)
     try:
         case = search.meet(i.index, j.index, {})
     except _OutOfCases:
@@ -165,6 +171,8 @@ class _Search:
     group: Writes
     guards: list[Expr]
     values: tuple[Expr, Expr]
+    bounds: tuple[int, int]         # the target's range, and whether it clamps a value outside it
+    clamps: bool
     tried: int = 0
 
     def leaf(self) -> None:
@@ -204,15 +212,27 @@ class _Search:
         x, y = values = [_value(v, case) for v in values]
         pending = guards[:1]
         if not pending:
-            if (isinstance(x, Const) and isinstance(y, Const)) or x == y:
+            if isinstance(x, Const) and isinstance(y, Const):
                 self.leaf()
-                return x != y
+                a, b = self.written(x.value), self.written(y.value)
+                return a is not None and b is not None and a != b
+            if x == y:
+                self.leaf()
+                return False
             pending = values
         atom = next((a for part in pending for a in self.atoms(part)), None)
         if atom is None:
             self.leaf()               # a part that reads what cannot be tried: undecided, no warning
             return False
         return any(self.differ(guards, values, {**case, atom: value}) for value in self.domain(atom) or ())
+
+    def written(self, value: int) -> int | None:
+        """What writing `value` leaves in the target: clamped where its variable clamps; None where it leaves the
+        range otherwise (the move is then blocked or not allowed: nothing is dropped)."""
+        lo, hi = self.bounds
+        if lo <= value <= hi:
+            return value
+        return min(max(value, lo), hi) if self.clamps else None
 
     def atoms(self, e: Expr) -> Iterator[Expr]:
         """What `e` (settled) reads that can be tried: state variables, choices, elements at a literal index
