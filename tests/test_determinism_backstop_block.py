@@ -22,13 +22,14 @@ from verifier.cli.common import DEFAULT_TIMEOUT
 from verifier.resources import CpuDeadlineClock, ManualClock, MonotonicClock, signals
 
 BLOCK = signals.hard_deadline.__wrapped__.__code__     # the generator under contextmanager
+EXIT = type(signals.hard_deadline(None)).__exit__.__code__   # contextlib's, which resumes it at the block's end
 WATCHDOG = "turnproof-backstop"
 
 
-def _run_block(at_line: Callable[[int], None]) -> bool:
+def _run_block(at_line: Callable[[int], None], code=BLOCK) -> bool:
     """One run of the backstop's block, its body empty, on the default deadline's clock with its watchdog
-    thread (the CPU clock a ManualClock); `at_line(n)` runs at the block's n-th line. Whether OutOfTime
-    came out of the block."""
+    thread (the CPU clock a ManualClock); `at_line(n)` runs at the n-th line run in `code` (the block's
+    own, or contextlib's `__exit__` that ends it). Whether OutOfTime came out of the block."""
     def local(frame, event, _arg):
         if event == "line":
             local.lines += 1                                      # type: ignore[attr-defined]
@@ -37,7 +38,7 @@ def _run_block(at_line: Callable[[int], None]) -> bool:
 
     local.lines = 0                                               # type: ignore[attr-defined]
     tracer = sys.gettrace()
-    sys.settrace(lambda frame, _event, _arg: local if frame.f_code is BLOCK else None)
+    sys.settrace(lambda frame, _event, _arg: local if frame.f_code is code else None)
     try:
         with signals.hard_deadline(DEFAULT_TIMEOUT, 0.0):
             pass
@@ -48,10 +49,10 @@ def _run_block(at_line: Callable[[int], None]) -> bool:
     return False
 
 
-def _lines_run() -> int:
-    """How many lines of the block's setting up and ending one run executes."""
+def _lines_run(code) -> int:
+    """How many lines of `code` one run of the block executes."""
     seen: list[int] = []
-    _run_block(seen.append)
+    _run_block(seen.append, code)
     return len(seen)
 
 
@@ -62,7 +63,8 @@ def _nothing_armed(previous) -> None:
     assert not signals.past_deadline()
 
 
-def test_an_alarm_ringing_inside_the_block_own_lines_leaves_nothing_armed_after_it():
+@pytest.mark.parametrize("code", [BLOCK, EXIT], ids=["hard_deadline", "contextlib-exit"])
+def test_an_alarm_ringing_inside_the_block_own_lines_leaves_nothing_armed_after_it(code):
     rang: list[int] = []
 
     def previous(_signum, _frame) -> None:                        # the handler before the block: records, raises nothing
@@ -73,8 +75,8 @@ def test_an_alarm_ringing_inside_the_block_own_lines_leaves_nothing_armed_after_
     before = signal.signal(signal.SIGALRM, previous)
     try:
         with signals.run_clock(clock):
-            lines = _lines_run()
-            assert lines >= 10                                    # the setting up and the ending, both traced
+            lines = _lines_run(code)
+            assert lines >= (10 if code is BLOCK else 3)          # the setting up and the ending, both traced
             _nothing_armed(previous)
             for line in range(1, lines + 1):
                 def ring(n: int, line: int = line) -> None:
@@ -82,7 +84,7 @@ def test_an_alarm_ringing_inside_the_block_own_lines_leaves_nothing_armed_after_
                         cpu.advance(10 * DEFAULT_TIMEOUT)         # every step of the backstop is due
                         signal.raise_signal(signal.SIGALRM)      # as the watchdog's pthread_kill, here and now
 
-                _run_block(ring)                                  # an OutOfTime out of the block is allowed: it was due
+                _run_block(ring, code)                            # an OutOfTime out of the block is allowed: it was due
                 _nothing_armed(previous)
                 signals.after_cut()                               # what a caller does after a cut: arms nothing now
                 _nothing_armed(previous)
