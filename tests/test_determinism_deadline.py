@@ -207,9 +207,15 @@ def test_the_tree_waits_count_a_child_kept_waiting_for_its_core():
         os.write(ready_w, b"x")
         os.read(go_r, 1)
 
-    spinner = _fork(pinned(lambda: _spin(1e9)))
-    pid = _fork(pinned(child))
+    def spin_there() -> None:
+        os.write(ready_w, b"s")                  # pinned: the child starts beside it
+        _spin(1e9)
+
+    spinner = _fork(pinned(spin_there))
+    pid = -1
     try:
+        assert os.read(ready_r, 1) == b"s"
+        pid = _fork(pinned(child))
         assert os.read(ready_r, 1) == b"x"
         waits = tree_waits(os.getpid())
         assert waits is not None and waits.get(pid, 0) > 0
@@ -217,7 +223,8 @@ def test_the_tree_waits_count_a_child_kept_waiting_for_its_core():
         os.write(go_w, b"x")
         os.kill(spinner, 9)
         for p in (pid, spinner):
-            os.waitpid(p, 0)
+            if p > 0:
+                os.waitpid(p, 0)
         for fd in (ready_r, ready_w, go_r, go_w):
             os.close(fd)
 
