@@ -4,7 +4,7 @@ Run: python -m bench.compile_cost [--check GAME] [--keep DIR] [GAME ...]
 
 For each shipped game (`models/GAME.yaml` at its printed numbers, its first reading) it generates
 three modules and compiles each cold in a fresh process with an empty cache folder (Numba's
-machine code included; the model-independent runtime and search loop are compiled before and
+machine code included; the model-independent runtime is compiled before and
 not counted): the base model's search module (`numbagen.module_source`, no watched predicate),
 the product of its ordering claims watched together (`props.monitor.compile_together`, watching
 their invariants: what `portfolio.plan` searches) and the analyses' scan module
@@ -45,11 +45,10 @@ import json, re, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.numbagen import RUNTIME, loop_source
-cache.load(RUNTIME)
-cache.load(loop_source(1))
-cache.load(loop_source(2))
+from verifier.engines.compiled.numbagen import RUNTIME
 text = Path(sys.argv[2]).read_text()
+if text != RUNTIME:
+    cache.load(RUNTIME)
 def deps(text):
     # the generated modules `text` imports, loaded first (warm where their code is cached)
     for key in re.findall(r"^from turnproof_compiled_(m\w+) import", text, re.M):

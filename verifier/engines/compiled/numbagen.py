@@ -441,7 +441,32 @@ def action_body(lay: Layout, a: int, action: Action, sink: Sink, helpers: list[s
     lines = action_lines(w, a, action, "    ", sink, Labels())
     if not lines:
         return []
-    return [*(f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)), *lines]
+    reads, lines = shared_reads(lines, counter, {f"v{k}" for k in w.hoisted})
+    return [*(f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)), *reads, *lines]
+
+
+# a field read at an index computed from the slots read into locals (`v<slot>`) and literals alone
+_DYNAMIC_READ = re.compile(r"\(\(s\d* >> \(((?:v\d+|\d+)(?: [*+-] (?:v\d+|\d+))*)\)\) & \d+\)")
+_LOCAL = re.compile(r"v\d+")
+
+
+def shared_reads(lines: list[str], counter: itertools.count, hoisted: set[str]) -> tuple[list[str], list[str]]:
+    """Each read `((s >> (4 * v1 + 21)) & 15)` that `lines` make twice or more, read once into a
+    local at their start (the lines so rewritten): an action's firings (its choices unrolled)
+    read the same element of an array again and again, and Numba's compile time goes by the
+    operations it types. The read cannot raise and its index reads only literals and the slots
+    read before the lines (`hoisted`)."""
+    seen: dict[str, int] = {}
+    for line in lines:
+        for m in _DYNAMIC_READ.finditer(line):
+            if set(_LOCAL.findall(m.group(1))) <= hoisted:
+                seen[m.group(0)] = seen.get(m.group(0), 0) + 1
+    names = {read: f"d{next(counter)}" for read, times in seen.items() if times >= 2}
+    if not names:
+        return [], lines
+    pattern = re.compile("|".join(re.escape(read) for read in names))
+    return ([f"    {name} = {read}" for read, name in names.items()],
+            [pattern.sub(lambda m: names[m.group(0)], line) for line in lines])
 
 
 def action_function(state: list[str], a: int, body: list[str], name: str = "fire") -> list[str]:
