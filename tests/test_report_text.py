@@ -80,3 +80,28 @@ def test_the_acknowledge_entries_cover_each_finding_once():
     hint = acknowledge_hint(found)
     assert hint.count("  - {kind:") == 2 and '"attacked-twice"' in hint and '"hand|draw"' not in hint
     assert acknowledge_hint(found[3:]) == ""
+
+
+def test_the_verdicts_one_reason_left_open_are_one_line(tmp_path, capsys):
+    """`check models/wtactics.yaml --printed --timeout 60` on a loaded machine printed 403 lines: one
+    'UNKNOWN because cut short by --timeout' line per claim and reading, and every claim in the table.
+    More than three verdicts left open for one reason are one line; --traces all lists each."""
+    props = few_claims(tmp_path, 6)
+    args = ["check", MINI, "-p", str(props), "--engine", "explicit", "--no-consistency", "--max-states", "1"]
+    assert main(args) == 3
+    out = capsys.readouterr().out
+    assert out.count("UNKNOWN because") == 1
+    assert re.search(r" 12 verdicts UNKNOWN because .*: c0, c1, c2, c3, c4, c5 \(--traces all lists each\)",
+                     " ".join(out.split()))                         # one line, wrapped at the width
+    assert re.search(r"\nUNKNOWN +left open +6 +c0, c1, c2, c3, c4, c5", out)
+    assert main([*args, "--traces", "all"]) == 3
+    assert capsys.readouterr().out.count("UNKNOWN because") == 12
+    assert main([*args, "--variant", "strict", "-p", str(few_claims(tmp_path, 3))]) == 3    # three: one line each
+    assert capsys.readouterr().out.count("UNKNOWN because") == 3
+
+
+def few_claims(tmp_path, n: int):
+    path = tmp_path / f"claims{n}.yaml"
+    path.write_text("claims:\n" + "".join(f'  - id: c{k}\n    says: "claim {k}"\n    invariant: "hand[0] <= {k}"\n'
+                                          for k in range(n)), encoding="utf-8")
+    return path

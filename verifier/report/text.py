@@ -128,7 +128,7 @@ def claims_summary(runs: Sequence[ModelRun]) -> Table:
     for (rank, label, status), cids in sorted(groups.items(), key=lambda g: (g[0][0], order.get(g[0][1].split()[0], 9),
                                                                               g[0][1])):
         style = "bold red" if rank == 0 else "magenta" if rank == 1 else ""
-        which = ", ".join(cids) if rank < 2 else _first(cids, 45)
+        which = ", ".join(cids) if rank == 0 else _first(cids, 45)
         table.add_row(Text(label, style=VERDICT_STYLE.get(Verdict(label.split()[0]), "")) if label.split()[0] in order
                       else plain(label), plain(status, style), str(len(cids)), plain(which))
     return table
@@ -145,9 +145,14 @@ def _first(items: Sequence[str], width: int) -> str:
     return ", ".join(shown)
 
 
+SHARED_REASON = 3      # more verdicts left open for one reason are one line
+
+
 def _attention(console: Console, runs: Sequence[ModelRun], with_traces: bool) -> None:
-    """The verdicts not as expected (with their traces), the ones left open (with the reason),
+    """The verdicts not as expected (with their traces), the ones left open (with the reason: one
+    line for the verdicts a same reason left open, so that a cut run does not list every claim),
     and the new findings."""
+    left_open: dict[str, list[str]] = {}
     for run in runs:
         where = f" [{run.model.variant}]" if run.model.variant and len(runs) > 1 else ""
         for r in run.results:
@@ -160,14 +165,21 @@ def _attention(console: Console, runs: Sequence[ModelRun], with_traces: bool) ->
                 continue
             if r.verdict is Verdict.UNKNOWN:
                 if not r.as_expected or r.property.expected is None:
-                    console.print(plain(f"{r.property.id}{where}: UNKNOWN because {r.reason or 'it was left open'}",
-                                        style="magenta"))
+                    left_open.setdefault(r.reason or "it was left open", []).append(f"{r.property.id}{where}")
                 continue
             expected = r.property.expected or "not VIOLATED"
             console.print(plain(f"\n{r.property.id}{where}: {r.verdict.value}, expected {expected}"
                                 + (f" ({r.reason})" if r.reason else ""), style=VERDICT_STYLE[r.verdict]))
             if with_traces and r.trace is not None:
                 console.print(trace_table(r.trace))
+    for reason, which in left_open.items():
+        if len(which) <= SHARED_REASON:
+            for one in which:
+                console.print(plain(f"{one}: UNKNOWN because {reason}", style="magenta"))
+        else:
+            claims = list(dict.fromkeys(one.split(" [")[0] for one in which))
+            console.print(plain(f"{len(which)} verdicts UNKNOWN because {reason}: {_first(claims, 60)} "
+                                "(--traces all lists each)", style="magenta"))
     new = _unique_findings(f for run in runs for f in run.new_findings)
     if new:
         console.print(findings_text(new, title="New findings (not acknowledged)"))
