@@ -22,6 +22,25 @@ def test_acknowledged_findings_pass(capsys):
     assert "acknowledged: the hand limit is card-specific" in capsys.readouterr().out
 
 
+
+def test_acknowledged_findings_are_a_line_each_unless_all_traces_are_asked(capsys):
+    """`lint models/alpha_clash.yaml` printed 931 lines for nine findings, all acknowledged: each in a
+    table, then again with its evidence and its trace. Now an acknowledged finding is one line, as
+    `check` keeps quiet about what is as expected; --traces all prints them in full, none without traces."""
+    assert main(["lint", fixture("gap_ack"), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "gap hand|draw: acknowledged: the hand limit" in out and "established by" not in out
+    assert "(initial state)" not in out and "--traces all shows the acknowledged ones in full" in out
+    assert main(["lint", fixture("gap_ack"), "-q", "--traces", "all"]) == 0
+    full = capsys.readouterr().out
+    assert full.count("established by") == 2 and "(initial state)" in full
+    assert main(["lint", fixture("gap_ack"), "-q", "--traces", "none"]) == 0
+    bare = capsys.readouterr().out
+    assert bare.count("established by") == 2 and "(initial state)" not in bare
+    assert main(["lint", fixture("conflict_yes"), "-q"]) == 1          # new findings: in full by default
+    assert capsys.readouterr().out.count("established by") == 2
+
+
 def test_clean_model_passes(capsys):
     assert main(["lint", fixture("conflict_no"), "-q"]) == 0
     assert "No consistency findings" in capsys.readouterr().out

@@ -71,6 +71,10 @@ def register(sub: Commands) -> None:
                         "model's folder); lint checks none of them")
     add_model_options(p)
     add_output_options(p, FORMATS)
+    p.add_argument("--traces", choices=("unexpected", "all", "none"), default="unexpected",
+                   help="text output: the findings to print with their evidence and traces: unexpected (default: "
+                        "the new, unacknowledged ones; an acknowledged one is a line), all, none (the evidence "
+                        "without traces)")
     p.set_defaults(handler=run, imports=("verifier.runner", "verifier.analysis.vacuity", "verifier.report.text",
                                          "verifier.report.json_out", "verifier.report.junit", "verifier.report.sarif"))
 
@@ -96,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "sarif":
         text = json.dumps(runs_sarif(runs), indent=2) + "\n"
     else:
-        text = render_lint(runs, color=args.output is None and sys.stdout.isatty()) + note
+        text = render_lint(runs, color=args.output is None and sys.stdout.isatty(), traces=args.traces) + note
     write_output(text, args.output)
     sys.stderr.write(budget_note(runs, args.timeout))
     if any(run.new_findings for run in runs):
@@ -130,8 +134,10 @@ def with_vacuity(path: str, runs: list[ModelRun], options: RunOptions,
     return out, ""
 
 
-def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120) -> str:
-    """Findings grouped by rule section: the sentence, then its evidence."""
+def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120, traces: str = "unexpected") -> str:
+    """Findings grouped by rule section: the sentence, then its evidence. `traces`: "unexpected" (the
+    new findings in full, an acknowledged one a line), "all" (every finding in full), "none" (every
+    finding without its traces)."""
     from rich.console import Console
 
     from verifier.report.text import acknowledge_hint, findings_text, plain, trace_table
@@ -158,7 +164,9 @@ def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120)
         console.print("No consistency findings: no dead rule, stuck state, silent rule, conflict, "
                       "order dependence or unspecified choice was found.")
         return buf.getvalue()
-    console.print(findings_text([f for _run, f in findings]))
+    shown = [f for _run, f in findings if traces != "unexpected" or f.acknowledged is None]
+    if shown:
+        console.print(findings_text(shown, title="Findings" if len(shown) == len(findings) else "New findings"))
     groups: dict[str, list[Finding]] = {}
     for _run, f in findings:
         groups.setdefault(_section(f), []).append(f)
@@ -167,18 +175,22 @@ def render_lint(runs: Sequence[ModelRun], color: bool = False, width: int = 120)
         for f in sorted(groups[section], key=lambda f: (f.kind, f.subject)):
             ack = f" (acknowledged: {f.acknowledged})" if f.acknowledged else ""
             reading = f" [reading {f.variant}]" if f.variant else ""
+            if f.acknowledged and traces == "unexpected":
+                console.print(plain(f"{f.kind} {f.subject}{reading}: acknowledged: {f.acknowledged}", style="dim"))
+                continue
             style = "dim" if f.acknowledged else "bold"
             console.print(plain(f"{f.kind} {f.subject}{reading}: {f.message}{ack}", style=style))
             console.print(plain(f"  established by {f.engine}" + (f", {f.scope}" if f.scope else "")))
             scalars = {k: v for k, v in f.evidence.items() if isinstance(v, (str, int, float, bool))}
             if scalars:
                 console.print(plain("  " + "; ".join(f"{k.replace('_', ' ')}: {_v(v)}" for k, v in scalars.items())))
-            for k, trace in enumerate(f.traces, 1):
+            for k, trace in enumerate(f.traces if traces != "none" else (), 1):
                 if len(f.traces) > 1:
                     console.print(f"  trace {k} of {len(f.traces)}:")
                 console.print(trace_table(trace))
     new = sum(1 for _r, f in findings if f.acknowledged is None)
-    console.print(f"\n{len(findings)} finding{'s' * (len(findings) != 1)}, {new} unacknowledged")
+    more = " (--traces all shows the acknowledged ones in full)" if traces == "unexpected" and new < len(findings) else ""
+    console.print(f"\n{len(findings)} finding{'s' * (len(findings) != 1)}, {new} unacknowledged{more}")
     if new:
         console.print(plain(acknowledge_hint([f for _r, f in findings])))
     return buf.getvalue()
