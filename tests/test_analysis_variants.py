@@ -1,8 +1,11 @@
 """variant-difference: claims and reachable behaviours that depend on the reading."""
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_analysis_support import analyse, assert_replay, fixture, load_all, of_kind
 
+from verifier.analysis import variants
 from verifier.runner import RunOptions, check_model
 
 
@@ -45,3 +48,40 @@ def test_single_reading_has_no_variant_findings():
     from verifier.analysis import consistency_findings
     from verifier.engines.base import Budget
     assert not [f for f in consistency_findings(models, [[]], Budget()) if f.kind == "variant-difference"]
+
+
+def _nearest_by_loop(x: int, states: set[int], fields: list[tuple[int, int]]) -> int:
+    """The scan `variants._nearest_packed` does once no state is one field away, state by state in
+    the set's order (what it did before it counted in numpy)."""
+    best, best_n = x, len(fields) + 1
+    for y in states:
+        n = sum(1 for sh, w in fields if (x ^ y) >> sh & ((1 << w) - 1))
+        if n < best_n:
+            best, best_n = y, n
+            if n == 2:
+                break
+    return best
+
+
+@st.composite
+def _far_states(draw):
+    """Fields (shift, width) in a word or past it, a state `x`, and states none of which is one field from it."""
+    widths = draw(st.lists(st.integers(1, 3), min_size=2, max_size=5))
+    gap = draw(st.sampled_from([0, 60]))                    # past 64 bits: the Python-int scan
+    fields, sh = [], 0
+    for w in widths:
+        fields.append((sh, w))
+        sh += w + gap
+    value = st.builds(lambda parts: sum(v << s for v, (s, _w) in zip(parts, fields)),
+                      st.tuples(*(st.integers(0, (1 << w) - 1) for _s, w in fields)))
+    x = draw(value)
+    apart = lambda y: sum(1 for s, w in fields if (x ^ y) >> s & ((1 << w) - 1))   # noqa: E731
+    return x, {y for y in draw(st.lists(value, max_size=40)) if apart(y) >= 2}, fields
+
+
+@settings(max_examples=200, deadline=None)
+@given(_far_states())
+def test_the_nearest_state_is_the_one_the_scan_state_by_state_finds(case):
+    x, states, fields = case
+    assert variants._nearest_packed(x, lambda y: y in states, lambda: states, fields) == \
+        _nearest_by_loop(x, states, fields)

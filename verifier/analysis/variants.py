@@ -131,26 +131,28 @@ def _shared_fields(a: Context, b: Context, names: list[str]) -> list[tuple[int, 
 def _nearest_packed(x: int, seen: Callable[[int], bool], every: Callable[[], set[int]],
                     fields: list[tuple[int, int]]) -> int:
     """A masked packed state `seen` holds (`every` gives them all) differing from `x` in the fewest
-    fields: first the states one field away, by lookup; otherwise a scan (stopping at two)."""
+    fields: first the states one field away, by lookup; otherwise a scan of them all, counted in numpy."""
     for sh, w in fields:
         base = x & ~(((1 << w) - 1) << sh)
         for v in range(1 << w):
             y = base | (v << sh)
             if y != x and seen(y):
                 return y
-    # fold each field's bits of x ^ y onto the field's lowest bit, then count those bits
-    lows = [sum(1 << sh for sh, w in fields if w > j) for j in range(max(w for _sh, w in fields))]
-    best, best_n = x, len(fields) + 1
-    for y in every():
-        z, folded = x ^ y, 0
-        for j, low in enumerate(lows):
-            folded |= (z >> j) & low
-        n = folded.bit_count()
-        if n < best_n:
-            best, best_n = y, n
-            if n == 2:
-                break
-    return best
+    # none is one field away: the first of the closest states in `every`'s order
+    states = every()
+    if not states:
+        return x
+    import numpy as np
+    ys: Sequence[int] | np.ndarray
+    if max(sh + w for sh, w in fields) <= 64:
+        ys = np.fromiter(states, np.uint64, len(states))
+        z, counts = ys ^ np.uint64(x), np.zeros(len(states), np.int64)
+        for sh, w in fields:
+            counts += (z >> np.uint64(sh)) & np.uint64((1 << w) - 1) != 0
+    else:                                  # states wider than a word: Python ints
+        ys = list(states)
+        counts = np.array([sum(1 for sh, w in fields if (x ^ y) >> sh & ((1 << w) - 1)) for y in ys])
+    return int(ys[int(np.argmin(counts))])       # the first of the fewest (two at the least)
 
 
 def _shown(ctx: Context, names: list[str], projected: tuple) -> dict:
