@@ -6,7 +6,7 @@ through `typecheck.Scope`. Errors go to a DiagnosticSink, never raised here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib.resources import files
 
 from lark import Lark, Token, Tree
@@ -60,6 +60,13 @@ class Origin:
 def _parser(start: str) -> Lark:
     grammar = files("verifier.lang").joinpath("grammar.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", propagate_positions=True, start=start, maybe_placeholders=False)
+
+
+@lru_cache(maxsize=4096)
+def _parsed(start: str, text: str) -> Tree:
+    """The parse tree of `text` from rule `start` (never changed by its readers): a file's readings,
+    its printed and default values and its claims read the same texts again."""
+    return _parser(start).parse(text)
 
 
 EXPANSION_LIMIT = 20_000   # nodes an expanded definition may have (guards against exponential nesting)
@@ -156,7 +163,7 @@ class ExprReader:
     # ---- parsing and positions
     def _parse(self, start: str, hint: str | None = None) -> Tree | None:
         try:
-            tree = _parser(start).parse(self.text)
+            tree = _parsed(start, self.text)
         except UnexpectedInput as err:
             self._syntax_error(err, hint)
             return None
