@@ -13,6 +13,7 @@ from verifier.cli import main
 from verifier.diagnostics import ModelError
 from verifier.lang import load_model
 from verifier.report import mermaid, sarif, trace_view
+from verifier.report.model_json import model_json
 from verifier.runner import RunOptions, check_model
 from verifier.trace import Names, expr_words, split_element
 
@@ -213,10 +214,13 @@ def test_a_two_dimensional_array_reads_like_a_one_dimensional_one(tmp_path):
 
 def test_an_exported_condition_writes_a_two_dimensional_element_as_the_model_does(tmp_path):
     """The Mermaid export's conditions keep the model's names (no labels) and a 2-D element's two indices
-    (not its flat position), so that import-mermaid reads them back."""
+    (not its flat position), so that import-mermaid reads them back; so does the JSON export."""
     path = tmp_path / "grid.yaml"
     path.write_text(GRID.read_text().replace("  - name: Draw\n", "  - name: Draw\n    next:\n      - {to: Play, when: "
                                              "\"cards[active][hand] > 0\"}\n      - {to: TURN_END}\n")
                     .replace("init: 1}", "init: 1, label: cards in}"))
     chart = mermaid.phase_mermaid(load_model(str(path)))
     assert "when: cards[active][hand] #gt; 0" in chart and "cards in" not in chart
+    (draw,) = [a for a in model_json(load_model(str(path)))["actions"] if a["name"] == "draw"]   # export --to json
+    assert "cards[active][deck] > 0" in draw["guard"] and draw["effects"]["cards[active][hand]"] == \
+        "cards[active][hand] + 1"

@@ -7,6 +7,7 @@ from typing import Any
 from verifier import __version__
 from verifier.ir.expr import TRUE, pretty
 from verifier.ir.model import EnumType, IntType, Model
+from verifier.trace import Names
 
 
 def _type(t: Any) -> Any:
@@ -23,9 +24,10 @@ def _cite(c: Any) -> Any:
 
 def model_json(model: Model) -> dict[str, Any]:
     enum_name = model.enum_value_name if model.enums else None
+    written = Names.as_written(model)       # a 2-D array's element with its two indices, as the model writes it
 
     def show(e: Any) -> str:
-        return pretty(e, enum_name)
+        return pretty(e, enum_name, written)
 
     return {
         "turnproof": __version__,
