@@ -85,3 +85,37 @@ def test_the_nearest_state_is_the_one_the_scan_state_by_state_finds(case):
     x, states, fields = case
     assert variants._nearest_packed(x, lambda y: y in states, lambda: states, fields) == \
         _nearest_by_loop(x, states, fields)
+
+
+FREE = """\
+model: free
+players: 2
+params:
+  N: {default: 2, min: 1, max: 5}
+variables:
+  x: {type: 0..N, init: 0}
+variants:
+  a: {doc: "go while below N"}
+  b: {doc: "go never"}
+phases:
+  - name: A
+actions:
+  - name: go
+    phase: A
+    when: {a: "x < N", b: "false"}
+    do: {x: "x + 1"}
+"""
+
+
+def test_a_difference_found_with_a_parameter_left_free_replays_its_trace_where_it_was_found(tmp_path):
+    """README's `check models/wtactics.yaml --param DRAW_PILE='*' --engine symbolic` ended, after 564 s of
+    CPU, in an internal error (exit 4): a claim violated in one reading only gave a variant-difference
+    whose trace (found at N=1) was replayed on the model with N free."""
+    model, props = tmp_path / "free.yaml", tmp_path / "claims.yaml"
+    model.write_text(FREE, encoding="utf-8")
+    props.write_text('claims:\n  - id: stays\n    says: "x stays 0"\n    invariant: "x < 1"\n'
+                     '    expected: {a: VIOLATED, b: HOLDS}\n    why: "go"\n', encoding="utf-8")
+    runs = check_model(str(model), RunOptions(properties=str(props), engine="symbolic", params={"N": None}))
+    (f,) = [f for f in runs[0].findings if f.kind == "variant-difference"]
+    assert f.evidence["trace_at"] == {"N": 1} and "internal_error" not in f.evidence
+    assert [s.action for s in f.traces[0].steps] == ["go"]

@@ -167,7 +167,10 @@ def _replayed(f: Finding, models: Sequence[Model]) -> Finding:
     from verifier.semantics import EvalError, layout
     from verifier.trace import ReplayError, replay
 
-    model = next((m for m in models if m.variant == f.variant), models[0]).instantiate()
+    model = next((m for m in models if m.variant == f.variant), models[0]).instantiate(f.evidence.get("trace_at"))
+    if not model.is_concrete:          # a trace is a run at some values of the parameters: it needs them
+        return replace(f, traces=(), evidence=dict(f.evidence, internal_error="a trace found with parameters "
+                                                   "left free says at which values it was found (an engine bug)"))
     lay = layout(model)
     kept, errors = [], []
     for trace in f.traces:

@@ -59,6 +59,8 @@ def claim_findings(ctxs: Sequence[Context], results: Sequence[Sequence[CheckResu
             traces = (mine.trace,)
         evidence = {"verdicts": {str(v): r.verdict.value for v, r in per.items()},
                     "traces_in": [str(v) for v, r in per.items() if r.trace is not None]}
+        if traces and mine is not None and not ref.model.instantiate().is_concrete:
+            evidence["trace_at"] = dict(mine.params)      # the values a free parameter takes in the trace
         rules = tuple(dict.fromkeys(([first.rule] if first.rule else []) + _variant_rules(ctxs, holds + broken)))
         out.append(Finding(KIND, cid, message, rules=rules, traces=traces, evidence=evidence,
                            engine=", ".join(sorted({r.engine for r in per.values()})),
