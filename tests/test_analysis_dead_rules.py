@@ -49,3 +49,13 @@ def test_fixed_parameters_use_the_explicit_search():
     dead = of_kind(analyse("dead_param", {"N": 2}), "dead-rule")
     assert set(dead) == {"beyond"} and dead["beyond"].engine == "explicit"
     assert "N=2" in dead["beyond"].scope
+
+
+def test_a_guard_that_is_false_is_quoted_as_written(tmp_path):
+    """`when: "false"` was quoted as "its condition `true` never holds": the constant was dropped with
+    the conditions the phase sugar adds."""
+    path = tmp_path / "never.yaml"
+    path.write_text('model: never\nplayers: 2\nvariables:\n  x: {type: 0..1, init: 0}\nphases:\n  - name: A\n'
+                    'actions:\n  - name: go\n    phase: A\n    when: "false"\n    do: {x: 1}\n', encoding="utf-8")
+    (f,) = of_kind(analyse(str(path)), "dead-rule").values()
+    assert "its condition `false` holds in no state" in f.message

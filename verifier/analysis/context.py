@@ -411,10 +411,11 @@ def takes(concrete: Model, budget: Budget, kept: Any) -> bool:
 
 def own_guard(action: Action, model: Model) -> Expr:
     """The guard as the designer wrote it: without the conjuncts the phase sugar adds
-    (``not end``, and conditions on the implicit `phase` / `active` alone)."""
+    (``not end``, and conditions on the implicit `phase` / `active` alone; a constant is the
+    designer's, `when: "false"`)."""
     end = neg(model.end)
     parts = action.guard.args if isinstance(action.guard, App) and action.guard.op is Op.AND else (action.guard,)
-    kept = [p for p in parts if p != end and not (state_vars(p) <= {PHASE_VAR, ACTIVE_VAR})]
+    kept = [p for p in parts if p != end and not (state_vars(p) and state_vars(p) <= {PHASE_VAR, ACTIVE_VAR})]
     return conj(*kept)
 
 
