@@ -48,9 +48,18 @@ def test_the_warning_is_printed_where_it_is(v1, capsys, command):
     assert err.count(DEPRECATED) == 1
 
 
-def test_report_prints_it_too(v1, tmp_path, capsys):
+def test_report_prints_it_too_and_the_game_page_shows_it(v1, tmp_path, capsys):
+    """The report's reader, who never sees standard error, reads the warning on the game's page."""
     assert main(["report", str(v1), "-o", str(tmp_path / "site"), "-q", "--no-graph", "--playouts", "0"]) == 0
-    assert f"{where(v1, '- {to: TURN_END}')}: warning: {DEPRECATED}" in capsys.readouterr().err
+    at = where(v1, '- {to: TURN_END}')
+    assert f"{at}: warning: {DEPRECATED}" in capsys.readouterr().err
+    page = tmp_path / "site" / "v1"
+    assert f"- `{at}` {DEPRECATED}" in (page / "index.md").read_text()
+    assert "Warnings:" in (page / "index.html").read_text() and DEPRECATED in (page / "index.html").read_text()
+    clean = tmp_path / "v2.yaml"
+    clean.write_text(V1.replace("    next:\n", "    next_any:\n"))
+    assert main(["report", str(clean), "-o", str(tmp_path / "site2"), "-q", "--no-graph", "--playouts", "0"]) == 0
+    assert "Warnings:" not in (tmp_path / "site2" / "v1" / "index.md").read_text()
 
 
 def test_json_and_sarif_carry_it(v1, tmp_path):

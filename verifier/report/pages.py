@@ -347,6 +347,19 @@ def _diagram_legend(level: int) -> list:
 
 # ---------------------------------------------------------------- the game page
 
+def _warnings_blocks(runs: Sequence[ModelRun]) -> list:
+    """What loading the model warned of (as `check` prints it on standard error), each once."""
+    shown: list = []
+    for run in runs:
+        shown += [w for w in run.warnings if w not in shown]
+    if not shown:
+        return []
+    return [Note([bad("Warnings:"), f" loading the model warned of {_n(len(shown), 'thing')} (it still "
+                                     "loads; the verdicts stand)."], "warn"),
+            Bullets([[code(str(w.span)) if w.span else "", f" {w.message}" + (f" ({w.hint})" if w.hint else "")]
+                     for w in shown])]
+
+
 def game_document(page: GamePage, timings: bool = True) -> Document:
     model = page.model
     runs = page.runs
@@ -383,6 +396,7 @@ def game_document(page: GamePage, timings: bool = True) -> Document:
         doc.add(Note([ok("Every decided verdict is as expected" if open_ else "Every verdict is as expected"),
                       (" and every finding is acknowledged." if page.findings else " and there are no findings.")
                       + undecided_words]))
+    doc.blocks += _warnings_blocks(runs)
     doc.blocks += _to_fix_blocks(page)
     doc.add(Bullets([link("Turn structure", anchor="turn-structure"), link("Explored states", anchor="states")]
                     + ([link("Playouts", anchor=playouts.ANCHOR)] if page.playouts is not None else [])
