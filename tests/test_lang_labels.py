@@ -106,6 +106,10 @@ BAD = [
     ("names for a bool", "turns: {type: 0..2, init: 0}", "turns: {type: bool, init: false, values: [no, yes]}",
      "values: names the values of an int range (lo..hi), and variable turns is not one", "[no"),
     ("a long label", "label: cards in hand", "label: " + "x" * 41, "has 41 characters; give 1 to 40", "xxx"),
+    ("a label that reads as a player's element", "label: declared mode", "label: player 1 is ready",
+     "the label of variable mode 'player 1 is ready' reads as one player's element", "player 1"),
+    ("a label ending as a player's element", "label: cards in hand", "label: cards of player 2",
+     "the label of variable hand 'cards of player 2' reads as one player's element", "cards of"),
 ]
 
 

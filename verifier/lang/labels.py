@@ -17,6 +17,7 @@ from verifier.lang.yaml_source import Node
 MAX_CHARS = 40
 TEXT_RE = re.compile(r"[^\W_](?:[\w '.,()/+#-]*[\w'.,()/+#-])?")     # starts with a letter or digit, ends in no space
 ALLOWED = "letters, digits, spaces and - ' . , ( ) / + # _"
+PLAYERS_ELEMENT = re.compile(r"player \d+ is .*|.* of player \d+")     # how a player's element reads (`trace.Names`)
 
 
 def read_text(node: Node, what: str, sink: DiagnosticSink) -> str | None:
@@ -35,6 +36,18 @@ def read_text(node: Node, what: str, sink: DiagnosticSink) -> str | None:
         why = f"the character {bad!a}" if bad is not None else "a space or sign at its start, or a space at its end"
         sink.error(f"{what} {text!a} has {why}, which a label may not hold", node.span,
                    hint=f"use {ALLOWED}; start with a letter or digit")
+        return None
+    return text
+
+
+def read_label(node: Node, what: str, sink: DiagnosticSink) -> str | None:
+    """A variable's label: text as `read_text` wants it, that does not read as one player's element (traces
+    write those `player 0 is <label>`, `<label> of player 0`, and a compact state groups them again)."""
+    text = read_text(node, what, sink)
+    if text is not None and PLAYERS_ELEMENT.fullmatch(text):
+        sink.error(f"{what} {text!a} reads as one player's element ('player 0 is ...', '... of player 0')",
+                   node.span, hint="name the variable alone; traces add the player (\"cards held\" reads "
+                                   "\"cards held of player 0\")")
         return None
     return text
 

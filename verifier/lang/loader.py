@@ -596,7 +596,7 @@ class Loader:
         if node is None:
             return ""
         self.label_spans[name] = node.span
-        return labels.read_text(node, f"the label of variable {name}", self.sink) or ""
+        return labels.read_label(node, f"the label of variable {name}", self.sink) or ""
 
     def read_init(self, var: Variable, node: Node | None) -> tuple[Expr | None, ...]:
         size = var.size() if var.index is None or _concrete(var.index) else 1
