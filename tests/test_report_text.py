@@ -105,3 +105,14 @@ def few_claims(tmp_path, n: int):
     path.write_text("claims:\n" + "".join(f'  - id: c{k}\n    says: "claim {k}"\n    invariant: "hand[0] <= {k}"\n'
                                           for k in range(n)), encoding="utf-8")
     return path
+
+
+def test_no_claims_says_where_they_were_looked_for(tmp_path, capsys):
+    """A new user's model beside its claim file got 'write properties/<model>.yaml', which did not say
+    that the folder is looked for beside the model's folder, not in it."""
+    games = tmp_path / "games"
+    games.mkdir()
+    (games / "mini.yaml").write_text(Path(MINI).read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["check", str(games / "mini.yaml"), "--no-consistency", "--variant", "strict"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"no claims: none at {tmp_path / 'properties' / 'mini.yaml'} (properties/ beside the model's folder)" in out

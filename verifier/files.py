@@ -49,6 +49,12 @@ def file_stem(text: object) -> str:
     return f"{stem[:STEM_LENGTH - 9].rstrip('-.')}-{digest}"
 
 
+def claims_beside(model_path: str | os.PathLike) -> Path:
+    """Where a model's claims are looked for without -p: `properties/<stem>.yaml` beside the model's folder."""
+    p = Path(model_path)
+    return p.parent.parent / "properties" / f"{p.stem}.yaml"
+
+
 SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))   # kernel files, never a project's input
 
 

@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from verifier.diagnostics import DiagnosticSink, PropertyError, Span
+from verifier.files import claims_beside
 from verifier.ir.expr import FALSE, TRUE, App, Const, Expr, Op
 from verifier.ir.model import ActionKind, BoolType, Choice, EnumType, IntType, Model, in_phase
 from verifier.ir.props import (
@@ -36,9 +37,8 @@ ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 def default_properties_path(model_path: str) -> str | None:
-    """`properties/<stem>.yaml` beside the model's folder, when it exists."""
-    p = Path(model_path)
-    candidate = p.parent.parent / "properties" / f"{p.stem}.yaml"
+    """`properties/<stem>.yaml` beside the model's folder (`files.claims_beside`), when it exists."""
+    candidate = claims_beside(model_path)
     return str(candidate) if candidate.is_file() else None
 
 

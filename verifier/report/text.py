@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from verifier.diagnostics import printable
+from verifier.files import claims_beside
 from verifier.report import trace_view
 from verifier.report.bounds import bound_traces
 from verifier.report.explain import shown_why
@@ -80,7 +81,10 @@ def _summary(console: Console, runs: Sequence[ModelRun]) -> None:
         console.print(plain(f"{'readings' if len(variants) > 1 else 'reading'}: {', '.join(variants)}"))
     results = [r for run in runs for r in run.results]
     if not results:
-        console.print("no claims (write properties/<model>.yaml or pass -p FILE)")
+        given = runs[0].properties_path
+        console.print(plain(f"no claims in {given}" if given else
+                            f"no claims: none at {claims_beside(runs[0].path)} (properties/ beside the model's "
+                            "folder); write them there, or pass -p FILE"))
     else:
         console.print(claims_summary(runs))
     findings = _unique_findings(f for run in runs for f in run.findings)
