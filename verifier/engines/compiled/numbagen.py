@@ -442,7 +442,8 @@ def action_body(lay: Layout, a: int, action: Action, sink: Sink, helpers: list[s
     if not lines:
         return []
     reads, lines = shared_reads(lines, counter, {f"v{k}" for k in w.hoisted})
-    return [*(f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)), *reads, *lines]
+    terms, lines = shared_terms(lines, counter)
+    return [*(f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)), *reads, *terms, *lines]
 
 
 # a field read at an index computed from the slots read into locals (`v<slot>`) and literals alone
@@ -476,6 +477,98 @@ def action_function(state: list[str], a: int, body: list[str], name: str = "fire
     out = "ROWS" if len(state) > 1 else "STATES"
     return [f"@njit(INT({', '.join(['INT'] * len(state))}, {out}, STATES, STATES, INT), **INNER)",
             f"def {name}_{a}({', '.join(state)}, out, acts, count, n):", *single_assignment(body), "    return n"]
+
+
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+|<<|>>|<=|>=|==|!=|\S")
+_PURE_WORD = re.compile(r"[vd]\d+|\d+|not|if|else|min|max|<=|>=|==|!=|[-+*&|<>(),]")
+_OPERATION = re.compile(r"[-+*&|<>=]|not|if|min|max")
+
+
+def _pure(term: str) -> bool:
+    """Whether `term` reads only the locals read at an action's start (`v<slot>`, `d<n>`) and
+    literals, with no operation that might raise nor shift by an amount it computes."""
+    tokens = _TOKEN.findall(term)
+    for k, token in enumerate(tokens):
+        if token in ("<<", ">>"):
+            if k + 1 == len(tokens) or not tokens[k + 1].isdigit():
+                return False
+        elif not _PURE_WORD.fullmatch(token):
+            return False
+    return True
+
+
+def shared_terms(lines: list[str], counter: itertools.count) -> tuple[list[str], list[str]]:
+    """Each parenthesised term of the locals read at the action's start and literals that `lines`
+    write twice or more (a guard's conjunct repeated in each unrolled choice, a monitor's update
+    in each firing), computed once into a local at their start (the lines so rewritten): it
+    cannot raise, so computing it where a guard would not have is harmless, and Numba's compile
+    time goes by the operations it types."""
+    seen: dict[str, int] = {}
+    for line in lines:
+        for term in _terms(line):
+            seen[term] = seen.get(term, 0) + 1
+    chosen = sorted((t for t, times in seen.items() if times >= 2), key=len)
+    if not chosen:
+        return [], lines
+    names = {term: f"e{next(counter)}" for term in chosen}
+    definitions = [(names[term], f"({_rewritten(term[1:-1], names)})") for term in chosen]   # shorter ones first
+    lines = [_rewritten(line, names) for line in lines]
+    used = set(re.findall(r"\be\d+\b", "\n".join([*lines, *(value for _n, value in definitions)])))
+    return [f"    {name} = {value}" for name, value in definitions if name in used], lines
+
+
+def _terms(line: str) -> list[str]:
+    """The parenthesised terms of `line` that `shared_terms` may compute apart: pure, not a call's
+    arguments, no tuple, with an operation (none in a line quoting text)."""
+    if "'" in line or '"' in line:
+        return []
+    out, opened = [], []
+    for i, c in enumerate(line):
+        if c == "(":
+            opened.append(i)
+        elif c == ")" and opened:
+            j = opened.pop()
+            term = line[j:i + 1]
+            if not _called(line, j) and _OPERATION.search(term) and "," not in _top_level(term) and _pure(term):
+                out.append(term)
+    return out
+
+
+def _called(code: str, i: int) -> bool:
+    """Whether the parenthesis at `code[i]` opens a call's arguments."""
+    return i > 0 and (code[i - 1].isalnum() or code[i - 1] == "_")
+
+
+def _top_level(term: str) -> str:
+    """The characters of a parenthesised term outside its inner parentheses."""
+    depth, out = 0, []
+    for c in term[1:-1]:
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and c not in "()":
+            out.append(c)
+    return "".join(out)
+
+
+def _rewritten(code: str, names: dict[str, str]) -> str:
+    """`code` with each outermost parenthesised term of `names` (not a call's arguments) by its name."""
+    if "'" in code or '"' in code:
+        return code
+    out, i = [], 0
+    while i < len(code):
+        if code[i] != "(":
+            out.append(code[i])
+            i += 1
+            continue
+        j, depth = i, 0
+        while True:
+            depth += (code[j] == "(") - (code[j] == ")")
+            if depth == 0:
+                break
+            j += 1
+        term = code[i:j + 1]
+        out.append(names[term] if term in names and not _called(code, i) else f"({_rewritten(term[1:-1], names)})")
+        i = j + 1
+    return "".join(out)
 
 
 _REDEFINED = re.compile(r"^(\s*)(u|t|uw\d+) = (.*)$")
