@@ -17,8 +17,8 @@ machine would trip. ``TURNPROOF_TEST_LIMIT`` sets another limit in seconds (0: n
 ``--slow``, ``--pdb`` and ``--trace`` have none.
 
 ``--cpu-durations=N`` lists the N tests that took the most CPU time (0: all), from setup to
-teardown with the processes each waited for (forked readings, commands): unlike ``--durations``
-(wall clock), the same figures on a loaded machine.
+teardown with the processes each waited for (forked readings, commands), then the N files whose
+tests took the most: unlike ``--durations`` (wall clock), the same figures on a loaded machine.
 
 Hypothesis runs without a deadline per example and without the health check on how long its data
 takes to generate (as its own profile for CI does): both measure wall clock, which a loaded machine
@@ -61,7 +61,7 @@ def pytest_addoption(parser):
                           "(same as TURNPROOF_REGEN_GOLDEN=1); review the diff before committing")
     parser.addoption("--cpu-durations", type=int, default=None, metavar="N",
                      help="list the N tests that took the most CPU time (0: all), the processes they waited "
-                          "for included")
+                          "for included, then the N files whose tests took the most")
 
 
 def pytest_configure(config):
@@ -159,6 +159,12 @@ def pytest_terminal_summary(terminalreporter, config):
                                     f"(collection and start-up not included)")
     for seconds, nodeid in rows[:shown or None]:
         terminalreporter.write_line(f"{seconds:8.2f}s  {nodeid}")
+    by_file: dict[str, list[float]] = {}
+    for seconds, nodeid in rows:
+        by_file.setdefault(nodeid.split("::", 1)[0], []).append(seconds)
+    terminalreporter.write_sep("=", f"CPU time by file: {len(by_file)} files")
+    for path, times in sorted(by_file.items(), key=lambda kv: -sum(kv[1]))[:shown or None]:
+        terminalreporter.write_line(f"{sum(times):8.2f}s  {len(times):4d} tests  {path}")
 
 
 def _cpu_seconds() -> float:
