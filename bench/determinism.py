@@ -1,8 +1,9 @@
 """Same input, same verdict under load (issue #25): the measurements, one command.
 
-Run: python -m bench.determinism [--games G,...] [--diffs N] [--busy K] [--timeout S] [--skip PART,...] [--json FILE]
+Run: python -m bench.determinism [--games G,...] [--diffs N] [--together] [--busy K] [--timeout S] [--skip PART,...]
+                                 [--json FILE]
 
-Three parts, one after the other, each in fresh processes of `python -m verifier`:
+Four parts, one after the other, each in fresh processes of `python -m verifier`:
 
 - `diffs`: N runs of `diff models/<game>.yaml models/<game>.yaml --quiet` per game beside K busy
   loops (`python -c 'while 1: pass'`); every run must exit 0 (a model compared with itself).
@@ -12,6 +13,12 @@ Three parts, one after the other, each in fresh processes of `python -m verifier
 - `printed`: each game at its printed numbers with every reading (`check models/<game>.yaml
   --printed --format json`), once without busy loops and once beside them; the two JSON documents
   must be equal apart from timing fields (`seconds`), and so must their exit codes.
+- `committed`: the main job once beside the busy loops, into a temporary folder; it must exit 0 and
+  hold the committed `reports/` byte for byte (made on another machine at another load: `.ci/run`
+  runs this part, with `--together` diffs, on every change).
+
+`--together` starts each round of diffs (one per game) at once, so that they load the machine
+beside the busy loops and one another.
 
 Each line says the load average (one minute) when the run started and ended, the wall time and the
 CPU seconds of the command and every process it started (reaped). `--timeout S` is handed to every
@@ -103,6 +110,22 @@ def diffs(games: list[str], runs: int) -> list[Run]:
     return out
 
 
+def diffs_together(games: list[str], runs: int) -> list[Run]:
+    """Each round: every game's diff with itself started at once (their CPU is not told apart)."""
+    out = []
+    for k in range(runs):
+        before, start, cpu = load(), time.monotonic(), children_cpu()
+        procs = {game: subprocess.Popen([sys.executable, "-m", "verifier", "diff", f"models/{game}.yaml",
+                                         f"models/{game}.yaml", "--quiet", *TIMEOUT], cwd=ROOT,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for game in games}
+        codes = {game: proc.wait() for game, proc in procs.items()}
+        secs, after, spent = time.monotonic() - start, load(), children_cpu() - cpu
+        for game, code in codes.items():
+            out.append(Run("diffs", f"{game} #{k + 1} (together)", code, secs, before, after, code == 0, cpu=spent))
+            print(out[-1].line(), flush=True)
+    return out
+
+
 def main_job(tmp: Path) -> list[Run]:
     out, folders = [], []
     models = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "models").glob("*.yaml"))
@@ -116,6 +139,19 @@ def main_job(tmp: Path) -> list[Run]:
     out.append(Run("main-job", "the two report folders", 0, 0.0, load(), load(), not differing,
                    "identical bytes" if not differing else "differ: " + ", ".join(differing[:10])))
     print(out[-1].line(), flush=True)
+    return out
+
+
+def committed(tmp: Path) -> list[Run]:
+    models = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "models").glob("*.yaml"))
+    folder = tmp / "report-committed"
+    code, secs, before, after, cpu = verifier("report", *models, "-o", str(folder), "--gate")
+    differing = _tree_differences(ROOT / "reports", folder) if code == 0 else []
+    out = [Run("committed", "report models/*.yaml --gate", code, secs, before, after, code == 0, cpu=cpu),
+           Run("committed", "against the committed reports/", 0, 0.0, load(), load(), code == 0 and not differing,
+               "identical bytes" if code == 0 and not differing else "differ: " + ", ".join(differing[:10]))]
+    for run in out:
+        print(run.line(), flush=True)
     return out
 
 
@@ -167,9 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.determinism", description=__doc__.splitlines()[0])
     ap.add_argument("--games", default=",".join(GAMES), help="comma-separated games (models/<game>.yaml)")
     ap.add_argument("--diffs", type=int, default=10, help="runs of diff per game (default 10)")
+    ap.add_argument("--together", action="store_true", help="start each round of diffs (one per game) at once")
     ap.add_argument("--busy", type=int, default=2, help="busy loops beside the loaded runs (default 2)")
     ap.add_argument("--timeout", help="--timeout for every command (default: the tool's default deadline)")
-    ap.add_argument("--skip", default="", help="comma-separated parts to skip: diffs, main-job, printed")
+    ap.add_argument("--skip", default="", help="comma-separated parts to skip: diffs, main-job, printed, committed")
     ap.add_argument("--json", help="also write every run as JSON to this file")
     args = ap.parse_args(argv)
     games, skip = args.games.split(","), set(filter(None, args.skip.split(",")))
@@ -179,12 +216,15 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(folder)
         if "diffs" not in skip:
             with busy(args.busy):
-                runs += diffs(games, args.diffs)
+                runs += (diffs_together if args.together else diffs)(games, args.diffs)
         if "main-job" not in skip:
             with busy(args.busy):
                 runs += main_job(tmp)
         if "printed" not in skip:
             runs += printed(games, args.busy, tmp)
+        if "committed" not in skip:
+            with busy(args.busy):
+                runs += committed(tmp)
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(r) for r in runs], indent=1))
     bad = [r for r in runs if not r.ok]
