@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
 from verifier.diagnostics import Span
 from verifier.ir.expr import (
@@ -43,6 +44,7 @@ from verifier.ir.expr import (
     Index,
     Local,
     Op,
+    Param,
     Quant,
     QuantKind,
     Var,
@@ -303,24 +305,36 @@ def _settle(e: Expr) -> Expr:
     """`e` with every operator on literals evaluated, `if` on a literal condition and `and`/`or` with a
     deciding literal cut short, a quantifier with literal bounds written as its terms; booleans as 0/1
     literals, so that equal values compare equal."""
-    if isinstance(e, Const):
-        return Const(int(e.value))
-    if isinstance(e, Index):
-        index = _settle(e.index)
-        return e if index == e.index else Index(e.name, index, span=e.span)
-    if isinstance(e, Quant):
-        lo, hi = _settle(e.lo), _settle(e.hi)
-        if not (isinstance(lo, Const) and isinstance(hi, Const)) or hi.value - lo.value >= MAX_TERMS or \
-                any(isinstance(n, Quant) for n in walk(e.body)):
-            return e                  # not tried: nested quantifiers would multiply their terms
-        terms = [substitute(e.body, {e.var: Const(k)}) for k in range(lo.value, hi.value + 1)]
-        if e.kind is QuantKind.COUNT:
-            terms = [App(Op.ITE, (t, Const(1), Const(0))) for t in terms]
-        if not terms:
-            return Const(int(e.kind is QuantKind.FORALL))
-        return _settle(terms[0] if len(terms) == 1 else App(_JOIN[e.kind], tuple(terms)))
-    if not isinstance(e, App):
-        return e
+    match e:
+        case Const():
+            return Const(int(e.value))
+        case Index():
+            index = _settle(e.index)
+            return e if index == e.index else Index(e.name, index, span=e.span)
+        case Quant():
+            return _settle_quant(e)
+        case App():
+            return _settle_app(e)
+        case Var() | Param() | Local():
+            return e
+        case _:
+            assert_never(e)
+
+
+def _settle_quant(e: Quant) -> Expr:
+    lo, hi = _settle(e.lo), _settle(e.hi)
+    if not (isinstance(lo, Const) and isinstance(hi, Const)) or hi.value - lo.value >= MAX_TERMS or \
+            any(isinstance(n, Quant) for n in walk(e.body)):
+        return e                  # not tried: nested quantifiers would multiply their terms
+    terms = [substitute(e.body, {e.var: Const(k)}) for k in range(lo.value, hi.value + 1)]
+    if e.kind is QuantKind.COUNT:
+        terms = [App(Op.ITE, (t, Const(1), Const(0))) for t in terms]
+    if not terms:
+        return Const(int(e.kind is QuantKind.FORALL))
+    return _settle(terms[0] if len(terms) == 1 else App(_JOIN[e.kind], tuple(terms)))
+
+
+def _settle_app(e: App) -> Expr:
     if e.op is Op.ITE:
         cond = _settle(e.args[0])
         if isinstance(cond, Const):
