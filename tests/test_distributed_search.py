@@ -9,6 +9,7 @@ import asyncio
 import inspect
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -220,6 +221,10 @@ def test_the_local_cluster_is_closed_to_others():
             Client(cluster.scheduler_address, security=Security.temporary(), timeout=5)
         with Client(cluster) as client:          # the run's own client holds the key
             assert client.submit(sum, [1, 2]).result() == 3
+            # both on this process's own IO loop, whose start waits on no clock (given a loop, Dask starts
+            # no loop thread of its own, which it gives 10 s of wall clock: a loaded machine exceeded them)
+            assert cluster.loop is client.loop is distributed.io_loop()
+            assert any(t.name == "turnproof-dask-loop" for t in threading.enumerate())
     finally:
         cluster.close()
 

@@ -57,6 +57,8 @@ from verifier.resources.memory import MB, SOFT_SHARE, give_back_freed, limit_wor
 from verifier.semantics import EvalError, initial_states, layout
 
 if TYPE_CHECKING:
+    from tornado.ioloop import IOLoop
+
     from verifier.engines.compiled.chunks import CompiledExpansion
 
 # Dask settings of the local cluster. Its defaults were measured to take CPU time from the search:
@@ -353,7 +355,42 @@ def local_cluster(workers: int, dashboard: bool = False, memory_limit: int | Non
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                             security=Security.temporary(), dashboard_address="127.0.0.1:0",
                             scheduler_kwargs={"dashboard": dashboard}, silence_logs=50,
-                            memory_limit=memory_limit or 0)
+                            memory_limit=memory_limit or 0, loop=io_loop())
+
+
+_IO_LOOPS: dict[int, IOLoop] = {}      # the running IO loop of each process that started one (a forked child starts its own)
+
+
+def io_loop() -> IOLoop:
+    """This process's IO loop for Dask's cluster and client, run in a daemon thread of its own, started
+    once and waited for without a clock: Dask's own start gives its loop thread 10 s of wall clock and
+    then fails on an assertion, which a loaded machine reached (load 15 to 20 on two cores). It is
+    never stopped: an idle loop costs nothing, and the next run in the process reuses it."""
+    from tornado.ioloop import IOLoop
+
+    pid = os.getpid()
+    if pid not in _IO_LOOPS:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        async def serve() -> None:
+            _IO_LOOPS[pid] = IOLoop.current()
+            ready.set()
+            await asyncio.Event().wait()
+
+        def run() -> None:
+            try:
+                asyncio.run(serve())
+            except BaseException as e:      # a failure to start reaches the caller, not the thread's end
+                failure.append(e)
+            finally:
+                ready.set()
+
+        threading.Thread(target=run, daemon=True, name="turnproof-dask-loop").start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+    return _IO_LOOPS[pid]
 
 
 @contextmanager
@@ -409,7 +446,7 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
                         "before it stores a state (give more --max-memory, or fewer --workers)"))
                 cluster = local_cluster(workers, dashboard, share)
             client = Client(cluster if cluster is not None else scheduler,
-                            security=cluster.security if cluster is not None else None)
+                            security=cluster.security if cluster is not None else None, loop=io_loop())
             return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget, share, compiled)
         except BaseException:           # cut short (the backstop, a signal), the cluster's start included:
             _kill_workers()             # its worker processes end at once
