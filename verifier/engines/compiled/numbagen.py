@@ -385,16 +385,17 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     return ModuleSource(text, max(1, max_firings(lay)), packing.words)
 
 
-INLINE_LINES = 48   # an action whose firings take at most this many lines is written inside `expand`
+INLINE_LINES = 48   # an action whose firings take at most this many lines is written inside `expand`,
+INLINE_TOTAL = 300  # while `expand` stays within this many lines of them
 
 
 def expand_source(lay: Layout, sink: Sink, helpers: list[str], counter: itertools.count) -> list[str]:
     """`expand` (see the module docstring), each firing written by `sink` (its `target` appends
     the successor to `out`); quantifier helpers are added to `helpers`, fresh names drawn from
-    `counter`. An action of at most INLINE_LINES lines is written in `expand` itself, a longer one
-    as its own function `fire_a`, called there: Numba spends a fixed cost on each function it
-    compiles (its pipeline, its own LLVM module), but its compile time also grows faster than a
-    function's length (measured in bench/README.md, "Compile cost")."""
+    `counter`. An action of at most INLINE_LINES lines is written in `expand` itself (up to
+    INLINE_TOTAL lines in all), the others as a function `fire_a` each, called there: Numba
+    spends a fixed cost on each function it compiles (its pipeline, its own LLVM module), but its
+    compile time also grows faster than a function's length (bench/README.md, "Compile cost")."""
     packing = packing_of(lay)
     state = state_words(packing.words)
     rows = packing.words > 1
@@ -402,6 +403,7 @@ def expand_source(lay: Layout, sink: Sink, helpers: list[str], counter: itertool
     functions: list[str] = []
     bodies: dict[int, list[str]] = {}
     fired: list[tuple[int, Action]] = []
+    inlined = 0
     for a, action in enumerate(lay.model.actions):
         if action.modality is Modality.MUST_NOT:
             continue
@@ -409,8 +411,9 @@ def expand_source(lay: Layout, sink: Sink, helpers: list[str], counter: itertool
         if not body:
             continue
         fired.append((a, action))
-        if len(body) <= INLINE_LINES:
+        if len(body) <= INLINE_LINES and inlined + len(body) <= INLINE_TOTAL:
             bodies[a] = [_HOISTED.sub(rf"\1_{a}", line) for line in body]
+            inlined += len(body)
         else:
             functions.append("\n".join(action_function(state, a, body)))
     w = NumbaWriter(lay, packing, helpers=helpers)
