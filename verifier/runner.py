@@ -208,8 +208,8 @@ def _claims_then_analyses(path: str, model: Model, props: list[Property], props_
     if ctx.scan_fallback:
         warnings += (Diagnostic(f"the consistency analyses scanned their {len(ctx.space.packed):,} states in Python: "
                                 f"the compiled scan could not ({ctx.scan_fallback})", severity="warning"),)
-    return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond,
-                   analyses_stop=stop, warnings=warnings), (ctx, findings)
+    return replace(run, analyses_unknown=ctx.unknown_reason, analyses_beyond=beyond, analyses_stop=stop,
+                   warnings=warnings, seconds=time.perf_counter() - start), (ctx, findings)
 
 
 def _decide(model: Model, props: list[Property], portfolio: Portfolio, into: dict[str, CheckResult],
