@@ -119,3 +119,20 @@ def test_a_difference_found_with_a_parameter_left_free_replays_its_trace_where_i
     (f,) = [f for f in runs[0].findings if f.kind == "variant-difference"]
     assert f.evidence["trace_at"] == {"N": 1} and "internal_error" not in f.evidence
     assert [s.action for s in f.traces[0].steps] == ["go"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 3), st.lists(st.integers(0, (1 << 190) - 1), max_size=30), st.integers(0, (1 << 190) - 1),
+       st.lists(st.integers(0, (1 << 190) - 1), max_size=3))
+def test_a_searchs_states_masked_in_numpy_make_the_set_the_states_one_by_one_make(words, states, mask, extra):
+    """The same set, built in the same order (its iteration order picks the nearest state)."""
+    from verifier.analysis.compact_states import CompiledStates
+    from verifier.engines.words import as_rows
+
+    cut = (1 << (64 * words)) - 1 if words > 1 else (1 << 63) - 1
+    space = CompiledStates.__new__(CompiledStates)
+    space.order, space.n = as_rows([x & cut for x in states], words), len(states)
+    space.extra = [x & cut for x in extra]
+    packed = [x & cut for x in states] + space.extra
+    got, want = variants._masked_set(space, mask & cut), {x & mask & cut for x in packed}
+    assert got == want and list(got) == list(want)

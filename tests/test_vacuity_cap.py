@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from verifier.analysis import vacuity
 from verifier.lang import load_model, load_properties
 from verifier.portfolio.stores import Caps
@@ -28,3 +30,36 @@ def test_vacuity_search_stops_at_the_cap(tmp_path, monkeypatch):
     model = load_model(str(FIX / "order.yaml"), variant="strict")
     monkeypatch.setattr(vacuity, "CAPS", Caps(python=3))
     assert vacuity.vacuous_claims(model, claims(tmp_path, model), Budget()) == []
+
+
+def _kept_searches(model):
+    """A complete search of the instantiated model in each store, as the ledger keeps it."""
+    from verifier.engines.compact import explore_compact
+    from verifier.engines.compiled.search import explore_compiled
+    from verifier.engines.explicit import explore
+    from verifier.engines.ledger import KeptCompact
+
+    concrete = model.instantiate()
+    levels: list = []
+    compact = explore_compact(concrete, order=levels)
+    return [explore(concrete), KeptCompact(compact, levels), explore_compiled(concrete)]
+
+
+@pytest.mark.parametrize("cap", [3, 40, 41, 1000])
+def test_a_kept_search_of_any_store_reports_what_the_own_capped_search_reports(tmp_path, monkeypatch, cap):
+    """Reused where the claims' search past the python store kept one: a search of more states than
+    the python store's cap reports nothing, as the capped search does; else the parts never reached in
+    it (41 states here). A complete python-store search reports them whatever the cap (its own stage's
+    cap is lower), as before."""
+    model = load_model(str(FIX / "order.yaml"), variant="strict")
+    path = tmp_path / "c.yaml"
+    path.write_text("claims:\n  - {id: never, says: an antecedent never true, invariant: \"rounds == 3 -> healed\"}\n"
+                    "  - {id: sometimes, says: an antecedent true, invariant: \"healed -> rounds <= 2\"}\n")
+    claims = load_properties(str(path), model)
+    monkeypatch.setattr(vacuity, "CAPS", Caps(python=cap))
+    want = vacuity.vacuous_claims(model, claims, Budget())
+    assert [v.claim for v in want] == (["never"] if cap >= 41 else [])
+    python, *past_python = _kept_searches(model)
+    for kept in past_python:
+        assert vacuity.vacuous_claims(model, claims, Budget(), kept) == want, type(kept).__name__
+    assert [v.claim for v in vacuity.vacuous_claims(model, claims, Budget(), python)] == ["never"]   # as before

@@ -297,13 +297,13 @@ def _cut_result(model: Model, claim: Property, cut: Stop | None) -> CheckResult:
 
 
 def _vacuity(model: Model, props: list[Property], options: RunOptions, ledger: Ledger) -> tuple:
-    """The claims that hold vacuously (`analysis.vacuity`), on the claims' kept search when there is one."""
+    """The claims that hold vacuously (`analysis.vacuity`), on the claims' kept search (of any store) when there is one."""
     if not props or not model.is_concrete or not options.vacuity:
         return ()
     from verifier.analysis.vacuity import vacuous_claims
 
     concrete = model.instantiate()
-    return tuple(vacuous_claims(concrete, props, options.budget, ledger.search_of(concrete)))
+    return tuple(vacuous_claims(concrete, props, options.budget, ledger.complete_search_of(concrete)))
 
 
 def _with_findings(runs: list[ModelRun], findings: list[Finding]) -> list[ModelRun]:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 
 from verifier.engines.bfsgen import packed_predicate
 from verifier.engines.explicit import explore, matches
+from verifier.engines.ledger import KeptCompact
+from verifier.engines.statespace import StateSpace
 from verifier.ir.expr import (
     FALSE,
     App,
@@ -33,7 +35,7 @@ from verifier.ir.model import ActionKind, BoolType, EnumType, Model, in_phase
 from verifier.ir.props import BoundedResponse, Event, Invariant, Ordering, Property
 from verifier.portfolio.stores import Caps, Store, cap_of
 from verifier.resources import Budget
-from verifier.semantics import EvalError
+from verifier.semantics import EvalError, Layout
 from verifier.trace import Names
 
 CAPS = Caps()     # the store policy's caps (tests lower them)
@@ -58,7 +60,10 @@ def vacuous_claims(model: Model, claims: Sequence[Property], budget: Budget | No
                    space=None) -> list[Vacuity]:
     """The never-reached triggers, scope openers and antecedents of `claims` on `model` (every
     parameter fixed; otherwise none are reported). `space`: a complete search of the
-    instantiated model to reuse (`verifier.engines.explicit.StateSpace`), else one is run."""
+    instantiated model to reuse (the python store's `StateSpace`, or the ledger's compact- or
+    compiled-store search), else a search in the python store is run, under its cap. What is
+    reported is what that search shows: past its cap, nothing (it stops there, or once every part
+    is found), so a kept search of more states reports nothing either."""
     concrete = model.instantiate()
     if not concrete.is_concrete:
         return []
@@ -66,8 +71,15 @@ def vacuous_claims(model: Model, claims: Sequence[Property], budget: Budget | No
              for part, text, pred in _parts(concrete, c, _names(concrete), Names.of(concrete))]
     if not parts:
         return []
-    if space is None or not space.complete:
-        space = explore(concrete, _capped(budget or Budget()), watch=[p for *_, p in parts], stop_when_found=True)
+    capped = _capped(budget or Budget())
+    if space is not None and space.complete and not isinstance(space, StateSpace):
+        assert capped.max_states is not None, "the python store's search is capped"
+        if len(space) > capped.max_states:
+            return []
+        lay = space.space.lay if isinstance(space, KeptCompact) else space.lay
+        reached = [_anywhere(_packed_states(space), lay, pred) for *_, pred in parts]
+    elif space is None or not space.complete:
+        space = explore(concrete, capped, watch=[p for *_, p in parts], stop_when_found=True)
         if not space.complete and any(f is None for f in space.found):
             return []          # stopped early: by a budget (absence unproved), or once all were found
         reached = [f is not None or k in space.watch_errors for k, f in enumerate(space.found)]
@@ -83,11 +95,29 @@ def _capped(budget: Budget) -> Budget:
 
 
 def _somewhere(space, pred: Expr) -> bool:
-    test = packed_predicate(space.lay, pred)
+    return _anywhere(iter(space.packed), space.lay, pred)
+
+
+def _anywhere(states: Iterator[int], lay: Layout, pred: Expr) -> bool:
+    """Whether `pred` holds in one of the packed `states` (or meets a model error: not an absence)."""
+    test = packed_predicate(lay, pred)
     try:
-        return any(test(x) for x in space.packed)
+        return any(test(x) for x in states)
     except EvalError:
         return True            # an error is not an absence
+
+
+def _packed_states(space) -> Iterator[int]:
+    """The states of a complete compact-store search (`ledger.KeptCompact`: its levels) or compiled-store
+    search (its keys), as packed ints, a chunk at a time."""
+    from verifier.engines.words import as_ints
+    arrays = space.levels if isinstance(space, KeptCompact) else [space.keys]
+    for states in arrays:
+        for start in range(0, len(states), CHUNK):
+            yield from as_ints(states[start:start + CHUNK])
+
+
+CHUNK = 1 << 16       # states converted to packed ints at a time
 
 
 def _names(model: Model):

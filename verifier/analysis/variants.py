@@ -144,17 +144,21 @@ def _nearest_packed(x: int, seen: Callable[[int], bool], every: Callable[[], set
     states = every()
     if not states:
         return x
+    if max(sh + w for sh, w in fields) > 64:      # states wider than a word: Python ints, to the first two apart
+        two = next((y for y in states if _fields_apart(x, y, fields) == 2), None)
+        return two if two is not None else min(states, key=lambda y: _fields_apart(x, y, fields))
     import numpy as np
-    ys: Sequence[int] | np.ndarray
-    if max(sh + w for sh, w in fields) <= 64:
-        ys = np.fromiter(states, np.uint64, len(states))
-        z, counts = ys ^ np.uint64(x), np.zeros(len(states), np.int64)
-        for sh, w in fields:
-            counts += (z >> np.uint64(sh)) & np.uint64((1 << w) - 1) != 0
-    else:                                  # states wider than a word: Python ints
-        ys = list(states)
-        counts = np.array([sum(1 for sh, w in fields if (x ^ y) >> sh & ((1 << w) - 1)) for y in ys])
+    ys = np.fromiter(states, np.uint64, len(states))
+    z, counts = ys ^ np.uint64(x), np.zeros(len(states), np.int64)
+    for sh, w in fields:
+        counts += (z >> np.uint64(sh)) & np.uint64((1 << w) - 1) != 0
     return int(ys[int(np.argmin(counts))])       # the first of the fewest (two at the least)
+
+
+def _fields_apart(x: int, y: int, fields: list[tuple[int, int]]) -> int:
+    """How many of `fields` (shift, width) differ between packed states `x` and `y`."""
+    z = x ^ y
+    return sum(1 for sh, w in fields if z >> sh & ((1 << w) - 1))
 
 
 def _shown(ctx: Context, names: list[str], projected: tuple) -> dict:
@@ -263,6 +267,26 @@ class _Masked:
 MASK_CHUNK = 1 << 20     # states masked and looked up at a time (the first one outside usually comes early)
 
 
+def _masked_set(space, mask: int) -> set[int]:
+    """`{x & mask for x in space.packed}`, in that order; a compact- or compiled-store search's rows of
+    words masked in numpy first."""
+    order = getattr(space, "order", None)
+    if order is None:
+        return {x & mask for x in space.packed}
+    import numpy as np
+
+    from verifier.engines.words import WORD_MASK, as_ints
+    words = np.array([(mask >> (64 * j)) & WORD_MASK for j in range(1 if order.ndim == 1 else order.shape[1])],
+                     np.uint64)
+    if order.ndim == 1:
+        words = words[0]
+    out: set[int] = set()
+    for start in range(0, space.n, MASK_CHUNK):
+        out.update(as_ints(order[start:min(space.n, start + MASK_CHUNK)] & words))
+    out.update(x & mask for x in space.extra)
+    return out
+
+
 def _words_of(space) -> np.ndarray | None:
     """The stored states of a compact- or compiled-store search, one word each, in BFS order (None
     for the python store's ints or states of several words)."""
@@ -280,8 +304,12 @@ def _unmatched(a: Context, b: Context, names: list[str]):
         mask = sum(((1 << w) - 1) << sh for sh, w in fields)
         packed = a.space.packed
 
-        def every() -> set[int]:
-            return {x & mask for x in b.space.packed}
+        masked: list[set[int]] = []
+
+        def every() -> set[int]:          # built once, and only where asked for
+            if not masked:
+                masked.append(_masked_set(b.space, mask))
+            return masked[0]
 
         seen = _Masked(b.space, mask, every)
         i = seen.first_outside(a.space, limit)
