@@ -11,7 +11,6 @@ import pickle
 import pytest
 from compiled_examples import examples
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from test_analysis_beyond import RULEBOOKS
 from test_analysis_compact import _shown
 from test_analysis_support import analyse, assert_replay, fixture
@@ -170,55 +169,3 @@ def test_random_rulebooks_give_the_same_findings_on_the_compiled_states(compiled
     got = analyse_model(model, memo=memo)[1]
     assert_replay([model], got)
     assert _shown(got) == _shown(want)
-
-
-def _outcome(results) -> list[tuple]:
-    return [(r.property.id, r.verdict, r.reason, r.engine, r.depth, r.stats.states, r.trace, r.stop,
-             r.evidence.get("auto"), r.evidence.get("store")) for r in results]
-
-
-def _with_compact_stage(monkeypatch, caps: Caps, model, claims) -> tuple[list, int]:
-    """`check_explicit`'s outcome with the compiled stage searched ahead of the compact stage, and
-    without (`_ahead` none), and the compact-store searches each ran."""
-    from verifier.engines import compact
-    from verifier.portfolio import auto
-
-    monkeypatch.setattr(compact, "LEVEL_COST", 0)                  # the compact stage pays off: it is in the plan
-    counts = []
-    real = compact.explore_compact
-
-    def counted(*args, **kw):
-        counts[-1] += 1
-        return real(*args, **kw)
-
-    monkeypatch.setattr(compact, "explore_compact", counted)
-    outcomes = []
-    for ahead in (True, False):
-        counts.append(0)
-        with monkeypatch.context() as m:
-            if not ahead:
-                m.setattr(auto.AutoEngine, "_ahead", lambda *_args: None)
-            outcomes.append(_outcome(AutoEngine(caps=caps).check_explicit(model, claims, Budget())))
-    assert outcomes[0] == outcomes[1]
-    return outcomes[0], counts[0]
-
-
-def test_a_compact_stage_that_would_decide_nothing_is_not_run(monkeypatch):
-    """The order fixture's claims past a compact stage of 3 states: the compiled stage's search, run
-    first, shows the compact stage would stop at its cap deciding none, so it is not run, and every
-    verdict, reason, trace and note is the one the three stages give."""
-    model, claims = order_model()
-    state_claims = [c for c in claims if c.kind in ("termination", "obligation")] + CLAIMS[:1]
-    got, compact_searches = _with_compact_stage(monkeypatch, TINY, model, state_claims)
-    assert compact_searches == 0
-    assert any("the compact store's search passed 3 states" in (note or "") for *_rest, note, _store in got)
-
-
-@settings(max_examples=examples(2), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(MODELS, st.integers(3, 40))
-def test_the_compiled_stage_searched_ahead_gives_what_the_three_stages_give(monkeypatch, model, compile_at):
-    """Random models and claims past a compact stage of `compile_at` states, which may decide some of
-    them (then it runs, and the compiled stage after it reuses the search ahead where it is asked the
-    same claims) or none: the same outcome as the stages one after the other."""
-    claims = CLAIMS + [Terminates(id="t", scope="game"), Obligation(id="o", pending=App(Op.LE, (Var("x"), Const(1))))]
-    _with_compact_stage(monkeypatch, Caps(switch=2, compile=compile_at), model, claims)

@@ -112,7 +112,6 @@ def test_the_analyses_read_the_claims_compact_search_where_it_completed(monkeypa
     options = runner.RunOptions(properties=str(claims))
     want = _outcome(runner.check_model(str(FIX / "order.yaml"), options))
     searched = _tiny_everywhere(monkeypatch, level_cost=0, caps=Caps(switch=2))
-    monkeypatch.setattr(AutoEngine, "_ahead", lambda *_args: None)     # else the compiled search ahead is kept first
     kept: list = []
     real_keep = Ledger.keep
     monkeypatch.setattr(Ledger, "keep", lambda self, m, s: (kept.append(s), real_keep(self, m, s))[1])

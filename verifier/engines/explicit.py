@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from verifier.engines.base import ProgressFn, ProgressInfo, stop_of
 from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
@@ -204,7 +203,6 @@ class ExplicitEngine:
         self.dashboard = dashboard
         self.ledger = Ledger() if ledger is None else ledger
         self.searched: StateSpace | None = None     # the python store's last search (`auto` mines it)
-        self.stored: Any = None                     # the compact or compiled store's last search (`auto` reads its levels)
         self.unfit = ""                             # why the last check's compact search could not run
 
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
@@ -262,7 +260,7 @@ class ExplicitEngine:
             reference = explore(concrete, budget, progress, keep_edges=bool(graph_claims), watch=watch,
                                 track=sorted(track), symmetric=True)
             self.ledger.keep(concrete, reference)
-        self.searched, self.stored = reference, compact
+        self.searched = reference
         out = []
         decided = (state_claims if compact is not None else []) + (graph_claims if graph is not None else [])
         for p in properties:

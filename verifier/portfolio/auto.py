@@ -19,11 +19,6 @@ Policy:
   stay with the python store (they need its edges) under PYTHON_STATES; a monitor
   product of a model whose search went on starts in the store where that search
   ended. Each verdict names the store that decided it (`CheckResult.engine`).
-  Where the compiled stage follows the compact stage, its search runs first (`Ahead`): where it
-  shows that the compact stage would stop at its cap deciding none of its claims (no claim decided
-  in a state as shallow as the cap's), that stage is not run and the compiled stage's results
-  stand as the stages one after the other give them; else the compact stage runs, and the compiled
-  stage after it reuses that search where it is asked the same claims.
   For the invariants and reachability
   claims it cannot finish, seeded random runs (`walk.py`, `walk.STEPS` steps) look
   for a deeper witness or counterexample (a trace, not necessarily shortest);
@@ -49,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from verifier.engines.base import ProgressFn, SearchOptions
 from verifier.engines.explicit import ExplicitEngine
@@ -247,7 +242,6 @@ class AutoEngine:
         graph = [p for p in claims if isinstance(p, (Terminates, Obligation))]
         graph_asked = True                   # the last stage was asked the graph claims
         reached: Store | None = None         # the store of the last stage the search went on to
-        ahead: Ahead | None = None           # the compiled stage's search, run before the compact stage
         while True:
             nxt = self._next_stage(plan, k, decided, space if stage.store is Store.PYTHON else None)
             left = [p for p in claims if _undecided(out[p.id])]
@@ -259,25 +253,10 @@ class AutoEngine:
             if not asked:                    # only graph claims are left, for the python store below
                 graph_asked, decided = False, []
                 break
-            if reached is Store.COMPACT and ahead is None:
-                ahead = self._ahead(model, plan, nxt, left, budget, progress)
-                if ahead is not None and ahead.passes_over(plan.stages[nxt].cap, graph):
-                    # the compact stage would stop at its cap having decided none of them, and the compiled
-                    # stage start again with them all: its search stands, as if it had
-                    passed, k, stage, graph_asked, reached = plan.stages[nxt], ahead.stage, \
-                        plan.stages[ahead.stage], True, Store.COMPILED
-                    why = f"explicit, compiled store: the compact store's search passed {passed.cap:,} states"
-                    decided = [_note(r, why) for r in ahead.results]
-                    out.update((r.property.id, r) for r in decided)
-                    continue
             passed, k, stage, graph_asked = stage, nxt, plan.stages[nxt], with_graph
             why = f"explicit, {stage.store} store: the {passed.store} store's search passed {passed.cap:,} states"
-            if ahead is not None and k == ahead.stage and [p.id for p in asked] == ahead.ids:
-                results = ahead.results      # the same claims, the same cap: the same search
-            else:
-                results = self._explicit(stage.store).check(
-                    model, asked, _capped(budget, stage.cap, f"the {stage.store} store's"), progress)
-            decided = [_note(r, why) for r in results]
+            decided = [_note(r, why) for r in self._explicit(stage.store).check(
+                model, asked, _capped(budget, stage.cap, f"the {stage.store} store's"), progress)]
             out.update((r.property.id, r) for r in decided)
         if reached is None:
             return decided, Searched(decided, stage.cap, space)
@@ -303,20 +282,6 @@ class AutoEngine:
             self._graph_stopped.append((frozenset(v.name for v in model.variables), model.param_values,
                                         f"stopped ({short})"))
         return [out[p.id] for p in claims], Searched(decided, stage.cap, space)
-
-    def _ahead(self, model: Model, plan: StorePlan, k: int, claims: list[Property], budget: Budget,
-               progress: ProgressFn | None) -> Ahead | None:
-        """The search of the compiled stage that follows the compact stage `k` of `plan`, of `claims` (those
-        open when the search goes on to stage `k`), run before it: where that stage stops at its cap having
-        decided none of them (`Ahead.passes_over`), it is not run. None where no compiled stage follows, or
-        the model declares a symmetry (the compiled store keeps one state per orbit, the compact store all)."""
-        later = plan.after(k, plan.stages[k].cap, 0)
-        if later is None or plan.stages[later].store is not Store.COMPILED or model.symmetry is not None:
-            return None
-        engine = self._explicit(Store.COMPILED)
-        results = engine.check(model, claims, _capped(budget, plan.stages[later].cap, "the compiled store's"),
-                               progress)
-        return Ahead(later, [p.id for p in claims], results, engine.stored)
 
     @staticmethod
     def _next_stage(plan: StorePlan, k: int, results: Sequence[CheckResult], space: StateSpace | None) -> int | None:
@@ -364,38 +329,6 @@ class AutoEngine:
         it, never a verdict."""
         why = _extended(self._stopped, model)
         return None if why is None else f"an explicit search of the model it extends {why}"
-
-
-@dataclass
-class Ahead:
-    """The compiled stage's search (stage `stage` of a plan) of the claims `ids`, run before the compact
-    stage it follows (`AutoEngine._ahead`): its results and the search."""
-
-    stage: int
-    ids: list[str]
-    results: list[CheckResult]
-    search: Any                     # the compiled store's `CompiledSpace` (else what served in its place)
-
-    def passes_over(self, cap: int, graph: Sequence[Property]) -> bool:
-        """Whether a compact-store search capped at `cap` states, asked these claims but the graph ones
-        (`graph`), stops at its cap deciding none: this search is the compiled store's and unreduced,
-        found more than `cap` states, and every claim it decided with a trace decided it in a state
-        deeper than the level of the `cap`-th state (so past the first `cap` states, which every store
-        finds in the same order); none met a model error or another limit than the states."""
-        space = self.search
-        if space is None or len(space) <= cap or space.reductions or \
-                any(r.engine != "explicit/compiled" for r in self.results):
-            return False
-        level = space.depth_of(cap - 1)
-        asked_graph = {p.id for p in graph}
-        for r in self.results:
-            if r.property.id in asked_graph:
-                continue
-            if r.stop is not None and r.stop.kind is not StopKind.STATES:
-                return False
-            if r.trace is not None and len(r.trace.steps) - 1 <= level:
-                return False
-        return True
 
 
 @dataclass
