@@ -29,9 +29,9 @@ claims:
 """
 
 
-def play(moves: list[tuple[str, dict[str, int]]]) -> list[dict[str, int]]:
-    """The states after each move (an action and its choices) from the initial state."""
-    model = load_model(str(MODEL)).instantiate()
+def play(moves: list[tuple[str, dict[str, int]]], path: Path = MODEL) -> list[dict[str, int]]:
+    """The states after each move (an action and its choices) from the model's initial state."""
+    model = load_model(str(path)).instantiate()
     lay = layout(model)
     (state,) = initial_states(lay)
     out = []

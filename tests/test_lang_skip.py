@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from test_lang_errors import the_error, where
+from test_lang_in_round import play
 
 from verifier.cli import main
 from verifier.engines.compact import explore_compact
 from verifier.engines.explicit import explore
 from verifier.lang import load_model
 from verifier.resources import Budget
-from verifier.semantics import fire, initial_states, layout
 
 MODEL = Path(__file__).parent / "fixtures" / "lang" / "skip.yaml"
 CLAIMS = """\
@@ -27,25 +27,11 @@ claims:
 """
 
 
-def play(moves: list[tuple[str, dict[str, int]]]) -> list[dict[str, int]]:
-    """The states after each move (an action and its choices) from the initial state."""
-    model = load_model(str(MODEL)).instantiate()
-    lay = layout(model)
-    (state,) = initial_states(lay)
-    out = []
-    for name, choice in moves:
-        step = fire(lay, model.action(name), state, choice)
-        assert step.target is not None, name
-        state = step.target
-        out.append(lay.as_dict(state))
-    return out
-
-
 def test_the_turn_passes_over_the_players_out_in_the_direction_of_play():
-    states = play([("knock", {"t": 1}), ("knock", {"t": 2}), ("pass turn", {}), ("pass turn", {})])
+    states = play([("knock", {"t": 1}), ("knock", {"t": 2}), ("pass turn", {}), ("pass turn", {})], MODEL)
     assert [s["active"] for s in states[2:]] == [3, 0]                   # 1 and 2 are out: 0 -> 3 -> 0
     states = play([("knock", {"t": 3}), ("reverse", {}), ("pass turn", {}), ("pass turn", {}),
-                         ("pass turn", {})])
+                   ("pass turn", {})], MODEL)
     assert [s["active"] for s in states[2:]] == [2, 1, 0]                # backwards, over 3: 0 -> 2 -> 1 -> 0
     assert [s["rounds"] for s in states[2:]] == [0, 0, 1]                # the round waits for 0, 2, 1 only
 
