@@ -415,7 +415,7 @@ def own_guard(action: Action, model: Model) -> Expr:
     designer's, `when: "false"`)."""
     end = neg(model.end)
     parts = action.guard.args if isinstance(action.guard, App) and action.guard.op is Op.AND else (action.guard,)
-    kept = [p for p in parts if p != end and not (state_vars(p) and state_vars(p) <= {PHASE_VAR, ACTIVE_VAR})]
+    kept = [p for p in parts if p != end and not ((read := state_vars(p)) and read <= {PHASE_VAR, ACTIVE_VAR})]
     return conj(*kept)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -460,11 +461,8 @@ def shared_reads(lines: list[str], counter: itertools.count, hoisted: set[str]) 
     read the same element of an array again and again, and Numba's compile time goes by the
     operations it types. The read cannot raise and its index reads only literals and the slots
     read before the lines (`hoisted`)."""
-    seen: dict[str, int] = {}
-    for line in lines:
-        for m in _DYNAMIC_READ.finditer(line):
-            if set(_LOCAL.findall(m.group(1))) <= hoisted:
-                seen[m.group(0)] = seen.get(m.group(0), 0) + 1
+    seen = Counter(m.group(0) for line in lines for m in _DYNAMIC_READ.finditer(line)
+                   if set(_LOCAL.findall(m.group(1))) <= hoisted)
     names = {read: f"d{next(counter)}" for read, times in seen.items() if times >= 2}
     if not names:
         return [], lines
@@ -506,10 +504,7 @@ def shared_terms(lines: list[str], counter: itertools.count) -> tuple[list[str],
     in each firing), computed once into a local at their start (the lines so rewritten): it
     cannot raise, so computing it where a guard would not have is harmless, and Numba's compile
     time goes by the operations it types."""
-    seen: dict[str, int] = {}
-    for line in lines:
-        for term in _terms(line):
-            seen[term] = seen.get(term, 0) + 1
+    seen = Counter(term for line in lines for term in _terms(line))
     chosen = sorted((t for t, times in seen.items() if times >= 2), key=len)
     if not chosen:
         return [], lines
