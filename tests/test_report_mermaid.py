@@ -1,16 +1,20 @@
 """Mermaid import (flowcharts -> model skeleton) and the export round trips (Mermaid, DOT, JSON)."""
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import random
 from pathlib import Path
 
 import pytest
-
 from report_helpers import FIXTURES, MINI, ROOT
+
 from verifier.cli import main
+from verifier.ir.evaluate import evaluate, layout
+from verifier.ir.expr import state_vars
 from verifier.lang import load_model
-from verifier.lang.mermaid_import import (MermaidError, claims_yaml, extract_blocks, import_mermaid,
-                                          parse_flowchart, skeleton_yaml)
+from verifier.lang.mermaid_import import MermaidError, claims_yaml, extract_blocks, import_mermaid, parse_flowchart, skeleton_yaml
 from verifier.result import Verdict
 from verifier.runner import RunOptions, check_model
 
@@ -176,8 +180,42 @@ def _structure(model):
 
 
 def _round_trip_paths():
-    paths = [MINI, "tests/fixtures/core/mini.yaml"] + sorted(f"models/{p.name}" for p in (ROOT / "models").glob("*.yaml"))
+    paths = [MINI, "tests/fixtures/core/mini.yaml"] + sorted(f"models/{p.name}" for p in (ROOT / "models").glob("*.yaml")) \
+        + sorted(f"examples/models/{p.name}" for p in (ROOT / "examples" / "models").glob("*.yaml"))
     return [p for p in paths if (ROOT / p).is_file()]
+
+
+def _conditions(model):
+    """Each arrow's condition as a function of the values of the slots it reads (by slot name)."""
+    lay = layout(model.instantiate())
+
+    def holds(condition):
+        return lambda values: evaluate(lay, condition, tuple(values.get(s.name, s.lo) for s in lay.slots))
+
+    return {(e.src, e.dst, e.turn_end): (e.otherwise, holds(e.condition), state_vars(e.condition))
+            for e in model.phase_edges}
+
+
+def _valuations(model, names, count=400):
+    """Every valuation of the slots of variables `names`, or `count` drawn at random where they are more."""
+    slots = [s for s in layout(model.instantiate()).slots if s.var in names]
+    if math.prod(s.hi - s.lo + 1 for s in slots) <= count:
+        return [dict(zip((s.name for s in slots), values))
+                for values in itertools.product(*(range(s.lo, s.hi + 1) for s in slots))]
+    rng = random.Random(27)
+    return [{s.name: rng.randint(s.lo, s.hi) for s in slots} for _ in range(count)]
+
+
+def assert_same_transitions(back, model):
+    """The same phases, arrows (labels, ends of turns, `otherwise:`) and conditions (equal on every
+    valuation of what they read, or on 400 drawn ones)."""
+    assert _structure(back) == _structure(model)
+    theirs, ours = _conditions(back), _conditions(model)
+    for key, (otherwise, holds, reads) in ours.items():
+        assert theirs[key][0] == otherwise, key
+        assert theirs[key][2] <= reads | {"active"}, key
+        for values in _valuations(model, reads):
+            assert bool(theirs[key][1](values)) == bool(holds(values)), (key, values)
 
 
 def test_a_chart_whose_arrows_never_end_the_turn_says_how_to_draw_it(tmp_path, capsys):
@@ -200,7 +238,7 @@ def test_mermaid_export_imports_back_to_the_same_turn_structure(path, tmp_path):
     mmd, back = tmp_path / "x.mmd", tmp_path / "back.yaml"
     assert main(["export", str(ROOT / path), "--to", "mermaid", "-o", str(mmd)]) == 0
     assert main(["import-mermaid", str(mmd), "-o", str(back), "-q"]) == 0
-    assert _structure(load_model(str(back))) == _structure(model)
+    assert_same_transitions(load_model(str(back)), model)
 
 
 def test_dot_export_reads_back(tmp_path):
@@ -252,3 +290,31 @@ def test_names_mermaid_reserves_round_trip(tmp_path):
     assert "p_end[" in mmd.read_text()
     assert main(["import-mermaid", str(mmd), "-o", str(back), "-q"]) == 0
     assert _structure(load_model(str(back))) == _structure(load_model(str(src)))
+
+
+@pytest.mark.parametrize("comment, message", [
+    ("declare {not json", "not followed by a JSON object"),
+    ("declare " + "[" * 100_000, "not followed by a JSON object"),
+    ('declare {"variables": {"x: 1}\\nphases": {"type": "bool"}}}', "variables maps names to declarations"),
+    ('declare {"variables": {"x": {"type": "bool", "do": "evil"}}}', "variables maps names to declarations"),
+    ('declare {"players": true}', "players must be a number"),
+    ('declare {"enums": {"E": ["a b"]}}', "enums maps names to lists of names"),
+    ("when A -> B: x", "cannot read"),
+    ("otherwise A --> B: x", "names an arrow"),
+])
+def test_round_trip_comments_are_checked(comment, message, tmp_path, capsys):
+    """The `%% turnproof` comments are untrusted input: one that is not as the export writes it is a
+    positioned error, nothing is written."""
+    chart = tmp_path / "chart.mmd"
+    chart.write_text(f"flowchart TD\n    A --> B\n    %% turnproof {comment}\n", encoding="utf-8")
+    assert main(["import-mermaid", str(chart), "-o", str(tmp_path / "x.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "chart.mmd:3" in err and not (tmp_path / "x.yaml").exists()
+
+
+def test_round_trip_conditions_are_quoted(tmp_path):
+    """A condition is one YAML scalar in the skeleton, whatever it holds."""
+    chart = tmp_path / "chart.mmd"
+    chart.write_text('flowchart TD\n    A --> B\n    %% turnproof when A --> B: x", evil: "1\n', encoding="utf-8")
+    text = skeleton_yaml(import_mermaid(str(chart)))
+    assert '{to: B, when: "x\\", evil: \\"1"}' in text

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from verifier.diagnostics import Span
-from verifier.ir.expr import FALSE, TRUE, App, Const, Expr, Index, Op, Param, Var, disj, eq, fold, map_expr
+from verifier.ir.expr import FALSE, TRUE, App, Const, Expr, Index, Op, Param, Var, conj, disj, eq, fold, map_expr
 
 PHASE_VAR = "phase"
 ACTIVE_VAR = "active"
@@ -301,9 +301,17 @@ class PhaseEdge:
     label: str = ""        # "skip Entrance", "if clash declared", "next turn"
     guarded: bool = False
     turn_end: bool = False
-    # the phase's exit_when and the `next:` entry's condition, for the diagram (the guard of the edge's
-    # action also wants no `must` action pending); not part of the edge's identity
-    condition: Expr = field(default=TRUE, compare=False)
+    # the `next:` entry's condition (under `next:`, with the earlier entries' negated) and the phase's
+    # `exit_when`, for the diagram (the guard of the edge's action also wants no `must` action pending);
+    # `otherwise`: the entry is `{otherwise: P}`; none of them part of the edge's identity
+    when: Expr = field(default=TRUE, compare=False)
+    exit_when: Expr = field(default=TRUE, compare=False)
+    otherwise: bool = field(default=False, compare=False)
+
+    @property
+    def condition(self) -> Expr:
+        """The condition the arrow is taken under: the phase's `exit_when` and the entry's `when`."""
+        return conj(self.exit_when, self.when)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,11 @@ flowchart's own dead ends and loops:
 
 - every node becomes a phase (named from its label), the label kept as its
   rule citation; every arrow becomes an entry of its `next_any:` (`next:` for a lone
-  arrow) with the arrow's label
-  (less the `when: ...` line of turnproof's export: a skeleton has no variables);
+  arrow) with the arrow's label (less the `when: ...` line of turnproof's export);
+- turnproof's export keeps its conditions: its `%% turnproof ...` comments
+  (`verifier.lang.mermaid_round_trip`) give each arrow's condition (`when:`), the
+  phases' `exit_when`, the `{otherwise: P}` entries (then the phase's entries are a
+  `next:` list, first match) and the declarations of what the conditions read;
 - a decision node (`{...}`) becomes a phase whose `next_any:` offers each answer:
   a nondeterministic choice between its arrows;
 - a subgraph becomes nested steps: of the node its title names ("Expansion
@@ -31,9 +34,11 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from verifier.diagnostics import Diagnostic, Span, UsageError
 from verifier.lang.limits import MAX_CHART_EDGES, MAX_CHART_NODES, MAX_SUBGRAPH_DEPTH, read_input_text
+from verifier.lang.mermaid_round_trip import RoundTrip, read_round_trip
 
 # ---------------------------------------------------------------- the flowchart
 
@@ -44,7 +49,7 @@ LINK_RE = re.compile(r"\s*(<)?(-{2,}>|-{3,}|-\.+->|-\.+-|={2,}>|={3,}|--[ox]|-{2
 TEXT_LINK_RE = re.compile(r"\s*(<)?(--|-\.|==)\s+(.+?)\s+(-{2,}>|-{3,}|\.+->|\.+-|={2,}>|={3,})")
 PIPE_RE = re.compile(r"\s*\|([^|]*)\|")
 HEADER_RE = re.compile(r"^\s*(graph|flowchart)\b(?:\s+(TB|TD|BT|RL|LR))?\s*;?\s*$", re.I)
-CONDITION_LINE = re.compile(r"(?:^|<br\s*/?>)when: .*$", re.S)
+CONDITION_LINE = re.compile(r"(?:^|<br\s*/?>)(?:otherwise, )?when: .*$", re.S)
 SKIP_RE = re.compile(r"^skip \w+(; skip \w+)*$")
 TURN_RE = re.compile(r"^\s*(next\s+(player'?s?\s+)?turn|pass\s+(the\s+)?turn)\b", re.I)
 
@@ -70,6 +75,8 @@ class FEdge:
     label: str = ""
     kind: str = "normal"      # normal | dotted | thick
     line: int = 0
+    when: str | None = None   # its condition, from turnproof's `%% turnproof` comments
+    otherwise: bool = False   # an `{otherwise: P}` entry
 
 
 @dataclass
@@ -89,6 +96,7 @@ class Flowchart:
     nodes: dict[str, FNode] = field(default_factory=dict)
     edges: list[FEdge] = field(default_factory=list)
     subgraphs: dict[str, FSub] = field(default_factory=dict)
+    round_trip: RoundTrip = field(default_factory=RoundTrip)
 
 
 class MermaidError(UsageError):
@@ -155,8 +163,8 @@ def _split_statements(body: str, first_line: int) -> list[tuple[int, str]]:
 
 
 def without_condition(label: str) -> str:
-    """An arrow's label without the `when: ...` line turnproof's export adds (a skeleton has no
-    variables to state a condition on)."""
+    """An arrow's label without the `when: ...` line turnproof's export adds (the condition comes
+    back from its `%% turnproof` comments, as the model writes it)."""
     return CONDITION_LINE.sub("", label).strip()
 
 
@@ -173,7 +181,7 @@ def _clean_label(text: str) -> str:
 def parse_flowchart(body: str, path: str = "<mermaid>", first_line: int = 1, heading: str = "") -> Flowchart:
     """Parse the flowchart subset of Mermaid: nodes with shapes, chains of links with labels,
     `&`, subgraphs, classes; styles and clicks are ignored."""
-    chart = Flowchart(heading, first_line)
+    chart = Flowchart(heading, first_line, round_trip=read_round_trip(body, path, first_line))
     stack: list[str] = []
     statements = _split_statements(body, first_line)
     if not statements or not HEADER_RE.match(statements[0][1]):
@@ -341,6 +349,15 @@ def _link(s: str, pos: int) -> tuple[str, str, int] | None:
 
 # ---------------------------------------------------------------- the skeleton
 
+class Way(NamedTuple):
+    """One way on from a phase: an entry of its `next:` / `next_any:`."""
+
+    to: str
+    label: str = ""
+    when: str | None = None
+    otherwise: bool = False
+
+
 @dataclass
 class SPhase:
     name: str
@@ -348,8 +365,9 @@ class SPhase:
     citation: tuple[str, str]        # (section, text)
     mandatory: bool = True
     steps: list[SPhase] = field(default_factory=list)
-    nexts: list[tuple[str, str, str | None]] | None = None   # (to, label, when); None: inherit / default
+    nexts: list[Way] | None = None   # None: inherit / default
     doc: str = ""
+    exit_when: str = ""
 
 
 @dataclass
@@ -363,6 +381,7 @@ class Skeleton:
     loops: list[list[str]]
     turn_end: bool
     chart_values: list[tuple[str, str, str]] = field(default_factory=list)   # (enum value, heading, first phase)
+    declared: RoundTrip = field(default_factory=RoundTrip)     # what the conditions of turnproof's export read
 
 
 def _words(text: str) -> list[str]:
@@ -412,9 +431,16 @@ def build_skeleton(charts: list[Flowchart], name: str, source: str) -> Skeleton:
             chart_values.append((value, section, firsts))
     if len(charts) > 1:
         dispatcher = SPhase(_unique("Flowchart", used), "", ("import", "which flowchart this turn follows"),
-                            nexts=[(first, heading, f"chart == {value}") for value, heading, first in chart_values])
+                            nexts=[Way(first, heading, f"chart == {value}") for value, heading, first in chart_values])
         phases.insert(0, dispatcher)
-    return Skeleton(name, source, charts, phases, dead_ends, unreached, loops, any_turn_end, chart_values)
+    declared = RoundTrip()
+    for chart in charts:
+        declared.players = declared.players or chart.round_trip.players
+        for enum, values in chart.round_trip.enums.items():
+            declared.enums.setdefault(enum, values)
+        for var, declaration in chart.round_trip.variables.items():
+            declared.variables.setdefault(var, declaration)
+    return Skeleton(name, source, charts, phases, dead_ends, unreached, loops, any_turn_end, chart_values, declared)
 
 
 def _unique(name: str, used: set[str], suffix: str = "") -> str:
@@ -469,7 +495,9 @@ def _convert(chart: Flowchart, section: str, used: set[str], dead_ends: list[str
     for e in chart.edges:
         src = owner_of(e.src, owner)
         dst = owner_of(e.dst, owner)
-        out_edges.setdefault(src, []).append(FEdge(src, dst, without_condition(e.label), e.kind, e.line))
+        when, otherwise = chart.round_trip.arrow(e.src, e.dst, e.kind == "thick")
+        out_edges.setdefault(src, []).append(FEdge(src, dst, without_condition(e.label), e.kind, e.line, when,
+                                                   otherwise))
     turn_end = False
     optional = {names[x] for x, nd in nodes.items() if "optional" in nd.classes and x in names}
     optional |= {names[x] for x, sub in subs.items() if "optional" in sub.classes}
@@ -479,18 +507,18 @@ def _convert(chart: Flowchart, section: str, used: set[str], dead_ends: list[str
         m = SKIP_RE.match(label)
         return bool(m) and all(p.strip() in optional for p in label.replace("skip ", "").split(";"))
 
-    def targets(src: str) -> list[tuple[str, str, str | None]]:
+    def targets(src: str) -> list[Way]:
         nonlocal turn_end
-        out: list[tuple[str, str, str | None]] = []
+        out: list[Way] = []
         for e in out_edges.get(src, []):
             if implied_skip(e.label):
                 continue
             if e.dst in turn_nodes or e.kind == "thick":
                 turn_end = True
                 label = e.label or (nodes[e.dst].label if e.dst in turn_nodes else "")
-                out.append(("TURN_END", label, None))
+                out.append(Way("TURN_END", label, e.when, e.otherwise))
             else:
-                out.append((names[e.dst], e.label, None))
+                out.append(Way(names[e.dst], e.label, e.when, e.otherwise))
         return _dedupe(out)
 
     placed: set[str] = set()
@@ -502,7 +530,8 @@ def _convert(chart: Flowchart, section: str, used: set[str], dead_ends: list[str
         sub_id = item if item in subs else sub_id
         if item in nodes:
             nd = nodes[item]
-            ph = SPhase(names[item], item, cite(nd.label or item), "optional" not in nd.classes)
+            ph = SPhase(names[item], item, cite(nd.label or item), "optional" not in nd.classes,
+                        exit_when=chart.round_trip.exit_when.get(item, ""))
             if nd.decision:
                 ph.doc = f"decision: {nd.label}" if nd.label else "decision"
         else:
@@ -568,7 +597,7 @@ def _convert(chart: Flowchart, section: str, used: set[str], dead_ends: list[str
             unreached.append(ph.name)
             holder = next(p for p in _all(phases) if not p.steps and p.nexts is not None) \
                 if any(not p.steps and p.nexts is not None for p in _all(phases)) else _materialize(phases, graph)
-            holder.nexts = (holder.nexts or []) + [(ph.name, "not connected in the flowchart", "false")]
+            holder.nexts = (holder.nexts or []) + [Way(ph.name, "not connected in the flowchart", "false")]
             seen |= _reach(graph, ph.name)
         loops += _cycles(_leaf_graph(phases, turn_end=False))
     return phases, turn_end, (_first_leaf(first).name if first else "")
@@ -577,7 +606,7 @@ def _convert(chart: Flowchart, section: str, used: set[str], dead_ends: list[str
 def _materialize(phases: list[SPhase], graph: dict[str, list[str]]) -> SPhase:
     """The first leaf, with the ways on it inherits written out."""
     leaf = _first_leaf(phases[0])
-    leaf.nexts = [(to, "", None) for to in graph.get(leaf.name, [])]
+    leaf.nexts = [Way(to) for to in graph.get(leaf.name, [])]
     return leaf
 
 
@@ -589,7 +618,7 @@ def _norm(text: str) -> str:
     return " ".join(w.lower() for w in _words(text))
 
 
-def _dedupe(items: list[tuple[str, str, str | None]]) -> list[tuple[str, str, str | None]]:
+def _dedupe(items: list[Way]) -> list[Way]:
     seen, out = set(), []
     for t in items:
         if t[0] in seen:
@@ -690,9 +719,9 @@ def _leaf_graph(phases: list[SPhase], turn_end: bool = True) -> dict[str, list[s
         if nexts is None:    # default: the next leaf in document order
             leaves = [p.name for p in _all(phases) if not p.steps]
             i = leaves.index(ph.name)
-            nexts = [(leaves[i + 1] if i + 1 < len(leaves) else "TURN_END", "", None)]
-        graph[ph.name] = [first if to == "TURN_END" else _first_leaf(by_name[to]).name
-                          for to, _, when in nexts if when != "false" and (turn_end or to != "TURN_END")]
+            nexts = [Way(leaves[i + 1] if i + 1 < len(leaves) else "TURN_END")]
+        graph[ph.name] = [first if way.to == "TURN_END" else _first_leaf(by_name[way.to]).name
+                          for way in nexts if way.when != "false" and (turn_end or way.to != "TURN_END")]
     return graph
 
 
@@ -750,13 +779,21 @@ def skeleton_yaml(sk: Skeleton) -> str:
     for para in doc:
         for ln in _wrap(para, 96):
             lines.append("  " + ln)
-    if sk.turn_end:
+    declared = sk.declared
+    if declared.players is not None:
+        lines.append(f"players: {declared.players}")
+    elif sk.turn_end:
         lines.append("players: 2                 # assumed: the flowchart passes the turn to the next player")
-    if len(sk.charts) > 1:
+    enums = {**({"Chart": [v for v, _, _ in sk.chart_values]} if len(sk.charts) > 1 else {}), **declared.enums}
+    if enums:
         lines.append("enums:")
-        lines.append("  Chart: [" + ", ".join(v for v, _, _ in sk.chart_values) + "]")
+        lines += [f"  {name}: [{', '.join(values)}]" for name, values in enums.items()]
+    if len(sk.charts) > 1 or declared.variables:
         lines.append("variables:")
+    if len(sk.charts) > 1:
         lines.append("  chart: {type: Chart, doc: \"which flowchart this turn follows (every one is explored)\"}")
+    for name, declaration in declared.variables.items():      # what the exported conditions read
+        lines.append(f"  {name}: {json.dumps(declaration, ensure_ascii=False)}")
     lines.append("phases:")
     for ph in sk.phases:
         _phase_yaml(ph, lines, "  ")
@@ -788,18 +825,22 @@ def _phase_yaml(ph: SPhase, lines: list[str], indent: str) -> None:
         lines.append(f"{inner}steps:")
         for st in ph.steps:
             _phase_yaml(st, lines, inner + "  ")
+    if ph.exit_when:
+        lines.append(f"{inner}exit_when: {_q(ph.exit_when)}")
     if ph.nexts is not None:
         if not ph.nexts:
             lines.append(f"{inner}next: []              # dead end: no arrow leaves it in the flowchart")
-        else:
-            lines.append(f"{inner}{'next_any' if len(ph.nexts) > 1 else 'next'}:")   # each arrow a way on
-            for to, label, when in ph.nexts:
-                parts = [f"to: {to}"]
-                if when:
-                    parts.append(f"when: {_q(when)}")
-                if label:
-                    parts.append(f"label: {_q(label)}")
-                lines.append(f"{inner}  - {{{', '.join(parts)}}}")
+            return
+        ways = [w for w in ph.nexts if not w.otherwise] + [w for w in ph.nexts if w.otherwise][:1]
+        first_match = ways[-1].otherwise        # `next:` takes the first entry whose when holds, else `otherwise`
+        lines.append(f"{inner}{'next_any' if len(ways) > 1 and not first_match else 'next'}:")
+        for way in ways:
+            parts = [f"otherwise: {way.to}" if way.otherwise else f"to: {way.to}"]
+            if way.when and not way.otherwise:
+                parts.append(f"when: {_q(way.when)}")
+            if way.label:
+                parts.append(f"label: {_q(way.label)}")
+            lines.append(f"{inner}  - {{{', '.join(parts)}}}")
 
 
 def claims_yaml(sk: Skeleton) -> str:

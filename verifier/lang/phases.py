@@ -221,17 +221,17 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks:
                 out += with_skips(src, after(phase), (*skipped, phase))
         return out
 
-    edges: list[tuple[str, str, Expr, str, list[str], frozenset[str]]] = []  # (src, dst, when, label, skipped,
-    for leaf in leaves:                                                     #  phases entered again)
+    edges: list[tuple[str, str, Expr, str, list[str], frozenset[str], bool]] = []  # (src, dst, when, label,
+    for leaf in leaves:                                           # skipped, phases entered again, otherwise)
         nxt = explicit_next(leaf)
-        targets: list[tuple[str, Expr, str, frozenset[str]]]
+        targets: list[tuple[str, Expr, str, frozenset[str], bool]]
         if nxt is None:
-            targets = [(default_next(leaf), TRUE, "", frozenset[str]())]
+            targets = [(default_next(leaf), TRUE, "", frozenset[str](), False)]
         else:
             targets = _next_targets(nxt, by_name, first_leaf)
-        for dst, when, label, again in targets:
+        for dst, when, label, again, otherwise in targets:
             for real, skipped in with_skips(leaf, dst):
-                _add_edge(edges, (leaf, real, when, label, skipped, again if real == dst else frozenset()))
+                _add_edge(edges, (leaf, real, when, label, skipped, again if real == dst else frozenset(), otherwise))
 
     turn_end_count = sum(1 for e in edges if e[1] == TURN_END)
     per_source: dict[str, int] = {}
@@ -240,7 +240,7 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks:
 
     implicit: list[Action] = []
     diagram: list[PhaseEdge] = []
-    for src, dst, when, label, skipped, again in edges:
+    for src, dst, when, label, skipped, again, otherwise in edges:
         guard = conj(at(src), exit_when[src], when, neg(must_enabled(src)))
         ends_turn = dst == TURN_END
         entered = leaves[0] if ends_turn else dst
@@ -257,7 +257,8 @@ def desugar_phases(loader: Loader, model: Model, specs: list[PhaseSpec], blocks:
                                ActionKind.TURN_END if ends_turn else ActionKind.ADVANCE,
                                target_phase=entered, doc=words, span=src_spec.node.child("name").span))
         diagram.append(PhaseEdge(src, entered, words or ("next turn" if ends_turn else ""),
-                                 guarded=when != TRUE, turn_end=ends_turn, condition=conj(exit_when[src], when)))
+                                 guarded=when != TRUE, turn_end=ends_turn, when=when, exit_when=exit_when[src],
+                                 otherwise=otherwise))
 
     _check_reachable(loader, leaves, diagram, by_name)
     phases = tuple(Phase(s.name, s.parent, s.mandatory and all(by_name[a].mandatory for a in ancestors(s.name)),
@@ -302,16 +303,17 @@ def _read_next(loader: Loader, node: Node, alternatives: bool,
     return tuple(entry for entry, _ in read), alternatives
 
 
-def _next_targets(spec: PhaseSpec, by_name: dict, first_leaf) -> list[tuple[str, Expr, str, frozenset[str]]]:
-    """`spec`'s next entries as (leaf, condition, label, phases entered again); under `next:` each
-    entry's condition excludes the earlier entries' conditions."""
-    out: list[tuple[str, Expr, str, frozenset[str]]] = []
+def _next_targets(spec: PhaseSpec, by_name: dict, first_leaf) -> list[tuple[str, Expr, str, frozenset[str], bool]]:
+    """`spec`'s next entries as (leaf, condition, label, phases entered again, whether it is `otherwise:`);
+    under `next:` each entry's condition excludes the earlier entries' conditions."""
+    out: list[tuple[str, Expr, str, frozenset[str], bool]] = []
     earlier: list[Expr] = []
     for entry in spec.next or ():
         dst = TURN_END if entry.to == TURN_END else first_leaf(entry.to)
         again = frozenset() if entry.to == TURN_END else _entered_again(entry.to, dst, by_name)
         cond = entry.when if entry.when is not None else TRUE
-        out.append((dst, cond if spec.alternatives else conj(cond, *(neg(e) for e in earlier)), entry.label, again))
+        out.append((dst, cond if spec.alternatives else conj(cond, *(neg(e) for e in earlier)), entry.label, again,
+                    entry.otherwise))
         earlier.append(cond)
     return out
 
@@ -344,11 +346,12 @@ def _entered_again(to: str, leaf: str, by_name: dict) -> frozenset[str]:
 
 
 def _add_edge(edges: list, edge: tuple) -> None:
-    """Add a phase edge; two ways between the same phases become one with either condition."""
-    for i, (src, dst, when, label, skipped, again) in enumerate(edges):
+    """Add a phase edge; two ways between the same phases become one with either condition (an `otherwise:`
+    only where both are)."""
+    for i, (src, dst, when, label, skipped, again, otherwise) in enumerate(edges):
         if (src, dst) == edge[:2]:
             edges[i] = (src, dst, disj(when, edge[2]), label or edge[3], skipped if len(skipped) <= len(edge[4])
-                        else edge[4], again | edge[5])
+                        else edge[4], again | edge[5], otherwise and edge[6])
             return
     edges.append(edge)
 

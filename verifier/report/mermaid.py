@@ -9,21 +9,40 @@ to the same turn structure):
 - `-->` is the way on, `-.->` a conditional way or one that skips optional
   phases, `==>` the end of the turn (back to the first phase); labels as `|...|`;
   an arrow's condition (the phase's `exit_when` and the `next:` entry's `when`) is
-  the label's last line, `when: ...` (the importer drops it: a skeleton has no variables);
+  the label's last line, `when: ...` (`otherwise, when: ...` for an `{otherwise: P}` entry);
+- the conditions as the model writes them, and the declarations of what they read, follow as
+  comments `%% turnproof ...` (`round_trip_lines`), so that the imported skeleton keeps its
+  conditional arrows, its `otherwise:` entries and its `exit_when`s, and loads;
 - an action is listed in the phases it can fire in (`report.phase_actions`: its
   `phase:`, or the phases its guard allows), "in any phase" only when none is ruled out.
 """
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
-from verifier.ir.expr import TRUE, pretty
-from verifier.ir.model import Modality, Model, Phase
+from verifier.ir.expr import TRUE, Const, Expr, Param, fold, map_expr, pretty, state_vars, walk
+from verifier.ir.model import (
+    ACTIVE_VAR,
+    PHASE_ENUM,
+    PHASE_VAR,
+    BoolType,
+    EnumType,
+    IntType,
+    Modality,
+    Model,
+    Phase,
+    Type,
+    Variable,
+    type_bounds,
+)
 from verifier.report.escaping import mermaid_text
 from verifier.report.phase_actions import ANY_PHASE, actions_by_phase
 from verifier.trace import Names
 
 GUARD_PREFIX = "when: "      # the last line of an arrow's label: its condition
+ROUND_TRIP = "%% turnproof "     # a comment import-mermaid reads back (`round_trip_lines`)
 
 RESERVED = {"end", "graph", "flowchart", "subgraph", "style", "class", "classdef", "click", "linkstyle",
             "direction", "default"}
@@ -83,6 +102,7 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
             lines.append(f"{GUARD_PREFIX}{pretty(e.condition, enum_name, written)}")
         text = f"|{_label(*(line for line in lines if line))}|" if any(lines) else ""
         out.append(f"    {node_id(e.src)} {arrow}{text} {node_id(e.dst)}")
+    out += round_trip_lines(model)
     anywhere = acts.get(ANY_PHASE, [])
     if actions and anywhere:
         out.append(f"    %% in any phase: {mermaid_text(', '.join(anywhere))}")
@@ -90,3 +110,110 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
         out.append("    classDef optional stroke-dasharray: 5 5")
         out.append(f"    class {','.join(optional)} optional")
     return "\n".join(out) + "\n"
+
+
+def arrow_key(src: str, dst: str, turn_end: bool) -> str:
+    """How a `%% turnproof` line names an arrow: `Draw --> Main`, `Cleanup ==> Draw` (the end of the turn)."""
+    return f"{node_id(src)} {'==>' if turn_end else '-->'} {node_id(dst)}"
+
+
+def round_trip_lines(model: Model) -> list[str]:
+    """The arrows' conditions as the model writes them, for `import-mermaid`: `declare {...}` (the
+    players, enums and variables they read, as JSON in the model language's terms), `exit_when NODE:
+    EXPR`, `when SRC --> DST: EXPR` (the entry's condition, earlier entries of a `next:` negated in it)
+    and `otherwise SRC --> DST`."""
+    enum_name = model.enum_value_name if model.enums else None
+    written = Names.as_written(model)
+
+    def text(e: Expr) -> str:
+        return pretty(_fixed(model, e), enum_name, written)
+
+    exits = {e.src: e.exit_when for e in model.phase_edges if e.exit_when != TRUE}
+    conditions = [*exits.values(), *(e.when for e in model.phase_edges if not e.otherwise)]
+    out = []
+    declared = _declarations(model, conditions)
+    if declared:
+        out.append(f"    {ROUND_TRIP}declare {json.dumps(declared, ensure_ascii=True)}")
+    out += [f"    {ROUND_TRIP}exit_when {node_id(src)}: {text(e)}" for src, e in exits.items()]
+    for e in model.phase_edges:
+        if e.otherwise:
+            out.append(f"    {ROUND_TRIP}otherwise {arrow_key(e.src, e.dst, e.turn_end)}")
+        elif e.when != TRUE:
+            out.append(f"    {ROUND_TRIP}when {arrow_key(e.src, e.dst, e.turn_end)}: {text(e.when)}")
+    return out
+
+
+def _fixed(model: Model, e: Expr) -> Expr:
+    """`e` with each parameter that has a value replaced by it."""
+    values = model.params_dict
+
+    def fn(node: Expr) -> Expr | None:
+        if isinstance(node, Param) and values.get(node.name) is not None:
+            return Const(values[node.name])     # type: ignore[arg-type]
+        return None
+
+    return fold(map_expr(e, fn))
+
+
+def _declarations(model: Model, conditions: list[Expr]) -> dict[str, Any]:
+    """The players, enums and variables (declared as in a model file) that `conditions` read."""
+    names = sorted(set().union(*(state_vars(c) for c in conditions)) - {PHASE_VAR, ACTIVE_VAR},
+                   key=[v.name for v in model.variables].index)
+    variables = [model.var(n) for n in names]
+    enums = {c.enum for c in conditions for c in walk(c) if isinstance(c, Const) and c.enum is not None}
+    for v in variables:
+        enums |= {t.name for t in (v.type, v.index, *v.dims) if isinstance(t, EnumType)}
+    enums.discard(PHASE_ENUM)
+    out: dict[str, Any] = {}
+    if any(v.by_player or v.holds_player or v.rows_by_player for v in variables) or \
+            any(ACTIVE_VAR in state_vars(c) for c in conditions):
+        out["players"] = model.players
+    if enums:
+        out["enums"] = {t.name: list(t.values) for t in model.enums if t.name in enums}
+    if variables:
+        out["variables"] = {v.name: _declaration(model, v) for v in variables}
+    return out
+
+
+def _declaration(model: Model, v: Variable) -> dict[str, Any]:
+    def domain(t: Type | None, players: bool = False) -> str:
+        if players:
+            return "player"
+        if isinstance(t, EnumType):
+            return t.name
+        if isinstance(t, IntType):
+            return f"{pretty(_fixed(model, t.lo))}..{pretty(_fixed(model, t.hi))}"
+        return "bool"
+
+    out: dict[str, Any] = {"type": "player" if v.holds_player else domain(v.type)}
+    if v.dims:
+        out["per"] = [domain(v.dims[0], v.rows_by_player), domain(v.dims[1])]
+    elif v.index is not None:
+        out["per"] = domain(v.index, v.by_player)
+    inits = [None if i is None else _value(model, v.type, i) for i in v.init]
+    if None not in inits:
+        if len(set(map(str, inits))) == 1:
+            out["init"] = inits[0]
+        elif v.dims:
+            lo, hi = type_bounds(v.dims[0])
+            width = len(inits) // (hi - lo + 1)
+            out["init"] = [inits[k:k + width] for k in range(0, len(inits), width)]
+        else:
+            out["init"] = inits
+    if v.label:
+        out["label"] = v.label
+    if v.value_names:
+        out["values"] = list(v.value_names)
+    return out
+
+
+def _value(model: Model, t: Type, e: Expr) -> Any:
+    """An initial value as a model file writes it (an enum value by name, true/false, a number)."""
+    e = _fixed(model, e)
+    if isinstance(e, Const):
+        if isinstance(t, BoolType) or e.is_bool:
+            return bool(e.value)
+        if isinstance(t, EnumType):
+            return t.values[e.value]
+        return e.value
+    return pretty(e, model.enum_value_name if model.enums else None, Names.as_written(model))
