@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from shipped_runs import GAMES, model_path
@@ -16,7 +15,7 @@ from verifier.cli import main as cli_main
 from verifier.ir.expr import Const, Index, Local, Op, Var, app, pretty
 from verifier.ir.model import Model
 from verifier.lang import load_model, load_properties
-from verifier.report.diagrams import edge_condition
+from verifier.report.phase_actions import edge_condition
 from verifier.resources import Budget
 from verifier.trace import Names, expr_words
 

@@ -88,3 +88,14 @@ def test_every_statement_is_one_line_with_balanced_quotes(tmp_path):
         assert line.count('"') % 2 == 0, line
         assert "<b>" not in line and "click A" not in line.split("%%")[0].split('"')[0]
     assert not any(line.strip().startswith("click") for line in text.splitlines())
+
+
+def test_conditions_read_simplified_and_otherwise_says_so():
+    """`not (not running)` reads `running`; an `{otherwise: P}` arrow says it is one (Mermaid and the
+    reports' DOT diagram alike)."""
+    model = load_model(str(ROOT / "examples" / "models" / "netrunner.yaml"))
+    text = phase_mermaid(model)
+    assert 'Encounter -.->|"otherwise, when: running"| Approach' in text
+    assert 'Action -.->|"otherwise, when: (clicks == 0) and (not running)"| Discard' in text
+    assert "not (not" not in text and "not (pos == 0)" not in text.split("%% turnproof")[0]
+    assert "otherwise, when: running" in phase_dot(model)

@@ -8,6 +8,7 @@ from typing import Any
 
 from verifier.ir.expr import Const, Expr, pretty
 from verifier.ir.model import BoolType, EnumType, IntType, Model, Variable
+from verifier.ir.simplify import simplify_condition
 
 Value = int
 PLAYER_OF = " of player "      # a labelled per-player element: `cards in hand of player 0`
@@ -146,6 +147,12 @@ def expr_words(model: Model, e: Expr) -> str:
     """A guard, condition or effect's value as people read it: enum values by name, variables by
     their labels, a comparison of a variable whose values are named by those names (`mode is attack`)."""
     return pretty(e, model.enum_value_name if model.enums else None, Names.of(model))
+
+
+def condition_words(model: Model, e: Expr) -> str:
+    """A condition as a diagram says it: `expr_words` of it simplified (`not (not running)` reads
+    `running`, `not (a == b)` reads `a != b`: `verifier.ir.simplify`)."""
+    return expr_words(model, simplify_condition(e))
 
 
 @dataclass(frozen=True)

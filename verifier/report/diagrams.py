@@ -30,13 +30,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.ir.expr import TRUE
 from verifier.ir.model import PHASE_VAR, Action, ActionKind, Modality, Model, Phase, PhaseEdge
 from verifier.report import trace_view
-from verifier.report.phase_actions import actions_by_phase
+from verifier.report.phase_actions import actions_by_phase, edge_condition
 from verifier.resources.signals import deadline_name, past_deadline
 from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
-from verifier.trace import Names, Trace, expr_words
+from verifier.trace import Names, Trace
 
 FONT = "Helvetica"
 TURN_END_COLOR = "#1f5fbf"
@@ -136,13 +135,6 @@ def _phase_actions(model: Model) -> dict[str | None, list[Action]]:
 def _action_words(a: Action) -> str:
     mod = {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}[a.modality]
     return f"{mod} {a.name}"
-
-
-def edge_condition(model: Model, e: PhaseEdge) -> str:
-    """The condition an arrow is taken under (`when: ...`) in the model's display names, or ""."""
-    if e.condition == TRUE:
-        return ""
-    return f"when: {expr_words(model, e.condition)}"
 
 
 def edge_style(model: Model, e: PhaseEdge) -> dict[str, Any]:

@@ -38,10 +38,9 @@ from verifier.ir.model import (
     type_bounds,
 )
 from verifier.report.escaping import mermaid_text
-from verifier.report.phase_actions import ANY_PHASE, actions_by_phase
+from verifier.report.phase_actions import ANY_PHASE, actions_by_phase, edge_condition
 from verifier.trace import Names
 
-GUARD_PREFIX = "when: "      # the last line of an arrow's label: its condition
 ROUND_TRIP = "%% turnproof "     # a comment import-mermaid reads back (`round_trip_lines`)
 
 RESERVED = {"end", "graph", "flowchart", "subgraph", "style", "class", "classdef", "click", "linkstyle",
@@ -89,17 +88,13 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
 
     for p in kids.get(None, []):
         put(p, "    ")
-    enum_name = model.enum_value_name if model.enums else None
-    written = Names.as_written(model)       # a 2-D array's element with its two indices
     if any(e.condition != TRUE for e in model.phase_edges):
         out.append("    %% an arrow is taken when its condition (when: ...) holds and no required (must) "
                    "action of its phase is left")
     for e in model.phase_edges:
         conditional = e.guarded or e.condition != TRUE or e.label.startswith("skip ")
         arrow = "==>" if e.turn_end else ("-.->" if conditional else "-->")
-        lines = [e.label or ("next turn" if e.turn_end else "")]
-        if e.condition != TRUE:
-            lines.append(f"{GUARD_PREFIX}{pretty(e.condition, enum_name, written)}")
+        lines = [e.label or ("next turn" if e.turn_end else ""), edge_condition(model, e)]
         text = f"|{_label(*(line for line in lines if line))}|" if any(lines) else ""
         out.append(f"    {node_id(e.src)} {arrow}{text} {node_id(e.dst)}")
     out += round_trip_lines(model)

@@ -1,4 +1,5 @@
-"""Which phases each rule action belongs to, for the phase diagrams (DOT and Mermaid).
+"""Which phases each rule action belongs to, and how an arrow's condition reads, for the phase
+diagrams (DOT and Mermaid).
 
 An action written with `phase:` belongs to those phases. One written without it may
 still test the phase in its guard (`phase == Draw or phase == Play`, `phase != Setup`):
@@ -8,10 +9,20 @@ drawn "in any phase".
 """
 from __future__ import annotations
 
-from verifier.ir.expr import BOOL_OPS, FALSE, App, Const, Expr, Var, app, apply_op, map_expr
-from verifier.ir.model import PHASE_VAR, Action, EnumType, Model
+from verifier.ir.expr import BOOL_OPS, FALSE, TRUE, App, Const, Expr, Var, app, apply_op, map_expr
+from verifier.ir.model import PHASE_VAR, Action, EnumType, Model, PhaseEdge
+from verifier.trace import condition_words
 
 ANY_PHASE = None      # the key of the actions no phase rules out
+GUARD_PREFIX = "when: "      # an arrow's condition, as its label's last line
+
+
+def edge_condition(model: Model, e: PhaseEdge) -> str:
+    """The condition an arrow is taken under in the model's display names, simplified (`when: ...`;
+    `otherwise, when: ...` for an `{otherwise: P}` entry), or ""."""
+    if e.condition == TRUE and not e.otherwise:
+        return ""
+    return f"{'otherwise, ' if e.otherwise else ''}{GUARD_PREFIX}{condition_words(model, e.condition)}"
 
 
 def actions_by_phase(model: Model) -> dict[str | None, list[Action]]:
