@@ -1,5 +1,6 @@
 """The analyses on a compact-store search (`analysis.compact_states`) against the python store's:
-forced on small models (the store policy's switch lowered to one state), the same findings word for word with the same
+forced on small models (the store policy's switch lowered to one state, and the compiled store, which
+would take the search past it, unable to hold them), the same findings word for word with the same
 traces, which replay, also for states wider than one 64-bit word; the stored order, parents
 and paths are the reference search's; a compact search a budget cuts short leaves its
 questions to `beyond`, or UNKNOWN."""
@@ -24,7 +25,8 @@ from verifier.resources import Budget, StopKind
 
 
 def _switch_at(states: int):
-    """The store policy with its switch at `states` (past it, the compact store)."""
+    """The store policy with its switch at `states` (past it, the compact store where the compiled store
+    cannot hold the model: `compact_spaces`)."""
     return lambda model, budget, **kw: stores.choose_store(model, budget, caps=stores.Caps(switch=states), **kw)
 
 
@@ -34,8 +36,8 @@ def _shown(findings) -> list[tuple]:
 
 @pytest.fixture
 def compact_spaces(monkeypatch):
-    """Every exploration past one state goes on in the compact store, however narrow its levels; the
-    spaces it made."""
+    """Every exploration past one state goes on in the compact store (as for a model the compiled store
+    cannot hold), however narrow its levels; the spaces it made."""
     made: list[compact_states.CompactStates] = []
     real = compact_states.explore_big
 
@@ -45,6 +47,7 @@ def compact_spaces(monkeypatch):
 
     monkeypatch.setattr(compact_states, "explore_big", spy)
     monkeypatch.setattr(context, "choose_store", _switch_at(1))
+    monkeypatch.setattr(stores, "compiles", lambda model: False)
     monkeypatch.setattr(compact, "LEVEL_COST", 0)
     return made
 

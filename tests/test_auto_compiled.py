@@ -33,37 +33,40 @@ from verifier.semantics import layout
 from verifier.trace import replay
 
 PYTHON, COMPACT, COMPILED = Store.PYTHON, Store.COMPACT, Store.COMPILED
-TINY = Caps(switch=2, compile=3)            # python up to 2 states, compact up to 3, then compiled
+TINY = Caps(switch=2)            # python up to 2 states, then compiled
 
 
-def test_a_plan_has_the_three_stages_that_the_budget_leaves():
+def test_a_plan_goes_from_the_python_store_to_the_compiled_store_as_the_budget_leaves():
     model, _ = order_model()
-    assert choose_store(model, Budget()).stages == (Stage(PYTHON, 250_000), Stage(COMPACT, 2_000_000),
-                                                    Stage(COMPILED, 16_000_000))
+    assert choose_store(model, Budget()).stages == (Stage(PYTHON, 250_000), Stage(COMPILED, 16_000_000))
     assert choose_store(model, Budget(max_states=1_000_000)).stages == (Stage(PYTHON, 250_000),
-                                                                        Stage(COMPACT, 1_000_000))
+                                                                        Stage(COMPILED, 1_000_000))
     assert choose_store(model, Budget(max_states=9)).stages == (Stage(PYTHON, 9),)
     assert choose_store(model, Budget(), extends=COMPILED).stages == (Stage(COMPILED, 16_000_000),)
+    assert choose_store(model, Budget(), extends=COMPACT).stages == (Stage(COMPILED, 16_000_000),)   # past it
     assert choose_store(model, Budget(), named=COMPILED).stages == (Stage(COMPILED, 16_000_000),)
+    assert choose_store(model, Budget(), named=COMPACT).stages == (Stage(COMPACT, 16_000_000),)
 
 
-def test_a_model_the_compiled_store_cannot_hold_has_no_compiled_stage():
-    assert [s.store for s in choose_store(_wide(None), Budget()).stages] == [PYTHON, COMPACT, COMPILED]  # two words
+def test_a_model_the_compiled_store_cannot_hold_goes_on_in_the_compact_store():
+    assert [s.store for s in choose_store(_wide(None), Budget()).stages] == [PYTHON, COMPILED]  # two words
     assert [s.store for s in choose_store(_wide(IntType(Const(0), Const(4))), Budget()).stages] == [PYTHON]
     many = Model("many", variables=tuple(Variable(f"v{i}", IntType(Const(0), Const(2**62)), init=(Const(0),))
                                          for i in range(MAX_WORDS + 1)))    # a word each, one more than it holds
-    assert [s.store for s in choose_store(many, Budget()).stages] == [PYTHON, COMPACT]
+    assert choose_store(many, Budget()).stages == (Stage(PYTHON, 250_000), Stage(COMPACT, 16_000_000))
+    assert choose_store(many, Budget(), extends=COMPILED).stages == (Stage(PYTHON, 250_000),
+                                                                     Stage(COMPACT, 16_000_000))
 
 
 def test_a_search_goes_on_where_the_sizes_say():
-    plan = StorePlan((Stage(PYTHON, 100), Stage(COMPACT, 1000), Stage(COMPILED, 10_000)))
-    assert plan.after(0, 99, 5) is None                   # it stopped short of the cap
-    assert plan.after(0, 100, 1) == 1                     # wide levels: the compact store pays off
-    assert plan.after(0, 100, 50) == 2                    # deep and narrow: the compiled store directly
-    assert plan.after(1, 1000, 0) == 2
-    assert plan.after(2, 10_000, 0) is None               # the last stage
-    assert StorePlan(plan.stages[:2]).after(0, 100, 50) is None     # no compiled stage: it stays
-    assert "then the compiled store up to 10,000 states" in plan.why
+    compiled = StorePlan((Stage(PYTHON, 100), Stage(COMPILED, 10_000)))
+    assert compiled.after(0, 99, 5) is None               # it stopped short of the cap
+    assert compiled.after(0, 100, 1) == compiled.after(0, 100, 50) == 1     # the compiled store: at any depth
+    assert compiled.after(1, 10_000, 0) is None           # the last stage
+    compact = StorePlan((Stage(PYTHON, 100), Stage(COMPACT, 10_000)))
+    assert compact.after(0, 100, 1) == 1                  # wide levels: the compact store pays off
+    assert compact.after(0, 100, 50) is None              # deep and narrow: it stays
+    assert compiled.why == "the python store up to 100 states, then the compiled store up to 10,000 states"
 
 
 @settings(max_examples=examples(2), deadline=None)

@@ -1,9 +1,11 @@
-"""The auto engine's choice of store (`portfolio.stores`): past the switch its python-store search hands the
-state claims to the compact store (and the monitor products of that model go there directly),
-with the verdicts and shortest traces of the python store; termination and obligation claims
-stay with the python store; a store the user names is used as given; a compact search that
-stops leaves its claims UNKNOWN. The switch is lowered here so that it happens on tiny models (and
-their levels count as wide enough for the compact store)."""
+"""The auto engine's choice of store (`portfolio.stores`) for a model the compiled store cannot hold:
+past the switch its python-store search hands the state claims to the compact store (and the
+monitor products of that model go there directly), with the verdicts and shortest traces of the
+python store; termination and obligation claims stay with the python store; a store the user
+names is used as given; a compact search that stops leaves its claims UNKNOWN. The switch is
+lowered here so that it happens on tiny models (and their levels count as wide enough for the
+compact store), and the compiled store cannot hold them (`compiles` says no: a model it can hold
+goes on in it, `test_auto_compiled.py`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,6 +22,7 @@ from verifier.ir.expr import App, Const, Index, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
 from verifier.ir.props import Invariant
 from verifier.lang import load_model, load_properties
+from verifier.portfolio import stores
 from verifier.portfolio.auto import AutoEngine
 from verifier.portfolio.plan import run_claims
 from verifier.portfolio.stores import Caps
@@ -34,8 +37,10 @@ SWITCH = 5           # far below the fixture's 41 reachable states
 
 
 @pytest.fixture(autouse=True)
-def narrow_levels_pay_off(monkeypatch):
+def compact_past_the_switch(monkeypatch):
+    """Narrow levels pay off in the compact store, and the compiled store holds no model."""
     monkeypatch.setattr(compact, "LEVEL_COST", 0)
+    monkeypatch.setattr(stores, "compiles", lambda model: False)
 
 
 def decide(model, claims, engine, budget=Budget()):

@@ -372,9 +372,9 @@ def test_the_compact_store_pays_off_only_on_wide_levels(tmp_path, monkeypatch):
 
 
 def test_the_analyses_send_a_narrow_search_to_the_compiled_store(tmp_path, monkeypatch):
-    """The analyses' own exploration goes on in the compact store past the switch only where the
-    levels are wide enough; a deep, narrow one goes on in the compiled store directly, as the claims'
-    search (`stores.StorePlan.after`; their scan of a million states is compiled too), up to its cap."""
+    """The analyses' own exploration of a deep, narrow model goes on past the switch in the compiled
+    store, as the claims' search (`stores.choose_store`; their scan of a million states is compiled
+    too), up to its cap."""
     monkeypatch.setattr(context, "choose_store", lambda model, budget, **kw: stores.choose_store(
         model, budget, caps=stores.Caps(switch=200, compiled=1000), **kw))
     model = load_model(str(huge_model(tmp_path)))

@@ -24,23 +24,24 @@ from verifier.engines.base import SearchOptions
 from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import explore
 from verifier.engines.ledger import KeptCompact, Ledger
-from verifier.portfolio import auto
+from verifier.portfolio import auto, stores
 from verifier.portfolio.auto import AutoEngine
 from verifier.portfolio.stores import Caps, Stage, Store, StorePlan, choose_store
 from verifier.resources import Budget
 
 PYTHON, COMPACT, COMPILED = Store.PYTHON, Store.COMPACT, Store.COMPILED
-TINY = Caps(switch=2, compile=3)            # python up to 2 states, compact up to 3, then compiled
+TINY = Caps(switch=2)            # python up to 2 states, then compiled
 
 
 def test_a_plan_finishes_in_the_stage_its_caps_and_levels_say():
-    plan = StorePlan((Stage(PYTHON, 100), Stage(COMPACT, 1000), Stage(COMPILED, 10_000)))
+    compiled = StorePlan((Stage(PYTHON, 100), Stage(COMPILED, 10_000)))
     wide, deep = (lambda cap: 1), (lambda cap: 50)
-    assert plan.finishes_in(100, wide) == 0 and plan.finishes_in(101, wide) == 1
-    assert plan.finishes_in(1000, wide) == 1 and plan.finishes_in(1001, wide) == 2
-    assert plan.finishes_in(10_001, wide) is None                       # past the last cap
-    assert plan.finishes_in(101, deep) == 2                             # narrow: the compiled store directly
-    assert StorePlan(plan.stages[:2]).finishes_in(101, deep) is None    # no compiled stage: it stays
+    assert compiled.finishes_in(100, wide) == 0 and compiled.finishes_in(101, wide) == 1
+    assert compiled.finishes_in(101, deep) == 1 and compiled.finishes_in(10_000, deep) == 1
+    assert compiled.finishes_in(10_001, wide) is None                   # past the last cap
+    compact = StorePlan((Stage(PYTHON, 100), Stage(COMPACT, 10_000)))
+    assert compact.finishes_in(101, wide) == 1
+    assert compact.finishes_in(101, deep) is None                       # narrow: the compact store does not take it
 
 
 @settings(max_examples=examples(2), deadline=None)
@@ -104,14 +105,15 @@ def test_the_analyses_read_the_claims_compiled_search_where_their_plan_ends_ther
 
 
 def test_the_analyses_read_the_claims_compact_search_where_it_completed(monkeypatch, tmp_path):
-    """The claims' search of the model finished in the compact store (kept with its states in BFS
-    order): the analyses read it and search nothing again."""
+    """The claims' search of a model the compiled store cannot hold finished in the compact store
+    (kept with its states in BFS order): the analyses read it and search nothing again."""
     claims = tmp_path / "claims.yaml"
     claims.write_text('claims:\n  - {id: rounds-bounded, says: "at most two rounds", invariant: "rounds <= 2"}\n'
                       '  - {id: heal-reachable, says: "heal happens", reachable: {action: heal}}\n')
     options = runner.RunOptions(properties=str(claims))
     want = _outcome(runner.check_model(str(FIX / "order.yaml"), options))
-    searched = _tiny_everywhere(monkeypatch, level_cost=0, caps=Caps(switch=2))
+    searched = _tiny_everywhere(monkeypatch, level_cost=0)
+    monkeypatch.setattr(stores, "compiles", lambda model: False)
     kept: list = []
     real_keep = Ledger.keep
     monkeypatch.setattr(Ledger, "keep", lambda self, m, s: (kept.append(s), real_keep(self, m, s))[1])
@@ -202,7 +204,7 @@ def test_a_monitor_product_is_capped_from_the_states_of_the_search_it_extends():
     assert Caps().for_product(9_770_897).compiled == PRODUCT_FACTOR * 9_770_897      # Aeon's End's 21.5 M product fits
     assert Caps().for_product(10**9).compiled == PRODUCT_STATES
     model, claims = order_model()
-    engine = AutoEngine(caps=Caps(switch=2, compile=3, compiled=40))
+    engine = AutoEngine(caps=Caps(switch=2, compiled=40))
     (base,) = engine.check_explicit(model, [Invariant(id="holds", expr=Const(True))], Budget())
     assert base.engine == "explicit/compiled" and base.stats.states is not None
     product, _parts = compile_together(model, [c for c in claims if c.kind in ("ordering", "bounded-response")][:2])

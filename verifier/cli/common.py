@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.engines.names import ENGINES, REDUCTIONS, STORES
 from verifier.files import write_atomic
-from verifier.portfolio.stores import COMPILE_STATES, SWITCH_STATES
+from verifier.portfolio.stores import SWITCH_STATES
 from verifier.resources.clock import HANG_FACTOR
 
 if TYPE_CHECKING:                  # the subcommands import what they run when they run (a fast --help)
@@ -111,9 +111,9 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
                         "python store). "
                         "Termination and obligation claims use the python store with --store compact, the compiled "
                         "store's state graph with --store compiled. "
-                        "Default: python, but --engine auto goes on in the compact store once a search "
-                        f"passes {SWITCH_STATES:,} states, and in the compiled store once it passes "
-                        f"{COMPILE_STATES:,} (sizes only, the same on every machine); each verdict's evidence names "
+                        "Default: python, but --engine auto goes on in the compiled store once a search "
+                        f"passes {SWITCH_STATES:,} states (in the compact store where the compiled one cannot "
+                        "hold the model; sizes only, the same on every machine); each verdict's evidence names "
                         "the store where it decided")
     p.add_argument("--workers", type=int, default=1, metavar="N",
                    help="split the compact search across N processes (a local Dask cluster); the states "

@@ -12,13 +12,13 @@ Policy:
 - **Concrete instances**: explicit search first (`_search`). It is exact and
   fast on small instances and gives shortest traces and lassos. Its store and
   state cap are the one store policy's (`stores.choose_store`): the python store
-  (the reference) up to SWITCH_STATES states, then the compact store for the
-  state claims it left open up to COMPILE_STATES, then the compiled store (a deep,
-  narrow search goes there directly). The termination and obligation claims go
-  along to the compiled store (its state graph), not to the compact store: they
-  stay with the python store (they need its edges) under PYTHON_STATES; a monitor
-  product of a model whose search went on starts in the store where that search
-  ended. Each verdict names the store that decided it (`CheckResult.engine`).
+  (the reference) up to SWITCH_STATES states, then, for the claims it left open,
+  the compiled store, or the compact store where the compiled one cannot hold the
+  model. The termination and obligation claims go along to the compiled store
+  (its state graph), not to the compact store: they stay with the python store
+  (they need its edges) under PYTHON_STATES; a monitor product of a model whose
+  search went on starts in the store where that search ended. Each verdict names
+  the store that decided it (`CheckResult.engine`).
   For the invariants and reachability
   claims it cannot finish, seeded random runs (`walk.py`, `walk.STEPS` steps) look
   for a deeper witness or counterexample (a trace, not necessarily shortest);

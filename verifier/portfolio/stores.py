@@ -8,32 +8,37 @@ Used by the claims' searches (`auto.AutoEngine`) and by the analyses' own explor
 2. a model whose state does not fit the compact store's 64-bit words (a variable wider
    than a word) stays in the python store;
 3. a model that extends one whose search here went on past the python store (a monitor
-   product of it) starts in the store where that search ended, the compiled store's cap at
-   least PRODUCT_FACTOR times the states that search found (`Caps.for_product`);
-4. else a plan of stages (`StorePlan.stages`), each a store and the states at which the
+   product of it) starts in the store where that search ended (or the one past it), the
+   compiled store's cap at least PRODUCT_FACTOR times the states that search found
+   (`Caps.for_product`);
+4. else a plan of at most two stages (`StorePlan.stages`), each a store and the states at which the
    search hands over to the next (`StorePlan.after`), which starts again there (the same
    states in the same order, so the same verdicts and shortest traces):
    - the python store (the reference) up to SWITCH_STATES;
-   - the compact store up to COMPILE_STATES, where its levels are wide enough for it to pay
-     off (`compact.pays_off`);
-   - the compiled store (`engines/compiled/`) past that, up to COMPILED_STATES; a deep,
-     narrow search, which the compact store does not pay off for, goes there from the python
-     store directly (also the analyses' exploration: their scan of 2 M states or more is
-     compiled too, `analysis.compiled_scan`). A model the compiled store cannot hold (`compiled.search.why_not`: a
-     predicate it cannot compile, more than MAX_WORDS words) has no such stage.
+   - then the compiled store (`engines/compiled/`) up to COMPILED_STATES where it can hold
+     the model (`compiles`), else the compact store up to COMPACT_STATES where its levels are
+     wide enough for it to pay off (`compact.pays_off`; a deep, narrow search of a model the
+     compiled store cannot hold stops at the switch). The compiled store cannot hold a model
+     with a predicate it cannot compile or more than MAX_WORDS words
+     (`compiled.search.why_not`). The analyses' scan of 1 M states or more is compiled too
+     (`analysis.compiled_scan`).
    The termination and obligation claims go with the state claims to the compiled store
    (its state graph, `compiled/graph.py`), but not to the compact store (they need the
    python store's edges: `auto` keeps them there under PYTHON_STATES).
 
-The rule reads sizes only (states, depth, words): never whether the compiled code is in the
-disk cache, nor how fast the machine is, so a verdict names the same store on every machine.
-The thresholds, measured (bench/README.md, "The store policy"): the compiled search
-expands about 4.5 M states a CPU second, the compact store 0.3 to 0.45 M on game-shaped
-models and the python store 0.2 to 0.3 M; a cold compile of a model's module costs 4 to 8 s
-of CPU, a warm start under 1 s. Below SWITCH_STATES the python store is the cheapest; past
-COMPILE_STATES a cold compile has paid for itself against the compact store's rate (the
-compact search to that size costs about one cold compile), so a model compiles only when
-its search is large, and the main job (the shipped games at their defaults) compiles none.
+The rule reads sizes only (states, depth, words) and what the model is (`compiles` reads
+the model, not the compile cache): never whether the compiled code is in the disk cache, nor
+how fast the machine is, so a verdict names the same store on every machine. The thresholds,
+measured (bench/README.md, "The store policy" and "The plan without the compact stage"): the
+compiled search expands about 4.5 M states a CPU second, the compact store 0.3 to 0.45 M on
+game-shaped models and the python store 0.2 to 0.3 M; a cold compile of a model's module
+costs 4 to 8 s of CPU, a warm start under 1 s. A search that passes the switch would, in
+the compact store, have spent about a cold compile's CPU by 2 M states and then searched
+again compiled, so a compiling model goes from the python store to the compiled store
+directly. SWITCH_STATES is where the python store's search has cost about one cold compile
+(1 s at the python store's rate, a cold compile 4 to 8 s but once per model on a machine):
+below it a model is never compiled, so the main job (the shipped games at their defaults,
+every search of which stays under it) compiles none.
 
 Every cap is a number of states (`cap_of`), never past --max-states, and the same at any
 load.
@@ -48,8 +53,8 @@ from verifier.ir.model import Model
 from verifier.resources import Budget
 
 PYTHON_STATES = 2_000_000       # the python store's cap
-SWITCH_STATES = 250_000         # a python-store search that passes this many states goes on in the compact store ...
-COMPILE_STATES = 2_000_000      # ... and one that passes this many there, in the compiled store
+SWITCH_STATES = 250_000         # a python-store search that passes this many states goes on in the compiled store
+#                                 (the compact store where the compiled one cannot hold the model)
 COMPACT_STATES = 16_000_000     # the compact store's cap (8 bytes a state and the table)
 COMPILED_STATES = 16_000_000    # the compiled store's cap
 PRODUCT_FACTOR = 3              # a monitor product of a search of N states: the compiled store's cap at least N times
@@ -67,13 +72,12 @@ class Store(StrEnum):
 
 @dataclass(frozen=True)
 class Caps:
-    """The state caps of the stores and the thresholds between them (tests lower them)."""
+    """The state caps of the stores and the switch between them (tests lower them)."""
 
     python: int = PYTHON_STATES
     switch: int = SWITCH_STATES
     compact: int = COMPACT_STATES
     compiled: int = COMPILED_STATES
-    compile: int = COMPILE_STATES
 
     @classmethod
     def every_store(cls, states: int) -> Caps:
@@ -92,7 +96,7 @@ class Caps:
 
     def hand_over(self, store: Store) -> int | None:
         """The states at which a search in `store` goes on in the next store of a plan (None: the last)."""
-        return {Store.PYTHON: self.switch, Store.COMPACT: self.compile, Store.COMPILED: None}[store]
+        return self.switch if store is Store.PYTHON else None
 
 
 @dataclass(frozen=True)
@@ -131,17 +135,15 @@ class StorePlan:
         """The stage a search in stage `k` that stopped with `states` states in `depth` levels goes on
         in: none where it stopped short of the stage's cap (it finished, or something else stopped
         it); the next, unless that is the compact store and the levels are too narrow for it to pay
-        off (`compact.pays_off`: a level costs it as much however few states it holds), when the
-        compiled stage (if any) takes the search."""
+        off (`compact.pays_off`: a level costs it as much however few states it holds)."""
         if k + 1 >= len(self.stages) or states < self.stages[k].cap:
             return None
-        if self.stages[k + 1].store is not Store.COMPACT:
-            return k + 1
-        from verifier.engines.compact import pays_off  # numpy, once a search is this large
+        if self.stages[k + 1].store is Store.COMPACT:
+            from verifier.engines.compact import pays_off  # numpy, once a search is this large
 
-        if pays_off(states, depth):
-            return k + 1
-        return next((j for j in range(k + 2, len(self.stages)) if self.stages[j].store is Store.COMPILED), None)
+            if not pays_off(states, depth):
+                return None
+        return k + 1
 
     def finishes_in(self, states: int, python_depth: Callable[[int], int]) -> int | None:
         """The stage in which the plan's search of a model that has `states` reachable states
@@ -178,9 +180,9 @@ def choose_store(model: Model, budget: Budget, named: Store | None = None, exten
     concrete = model.instantiate()
     if not fits(concrete):
         return StorePlan((Stage(Store.PYTHON, cap_of(Store.PYTHON, budget, caps)),))
-    stores = [s for s in ORDER if s is not Store.COMPILED or compiles(concrete)]
-    if extends is not None and extends in stores:
-        stores = stores[stores.index(extends):]
+    stores = [Store.PYTHON, Store.COMPILED if compiles(concrete) else Store.COMPACT]
+    if extends is not None:      # from the store where the search it extends ended, or the one past it
+        stores = [s for s in stores if ORDER.index(s) >= ORDER.index(extends)] or stores
     stages: list[Stage] = []
     for i, store in enumerate(stores):
         cap, hand_over = cap_of(store, budget, caps), caps.hand_over(store)
