@@ -35,10 +35,13 @@ game-shaped models and the python store 0.2 to 0.3 M; a cold compile of a model'
 costs 4 to 8 s of CPU, a warm start under 1 s. A search that passes the switch would, in
 the compact store, have spent about a cold compile's CPU by 2 M states and then searched
 again compiled, so a compiling model goes from the python store to the compiled store
-directly. SWITCH_STATES is where the python store's search has cost about one cold compile
-(1 s at the python store's rate, a cold compile 4 to 8 s but once per model on a machine):
-below it a model is never compiled, so the main job (the shipped games at their defaults,
-every search of which stays under it) compiles none.
+directly. SWITCH_STATES is a trade-off: the python stage's search to 250 k states costs 1.6
+to 1.9 s of CPU a reading of a shipped game at its printed numbers (0.4 to 0.6 s to 50 k),
+so a lower switch would save up to about 1.3 s a printed reading; but the shipped games'
+searches at their defaults (the main job's) reach 180 k states (a WTactics monitor product;
+Alpha Clash 123 k, Shadow Era 116 k, Alice 109 k, Aeon's End 50 k), and below that every one
+of them would compile a module cold in CI (4 to 8 s of CPU each) for a search the python
+store finishes in under a second. At 250 k the main job compiles none.
 
 Every cap is a number of states (`cap_of`), never past --max-states, and the same at any
 load.
