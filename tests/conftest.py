@@ -26,12 +26,14 @@ stretches. Its other health checks stay on; ``--hypothesis-profile`` still picks
 
 Under PYTHONDONTWRITEBYTECODE the Python processes of a run (the test workers, and the
 `python -m verifier` and bench processes the tests start) share compiled code in a
-temporary folder outside the checkout (`_share_compiled_code`).
+temporary folder outside the checkout (`_share_compiled_code`). The test workers compile each
+generated Numba module once between them (`_compile_each_module_once`).
 """
 from __future__ import annotations
 
 import contextlib
 import faulthandler
+import fcntl
 import os
 import shutil
 import signal
@@ -64,8 +66,12 @@ def pytest_addoption(parser):
                           "for included, then the N files whose tests took the most")
 
 
+COMPILE_LOCKS = "TURNPROOF_TEST_COMPILE_LOCKS"      # the run's folder of lock files, one per generated module
+
+
 def pytest_configure(config):
     _share_compiled_code(config)
+    _compile_each_module_once(config)
     if config.getoption("--slow"):
         os.environ["TURNPROOF_SLOW"] = "1"
     if config.getoption("--regen-golden"):
@@ -90,6 +96,39 @@ def _share_compiled_code(config) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
     config.add_cleanup(restore)
+
+
+def _compile_each_module_once(config) -> None:
+    """The xdist workers start together, and on an empty compile cache (CI's) both compiled the
+    same generated modules at once (the runtime, the search loop: 1.5-3 s of CPU each, the
+    second compile wasted: Numba's cache beside the module is written only when a compile ends).
+    The first process of the run makes a folder of lock files (removed at the end); in each
+    worker, `cache.load` of a module holds the module's lock, so a worker wanting a module
+    another is compiling waits for it and then loads its machine code from the cache. What a
+    test sees of `cache.load` is unchanged (the module, and whether its file was there)."""
+    if not hasattr(config, "workerinput"):
+        if os.environ.get(COMPILE_LOCKS) is None:
+            folder = tempfile.mkdtemp(prefix="turnproof-compile-locks-")
+            os.environ[COMPILE_LOCKS] = folder       # the workers inherit it
+
+            def remove() -> None:
+                os.environ.pop(COMPILE_LOCKS, None)
+                shutil.rmtree(folder, ignore_errors=True)
+
+            config.add_cleanup(remove)
+        return
+    folder = os.environ.get(COMPILE_LOCKS)
+    if not folder:
+        return
+    from verifier.engines.compiled import cache
+    real = cache.load
+
+    def load(text: str):
+        with open(Path(folder) / cache.module_key(text), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)         # released when the file closes
+            return real(text)
+
+    cache.load = load
 
 
 # Files of example tests that take seconds each (processes started, Z3 tables, shipped games, SPIN,
