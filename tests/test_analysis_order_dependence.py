@@ -119,3 +119,104 @@ def test_states_set_aside_give_the_scans_findings(monkeypatch, name):
     want = found()
     monkeypatch.setattr(order_dependence, "MAX_COMBOS", 0)
     assert found() == want
+
+
+# ---- answers shared by the readings of one rulebook (asked once, ahead of the readings)
+
+def _witnesses(model, memo: dict) -> dict:
+    ctx = Context.create(model, Budget(), memo)
+    found = symbolic_pairs(ctx, candidate_pairs(model.instantiate()))
+    return {pair: vars(w) for pair, w in found.items()}
+
+
+def _readings(name: str):
+    """The fixture as loaded, and a second reading where `score` adds one point fewer (a different
+    query for each pair it is in) and `steal` is the same action."""
+    from dataclasses import replace
+
+    from verifier.ir.expr import App, Const, Op
+
+    model = load_model(fixture(name))
+    other = [replace(a, effects=tuple(replace(e, value=App(Op.SUB, (e.value, Const(1)))) for e in a.effects))
+             if a.name == "score" else a for a in model.actions]
+    return model, replace(model, actions=tuple(other))
+
+
+def test_an_answer_asked_ahead_is_the_answer_a_reading_finds_alone(monkeypatch):
+    """The readings' queries asked ahead, once each (`ask_ahead`), give each reading the pairs it
+    finds with no answer given (the witness of each: the state Z3 picked asked ahead; which state
+    Z3 picks of several may depend on what it was asked before); a reading given them asks Z3
+    nothing more."""
+    from verifier.analysis import order_dependence
+
+    first, second = _readings("order_mixed")
+    alone = [_witnesses(m, {}) for m in (first, second)]
+    memo: dict = {}
+    order_dependence.ask_ahead([first, second], Budget(), memo)
+
+    def asked(*_args):
+        raise AssertionError("a query asked again")
+    monkeypatch.setattr(order_dependence._Asker, "ask", asked)
+    shared = [_witnesses(m, memo) for m in (first, second)]
+    assert [set(w) for w in shared] == [set(w) for w in alone] and set(alone[0])
+    (answers,) = memo.values()
+    for m, found in zip((first, second), shared):
+        acts = m.instantiate().actions
+        assert all(w == vars(answers[(acts[a], acts[b])].witness) for (a, b), w in found.items())
+
+
+def test_different_queries_never_share_an_answer():
+    """A pair whose action differs between readings is asked again for the reading where it
+    differs (its answer differs: score adds one point fewer); the pairs of unchanged actions are
+    asked once; a change of what every query shares (a variable's range) shares nothing."""
+    from dataclasses import replace
+
+    from verifier.analysis import order_dependence
+    from verifier.ir.expr import Const
+    from verifier.ir.model import IntType
+
+    first, second = _readings("order_mixed")
+    memo: dict = {}
+    order_dependence.ask_ahead([first, second], Budget(), memo)
+    (answers,) = memo.values()
+    names = sorted(f"{a.name}|{b.name}" for a, b in answers)
+    assert names == ["score|spend", "score|spend", "score|steal", "score|steal", "spend|steal", "steal|pass turn"]
+    wider = replace(first, variables=tuple(replace(v, type=IntType(Const(0), Const(4))) if v.name == "tok" else v
+                                           for v in first.variables))
+    order_dependence.ask_ahead([wider], Budget(), memo)
+    assert len(memo) == 2 and set(_witnesses(wider, memo)) == set(_witnesses(wider, {}))
+
+
+def test_a_reading_given_answers_counts_their_units_against_its_total(monkeypatch):
+    """A reading whose answers were asked ahead counts the units each spent against its own
+    total: with a total of what its first two queries spent, it runs out after them, as it does
+    asking them itself, and keeps only the pairs those two found."""
+    from verifier.analysis import order_dependence
+
+    model = load_model(fixture("order_mixed"))
+    memo: dict = {}
+    order_dependence.ask_ahead([model], Budget(), memo)
+    (answers,) = memo.values()
+    acts, pairs = model.instantiate().actions, candidate_pairs(model.instantiate())
+    said = [answers[(acts[a], acts[b])] for a, b in pairs]
+    monkeypatch.setattr(order_dependence, "TOTAL_UNITS", said[0].units + said[1].units)
+    ctx = Context.create(model, Budget(), memo)
+    found = symbolic_pairs(ctx, pairs)
+    assert found == {pair: a.witness for pair, a in zip(pairs[:2], said) if a.witness is not None}
+    assert f"ran out after 2 of {len(pairs)}" in ctx.cut_short and len(pairs) > 2
+
+
+def test_a_query_z3_leaves_open_leaves_the_analyses_open(monkeypatch):
+    """A pair whose query runs out of its units is not taken to commute: the analyses are cut
+    short, naming the pair; a reading given an answer that spent more units than it may is cut
+    the same way (asked there, the query would have run out)."""
+    from verifier.analysis import order_dependence
+
+    model = load_model(fixture("order_yes"))
+    memo: dict = {}
+    order_dependence.ask_ahead([model], Budget(), memo)
+    monkeypatch.setattr(order_dependence, "QUERY_UNITS", 1)
+    for given in ({}, memo):
+        ctx = Context.create(model, Budget(), given)
+        assert symbolic_pairs(ctx, candidate_pairs(model.instantiate())) == {}
+        assert "Z3 did not decide whether double and add_one commute within 1 resource units" in ctx.cut_short

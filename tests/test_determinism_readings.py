@@ -8,7 +8,11 @@ from verifier import forking, runner
 from verifier.runner import RunOptions, check_loaded, claims_for, load_variants
 
 
-def test_each_reading_starts_from_the_callers_answers_only(monkeypatch):
+def test_each_reading_starts_from_the_callers_answers_and_those_asked_ahead_only(monkeypatch):
+    """Every reading starts from the same answers: the caller's, and the order-dependence queries of
+    every reading asked ahead of them, in the readings' order (`runner._ask_ahead`)."""
+    from verifier.analysis.order_dependence import ask_ahead
+
     path = fixture("variants_yes")
     options = RunOptions()
     models, _ = load_variants(path, options)
@@ -27,7 +31,9 @@ def test_each_reading_starts_from_the_callers_answers_only(monkeypatch):
     monkeypatch.setattr(runner, "fork_map", here)
     memo: dict = {}
     check_loaded(path, models, [claims_for(path, m, options) for m in models], options, memo=memo)
-    assert started == [[]] * len(models)
+    ahead: dict = {}
+    ask_ahead(models, options.budget, ahead)
+    assert started == [sorted(map(repr, ahead))] * len(models) and ahead
     assert memo, "the readings' answers are gathered for the caller"
 
 

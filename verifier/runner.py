@@ -78,7 +78,8 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     Each reading (variant) is checked, and analysed, on its own: in a forked child per
     reading where there are CPUs to spare (`forking.fork_map`), else one after the other
     here; no reading uses another's Z3 answers (which of them finished first depends on the
-    load). The comparisons across readings come last, here.
+    load), only those asked here before they start (each distinct order-dependence query once,
+    in the readings' order). The comparisons across readings come last, here.
 
     With `options.printed` the model is checked at its printed values; where that leaves a
     claim UNKNOWN (a budget), the portfolio decides it again at the default (scaled) values
@@ -100,9 +101,11 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
                  at_defaults: Sequence[AtDefaults] | None = None) -> list[ModelRun]:
     """`check_model` on models and claims already loaded (one entry per reading); mutation
     analysis checks rewritten models of a file this way. `memo`: the analyses' Z3 answers
-    to reuse (keyed by the actions and declarations they concern): every reading starts from
-    these and no reading sees another's, so that what a reading finds never depends on which
-    reading finished first; all of them are added to `memo` at the end. `ledger`: the
+    to reuse (keyed by the actions and declarations they concern), to which the readings'
+    order-dependence queries are added here first, each distinct one asked once in the readings'
+    order (`_ask_ahead`): every reading starts from these and no reading sees what another asked
+    later, so that what a reading finds never depends on which reading finished first; all of
+    them are added to `memo` at the end. `ledger`: the
     ledger of the one reading, where the caller reuses its kept search (mutation); else each
     reading has its own. `at_defaults`: each reading at its default values, where the claims
     its (printed) values leave open are decided again (`--printed`)."""
@@ -110,6 +113,8 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
     assert at_defaults is None or len(at_defaults) == len(models), "one reading at the defaults per reading"
     memo = {} if memo is None else memo
 
+    if options.consistency:
+        _ask_ahead(models, options.budget, memo)
     given = {key: dict(answers) for key, answers in memo.items()}
 
     def start() -> dict:                   # what each reading starts from: the caller's answers only
@@ -141,6 +146,17 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
             return [replace(r, analyses_unknown=r.analyses_unknown or why) for r in runs]
         runs = _with_findings(runs, findings)
     return runs
+
+
+def _ask_ahead(models: Sequence[Model], budget: Budget, memo: dict) -> None:
+    """The readings' order-dependence queries, each distinct one asked once, here, before they fork
+    (`order_dependence.ask_ahead`), into `memo`; a cut leaves the rest to each reading, which says so."""
+    from verifier.analysis.order_dependence import ask_ahead
+
+    try:
+        ask_ahead(models, budget, memo)
+    except CUT_SHORT as err:
+        _cut_stop(err, budget)
 
 
 def _proves_for_every_value(models: Sequence[Model], claims: Sequence[tuple[list[Property], str | None]]) -> bool:

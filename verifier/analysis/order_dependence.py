@@ -39,11 +39,14 @@ Z3 witness is reported as it is (state, choices, both outcomes).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from verifier.analysis.context import Context, Visitor
 from verifier.ir.expr import state_vars
 from verifier.ir.model import RULES, Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
+from verifier.resources import Budget
 from verifier.result import Finding
 from verifier.semantics import EvalError, actor_of
 from verifier.trace import choice_words
@@ -126,64 +129,134 @@ class Witness:
         self.state, self.ca, self.cb, self.ab, self.ba, self.params = state, ca, cb, ab, ba, params
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What Z3 said of one pair's query within its units: `witness` where it is sat, else None;
+    `left_open` says why when it is neither sat nor unsat (the analyses are then cut short with
+    that reason, and the answer is never kept). `units`: the
+    resource units the query spent, which a reading that uses a kept answer counts against its
+    total as if it had asked (so that the total runs out at the same pair wherever the answers
+    were computed)."""
+
+    witness: Witness | None
+    units: int
+    left_open: str | None = None
+
+
+def pairs_key(model: Model) -> tuple:
+    """What every query of `model` shares (variables and their ranges, enums, parameters, the end of
+    game): with the two actions, all an order-dependence query is encoded from (`Commutation`)."""
+    return ("order-dependence", model.enums, model.variables, model.params, model.param_values, model.end)
+
+
+def ask_ahead(models: Sequence[Model], budget: Budget, memo: dict) -> None:
+    """The order-dependence queries of several readings of one rulebook, asked here once each, in
+    the readings' order, into `memo` (which each reading then starts from, `runner.check_loaded`):
+    readings mostly share their actions (Alpha Clash's four ask 2,700 queries, 698 of them
+    different), and a query is the same formula wherever it is encoded, since its key holds all it
+    is encoded from. Each answer is what the reading would have got asking itself (the same query,
+    a fresh solver, the same rlimit); a reading the budget's backstop has passed is left to
+    its own process, which says so."""
+    for model in models:
+        if budget.expired():
+            return
+        ctx = Context.create(model, budget, memo)
+        symbolic_pairs(ctx, candidate_pairs(ctx.concrete or model.instantiate()))
+
+
 def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], Witness]:
     """The pairs Z3 shows non-commuting in some in-range state (within their Z3 units).
 
-    A query depends only on the two actions and what every action shares (variables and
-    their ranges, enums, parameters, the end of game), so answers are kept in `ctx.memo`:
-    readings of one rulebook mostly share their actions, and each pair is asked once."""
+    A query depends only on the two actions and what every action shares (`pairs_key`), so
+    answers are kept in `ctx.memo`: readings of one rulebook mostly share their actions, and each
+    pair is asked once (`ask_ahead`). An answer found there counts its units against this
+    reading's total as if asked here, and one that spent more units than this reading has left
+    for the query is left open, as it would have been here (a query Z3 left open is never kept)."""
     import z3
 
-    from verifier.engines.symbolic.core import Effort
-    from verifier.engines.symbolic.encode import Encoding, Unsupported, conj
-    from verifier.resources.memory import bound_z3
+    from verifier.engines.symbolic.encode import Unsupported
 
     model = ctx.model
-    answers = ctx.memo.setdefault(
-        ("order-dependence", model.enums, model.variables, model.params, model.param_values, model.end), {})
+    answers: dict = ctx.memo.setdefault(pairs_key(model), {})
     out: dict[tuple[int, int], Witness] = {}
-    asked = []
-    for a, b in pairs:
-        key = (model.actions[a], model.actions[b])
-        if key not in answers:
-            asked.append((a, b))
-        elif answers[key] is not None:
-            out[(a, b)] = answers[key]
-    if not asked:
-        return out
-    try:
-        bound_z3()
-        enc = Encoding(model)
-    except (Unsupported, z3.Z3Exception) as err:
-        ctx.cut(z3_cut(err))
-        return out
-    mine = Effort(TOTAL_UNITS)
-    base = conj(enc.param_constraints(), enc.ranges(enc.cur))
-    commutation = Commutation(enc)
-    for n, (a, b) in enumerate(asked):
-        if mine.expired():
+    asker: _Asker | None = None
+    encodable = True
+    spent = 0
+    for n, (a, b) in enumerate(pairs):
+        left = TOTAL_UNITS - spent
+        if left <= 0:
             ctx.cut(f"left open: the order-dependence queries' Z3 units ({TOTAL_UNITS:,}) ran out after {n} of "
-                    f"{len(asked)} of them")
+                    f"{len(pairs)} of them")
             break
+        units = min(QUERY_UNITS, left)
         key = (model.actions[a], model.actions[b])
-        try:
-            query, (ca, cb), (s12, s21) = commutation.query(a, b)
-            bound_z3()
-            solver = z3.Solver()
-            solver.set("rlimit", mine.rlimit(cap=QUERY_UNITS))
-            solver.add(base, query)
-            answer = solver.check()
-            if answer == z3.unsat:
-                answers[key] = None
-            if answer != z3.sat:
-                ctx.cut(z3_cut(solver.reason_unknown()) if answer == z3.unknown else "")
+        answer = answers.get(key)
+        if answer is not None and answer.units > units:    # asked here, it would have run out of its units
+            answer = Answer(None, units, _left_open(key, units, "max. resource limit exceeded"))
+        elif answer is None and encodable:
+            try:
+                asker = asker or _Asker(model)
+                answer = asker.ask(a, b, units)
+            except (Unsupported, z3.Z3Exception) as err:
+                ctx.cut(z3_cut(err))
+                encodable = asker is not None       # no query of a model that cannot be encoded
                 continue
-            m = solver.model()
-        except (Unsupported, z3.Z3Exception) as err:
-            ctx.cut(z3_cut(err))
+            if answer.left_open is None:
+                answers[key] = answer
+        if answer is None:
             continue
+        spent += answer.units
+        if answer.left_open is not None:
+            ctx.cut(answer.left_open)
+        elif answer.witness is not None:
+            out[(a, b)] = answer.witness
+    return out
 
-        def val(t, m=m) -> int:
+
+def _left_open(pair: tuple[Action, Action], units: int, said: str) -> str:
+    """Why the analyses are left open where Z3 did not decide a pair's query: no finding is
+    claimed absent that was not shown absent."""
+    return (f"left open: Z3 did not decide whether {pair[0].name} and {pair[1].name} commute within "
+            f"{units:,} resource units ({said})")
+
+
+class _Asker:
+    """One model's order-dependence queries, each to a fresh solver (the encoding shared)."""
+
+    def __init__(self, model: Model):
+        from verifier.engines.symbolic.encode import Encoding, conj
+        from verifier.resources.memory import bound_z3
+
+        bound_z3()
+        self.enc = Encoding(model)
+        self.base = conj(self.enc.param_constraints(), self.enc.ranges(self.enc.cur))
+        self.commutation = Commutation(self.enc)
+
+    def ask(self, a: int, b: int, units: int) -> Answer:
+        """The answer to pair (a, b)'s query within `units`."""
+        import z3
+
+        from verifier.engines.symbolic.core import rlimit_count
+        from verifier.resources.memory import bound_z3
+
+        enc = self.enc
+        query, (ca, cb), (s12, s21) = self.commutation.query(a, b)
+        bound_z3()
+        solver = z3.Solver()
+        solver.set("rlimit", units)
+        solver.add(self.base, query)
+        before = rlimit_count()
+        answer = solver.check()
+        spent = rlimit_count() - before
+        if answer == z3.unsat:
+            return Answer(None, spent)
+        if answer != z3.sat:
+            said = solver.reason_unknown()
+            x, y = enc.model.actions[a], enc.model.actions[b]
+            return Answer(None, spent, z3_cut(said) or _left_open((x, y), units, said))
+        m = solver.model()
+
+        def val(t) -> int:
             return m.eval(t, model_completion=True).as_long()
 
         def show(slots) -> dict:
@@ -192,11 +265,9 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
         state = show(enc.cur.slots)
         ab, ba = show(s12), show(s21)
         diff = [k for k in ab if ab[k] != ba[k]]
-        out[(a, b)] = answers[key] = Witness(
-            state, {k: val(t) for k, t in ca.items()}, {k: val(t) for k, t in cb.items()},
-            {k: ab[k] for k in diff}, {k: ba[k] for k in diff}, {name: val(p) for name, p in enc.params.items()})
-    return out
-
+        return Answer(Witness(state, {k: val(t) for k, t in ca.items()}, {k: val(t) for k, t in cb.items()},
+                              {k: ab[k] for k in diff}, {k: ba[k] for k in diff},
+                              {name: val(p) for name, p in enc.params.items()}), spent)
 
 
 class Commutation:
