@@ -67,6 +67,24 @@ def test_render_uses_slot_and_enum_names():
     assert render(enc, c["pile"] <= deck) == "true (the declared ranges suffice)"
 
 
+def test_render_leaves_out_exactly_the_conjuncts_the_ranges_imply():
+    """The conjuncts the declared ranges imply are left out, the others kept (each asked under an
+    assumption of its own in one solver; checked here against a fresh solver per conjunct)."""
+    enc = Encoding(deck_game(None))
+    c = {s.name: x for s, x in zip(enc.slots, enc.cur.slots)}
+    parts = [c["hand[0]"] >= 0, c["hand[0]"] <= 7, c["active"] <= 1, c["pile"] <= enc.params["DECK"],
+             z3.Or(c["active"] == 0, c["active"] == 1), c["hand[1]"] != c["hand[0]"]]
+    background = z3.And(enc.param_constraints(), enc.ranges(enc.cur))
+
+    def implied(p) -> bool:
+        s = z3.Solver()
+        s.add(background, z3.Not(p))
+        return s.check() == z3.unsat
+    kept = [p for p in parts if not implied(p)]
+    assert 0 < len(kept) < len(parts)
+    assert render(enc, z3.And(*parts)) == render(enc, z3.And(*kept), drop_implied=False)
+
+
 def test_violation_with_free_parameter_names_the_value_and_replays():
     claim = Invariant(id="active", expr=le(Index("hand", Var("active")), HAND_LIMIT))
     r = check(deck_game(None), claim, "bmc", Budget(rlimit=120_000_000, max_depth=30))

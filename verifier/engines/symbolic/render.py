@@ -233,16 +233,7 @@ def render(enc: Encoding, formula: Term, drop_implied: bool = True) -> str:
     f = z3.simplify(formula, arith_lhs=False)
     parts = list(f.children()) if z3.is_and(f) else [f]
     if drop_implied:
-        kept = []
-        background = conj(enc.param_constraints(), enc.ranges(enc.cur))
-        for p in parts:
-            bound_z3()
-            s = z3.Solver()
-            s.set("rlimit", 2 * UNITS_PER_SECOND)
-            s.add(background, z3.Not(p))
-            if s.check() != z3.unsat:
-                kept.append(p)
-        parts = kept
+        parts = _not_implied(parts, conj(enc.param_constraints(), enc.ranges(enc.cur)))
     if not parts:
         return "true (the declared ranges suffice)"
     r = Renderer(enc)
@@ -250,3 +241,22 @@ def render(enc: Encoding, formula: Term, drop_implied: bool = True) -> str:
     if len(texts) == 1:
         return texts[0][0]
     return " and ".join(Renderer._wrap(t, 3) for t in texts)
+
+
+def _not_implied(parts: list[Term], background: Term) -> list[Term]:
+    """The `parts` that `background` does not imply (that Z3 does not show implied within its
+    units): one solver holds the background, each part's negation asked under an assumption of its
+    own (a fresh solver each, with the background added again, cost 4 ms a part: 0.8 s for the
+    185 mined lemmas of a WTactics proof)."""
+    bound_z3()
+    s = z3.Solver()
+    s.add(background)
+    kept = []
+    for k, p in enumerate(parts):
+        bound_z3()
+        asked = z3.Bool(f"implied?{k}")
+        s.add(z3.Implies(asked, z3.Not(p)))
+        s.set("rlimit", 2 * UNITS_PER_SECOND)
+        if s.check(asked) != z3.unsat:
+            kept.append(p)
+    return kept
