@@ -88,6 +88,8 @@ def by_players(a: Action, b: Action) -> bool:
 def candidate_pairs(model: Model) -> list[tuple[int, int]]:
     ordered = {frozenset(p) for p in model.ordered_pairs}
     acts = model.actions
+    read = [reads(a, model) for a in acts]          # once an action, not once a pair
+    written = [writes(a) for a in acts]
     out = []
     for i, a in enumerate(acts):
         for j in range(i + 1, len(acts)):
@@ -105,8 +107,8 @@ def candidate_pairs(model: Model) -> list[tuple[int, int]]:
                 continue
             if frozenset((a.name, b.name)) in ordered:
                 continue
-            wa, wb = writes(a), writes(b)
-            if not (wa & wb or wa & reads(b, model) or wb & reads(a, model)):
+            wa, wb = written[i], written[j]
+            if not (wa & wb or wa & read[j] or wb & read[i]):
                 continue
             out.append((i, j))
     return out
