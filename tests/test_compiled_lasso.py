@@ -72,9 +72,12 @@ def test_termination_and_obligations_agree_with_the_python_store_by_either_way_t
         same_results(model, claims, budget)
 
 
-@SETTINGS
+@settings(max_examples=examples(3), deadline=None)
 @given(MODELS, st.lists(bools(), max_size=2), BUDGETS)
 def test_the_rebuilt_graph_is_the_python_stores(model, predicates, budget):
+    """Three draws (fifteen with --slow), each a cold compile: the termination test above decides its
+    lassos on this graph on five more draws (by both ways to the components), its transitions,
+    verdicts and lassos compared with the python store's."""
     ref = explore(model, budget, keep_edges=True)
     space = explore_compiled(model, budget, watch=predicates)
     graph = state_graph(space)
