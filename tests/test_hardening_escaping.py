@@ -107,3 +107,54 @@ def test_diff_markdown_escapes_model_text(hostile_runs, tmp_path, capsys):
     main(["diff", m, str(other), "-p", p, "-f", "markdown", "-q", "--no-behaviours", "--engine", "explicit"])
     text = capsys.readouterr().out
     assert not re.search(r"(?<!\\)<(script|i>|img)", text)
+
+
+SIGNS = 'R&D <b>"x"</b> &lt; #35; $1 ~s~ *e*'        # a label of the signs a designer may write (`labels.py`)
+
+
+@pytest.fixture(scope="module")
+def signs_model(tmp_path_factory):
+    """The gate model with `hand` labelled SIGNS and read by an arrow's condition (so diagrams say it)."""
+    model = MODEL.replace("hand: {type: 0..3, init: 0}", f"hand: {{type: 0..3, init: 0, label: {json.dumps(SIGNS)}}}") \
+        .replace('    rule: "Play: cards may be played"',
+                 '    rule: "Play: cards may be played"\n    exit_when: "hand <= LIMIT"') \
+        .replace("LIMIT: 2", "LIMIT: 3")       # a claim is violated: its trace says the label
+    return _write(tmp_path_factory.mktemp("signs"), model)
+
+
+def test_a_label_of_signs_is_said_literally_in_json_and_the_terminal(signs_model, tmp_path, capsys):
+    m, p = signs_model
+    assert load_model(m).var("hand").label == SIGNS
+    sarif = tmp_path / "out.sarif"
+    main(["check", m, "-p", p, "-q", "--engine", "explicit", "-f", "sarif", "-o", str(sarif)])
+    doc = json.loads(sarif.read_text(encoding="utf-8"))
+    assert any(SIGNS in r["message"]["text"] for run in doc["runs"] for r in run["results"])
+    capsys.readouterr()
+    main(["check", m, "-p", p, "--engine", "explicit", "--traces", "all"])
+    assert SIGNS in capsys.readouterr().out
+
+
+def test_a_label_of_signs_is_escaped_in_html_markdown_and_svg(signs_model, tmp_path):
+    m, p = signs_model
+    out = tmp_path / "rep"
+    main(["report", m, "-p", p, "-o", str(out), "-q", "--no-gate", "--playouts", "0"])
+    page = (out / "gate" / "index.html").read_text(encoding="utf-8")
+    assert "deck=3, R&amp;D &lt;b&gt;&quot;x&quot;&lt;/b&gt; &amp;lt; #35; $1 ~s~ *e*=0" in page    # HTML text
+    assert ">when: R&amp;D &lt;b&gt;&quot;x&quot;&lt;/b&gt; &amp;lt; #35; $1 ~s~</text>" in page   # inline SVG
+    assert "<b>" not in page
+    markdown = (out / "FINDINGS.md").read_text(encoding="utf-8") + (out / "gate" / "index.md").read_text(encoding="utf-8")
+    assert 'R\\&D \\<b\\>"x"\\</b\\> \\&lt; #35; \\$1 \\~s\\~ \\*e\\*' in markdown
+
+
+def test_a_label_of_signs_is_escaped_in_mermaid_and_dot_and_imports_back(signs_model, tmp_path):
+    m, _ = signs_model
+    text = phase_mermaid(load_model(m))
+    assert "R#amp;D #lt;b#gt;#quot;x#quot;#lt;/b#gt; #amp;lt; #35;35; $1" in text
+    assert not re.search(r'&(?!amp;)|<b>', text.split("%% turnproof")[0])
+    mmd, back = tmp_path / "m.mmd", tmp_path / "back.yaml"
+    mmd.write_text(text, encoding="utf-8")
+    assert main(["import-mermaid", str(mmd), "-o", str(back), "-q"]) == 0
+    assert load_model(str(back)).var("hand").label == SIGNS
+    dot = tmp_path / "m.dot"
+    assert main(["export", m, "--to", "dot", "-o", str(dot)]) == 0
+    assert "R&amp;D <b>\\\"x\\\"</b> &amp;lt; #35;" in dot.read_text(encoding="utf-8")

@@ -96,6 +96,10 @@ BAD = [
      "values: of choice d gives 4 names for the 3 values 0..2", "[a, b"),
     ("a bar in a label", "label: declared mode", "label: declared|mode",
      "the label of variable mode 'declared|mode' has the character '|'", "declared|"),
+    ("a colon in a label", "label: declared mode", 'label: "declared: mode"',
+     "the label of variable mode 'declared: mode' has the character ':'", '"declared:'),
+    ("an ampersand in a value name", "[attack, defend, pass]", "[attack, \"R&D\", pass]",
+     "has the character '&', which a value name may not hold", '"R&D'),
     ("a zero-width space in a value name", "[attack, defend, pass]", "[attack, \"de\\u200bfend\", pass]",
      "has the character '\\u200b'", "\"de"),
     ("a number as a label", "label: declared mode", "label: 3", "the label of variable mode must be text", "3\n"),
@@ -217,14 +221,16 @@ def test_a_two_dimensional_array_reads_like_a_one_dimensional_one(tmp_path):
 
 
 def test_an_exported_condition_writes_a_two_dimensional_element_as_the_model_does(tmp_path):
-    """The Mermaid export's conditions keep the model's names (no labels) and a 2-D element's two indices
-    (not its flat position), so that import-mermaid reads them back; so does the JSON export."""
+    """The Mermaid export's conditions read in display names, as the reports' diagrams do; its `%% turnproof`
+    comments keep the model's names and a 2-D element's two indices (not its flat position), so that
+    import-mermaid reads them back; so does the JSON export."""
     path = tmp_path / "grid.yaml"
     path.write_text(GRID.read_text().replace("  - name: Draw\n", "  - name: Draw\n    next:\n      - {to: Play, when: "
                                              "\"cards[active][hand] > 0\"}\n      - {to: TURN_END}\n")
                     .replace("init: 1}", "init: 1, label: cards in}"))
     chart = mermaid.phase_mermaid(load_model(str(path)))
-    assert "when: cards[active][hand] #gt; 0" in chart and "cards in" not in chart
+    assert "when: cards in hand of the active player #gt; 0" in chart
+    assert "%% turnproof when Draw --> Play: cards[active][hand] > 0" in chart
     (draw,) = [a for a in model_json(load_model(str(path)))["actions"] if a["name"] == "draw"]   # export --to json
     assert "cards[active][deck] > 0" in draw["guard"] and draw["effects"]["cards[active][hand]"] == \
         "cards[active][hand] + 1"

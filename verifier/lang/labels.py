@@ -17,11 +17,16 @@ from verifier.lang.yaml_source import Node
 MAX_CHARS = 40
 TEXT_RE = re.compile(r"[^\W_](?:[\w '.,()/+#-]*[\w'.,()/+#-])?")     # starts with a letter or digit, ends in no space
 ALLOWED = "letters, digits, spaces and - ' . , ( ) / + # _"
+# a label may hold any printable character but those that separate a name from its value or index in a
+# trace (`name=value`, `label[0]: old→new`, `label=[5,5]`), a table's bar, and escape or code marks
+LABEL_REFUSED = frozenset("=:[]{}→|\\`")
+LABEL_ALLOWED = "letters, digits, spaces and any printable sign but = : [ ] { } → | \\ `"
 PLAYERS_ELEMENT = re.compile(r"player \d+ is .*|.* of player \d+")     # how a player's element reads (`trace.Names`)
 
 
-def read_text(node: Node, what: str, sink: DiagnosticSink) -> str | None:
-    """A label or value name: text of 1 to MAX_CHARS characters from ALLOWED, starting with a letter or digit."""
+def read_text(node: Node, what: str, sink: DiagnosticSink, label: bool = False) -> str | None:
+    """A value name (a `label`): text of 1 to MAX_CHARS characters from ALLOWED (LABEL_ALLOWED), starting
+    with a letter or digit and ending in no space."""
     text = node.value
     if not isinstance(text, str):
         sink.error(f"{what} must be text, not {text!r}", node.span,
@@ -31,19 +36,27 @@ def read_text(node: Node, what: str, sink: DiagnosticSink) -> str | None:
         sink.error(f"{what} has {len(text)} characters; give 1 to {MAX_CHARS}", node.span,
                    hint="a short name as the page says it, e.g. \"cards in hand\"")
         return None
-    if not TEXT_RE.fullmatch(text):
-        bad = next((c for c in text if not (c.isalnum() or c in " '.,()/+#-_")), None)
+    if not (_label_text(text) if label else TEXT_RE.fullmatch(text)):
+        if label:
+            bad = next((c for c in text if c in LABEL_REFUSED or not c.isprintable()), None)
+        else:
+            bad = next((c for c in text if not (c.isalnum() or c in " '.,()/+#-_")), None)
         why = f"the character {bad!a}" if bad is not None else "a space or sign at its start, or a space at its end"
-        sink.error(f"{what} {text!a} has {why}, which a label may not hold", node.span,
-                   hint=f"use {ALLOWED}; start with a letter or digit")
+        sink.error(f"{what} {text!a} has {why}, which a {'label' if label else 'value name'} may not hold",
+                   node.span, hint=f"use {LABEL_ALLOWED if label else ALLOWED}; start with a letter or digit")
         return None
     return text
+
+
+def _label_text(text: str) -> bool:
+    return text[0].isalnum() and not text[-1].isspace() and \
+        all(c.isprintable() and c not in LABEL_REFUSED for c in text)
 
 
 def read_label(node: Node, what: str, sink: DiagnosticSink) -> str | None:
     """A variable's label: text as `read_text` wants it, that does not read as one player's element (traces
     write those `player 0 is <label>`, `<label> of player 0`, and a compact state groups them again)."""
-    text = read_text(node, what, sink)
+    text = read_text(node, what, sink, label=True)
     if text is not None and PLAYERS_ELEMENT.fullmatch(text):
         sink.error(f"{what} {text!a} reads as one player's element ('player 0 is ...', '... of player 0')",
                    node.span, hint="name the variable alone; traces add the player (\"cards held\" reads "

@@ -50,6 +50,8 @@ TEXT_LINK_RE = re.compile(r"\s*(<)?(--|-\.|==)\s+(.+?)\s+(-{2,}>|-{3,}|\.+->|\.+
 PIPE_RE = re.compile(r"\s*\|([^|]*)\|")
 HEADER_RE = re.compile(r"^\s*(graph|flowchart)\b(?:\s+(TB|TD|BT|RL|LR))?\s*;?\s*$", re.I)
 CONDITION_LINE = re.compile(r"(?:^|<br\s*/?>)(?:otherwise, )?when: .*$", re.S)
+ENTITY_RE = re.compile(r"#(quot|amp|lt|gt|\d{1,6});")      # Mermaid's entity codes (`#35;` is `#`)
+ENTITIES = {"quot": '"', "amp": "&", "lt": "<", "gt": ">"}
 SKIP_RE = re.compile(r"^skip \w+(; skip \w+)*$")
 TURN_RE = re.compile(r"^\s*(next\s+(player'?s?\s+)?turn|pass\s+(the\s+)?turn)\b", re.I)
 
@@ -174,8 +176,17 @@ def _clean_label(text: str) -> str:
         text = text[1:-1]
     if text.startswith("`") and text.endswith("`"):
         text = text[1:-1]
-    text = text.replace("#quot;", '"').replace("#amp;", "&").replace("#lt;", "<").replace("#gt;", ">")
+    text = ENTITY_RE.sub(_entity, text)
     return text.strip()
+
+
+def _entity(m: re.Match) -> str:
+    """The character a Mermaid entity code stands for; a code of no printable character is kept as written."""
+    named = ENTITIES.get(m.group(1))
+    if named is not None:
+        return named
+    ch = chr(int(m.group(1))) if int(m.group(1)) <= 0x10FFFF else ""
+    return ch if ch.isprintable() and ch else m.group(0)
 
 
 def parse_flowchart(body: str, path: str = "<mermaid>", first_line: int = 1, heading: str = "") -> Flowchart:

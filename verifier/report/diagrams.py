@@ -51,8 +51,8 @@ BOX_TEXT_WIDTH = 34         # characters of a line in a state's box
 # ---------------------------------------------------------------- DOT helpers
 
 def q(text: object) -> str:
-    """A DOT double-quoted string."""
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT double-quoted string (`&` as `&amp;`: Graphviz reads `&name;` in a label as an entity)."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("&", "&amp;") + '"'
 
 
 def h(text: object) -> str:

@@ -13,7 +13,7 @@ def markdown_text(text: object) -> str:
     word, as in alpha_clash, has none in GitHub Markdown and is kept), raw HTML shown as text,
     newlines folded (a newline could start a heading or a list)."""
     out = printable(str(text)).replace("\\", "\\\\")
-    for ch in "*`[]<>|":
+    for ch in "*`[]<>|&~$":         # & starts an entity, ~ strikes through, $ starts math (GitHub)
         out = out.replace(ch, "\\" + ch)
     out = re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\\_", out)
     return re.sub(r"\s*\n\s*", " ", out)
@@ -30,6 +30,7 @@ def markdown_code(text: object, in_table: bool = True) -> str:
 
 
 def mermaid_text(text: object) -> str:
-    """Text inside a double-quoted Mermaid label or a `%%` comment: one line, no quote, no HTML."""
-    out = re.sub(r"\s+", " ", printable(str(text)))
-    return out.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+    """Text inside a double-quoted Mermaid label or a `%%` comment: one line, no quote, no HTML, no
+    entity (Mermaid reads `#name;` and `&name;` as one: `#` and `&` are written as entities themselves)."""
+    out = re.sub(r"\s+", " ", printable(str(text))).replace("#", "#35;")
+    return out.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;").replace("&", "#amp;")
