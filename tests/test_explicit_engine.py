@@ -87,9 +87,13 @@ def models(draw):
     return Model("random", variables=variables, actions=acts, end=end)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(models())
 def test_explore_agrees_with_the_reference_semantics(model):
+    """40 draws (was 150): test_explicit_differential's search test compares more on more (the same
+    states in the same BFS order, transitions, deadlocks, gaps, model errors; 180 draws of models
+    with every overflow policy per variable, arrays, enums and end conditions); this one keeps the
+    small models of this file's strategy."""
     space = explore(model)
     states, count, stuck = naive_bfs(model)
     assert set(space.states) == states
