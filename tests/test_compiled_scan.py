@@ -96,6 +96,7 @@ def test_random_models(scans, model):
 def test_a_scan_numba_cannot_compile_falls_back_to_python(scans, monkeypatch):
     bad = "from numba import njit, types\n\n@njit(types.int64(types.int64))\ndef scan(x):\n    return x + []\n"
     monkeypatch.setattr(compiled_scan, "_source", lambda lay, bans: ScanSource(bad, 1, 1, 1))
+    monkeypatch.setattr(compiled_scan, "_digest", lambda lay, bans: None)     # no earlier run's module found
     model = load_all(fixture("gap_yes"))[0]
     _ctx, want = _in_python(lambda: analyse_model(model))
     ctx, got = analyse_model(model)
@@ -107,6 +108,7 @@ def test_a_scan_numba_cannot_compile_falls_back_to_python(scans, monkeypatch):
 def test_the_check_warns_when_the_analyses_fell_back_to_python(scans, monkeypatch, capsys):
     bad = "from numba import njit, types\n\n@njit(types.int64(types.int64))\ndef scan(x):\n    return x + []\n"
     monkeypatch.setattr(compiled_scan, "_source", lambda lay, bans: ScanSource(bad, 1, 1, 1))
+    monkeypatch.setattr(compiled_scan, "_digest", lambda lay, bans: None)     # no earlier run's module found
     code = main(["check", fixture("gap_yes")])
     out = capsys.readouterr()
     assert code == 1, out.err           # the gap is a finding

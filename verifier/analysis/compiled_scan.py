@@ -129,8 +129,14 @@ def scan_source(lay: Layout, bans: Sequence[int]) -> ScanSource:
             "# less compile time)\nKERNEL = OPTIONS\nOPTIONS = {**KERNEL, \"no_cpython_wrapper\": True}\n")
     text = "\n\n".join([head, *helpers, *functions, "\n".join(applies), SAME_ROW if rows else "",
                         SCAN.format(**fill)]) + "\n"
-    buckets = 1 if phase is None else 1 << p.widths[phase]
-    return ScanSource(opaque_literals(without_labels(text)), max(1, max_firings(lay)), p.words, buckets)
+    return replace(scan_shape(lay), text=opaque_literals(without_labels(text)))
+
+
+def scan_shape(lay: Layout) -> ScanSource:
+    """`scan_source`'s sizes without its text (empty): known without writing the module."""
+    p = packing_of(lay)
+    phase = lay.offsets[PHASE_VAR][0] if PHASE_VAR in lay.offsets else None
+    return ScanSource("", max(1, max_firings(lay)), p.words, 1 if phase is None else 1 << p.widths[phase])
 
 
 def scan(ctx: Context, visitors: Sequence[Visitor], n: int) -> str:
@@ -146,13 +152,14 @@ def scan(ctx: Context, visitors: Sequence[Visitor], n: int) -> str:
         return why
     questions = _Questions.of(by_type)
     from numba.core.errors import NumbaError
+    bans = tuple(p for _m, p in questions.bans)
     try:
         cache.load(RUNTIME)
-        source = _source(lay, tuple(p for _m, p in questions.bans))
-        module, _known = cache.load(source.text)
+        module, _known, _name = cache.load_generated(_digest(lay, bans), lambda: _source(lay, bans).text)
     except (NumbaError, OSError) as err:
         from verifier.engines.compiled.search import compile_error_words
         return f"Numba could not compile the scan: {compile_error_words(err)}"
+    source = scan_shape(lay)
     answers = _Answers(lay, source, questions, n)
     keys = _keys(ctx.space, n, source.words)
     for lo in range(0, n, CHUNK):
@@ -167,6 +174,11 @@ def scan(ctx: Context, visitors: Sequence[Visitor], n: int) -> str:
 @lru_cache(maxsize=4)
 def _source(lay: Layout, bans: tuple[int, ...]) -> ScanSource:
     return scan_source(lay, bans)
+
+
+def _digest(lay: Layout, bans: tuple[int, ...]) -> str | None:
+    """What the scan module is found by in the cache, its text unwritten (`cache.digest_of`)."""
+    return cache.digest_of("scan", lay.model, bans)
 
 
 @dataclass(frozen=True)

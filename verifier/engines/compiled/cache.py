@@ -8,19 +8,32 @@ cached beside it (`cache=True` writes `__pycache__` next to the module). The fol
 `~/.cache/turnproof/compiled`; never the checkout. Where it cannot be written, a private folder
 under the system's temporary directory serves (compiled again in each process that cannot
 reuse it).
+
+A warm start need not even write the text: `load_generated` finds the module by a digest of
+what its text is generated from (`digest_of`: the generator's kind, its inputs pickled, the
+verifier's own source files, Numba's and Python's versions), through a small file naming the
+module (`<digest>.key`) that the first run wrote beside it. Two inputs that pickle to the same
+bytes are the same inputs, and the same code generates the same text from them, so a digest
+never names the module of another text; inputs it cannot pickle are generated every time.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import io
 import os
+import pickle
+import re
 import sys
 import tempfile
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
 ENV = "TURNPROOF_CACHE_DIR"
 _loaded: dict[str, ModuleType] = {}
+_keyed: dict[str, str] = {}          # digest -> module key, found or noted in this process
 
 
 def cache_dir() -> Path:
@@ -51,18 +64,114 @@ def load(text: str) -> tuple[ModuleType, bool]:
     if module is not None:
         return module, True
     path, known = _stored(key, text)
-    spec = importlib.util.spec_from_file_location(module_name(text), path)
+    return _imported(key, path), known
+
+
+def load_generated(digest: str | None, generate: Callable[[], str]) -> tuple[ModuleType, bool, str]:
+    """The module of the text `generate()` writes, whether it was on disk already, and the name it
+    is imported under; where `digest` (`digest_of` its inputs) names a module an earlier run
+    loaded, that module, without generating the text."""
+    key = None if digest is None else _key_of(digest)
+    if key is not None:
+        module = _loaded.get(key)
+        path = None if module is not None else _file(f"{key}.py")
+        if path is not None:
+            module = _imported(key, path)
+        if module is not None:
+            return module, True, f"turnproof_compiled_{key}"
+    text = generate()
+    module, known = load(text)
+    if digest is not None:
+        _keyed[digest] = module_key(text)
+        _write(f"{digest}.key", module_key(text))
+    return module, known, module_name(text)
+
+
+def _key_of(digest: str) -> str | None:
+    """The module key noted for `digest` in this process or by an earlier run (None where none was)."""
+    key = _keyed.get(digest)
+    if key is None:
+        path = _file(f"{digest}.key")
+        try:
+            key = path.read_text(encoding="ascii").strip() if path is not None else None
+        except (OSError, UnicodeDecodeError):
+            key = None
+        if key is None or not _KEY.fullmatch(key):
+            return None
+        _keyed[digest] = key
+    return key
+
+
+def digest_of(kind: str, *inputs: object) -> str | None:
+    """A digest of everything the text of a generated module of `kind` is made from: `inputs`
+    (the instantiated model, the watched predicates, ...), the generator's code (every source
+    file of the verifier), Numba's and Python's versions; None where an input cannot be pickled."""
+    data = io.BytesIO()
+    pickler = pickle.Pickler(data, protocol=5)
+    pickler.fast = True           # no memo: equal inputs pickle alike whatever objects they share
+    try:
+        pickler.dump(inputs)
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+        return None
+    return "d" + hashlib.sha256(_code_version() + kind.encode() + b"\0" + data.getvalue()).hexdigest()[:32]
+
+
+@lru_cache(maxsize=1)
+def _code_version() -> bytes:
+    """A digest of the verifier's source files, Numba's and Python's versions (once a process)."""
+    import numba
+    h = hashlib.sha256(f"{numba.__version__}\n{sys.version}\n".encode())
+    package = Path(__file__).resolve().parents[2]
+    for path in sorted(package.rglob("*.py")):
+        h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.digest()
+
+
+def _imported(key: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"turnproof_compiled_{key}", path)
     assert spec is not None and spec.loader is not None, "a generated module's file is a Python file"
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module          # Numba's cached machine code finds its globals by module name
     spec.loader.exec_module(module)
     _loaded[key] = module
-    return module, known
+    return module
+
+
+def _folders() -> tuple[Path, Path]:
+    """The cache folder, and the private one under the system's temporary directory that serves
+    where it cannot be written."""
+    return cache_dir(), Path(tempfile.gettempdir()) / f"turnproof-{os.getuid()}" / "compiled"
+
+
+def _file(name: str) -> Path | None:
+    """The first of the folders' files `name`, None where none has it."""
+    for folder in _folders():
+        path = folder / name
+        if path.is_file():
+            return path
+    return None
+
+
+_KEY = re.compile(r"m[0-9a-f]{32}")
+
+
+def _write(name: str, text: str) -> None:
+    """`text` into the first folder's file `name` that can be written (all at once: a reader sees
+    the old file or the new one); nothing where none can."""
+    for folder in _folders():
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            partial = folder / f".{name}.{os.getpid()}.tmp"
+            partial.write_text(text, encoding="utf-8")
+            os.replace(partial, folder / name)
+            return
+        except OSError:
+            continue
 
 
 def _stored(key: str, text: str) -> tuple[Path, bool]:
     """The module's file (written now where it was not there), and whether it was there."""
-    for folder in (cache_dir(), Path(tempfile.gettempdir()) / f"turnproof-{os.getuid()}" / "compiled"):
+    for folder in _folders():
         path = folder / f"{key}.py"
         try:
             if path.is_file() and path.read_text(encoding="utf-8") == text:

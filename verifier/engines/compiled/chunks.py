@@ -17,7 +17,7 @@ import numpy as np
 
 from verifier.engines.compact import Firings, firings_of
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.numbagen import RUNTIME, SIGNATURES, loop_source, module_source
+from verifier.engines.compiled.numbagen import RUNTIME, SIGNATURES, loop_source, module_shape, module_source
 from verifier.engines.compiled.search import CompileError, compile_error_words, error_message
 from verifier.semantics import Layout
 
@@ -78,12 +78,12 @@ class CompiledExpansion:
 
     def __init__(self, lay: Layout):
         self.lay = lay
-        source = module_source(lay, ())
         cache.load(RUNTIME)
         cache.load(loop_source(1))
-        self.module, _known = cache.load(source.text)
+        self.module, _known, _name = cache.load_generated(cache.digest_of("search", lay.model, ()),
+                                                          lambda: module_source(lay, ()).text)
         self.runtime, _known = cache.load(CHUNKS)
-        self.firings = source.firings
+        self.firings = module_shape(lay).firings
 
     def __call__(self, S: np.ndarray) -> Firings:
         states = np.ascontiguousarray(S).view(np.int64)

@@ -25,7 +25,7 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 
 from verifier.engines.actiongen import Labels, Sink, action_lines
@@ -346,6 +346,12 @@ class ModuleSource:
     words: int = 1          # 64-bit words of a state
 
 
+def module_shape(lay: Layout) -> ModuleSource:
+    """`module_source`'s firings and words without its text (empty), what the search's arrays are
+    sized by: known without writing the module."""
+    return ModuleSource("", max(1, max_firings(lay)), packing_of(lay).words)
+
+
 def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     """The whole module for `lay.model` watching `watches` (see the module docstring)."""
     packing = packing_of(lay)
@@ -383,7 +389,7 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
             "_mod, _opaque, _rd)\n")
     text = opaque_literals(without_labels("\n\n".join([head, *helpers, *functions, "\n".join(watch_all),
                                                         "\n".join(watched)]) + "\n"))
-    return ModuleSource(text, max(1, max_firings(lay)), packing.words)
+    return replace(module_shape(lay), text=text)
 
 
 INLINE_LINES = 48   # an action whose firings take at most this many lines is written inside `expand`,

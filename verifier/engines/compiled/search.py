@@ -1,7 +1,8 @@
 """The compiled store's search: breadth-first, state by state, in Numba-compiled code.
 
-`explore_compiled` generates the model's module (`numbagen`), loads it from the disk cache
-(`cache`) and runs its `search` loop a slice of SLICE states at a time; between slices Python
+`explore_compiled` loads the model's module (`numbagen`) from the disk cache (`cache`: found by
+a digest of the model and the watched predicates, the text generated only where it is not
+there) and runs its `search` loop a slice of SLICE states at a time; between slices Python
 grows the arrays (`arrays.py`: at most 16 bytes a state of one word during the search, the
 states spilled to a file past a memory share), asks `tick` (time, memory) and reports progress.
 The states live in numpy arrays in BFS order (8 bytes a word), with their parent links as a bit
@@ -36,6 +37,7 @@ from verifier.engines.compiled.numbagen import (
     ModuleSource,
     Status,
     loop_source,
+    module_shape,
     module_source,
     unbounded_predicate,
     unfit,
@@ -191,13 +193,15 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     states' and table's bytes past which the states are kept in a file (`arrays.py`)."""
     start = time.perf_counter()
     lay = layout(model)
-    source = _source(lay, tuple(watch))
+    watch = tuple(watch)
+    source = module_shape(lay)
     from numba.core.errors import NumbaError
     try:
         cache.load(RUNTIME)
         loop, _ = cache.load(loop_source(source.words))
-        module, known = cache.load(source.text)
-        reduced = reduction(lay, module, source.text) if symmetric else None
+        module, known, name = cache.load_generated(cache.digest_of("search", lay.model, watch),
+                                                   lambda: _source(lay, watch).text)
+        reduced = reduction(lay, module, name) if symmetric else None
     except (NumbaError, OSError) as err:
         raise CompileError(compile_error_words(err)) from err
     compiled_at = time.perf_counter()
@@ -286,7 +290,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     return space
 
 
-KEEP_SOURCES = 16        # generated modules' texts kept in the process (a model searched again is not written again)
+KEEP_SOURCES = 16        # generated modules' texts kept in the process (where a module is generated again)
 
 
 @lru_cache(maxsize=KEEP_SOURCES)

@@ -26,9 +26,9 @@ from verifier.semantics import Layout
 POSITIVE = (1 << 63) - 1
 
 
-def symmetric_source(lay: Layout, model_text: str) -> str | None:
-    """The module canonicalising the successors of the model's module `model_text` (None where no
-    rotation moves a bit: the search needs no reduction)."""
+def symmetric_source(lay: Layout, model_module: str) -> str | None:
+    """The module canonicalising the successors of the model's module (imported under the name
+    `model_module`; None where no rotation moves a bit: the search needs no reduction)."""
     packing = packing_of(lay)
     parts = rotation_parts(lay, packing)
     if parts is None:
@@ -40,7 +40,7 @@ def symmetric_source(lay: Layout, model_text: str) -> str | None:
         "from numba import njit, types",
         "",
         f"from {cache.module_name(RUNTIME)} import EXPAND_ROWS_SIGNATURE, EXPAND_SIGNATURE, INT, OPTIONS, ROWS, _bad_index",
-        f"from {cache.module_name(model_text)} import expand as _expand",
+        f"from {model_module} import expand as _expand",
         "",
         "",
         "@njit(types.void(ROWS, INT), **OPTIONS)" if rows else "@njit(INT(INT), **OPTIONS)",
@@ -114,13 +114,13 @@ class Reduction:
     canon: Canon
 
 
-def reduction(lay: Layout, module: ModuleType, model_text: str) -> Reduction | None:
-    """The reduction of a model that declares `symmetry: players` (`module`, of text
-    `model_text`, is the model's); None where the search stores every state.
+def reduction(lay: Layout, module: ModuleType, name: str) -> Reduction | None:
+    """The reduction of a model that declares `symmetry: players` (`module`, imported under
+    `name`, is the model's); None where the search stores every state.
     Where no rotation moves a bit the canonical form is the state itself, as in the python store."""
     packing = packing_of(lay)
     if lay.model.symmetry != "players":
         return None
-    text = symmetric_source(lay, model_text)
+    text = symmetric_source(lay, name)
     expand = module.expand if text is None else cache.load(text)[0].expand
     return Reduction(expand, canonicalizer(lay, packing))

@@ -1,0 +1,123 @@
+"""The compiled store's disk cache found by a digest of what a module is generated from
+(`cache.digest_of`, `cache.load_generated`): a warm start writes no text, and the digest is
+exact: inputs that generate different text never share one (a changed model, watched
+predicate, generator kind or generator code misses)."""
+from __future__ import annotations
+
+import pickle
+from dataclasses import replace
+
+import pytest
+from compiled_examples import examples
+from hypothesis import HealthCheck, given, settings
+from test_compact_store import counter
+from test_compiled_store import MODELS
+
+from verifier.analysis import compiled_scan
+from verifier.engines.compiled import cache, search
+from verifier.engines.compiled.numbagen import module_source
+from verifier.engines.compiled.search import explore_compiled
+from verifier.ir.expr import App, Const, Op, Var
+from verifier.semantics import layout
+
+WATCH = (App(Op.EQ, (Var("x"), Const(2))),)
+
+
+@pytest.fixture
+def fresh_cache(monkeypatch, tmp_path):
+    """An empty cache folder, and what this process found or loaded so far forgotten."""
+    monkeypatch.setenv(cache.ENV, str(tmp_path))
+    monkeypatch.setattr(cache, "_keyed", {})
+    monkeypatch.setattr(cache, "_loaded", {})
+    return tmp_path
+
+
+def _new_process(monkeypatch) -> None:
+    """Forget what this process found or loaded: as a later run that has only the cache folder."""
+    monkeypatch.setattr(cache, "_keyed", {})
+    monkeypatch.setattr(cache, "_loaded", {})
+    search._source.cache_clear()
+
+
+def test_a_warm_start_loads_the_module_without_writing_its_text(fresh_cache, monkeypatch):
+    cold = explore_compiled(counter(4), watch=WATCH)
+    assert not cold.cached and list(fresh_cache.glob("d*.key"))
+    _new_process(monkeypatch)
+
+    def no_text(*_args):
+        raise AssertionError("a warm start generated the module's text")
+
+    monkeypatch.setattr(search, "_source", no_text)
+    warm = explore_compiled(counter(4), watch=WATCH)
+    assert warm.cached and warm.watch == cold.watch and warm.packed() == cold.packed()
+    assert warm.module.__name__ == cold.module.__name__
+
+
+def test_a_changed_model_or_watch_misses_and_generates_its_own_module(fresh_cache, monkeypatch):
+    explore_compiled(counter(4), watch=WATCH)
+    _new_process(monkeypatch)
+    generated = []
+    real = search._source
+
+    def spy(lay, watch):
+        generated.append(lay.model)
+        return real(lay, watch)
+
+    monkeypatch.setattr(search, "_source", spy)
+    assert len(explore_compiled(counter(5), watch=WATCH)) == 25
+    assert len(explore_compiled(counter(4))) == 16
+    assert generated == [counter(5), counter(4)]
+    assert len(list(fresh_cache.glob("d*.key"))) == 3
+
+
+def test_the_digest_changes_with_each_input():
+    base = cache.digest_of("search", counter(4), WATCH)
+    assert base == cache.digest_of("search", counter(4), WATCH)       # built again: the same
+    assert base == cache.digest_of("search", pickle.loads(pickle.dumps(counter(4))), WATCH)
+    others = [cache.digest_of("search", counter(5), WATCH),
+              cache.digest_of("search", counter(4), ()),
+              cache.digest_of("search", counter(4), (App(Op.EQ, (Var("x"), Const(3))),)),
+              cache.digest_of("scan", counter(4), WATCH),
+              cache.digest_of("search", replace(counter(4), actions=counter(4).actions[::-1]), WATCH),
+              cache.digest_of("search", replace(counter(4), name="other"), WATCH)]
+    assert base is not None and len({base, *others}) == 1 + len(others)
+    assert compiled_scan._digest(layout(counter(4)), ()) != compiled_scan._digest(layout(counter(4)), (0,))
+
+
+def test_another_version_of_the_generator_misses(monkeypatch):
+    before = cache.digest_of("search", counter(4), ())
+    monkeypatch.setattr(cache, "_code_version", lambda: b"another generator")
+    assert cache.digest_of("search", counter(4), ()) != before
+
+
+def test_inputs_that_cannot_be_pickled_have_no_digest_and_are_generated(fresh_cache):
+    assert cache.digest_of("search", lambda: 0) is None
+    text = module_source(layout(counter(3)), ()).text
+    cache.load(search.RUNTIME)
+    _module, known, name = cache.load_generated(None, lambda: text)
+    assert not known and name == cache.module_name(text) and not list(fresh_cache.glob("d*.key"))
+
+
+@pytest.mark.parametrize("noted", ["garbage\n", "m" + "0" * 32])
+def test_a_key_file_naming_no_module_is_a_miss(fresh_cache, noted):
+    digest = cache.digest_of("search", counter(3), ())
+    (fresh_cache / f"{digest}.key").write_text(noted)
+    text = module_source(layout(counter(3)), ()).text
+    cache.load(search.RUNTIME)
+    module, _known, name = cache.load_generated(digest, lambda: text)
+    assert name == cache.module_name(text) and module.expand is not None
+    assert (fresh_cache / f"{digest}.key").read_text() == cache.module_key(text)
+
+
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(MODELS, MODELS)
+def test_two_models_share_a_digest_only_where_they_generate_the_same_text(a, b):
+    """Exactness: models of one digest are equal, models of different text never share one; and a
+    model's copy (other objects, the same values) has its digest."""
+    digest = cache.digest_of("search", a, ())
+    assert digest is not None and digest == cache.digest_of("search", pickle.loads(pickle.dumps(a)), ())
+    same_digest = digest == cache.digest_of("search", b, ())
+    if same_digest:
+        assert a == b
+    if module_source(layout(a), ()).text != module_source(layout(b), ()).text:
+        assert not same_digest
