@@ -204,3 +204,16 @@ def test_changed_numbers_are_decided_and_killed_by_the_claims_on_them():
     assert status["buy: effect 'coins := coins - COST' -> 'coins := coins - (COST + 1)'"] == "killed"
     assert status["gain: guard 'coins < LIMIT' -> 'coins < (LIMIT + 1)'"] == "killed"     # purse-within-limit
     assert status["cards: init (if COST > 1 then 1 else 0) -> (if (COST - 1) > 1 then 1 else 0)"] == "equivalent"
+
+
+def test_a_two_dimensional_element_is_described_as_written_and_its_position_is_not_mutated():
+    """Dominion keeps its cards in `cards[player][Zone]`: descriptions write `cards[active][hand]` (enum
+    values by name), never the flat position `cards[(active * 4) + 1]`, and no mutant changes the loader's
+    arithmetic of that position (it would read another row, no rule of the game)."""
+    dominion = str(Path(__file__).parent.parent / "examples" / "models" / "dominion.yaml")
+    mutants = generate(*_as_written(dominion))
+    said = [m.description for m in mutants]
+    assert "play_action: guard 'cards[active][hand] > 0' -> 'cards[active][hand] >= 0'" in said
+    assert not [d for d in said if "* 4" in d or "* 5" in d or "* 3" in d]
+    for m in mutants[:40]:               # each mutant still applies where its path says
+        _load(m, dominion)

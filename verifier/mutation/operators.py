@@ -44,7 +44,7 @@ instance of the same rules (what `--param`/`-D` explores), not a changed rule.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from itertools import combinations, pairwise
 from typing import TypeGuard, assert_never
@@ -81,6 +81,7 @@ from verifier.ir.model import (
     Variable,
 )
 from verifier.lang.phases import PhaseSpec, TurnBlocks
+from verifier.trace import Names
 
 OPERATORS = ("relational", "literal", "drop-conjunct", "drop-effect", "drop-next", "modality", "mandatory",
              "swap-phases", "remove-action", "move-phase", "init", "reset", "choice-range", "swap-next",
@@ -126,30 +127,52 @@ class Mutant:
         return f"m{self.number}"
 
 
+@dataclass(frozen=True)
+class Said:
+    """An expression as the model file writes it: enum values by name, a 2-D array's element with its two
+    indices (`cards[active][hand]`, not its flat position); `grids` the 2-D arrays, whose flat position's
+    arithmetic is the loader's, not a rule's (no mutant changes it)."""
+
+    enum_names: Callable[[str, int], str] | None
+    written: Names
+
+    @property
+    def grids(self) -> frozenset[str]:
+        return frozenset(name for name, _ in self.written.grids)
+
+    def __call__(self, e: Expr) -> str:
+        return pretty(e, self.enum_names, self.written)
+
+
+def _writer(model: Model) -> Said:
+    return Said(model.enum_value_name if model.enums else None, Names.as_written(model))
+
+
 # ---------------------------------------------------------------- generating
 
 def generate(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> list[Mutant]:
     """Every mutant of the rule actions, the phase tree and the turn blocks of a model as written
     (what `lang.loader.Edit` receives), in file order per operator."""
+    said = _writer(model)
     found: list[dict] = []
     for a in model.actions:
-        found += _action_mutants(a, model)
-    found += _phase_mutants(specs, model)
+        found += _action_mutants(a, model, said)
+    found += _phase_mutants(specs, model, said)
     for name, effects in zip(BLOCKS, (blocks.turn_end, blocks.round_end, blocks.turn_start, blocks.next_player), strict=True):
-        found += _effect_mutants(effects, {"subject": name, "block": name}, name, "effect", model)
+        found += _effect_mutants(effects, {"subject": name, "block": name}, name, "effect", model, said)
     found += _move_mutants(model, specs)
-    found += _variable_mutants(model, bool(specs))
+    found += _variable_mutants(model, bool(specs), said)
     for a in model.actions:
-        found += _choice_mutants(a)
+        found += _choice_mutants(a, said)
     found += _swap_next_mutants(specs)
-    found += _constant_mutants(model, specs, blocks)
+    found += _constant_mutants(model, specs, blocks, said)
     return [Mutant(number=k, **m) for k, m in enumerate(found, 1)]
 
 
-def _action_mutants(a: Action, model: Model) -> list[dict]:
+def _action_mutants(a: Action, model: Model, said: Said) -> list[dict]:
     base = {"subject": a.name, "rule": str(a.rule) if a.rule else "", "action": a.name, "span": a.span}
-    out = _condition_mutants(a.guard, base, a.name, "guard")
-    out += _effect_mutants(a.effects, base, a.name, "effect", model)
+    out = _condition_mutants(a.guard, base, a.name, "guard", said)
+    out += _effect_mutants(a.effects, base, a.name, "effect", model, said)
     if a.modality in (Modality.MUST, Modality.MAY):
         flipped = Modality.MAY if a.modality is Modality.MUST else Modality.MUST
         out.append({**base, "operator": "modality",
@@ -158,61 +181,62 @@ def _action_mutants(a: Action, model: Model) -> list[dict]:
     return out
 
 
-def _condition_mutants(e: Expr, base: dict, owner: str, what: str) -> list[dict]:
+def _condition_mutants(e: Expr, base: dict, owner: str, what: str, said: Said) -> list[dict]:
     """relational, literal and drop-conjunct mutants of the condition `e` ("{owner}: {what} '...'")."""
     out: list[dict] = []
-    for path, node in _sites(e):
+    for path, node in _sites(e, said.grids):
         if isinstance(node, App) and node.op in SWAPPED_OPS:
             swapped = App(SWAPPED_OPS[node.op], node.args, span=node.span)
             out.append({**base, "operator": "relational", "part": "guard", "path": path, "new": swapped,
                         "span": node.span or base["span"],
-                        "description": f"{owner}: {what} '{pretty(node)}' -> '{pretty(swapped)}'"})
-    for path, node in _sites(e):
+                        "description": f"{owner}: {what} '{said(node)}' -> '{said(swapped)}'"})
+    for path, node in _sites(e, said.grids):
         if _is_number(node):
             context = _node_at(e, path[:-1])     # shown with its operation
             for new in _plus_minus(node):
                 out.append({**base, "operator": "literal", "part": "guard", "path": path, "new": new,
                             "span": node.span or base["span"],
-                            "description": f"{owner}: {what} '{pretty(context)}' -> "
-                                           f"'{pretty(_replace_at(context, path[-1:], new))}'"})
+                            "description": f"{owner}: {what} '{said(context)}' -> "
+                                           f"'{said(_replace_at(context, path[-1:], new))}'"})
     conjuncts = e.args if isinstance(e, App) and e.op is Op.AND else (() if e == TRUE else (e,))
     for k, c in enumerate(conjuncts):
         out.append({**base, "operator": "drop-conjunct", "part": "guard", "path": (k,) if len(conjuncts) > 1 else (),
                     "new": TRUE, "span": c.span or base["span"],
-                    "description": f"{owner}: {what} '{pretty(e)}' without '{pretty(c)}'"})
+                    "description": f"{owner}: {what} '{said(e)}' without '{said(c)}'"})
     return out
 
 
-def _effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: str, model: Model) -> list[dict]:
+def _effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: str, model: Model,
+                    said: Said) -> list[dict]:
     """literal mutants of each value and literal index of the effects, and each assignment left out."""
     out: list[dict] = []
     base = {"span": None, **base}
-    written = {pretty(a.target) for a in effects}
+    written = {said(a.target) for a in effects}
     internal = {v.seq_length for v in model.variables if v.seq_length} | \
         {v.name for v in model.variables if v.until_of}
     for k, eff in enumerate(effects):
         if eff.target.name in internal:     # a sequence's length, a duration's record: not the designer's text
             continue
-        prefix = f"{pretty(eff.target)} := "
+        prefix = f"{said(eff.target)} := "
         span = eff.span or base["span"]
-        for path, node in _sites(eff.value):
+        for path, node in _sites(eff.value, said.grids):
             if _is_number(node):
                 for new in _plus_minus(node):
                     changed = _replace_at(eff.value, path, new)
                     out.append({**base, "operator": "literal", "part": "effect", "effect": k, "path": path,
                                 "new": new, "span": node.span or span,
-                                "description": f"{owner}: {what} '{prefix}{pretty(eff.value)}' -> "
-                                               f"'{prefix}{pretty(changed)}'"})
-        for new_target, new in _other_elements(eff.target, model, written):
+                                "description": f"{owner}: {what} '{prefix}{said(eff.value)}' -> "
+                                               f"'{prefix}{said(changed)}'"})
+        for new_target, new in _other_elements(eff.target, model, written, said):
             out.append({**base, "operator": "literal", "part": "target", "effect": k, "new": new, "span": span,
-                        "description": f"{owner}: {what} '{_assign_text(eff)}' -> "
-                                       f"'{pretty(new_target)} := {pretty(eff.value)}'"})
+                        "description": f"{owner}: {what} '{_assign_text(eff, said)}' -> "
+                                       f"'{said(new_target)} := {said(eff.value)}'"})
         out.append({**base, "operator": "drop-effect", "effect": k, "span": span,
-                    "description": f"{owner}: {what} '{_assign_text(eff)}' left out"})
+                    "description": f"{owner}: {what} '{_assign_text(eff, said)}' left out"})
     return out
 
 
-def _other_elements(target: Expr, model: Model, written: set[str]) -> Iterator[tuple[Index, Const]]:
+def _other_elements(target: Expr, model: Model, written: set[str], said: Said) -> Iterator[tuple[Index, Const]]:
     """The target with its literal index plus or minus one, where that is an element of the array that
     the same effects do not assign (a clash or an index out of range is no single-point rule change)."""
     if not isinstance(target, Index) or not _is_number(target.index):
@@ -223,7 +247,7 @@ def _other_elements(target: Expr, model: Model, written: set[str]) -> Iterator[t
     lo = var.index_lo()
     for new in _plus_minus(target.index):
         moved = Index(target.name, new, span=target.span)
-        if lo <= new.value < lo + len(var.init) and pretty(moved) not in written:
+        if lo <= new.value < lo + len(var.init) and said(moved) not in written:
             yield moved, new
 
 
@@ -241,7 +265,7 @@ def _node_at(e: Expr, path: tuple[int, ...]) -> Expr:
     return e
 
 
-def _phase_mutants(specs: list[PhaseSpec], model: Model) -> list[dict]:
+def _phase_mutants(specs: list[PhaseSpec], model: Model, said: Said) -> list[dict]:
     out: list[dict] = []
     for s in specs:
         rule = _spec_rule(s)
@@ -262,18 +286,18 @@ def _phase_mutants(specs: list[PhaseSpec], model: Model) -> list[dict]:
         span = s.node.child("name").span if s.node.get("name") is not None else s.node.span
         base = {"subject": s.name, "rule": _spec_rule(s), "span": span, "phases": (s.name,)}
         owner = f"phase {s.name}"
-        out += _effect_mutants(s.on_enter, {**base, "block": "on_enter"}, owner, "on_enter", model)
+        out += _effect_mutants(s.on_enter, {**base, "block": "on_enter"}, owner, "on_enter", model, said)
         if s.exit_when != TRUE:
-            out += _condition_mutants(s.exit_when, {**base, "block": "exit_when"}, owner, "exit_when")
+            out += _condition_mutants(s.exit_when, {**base, "block": "exit_when"}, owner, "exit_when", said)
         for k, entry in enumerate(s.next or ()):
             key = "next_any" if s.node.get("next_any") is not None else "next"
             here = {**base, "block": "next", "entry": k, "span": entry.span or span}
             where = "otherwise" if entry.otherwise else "to"
             if entry.when is not None:
-                out += _condition_mutants(entry.when, here, owner, f"{key} {where} {entry.to} when")
+                out += _condition_mutants(entry.when, here, owner, f"{key} {where} {entry.to} when", said)
             out.append({**here, "operator": "drop-next",
                         "description": f"{owner}: {key} entry '{where}: {entry.to}"
-                                       + (f" when {pretty(entry.when)}" if entry.when is not None else "")
+                                       + (f" when {said(entry.when)}" if entry.when is not None else "")
                                        + "' left out"})
     return out
 
@@ -285,15 +309,18 @@ def _spec_rule(s: PhaseSpec) -> str:
     return str(rule) if rule is not None else ""
 
 
-def _assign_text(a: Assign) -> str:
-    return f"{pretty(a.target)} := {pretty(a.value)}"
+def _assign_text(a: Assign, said: Said) -> str:
+    return f"{said(a.target)} := {said(a.value)}"
 
 
-def _sites(e: Expr, path: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], Expr]]:
-    """Every node of `e` with its path (child indices from the root), pre-order."""
+def _sites(e: Expr, grids: frozenset[str], path: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], Expr]]:
+    """Every node of `e` with its path (child indices from the root), pre-order; not inside the flat position
+    of an element of a 2-D array in `grids` (the loader's arithmetic)."""
     yield path, e
+    if isinstance(e, Index) and e.name in grids:
+        return
     for k, child in enumerate(children(e)):
-        yield from _sites(child, (*path, k))
+        yield from _sites(child, grids, (*path, k))
 
 
 def _base(a: Action) -> dict:
@@ -315,7 +342,7 @@ def _move_mutants(model: Model, specs: list[PhaseSpec]) -> list[dict]:
     return out
 
 
-def _variable_mutants(model: Model, phased: bool) -> list[dict]:
+def _variable_mutants(model: Model, phased: bool, said: Said) -> list[dict]:
     """init mutants of every variable the designer wrote, then reset mutants (in a model with turns)."""
     written = [v for v in model.variables
                if not (v.implicit or v.seq_length or v.until_of or v.name in _lengths(model))]
@@ -330,7 +357,7 @@ def _variable_mutants(model: Model, phased: bool) -> list[dict]:
             where = v.name if k < 0 else f"{v.name}{v.element_label(v.index_lo() + k)}"
             for new in _other_values(e, v.type):
                 out.append({**base, "operator": "init", "entry": k, "new": new,
-                            "description": f"{where}: init {_value_text(e, v.type)} -> {_value_text(new, v.type)}"})
+                            "description": f"{where}: init {_value_text(e, v.type, said)} -> {_value_text(new, v.type, said)}"})
     if not phased:
         return out
     for v in written:
@@ -369,13 +396,13 @@ def _other_values(e: Expr, t: IntType | EnumType | BoolType) -> list[Expr]:
             if not (isinstance(lo, Const) and new.value < lo.value) and not (isinstance(hi, Const) and new.value > hi.value)]
 
 
-def _value_text(e: Expr, t: IntType | EnumType | BoolType) -> str:
+def _value_text(e: Expr, t: IntType | EnumType | BoolType, said: Said) -> str:
     if isinstance(t, EnumType) and isinstance(e, Const):
         return t.values[e.value]
-    return pretty(e)
+    return said(e)
 
 
-def _choice_mutants(a: Action) -> list[dict]:
+def _choice_mutants(a: Action, said: Said) -> list[dict]:
     """Each integer choice's lower and upper bound plus or minus one, where the range stays non-empty
     (`player` choices, 0..players-1, are the players, not a rule's range)."""
     out: list[dict] = []
@@ -390,8 +417,8 @@ def _choice_mutants(a: Action) -> list[dict]:
                     continue
                 out.append({**_base(a), "operator": "choice-range", "choice": c.name, "part": part, "new": new,
                             "span": c.span or a.span,
-                            "description": f"{a.name}: choose {c.name}: {pretty(lo)}..{pretty(hi)} -> "
-                                           f"{pretty(new_lo)}..{pretty(new_hi)}"})
+                            "description": f"{a.name}: choose {c.name}: {said(lo)}..{said(hi)} -> "
+                                           f"{said(new_lo)}..{said(new_hi)}"})
     return out
 
 
@@ -426,28 +453,28 @@ def _swap_next_mutants(specs: list[PhaseSpec]) -> list[dict]:
     return out
 
 
-def _constant_mutants(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) -> list[dict]:
+def _constant_mutants(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks, said: Said) -> list[dict]:
     """Each use of a rule number (a parameter, or a constant of parameters) one more and one less: in
     the actions' guards and effects, the phases' on_enter, exit_when and next conditions, the turn
     blocks, then the variables' initial values (where the number is a part of the value: a value
     that is the number alone is the `init` operator's)."""
     out: list[dict] = []
     for a in model.actions:
-        out += _number_mutants(a.guard, _base(a), a.name, "guard")
-        out += _number_effect_mutants(a.effects, _base(a), a.name, "effect", model)
+        out += _number_mutants(a.guard, _base(a), a.name, "guard", said)
+        out += _number_effect_mutants(a.effects, _base(a), a.name, "effect", model, said)
     for s in specs:
         span = s.node.child("name").span if s.node.get("name") is not None else s.node.span
         base = {"subject": s.name, "rule": _spec_rule(s), "span": span, "phases": (s.name,)}
         owner = f"phase {s.name}"
-        out += _number_effect_mutants(s.on_enter, {**base, "block": "on_enter"}, owner, "on_enter", model)
-        out += _number_mutants(s.exit_when, {**base, "block": "exit_when"}, owner, "exit_when")
+        out += _number_effect_mutants(s.on_enter, {**base, "block": "on_enter"}, owner, "on_enter", model, said)
+        out += _number_mutants(s.exit_when, {**base, "block": "exit_when"}, owner, "exit_when", said)
         key = "next_any" if s.node.get("next_any") is not None else "next"
         for k, entry in enumerate(s.next or ()):
             if entry.when is not None:
                 here = {**base, "block": "next", "entry": k, "span": entry.span or span}
-                out += _number_mutants(entry.when, here, owner, f"{key} to {entry.to} when")
+                out += _number_mutants(entry.when, here, owner, f"{key} to {entry.to} when", said)
     for name, effects in zip(BLOCKS, (blocks.turn_end, blocks.round_end, blocks.turn_start, blocks.next_player), strict=True):
-        out += _number_effect_mutants(effects, {"subject": name, "block": name}, name, "effect", model)
+        out += _number_effect_mutants(effects, {"subject": name, "block": name}, name, "effect", model, said)
     for v in model.variables:
         if v.implicit or v.seq_length or v.until_of or v.name in _lengths(model):
             continue
@@ -461,11 +488,11 @@ def _constant_mutants(model: Model, specs: list[PhaseSpec], blocks: TurnBlocks) 
                 if path:
                     changed = _replace_at(e, path, new)
                     out.append({**base, "operator": "constant", "entry": k, "new": changed,
-                                "description": f"{where}: init {pretty(e)} -> {pretty(changed)}"})
+                                "description": f"{where}: init {said(e)} -> {said(changed)}"})
     return out
 
 
-def _number_mutants(e: Expr, base: dict, owner: str, what: str) -> list[dict]:
+def _number_mutants(e: Expr, base: dict, owner: str, what: str, said: Said) -> list[dict]:
     """constant mutants of the condition `e`, each shown with the operation around the changed number."""
     out: list[dict] = []
     for path, new in _number_changes(e):
@@ -473,12 +500,12 @@ def _number_mutants(e: Expr, base: dict, owner: str, what: str) -> list[dict]:
         changed = _replace_at(context, path[-1:], new) if path else new
         out.append({**base, "operator": "constant", "part": "guard", "path": path, "new": new,
                     "span": _node_at(e, path).span or base["span"],
-                    "description": f"{owner}: {what} '{pretty(context)}' -> '{pretty(changed)}'"})
+                    "description": f"{owner}: {what} '{said(context)}' -> '{said(changed)}'"})
     return out
 
 
 def _number_effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: str,
-                           model: Model) -> list[dict]:
+                           model: Model, said: Said) -> list[dict]:
     """constant mutants of each effect's value (not of the helpers the loader writes)."""
     internal = {v.seq_length for v in model.variables if v.seq_length} | \
         {v.name for v in model.variables if v.until_of}
@@ -487,12 +514,12 @@ def _number_effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, 
     for k, eff in enumerate(effects):
         if eff.target.name in internal:
             continue
-        prefix = f"{pretty(eff.target)} := "
+        prefix = f"{said(eff.target)} := "
         for path, new in _number_changes(eff.value):
             out.append({**base, "operator": "constant", "part": "effect", "effect": k, "path": path, "new": new,
                         "span": _node_at(eff.value, path).span or eff.span or base["span"],
-                        "description": f"{owner}: {what} '{prefix}{pretty(eff.value)}' -> "
-                                       f"'{prefix}{pretty(_replace_at(eff.value, path, new))}'"})
+                        "description": f"{owner}: {what} '{prefix}{said(eff.value)}' -> "
+                                       f"'{prefix}{said(_replace_at(eff.value, path, new))}'"})
     return out
 
 
