@@ -25,8 +25,8 @@ from verifier.analysis.context import Context
 from verifier.result import CheckResult, Finding, Verdict
 from verifier.trace import Trace
 
-if TYPE_CHECKING:      # numpy is loaded only where a search kept its states as an array (which loaded it)
-    import numpy as np
+if TYPE_CHECKING:      # numpy is loaded only where states are compared masked (`analysis.masked`)
+    from verifier.analysis.masked import MaskedStates
 
 KIND = "variant-difference"
 HOLDS = (Verdict.PROVED, Verdict.HOLDS)
@@ -73,10 +73,22 @@ def behaviour_findings(ctxs: Sequence[Context]) -> list[Finding]:
     if len(ctxs) < 2:
         return []
     ref = ctxs[0]
+    kept: dict[int, MaskedStates] = {}        # the reference's states masked, compared with each other reading
+
+    def masked_of(ctx: Context, mask: int) -> MaskedStates:
+        from verifier.analysis.masked import MaskedStates
+
+        if ctx is not ref:
+            return MaskedStates(ctx.space, mask)
+        if mask not in kept:
+            kept.clear()                      # one mask at a time (readings that declare the same variables share it)
+            kept[mask] = MaskedStates(ctx.space, mask)
+        return kept[mask]
+
     out = []
     for other in ctxs[1:]:
         for a, b in ((other, ref), (ref, other)):
-            f = _first_difference(a, b, ref)
+            f = _first_difference(a, b, ref, masked_of)
             if f is not None:
                 out.append(f)
     return out
@@ -130,37 +142,6 @@ def _shared_fields(a: Context, b: Context, names: list[str]) -> list[tuple[int, 
     return out
 
 
-def _nearest_packed(x: int, seen: Callable[[int], bool], every: Callable[[], set[int]],
-                    fields: list[tuple[int, int]]) -> int:
-    """A masked packed state `seen` holds (`every` gives them all) differing from `x` in the fewest
-    fields: first the states one field away, by lookup; otherwise a scan of them all, counted in numpy."""
-    for sh, w in fields:
-        base = x & ~(((1 << w) - 1) << sh)
-        for v in range(1 << w):
-            y = base | (v << sh)
-            if y != x and seen(y):
-                return y
-    # none is one field away: the first of the closest states in `every`'s order
-    states = every()
-    if not states:
-        return x
-    if max(sh + w for sh, w in fields) > 64:      # states wider than a word: Python ints, to the first two apart
-        two = next((y for y in states if _fields_apart(x, y, fields) == 2), None)
-        return two if two is not None else min(states, key=lambda y: _fields_apart(x, y, fields))
-    import numpy as np
-    ys = np.fromiter(states, np.uint64, len(states))
-    z, counts = ys ^ np.uint64(x), np.zeros(len(states), np.int64)
-    for sh, w in fields:
-        counts += (z >> np.uint64(sh)) & np.uint64((1 << w) - 1) != 0
-    return int(ys[int(np.argmin(counts))])       # the first of the fewest (two at the least)
-
-
-def _fields_apart(x: int, y: int, fields: list[tuple[int, int]]) -> int:
-    """How many of `fields` (shift, width) differ between packed states `x` and `y`."""
-    z = x ^ y
-    return sum(1 for sh, w in fields if z >> sh & ((1 << w) - 1))
-
-
 def _shown(ctx: Context, names: list[str], projected: tuple) -> dict:
     """A projection in display form (for messages)."""
     pos = {s.name: s for s in ctx.layout.slots}
@@ -171,14 +152,15 @@ def _shown(ctx: Context, names: list[str], projected: tuple) -> dict:
     return out
 
 
-def _first_difference(a: Context, b: Context, ref: Context) -> Finding | None:
-    """The shallowest state of `a` whose projection `b` never reaches."""
+def _first_difference(a: Context, b: Context, ref: Context,
+                      masked_of: Callable[[Context, int], MaskedStates]) -> Finding | None:
+    """The shallowest state of `a` whose projection `b` never reaches (`masked_of`: a reading's states masked)."""
     if a.space is None or b.space is None or not b.complete:
         return None
     names = _shared(a, b)
     if not names:
         return None
-    found = _unmatched(a, b, names)
+    found = _unmatched(a, b, names, masked_of)
     if found is None:
         return None
     i, target, near, diff = found
@@ -219,104 +201,21 @@ def _first_difference(a: Context, b: Context, ref: Context) -> Finding | None:
                    variant=a.variant, span=decl.span if decl is not None else a.model.span)
 
 
-class _Masked:
-    """A search's states masked to the shared fields (`seen(x)`: whether one is `x`): a sorted array
-    where they are an array of one word each (millions of them: no Python int per state), else a set."""
-
-    def __init__(self, space, mask: int, every: Callable[[], set[int]]):
-        self.mask = mask
-        order = _words_of(space)
-        self.sorted: np.ndarray | None = None
-        self.set: set[int] | None = None
-        if order is None:
-            self.set = every()
-        else:
-            import numpy as np
-            extra = np.array(space.extra, np.uint64)
-            self.sorted = np.sort(np.concatenate([order, extra]) & np.uint64(mask))   # duplicates kept: no matter
-
-    def __call__(self, x: int) -> bool:
-        if self.set is not None:
-            return x in self.set
-        assert self.sorted is not None
-        import numpy as np
-        at = int(np.searchsorted(self.sorted, np.uint64(x)))
-        return at < self.sorted.shape[0] and int(self.sorted[at]) == x
-
-    def first_outside(self, space, limit: int) -> int | None:
-        """The index of the first of `space`'s first `limit` states whose masked value is not among these."""
-        order = _words_of(space) if self.sorted is not None else None
-        start = 0
-        if order is not None:
-            assert self.sorted is not None
-            if not self.sorted.shape[0]:
-                return 0 if limit > 0 else None
-            import numpy as np
-            mask = np.uint64(self.mask)
-            for start in range(0, min(limit, order.shape[0]), MASK_CHUNK):
-                part = order[start:min(limit, start + MASK_CHUNK)] & mask
-                at = np.minimum(np.searchsorted(self.sorted, part), self.sorted.shape[0] - 1)
-                outside = np.flatnonzero(self.sorted[at] != part)
-                if outside.shape[0]:
-                    return start + int(outside[0])
-            start = min(limit, order.shape[0])
-        packed = space.packed
-        return next((i for i in range(start, limit) if not self(packed[i] & self.mask)), None)
-
-
-MASK_CHUNK = 1 << 20     # states masked and looked up at a time (the first one outside usually comes early)
-
-
-def _masked_set(space, mask: int) -> set[int]:
-    """`{x & mask for x in space.packed}`, in that order; a compact- or compiled-store search's rows of
-    words masked in numpy first."""
-    order = getattr(space, "order", None)
-    if order is None:
-        return {x & mask for x in space.packed}
-    import numpy as np
-
-    from verifier.engines.words import WORD_MASK, as_ints
-    words = np.array([(mask >> (64 * j)) & WORD_MASK for j in range(1 if order.ndim == 1 else order.shape[1])],
-                     np.uint64)
-    if order.ndim == 1:
-        words = words[0]
-    out: set[int] = set()
-    for start in range(0, space.n, MASK_CHUNK):
-        out.update(as_ints(order[start:min(space.n, start + MASK_CHUNK)] & words))
-    out.update(x & mask for x in space.extra)
-    return out
-
-
-def _words_of(space) -> np.ndarray | None:
-    """The stored states of a compact- or compiled-store search, one word each, in BFS order (None
-    for the python store's ints or states of several words)."""
-    order = getattr(space, "order", None)
-    return order[:space.n] if order is not None and order.ndim == 1 else None
-
-
-def _unmatched(a: Context, b: Context, names: list[str]):
+def _unmatched(a: Context, b: Context, names: list[str], masked_of: Callable[[Context, int], MaskedStates]):
     """(index of the shallowest state of `a` whose projection `b` never reaches, that projection,
-    the closest projection `b` reaches, the names where they differ), or None."""
+    the closest projection `b` reaches, the names where they differ), or None. Where the shared
+    variables sit at the same bits in both packings, `b`'s states masked to them (`masked_of`)."""
     pa, pb = _projectors(a, b, names)
     limit = len(a.space.states) if a.space.error is None else a.space.error[0]
     fields = _shared_fields(a, b, names)
     if fields is not None:      # same bits in both packings: compare packed states, masked
         mask = sum(((1 << w) - 1) << sh for sh, w in fields)
-        packed = a.space.packed
-
-        masked: list[set[int]] = []
-
-        def every() -> set[int]:          # built once, and only where asked for
-            if not masked:
-                masked.append(_masked_set(b.space, mask))
-            return masked[0]
-
-        seen = _Masked(b.space, mask, every)
-        i = seen.first_outside(a.space, limit)
+        theirs = masked_of(b, mask)
+        i = theirs.first_outside(a.space, limit)
         if i is None:
             return None
         target = pa(a.space.states[i])
-        near = pb(b.space.packing.unpack(_nearest_packed(packed[i] & mask, seen, every, fields)))
+        near = pb(b.space.packing.unpack(theirs.nearest(a.space.packed[i] & mask, fields)))
         return i, target, near, [n for n, x, y in zip(names, near, target) if x != y]
     seen_projected = {pb(s) for s in b.space.states}
     i = next((i for i in range(limit) if pa(a.space.states[i]) not in seen_projected), None)

@@ -62,3 +62,16 @@ def differs_from_previous(S: np.ndarray) -> np.ndarray:
     for j in range(1, S.shape[1]):
         unequal |= S[1:, j] != S[:-1, j]
     return unequal
+
+
+M1, M2, M4 = np.uint64(0x5555555555555555), np.uint64(0x3333333333333333), np.uint64(0x0F0F0F0F0F0F0F0F)
+H01 = np.uint64(0x0101010101010101)
+
+
+def popcount(x: np.ndarray) -> np.ndarray:
+    """The number of set bits of each uint64 (numpy before 2.0 has no `bitwise_count`)."""
+    x = x - ((x >> np.uint64(1)) & M1)
+    x = (x & M2) + ((x >> np.uint64(2)) & M2)
+    x = (x + (x >> np.uint64(4))) & M4
+    with np.errstate(over="ignore"):
+        return ((x * H01) >> np.uint64(56)).astype(np.int64)

@@ -1,0 +1,102 @@
+"""analysis.masked against the Python-int code it replaced in analysis.variants: the same
+lookups, the same first state outside, the same set in the same order, the same nearest state."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+from unittest import mock
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier.analysis import masked
+from verifier.analysis.masked import MaskedStates
+from verifier.engines.visited import hash_rows
+from verifier.engines.words import as_rows
+
+
+def _weak_hash(rows: np.ndarray) -> np.ndarray:
+    """A hash of four values: most states share theirs with others (the lookup's rare case, made common)."""
+    return rows[:, 0] & np.uint64(3)
+
+
+@st.composite
+def _cases(draw):
+    """A search's states (fields of 1-3 bits over 1-3 words, none straddling two; the python store's
+    ints or rows of words and states beyond them), the fields both readings share (shift, width) in
+    their order, and a masked state none of the masked states is."""
+    words = draw(st.integers(1, 3))
+    fields, sh = [], 0
+    for _ in range(draw(st.integers(2, 9))):
+        w = draw(st.integers(1, 3))
+        sh += draw(st.sampled_from([0, 0, 1, 20]))
+        if sh // 64 != (sh + w - 1) // 64:         # no field straddles two words
+            sh = 64 * ((sh + w - 1) // 64)
+        if sh + w > (63 if words == 1 else 64 * words):
+            break
+        fields.append((sh, w))
+        sh += w
+    shared = [f for f, keep in zip(fields, draw(st.lists(st.booleans(), min_size=len(fields),
+                                                         max_size=len(fields)))) if keep] or fields[:1]
+    shared = draw(st.permutations(shared))
+    value = st.builds(lambda parts: sum(v << s for v, (s, _w) in zip(parts, fields)),
+                      st.tuples(*(st.integers(0, (1 << w) - 1) for _s, w in fields)))
+    states = draw(st.lists(value, max_size=40))
+    mask = sum(((1 << w) - 1) << s for s, w in shared)
+    seen = {y & mask for y in states}
+    x = draw(value.map(lambda y: y & mask).filter(lambda y: y not in seen))
+    beyond = draw(st.integers(0, len(states)))
+    space = SimpleNamespace(packed=states) if draw(st.booleans()) else \
+        SimpleNamespace(order=as_rows(states[:beyond], words), n=beyond, extra=states[beyond:], packed=states)
+    return space, shared, mask, x, draw(st.sampled_from([hash_rows, _weak_hash]))
+
+
+CASES = _cases()
+
+
+def _nearest_by_python_ints(x: int, states: set[int], fields: list[tuple[int, int]]) -> int:
+    """variants._nearest_packed as it was: the states one field away looked up in the fields' order, by
+    value; else the first of the fewest fields apart in the set's order (the scan state by state of
+    states wider than a word, counted in numpy for one word)."""
+    for sh, w in fields:
+        base = x & ~(((1 << w) - 1) << sh)
+        for v in range(1 << w):
+            y = base | (v << sh)
+            if y != x and y in states:
+                return y
+    if not states:
+        return x
+    return min(states, key=lambda y: sum(1 for sh, w in fields if (x ^ y) >> sh & ((1 << w) - 1)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(CASES)
+def test_the_nearest_state_is_the_one_the_python_ints_found(case):
+    space, fields, mask, x, hashing = case
+    with mock.patch.object(masked, "hash_rows", hashing):
+        theirs = MaskedStates(space, mask)
+        assert theirs.nearest(x, fields) == _nearest_by_python_ints(x, {y & mask for y in space.packed}, fields)
+
+
+@settings(max_examples=200, deadline=None)
+@given(CASES, st.lists(st.integers(0, (1 << 192) - 1), max_size=12))
+def test_lookups_and_the_first_state_outside_are_the_python_sets(case, others):
+    space, _fields, mask, _x, hashing = case
+    with mock.patch.object(masked, "hash_rows", hashing):
+        theirs = MaskedStates(space, mask)
+        asked = [y & mask for y in list(space.packed) + others]
+        want = {y & mask for y in space.packed}
+        assert theirs.holds(theirs._ints(asked)).tolist() == [y in want for y in asked]
+        mine = SimpleNamespace(packed=asked)
+        for limit in (0, len(asked) // 2, len(asked)):
+            assert theirs.first_outside(mine, limit) == \
+                next((i for i, y in enumerate(asked[:limit]) if y not in want), None)
+
+
+@settings(max_examples=100, deadline=None)
+@given(CASES)
+def test_the_masked_set_is_the_one_the_states_one_by_one_make(case):
+    """The same set, built in the same order (its iteration order picks the nearest among the fewest apart)."""
+    space, _fields, mask, _x, _hashing = case
+    got, want = MaskedStates(space, mask).every(), {y & mask for y in space.packed}
+    assert got == want and list(got) == list(want)
