@@ -348,6 +348,9 @@ class Acknowledgement:
     span: Span | None = field(default=None, compare=False, repr=False)
 
 
+_INSTANCE = "_instance"    # where a Model keeps its `instantiate()`
+
+
 @dataclass(frozen=True)
 class Model:
     name: str
@@ -427,7 +430,21 @@ class Model:
         return tuple(a for a in self.actions if a.kind is ActionKind.RULE)
 
     def instantiate(self, values: dict[str, int | None] | None = None) -> Model:
-        """Fix parameters (defaults unless given); a value None leaves it free."""
+        """Fix parameters (defaults unless given); a value None leaves it free. At the model's own values
+        it is made once (kept on this frozen model, never pickled): the loader's checks, the claims' and
+        each stage of a reading ask for it again."""
+        if values:
+            return self._instantiated(values)
+        kept = self.__dict__.get(_INSTANCE)
+        if kept is None:
+            kept = self._instantiated(None)
+            object.__setattr__(self, _INSTANCE, kept)
+        return kept
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != _INSTANCE}
+
+    def _instantiated(self, values: dict[str, int | None] | None) -> Model:
         chosen: dict[str, int | None] = {p.name: p.default for p in self.params}
         chosen.update(self.params_dict)
         chosen.update(values or {})

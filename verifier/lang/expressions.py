@@ -63,10 +63,12 @@ def _parser(start: str) -> Lark:
 
 
 @lru_cache(maxsize=4096)
-def _parsed(start: str, text: str) -> Tree:
-    """The parse tree of `text` from rule `start` (never changed by its readers): a file's readings,
-    its printed and default values and its claims read the same texts again."""
-    return _parser(start).parse(text)
+def _parsed(start: str, text: str) -> tuple[Tree, bool]:
+    """The parse tree of `text` from rule `start` (never changed by its readers), and whether it nests
+    deeper than MAX_EXPR_DEPTH: a file's readings, its printed and default values and its claims read
+    the same texts again."""
+    tree = _parser(start).parse(text)
+    return tree, deeper_than(tree, MAX_EXPR_DEPTH)
 
 
 EXPANSION_LIMIT = 20_000   # nodes an expanded definition may have (guards against exponential nesting)
@@ -163,11 +165,11 @@ class ExprReader:
     # ---- parsing and positions
     def _parse(self, start: str, hint: str | None = None) -> Tree | None:
         try:
-            tree = _parsed(start, self.text)
+            tree, too_deep = _parsed(start, self.text)
         except UnexpectedInput as err:
             self._syntax_error(err, hint)
             return None
-        if deeper_than(tree, MAX_EXPR_DEPTH):
+        if too_deep:
             self.sink.error(f"expression too deeply nested: more than {MAX_EXPR_DEPTH} levels of operators, "
                             "'if' and quantifiers", self.origin.span(0, len(self.text.rstrip())),
                             hint="name a sub-expression under `define:` (e.g. `define: {ready: \"...\"}`) and use "

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +20,23 @@ from verifier.lang.limits import EventLimits, OverLimit, read_input_text
 
 @dataclass(frozen=True)
 class Source:
-    """A file's name and lines, shared by all nodes of one document."""
+    """A file's name and lines, shared by all nodes of one document (and by every load of the same
+    text: `_source`), with the origins worked out so far."""
 
     file: str
     lines: tuple[str, ...]
+    origins: dict[tuple[int, int, str], Origin] = field(default_factory=dict, compare=False, repr=False)
 
     def origin(self, line: int, col: int, text: str) -> Origin:
-        """Where each character of the scalar `text` written at line:col lies in the file.
+        """Where each character of the scalar `text` written at line:col lies in the file (once a scalar:
+        each reading of a model, at each of its values, and its claims read them again)."""
+        key = (line, col, text)
+        if key not in self.origins:
+            self.origins[key] = self._origin(line, col, text)
+        return self.origins[key]
+
+    def _origin(self, line: int, col: int, text: str) -> Origin:
+        """`origin`, worked out.
 
         Handles plain (folded over lines), quoted and block (``|``, ``>``) scalars by
         aligning the text with the source; escapes and folds are skipped over. An alias
@@ -162,7 +172,7 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
     key = str(Path(path).resolve())
     try:
         if key in _PARSED and _PARSED[key][0] == text:
-            return Node(_PARSED[key][1], Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
+            return Node(_PARSED[key][1], Span(path, 1, 1), None, _source(path, text))
         data = _parse(path, text)
     except OverLimit as over:
         raise error(over.diagnostic) from None
@@ -190,7 +200,13 @@ def load_yaml(path: str, error: type[TurnproofError] = ModelError) -> Node:
     if len(_PARSED) >= PARSED_KEPT:
         _PARSED.clear()
     _PARSED[key] = (text, data)
-    return Node(data, Span(path, 1, 1), None, Source(path, tuple(text.splitlines())))
+    return Node(data, Span(path, 1, 1), None, _source(path, text))
+
+
+@lru_cache(maxsize=PARSED_KEPT)
+def _source(path: str, text: str) -> Source:
+    """The Source of a file's text, one for every load of that text."""
+    return Source(path, tuple(text.splitlines()))
 
 
 def _yaml_hint(problem: str) -> str:
