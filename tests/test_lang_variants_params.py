@@ -1,7 +1,9 @@
 """Variants resolved at load time; parameters, PLAYERS and the default property file."""
 from __future__ import annotations
 
+import pickle
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -66,6 +68,17 @@ def test_parameters_stay_symbolic_until_instantiated():
     assert deck.type == IntType(Const(0), Param("DECK")) and model.params[0].lo == 1
     concrete = model.instantiate()
     assert concrete.var("deck").type == IntType(Const(0), Const(3)) and concrete.var("deck").init[0] == Const(3)
+
+
+def test_a_models_instance_at_its_own_values_is_made_once_and_travels_without_it():
+    """Kept on the frozen model (the loader, the claims and each stage of a reading ask again), never
+    carried over to a changed copy nor pickled."""
+    model = load_model(MINI)
+    concrete = model.instantiate()
+    assert model.instantiate() is concrete and model.instantiate({"DECK": 3}) is not concrete
+    assert replace(model, variant=None).instantiate() is not concrete
+    sent = pickle.loads(pickle.dumps(model))
+    assert sent == model and sent.instantiate() == concrete and sent.instantiate() is not concrete
 
 
 def test_parameter_override_and_free_parameter():
