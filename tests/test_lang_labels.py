@@ -56,7 +56,8 @@ def test_json_keeps_the_numbers_and_gives_the_names(capsys):
     assert trace["initial"]["mode"] == 0 and trace["steps"][0]["choice"] == {"d": 1}
     assert trace["steps"][0]["changes"] == {"mode": [0, 1]} and trace["steps"][0]["label"] == "declare(d=defend)"
     assert trace["names"] == {"labels": {"mode": "declared mode", "hand": "cards in hand"},
-                              "values": {"mode": {"0": "attack", "1": "defend", "2": "pass"}}}
+                              "values": {"mode": {"0": "attack", "1": "defend", "2": "pass"}},
+                              "per_player": ["hand"], "flags": [], "grids": {}}
 
 
 def test_text_markdown_and_html_reports_use_the_names(tmp_path, capsys):
@@ -138,6 +139,15 @@ def test_export_json_gives_labels_and_value_names(capsys):
     assert (mode["label"], mode["values"]) == ("declared mode", ["attack", "defend", "pass"])
     (declare,) = [a for a in doc["actions"] if a["name"] == "declare"]
     assert declare["choices"][0]["values"] == ["attack", "defend", "pass"]
+    assert doc["names"]["per_player"] == ["hand"]
+
+
+@pytest.mark.parametrize(("example", "key", "said"), [("love_letter", "flags", ["out", "protected"]),
+                                                       ("dominion", "grids", {"cards": ["player", "Zone"]})])
+def test_json_names_say_how_an_element_reads(example, key, said, capsys):
+    """Which labels are a player's, which name a bool's state, which arrays are 2-D (and over what)."""
+    assert main(["export", str(LOVE_LETTER.parent / f"{example}.yaml"), "--to", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["names"][key] == said
 
 
 def test_sarif_messages_use_the_names(capsys):

@@ -139,8 +139,23 @@ class Names:
         return named[1][v - named[0]]
 
     def to_json(self) -> dict[str, Any]:
+        """`labels` and `values`, and how a labelled element reads: `per_player` (the player's: `cards in hand
+        of player 0`), `flags` (a bool's label names the state it is true in: `player 0 is knocked out`),
+        `grids` (each 2-D array's two index domains: `cards[0][hand]`, `cards in hand of player 0`)."""
         return {"labels": dict(self.labels),
-                "values": {var: {str(lo + i): n for i, n in enumerate(names)} for var, lo, names in self.values}}
+                "values": {var: {str(lo + i): n for i, n in enumerate(names)} for var, lo, names in self.values},
+                "per_player": list(self.per_player), "flags": list(self.flags),
+                "grids": {name: [_domain(d, players=k == 0 and v.rows_by_player) for k, d in enumerate(v.dims)]
+                          for name, v in self.grids}}
+
+
+def _domain(t: IntType | EnumType, players: bool) -> str:
+    """An index domain as a model declares it: `player`, an enum's name, `lo..hi`."""
+    if players:
+        return "player"
+    if isinstance(t, EnumType):
+        return t.name
+    return f"{pretty(t.lo)}..{pretty(t.hi)}"
 
 
 def expr_words(model: Model, e: Expr) -> str:

@@ -46,6 +46,7 @@ def model_json(model: Model) -> dict[str, Any]:
                        "reset": v.reset.value, "implicit": v.implicit, "doc": v.doc,
                        "label": v.label or None, "values": list(v.value_names) or None}
                       for v in model.variables],
+        "names": Names.of(model).to_json(),      # how people read the variables: labels, value names, elements
         "phases": [{"name": p.name, "parent": p.parent, "mandatory": p.mandatory, "rule": _cite(p.rule),
                     "doc": p.doc} for p in model.phases],
         "phase_edges": [{"from": e.src, "to": e.dst, "label": e.label, "conditional": e.guarded,
