@@ -92,3 +92,34 @@ def test_import_mermaid_writes_the_current_form(tmp_path):
     assert "next_any:" in out.read_text()
     _model, warnings = check_model(str(out))
     assert warnings == []
+
+
+THING = "names a thing, but a bool's label names the state it is true in"
+
+
+@pytest.mark.parametrize(("label", "per", "warned"), [
+    ("protection", "player", True), ("shields", "player", True), ("readiness", "[player, 1..2]", True),
+    ("protected", "player", False), ("under protection", "player", False), ("the winner", "player", False),
+    ("ready", "player", False), ("anxious", "player", False), ("mana", "player", False),
+    ("protection", "1..2", False),             # not a player's element: traces read `protection[1]`
+])
+def test_a_bool_label_that_names_a_thing_is_warned_of(tmp_path, capsys, label, per, warned):
+    """`player 0 is protection` reads wrong: a one-word noun (a noun ending, a plural) as a per-player bool's
+    label is a warning at the label, with how to word it; a phrase or another word is taken as written."""
+    path = tmp_path / "flag.yaml"
+    path.write_text(V1.replace("  x: {type: 0..2, init: 0}\n",
+                               f"  x: {{type: 0..2, init: 0}}\n  f: {{type: bool, per: {per}, init: false, "
+                               f"label: {label}}}\n").replace("    next:\n", "    next_any:\n"))
+    assert main(["lint", str(path), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert (THING in err) == warned, err
+    if warned:
+        assert f"{where(path, label)}: warning: variable f's label '{label}' {THING}" in err
+        assert "hint: word it as the state" in err
+
+
+def test_no_shipped_model_or_example_has_a_bool_label_that_names_a_thing():
+    root = Path(__file__).parent.parent
+    for path in sorted(root.glob("models/*.yaml")) + sorted(root.glob("examples/models/*.yaml")):
+        _model, warnings = check_model(str(path))
+        assert not [w for w in warnings if THING in w.message], path

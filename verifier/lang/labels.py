@@ -65,6 +65,21 @@ def read_label(node: Node, what: str, sink: DiagnosticSink) -> str | None:
     return text
 
 
+NOUN_ENDINGS = ("tion", "sion", "ment", "ness", "ance", "ence", "ity", "ship", "dom")
+NOT_PLURAL = ("ss", "us", "is", "ous")
+
+
+def reads_as_a_thing(label: str) -> bool:
+    """Whether a bool's label is one word that names a thing rather than a state (`protection`, `shields`):
+    a noun ending (-tion, -ment, -ness, -ity, ...) or a plural. Only such clear cases: a phrase (`under
+    protection`, `the winner`) or a word without those endings (`ready`, `mana`) is taken as written."""
+    words = label.split()
+    if len(words) != 1 or not words[0].isalpha():
+        return False
+    word = words[0].lower()
+    return len(word) > 4 and (word.endswith(NOUN_ENDINGS) or (word.endswith("s") and not word.endswith(NOT_PLURAL)))
+
+
 def read_value_names(node: Node, t: Type, params: Mapping[str, int | None], what: str,
                      sink: DiagnosticSink) -> tuple[str, ...]:
     """`values: [attack, defend, pass]`: one distinct name per value of the int range `t`, lowest first."""

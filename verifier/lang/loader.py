@@ -584,6 +584,11 @@ class Loader:
         var = Variable(name, t, index, doc=str(v.value.get("doc", "")), by_player=by_player, dims=dims or (),
                        rows_by_player=rows_by_player, span=v.key_span, label=self.read_label(v, name),
                        holds_player=str(v.value["type"]).strip() == "player")
+        if var.label and isinstance(t, BoolType) and (by_player or rows_by_player) and labels.reads_as_a_thing(var.label):
+            self.sink.warning(f"variable {name}'s label {var.label!r} names a thing, but a bool's label names the state "
+                              f"it is true in: traces would read 'player 0 is {var.label}'", self.label_spans[name],
+                              hint="word it as the state, e.g. 'protected' or 'under protection' for 'protection', "
+                                   "'has shields' for 'shields'")
         if v.get("values") is not None:
             var = replace(var, value_names=labels.read_value_names(v.child("values"), t, self.param_values,
                                                                    f"variable {name}", self.sink))
