@@ -252,3 +252,30 @@ def test_values_are_compared_as_they_are_written(tmp_path, overflow, later, warn
                         f"hand: {{type: 0..3, per: player, init: 1, overflow: {overflow}}}").replace(
         "hand[q]: hand[q] + 1\n      hand[active]: hand[active] - 1", f'hand[q]: "hand[q] + 4"\n      hand[active]: {later}')
     assert len(warnings_of(tmp_path, text)) == int(warned)
+
+
+READINGS = GIVE.replace("phases:\n", "variants:\n  kind: {doc: the giver keeps the card too}\n"
+                                     "  strict: {doc: the card changes hands}\nphases:\n")
+GIVE_DO = "    do:\n      hand[q]: hand[q] + 1\n      hand[active]: hand[active] - 1\n      given: true\n"
+
+
+def test_every_reading_is_judged_and_a_warning_names_the_one_it_holds_in(tmp_path, capsys):
+    """Only the strict reading takes the card from the giver: its pair is warned about, naming the reading."""
+    path = write(tmp_path, READINGS.replace(GIVE_DO, "    do:\n      kind: {\"hand[q]\": \"hand[q] + 1\", given: true}\n"
+                                                     "      strict:\n" + GIVE_DO.replace("    do:\n", "")
+                                                     .replace("      ", "        ")))
+    assert main(["lint", str(path), "-q"]) in (0, 1)
+    err = capsys.readouterr().err
+    assert err.count("name one element when active == q") == 1, err
+    assert "the write to hand[q] is dropped (in reading strict)\n" in err
+
+
+def test_a_warning_of_every_reading_is_said_once_without_naming_them(tmp_path, capsys):
+    path = write(tmp_path, READINGS.replace('    when: "not given and hand[active] > 0 and hand[q] < 3"\n',
+                                            '    when: {kind: "not given and hand[q] < 3", strict: "not given and '
+                                            'hand[active] > 0 and hand[q] < 3"}\n'))
+    assert main(["lint", str(path), "-q"]) in (0, 1)
+    err = capsys.readouterr().err
+    assert err.count("name one element when active == q") == 1 and "the write to hand[q] is dropped\n" in err, err
+    assert main(["lint", str(path), "-q", "--variant", "strict"]) in (0, 1)    # one reading loaded: it is named
+    assert "dropped (in reading strict)\n" in capsys.readouterr().err

@@ -17,8 +17,8 @@ from verifier.engines.names import REDUCTIONS
 from verifier.forking import Alongside, fork_map, free_cpus, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
+from verifier.lang import aliasing, default_properties_path, load_at_printed, load_properties
 from verifier.lang import check_model as load_checked
-from verifier.lang import default_properties_path, load_at_printed, load_properties
 from verifier.portfolio.decide import AtDefaults, Portfolio, make_engine
 from verifier.resources import Budget, Stop, StopKind
 from verifier.resources.memory import OutOfMemory
@@ -59,7 +59,7 @@ def load_variants(path: str, options: RunOptions) -> tuple[list[Model], tuple[Di
             warnings += [w for w in more if w not in warnings]
     if "symmetry" not in options.reductions:
         models = [replace(m, symmetry=None) for m in models]
-    return models, tuple(warnings)
+    return models, tuple(aliasing.merge_readings(warnings, [v.name for v in first.variants]))
 
 
 def claims_for(path: str, model: Model, options: RunOptions) -> tuple[list[Property], str | None]:

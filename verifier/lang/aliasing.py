@@ -26,16 +26,19 @@ twice).
 A pair tries at most `MAX_CASES` values; past that it is not judged. A model's pairs together try at most
 `TOTAL_CASES` values (each pair counts one at least): past that, one warning says which block's pairs were
 left unjudged, so a rule of a thousand effects loads in bounded time; past `MAX_WARNINGS` pairs warned
-about, one warning says the check stopped there. The parameters are at their defaults, and only the
-loaded reading is judged.
+about, one warning says the check stopped there. The parameters are at the loaded values (defaults, `-D`,
+or the printed ones), and the loaded reading is judged: a model of several readings names it in each
+warning (`(in reading strict)`); `check`, `lint` and `report` load every reading, and `merge_readings`
+makes one warning of those that differ only in it (naming the readings, none where it is all of them).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import assert_never
 
-from verifier.diagnostics import Span
+from verifier.diagnostics import Diagnostic, Span
 from verifier.ir.expr import (
     TRUE,
     App,
@@ -56,6 +59,8 @@ from verifier.ir.expr import (
 )
 from verifier.ir.model import ActionKind, Assign, Choice, EnumType, IntType, Model, Overflow, Type, type_bounds
 
+READING = " (in reading {})"            # ends a warning of a model of several readings: the one judged
+READING_RE = re.compile(r" \(in reading (\w+)\)$")
 MAX_CASES = 4096        # values tried at most per pair
 TOTAL_CASES = 10_000     # values tried at most for all pairs of a model together
 MAX_WARNINGS = 10        # pairs warned about at most in a model
@@ -86,6 +91,7 @@ def check_writes(model: Model, warn: Warn, blocks: Sequence[Writes] = ()) -> Non
     written (not yet composed into the turn change), that can name one element (parameters at their
     defaults), within `TOTAL_CASES` values tried."""
     concrete = model.instantiate()
+    reading = READING.format(model.variant) if len(model.variants) >= 2 and model.variant else ""
     groups = [Writes(a.name, a.effects, a.guard, a.choices, a.span)
               for a in concrete.actions if a.kind is ActionKind.RULE]
     groups += [Writes(b.what, tuple(_fixed(concrete, a) for a in b.effects), span=b.span) for b in blocks]
@@ -98,7 +104,7 @@ def check_writes(model: Model, warn: Warn, blocks: Sequence[Writes] = ()) -> Non
             if left <= 0 or warned == MAX_WARNINGS:
                 why = f"{TOTAL_CASES:,} values tried" if left <= 0 else f"{MAX_WARNINGS} pairs warned about"
                 warn(f"{group.what}: not every pair of its writes was checked for naming one element (the "
-                     f"check stops after {why} in a model)", group.span,
+                     f"check stops after {why} in a model){reading}", group.span,
                      "mend the pairs above, or split the block's writes into smaller actions")
                 return
             case, tried = _clash(concrete, group, first, later)
@@ -106,7 +112,39 @@ def check_writes(model: Model, warn: Warn, blocks: Sequence[Writes] = ()) -> Non
             if case is not None:
                 shown.add((id(first), later.span))
                 warned += 1
-                warn(*_words(concrete, group, first, later, case))
+                message, span, hint = _words(concrete, group, first, later, case)
+                warn(message + reading, span, hint)
+
+
+def merge_readings(warnings: Sequence[Diagnostic], readings: Sequence[str]) -> list[Diagnostic]:
+    """`warnings` of the loads of a model's readings (`readings`: every one it declares), each once: those that
+    differ only in the reading they name (READING) as one, naming the readings it holds in (none where it
+    holds in every declared one)."""
+    found: dict[tuple[str, Span | None, str | None], list[str]] = {}
+    out: list[Diagnostic | tuple[str, Span | None, str | None]] = []
+    for w in warnings:
+        m = READING_RE.search(w.message)
+        if m is None or m.group(1) not in readings:
+            if w not in out:
+                out.append(w)
+            continue
+        key = (w.message[:m.start()], w.span, w.hint)
+        if key not in found:
+            found[key] = []
+            out.append(key)
+        if m.group(1) not in found[key]:
+            found[key].append(m.group(1))
+    merged = []
+    for item in out:
+        if isinstance(item, Diagnostic):
+            merged.append(item)
+            continue
+        message, span, hint = item
+        names = found[item]
+        said = "" if len(names) == len(readings) else \
+            READING.format(names[0]) if len(names) == 1 else f" (in readings {', '.join(names)})"
+        merged.append(Diagnostic(message + said, span, hint, "warning"))
+    return merged
 
 
 def _fixed(model: Model, a: Assign) -> Assign:
