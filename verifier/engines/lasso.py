@@ -18,9 +18,8 @@ An SCC of the graph restricted to R holds a fair cycle iff it has a cycle (more
 than one state, or a self-loop) and, for each f in F, some transition of the
 SCC takes f or some state of the SCC has f disabled: the cycle through every
 state and every transition of the SCC is then fair; otherwise every cycle inside
-the SCC keeps f enabled and never takes it. The SCCs are computed on the cyclic
-core of R only (`_cyclic_core`) and searched in order of their first state (BFS
-order); the first fair one gives the lasso: the shortest stem to its shallowest
+the SCC keeps f enabled and never takes it. The SCCs are searched in order of
+their first state (BFS order); the first fair one gives the lasso: the shortest stem to its shallowest
 state, then a loop through it that visits the fairness witnesses by shortest
 paths (with none: the state's first transition inside the component, in firing
 order, then the shortest way back); `loop_start` marks where the loop begins.
@@ -28,13 +27,18 @@ Strong fairness (Streett): an SCC that never takes some g in G, though g is
 enabled in some of its states, has no fair cycle through those states; they
 are removed and the SCCs of what is left are searched in turn.
 
+Two searches give the same answers (tested against each other): on small graphs,
+dicts of lists (the cyclic core of R peeled in Python, `_cyclic_core`, its SCCs by
+networkx); from LARGE_REGION states or transitions on, numpy arrays and compiled
+code (`compiled/cycles.py`: Tarjan's SCCs, the witnesses, the shortest paths).
+
 Only fully expanded states are used: on an incomplete search a counterexample
 found is real, and "no counterexample" is left to the caller (UNKNOWN).
 """
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, compress, repeat
 from operator import and_, itemgetter
 from typing import Any
@@ -46,7 +50,7 @@ from verifier.result import Verdict
 from verifier.trace import Trace
 
 Outcome = tuple[Verdict | None, Trace | None, str]
-LARGE_REGION = 20_000     # states: from here on the components come from scipy (its import costs a quarter second)
+LARGE_REGION = 20_000     # states or transitions: from here on the arrays' search (below, loading Numba costs more)
 
 
 def _matches(name: str, wanted: str) -> bool:
@@ -70,17 +74,24 @@ def check_termination(space, claim: Terminates) -> Outcome:
         cut = set()
         what = "the game never ends"
     (unfinished,) = region_predicates(model, claim)
-    region = space.expanded_where(unfinished)
+    region = _expanded_where(space, unfinished)
     return _find(space, region, cut, claim.fairness or model.fairness, what, pending_final=(),
                  strong=claim.strong_fairness)
 
 
 def check_obligation(space, claim: Obligation) -> Outcome:
     pending, final = region_predicates(space.model, claim)
-    region = space.expanded_where(pending)
-    finals = space.expanded_where(final, among=region)
+    region = _expanded_where(space, pending)
+    finals = _expanded_where(space, final, among=region)
     return _find(space, region, set(), claim.fairness or space.model.fairness,
                  "the obligation stays open forever", pending_final=finals, strong=claim.strong_fairness)
+
+
+def _expanded_where(space, e: Expr, among: Sequence[int] | None = None) -> Sequence[int]:
+    """The space's `expanded_where`, as a numpy array where the store answers in one (the compiled
+    store's graph: no list of millions of ints)."""
+    by_array = getattr(space, "expanded_array", None)
+    return space.expanded_where(e, among) if by_array is None else by_array(e, among)
 
 
 def _marks(n: int, nodes: Iterable[int]) -> bytearray:
@@ -91,24 +102,52 @@ def _marks(n: int, nodes: Iterable[int]) -> bytearray:
     return out
 
 
-def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what: str,
+def _find(space, region: Sequence[int], cut: set[int], fairness: Iterable[str], what: str,
           pending_final: Iterable[int], strong: Iterable[str] = ()) -> Outcome:
+    items = space.labels.items
+    src, dst, lab = space.edge_arrays()
+    graph = None
+    inside: Any
+    if max(len(region), len(src)) >= LARGE_REGION:
+        import numpy as np
+
+        from verifier.engines.compiled.cycles import ArrayGraph
+        kept = np.array([a not in cut for a, _ in items], dtype=np.uint8)
+        graph = ArrayGraph.of(len(space), src, dst, lab, kept, region)
+        inside = graph.inside
+    else:
+        inside = _marks(len(space), region)
     stuck = set(space.deadlocks)
-    inside = _marks(len(space), region)
     first = min((i for i in stuck.union(pending_final) if inside[i]), default=None)
     if first is not None:       # BFS order: the least index is the shallowest
         how = "play stops here" if first in stuck else "the game ends here"
-        return Verdict.VIOLATED, space.trace_to(first), f"{what}: {how}"
-    items = space.labels.items
-    todo, adjacency = _cyclic_components(space, region, cut)
-    if not todo:
-        return None, None, ""
-    fair = tuple(fairness)
-    fair_actions = [{a for a, action in enumerate(space.model.actions) if _matches(action.name, f)} for f in fair]
+        return Verdict.VIOLATED, space.trace_to(int(first)), f"{what}: {how}"
+    fair_actions = [{a for a, action in enumerate(space.model.actions) if _matches(action.name, f)} for f in fairness]
     strong_actions = [{a for a, action in enumerate(space.model.actions) if _matches(action.name, g)}
                       for g in strong]
+    if graph is None:
+        trace = _fair_lasso(space, list(map(int, region)), cut, fair_actions, strong_actions)
+    else:
+        trace = _fair_lasso_in_arrays(space, graph, fair_actions, strong_actions)
+    if trace is None:
+        return None, None, ""
+    return Verdict.VIOLATED, trace, f"{what}: the loop can repeat forever"
+
+
+def _fair_lasso(space, region: list[int], cut: set[int], fair_actions: list[set[int]],
+                strong_actions: list[set[int]]) -> Trace | None:
+    """The lasso of the first component with a fair cycle (module docstring), by dicts of lists:
+    the cyclic core peeled in Python, its components by networkx."""
+    items = space.labels.items
+    core, edges = _cyclic_core(space, region, cut)
+    adjacency: dict[int, list[tuple[int, int]]] = {}
+    for s, d, x in edges:
+        adjacency.setdefault(s, []).append((d, x))
+    todo = _components(core, adjacency)
+    if not todo:
+        return None
     enabled: dict[int, set[int]] = {}        # state -> actions with a transition there
-    if fair or strong_actions:
+    if fair_actions or strong_actions:
         src, _dst, lab = space.edge_arrays()
         for s, x in compress(zip(src, lab), map(adjacency.__contains__, src)):
             enabled.setdefault(s, set()).add(items[x][0])
@@ -123,9 +162,75 @@ def _find(space, region: list[int], cut: set[int], fairness: Iterable[str], what
         witnesses = _fairness_witnesses(component, adjacency, enabled, fair_actions + strong_actions, items)
         if witnesses is None:
             continue
-        return Verdict.VIOLATED, _lasso(space, component, adjacency, witnesses), \
-            f"{what}: the loop can repeat forever"
-    return None, None, ""
+
+        def path(a: int, b: int, component=component) -> list[tuple[int, int]]:
+            return _path(adjacency, component, a, b)
+
+        def first_move(s: int, component=component) -> tuple[int, int]:
+            return next((d, x) for d, x in adjacency[s] if d in component)
+
+        return _lasso(space, min(component), witnesses, path, first_move)
+    return None
+
+
+def _fair_lasso_in_arrays(space, graph, fair_actions: list[set[int]], strong_actions: list[set[int]]) -> Trace | None:
+    """`_fair_lasso` on the graph's arrays (`compiled/cycles.py`): the components by compiled
+    Tarjan, each then searched as `_fair_lasso` searches it, in the same order."""
+    import heapq
+
+    import numpy as np
+
+    from verifier.engines.compiled.cycles import Paths
+
+    items = space.labels.items
+
+    def labels_of(wanted: set[int]) -> np.ndarray:
+        return np.array([a in wanted for a, _ in items], dtype=np.uint8)
+
+    fair_labels = [labels_of(w) for w in fair_actions + strong_actions]
+    strong_labels = [labels_of(w) for w in strong_actions]
+    todo = [(int(part[0]), part) for part in graph.components(np.flatnonzero(graph.inside), graph.inside)]
+    inside = np.zeros(len(graph), np.uint8)      # the component's states
+    while todo:                                  # a heap: popped in order of their first state
+        _first, part = heapq.heappop(todo)
+        inside[part] = 1
+        unfair = np.zeros(len(part), np.uint8)   # states where a strongly fair action is enabled, never taken
+        for wanted in strong_labels:
+            if graph.first_transition(inside, wanted, part) < 0:
+                unfair |= graph.with_any(wanted, part)
+        if unfair.any():
+            inside[part[unfair == 1]] = 0
+            for sub in graph.components(part[unfair == 0], inside):
+                heapq.heappush(todo, (int(sub[0]), sub))
+            inside[part] = 0
+            continue
+        witnesses = _witnesses_in_arrays(graph, inside, part, fair_labels)
+        if witnesses is None:
+            inside[part] = 0
+            continue
+
+        def first_move(s: int) -> tuple[int, int]:
+            e = graph.first_transition(inside, np.ones(len(items), np.uint8), np.array([s], np.int32))
+            return int(graph.dst[e]), int(graph.lab[e])
+
+        return _lasso(space, int(part[0]), witnesses, Paths(graph, inside), first_move)
+    return None
+
+
+def _witnesses_in_arrays(graph, inside, part, fair_labels) -> list[tuple[str, Any]] | None:
+    """`_fairness_witnesses` on the graph's arrays: the component's states are `part`, ascending
+    (`inside` marks them); `fair_labels` a byte per label for each fair action."""
+    out: list[tuple[str, Any]] = []
+    for wanted in fair_labels:
+        e = graph.first_transition(inside, wanted, part)
+        if e >= 0:
+            out.append(("edge", (graph.source(e), int(graph.dst[e]), int(graph.lab[e]))))
+            continue
+        s = graph.first_without(wanted, part)
+        if s < 0:
+            return None
+        out.append(("state", s))
+    return out
 
 
 def _strongly_unfair(component: set[int], adjacency, enabled, strong_actions, items) -> set[int]:
@@ -137,21 +242,6 @@ def _strongly_unfair(component: set[int], adjacency, enabled, strong_actions, it
         if not taken:
             out |= {i for i in component if enabled.get(i, set()) & wanted}
     return out
-
-
-def _cyclic_components(space, region: list[int], cut: set[int]):
-    """The strongly connected components with a cycle (more than one state, or a self-loop) of the
-    graph of `region`'s kept edges (inside the region, not taking a `cut` action), in order of
-    their first state, and those edges among their states (source -> [(target, label)], in
-    firing order). Small regions peel to the cyclic core in Python; from LARGE_REGION states
-    on, the components come from scipy's (compiled) search of the whole region."""
-    if len(region) >= LARGE_REGION:
-        return _cyclic_components_compiled(space, region, cut)
-    core, edges = _cyclic_core(space, region, cut)
-    adjacency: dict[int, list[tuple[int, int]]] = {}
-    for s, d, x in edges:
-        adjacency.setdefault(s, []).append((d, x))
-    return _components(core, adjacency), adjacency
 
 
 def _components(nodes: set[int], adjacency) -> list[set[int]]:
@@ -166,39 +256,6 @@ def _components(nodes: set[int], adjacency) -> list[set[int]]:
     graph.add_edges_from((s, d) for s in sorted(nodes) for d, _x in adjacency.get(s, ()) if d in nodes)
     return sorted((c for c in nx.strongly_connected_components(graph)
                    if len(c) > 1 or graph.has_edge(next(iter(c)), next(iter(c)))), key=min)
-
-
-def _cyclic_components_compiled(space, region: list[int], cut: set[int]):
-    """`_cyclic_components` over numpy arrays, the components by scipy (linear time, in C)."""
-    import numpy as np
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import connected_components
-
-    n = len(space)
-    alive = np.zeros(n, dtype=bool)
-    alive[np.asarray(region, dtype=np.int64)] = True
-    kept_label = np.array([a not in cut for a, _ in space.labels.items], dtype=bool)
-    src, dst, lab = (np.frombuffer(a, dtype=np.dtype(a.typecode)) for a in space.edge_arrays())
-    keep = np.flatnonzero(alive[src] & alive[dst] & kept_label[lab]) if len(src) else np.zeros(0, dtype=np.int64)
-    s, d = src[keep], dst[keep]
-    graph = csr_array((np.ones(len(keep), dtype=np.int32), (s, d)), shape=(n, n))
-    _count, label = connected_components(graph, directed=True, connection="strong")
-    size = np.bincount(label)
-    cyclic = (size[label] > 1) & alive
-    cyclic[s[s == d]] = True                                   # a self-loop is a cycle
-    nodes = np.flatnonzero(cyclic)
-    if not len(nodes):
-        return [], {}
-    order = np.argsort(label[nodes], kind="stable")            # each component's states ascending
-    grouped = nodes[order]
-    starts = np.flatnonzero(np.diff(label[grouped], prepend=-1))
-    parts = np.split(grouped, starts[1:])
-    parts.sort(key=lambda part: part[0])                        # in order of their first state
-    inner = np.flatnonzero(cyclic[s] & cyclic[d] & (label[s] == label[d]))
-    adjacency: dict[int, list[tuple[int, int]]] = {}
-    for a, b, x in zip(s[inner].tolist(), d[inner].tolist(), lab[keep][inner].tolist()):
-        adjacency.setdefault(a, []).append((b, x))
-    return [set(part.tolist()) for part in parts], adjacency
 
 
 def _cyclic_core(space, region: list[int], cut: set[int]) -> tuple[set[int], list[tuple[int, int, int]]]:
@@ -291,22 +348,25 @@ def _path(adjacency, component: set[int], a: int, b: int) -> list[tuple[int, int
     raise AssertionError("a strongly connected component is strongly connected")
 
 
-def _lasso(space, component: set[int], adjacency, witnesses) -> Trace:
-    entry = min(component)                   # BFS order: the shallowest state of the component
+def _lasso(space, entry: int, witnesses, path: Callable[[int, int], list[tuple[int, int]]],
+           first_move: Callable[[int], tuple[int, int]]) -> Trace:
+    """The lasso through the component's shallowest state `entry` (BFS order) and its fairness
+    witnesses: `path(a, b)` a shortest path inside the component, `first_move(s)` the first
+    transition from s inside it."""
     loop: list[tuple[int, int]] = []
     here = entry
     for kind, w in witnesses:
         if kind == "edge":
             s, d, x = w
-            loop += _path(adjacency, component, here, s) + [(d, x)]
+            loop += path(here, s) + [(d, x)]
             here = d
         else:
-            loop += _path(adjacency, component, here, w)
+            loop += path(here, w)
             here = w
-    loop += _path(adjacency, component, here, entry)
+    loop += path(here, entry)
     if not loop:    # the entry alone meets the witnesses: its first move inside, then back
-        d, x = next((d, x) for d, x in adjacency[entry] if d in component)
-        loop = [(d, x)] + _path(adjacency, component, d, entry)
+        d, x = first_move(entry)
+        loop = [(d, x)] + path(d, entry)
     states, firings = space.path_to(entry)
     loop_start = len(firings)
     for d, x in loop:

@@ -16,7 +16,6 @@ is the edge the reference's order puts first).
 """
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -92,9 +91,9 @@ class CompiledGraph:
     """A compiled search's state graph, read by `lasso.py` as the python store's `StateSpace`."""
 
     space: CompiledSpace
-    src: array                   # transitions of the expanded states: source, target, action
-    dst: array
-    lab: array
+    src: np.ndarray              # transitions of the expanded states (int32): source, target, action
+    dst: np.ndarray
+    lab: np.ndarray
     deadlocks: list[int]         # every stuck state among the expanded ones, in BFS order
     labels: Labels
 
@@ -113,26 +112,32 @@ class CompiledGraph:
     def __len__(self) -> int:
         return len(self.space)
 
-    def edge_arrays(self) -> tuple[array, array, array]:
+    def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.src, self.dst, self.lab
 
     def expanded_where(self, e: Expr, among: Sequence[int] | None = None) -> list[int]:
         """The expanded states (indices, BFS order; only those of `among` where given) where `e`
         holds, by its compiled predicate when the search watched it. A model error raises the
         reference's `EvalError` (of the first state that raises)."""
+        return self.expanded_array(e, among).tolist()
+
+    def expanded_array(self, e: Expr, among: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        """`expanded_where` as a numpy array (int64)."""
         space = self.space
         if e not in space.watched or space.module is None:
             pred = packed_predicate(self.lay, e)
-            return [i for i in (range(self.head) if among is None else among) if pred(space.key(i))]
+            return np.array([i for i in (range(self.head) if among is None else among) if pred(space.key(i))],
+                            np.int64)
         runtime, _known = cache.load(graph_source(space.words))
         mask = np.zeros(self.head, np.uint8)
         failed = runtime.where(space.module.watched, space.watched.index(e), space.keys, self.head, mask)
         if failed >= 0:
             packed_predicate(self.lay, e)(space.key(failed))
             raise AssertionError("the compiled code met a model error the reference code does not meet")
-        if among is not None:
-            return [i for i in among if mask[i]]
-        return np.flatnonzero(mask).tolist()
+        if among is None:
+            return np.flatnonzero(mask)
+        among = np.asarray(among, np.int64)
+        return among[mask[among] != 0]
 
     def unpack(self, i: int) -> State:
         return packing_of(self.lay).unpack(self.space.key(i))
@@ -185,15 +190,8 @@ def state_graph(space: CompiledSpace) -> CompiledGraph:
     edges = runtime.edges(space.expand, space.keys, head, table, bits, offsets, dst, act, stuck,
                           np.empty((firings, *space.keys.shape[1:]), np.int64), np.empty(firings, np.int64), count)
     del table
-    src = np.repeat(np.arange(head, dtype=np.int32), np.diff(offsets).astype(np.int64))
+    src = np.repeat(np.arange(head, dtype=np.int32), np.diff(offsets))
     labels = Labels()
     for a in range(len(space.model.actions)):
         labels(a, ())
-    return CompiledGraph(space, _as_array("i", src), _as_array("i", dst[:edges]), _as_array("I", act[:edges]),
-                         np.flatnonzero(stuck[:head]).tolist(), labels)
-
-
-def _as_array(typecode: str, a: np.ndarray) -> array:
-    out = array(typecode)
-    out.frombytes(a.astype(np.dtype(typecode)).tobytes())
-    return out
+    return CompiledGraph(space, src, dst[:edges], act[:edges], np.flatnonzero(stuck[:head]).tolist(), labels)

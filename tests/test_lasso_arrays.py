@@ -1,0 +1,119 @@
+"""The lasso search on arrays (`compiled/cycles.py`, from `lasso.LARGE_REGION` states or transitions
+on) against the dict-of-lists search it replaced (`lasso._fair_lasso`: the cyclic core peeled in
+Python, networkx's components), on random state graphs: the same components, and the same outcome
+of every termination-like question, stuck state or lasso, loop start and path, with weak and strong
+fairness, cut actions and pending final states, the edges in the python store's arrays or in
+numpy's (the compiled store's graph)."""
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from unittest.mock import patch
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier.engines import lasso
+from verifier.engines.compiled.cycles import ArrayGraph, Paths
+
+ACTIONS = ("act0", "act1", "act2", "act3 -> tail")
+NAMES = st.lists(st.sampled_from(["act0", "act1", "act2", "act3"]), max_size=2, unique=True).map(tuple)
+
+
+@dataclass
+class Graph:
+    """A state graph as `lasso.py` reads a store's: states 0..n-1 in BFS order, transitions by
+    source with their labels (an action and a choice each), stuck states."""
+
+    n: int
+    src: list[int]
+    dst: list[int]
+    lab: list[int]
+    items: list[tuple[int, tuple]]
+    deadlocks: list[int]
+    numpy: bool
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def labels(self):
+        return type("Labels", (), {"items": self.items})
+
+    @property
+    def model(self):
+        return type("Model", (), {"actions": [type("Action", (), {"name": a}) for a in ACTIONS]})
+
+    def edge_arrays(self):
+        if self.numpy:
+            return np.array(self.src, np.int32), np.array(self.dst, np.int32), np.array(self.lab, np.int32)
+        return array("i", self.src), array("i", self.dst), array("I", self.lab)
+
+    def path_to(self, i: int):
+        return [("stem", i)], [("to", i)]
+
+    def unpack(self, i: int):
+        return ("state", i)
+
+    def firing(self, x: int):
+        return ("label", x)
+
+    def trace(self, states, firings, loop_start):
+        return tuple(states), tuple(firings), loop_start
+
+    def trace_to(self, i: int):
+        return ("stuck", i)
+
+
+@st.composite
+def graphs(draw) -> Graph:
+    n = draw(st.integers(1, 14))
+    items = [(a, (c,)) for a in range(len(ACTIONS)) for c in range(draw(st.integers(1, 2)))]
+    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(0, len(items) - 1)),
+                          max_size=4 * n))
+    edges.sort(key=lambda e: e[0])            # by source, each source's in the drawn (firing) order
+    deadlocks = draw(st.sampled_from([[], [], [], [draw(st.integers(0, n - 1))]]))   # mostly none: lassos
+    return Graph(n, [s for s, _d, _x in edges], [d for _s, d, _x in edges], [x for _s, _d, x in edges], items,
+                 deadlocks, draw(st.booleans()))
+
+
+SETTINGS = settings(max_examples=300, deadline=None)
+
+
+@SETTINGS
+@given(graphs(), st.data())
+def test_the_array_search_finds_what_the_dict_search_finds(graph, data):
+    region = sorted(set(range(graph.n)) - data.draw(st.sets(st.integers(0, graph.n - 1), max_size=graph.n // 3)))
+    cut = data.draw(st.sets(st.integers(0, len(ACTIONS) - 1), max_size=2))
+    finals = data.draw(st.sampled_from([[], [], [], region[-1:]]))
+    fairness, strong = data.draw(NAMES), data.draw(NAMES)
+    outcomes = []
+    for large in (10**9, 0):               # the dicts of lists, then the arrays
+        with patch.object(lasso, "LARGE_REGION", large):
+            outcomes.append(lasso._find(graph, region, cut, fairness, "w", finals, strong))
+    assert outcomes[0] == outcomes[1]
+
+
+@SETTINGS
+@given(graphs(), st.data())
+def test_the_compiled_components_are_networkx_components(graph, data):
+    region = sorted(data.draw(st.sets(st.integers(0, graph.n - 1))))
+    cut = data.draw(st.sets(st.integers(0, len(ACTIONS) - 1), max_size=2))
+    adjacency: dict[int, list[tuple[int, int]]] = {}
+    for s, d, x in zip(graph.src, graph.dst, graph.lab):
+        if graph.items[x][0] not in cut:
+            adjacency.setdefault(s, []).append((d, x))
+    want = lasso._components(set(region), adjacency)
+    kept = np.array([a not in cut for a, _ in graph.items], np.uint8)
+    arrays = ArrayGraph.of(graph.n, *graph.edge_arrays(), kept, region)
+    got = arrays.components(np.array(region, np.int32), arrays.inside)
+    assert [set(part.tolist()) for part in got] == want
+    assert all(list(part) == sorted(part) for part in got)
+    for component, part in zip(want, got):       # shortest paths inside a component, as the dict search's
+        inside = np.zeros(graph.n, np.uint8)
+        inside[part] = 1
+        paths = Paths(arrays, inside)
+        for a in sorted(component):
+            for b in sorted(component):
+                assert paths(a, b) == lasso._path(adjacency, component, a, b)
