@@ -8,6 +8,7 @@ from test_analysis_support import analyse, fixture, of_kind
 
 from verifier.analysis.context import Context
 from verifier.analysis.order_dependence import by_players, candidate_pairs, symbolic_pairs
+from verifier.ir.model import Model
 from verifier.lang import load_model
 from verifier.resources import Budget
 from verifier.semantics import Layout, State, actor_of, choice_values, fire, holds
@@ -220,3 +221,25 @@ def test_a_query_z3_leaves_open_leaves_the_analyses_open(monkeypatch):
         ctx = Context.create(model, Budget(), given)
         assert symbolic_pairs(ctx, candidate_pairs(model.instantiate())) == {}
         assert "Z3 did not decide whether double and add_one commute within 1 resource units" in ctx.cut_short
+
+
+def test_two_actions_whose_guards_fix_a_variable_apart_are_answered_without_z3(monkeypatch):
+    """Guards asking `x` for two different values (top-level conjuncts) are never both true: the
+    pair is not asked, and Z3 asked all the same says unsat; guards asking `phase` for the same
+    value are asked (and found order-dependent)."""
+    from dataclasses import replace
+
+    from verifier.analysis import order_dependence
+    from verifier.ir.expr import Const, Var, conj, eq
+
+    model = load_model(fixture("order_yes"))
+
+    def fixing(var: str, values: dict) -> Model:
+        return replace(model, actions=tuple(replace(a, guard=conj(eq(Var(var), Const(values[a.name])), a.guard))
+                                            if a.name in values else a for a in model.actions))
+    apart, same = fixing("x", {"double": 2, "add_one": 3}), fixing("phase", {"double": 0, "add_one": 0})
+    assert order_dependence.exclusive(*(a for a in apart.actions if a.name in ("double", "add_one")))
+    assert not order_dependence.exclusive(*(a for a in same.actions if a.name in ("double", "add_one")))
+    assert _witnesses(same, {}) and _witnesses(apart, {}) == {}
+    monkeypatch.setattr(order_dependence, "exclusive", lambda *_: False)
+    assert _witnesses(apart, {}) == {}          # Z3's own answer: unsat

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier.analysis.context import Context, Visitor
-from verifier.ir.expr import state_vars
+from verifier.ir.expr import App, Const, Expr, Op, Var, state_vars
 from verifier.ir.model import RULES, Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
 from verifier.resources import Budget
 from verifier.result import Finding
@@ -193,6 +193,8 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
         units = min(QUERY_UNITS, left)
         key = (model.actions[a], model.actions[b])
         answer = answers.get(key)
+        if answer is None and exclusive(*key):
+            answer = answers[key] = Answer(None, 0)     # never both legal: unsat, without Z3
         if answer is not None and answer.units > units:    # asked here, it would have run out of its units
             answer = Answer(None, units, _left_open(key, units, "max. resource limit exceeded"))
         elif answer is None and encodable:
@@ -212,6 +214,30 @@ def symbolic_pairs(ctx: Context, pairs: list[tuple[int, int]]) -> dict[tuple[int
             ctx.cut(answer.left_open)
         elif answer.witness is not None:
             out[(a, b)] = answer.witness
+    return out
+
+
+def exclusive(a: Action, b: Action) -> bool:
+    """The two guards ask a variable for two different values (``phase == Main`` and ``phase ==
+    End`` among their top-level conjuncts): no state has both actions legal, so their query is
+    unsat and need not be asked (Alpha Clash: 362 of a reading's 695 pairs)."""
+    wanted = _fixed(a.guard)
+    return any(wanted.get(name, value) != value for name, value in _fixed(b.guard).items())
+
+
+def _fixed(guard: Expr) -> dict[str, int]:
+    """The scalar variables a guard's top-level conjuncts fix (``x == c``, ``c == x``), by name."""
+    out: dict[str, int] = {}
+    stack = [guard]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, App) and e.op is Op.AND:
+            stack.extend(e.args)
+        elif isinstance(e, App) and e.op is Op.EQ:
+            x, y = e.args
+            var, const = (x, y) if isinstance(x, Var) else (y, x)
+            if isinstance(var, Var) and isinstance(const, Const):
+                out.setdefault(var.name, int(const.value))
     return out
 
 
