@@ -6,9 +6,9 @@ by masking its packed words to those fields. `MaskedStates` holds the other read
 masked, as numpy word columns in BFS order (a compact- or compiled-store search's rows, the
 python store's ints converted), with a lookup by sorted value (one word) or sorted hash (several:
 the states of a hash compared word by word), and finds the nearest of them to a state by the
-fields apart, counted in numpy. Its answers are those of the Python-int code it replaces, the
-nearest state included: where several are equally near, the first in the iteration order of the
-set of masked ints that code built (`every`, built only then).
+fields apart, counted in numpy. Its answers are those of the Python-int code it replaces, but
+for the nearest state among several equally near: the shallowest (the first in the search's
+order), as `variants._nearest` picks it where the readings' packings differ.
 """
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ class MaskedStates:
     def nearest(self, x: int, fields: list[tuple[int, int]]) -> int:
         """The state differing from masked state `x` (none of them) in the fewest `fields` (shift, width),
         as the Python-int code found it: one field away, the first field's of the lowest value; else the
-        first of the fewest in the order of `every`'s set. `x` where there are none."""
+        first of the fewest in the search's order. `x` where there are none."""
         if not len(self):
             return x
         if sum((1 << w) - 1 for _sh, w in fields) <= len(self):     # fewer to look up than states to count
@@ -130,10 +130,7 @@ class MaskedStates:
                 moved = values[values != (x >> sh) & ((1 << w) - 1)]
                 if moved.shape[0]:
                     return _with_value(x, sh, w, int(moved.min()))
-        tied = set(as_ints(_rows(near)))
-        if len(tied) == 1:
-            return tied.pop()
-        return next(y for y in self.every() if y in tied)
+        return as_ints(_rows(near[:, :1]))[0]     # the first of the fewest: the shallowest
 
     def _with_field(self, x: int, sh: int, w: int, values: np.ndarray) -> np.ndarray:
         """Masked state `x` with field (`sh`, `w`) set to each of `values`, as columns."""
@@ -157,16 +154,6 @@ class MaskedStates:
                 lowest |= (z >> np.uint64(k)) & np.uint64(sum(1 << at for at, w in mine if w > k))
             apart += popcount(lowest)
         return apart
-
-    def every(self) -> set[int]:
-        """The masked states as a set of ints, built in their order as the Python-int code built it
-        (its iteration order picks the nearest state among the fewest fields apart); built anew each
-        time (millions of Python ints: not kept)."""
-        out: set[int] = set()
-        for first in range(0, len(self), MASK_CHUNK):
-            out.update(as_ints(_rows(self.columns[:, first:first + MASK_CHUNK])))
-        return out
-
 
 def _rows(columns: np.ndarray) -> np.ndarray:
     """Word columns as `words.py`'s batch of states (one-dimensional for one word)."""
