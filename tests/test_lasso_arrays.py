@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines import lasso
-from verifier.engines.compiled.cycles import ArrayGraph, Paths
+from verifier.engines.compiled.cycles import ArrayGraph, Paths, offsets_of
 
 ACTIONS = ("act0", "act1", "act2", "act3 -> tail")
 NAMES = st.lists(st.sampled_from(["act0", "act1", "act2", "act3"]), max_size=2, unique=True).map(tuple)
@@ -106,7 +106,8 @@ def test_the_compiled_components_are_networkx_components(graph, data):
             adjacency.setdefault(s, []).append((d, x))
     want = lasso._components(set(region), adjacency)
     kept = np.array([a not in cut for a, _ in graph.items], np.uint8)
-    arrays = ArrayGraph.of(graph.n, *graph.edge_arrays(), kept, region)
+    src, dst, lab = graph.edge_arrays()
+    arrays = ArrayGraph.of(offsets_of(graph.n, src), dst, lab, kept, region)
     got = arrays.components(np.array(region, np.int32), arrays.inside)
     assert [set(part.tolist()) for part in got] == want
     assert all(list(part) == sorted(part) for part in got)

@@ -105,15 +105,18 @@ def _marks(n: int, nodes: Iterable[int]) -> bytearray:
 def _find(space, region: Sequence[int], cut: set[int], fairness: Iterable[str], what: str,
           pending_final: Iterable[int], strong: Iterable[str] = ()) -> Outcome:
     items = space.labels.items
-    src, dst, lab = space.edge_arrays()
+    by_source = getattr(space, "edge_csr", None)      # the compiled store's graph: its offsets, no sources
+    offsets, dst, lab = by_source() if by_source is not None else (None, *space.edge_arrays()[1:])
     graph = None
     inside: Any
-    if max(len(region), len(src)) >= LARGE_REGION:
+    if max(len(region), len(dst)) >= LARGE_REGION:
         import numpy as np
 
-        from verifier.engines.compiled.cycles import ArrayGraph
+        from verifier.engines.compiled.cycles import ArrayGraph, offsets_of
         kept = np.array([a not in cut for a, _ in items], dtype=np.uint8)
-        graph = ArrayGraph.of(len(space), src, dst, lab, kept, region)
+        if offsets is None:
+            offsets = offsets_of(len(space), space.edge_arrays()[0])
+        graph = ArrayGraph.of(offsets, dst, lab, kept, region)
         inside = graph.inside
     else:
         inside = _marks(len(space), region)

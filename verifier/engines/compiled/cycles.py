@@ -224,14 +224,12 @@ class ArrayGraph:
     inside: np.ndarray          # uint8, a slot per state
 
     @classmethod
-    def of(cls, n: int, src, dst, lab, kept: np.ndarray, region) -> ArrayGraph:
-        """The graph of `n` states with the transitions (src, dst, lab) sorted by source (arrays or
-        numpy arrays), restricted to the states of `region`."""
-        src, dst, lab = (np.asarray(a) if isinstance(a, np.ndarray) else np.frombuffer(a, dtype=np.dtype(a.typecode))
-                         for a in (src, dst, lab))
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(src, minlength=n), out=offsets[1:])
-        inside = np.zeros(n, np.uint8)
+    def of(cls, offsets, dst, lab, kept: np.ndarray, region) -> ArrayGraph:
+        """The graph of the transitions `offsets`, `dst`, `lab` (numpy arrays, or Python arrays), restricted
+        to the states of `region`."""
+        dst, lab = (np.asarray(a) if isinstance(a, np.ndarray) else np.frombuffer(a, dtype=np.dtype(a.typecode))
+                    for a in (dst, lab))
+        inside = np.zeros(len(offsets) - 1, np.uint8)
         inside[np.asarray(region, dtype=np.intp)] = 1
         return cls(offsets, _int32(dst), _int32(lab), kept.astype(np.uint8), inside)
 
@@ -283,6 +281,15 @@ class Paths:
                                          self.queue, self.path, self.labels)
         assert length >= 0, "a strongly connected component is strongly connected"
         return list(zip(self.path[:length].tolist(), self.labels[:length].tolist()))
+
+
+def offsets_of(n: int, src) -> np.ndarray:
+    """The CSR offsets (a slot per state of `n` and one more) of transitions sorted by source `src`
+    (a numpy array, or a Python array)."""
+    src = src if isinstance(src, np.ndarray) else np.frombuffer(src, dtype=np.dtype(src.typecode))
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=offsets[1:])
+    return offsets
 
 
 def _int32(a: np.ndarray) -> np.ndarray:

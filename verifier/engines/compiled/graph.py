@@ -27,7 +27,7 @@ from verifier.engines.compact import firings_along, firings_of
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.arrays import index_bits, table_size
 from verifier.engines.compiled.numbagen import SIGNATURES, loop_source
-from verifier.engines.compiled.search import CompiledSpace
+from verifier.engines.compiled.search import BATCH, BUFFER, CompiledSpace
 from verifier.engines.symmetry import lift
 from verifier.ir.expr import Expr
 from verifier.ir.model import Action, Model
@@ -38,29 +38,55 @@ _GRAPH = """\
 import numpy as np
 from numba import njit
 
-from {loop} import EXPAND, KEYS, TABLE, find
+from {loop} import EXPAND, KEYS, TABLE, _home, _prefetch, _tag{row_helpers}
 
 PREDICATE = types.FunctionType({predicate})
 EDGES = types.int32[::1]
 
 
 @njit(types.int64(EXPAND, KEYS, types.int64, TABLE, types.int64, STATES, EDGES, EDGES, types.uint8[::1], KEYS,
-                  STATES, STATES), **OPTIONS)
-def edges(expand, keys, head, table, bits, offsets, dst, act, stuck, out, acts, count):
+                  STATES, STATES, STATES, STATES), **OPTIONS)
+def edges(expand, keys, head, table, bits, offsets, dst, act, stuck, out, acts, count, ends, homes):
+    # a batch of states expanded ahead and their successors' table slots fetched together (as the
+    # search does: the lookups' cache misses overlap), then each successor looked up in order
     e = 0
     offsets[0] = 0
-    for i in range(head):
-        count[0] = 0
-        final = expand({state}, out, acts, count, 0)
-        got = count[0]
-        for j in range(got):
-            x = find(keys, table, bits, out, j)
-            if x >= 0:
-                dst[e] = x
-                act[e] = acts[j]
-                e += 1
-        offsets[i + 1] = e
-        stuck[i] = 1 if got == 0 and not final else 0
+    size = table.shape[0]
+    low = (1 << bits) - 1
+    batch = ends.shape[0]
+    firings = out.shape[0] // batch
+    i = 0
+    while i < head:
+        ahead = min(head, i + batch) - i
+        for b in range(ahead):
+            lo = b * firings
+            count[0] = lo
+            final = expand({state_ahead}, out, acts, count, lo)
+            ends[b] = count[0]
+            stuck[i + b] = 1 if ends[b] == lo and not final else 0
+            for j in range(lo, ends[b]):
+                h = {hash_out}
+                p = _home(h, size)
+                homes[j] = (_tag(h, bits) << 32) | p
+                _prefetch(table, p)
+        for b in range(ahead):
+            for j in range(b * firings, ends[b]):
+                p = homes[j] & 0xFFFFFFFF
+                t = homes[j] >> 32
+                while True:
+                    x = np.int64(table[p])
+                    if x == 0:
+                        break
+                    if (x >> bits) == t and {same}:
+                        dst[e] = (x & low) - 1
+                        act[e] = acts[j]
+                        e += 1
+                        break
+                    p += 1
+                    if p == size:
+                        p = 0
+            offsets[i + b + 1] = e
+        i += ahead
     return e
 
 
@@ -80,9 +106,12 @@ def graph_source(words: int) -> str:
     states of `words` words (one module for one word, another for several)."""
     loop = cache.module_name(loop_source(words))
     if words == 1:
-        fill = {"loop": loop, "predicate": "WATCHED_SIGNATURE", "state": "keys[i]"}
+        fill = {"loop": loop, "predicate": "WATCHED_SIGNATURE", "state": "keys[i]", "state_ahead": "keys[i + b]",
+                "row_helpers": ", _hash", "hash_out": "_hash(out[j])", "same": "keys[(x & low) - 1] == out[j]"}
     else:
-        fill = {"loop": loop, "predicate": "WATCHED_ROWS_SIGNATURE", "state": "keys, i"}
+        fill = {"loop": loop, "predicate": "WATCHED_ROWS_SIGNATURE", "state": "keys, i", "state_ahead": "keys, i + b",
+                "row_helpers": ", _hash_row, _same_row", "hash_out": "_hash_row(out, j)",
+                "same": "_same_row(keys, (x & low) - 1, out, j)"}
     return SIGNATURES + _GRAPH.format(**fill)
 
 
@@ -91,8 +120,8 @@ class CompiledGraph:
     """A compiled search's state graph, read by `lasso.py` as the python store's `StateSpace`."""
 
     space: CompiledSpace
-    src: np.ndarray              # transitions of the expanded states (int32): source, target, action
-    dst: np.ndarray
+    offsets: np.ndarray          # int64: state i's transitions are offsets[i] to offsets[i + 1] of dst and lab
+    dst: np.ndarray              # transitions of the expanded states (int32): target, action
     lab: np.ndarray
     deadlocks: list[int]         # every stuck state among the expanded ones, in BFS order
     labels: Labels
@@ -112,8 +141,20 @@ class CompiledGraph:
     def __len__(self) -> int:
         return len(self.space)
 
+    @property
+    def src(self) -> np.ndarray:
+        """Each transition's source (int32; made when asked: `lasso.py` reads `edge_csr`)."""
+        return np.repeat(np.arange(self.head, dtype=np.int32), np.diff(self.offsets))
+
     def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.src, self.dst, self.lab
+
+    def edge_csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The transitions by source: (offsets, a slot per state and one more; targets; actions)."""
+        offsets = np.empty(len(self) + 1, np.int64)
+        offsets[:self.head + 1] = self.offsets
+        offsets[self.head + 1:] = self.offsets[-1]
+        return offsets, self.dst, self.lab
 
     def expanded_where(self, e: Expr, among: Sequence[int] | None = None) -> list[int]:
         """The expanded states (indices, BFS order; only those of `among` where given) where `e`
@@ -186,12 +227,13 @@ def state_graph(space: CompiledSpace) -> CompiledGraph:
     act = np.empty(max(1, space.transitions), np.int32)
     stuck = np.zeros(max(1, head), np.uint8)
     firings = space.firings
-    count = np.zeros(1, np.int64)
+    batch = max(1, min(BATCH, BUFFER // firings))
     edges = runtime.edges(space.expand, space.keys, head, table, bits, offsets, dst, act, stuck,
-                          np.empty((firings, *space.keys.shape[1:]), np.int64), np.empty(firings, np.int64), count)
+                          np.empty((batch * firings, *space.keys.shape[1:]), np.int64),
+                          np.empty(batch * firings, np.int64), np.zeros(1, np.int64), np.empty(batch, np.int64),
+                          np.empty(batch * firings, np.int64))
     del table
-    src = np.repeat(np.arange(head, dtype=np.int32), np.diff(offsets))
     labels = Labels()
     for a in range(len(space.model.actions)):
         labels(a, ())
-    return CompiledGraph(space, src, dst[:edges], act[:edges], np.flatnonzero(stuck[:head]).tolist(), labels)
+    return CompiledGraph(space, offsets, dst[:edges], act[:edges], np.flatnonzero(stuck[:head]).tolist(), labels)
