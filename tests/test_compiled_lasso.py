@@ -66,7 +66,8 @@ def same_results(model, claims, budget) -> None:
 @given(MODELS, graph_claims(), BUDGETS)
 def test_termination_and_obligations_agree_with_the_python_store_by_either_way_to_the_components(model, claims,
                                                                                                   budget):
-    """The components by our own search, then from scipy: the same compiled modules both ways (compiled once)."""
+    """The components by the peeled core in Python, then by the arrays' search (compiled cycles): the same
+    compiled modules both ways (compiled once)."""
     same_results(model, claims, budget)
     with patch.object(lasso, "LARGE_REGION", 0):
         same_results(model, claims, budget)

@@ -4,7 +4,7 @@
 or lies on a cycle of non-final states; the engine finds cycles on a pruned
 core of the graph (`lasso._cyclic_core`), so this checks the pruning loses no
 cycle and invents none, and that every lasso it prints replays. Large regions
-take their components from scipy instead (`lasso._cyclic_components_compiled`):
+are searched over numpy arrays and compiled code instead (`compiled/cycles.py`):
 both ways give the same outcome, lasso included, with and without fairness."""
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_both_ways_to_the_components_give_one_outcome(model, scope, weak, strong
     space = explore(model, keep_edges=True)
     claim = Terminates(id="t", scope=scope, fairness=weak, strong_fairness=strong)
     outcomes = []
-    for large in (10**9, 0):                  # the peeled core in Python, then scipy on every region
+    for large in (10**9, 0):                  # the peeled core in Python, then the arrays' search on every region
         with patch.object(lasso, "LARGE_REGION", large):
             outcomes.append(lasso.check_termination(space, claim))
     assert outcomes[0] == outcomes[1]

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
 
 def _for_want_of_memory(err: BaseException) -> bool:
     """Whether `err`, or an error that caused it, is a library failing to load for want of
-    memory (a lazy import of numpy's, scipy's or Z3's native code under a tight ulimit -v or
+    memory (a lazy import of numpy's, Numba's or Z3's native code under a tight ulimit -v or
     cgroup): the run's budget, not a bug."""
     seen: set[int] = set()
     at: BaseException | None = err
