@@ -156,7 +156,7 @@ def _ask_ahead(models: Sequence[Model], budget: Budget, memo: dict) -> None:
     try:
         ask_ahead(models, budget, memo)
     except CUT_SHORT as err:
-        _cut_stop(err, budget)
+        _grace(err)
 
 
 def _proves_for_every_value(models: Sequence[Model], claims: Sequence[tuple[list[Property], str | None]]) -> bool:
@@ -290,12 +290,19 @@ def _cut_reason(err: BaseException, budget: Budget) -> str:
 
 def _cut_stop(err: BaseException, budget: Budget) -> Stop:
     """Why a step was cut short; the backstop gets one more grace for what is left."""
+    _grace(err)
     if isinstance(err, OutOfTime):
-        after_cut()
         return _timeout_stop(budget)
-    memory_after_cut()
     words = f"cut short ({err.words})" if isinstance(err, OutOfMemory) else "cut short (out of memory)"
     return Stop(StopKind.MEMORY, "the memory guard", words)
+
+
+def _grace(err: BaseException) -> None:
+    """One more grace from the backstop that cut a step short (`err`), for what is left."""
+    if isinstance(err, OutOfTime):
+        after_cut()
+    else:
+        memory_after_cut()
 
 
 def _timeout_stop(budget: Budget) -> Stop:

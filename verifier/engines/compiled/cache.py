@@ -53,7 +53,7 @@ def module_key(text: str) -> str:
 
 def module_name(text: str) -> str:
     """The name the module of `text` is imported under (`load`)."""
-    return f"turnproof_compiled_{module_key(text)}"
+    return _import_name(module_key(text))
 
 
 def load(text: str) -> tuple[ModuleType, bool]:
@@ -78,13 +78,14 @@ def load_generated(digest: str | None, generate: Callable[[], str]) -> tuple[Mod
         if path is not None:
             module = _imported(key, path)
         if module is not None:
-            return module, True, f"turnproof_compiled_{key}"
+            return module, True, _import_name(key)
     text = generate()
     module, known = load(text)
+    made = module_key(text)
     if digest is not None:
-        _keyed[digest] = module_key(text)
-        _write(f"{digest}.key", module_key(text))
-    return module, known, module_name(text)
+        _keyed[digest] = made
+        _write(f"{digest}.key", made)
+    return module, known, _import_name(made)
 
 
 def _key_of(digest: str) -> str | None:
@@ -127,8 +128,13 @@ def _code_version() -> bytes:
     return h.digest()
 
 
+def _import_name(key: str) -> str:
+    """The name the module of `key` is imported under (Numba's cached machine code finds it by it)."""
+    return f"turnproof_compiled_{key}"
+
+
 def _imported(key: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"turnproof_compiled_{key}", path)
+    spec = importlib.util.spec_from_file_location(_import_name(key), path)
     assert spec is not None and spec.loader is not None, "a generated module's file is a Python file"
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module          # Numba's cached machine code finds its globals by module name
