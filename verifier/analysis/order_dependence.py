@@ -44,8 +44,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier.analysis.context import Context, Visitor
-from verifier.ir.expr import App, Const, Expr, Op, Var, state_vars
+from verifier.ir.expr import Expr, Op, Var, conjuncts, state_vars
 from verifier.ir.model import RULES, Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
+from verifier.ir.simplify import compared
 from verifier.resources import Budget
 from verifier.result import Finding
 from verifier.semantics import EvalError, actor_of
@@ -228,16 +229,10 @@ def exclusive(a: Action, b: Action) -> bool:
 def _fixed(guard: Expr) -> dict[str, int]:
     """The scalar variables a guard's top-level conjuncts fix (``x == c``, ``c == x``), by name."""
     out: dict[str, int] = {}
-    stack = [guard]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, App) and e.op is Op.AND:
-            stack.extend(e.args)
-        elif isinstance(e, App) and e.op is Op.EQ:
-            x, y = e.args
-            var, const = (x, y) if isinstance(x, Var) else (y, x)
-            if isinstance(var, Var) and isinstance(const, Const):
-                out.setdefault(var.name, int(const.value))
+    for part in conjuncts(guard):
+        said = compared(part)
+        if said is not None and said[1] is Op.EQ and isinstance(said[0], Var):
+            out.setdefault(said[0].name, int(said[2].value))
     return out
 
 

@@ -239,6 +239,15 @@ def children(e: Expr) -> tuple[Expr, ...]:
             assert_never(e)
 
 
+def conjuncts(e: Expr) -> Iterator[Expr]:
+    """The parts of `e` that must all hold: the operands of its `and`s, nested ones included, in order."""
+    if isinstance(e, App) and e.op is Op.AND:
+        for a in e.args:
+            yield from conjuncts(a)
+    else:
+        yield e
+
+
 def walk(e: Expr) -> Iterator[Expr]:
     """Every node of `e`, pre-order."""
     stack = [e]

@@ -76,13 +76,13 @@ def _absorbed(op: Op, x: Expr, siblings: list[Expr]) -> bool:
     (`(a or b) and b`), or (in an `and`) `y != d` beside `y == c`, (in an `or`) `y == d` beside `y != c`."""
     if isinstance(x, App) and x.op is _DUAL[op] and any(s in x.args for s in siblings if s is not x):
         return True
-    said = _compared(x)
+    said = compared(x)
     weaker = Op.NE if op is Op.AND else Op.EQ          # what a sibling `subject == c` (`!= c`) implies
     if said is None or said[1] is not weaker:
         return False
     subject, _, value = said
     return any(other is not None and other[0] == subject and other[1] is _FLIP[weaker]
-               and other[2].value != value.value for other in map(_compared, siblings))
+               and other[2].value != value.value for other in map(compared, siblings))
 
 
 def _clash(op: Op, flat: list[Expr]) -> bool:
@@ -90,7 +90,7 @@ def _clash(op: Op, flat: list[Expr]) -> bool:
     strong = Op.EQ if op is Op.AND else Op.NE
     seen: dict[Expr, Const] = {}
     for x in flat:
-        said = _compared(x)
+        said = compared(x)
         if said is None or said[1] is not strong:
             continue
         subject, _, value = said
@@ -100,7 +100,7 @@ def _clash(op: Op, flat: list[Expr]) -> bool:
     return False
 
 
-def _compared(e: Expr) -> tuple[Expr, Op, Const] | None:
+def compared(e: Expr) -> tuple[Expr, Op, Const] | None:
     """(subject, == or !=, constant) of `subject == c` / `c == subject` (`!=`), else None."""
     if not isinstance(e, App) or e.op not in (Op.EQ, Op.NE):
         return None

@@ -52,6 +52,7 @@ from verifier.ir.expr import (
     QuantKind,
     Var,
     apply_op,
+    conjuncts,
     map_expr,
     pretty,
     substitute,
@@ -192,7 +193,7 @@ def _clash(model: Model, group: Writes, first: Assign, later: Assign) -> tuple[C
     var = model.var(i.name)
     if _bounds(var.type) is None:
         return None, 0                # a range left to a free parameter
-    search = _Search(model, group, list(_conjuncts(group.guard)), (first.value, later.value), type_bounds(var.type),
+    search = _Search(model, group, list(conjuncts(group.guard)), (first.value, later.value), type_bounds(var.type),
                      var.overflow is Overflow.CLAMP)
     try:
         case = search.meet(i.index, j.index, {})
@@ -301,14 +302,6 @@ def _bounds(t: Type) -> range | None:
         return None                          # bounds left to a free parameter
     lo, hi = type_bounds(t)
     return range(lo, hi + 1)
-
-
-def _conjuncts(e: Expr) -> Iterator[Expr]:
-    if isinstance(e, App) and e.op is Op.AND:
-        for a in e.args:
-            yield from _conjuncts(a)
-    else:
-        yield e
 
 
 def _value(e: Expr, case: Case) -> Expr:
