@@ -234,3 +234,18 @@ def test_more_initial_states_kept_than_the_limit_is_a_positioned_error(tmp_path)
     assert "initially: keeps more than 100,000 initial states" in error.message
     assert error.span is not None and error.span.line == 9                  # initially:
     assert "the candidates tried, up to 1,000,000, have their own" in (error.hint or "")
+
+
+def test_null_in_an_init_list_is_any_value(tmp_path):
+    """`init: [1, null]` fixes element 0 and leaves element 1 any value of its range (as an array
+    whose first turn's start sets one player's element has it: what the Mermaid export declares)."""
+    path = tmp_path / "m.yaml"
+    path.write_text("model: m\nplayers: 2\nvariables:\n  mana: {type: 0..2, per: player, init: [1, null]}\n"
+                    "  grid: {type: bool, per: [player, 0..1], init: [[true, null], [false, false]]}\n"
+                    "  spare: {type: 0..1, init: null}\n"
+                    "actions:\n  - name: wait\n", encoding="utf-8")
+    model = load_model(str(path))
+    assert [v.init.count(None) for v in model.variables] == [1, 1, 1]
+    states = initial_states(layout(model.instantiate()))
+    assert len(states) == 3 * 2 * 2
+    assert {s[:2] for s in states} == {(1, k) for k in range(3)}

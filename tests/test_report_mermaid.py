@@ -180,20 +180,23 @@ def _structure(model):
 
 
 def _round_trip_paths():
-    paths = [MINI, "tests/fixtures/core/mini.yaml"] + sorted(f"models/{p.name}" for p in (ROOT / "models").glob("*.yaml")) \
+    paths = [MINI, "tests/fixtures/core/mini.yaml", "tests/fixtures/mermaid/declarations.yaml"] \
+        + sorted(f"models/{p.name}" for p in (ROOT / "models").glob("*.yaml")) \
         + sorted(f"examples/models/{p.name}" for p in (ROOT / "examples" / "models").glob("*.yaml"))
     return [p for p in paths if (ROOT / p).is_file()]
 
 
 def _conditions(model):
-    """Each arrow's condition as a function of the values of the slots it reads (by slot name)."""
-    lay = layout(model.instantiate())
+    """Each arrow's condition (parameters at their values) as a function of the values of the slots it
+    reads (by slot name)."""
+    model = model.instantiate()
+    lay = layout(model)
 
     def holds(condition):
         return lambda values: evaluate(lay, condition, tuple(values.get(s.name, s.lo) for s in lay.slots))
 
-    return {(e.src, e.dst, e.turn_end): (e.otherwise, holds(e.condition), state_vars(e.condition))
-            for e in model.phase_edges}
+    conditions = {e: model.fix_params(e.condition) for e in model.phase_edges}
+    return {(e.src, e.dst, e.turn_end): (e.otherwise, holds(c), state_vars(c)) for e, c in conditions.items()}
 
 
 def _valuations(model, names, count=400):
@@ -218,6 +221,25 @@ def assert_same_transitions(back, model):
             assert bool(theirs[key][1](values)) == bool(holds(values)), (key, values)
 
 
+def _declared(v):
+    """What a variable's declaration says (after loading, parameters at their values), its doc aside."""
+    return (v.type, v.index, v.dims, v.rows_by_player, v.init, v.reset, v.overflow, v.seq_length, v.holds_player,
+            v.by_player, v.label, v.value_names)
+
+
+def assert_same_declarations(back, model):
+    """Each variable, enum and the players the imported skeleton declares, declared as in the original
+    (a sequence as a sequence, initial values element by element, `null` where any value is allowed)."""
+    theirs, ours = back.instantiate(), model.instantiate()
+    declared = [v for v in theirs.variables if not v.implicit]
+    assert {v.name for v in declared} >= {n for c in _conditions(model).values() for n in c[2]} - {"phase", "active"}
+    for v in declared:
+        assert _declared(v) == _declared(ours.var(v.name)), v.name
+    assert all(e.values == ours.enum(e.name).values for e in theirs.enums if e.name != "Phase")
+    if any(v.by_player or v.holds_player or v.rows_by_player for v in declared):
+        assert theirs.players == ours.players
+
+
 def test_a_chart_whose_arrows_never_end_the_turn_says_how_to_draw_it(tmp_path, capsys):
     """An arrow labelled "next turn" back to the first phase is a loop within the turn: the import
     says that no arrow ends the turn and how to draw one; a thick arrow ends it, and the note goes."""
@@ -239,6 +261,7 @@ def test_mermaid_export_imports_back_to_the_same_turn_structure(path, tmp_path):
     assert main(["export", str(ROOT / path), "--to", "mermaid", "-o", str(mmd)]) == 0
     assert main(["import-mermaid", str(mmd), "-o", str(back), "-q"]) == 0
     assert_same_transitions(load_model(str(back)), model)
+    assert_same_declarations(load_model(str(back)), model)
 
 
 def test_dot_export_reads_back(tmp_path):

@@ -607,7 +607,7 @@ class Loader:
         size = var.size() if var.index is None or _concrete(var.index) else 1
         if not 0 < size <= MAX_ARRAY:           # reported by checks.check_sizes, never materialised
             return ()
-        if node is None:
+        if node is None or node.value is None:
             return (None,) * size
         want = ty_of(var.type)
         if node.is_list and var.dims:
@@ -618,8 +618,12 @@ class Loader:
                 self.sink.error(f"{var.name} has {size} elements but init lists {len(items)}", node.span,
                                 hint="give one value per element, or a single value for all")
                 return (None,) * size
-            return tuple(self.expr(i, want) for i in items)
+            return tuple(self.element_init(i, want) for i in items)
         return (self.expr(node, want),) * size
+
+    def element_init(self, node: Node, want: str) -> Expr | None:
+        """One element's `init` in a list: an expression, or `null` for any value."""
+        return None if node.value is None else self.expr(node, want)
 
     def read_init_rows(self, var: Variable, node: Node, size: int) -> tuple[Expr | None, ...]:
         """A 2-D array's init as a list of rows (one list per value of the first index)."""
@@ -632,7 +636,7 @@ class Loader:
                             hint="e.g. init: [[1, 0, 0], [1, 0, 0]], or a single value for all")
             return (None,) * size
         want = ty_of(var.type)
-        return tuple(self.expr(i, want) for r in rows for i in r.elements())
+        return tuple(self.element_init(i, want) for r in rows for i in r.elements())
 
     def read_policies(self, var: Variable, v: Node) -> Variable:
         out = var

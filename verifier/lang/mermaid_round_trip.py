@@ -18,7 +18,7 @@ from verifier.diagnostics import Diagnostic, Span, UsageError
 PREFIX = re.compile(r"^\s*%%\s*turnproof\s+(declare|exit_when|when|otherwise)\b\s*(.*?)\s*$")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ARROW = re.compile(r"([A-Za-z0-9_]+) (-->|==>) ([A-Za-z0-9_]+)")
-DECLARATION_KEYS = ("type", "per", "init", "label", "values")
+DECLARATION_KEYS = ("type", "per", "init", "reset", "overflow", "label", "values")
 MAX_CONDITION = 2000          # characters of one condition
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 
 from verifier.diagnostics import Span
-from verifier.ir.expr import FALSE, App, Const, Expr, Index, Op, Var, conj
-from verifier.ir.model import Assign, BoolType, EnumType, IntType, Overflow, Variable
+from verifier.ir.expr import FALSE, App, Const, Expr, Index, Local, Op, Var, conj, map_expr
+from verifier.ir.model import Assign, BoolType, EnumType, IntType, Model, Overflow, Variable
 
 SEQ_RE = re.compile(r"^\s*seq\s*\[(.*)\]\s*$", re.S)
 PUSH_RE = re.compile(r"^\s*push\s*\((.*)\)\s*$", re.S)
@@ -70,6 +70,29 @@ def element(var: Variable, i: Expr, span: Span | None = None) -> Index:
     """`s[i]`: element i when 0 <= i < len(s), else position N (out of range)."""
     inside = conj(App(Op.LE, (Const(0), i)), App(Op.LT, (i, length(var))))
     return Index(var.name, App(Op.ITE, (inside, i, Const(capacity_of(var)))), span=span)
+
+
+def as_written(model: Model, e: Expr) -> Expr:
+    """`e` with its reads of sequences as a model file writes them: `len(s)`, `top(s)` and `s[i]` for the
+    length, the top and a checked element, `s[if <inside> then i else N]` (for `pretty`, which writes
+    `len(s)` and `top(s)` as they are named here); other reads of the array unchanged."""
+    arrays = {v.name: v for v in model.variables if v.seq_length is not None}
+    lengths = {v.seq_length: v.name for v in arrays.values()}
+
+    def fn(node: Expr) -> Expr | None:
+        if isinstance(node, Var) and node.name in lengths:
+            return Local(f"len({lengths[node.name]})")
+        if not isinstance(node, Index) or node.name not in arrays:
+            return None
+        var = arrays[node.name]
+        if node == top(var):
+            return Local(f"top({var.name})")
+        index = node.index
+        if isinstance(index, App) and index.op is Op.ITE and index.args[2] == Const(capacity_of(var)):
+            return Index(var.name, map_expr(index.args[1], fn))
+        return None
+
+    return map_expr(e, fn)
 
 
 def push(var: Variable, value: Expr, span: Span | None = None, when: Expr | None = None) -> list[Assign]:

@@ -32,11 +32,14 @@ from verifier.ir.model import (
     IntType,
     Modality,
     Model,
+    Overflow,
     Phase,
+    Reset,
     Type,
     Variable,
     type_bounds,
 )
+from verifier.lang.sequences import as_written
 from verifier.report.escaping import mermaid_text
 from verifier.report.phase_actions import ANY_PHASE, actions_by_phase, edge_condition
 from verifier.trace import Names
@@ -121,7 +124,7 @@ def round_trip_lines(model: Model) -> list[str]:
     written = Names.as_written(model)
 
     def text(e: Expr) -> str:
-        return pretty(_fixed(model, e), enum_name, written)
+        return pretty(as_written(model, _fixed(model, e)), enum_name, written)
 
     exits = {e.src: e.exit_when for e in model.phase_edges if e.exit_when != TRUE}
     conditions = [*exits.values(), *(e.when for e in model.phase_edges if not e.otherwise)]
@@ -151,10 +154,13 @@ def _fixed(model: Model, e: Expr) -> Expr:
 
 
 def _declarations(model: Model, conditions: list[Expr]) -> dict[str, Any]:
-    """The players, enums and variables (declared as in a model file) that `conditions` read."""
-    names = sorted(set().union(*(state_vars(c) for c in conditions)) - {PHASE_VAR, ACTIVE_VAR},
-                   key=[v.name for v in model.variables].index)
-    variables = [model.var(n) for n in names]
+    """The players, enums and variables (declared as in a model file) that `conditions` read: a
+    sequence's length stands for the sequence (declared as one). The model language lets conditions
+    read no implicit variable but `phase` and `active` (their `once` flags, the rounds' flags)."""
+    sequence_of = {v.seq_length: v.name for v in model.variables if v.seq_length is not None}
+    read = {sequence_of.get(n, n) for c in conditions for n in state_vars(c)} - {PHASE_VAR, ACTIVE_VAR}
+    variables = [v for v in model.variables if v.name in read]
+    assert not any(v.implicit for v in variables), "conditions read no implicit variable but phase and active"
     enums = {c.enum for c in conditions for c in walk(c) if isinstance(c, Const) and c.enum is not None}
     for v in variables:
         enums |= {t.name for t in (v.type, v.index, *v.dims) if isinstance(t, EnumType)}
@@ -181,12 +187,17 @@ def _declaration(model: Model, v: Variable) -> dict[str, Any]:
         return "bool"
 
     out: dict[str, Any] = {"type": "player" if v.holds_player else domain(v.type)}
-    if v.dims:
+    inits = [None if i is None else _value(model, v.type, i) for i in v.init]
+    if v.seq_length is not None:
+        length = model.var(v.seq_length).init[0]
+        assert isinstance(length, Const), "a sequence's length starts at the number of its init's elements"
+        out["type"] = f"seq[{out['type']}, 0..{v.size()}]"
+        out["init"] = inits[:length.value]
+    elif v.dims:
         out["per"] = [domain(v.dims[0], v.rows_by_player), domain(v.dims[1])]
     elif v.index is not None:
         out["per"] = domain(v.index, v.by_player)
-    inits = [None if i is None else _value(model, v.type, i) for i in v.init]
-    if None not in inits:
+    if v.seq_length is None and any(i is not None for i in inits):     # null: any value
         if len(set(map(str, inits))) == 1:
             out["init"] = inits[0]
         elif v.dims:
@@ -195,6 +206,10 @@ def _declaration(model: Model, v: Variable) -> dict[str, Any]:
             out["init"] = [inits[k:k + width] for k in range(0, len(inits), width)]
         else:
             out["init"] = inits
+    if v.reset is not Reset.NEVER:
+        out["reset"] = v.reset.value
+    if v.overflow is not Overflow.UNSPECIFIED:
+        out["overflow"] = v.overflow.value
     if v.label:
         out["label"] = v.label
     if v.value_names:
