@@ -217,3 +217,23 @@ def test_a_two_dimensional_element_is_described_as_written_and_its_position_is_n
     assert not [d for d in said if "* 4" in d or "* 5" in d or "* 3" in d]
     for m in mutants[:40]:               # each mutant still applies where its path says
         _load(m, dominion)
+
+
+def test_a_literal_element_of_a_two_dimensional_target_moves_inside_its_row_or_column(tmp_path):
+    """`seen[0][2] := 1` at the end of player 0's row: its literal mutants write `seen[0][1]` (the row)
+    and `seen[1][2]` (the column), never `seen[1][0]`, the next row's first element its flat position
+    plus one would be."""
+    path = tmp_path / "grid.yaml"
+    path.write_text("model: grid\nplayers: 2\nvariables:\n  seen: {type: 0..1, per: [player, 0..2], init: 0}\n"
+                    "actions:\n  - name: look\n    do:\n      seen[0][2]: 1\n      seen[1][1]: 1\n",
+                    encoding="utf-8")
+    mutants = [m for m in generate(*_as_written(str(path))) if m.operator == "literal" and m.part == "target"]
+    assert sorted(m.description for m in mutants) == [
+        "look: effect 'seen[0][2] := 1' -> 'seen[0][1] := 1'",
+        "look: effect 'seen[0][2] := 1' -> 'seen[1][2] := 1'",
+        "look: effect 'seen[1][1] := 1' -> 'seen[0][1] := 1'",
+        "look: effect 'seen[1][1] := 1' -> 'seen[1][0] := 1'",
+        "look: effect 'seen[1][1] := 1' -> 'seen[1][2] := 1'"]
+    for m in mutants:
+        moved = _load(m, str(path)).action("look").effects[m.effect].target
+        assert pretty(moved) == f"seen[{m.new.value}]"

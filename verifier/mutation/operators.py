@@ -13,7 +13,8 @@ Operators (the `operator` names), over the rule actions and the turn structure
                   when): < <-> <=, > <-> >=, == <-> !=
   literal         an integer literal of a condition or an effect's value, plus or minus one;
                   also an assignment's literal index (`hand[0]:`), to another element of
-                  the array that the same effects do not assign already
+                  the array that the same effects do not assign already (a 2-D element
+                  one along its row or its column, never into the next row)
   drop-conjunct   one conjunct of a condition left out (a one-condition one: dropped)
   drop-effect     one assignment of an action's or a block's effects left out
   drop-next       one entry of a next:/next_any: list (an `otherwise` too) left out
@@ -79,6 +80,7 @@ from verifier.ir.model import (
     Model,
     Reset,
     Variable,
+    type_bounds,
 )
 from verifier.lang.phases import PhaseSpec, TurnBlocks
 from verifier.trace import Names
@@ -237,18 +239,32 @@ def _effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: s
 
 
 def _other_elements(target: Expr, model: Model, written: set[str], said: Said) -> Iterator[tuple[Index, Const]]:
-    """The target with its literal index plus or minus one, where that is an element of the array that
-    the same effects do not assign (a clash or an index out of range is no single-point rule change)."""
+    """The target with one of its literal indices plus or minus one, where that is an element of the
+    array that the same effects do not assign (a clash or an index out of range is no single-point rule
+    change). A 2-D element moves along its row or its column, never from a row's end into the next row."""
     if not isinstance(target, Index) or not _is_number(target.index):
         return
     var = next((v for v in model.variables if v.name == target.name), None)
     if var is None or var.index is None:
         return
-    lo = var.index_lo()
-    for new in _plus_minus(target.index):
+    for position in _neighbours(var, target.index.value):
+        new = Const(position, span=target.index.span)
         moved = Index(target.name, new, span=target.span)
-        if lo <= new.value < lo + len(var.init) and said(moved) not in written:
+        if said(moved) not in written:
             yield moved, new
+
+
+def _neighbours(var: Variable, position: int) -> list[int]:
+    """The positions of the elements one index away from element `position` (flat for a 2-D array:
+    the next and previous in its row, then in its column), inside the array."""
+    lo, size = var.index_lo(), len(var.init)
+    if not var.dims:
+        return [p for p in (position + 1, position - 1) if lo <= p < lo + size]
+    lo2, hi2 = type_bounds(var.dims[1])
+    width = hi2 - lo2 + 1
+    row, column = divmod(position - lo, width)
+    moves = [(row, column + 1), (row, column - 1), (row + 1, column), (row - 1, column)]
+    return [lo + r * width + c for r, c in moves if 0 <= c < width and 0 <= r < size // width]
 
 
 def _is_number(node: Expr) -> TypeGuard[Const]:
