@@ -17,7 +17,7 @@ from verifier.engines.names import REDUCTIONS
 from verifier.forking import Alongside, fork_map, free_cpus, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
-from verifier.lang import aliasing, default_properties_path, load_at_printed, load_properties
+from verifier.lang import aliasing, default_properties_path, load_at_printed, load_properties, resolve_derived
 from verifier.lang import check_model as load_checked
 from verifier.portfolio.decide import AtDefaults, Portfolio, make_engine
 from verifier.resources import Budget, Stop, StopKind
@@ -84,8 +84,12 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     With `options.printed` the model is checked at its printed values; where that leaves a
     claim UNKNOWN (a budget), the portfolio decides it again at the default (scaled) values
     in the same budget (`Portfolio.decide`), marked as such by its `scale`. The findings are
-    those at the printed values."""
+    those at the printed values. A derived value given as a parameter (`-D DECK=20`) is read as the
+    parameter it determines (`lang.derived`), once, before anything is loaded."""
+    resolved = resolve_derived(path, options.params, options.variant, options.printed)
+    options = replace(options, params=resolved.params)
     models, warnings = load_variants(path, options)
+    warnings = resolved.notes + warnings
     claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
     at_defaults = None
     if options.printed and any(m.printed for m in models):

@@ -192,6 +192,16 @@ def parse_params(items: Sequence[str]) -> dict[str, int | None]:
     return out
 
 
+def model_params(path: str, params: dict[str, int | None], variant: str | None, printed: bool) -> dict[str, int | None]:
+    """`params` with a derived value given as a parameter (`-D DECK=20`) read as the parameter it
+    determines (`lang.derived`); what was read so, on standard error."""
+    from verifier.lang import resolve_derived
+
+    resolved = resolve_derived(path, params, variant, printed)
+    sys.stderr.write("".join(note.render() + "\n" for note in resolved.notes))
+    return resolved.params
+
+
 def concrete_model(path: str, params: dict[str, int | None], variant: str | None, printed: bool) -> Model:
     """One reading of a model with every parameter fixed; with `printed`, at the values the
     rules print (the model's `printed:` map), which --param still overrides."""
@@ -199,6 +209,7 @@ def concrete_model(path: str, params: dict[str, int | None], variant: str | None
         raise UsageError(Diagnostic("this command needs a value for every parameter", hint="drop '=*' from --param"))
     from verifier.lang import load_at_printed, load_model
 
+    params = model_params(path, params, variant, printed)
     model = load_model(path, params, variant)
     if printed:
         if model.printed is None:

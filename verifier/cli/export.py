@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from verifier.cli.common import EXIT_BUG_HELP, add_budget_options, parse_params, write_output
+from verifier.cli.common import EXIT_BUG_HELP, add_budget_options, model_params, parse_params, write_output
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
 
@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     if args.graph == "states" and args.to != "dot":
         raise UsageError(Diagnostic("--graph states is only available with --to dot",
                                     hint="the state graph is too large for Mermaid; use --to dot"))
-    model = load_model(args.model, parse_params(args.param), args.variant)
+    model = load_model(args.model, model_params(args.model, parse_params(args.param), args.variant, False),
+                       args.variant)
     if args.to == "mermaid":
         from verifier.report.mermaid import phase_mermaid
         text = phase_mermaid(model, args.direction)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from verifier.cli.common import (
@@ -13,6 +14,7 @@ from verifier.cli.common import (
     StatusLine,
     add_model_options,
     add_output_options,
+    model_params,
     run_options,
     write_output,
 )
@@ -97,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
     bar = _Bar(args.quiet)
     try:
         only = None if args.only is None else frozenset(x.strip() for x in args.only.split(",") if x.strip())
-        report = mutate(args.model, run_options(args, consistency=not args.no_consistency), args.max_mutants, bar,
-                        only, args.jobs, args.journal)
+        options = run_options(args, consistency=not args.no_consistency)
+        options = replace(options, params=model_params(args.model, options.params, options.variant, options.printed))
+        report = mutate(args.model, options, args.max_mutants, bar, only, args.jobs, args.journal)
     finally:
         bar.done()
     if args.format == "json":

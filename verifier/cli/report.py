@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     options = run_options(args, consistency=not args.no_consistency)
     depth = accept_bounded(args)
     check_output(args.output, [*args.models, *([args.properties] if args.properties else [])], args.force)
-    _check_names(args.models, options.params)      # before minutes of checking: two pages of one name
+    _check_names(args.models, options.params, options.printed)      # before minutes of checking: two pages of one name
     all_runs = []
     for path in args.models:                       # every model is checked before anything is written
         progress = Progress(args.quiet, run_backstop(args))
@@ -176,12 +176,13 @@ def _playouts(model: Model, games: int) -> tuple[PlayoutView | None, str]:
         return None, ""
 
 
-def _check_names(paths: list[str], params: dict) -> None:
-    from verifier.lang import load_model
+def _check_names(paths: list[str], params: dict, printed: bool) -> None:
+    from verifier.lang import load_model, resolve_derived
     from verifier.report.pages import slugify
     from verifier.report.site import check_names
 
-    check_names([(slugify(load_model(path, params).name), path) for path in paths])
+    check_names([(slugify(load_model(path, resolve_derived(path, params, None, printed).params).name), path)
+                 for path in paths])
 
 
 def _state_graph(model, args: argparse.Namespace):

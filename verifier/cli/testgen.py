@@ -5,7 +5,15 @@ import argparse
 import json
 import os
 
-from verifier.cli.common import EXIT_BUG_HELP, EXIT_OK, add_budget_options, concrete_model, parse_params, write_output
+from verifier.cli.common import (
+    EXIT_BUG_HELP,
+    EXIT_OK,
+    add_budget_options,
+    concrete_model,
+    model_params,
+    parse_params,
+    write_output,
+)
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError, printable
 
@@ -73,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     for name, value in (("--max-examples", args.max_examples), ("--steps", args.steps)):
         if not 1 <= value <= 1_000_000:
             raise UsageError(Diagnostic(f"{name} {value} is out of range", hint="give 1 to 1,000,000"))
-    params = parse_params(args.param)
+    params = model_params(args.model, parse_params(args.param), args.variant, args.printed)
     model = concrete_model(args.model, params, args.variant, args.printed)
     printed = dict(model.printed or ()) if args.printed else {}
     concrete = {**printed, **{k: v for k, v in params.items() if v is not None}}      # what the test loads with

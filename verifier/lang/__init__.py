@@ -4,6 +4,7 @@ Never calls an engine.
 """
 from importlib.resources import files
 
+from verifier.lang.derived import resolve_derived
 from verifier.lang.expressions import parse_expression
 from verifier.lang.loader import check_model, load_model
 from verifier.lang.printed import load_at_printed
@@ -19,4 +20,5 @@ __all__ = [
            "load_model",
            "load_properties",
            "parse_expression",
+           "resolve_derived",
 ]
