@@ -183,7 +183,8 @@ class CompactSpace:
     fired: dict[int, tuple[int, int, int] | None] = field(default_factory=dict)
     deadlocks: list[int] = field(default_factory=list)
     rank: dict[int, int] = field(default_factory=dict)
-    reductions: tuple[str, ...] = ()           # the compact store applies none
+    reductions: tuple[str, ...] = ()           # the compact store applies none; the distributed search symmetry
+    canon: Canon | None = None                 # then each state's canonical form (`symmetry.py`)
     worker_usage: list[tuple[int, int, float]] = field(default_factory=list)  # --workers: growth, peak, CPU s
 
     @property
@@ -218,11 +219,11 @@ class CompactSpace:
         return any(t == target for _a, _choice, t, _gap in firings_of(self.lay, source))
 
     def trace_to(self, key: int) -> Trace:
-        return trace_along(self.lay, self.chain(key))
+        return trace_along(self.lay, self.chain(key), canon=self.canon)
 
     def trace_through(self, key: int, label: int, target: int) -> Trace:
         a, choice = self.labels.items[label]
-        return trace_along(self.lay, self.chain(key), (self.model.actions[a], choice, target))
+        return trace_along(self.lay, self.chain(key), (self.model.actions[a], choice, target), self.canon)
 
 
 def firings_of(lay: Layout, source: int) -> list:

@@ -21,6 +21,12 @@ the states of the single-process search, so counts and verdicts are the same; a
 trace is a shortest one (a witness in the shallowest level where one exists),
 though not necessarily the one the single-process search names first.
 
+For a model that declares `symmetry: players` each partition stores canonical forms only
+(`symmetry.array_canonicalizer`: the smallest packed state among the player rotations, the
+python store's), so a state is owned by its canonical form's hash and the search stores one state
+per orbit, as many as the single-process symmetric search; traces are lifted back to the model
+(`symmetry.lift`, through `compact.trace_along` with `canon`).
+
 By default the cluster is a `LocalCluster` of N single-threaded worker
 processes on this machine, with the Dask settings of `LOCAL_CLUSTER`; with a
 scheduler address the workers of that cluster are used, as they are (every
@@ -48,6 +54,8 @@ from verifier.engines.actiongen import Labels
 from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compact import TRIM_FROM, CompactSpace, Expansion, TooWide, Watch, depth_cap, level_chunks
+from verifier.engines.symmetry import NAME as SYMMETRY
+from verifier.engines.symmetry import array_canonicalizer, canonicalizer
 from verifier.engines.vecgen import MAX_BITS
 from verifier.engines.visited import VisitedTable, mix
 from verifier.ir.expr import Expr
@@ -135,10 +143,12 @@ class Partition:
     not every successor it produced."""
 
     def __init__(self, model: Model, index: int, parts: int, watch: Sequence[Expr], track: Sequence[int],
-                 visited_budget: int | None, memory_limit: int | None = None, compiled: bool = False):
+                 visited_budget: int | None, memory_limit: int | None = None, compiled: bool = False,
+                 symmetric: bool = False):
         """`compiled`: expand by the model's compiled code (`compiled/chunks.py`), else by the compact
-        store's."""
+        store's; `symmetric`: store the canonical form of each successor (`reduced`)."""
         self.lay = layout(model)
+        self.canon = array_canonicalizer(self.lay, packing_of(self.lay)) if reduced(model, symmetric) else None
         self.index, self.parts = index, parts
         self.labels = Labels()
         self.expansion: Expansion | CompiledExpansion
@@ -236,8 +246,9 @@ class Partition:
             wanted = self.track.difference(report["fired"])
             if wanted:
                 report["fired"].update(self.expansion.first_firings(S, f, sorted(wanted)))
-            pick = _one_of_each(f.succ)
-            succ, refs = f.succ[pick], S[f.lanes[pick]] + np.uint64(1)
+            stored = f.succ if self.canon is None else self.canon(f.succ)
+            pick = _one_of_each(stored)
+            succ, refs = stored[pick], S[f.lanes[pick]] + np.uint64(1)
             dest = owner(succ, self.parts)
             for p, box in enumerate(out):
                 mine = dest == p
@@ -413,17 +424,24 @@ def holds(model: Model) -> bool:
     return packing_of(layout(model)).words == 1
 
 
+def reduced(model: Model, symmetric: bool) -> bool:
+    """Whether a search asked to be `symmetric` stores one state per orbit of the player rotations:
+    where the model declares `symmetry: players` (as `explicit.explore` and the compiled store)."""
+    return symmetric and model.symmetry == "players"
+
+
 def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
                         track: Sequence[int], tick: Callable[[int, int], Stop | None] | None, workers: int,
                         scheduler: str | None = None, visited_budget: int | None = None,
-                        dashboard: bool = False, compiled: bool = False) -> CompactSpace:
+                        dashboard: bool = False, compiled: bool = False, symmetric: bool = False) -> CompactSpace:
     """`compact.explore_compact` with the states partitioned across `workers` Dask workers (a
     local cluster, or the workers of `scheduler`); `dashboard`: serve Dask's dashboard (on a free
     loopback port of the local cluster's scheduler, which the log names). The run's memory limit
     left beside this process is split among the local workers (`worker_share`); a limit that
     cannot hold them, or a worker that dies (killed by the system), stops the search UNKNOWN.
     `compiled`: the workers expand by the model's compiled code, compiled here first (the workers
-    load it from the disk cache)."""
+    load it from the disk cache). `symmetric`: one state per orbit of the player rotations where the
+    model declares `symmetry: players` (see the module docstring)."""
     import dask
     from distributed import Client
 
@@ -447,7 +465,8 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
                 cluster = local_cluster(workers, dashboard, share)
             client = Client(cluster if cluster is not None else scheduler,
                             security=cluster.security if cluster is not None else None, loop=io_loop())
-            return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget, share, compiled)
+            return _search(client, model, budget, progress, watch, track, tick, workers, visited_budget, share, compiled,
+                           symmetric)
         except BaseException:           # cut short (the backstop, a signal), the cluster's start included:
             _kill_workers()             # its worker processes end at once
             raise
@@ -490,19 +509,20 @@ class WorkerLost(Exception):
 
 def _search(client, model: Model, budget: Budget, progress: ProgressFn | None, watch: Sequence[Expr],
             track: Sequence[int], tick, workers: int, visited_budget: int | None,
-            memory_limit: int | None = None, compiled: bool = False) -> CompactSpace:
+            memory_limit: int | None = None, compiled: bool = False, symmetric: bool = False) -> CompactSpace:
     start = time.perf_counter()
     addresses = sorted(client.scheduler_info()["workers"])
     parts = workers if client.cluster is not None or workers > 1 else len(addresses)
     actors = [client.submit(Partition, model, i, parts, list(watch), list(track), visited_budget, memory_limit,
-                            compiled, actor=True, workers=[addresses[i % len(addresses)]], pure=False).result()
+                            compiled, symmetric, actor=True, workers=[addresses[i % len(addresses)]],
+                            pure=False).result()
               for i in range(parts)]
 
     def lost() -> bool:              # a worker restarted by its nanny has a new address
         return not set(addresses) <= set(client.scheduler_info()["workers"])
 
     try:
-        return search_partitions(model, actors, budget, progress, watch, track, tick, start, lost)
+        return search_partitions(model, actors, budget, progress, watch, track, tick, start, lost, symmetric)
     except WorkerLost as err:
         if memory_limit is None:
             return _unstarted(model, watch, track, Stop(StopKind.MEMORY, "the system", str(err)))
@@ -542,17 +562,23 @@ def _results(futures: list, lost: Callable[[], bool] | None) -> list:
 
 def search_partitions(model: Model, actors: list, budget: Budget, progress: ProgressFn | None,
                       watch: Sequence[Expr], track: Sequence[int], tick, start: float,
-                      lost: Callable[[], bool] | None = None) -> CompactSpace:
+                      lost: Callable[[], bool] | None = None, symmetric: bool = False) -> CompactSpace:
     """The level-by-level search over the partitions, given their handles (Dask actors, whose
     method calls return futures; `start` is when the search began, by `time.perf_counter`;
-    `lost`: whether a worker of the cluster is gone, `WorkerLost` then)."""
+    `lost`: whether a worker of the cluster is gone, `WorkerLost` then; `symmetric`: the
+    partitions store canonical forms, made with the same `symmetric`)."""
     lay = layout(model)
     parts = len(actors)
     labels = Labels()
     table = ChainTable(0)
     space = CompactSpace(lay, labels, table, watch=[None] * len(watch), fired=dict.fromkeys(track))
+    pack, canon = packing_of(lay).pack, None
+    if reduced(model, symmetric):
+        canon = space.canon = canonicalizer(lay, packing_of(lay))
+        space.reductions = (SYMMETRY,)
     try:
-        inits = np.asarray(list(dict.fromkeys(packing_of(lay).pack(s) for s in initial_states(lay))), np.uint64)
+        packed = (pack(s) for s in initial_states(lay))
+        inits = np.asarray(list(dict.fromkeys(packed if canon is None else map(canon, packed))), np.uint64)
     except EvalError as err:
         space.complete, space.stop = False, model_error(f"model error in the initial states: {err}")
         return space

@@ -360,7 +360,8 @@ class ExplicitEngine:
                 return None
             share = _visited_budget(budget)          # each worker's visited set spills at its share
             return explore_distributed(model, budget, progress, watch, track, tick, self.workers, self.scheduler,
-                                       None if share is None else share // self.workers, self.dashboard, compiled)
+                                       None if share is None else share // self.workers, self.dashboard, compiled,
+                                       symmetric=True)
         levels: list | None = [] if self.ledger.wants_order(model) else None   # the analyses read it in BFS order
         space = explore_compact(model, budget, progress, watch, track, tick, visited_budget=_visited_budget(budget),
                                 order=levels)

@@ -19,11 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from verifier.engines.codegen import Packing
 from verifier.ir.model import ACTIVE_VAR, Action
 from verifier.semantics import Layout, State, initial_states, successors
 
 Canon = Callable[[int], int]
+ArrayCanon = Callable[[np.ndarray], np.ndarray]
 NAME = "symmetry"
 
 
@@ -103,6 +106,41 @@ def canon_lines(lay: Layout, packing: Packing) -> list[str] | None:
         lines += [f"    y = {' | '.join(terms)}", "    if y < best: best = y"]
     lines.append("    return best")
     return lines
+
+
+def array_canonicalizer(lay: Layout, packing: Packing) -> ArrayCanon:
+    """`canon` over an array of packed states of one word (uint64): each state's canonical form, as
+    `canonicalizer` gives it, by the same rotations in numpy (the distributed search's partitions
+    canonicalise a chunk's successors at once)."""
+    parts = rotation_parts(lay, packing)
+    if parts is None:
+        return lambda x: x
+    n, u = parts.players, np.uint64
+
+    def field(x: np.ndarray, shift: int, bits: int) -> np.ndarray:
+        return (x >> u(shift)) & u((1 << bits) - 1)
+
+    def canon(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, np.uint64)
+        best = x.copy()
+        rest = x & u(~parts.moved & ((1 << 64) - 1))
+        blocks = [(field(x, shift, w * n), shift, w) for shift, w in parts.blocks]
+        scalars = [(field(x, shift, w).astype(np.int64) + lo, shift, lo) for shift, w, lo in parts.scalars]
+        aims = [([field(x, shift + p * w, w).astype(np.int64) + lo for p in range(n)], shift, w, lo)
+                for shift, w, lo in parts.aims]
+        for r in range(1, n):
+            y = rest.copy()
+            for b, shift, w in blocks:
+                y |= (((b << u(r * w)) | (b >> u((n - r) * w))) & u((1 << (w * n)) - 1)) << u(shift)
+            for a, shift, lo in scalars:
+                y |= ((a + r) % n - lo).astype(np.uint64) << u(shift)
+            for values, shift, w, lo in aims:    # player p's target t becomes player p + r's target t + r
+                for p, e in enumerate(values):
+                    y |= ((e + r) % n - lo).astype(np.uint64) << u(shift + ((p + r) % n) * w)
+            np.minimum(best, y, out=best)
+        return best
+
+    return canon
 
 
 class LiftError(Exception):

@@ -1,0 +1,137 @@
+"""Player symmetry in the distributed search (`--workers N`, `engines/distributed.py`): each
+partition stores the canonical form of every successor (`symmetry.array_canonicalizer`, the
+python store's `canon` in numpy) and a state belongs to the partition of its canonical form's
+hash, so the search stores one state per orbit. Against the single-process symmetric search on
+the random symmetric models of `test_reduce_symmetry`: the partitions' level loop in this
+process (one to three partitions, under budgets), and two worker processes of a loopback Dask
+cluster shared by the module's tests (the compact and the compiled expansion): the same state
+counts, transitions, depths and verdicts, `symmetry` among the reductions, traces lifted back
+to the model and replayed; a cut by --max-states is UNKNOWN with the budget's words."""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_distributed_search import InProcess
+from test_reduce_symmetry import MODELS, claims
+
+from verifier.engines.bfsgen import packing_of
+from verifier.engines.distributed import Partition, search_partitions
+from verifier.engines.explicit import ExplicitEngine, explore
+from verifier.engines.symmetry import array_canonicalizer, canonicalizer
+from verifier.ir.props import Invariant, Reachable
+from verifier.lang import load_model, load_properties
+from verifier.resources import Budget
+from verifier.result import Verdict
+from verifier.semantics import layout
+from verifier.trace import replay
+
+ROOT = Path(__file__).resolve().parent.parent
+PRIORITY = ROOT / "tests" / "fixtures" / "lang" / "priority_sym.yaml"
+PRIORITY_CLAIMS = ROOT / "tests" / "fixtures" / "lang" / "priority_sym_props.yaml"
+BUDGETS = st.sampled_from([Budget(), Budget(max_depth=2)])   # a --max-states cut: the python store stops inside a level
+
+
+@settings(max_examples=30, deadline=None)
+@given(MODELS)
+def test_the_array_canon_is_the_python_stores_canon(model):
+    lay = layout(model)
+    packing = packing_of(lay)
+    states = np.asarray(explore(model).packed, np.uint64)       # every reachable state, unreduced
+    canon = canonicalizer(lay, packing)
+    assert array_canonicalizer(lay, packing)(states).tolist() == [canon(int(x)) for x in states]
+
+
+def watched_of(props) -> list:
+    return [p.expr for p in props if isinstance(p, (Invariant, Reachable)) and p.expr is not None]
+
+
+@settings(max_examples=30, deadline=None)
+@given(MODELS, st.data(), st.integers(1, 3), BUDGETS)
+def test_symmetric_partitions_store_the_single_process_orbits(model, data, parts, budget):
+    watched = watched_of(data.draw(claims(model.players)))
+    track = range(len(model.actions))
+    want = explore(model, budget, watch=watched, track=track, symmetric=True)
+    partitions = [Partition(model, i, parts, watched, list(track), None, symmetric=True) for i in range(parts)]
+    got = search_partitions(model, [InProcess(p) for p in partitions], budget, None, watched, track, None,
+                            time.perf_counter(), symmetric=True)
+    assert got.reductions == want.reductions == ("symmetry",)
+    assert got.complete == want.complete
+    if want.complete:
+        assert (len(got), got.transitions, got.max_depth) == (len(want), want.transitions, want.max_depth)
+        keys = np.asarray(want.packed, np.uint64)
+        assert sum((p.table.find(keys) >= 0).sum() for p in partitions) == len(want)   # the same states
+    lay = layout(model)
+    assert [len(got.trace_to(g).steps) for g in got.deadlocks] == \
+        [len(want.trace_to(w).steps) for w in want.deadlocks[:1]]
+    for k in range(len(watched)):
+        assert (got.watch[k] is None) == (want.watch[k] is None)
+        if got.watch[k] is not None:
+            trace = got.trace_to(got.watch[k])
+            assert len(trace.steps) == len(want.trace_to(want.watch[k]).steps)
+            replay(lay, trace)
+    for a, w in want.fired.items():
+        assert (got.fired[a] is None) == (w is None)
+        if w is not None:
+            replay(lay, got.trace_through(*got.fired[a]))
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """Two worker processes of a Dask cluster on the loopback interface, shared by this module's tests."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, silence_logs=50) as cluster:
+        yield cluster.scheduler_address
+
+
+def same_answers(model, got, want) -> None:
+    """The distributed verdicts against the single-process ones: verdicts, reasons, counts, depths,
+    the reduction; each trace as long as the single-process one and replayed on the model (a lasso
+    closes)."""
+    lay = layout(model.instantiate())
+    for g, w in zip(got, want, strict=True):
+        assert (g.verdict, g.reason, g.depth, g.stats.states, g.stats.transitions, g.reductions) == \
+            (w.verdict, w.reason, w.depth, w.stats.states, w.stats.transitions, w.reductions)
+        assert (g.trace is None) == (w.trace is None)
+        if g.trace is not None:
+            assert len(g.trace.steps) == len(w.trace.steps)
+            states = replay(lay, g.trace)
+            if g.trace.loop_start is not None:
+                assert states[-1] == states[g.trace.loop_start]
+
+
+@settings(max_examples=3, deadline=None)
+@given(MODELS, st.data())
+def test_two_workers_give_the_single_process_symmetric_verdicts(scheduler, model, data):
+    props = data.draw(claims(model.players))
+    want = ExplicitEngine().check(model, props, Budget())
+    got = ExplicitEngine(store="compact", scheduler=scheduler).check(model, props, Budget())
+    same_answers(model, got, want)
+    assert all(r.reductions == ("symmetry",) for r in got)
+
+
+@pytest.mark.parametrize("store", ["compact", "compiled"])
+def test_two_workers_reduce_a_player_variables_model(scheduler, store):
+    model = load_model(str(PRIORITY))
+    props = load_properties(str(PRIORITY_CLAIMS), model)
+    want = ExplicitEngine().check(model, props, Budget())     # the compact store's own search is not reduced
+    got = ExplicitEngine(store=store, scheduler=scheduler).check(model, props, Budget())
+    same_answers(model, got, want)
+    full = ExplicitEngine().check(replace(model, symmetry=None), props[:1], Budget())
+    assert got[0].stats.states * 3 == full[0].stats.states       # three players: orbits of three states
+    assert all(r.reductions == ("symmetry",) and r.as_expected for r in got)
+
+
+def test_a_state_budget_cut_is_unknown_with_its_reason(scheduler):
+    model = load_model(str(PRIORITY))
+    [invariant] = [p for p in load_properties(str(PRIORITY_CLAIMS), model) if p.id == "no-stuck"]
+    [r] = ExplicitEngine(store="compact", scheduler=scheduler).check(model, [invariant], Budget(max_states=10))
+    assert r.verdict is Verdict.UNKNOWN and r.stop is not None
+    assert "--max-states" in r.reason and r.reductions == ("symmetry",)
