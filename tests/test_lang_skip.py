@@ -15,6 +15,7 @@ from verifier.engines.compact import explore_compact
 from verifier.engines.explicit import explore
 from verifier.lang import load_model
 from verifier.resources import Budget
+from verifier.semantics import fire, initial_states, layout
 
 MODEL = Path(__file__).parent / "fixtures" / "lang" / "skip.yaml"
 CLAIMS = """\
@@ -85,3 +86,28 @@ def test_the_stores_and_the_player_symmetry_agree(tmp_path, capsys):
     claims.write_text(CLAIMS)
     assert main(["check", str(path), "-p", str(claims), "--engine", "explicit", "--no-consistency", "-f", "json"]) == 0
     assert '"symmetry"' in capsys.readouterr().out                       # the reduction was used
+
+
+def test_skip_may_be_given_per_reading(tmp_path, capsys):
+    """`skip:` keyed by every reading's name, `false` in a reading that passes over nobody (a knocked-out
+    player still takes empty turns): the claim holds in one reading and breaks in the other."""
+    text = MODEL.read_text().replace('skip: "out[p]"\n', "skip: {passed_over: \"out[p]\", empty_turns: false}\n") \
+        .replace("players: 4\n", "players: 4\nvariants:\n  passed_over: {doc: a player out is passed over}\n"
+                                 "  empty_turns: {doc: \"a player out still takes a turn, doing nothing\"}\n")
+    model, claims = tmp_path / "skip.yaml", tmp_path / "claims.yaml"
+    model.write_text(text)
+    claims.write_text(CLAIMS + "    expected: {passed_over: HOLDS, empty_turns: VIOLATED}\n"
+                               "    why: only the first reading passes over a player knocked out\n")
+    assert main(["check", str(model), "-p", str(claims), "--engine", "explicit", "--no-consistency", "-q"]) == 0
+    for reading, after in (("passed_over", 2), ("empty_turns", 1)):
+        loaded = load_model(str(model), variant=reading).instantiate()
+        lay = layout(loaded)
+        (state,) = initial_states(lay)
+        for name, choice in (("knock", {"t": 1}), ("pass turn", {})):
+            state = fire(lay, loaded.action(name), state, choice).target
+        assert lay.as_dict(state)["active"] == after, reading
+    model.write_text(text.replace(", empty_turns: false", ""))
+    error = the_error(model, "skip gives no value for variant empty_turns")
+    assert str(error.span) == where(model, "{passed_over")
+    model.write_text(text.replace("empty_turns: false", "empty_turns: \"back\""))
+    assert "write false for a reading that passes over nobody" in the_error(model, "does not read p").hint

@@ -1054,20 +1054,26 @@ class Loader:
                        span=self.root.child("skip").span),)
 
     def read_skip(self) -> Expr | None:
-        """`skip: "out[p]"`: the players the turn passes over, a condition on the player `p`."""
-        node = self.root.get("skip")
-        if node is None:
-            return None
+        """`skip: "out[p]"`: the players the turn passes over, a condition on the player `p` (or one per
+        reading, `false` in a reading that passes over nobody); every reading's is read and checked."""
+        read = {k: self.read_skip_condition(n, k is not None)
+                for k, n in self.per_variant(self.root.get("skip"), "skip").items()}
+        return read.get(None, read.get(self.variant))
+
+    def read_skip_condition(self, node: Node, reading: bool) -> Expr | None:
         hint = 'e.g. skip: "out[p]": the turn passes over a player knocked out'
+        if reading and node.value is False:
+            return None                 # this reading passes over nobody
         if not isinstance(node.value, str):
-            self.sink.error("skip is one condition on the player p, written as text", node.span, hint=hint)
+            self.sink.error("skip is one condition on the player p, written as text (or one per reading, keyed by "
+                            "every reading's name)", node.span, hint=hint)
             return None
         cond = self.expr(node, BOOL, self.scope.with_locals({rounds.PLAYER: INT}))
         if cond is None:
             return None
         if rounds.PLAYER not in free_locals(cond):
             self.sink.error(f"skip is a condition on the player p, and '{node.value}' does not read p", node.span,
-                            hint=hint)
+                            hint=hint + ("; write false for a reading that passes over nobody" if reading else ""))
             return None
         return cond
 
@@ -1105,7 +1111,7 @@ class Loader:
         played this round (`rounds`); claims on rounds need that (`properties`). `in_round:` says which
         players a round waits for (a condition on `p`: those still in)."""
         in_round = self.root.get("in_round")
-        if self.root.get("next_player") is None and self.skip is None:
+        if self.root.get("next_player") is None and self.root.get("skip") is None:     # (in every reading)
             if in_round is not None:
                 self.sink.error("in_round: says which players a round waits for where next_player: or skip: changes "
                                 "the order, and this model plays in seat order (a round ends with the last seat's turn)",
