@@ -341,3 +341,16 @@ def test_round_trip_conditions_are_quoted(tmp_path):
     chart.write_text('flowchart TD\n    A --> B\n    %% turnproof when A --> B: x", evil: "1\n', encoding="utf-8")
     text = skeleton_yaml(import_mermaid(str(chart)))
     assert '{to: B, when: "x\\", evil: \\"1"}' in text
+
+
+def test_a_once_group_reads_as_one_of_its_actions(tmp_path):
+    """Love Letter's four card actions are one `must: {once: play}` group: each alone is a `may` action,
+    so the Play node reads `one of guard / baron / handmaid / princess` (one is due each visit), not
+    four `may`s, in the Mermaid export and the DOT diagram (the report's phase table says it the same way)."""
+    from verifier.report.diagrams import phase_dot
+    from verifier.report.mermaid import phase_mermaid
+
+    model = load_model(str(ROOT / "examples" / "models" / "love_letter.yaml"))
+    group = "one of guard / baron / handmaid / princess"
+    assert f'Play["Play<br/>{group}"]' in phase_mermaid(model)
+    assert group in phase_dot(model) and "may guard" not in phase_dot(model)

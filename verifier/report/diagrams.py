@@ -30,9 +30,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.ir.model import PHASE_VAR, Action, ActionKind, Modality, Model, Phase, PhaseEdge
+from verifier.ir.model import PHASE_VAR, Action, ActionKind, Model, Phase, PhaseEdge
 from verifier.report import trace_view
-from verifier.report.phase_actions import actions_by_phase, edge_condition
+from verifier.report.phase_actions import action_words, actions_by_phase, edge_condition
 from verifier.resources.signals import deadline_name, past_deadline
 from verifier.stategraph import DEFAULT_LABEL_LIMIT, StateGraph
 from verifier.trace import Names, Trace
@@ -132,11 +132,6 @@ def _phase_actions(model: Model) -> dict[str | None, list[Action]]:
     return actions_by_phase(model)
 
 
-def _action_words(a: Action) -> str:
-    mod = {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}[a.modality]
-    return f"{mod} {a.name}"
-
-
 def edge_style(model: Model, e: PhaseEdge) -> dict[str, Any]:
     """How a phase edge is drawn (without a trace). An arrow taken only under a condition (the
     `next:` entry's `when`, an `otherwise` entry's, the phase's `exit_when`) carries it, wrapped,
@@ -179,10 +174,10 @@ def phase_dot(model: Model, trace: Trace | None = None, title: str | None = None
 
     def node(p: Phase, indent: str) -> None:
         lines = [f'<b>{h(p.name)}</b>' + ('' if p.mandatory else ' <i>(optional)</i>')]
-        actions = acts.get(p.name, [])
-        shown = [_action_words(a) for a in actions[:MAX_ACTIONS_IN_NODE]]
-        if len(actions) > MAX_ACTIONS_IN_NODE:
-            shown.append(f"and {len(actions) - MAX_ACTIONS_IN_NODE} more")
+        words = action_words(acts.get(p.name, []))
+        shown = words[:MAX_ACTIONS_IN_NODE]
+        if len(words) > MAX_ACTIONS_IN_NODE:
+            shown.append(f"and {len(words) - MAX_ACTIONS_IN_NODE} more")
         for text in shown:
             lines.append(f'<font point-size="9">{h(text)}</font>')
         style = "rounded,filled" if p.mandatory else "rounded,filled,dashed"
@@ -213,9 +208,9 @@ def phase_dot(model: Model, trace: Trace | None = None, title: str | None = None
                f"tooltip={q('the turn starts here')}];")
     for p in kids.get(None, []):
         (cluster if kids.get(p.name) else node)(p, "  ")
-    anywhere = acts.get(None, [])
+    anywhere = action_words(acts.get(None, []))
     if anywhere:
-        words = "<br/>".join(h(_action_words(a)) for a in anywhere[:MAX_ACTIONS_IN_NODE])
+        words = "<br/>".join(h(w) for w in anywhere[:MAX_ACTIONS_IN_NODE])
         if len(anywhere) > MAX_ACTIONS_IN_NODE:
             words += f"<br/>and {len(anywhere) - MAX_ACTIONS_IN_NODE} more"
         out.append(f'  anyphase [shape=note, style=filled, fillcolor="#fffbe6", '

@@ -30,7 +30,6 @@ from verifier.ir.model import (
     BoolType,
     EnumType,
     IntType,
-    Modality,
     Model,
     Overflow,
     Phase,
@@ -41,7 +40,7 @@ from verifier.ir.model import (
 )
 from verifier.lang.sequences import as_written
 from verifier.report.escaping import mermaid_text
-from verifier.report.phase_actions import ANY_PHASE, actions_by_phase, edge_condition
+from verifier.report.phase_actions import ANY_PHASE, action_words, actions_by_phase, edge_condition
 from verifier.trace import Names
 
 ROUND_TRIP = "%% turnproof "     # a comment import-mermaid reads back (`round_trip_lines`)
@@ -66,9 +65,7 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
     kids: dict[str | None, list[Phase]] = {}
     for p in model.phases:
         kids.setdefault(p.parent, []).append(p)
-    words = {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}
-    acts = {phase: [f"{words[a.modality]} {a.name}" for a in actions_of]
-            for phase, actions_of in actions_by_phase(model).items()}
+    acts = {phase: action_words(actions_of) for phase, actions_of in actions_by_phase(model).items()}
     out = [f"flowchart {direction}", f"    %% {mermaid_text(model.name)}: turn structure (exported by turnproof)"]
     if not model.phases:
         out.append(f"    none[{_label('no phases: plain guarded commands')}]")

@@ -19,7 +19,7 @@ from typing import Any
 from verifier import __version__
 from verifier.files import file_stem
 from verifier.ir.expr import Const, pretty
-from verifier.ir.model import EnumType, IntType, Modality, Model
+from verifier.ir.model import Action, EnumType, IntType, Model
 from verifier.report import diagrams, explain, fixlist, playouts, trace_view
 from verifier.report.bounds import bound_traces
 from verifier.report.doc import (
@@ -43,6 +43,7 @@ from verifier.report.doc import (
     verdict,
 )
 from verifier.report.links import claim_page, slugify
+from verifier.report.phase_actions import MODALITY_WORDS, action_words
 from verifier.report.playouts import PlayoutView
 from verifier.report.plots import Plot
 from verifier.result import SCALE_WORDS, CheckResult, Finding, ModelRun, Verdict
@@ -494,7 +495,7 @@ def _phase_table(model: Model) -> list:
     rows: list[list[Inline]] = []
     for p in model.phases:
         name = ("  " * _depth(model, p.name)) + p.name
-        actions = ", ".join(f"{_modality(a.modality)} {a.name}" for a in acts.get(p.name, [])) or "—"
+        actions = ", ".join(action_words(acts.get(p.name, []))) or "—"
         then = "; ".join(out_edges.get(p.name, [])) if p.name in leaves else "its steps, in order"
         rows.append([b(name) if p.parent is None else name, p.parent or "—",
                      "mandatory" if p.mandatory else "optional", str(p.rule) if p.rule else "—",
@@ -511,8 +512,9 @@ def _depth(model: Model, name: str) -> int:
     return d
 
 
-def _modality(m: Modality) -> str:
-    return {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}[m]
+def _modality(a: Action) -> str:
+    """`must`, `may`, `must not`; `one of group G` for an action of a `must: {once: G}` group."""
+    return f"one of group {a.once_group}" if a.once_group else MODALITY_WORDS[a.modality]
 
 
 def _type_text(t: Any) -> str:
@@ -527,7 +529,7 @@ def _actions_table(model: Model) -> list:
     rows: list[list[Inline]] = []
     for a in model.rule_actions():
         choices = ", ".join(f"{c.name} in {_type_text(c.type)}" for c in a.choices) or "—"
-        rows.append([code(a.name), ", ".join(a.phase_names) or "any phase", _modality(a.modality), choices,
+        rows.append([code(a.name), ", ".join(a.phase_names) or "any phase", _modality(a), choices,
                      str(a.rule) if a.rule else "—"])
     if not rows:
         return []

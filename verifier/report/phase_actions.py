@@ -10,7 +10,7 @@ drawn "in any phase".
 from __future__ import annotations
 
 from verifier.ir.expr import BOOL_OPS, FALSE, TRUE, App, Const, Expr, Var, app, apply_op, map_expr
-from verifier.ir.model import PHASE_VAR, Action, EnumType, Model, PhaseEdge
+from verifier.ir.model import PHASE_VAR, Action, EnumType, Modality, Model, PhaseEdge
 from verifier.trace import condition_words
 
 ANY_PHASE = None      # the key of the actions no phase rules out
@@ -32,6 +32,22 @@ def actions_by_phase(model: Model) -> dict[str | None, list[Action]]:
     for a in model.rule_actions():
         for phase in allowed_phases(model, a):
             out.setdefault(phase, []).append(a)
+    return out
+
+
+MODALITY_WORDS = {Modality.MUST: "must", Modality.MAY: "may", Modality.MUST_NOT: "must not"}
+
+
+def action_words(actions: list[Action]) -> list[str]:
+    """How a phase's actions read in its node: `must draw`, `may pass`; the actions of a `must: {once: G}`
+    group once, where the first of them is, as `one of clue / discard / play` (one of them is due each
+    visit; each alone is a `may` action, which would read as if none were due)."""
+    out: list[str] = []
+    for a in actions:
+        if not a.once_group:
+            out.append(f"{MODALITY_WORDS[a.modality]} {a.name}")
+        elif a is next(b for b in actions if b.once_group == a.once_group):
+            out.append("one of " + " / ".join(b.name for b in actions if b.once_group == a.once_group))
     return out
 
 
