@@ -237,3 +237,17 @@ def test_a_literal_element_of_a_two_dimensional_target_moves_inside_its_row_or_c
     for m in mutants:
         moved = _load(m, str(path)).action("look").effects[m.effect].target
         assert pretty(moved) == f"seen[{m.new.value}]"
+
+
+def test_players_is_neither_mutated_nor_described_as_a_literal(tmp_path):
+    """`PLAYERS + 2` (the number of players, written by name): the mutants change the 2 and describe
+    the effect as written, never `2 + 2 -> 1 + 2` (a change of the player count at one place, described
+    as a number the model never wrote)."""
+    path = tmp_path / "players.yaml"
+    path.write_text("model: players\nplayers: 2\nvariables:\n  left: {type: 0..5, init: 0}\n"
+                    "actions:\n  - name: last\n    when: \"left == 0\"\n    do: {left: PLAYERS + 2}\n",
+                    encoding="utf-8")
+    said = sorted(m.description for m in generate(*_as_written(str(path))) if m.operator == "literal")
+    assert said == ["last: effect 'left := PLAYERS + 2' -> 'left := PLAYERS + 1'",
+                    "last: effect 'left := PLAYERS + 2' -> 'left := PLAYERS + 3'",
+                    "last: guard 'left == 0' -> 'left == -1'", "last: guard 'left == 0' -> 'left == 1'"]

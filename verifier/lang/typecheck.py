@@ -116,7 +116,7 @@ class Scope:
             enum, idx = self.enum_values[name]
             return Const(idx, enum=enum, span=span), enum_ty(enum)
         if name == "PLAYERS":
-            return Const(self.players, span=span), INT
+            return Const(self.players, span=span, written="PLAYERS"), INT
         self.unknown(name, span, sink)
         return None
 

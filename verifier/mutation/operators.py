@@ -64,6 +64,7 @@ from verifier.ir.expr import (
     Var,
     children,
     conj,
+    map_expr,
     params_of,
     pretty,
 )
@@ -143,7 +144,12 @@ class Said:
         return frozenset(name for name, _ in self.written.grids)
 
     def __call__(self, e: Expr) -> str:
-        return pretty(e, self.enum_names, self.written)
+        return pretty(map_expr(e, _by_name), self.enum_names, self.written)
+
+
+def _by_name(node: Expr) -> Expr | None:
+    """A number the model wrote as a name (`PLAYERS`), written so (a parameter's node prints its name)."""
+    return Param(node.written) if isinstance(node, Const) and node.written else None
 
 
 def _writer(model: Model) -> Said:
@@ -268,7 +274,8 @@ def _neighbours(var: Variable, position: int) -> list[int]:
 
 
 def _is_number(node: Expr) -> TypeGuard[Const]:
-    return isinstance(node, Const) and node.enum is None and not node.is_bool
+    """A number literal of the model (not an enum value, a truth value or a name such as `PLAYERS`)."""
+    return isinstance(node, Const) and node.enum is None and not node.is_bool and not node.written
 
 
 def _plus_minus(node: Const) -> tuple[Const, Const]:
