@@ -111,7 +111,7 @@ class AutoEngine:
         stops short of the runner's cap (the memory guard, the store's own cap),
         the products of each claim alone, smaller but with less time each, go to the symbolic
         engine first (`_beyond_cap`)."""
-        stopped = self._beyond_cap(model)
+        stopped = self._beyond_cap(model) or self._past_product_cap(model, budget)
         if stopped is not None:
             return [replace(_note(CheckResult(p, Verdict.UNKNOWN, "explicit", params=model.param_values,
                                               variant=model.variant), "explicit: skipped"), reason=stopped)
@@ -179,7 +179,8 @@ class AutoEngine:
 
     # ---- concrete: explicit first (capped), symbolic for what it cannot finish or must prove
     def _concrete(self, model, properties, budget, progress) -> list[CheckResult]:
-        stopped = self._beyond_cap(model) or _extended(self._graph_stopped, model, exact=True)
+        stopped = self._beyond_cap(model) or _extended(self._graph_stopped, model, exact=True) \
+            or self._past_product_cap(model, budget)
         first = list(properties) if stopped is not None else [p for p in properties
                                                               if p.expected == Verdict.PROVED.value]
         why_first = f"symbolic first: {stopped}" if stopped is not None else "symbolic: the claim expects a proof"
@@ -236,7 +237,8 @@ class AutoEngine:
         engine = self._explicit(stage.store)
         staged = " first-stage" if len(plan.stages) > 1 else ""
         decided = [_note(r, f"explicit: concrete instance{_in_store(r)}") for r in
-                   engine.check(model, claims, _capped(budget, stage.cap, f"the {stage.store} store's{staged}"), progress)]
+                   engine.check(model, claims, _capped(budget, stage.cap, f"the {stage.store} store's{staged}",
+                                                 self.caps.follows_memory(stage.store, budget)), progress)]
         space = engine.searched
         out = {r.property.id: r for r in decided}
         graph = [p for p in claims if isinstance(p, (Terminates, Obligation))]
@@ -256,7 +258,8 @@ class AutoEngine:
             passed, k, stage, graph_asked = stage, nxt, plan.stages[nxt], with_graph
             why = f"explicit, {stage.store} store: the {passed.store} store's search passed {passed.cap:,} states"
             decided = [_note(r, why) for r in self._explicit(stage.store).check(
-                model, asked, _capped(budget, stage.cap, f"the {stage.store} store's"), progress)]
+                model, asked, _capped(budget, stage.cap, f"the {stage.store} store's",
+                                                                   self.caps.follows_memory(stage.store, budget)), progress)]
             out.update((r.property.id, r) for r in decided)
         if reached is None:
             return decided, Searched(decided, stage.cap, space)
@@ -322,6 +325,21 @@ class AutoEngine:
         self._stopped.append((frozenset(v.name for v in model.variables), model.param_values, why))
         return True
 
+    def _past_product_cap(self, model: Model, budget: Budget) -> str | None:
+        """Why an explicit search of a monitor product cannot finish where the model it extends was
+        searched here past the python store: a product has at least the states of that model (its
+        monitors only observe; with symmetry, at least its orbits), and that many are past the cap
+        of the product's plan (under --max-memory, its wider states get fewer). None otherwise."""
+        base = next(((names, found) for names, params, (_store, found) in self._big
+                     if params == model.param_values and names < frozenset(v.name for v in model.variables)), None)
+        if base is None:
+            return None
+        cap = self.plan_store(model, budget).stages[-1].cap
+        if base[1] <= cap:
+            return None
+        return (f"a monitor product has at least the {base[1]:,} states the search of the model it extends "
+                f"found, past the product's cap of {cap:,}")
+
     def _beyond_cap(self, model: Model) -> str | None:
         """Why an explicit search of `model` cannot finish, when it extends (the same parameter
         values, the same variables and more: a monitor product) a model whose explicit search
@@ -341,12 +359,14 @@ class Searched:
     python: StateSpace | None
 
 
-def _capped(budget: Budget, cap: int, owner: str) -> Budget:
+def _capped(budget: Budget, cap: int, owner: str, by_memory: bool = False) -> Budget:
     """`budget` with the state cap `cap` this engine chose; where --max-states is not what bounds
-    it, a search stopped there says `owner`'s cap, not an option the user did not give."""
+    it, a search stopped there says `owner`'s cap, not an option the user did not give (with
+    `by_memory`, the cap is what --max-memory holds: that option too)."""
     if budget.max_states is not None and budget.max_states <= cap:
         return budget
-    return replace(budget, max_states=cap, owner=f"{owner} cap")
+    held = f" for --max-memory {budget.max_memory_mb}" if by_memory else ""
+    return replace(budget, max_states=cap, owner=f"{owner} cap{held}")
 
 
 def _extended(searches: Sequence[tuple[frozenset[str], tuple, T]], model: Model, exact: bool = False) -> T | None:

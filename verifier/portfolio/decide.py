@@ -19,7 +19,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.portfolio.auto import AutoEngine
 from verifier.portfolio.plan import Step, claim_steps
-from verifier.portfolio.stores import Caps, Store, cap_of
+from verifier.portfolio.stores import Caps, Store, cap_of, words_of
 from verifier.resources import Budget, UnitsSpent
 from verifier.result import CheckResult, Verdict
 
@@ -85,21 +85,23 @@ class Portfolio:
                     into[key] = _at_defaults_note(r, into[key])
 
     def _steps(self, model: Model, claims: Sequence[Property], into: dict[str, CheckResult]) -> Generator[Step, None, None]:
-        budget = effort(self.engine, self.budget, self.caps)
+        budget = effort(self.engine, self.budget, self.caps, model)
         for freed, group in by_free_parameters(model, claims):
             yield from claim_steps(freed, group, self.engine, budget, self.progress, into, self.ledger)
 
 
-def effort(engine: Engine, budget: Budget, caps: Caps) -> Budget:
+def effort(engine: Engine, budget: Budget, caps: Caps, model: Model) -> Budget:
     """What `engine` may spend on each search, in units: a named explicit engine searches up to its
     store's state cap (the store policy's, `stores.cap_of`) where --max-states does not say less, so
     that a claim it cannot decide stops there, named (`Stop` STATES), never at the memory limit or
     the backstop; `auto` caps each of its searches itself, and the symbolic engines spend Z3 units
-    per claim (`--rlimit`, or their default)."""
+    per claim (`--rlimit`, or their default). The compiled store's cap counts the words of `model`'s
+    states (it follows --max-memory)."""
     if not isinstance(engine, ExplicitEngine) or budget.max_states is not None:
         return budget
     store = Store(engine.store)
-    return replace(budget, max_states=cap_of(store, budget, caps), owner=f"the {store} store's cap")
+    words = words_of(model.instantiate()) if store is Store.COMPILED and model.is_concrete else 1
+    return replace(budget, max_states=cap_of(store, budget, caps, words), owner=f"the {store} store's cap")
 
 
 def _at_defaults_note(r: CheckResult, printed: CheckResult) -> CheckResult:

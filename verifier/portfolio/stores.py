@@ -44,7 +44,12 @@ of them would compile a module cold in CI (4 to 8 s of CPU each) for a search th
 store finishes in under a second. At 250 k the main job compiles none.
 
 Every cap is a number of states (`cap_of`), never past --max-states, and the same at any
-load.
+load. With --max-memory the compiled store's cap follows it (`states_in`): the states whose
+arrays (16 bytes a state of one word at the search's peak, 8.5 more a further word:
+`engines/compiled/arrays.py`) take MEMORY_SHARE of it, in place of COMPILED_STATES and of a
+product's PRODUCT_FACTOR rule (a product's wider states are counted in its words). That cap is a
+function of the option and the model, never of the memory free, the CPUs or the load; the
+memory guard still bounds the whole run, and what it stops is UNKNOWN with its reason.
 """
 from __future__ import annotations
 
@@ -63,6 +68,12 @@ COMPILED_STATES = 16_000_000    # the compiled store's cap
 PRODUCT_FACTOR = 3              # a monitor product of a search of N states: the compiled store's cap at least N times
 PRODUCT_STATES = 48_000_000     # this (the monitors only observe, so its states are N times the monitors' states
 #                                 reached together, at most; Aeon's End's 41 monitors: 2.2 times), up to this many
+MEMORY_SHARE = 0.4              # with --max-memory: the share of it one compiled search's states may take (the rest:
+#                                 its state graph for lassos, a reading beside it, the analyses' child, Z3, the parent)
+STATE_BYTES = 16.0              # the compiled store's bytes a state of one word at its peak (engines/compiled/arrays.py)
+WORD_BYTES = 8.5                # and a further word's
+MAX_COMPILED_STATES = 3_400_000_000   # the most one visited table indexes (2^32 slots, 80 % full)
+MB = 1 << 20
 
 
 class Store(StrEnum):
@@ -81,6 +92,7 @@ class Caps:
     switch: int = SWITCH_STATES
     compact: int = COMPACT_STATES
     compiled: int = COMPILED_STATES
+    by_memory: bool = True      # with --max-memory, the compiled store's cap is what it holds (`compiled_for`)
 
     @classmethod
     def every_store(cls, states: int) -> Caps:
@@ -89,6 +101,15 @@ class Caps:
 
     def of(self, store: Store) -> int:
         return {Store.PYTHON: self.python, Store.COMPACT: self.compact, Store.COMPILED: self.compiled}[store]
+
+    def compiled_for(self, words: int, max_memory_mb: int | None) -> int:
+        """The compiled store's cap for states of `words` 64-bit words: with --max-memory (and
+        `by_memory`), what it holds (`states_in`); else `compiled`."""
+        return states_in(max_memory_mb, words) if max_memory_mb is not None and self.by_memory else self.compiled
+
+    def follows_memory(self, store: Store, budget: Budget) -> bool:
+        """Whether a search in `store` under `budget` is capped at what --max-memory holds."""
+        return store is Store.COMPILED and budget.max_memory_mb is not None and self.by_memory
 
     def for_product(self, states: int) -> Caps:
         """The caps of a monitor product of a model whose search found `states` states: the
@@ -166,9 +187,17 @@ class StorePlan:
 ORDER = (Store.PYTHON, Store.COMPACT, Store.COMPILED)
 
 
-def cap_of(store: Store, budget: Budget, caps: Caps = Caps()) -> int:
-    """The state cap of a search in `store`: the store's own, never past --max-states."""
-    cap = caps.of(store)
+def states_in(max_memory_mb: int, words: int) -> int:
+    """The compiled store's states of `words` words whose arrays take MEMORY_SHARE of `max_memory_mb`
+    (at least one, at most what one visited table indexes)."""
+    held = STATE_BYTES + WORD_BYTES * (max(1, words) - 1)
+    return max(1, min(MAX_COMPILED_STATES, int(max_memory_mb * MB * MEMORY_SHARE / held)))
+
+
+def cap_of(store: Store, budget: Budget, caps: Caps = Caps(), words: int = 1) -> int:
+    """The state cap of a search in `store` of states of `words` words: the store's own (the
+    compiled store's follows --max-memory, `Caps.compiled_for`), never past --max-states."""
+    cap = caps.compiled_for(words, budget.max_memory_mb) if store is Store.COMPILED else caps.of(store)
     return cap if budget.max_states is None else min(cap, budget.max_states)
 
 
@@ -176,24 +205,33 @@ def choose_store(model: Model, budget: Budget, named: Store | None = None, exten
                  caps: Caps = Caps()) -> StorePlan:
     """The store plan of an explicit search of `model` (the module doc's rule): `named` the store
     the user gave, `extends` the store where the search of a model `model` extends ended here."""
+    concrete = model.instantiate() if named in (None, Store.COMPILED) else None
+    words = 0 if concrete is None else words_of(concrete)
     if named is not None:
-        return StorePlan((Stage(named, cap_of(named, budget, caps)),))
-    from verifier.engines.compact import fits  # numpy only once a search is planned (the CLI help reads the caps)
-
-    concrete = model.instantiate()
-    if not fits(concrete):
+        return StorePlan((Stage(named, cap_of(named, budget, caps, words)),))
+    assert concrete is not None
+    if not words:
         return StorePlan((Stage(Store.PYTHON, cap_of(Store.PYTHON, budget, caps)),))
     stores = [Store.PYTHON, Store.COMPILED if compiles(concrete) else Store.COMPACT]
     if extends is not None:      # from the store where the search it extends ended, or the one past it
         stores = [s for s in stores if ORDER.index(s) >= ORDER.index(extends)] or stores
     stages: list[Stage] = []
     for i, store in enumerate(stores):
-        cap, hand_over = cap_of(store, budget, caps), caps.hand_over(store)
+        cap, hand_over = cap_of(store, budget, caps, words), caps.hand_over(store)
         if i + 1 == len(stores) or hand_over is None or hand_over >= cap:
             stages.append(Stage(store, cap))
             break
         stages.append(Stage(store, hand_over))
     return StorePlan(tuple(stages))
+
+
+def words_of(model: Model) -> int:
+    """The 64-bit words a state of this instantiated model takes in the compact and compiled stores
+    (0: a variable wider than a word, which only the python store holds)."""
+    from verifier.engines.bfsgen import packing_of  # numpy only once a search is planned (the CLI help reads the caps)
+    from verifier.semantics import layout
+
+    return packing_of(layout(model)).words
 
 
 def compiles(model: Model) -> bool:
