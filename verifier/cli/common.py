@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from verifier.diagnostics import Diagnostic, UsageError, printable
 from verifier.engines.names import ENGINES, REDUCTIONS, STORES
 from verifier.files import write_atomic
-from verifier.portfolio.stores import SWITCH_STATES
+from verifier.portfolio.stores import COMPILED_STATES, MEMORY_SHARE, SWITCH_STATES
 from verifier.resources.clock import HANG_FACTOR
 
 if TYPE_CHECKING:                  # the subcommands import what they run when they run (a fast --help)
@@ -99,7 +99,9 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
                             if timeout is not None else "Default: none (no limit)"))
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the whole run may use, forked workers included (default: 70%% of what the "
-                        "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN")
+                        "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN. With it, "
+                        f"the compiled store's state cap is what {MEMORY_SHARE * 100:.0f}%% of it holds (16 bytes a state "
+                        f"of one 64-bit word, 8.5 more a further word) in place of {COMPILED_STATES:,}")
     p.add_argument("--store", choices=STORES, default=None,
                    help="how the explicit search keeps its states: python (the reference), compact: "
                         "packed states in numpy arrays (12-16 bytes each) expanded a batch at a time, for "
