@@ -182,8 +182,13 @@ class Context:
                                              max_memory_mb=self.budget.max_memory_mb, owner=self._cap_owner()))
 
     def _cap_owner(self) -> str:
-        """Whose state cap the analyses' exploration stops at, in the user's words."""
-        return self.budget.owner if self.budget.max_states is not None else "the analyses' state cap"
+        """Whose state cap the analyses' exploration stops at, in the user's words (the compiled
+        store's follows --max-memory: `stores.states_in`)."""
+        if self.budget.max_states is not None:
+            return self.budget.owner
+        held = f" (the compiled store's for --max-memory {self.budget.max_memory_mb})" \
+            if self.budget.max_memory_mb is not None else ""
+        return f"the analyses' state cap{held}"
 
     def scan(self, visitors: Sequence[Visitor]) -> None:
         """Hand every explored state with its firings to each visitor: from SCAN_STATES states on through
