@@ -54,7 +54,8 @@ FINDING_KINDS = {
 
 DIAGRAM_LEGEND: tuple[tuple[str, str], ...] = (
     ("rounded box", "a phase, or a step of a phase; its actions are listed inside (must = required while "
-                    "possible, may = optional, must not = forbidden)"),
+                    "possible, may = optional, must not = forbidden, one of a / b = exactly one of them, once "
+                    "each visit)"),
     ("frame around boxes", "a phase made of steps, in order"),
     ("solid border", "a mandatory phase"),
     ("dashed border", "an optional phase: the turn may skip it"),

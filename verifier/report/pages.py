@@ -718,7 +718,8 @@ def _to_fix_blocks(page: GamePage) -> list:
                          muted("documented") if item.acknowledged else bad("new")])
         out.append(Table(["kind", "what", "readings", "finding", "status"], rows, cls="findings"))
     out.append(Para(f"{_n(len(g.shown), 'behaviour')} the claims show on purpose (what the page allows: a "
-                    f"violation they expect, or a witness) are listed with the claims, not here."))
+                    f"violation they expect, or a witness) {'is' if len(g.shown) == 1 else 'are'} listed with the "
+                    f"claims, not here."))
     return out
 
 
