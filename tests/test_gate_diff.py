@@ -301,3 +301,13 @@ def test_departures_say_why(tmp_path):
     first = b.new_only.listed[0]
     assert first.trace.steps[-1].action == "play" and dict(first.state) == S("Play", 3, 0, True)
     assert first.why == "in OLD, play from the state before it leads to deck=2 instead of 3"
+
+
+def test_readings_added_are_named_in_words():
+    """A model that gains readings: the summary and the text name them, and the old model's one
+    unnamed reading in words (not Python's `[None]`)."""
+    diff = ModelDiff(Version("a.yaml", "a.yaml"), Version("b.yaml", "b.yaml"), "m", "m",
+                     variants_added=["strict", "loose"], variants_removed=[None])
+    assert "readings added: strict, loose; removed: the one reading of a model without variants" in summary_line(diff)
+    text = render_text(diff)
+    assert "readings only in NEW: strict, loose" in text and "None" not in text

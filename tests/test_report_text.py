@@ -116,3 +116,20 @@ def test_no_claims_says_where_they_were_looked_for(tmp_path, capsys):
     assert main(["check", str(games / "mini.yaml"), "--no-consistency", "--variant", "strict"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"no claims: none at {tmp_path / 'properties' / 'mini.yaml'} (properties/ beside the model's folder)" in out
+
+
+def test_a_finding_table_counts_the_steps_of_its_trace():
+    """'trace of 1 step', 'trace of 2 steps' (the table said 'trace of 1 steps')."""
+    from rich.console import Console
+
+    from verifier.report.text import findings_text
+    from verifier.trace import Step, Trace
+
+    def table(steps: int) -> str:
+        finding = Finding("gap", "draw", "A draw can leave the range.",
+                          traces=(Trace((("x", 0),), tuple(Step("draw") for _ in range(steps))),))
+        console = Console(width=200, record=True)
+        console.print(findings_text([finding]))
+        return console.export_text()
+
+    assert "trace of 1 step " in table(1) and "trace of 2 steps" in table(2)

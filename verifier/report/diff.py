@@ -36,7 +36,7 @@ def summary_line(d: ModelDiff) -> str:
         parts.append(f"{_n(len(d.findings_appeared), 'finding')} appeared, "
                      f"{len(d.findings_gone)} disappeared")
     if d.variants_added or d.variants_removed:
-        parts.append(f"variants added {d.variants_added or '-'}, removed {d.variants_removed or '-'}")
+        parts.append(f"readings added: {_readings(d.variants_added)}; removed: {_readings(d.variants_removed)}")
     for b in d.behaviours:
         if b.changed:
             parts.append(f"behaviours{_v(b.variant)}: NEW allows {b.new_only.count} states OLD does not, "
@@ -178,8 +178,14 @@ def _one_sided_lines(d: ModelDiff) -> list[str]:
         out += [f"  + {f.key}{_v(v)}: {f.message}" for v, f in d.findings_appeared]
         out += [f"  - {f.key}{_v(v)}: {f.message}" for v, f in d.findings_gone]
     if d.variants_added or d.variants_removed:
-        out.append(f"\nvariants only in NEW: {d.variants_added or '-'}; only in OLD: {d.variants_removed or '-'}")
+        out.append(f"\nreadings only in NEW: {_readings(d.variants_added)}; only in OLD: {_readings(d.variants_removed)}")
     return out
+
+
+def _readings(names: list[str | None]) -> str:
+    """Readings by name, `-` for none; a model that declares no readings has one, unnamed."""
+    return ", ".join(name if name is not None else "the one reading of a model without variants"
+                     for name in names) or "-"
 
 
 def _side_line(title: str, side: OneWay, variant: str | None, traces: _Traces) -> str:

@@ -273,7 +273,7 @@ def findings_text(findings: Sequence[Finding], title: str = "Findings") -> Table
     for col in ("rule", "kind", "finding", "evidence"):
         table.add_column(col)
     for f in sorted(findings, key=lambda f: (f.rules[0] if f.rules else "~", f.kind, f.subject)):
-        evidence = f"trace of {len(f.traces[0])} steps" if f.traces else ", ".join(f.evidence)[:60]
+        evidence = f"trace of {len(f.traces[0])} step{'s' * (len(f.traces[0]) != 1)}" if f.traces else ", ".join(f.evidence)[:60]
         note = f" (acknowledged: {f.acknowledged})" if f.acknowledged else ""
         table.add_row(plain(f.rules[0] if f.rules else "-"), plain(f.kind), plain(f.message + note), plain(evidence))
     return table
