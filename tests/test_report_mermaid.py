@@ -346,7 +346,8 @@ def test_round_trip_conditions_are_quoted(tmp_path):
 def test_a_once_group_reads_as_one_of_its_actions(tmp_path):
     """Love Letter's four card actions are one `must: {once: play}` group: each alone is a `may` action,
     so the Play node reads `one of guard / baron / handmaid / princess` (one is due each visit), not
-    four `may`s, in the Mermaid export and the DOT diagram (the report's phase table says it the same way)."""
+    four `may`s, in the Mermaid export and the DOT diagram (the report's phase table says it the same way);
+    the JSON export gives each action's group."""
     from verifier.report.diagrams import phase_dot
     from verifier.report.mermaid import phase_mermaid
 
@@ -354,3 +355,7 @@ def test_a_once_group_reads_as_one_of_its_actions(tmp_path):
     group = "one of guard / baron / handmaid / princess"
     assert f'Play["Play<br/>{group}"]' in phase_mermaid(model)
     assert group in phase_dot(model) and "may guard" not in phase_dot(model)
+    out = tmp_path / "love_letter.json"
+    assert main(["export", str(ROOT / "examples" / "models" / "love_letter.yaml"), "--to", "json", "-o", str(out)]) == 0
+    groups = {a["name"]: a["once_group"] for a in json.loads(out.read_text())["actions"]}
+    assert groups["baron"] == groups["princess"] == "play" and groups["draw"] is None

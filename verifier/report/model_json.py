@@ -54,6 +54,7 @@ def model_json(model: Model) -> dict[str, Any]:
                         for e in model.phase_edges],
         "actions": [{"name": a.name, "kind": a.kind.value, "phase": a.phase if a.phase is not None else (list(a.phases) or None),
                      "modality": a.modality.value,
+                     "once_group": a.once_group or None,     # `must: {once: G}`: one action of G is due each visit
                      "choices": [{"name": c.name, "type": _type(c.type), "values": list(c.value_names) or None}
                                  for c in a.choices],
                      "guard": show(a.guard),
