@@ -1,5 +1,6 @@
 """The games a new user wrote in issue #27's probes (examples/models/dominion.yaml, uno.yaml,
-exploding_kittens.yaml, love_letter.yaml, netrunner.yaml) check as their claims expect under each reading, each variant
+exploding_kittens.yaml, love_letter.yaml, netrunner.yaml, last_standing.yaml) check as their claims expect under each
+reading, each variant
 difference acknowledged. Dominion at one Province: a few seconds, where the default two take about twice as long."""
 from __future__ import annotations
 
@@ -67,3 +68,14 @@ def test_the_netrunner_example_gives_each_side_its_clicks(capsys):
     assert {verdicts[(c, None)] for c in holds} == {"HOLDS"}
     assert verdicts[("the-corp-can-deck-out", None)] == "VIOLATED"      # nobody scores: R&D runs out
     assert findings == []
+
+
+def test_the_last_standing_example_reads_the_turn_order_two_ways(capsys):
+    """`skip:` per reading: the turn passes over a player out in one reading, and a player out still
+    gets a turn (to pass it) in the other."""
+    verdicts, findings = check(capsys, "last_standing")
+    assert verdicts[("the-turn-goes-to-a-player-in", "passed_over")] == "HOLDS"
+    assert verdicts[("the-turn-goes-to-a-player-in", "ghost_turns")] == "VIOLATED"
+    assert {verdicts[(c, r)] for c in ("every-turn-ends", "nobody-is-stuck", "someone-can-win")
+            for r in ("passed_over", "ghost_turns")} == {"HOLDS"}
+    assert findings and all(f["acknowledged"] for f in findings)

@@ -16,8 +16,8 @@ Most run exactly as printed, on a copy of the project's inputs. Three kinds run 
   commits for `diff git:HEAD~1:...`: about a second of CPU each. The shipped games themselves are
   checked by CI's determinism step (`report models/*.yaml -o reports --gate`, `diff` of each game with
   itself), `--printed` by tests/test_printed_values.py, `mutate` by tests/test_mutate.py.
-The checks of examples/models' five games are run by tests/test_example_games.py (Uno, Exploding
-Kittens and Love Letter as printed, Dominion and Netrunner at a smaller size), so only parsed here.
+The checks of the example games are run by tests/test_example_games.py (Uno, Exploding Kittens,
+Love Letter and Last Standing as printed, Dominion and Netrunner at a smaller size), so only parsed here.
 The `pip install` and whole-suite `python -m pytest` lines are CI's own steps; the example's
 `python -m pytest` line is run by tests/test_testgen.py.
 """
