@@ -125,10 +125,7 @@ def round_trip_lines(model: Model) -> list[str]:
 
     exits = {e.src: e.exit_when for e in model.phase_edges if e.exit_when != TRUE}
     conditions = [*exits.values(), *(e.when for e in model.phase_edges if not e.otherwise)]
-    out = []
-    declared = _declarations(model, conditions)
-    if declared:
-        out.append(f"    {ROUND_TRIP}declare {json.dumps(declared, ensure_ascii=True)}")
+    out = [f"    {ROUND_TRIP}declare {json.dumps(_declarations(model, conditions), ensure_ascii=True)}"]
     out += [f"    {ROUND_TRIP}exit_when {node_id(src)}: {text(e)}" for src, e in exits.items()]
     for e in model.phase_edges:
         if e.otherwise:
@@ -151,9 +148,10 @@ def _fixed(model: Model, e: Expr) -> Expr:
 
 
 def _declarations(model: Model, conditions: list[Expr]) -> dict[str, Any]:
-    """The players, enums and variables (declared as in a model file) that `conditions` read: a
-    sequence's length stands for the sequence (declared as one). The model language lets conditions
-    read no implicit variable but `phase` and `active` (their `once` flags, the rounds' flags)."""
+    """The players (always: the import would otherwise assume two), and the enums and variables
+    (declared as in a model file) that `conditions` read: a sequence's length stands for the sequence
+    (declared as one). The model language lets conditions read no implicit variable but `phase` and
+    `active` (their `once` flags, the rounds' flags)."""
     sequence_of = {v.seq_length: v.name for v in model.variables if v.seq_length is not None}
     read = {sequence_of.get(n, n) for c in conditions for n in state_vars(c)} - {PHASE_VAR, ACTIVE_VAR}
     variables = [v for v in model.variables if v.name in read]
@@ -162,10 +160,7 @@ def _declarations(model: Model, conditions: list[Expr]) -> dict[str, Any]:
     for v in variables:
         enums |= {t.name for t in (v.type, v.index, *v.dims) if isinstance(t, EnumType)}
     enums.discard(PHASE_ENUM)
-    out: dict[str, Any] = {}
-    if any(v.by_player or v.holds_player or v.rows_by_player for v in variables) or \
-            any(ACTIVE_VAR in state_vars(c) for c in conditions):
-        out["players"] = model.players
+    out: dict[str, Any] = {"players": model.players}
     if enums:
         out["enums"] = {t.name: list(t.values) for t in model.enums if t.name in enums}
     if variables:
