@@ -1,6 +1,6 @@
 """Explicit-engine throughput: states/s and bytes/state on models with a million states or more.
 
-Run: python -m bench [--repeat N] [--spin] [--store compact] [--workers N] [--printed] [MODEL.yaml ...]
+Run: python -m bench [--repeat N] [--spin] [--store compact|compiled] [--workers N] [--printed] [MODEL.yaml ...]
 Each model is explored in a fresh process (so memory figures do not mix);
 the table gives the median over the repetitions of the whole exploration's
 time (with --workers, starting the local cluster included), of the search
@@ -11,9 +11,12 @@ ratio to one process's CPU seconds bounds what more cores can give), the
 resident bytes per stored state (growth over the search) and the peak
 resident memory of the process. --store compact times the compact store
 (`verifier/engines/compact.py`), --workers N the compact search across N
-local Dask worker processes: then bytes/state is the workers' growth added
+local Dask worker processes (with --store compiled, each expanding by the
+model's compiled code): then bytes/state is the workers' growth added
 up, "worker MB" the largest worker's peak and "client MB" the peak of the
-process that starts the cluster and the levels. With --spin, the same model
+process that starts the cluster and the levels. The python store and the
+workers store one state per orbit where the model declares `symmetry:
+players`, as the engine searches it; the compact store in one process never. With --spin, the same model
 is exported to Promela and SPIN's exhaustive search (compiled pan, no partial
 order reduction, its depth-first stack cycled to disk: -DSC) is timed too, by
 pan's own clock: both must store the same number of states. With --printed, each
@@ -57,11 +60,12 @@ if __name__ == "__main__":
     before, cpu = rss(), time.process_time()
     start = time.perf_counter()
     if workers > 1:
-        space = explore_distributed(model, Budget(), None, [], [], None, workers)
+        space = explore_distributed(model, Budget(), None, [], [], None, workers, compiled=store == "compiled",
+                                    symmetric=True)
     elif store == "compact":
         space = explore_compact(model)
     else:
-        space = explore(model)
+        space = explore(model, symmetric=True)
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu
     growth, peak = rss() - before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -126,13 +130,15 @@ def main() -> None:
     parser.add_argument("models", nargs="*", type=Path, default=DEFAULT)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--spin", action="store_true", help="also time SPIN on the same model")
-    parser.add_argument("--store", choices=("python", "compact"), default="python",
-                        help="the explicit engine's store (default python, the reference)")
+    parser.add_argument("--store", choices=("python", "compact", "compiled"), default="python",
+                        help="the explicit engine's store (default python, the reference; compiled: with --workers)")
     parser.add_argument("--workers", type=int, default=1, help="compact search across N Dask worker processes")
     parser.add_argument("--printed", action="store_true", help="explore each model at its printed values")
     args = parser.parse_args()
     if args.spin and shutil.which("spin") is None:
         parser.error("--spin needs SPIN (apt-get install spin)")
+    if args.store == "compiled" and args.workers < 2:
+        parser.error("--store compiled needs --workers N (python -m bench.compiled times the compiled store alone)")
     if args.spin and args.printed:
         parser.error("--spin exports each model at its given values: leave out --printed")
     workers = args.workers > 1

@@ -1,12 +1,13 @@
 """Player symmetry in the distributed search (`--workers N`, `engines/distributed.py`): each
 partition stores the canonical form of every successor (`symmetry.array_canonicalizer`, the
-python store's `canon` in numpy) and a state belongs to the partition of its canonical form's
-hash, so the search stores one state per orbit. Against the single-process symmetric search on
-the random symmetric models of `test_reduce_symmetry`: the partitions' level loop in this
-process (one to three partitions, under budgets), and two worker processes of a loopback Dask
-cluster shared by the module's tests (the compact and the compiled expansion): the same state
-counts, transitions, depths and verdicts, `symmetry` among the reductions, traces lifted back
-to the model and replayed; a cut by --max-states is UNKNOWN with the budget's words."""
+python store's `canon` in numpy; with the compiled expansion, the compiled store's canonicalising
+`expand`) and a state belongs to the partition of its canonical form's hash, so the search
+stores one state per orbit. Against the single-process symmetric search on the random symmetric
+models of `test_reduce_symmetry`: the partitions' level loop in this process (one to three
+partitions, under budgets; the compact and the compiled expansion), and two worker processes of
+a loopback Dask cluster shared by the module's tests (the compact and the compiled expansion):
+the same state counts, transitions, depths and verdicts, `symmetry` among the reductions, traces
+lifted back to the model and replayed; a cut by --max-states is UNKNOWN with the budget's words."""
 from __future__ import annotations
 
 import time
@@ -15,12 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_distributed_search import InProcess
 from test_reduce_symmetry import MODELS, claims
 
 from verifier.engines.bfsgen import packing_of
+from verifier.engines.compiled.chunks import prepare
 from verifier.engines.distributed import Partition, search_partitions
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.symmetry import array_canonicalizer, canonicalizer
@@ -54,10 +57,24 @@ def watched_of(props) -> list:
 @settings(max_examples=30, deadline=None)
 @given(MODELS, st.data(), st.integers(1, 3), BUDGETS)
 def test_symmetric_partitions_store_the_single_process_orbits(model, data, parts, budget):
+    same_orbits(model, data, parts, budget, compiled=False)
+
+
+@settings(max_examples=examples(2), deadline=None)
+@given(MODELS, st.data(), st.integers(1, 3), BUDGETS)
+def test_compiled_symmetric_partitions_store_the_single_process_orbits(model, data, parts, budget):
+    prepare(layout(model), symmetric=True)
+    same_orbits(model, data, parts, budget, compiled=True)
+
+
+def same_orbits(model, data, parts: int, budget: Budget, compiled: bool) -> None:
+    """The partitions' level loop in this process (symmetric) against the python store's symmetric
+    search: the same states, transitions and depth, first witnesses as shallow, traces replayed."""
     watched = watched_of(data.draw(claims(model.players)))
     track = range(len(model.actions))
     want = explore(model, budget, watch=watched, track=track, symmetric=True)
-    partitions = [Partition(model, i, parts, watched, list(track), None, symmetric=True) for i in range(parts)]
+    partitions = [Partition(model, i, parts, watched, list(track), None, compiled=compiled, symmetric=True)
+                  for i in range(parts)]
     got = search_partitions(model, [InProcess(p) for p in partitions], budget, None, watched, track, None,
                             time.perf_counter(), symmetric=True)
     assert got.reductions == want.reductions == ("symmetry",)

@@ -21,9 +21,10 @@ the states of the single-process search, so counts and verdicts are the same; a
 trace is a shortest one (a witness in the shallowest level where one exists),
 though not necessarily the one the single-process search names first.
 
-For a model that declares `symmetry: players` each partition stores canonical forms only
-(`symmetry.array_canonicalizer`: the smallest packed state among the player rotations, the
-python store's), so a state is owned by its canonical form's hash and the search stores one state
+For a model that declares `symmetry: players` each partition stores canonical forms only (the
+smallest packed state among the player rotations, the python store's: `symmetry.array_canonicalizer`
+over the compact store's successors, the compiled store's canonicalising `expand` with `--store
+compiled`), so a state is owned by its canonical form's hash and the search stores one state
 per orbit, as many as the single-process symmetric search; traces are lifted back to the model
 (`symmetry.lift`, through `compact.trace_along` with `canon`).
 
@@ -148,15 +149,17 @@ class Partition:
         """`compiled`: expand by the model's compiled code (`compiled/chunks.py`), else by the compact
         store's; `symmetric`: store the canonical form of each successor (`reduced`)."""
         self.lay = layout(model)
-        self.canon = array_canonicalizer(self.lay, packing_of(self.lay)) if reduced(model, symmetric) else None
         self.index, self.parts = index, parts
         self.labels = Labels()
         self.expansion: Expansion | CompiledExpansion
-        if compiled:
+        self.canon = None              # the canonical forms of the compact store's successors
+        if compiled:                   # the compiled expansion gives them canonical
             from verifier.engines.compiled.chunks import CompiledExpansion
-            self.expansion = CompiledExpansion(self.lay)
+            self.expansion = CompiledExpansion(self.lay, reduced(model, symmetric))
         else:
             self.expansion = Expansion(self.lay, self.labels)
+            if reduced(model, symmetric):
+                self.canon = array_canonicalizer(self.lay, packing_of(self.lay))
         self.watches = [Watch(self.lay, e) for e in watch]
         self.track = set(track)
         self.table = VisitedTable(links="key", budget_bytes=visited_budget)
@@ -450,7 +453,7 @@ def explore_distributed(model: Model, budget: Budget, progress: ProgressFn | Non
         raise TooWide(f"{packing_of(lay).bits} bits of state (the distributed search holds at most {MAX_BITS})")
     if compiled:
         from verifier.engines.compiled.chunks import prepare
-        prepare(lay)
+        prepare(lay, reduced(model, symmetric))
     with dask.config.set(LOCAL_CLUSTER if scheduler is None else {}), \
             dask.config.set({} if dashboard else NO_HTTP_ROUTES):
         cluster, client, share = None, None, None

@@ -8,6 +8,9 @@ lane and successor, per lane whether it is final, the first model error (its wor
 reference code). The compiled code reports a firing's action, not its choice: `labels` are -1
 and `pos` counts the lane's successors; `first_firings` finds the choice of each tracked
 action's first firing in the chunk by re-expanding that one state with the reference code.
+A symmetric expansion (`symmetry: players`) runs the compiled store's canonicalising `expand`
+(`compiled/symmetry.py`): each successor is its canonical form, as the single-process search
+stores it.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from verifier.engines.compact import Firings, firings_of
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import RUNTIME, SIGNATURES, loop_source, module_shape, module_source
 from verifier.engines.compiled.search import CompileError, compile_error_words, error_message
+from verifier.engines.compiled.symmetry import reduction
 from verifier.semantics import Layout
 
 CHUNKS = SIGNATURES + f"""\
@@ -63,12 +67,12 @@ def expand_chunk(expand, S, lane, out, acts, count, lanes, pos, succ, act, final
 """
 
 
-def prepare(lay: Layout) -> None:
+def prepare(lay: Layout, symmetric: bool = False) -> None:
     """Compile (or load) the modules every worker loads, once, before the workers start; a module
     Numba cannot compile raises `CompileError`."""
     from numba.core.errors import NumbaError
     try:
-        CompiledExpansion(lay)
+        CompiledExpansion(lay, symmetric)
     except (NumbaError, OSError) as err:
         raise CompileError(compile_error_words(err)) from err
 
@@ -76,12 +80,16 @@ def prepare(lay: Layout) -> None:
 class CompiledExpansion:
     """`compact.Expansion` for one-word states, by the model's compiled code (see the module docstring)."""
 
-    def __init__(self, lay: Layout):
+    def __init__(self, lay: Layout, symmetric: bool = False):
+        """`symmetric`: successors canonical where the model declares `symmetry: players`."""
         self.lay = lay
         cache.load(RUNTIME)
         cache.load(loop_source(1))
-        self.module, _known, _name = cache.load_generated(cache.digest_of("search", lay.model, ()),
-                                                          lambda: module_source(lay, ()).text)
+        self.module, _known, name = cache.load_generated(cache.digest_of("search", lay.model, ()),
+                                                         lambda: module_source(lay, ()).text)
+        reduced = reduction(lay, self.module, name) if symmetric else None
+        self.expand = self.module.expand if reduced is None else reduced.expand
+        self.canon = None if reduced is None else reduced.canon
         self.runtime, _known = cache.load(CHUNKS)
         self.firings = module_shape(lay).firings
 
@@ -93,7 +101,7 @@ class CompiledExpansion:
         out, acts, count = np.empty(self.firings, np.int64), np.empty(self.firings, np.int64), np.zeros(1, np.int64)
         state = np.array([0, 0, -1], np.int64)
         while True:
-            self.runtime.expand_chunk(self.module.expand, states, int(state[1]), out, acts, count, lanes, pos, succ,
+            self.runtime.expand_chunk(self.expand, states, int(state[1]), out, acts, count, lanes, pos, succ,
                                       act, final, state)
             if state[1] >= states.shape[0] or state[2] >= 0:
                 break
@@ -117,7 +125,8 @@ class CompiledExpansion:
                 continue
             j = int(hits[0])
             key, target = int(S[f.lanes[j]]), int(f.succ[j])
-            choice = next(c for a2, c, t, _gap in firings_of(self.lay, key) if a2 == a and t == target)
+            choice = next(c for a2, c, t, _gap in firings_of(self.lay, key)
+                          if a2 == a and t is not None and (t if self.canon is None else self.canon(t)) == target)
             out[a] = (key, (a, choice), target)
         return out
 
