@@ -10,6 +10,7 @@ the same state counts, transitions, depths and verdicts, `symmetry` among the re
 lifted back to the model and replayed; a cut by --max-states is UNKNOWN with the budget's words."""
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from test_distributed_search import InProcess
 from test_reduce_symmetry import MODELS, claims
 
+from verifier.cli import main
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled.chunks import prepare
 from verifier.engines.distributed import Partition, search_partitions
@@ -152,3 +154,17 @@ def test_a_state_budget_cut_is_unknown_with_its_reason(scheduler):
     [r] = ExplicitEngine(store="compact", scheduler=scheduler).check(model, [invariant], Budget(max_states=10))
     assert r.verdict is Verdict.UNKNOWN and r.stop is not None
     assert "--max-states" in r.reason and r.reductions == ("symmetry",)
+
+
+@pytest.mark.parametrize("store, engine", [([], "explicit/compiled"), (["--store", "compact"], "explicit/compact")])
+def test_the_command_lines_workers_expand_by_the_compiled_code(scheduler, capsys, monkeypatch, store, engine):
+    """`check --workers N` (here `--scheduler`): the workers expand by the model's compiled code
+    unless --store compact is given (the command line used to make every distributed search the
+    compact store's)."""
+    monkeypatch.chdir(ROOT)
+    code = main(["check", str(PRIORITY), "-p", str(PRIORITY_CLAIMS), "--engine", "explicit", "--no-consistency",
+                 "-q", "-f", "json", "--scheduler", scheduler, *store])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    states = [r for r in out["results"] if r["kind"] != "termination"]   # compact: the python store's edges
+    assert states and all(r["engine"] == engine and r["reductions"] == ["symmetry"] for r in states)

@@ -118,10 +118,12 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
                         "hold the model; sizes only, the same on every machine); each verdict's evidence names "
                         "the store where it decided")
     p.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="split the compact search across N processes (a local Dask cluster); the states "
-                        "are partitioned by hash and exchanged level by level")
+                   help="split the search across N processes (a local Dask cluster); the states are "
+                        "partitioned by hash and exchanged level by level, each worker expanding its share by "
+                        "the model's compiled code (by the compact store's with --store compact, or where the "
+                        "compiled store cannot hold the model)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="run the compact search on the workers of this Dask scheduler instead of a "
+                   help="run the --workers search on the workers of this Dask scheduler instead of a "
                         "local cluster")
     p.add_argument("--dashboard", action="store_true",
                    help="--workers: the local cluster serves Dask's dashboard on a free loopback port (default: "
@@ -157,6 +159,16 @@ def add_budget_options(p: argparse.ArgumentParser, timeout_help: str = "the whol
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the command may use (default: 70%% of what the cgroup, ulimit or machine "
                         "allows); past it the command ends UNKNOWN (exit 3)")
+
+
+def search_store(store: str | None, distributed: bool) -> str | None:
+    """The explicit search's store: `store` as given, but a distributed search (--workers,
+    --scheduler) keeps its states in the workers' partitions, which expand by the model's compiled
+    code unless --store compact is given (`ExplicitEngine` falls back to the compact store's
+    expansion where the compiled store cannot hold the model, and says so in the evidence)."""
+    if not distributed:
+        return store
+    return "compact" if store == "compact" else "compiled"
 
 
 def parse_reductions(text: str, off: bool) -> frozenset[str]:
@@ -262,7 +274,7 @@ def run_options(args: argparse.Namespace, consistency: bool = True) -> RunOption
                     backstop=run_backstop(args))
     if args.workers < 1:
         raise UsageError(Diagnostic(f"--workers {args.workers}: needs at least one worker", hint="e.g. --workers 2"))
-    search = SearchOptions("compact" if args.workers > 1 or args.scheduler else args.store, args.workers,
+    search = SearchOptions(search_store(args.store, args.workers > 1 or bool(args.scheduler)), args.workers,
                            args.scheduler, por=args.por and not args.no_reduce, dashboard=args.dashboard)
     return RunOptions(search=search, params=parse_params(args.param), variant=args.variant, engine=args.engine,
                       budget=budget, consistency=consistency,
