@@ -32,8 +32,13 @@ def in_child() -> bool:
     return _child_process
 
 
+def forks() -> bool:
+    """Jobs can be forked here (`fork_map` with `fresh` forks every item)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def free_cpus() -> int:
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not forks():
         return 1
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -46,8 +51,7 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = Non
     worker, so that no item runs in a process an earlier item left its state in (Z3's among
     them): what an item computes is then the same on a machine of one CPU as of many."""
     workers = free_cpus() if workers is None else workers
-    forks = fresh and "fork" in multiprocessing.get_all_start_methods()
-    if len(items) < 2 or (workers < 2 and not forks):
+    if len(items) < 2 or (workers < 2 and not (fresh and forks())):
         out = []
         for x in items:
             out.append(fn(x))

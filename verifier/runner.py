@@ -14,7 +14,7 @@ from verifier.diagnostics import Diagnostic
 from verifier.engines.base import ProgressFn, SearchOptions
 from verifier.engines.ledger import Ledger
 from verifier.engines.names import REDUCTIONS
-from verifier.forking import Alongside, fork_map, free_cpus, in_child
+from verifier.forking import Alongside, fork_map, forks, free_cpus, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import aliasing, default_properties_path, load_at_printed, load_properties, resolve_derived
@@ -129,6 +129,8 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
     beside = len(models) == 1 and free_cpus() >= 2 and not in_child()
     if len(models) > 1 and options.engine == "auto" and _proves_for_every_value(models, claims):
         import verifier.engines.symbolic  # noqa: F401  (Z3 once here, not again in each reading's forked child)
+    if len(models) > 1 and forks():
+        _compiled_ahead(models, claims, options)
     # each reading its own ledger and engine: what one engine remembers of its searches (auto's stopped
     # searches) never carries over to another reading, as it would not where readings run in forked children
     readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, start(), beside, ledger,
@@ -161,6 +163,21 @@ def _ask_ahead(models: Sequence[Model], budget: Budget, memo: dict) -> None:
         ask_ahead(models, budget, memo)
     except CUT_SHORT as err:
         _grace(err)
+
+
+def _compiled_ahead(models: Sequence[Model], claims: Sequence[tuple[list[Property], str | None]],
+                    options: RunOptions) -> None:
+    """The compiled store's model-independent code loaded here, once, where the readings about to
+    fork are expected to search in it (`portfolio.ahead`: the models, claims and options decide);
+    each forked reading inherits it instead of loading it again."""
+    from verifier.portfolio.ahead import compiled_ahead
+
+    ahead = compiled_ahead(models, [props for props, _path in claims], options.budget, options.engine,
+                           options.search.store, options.consistency)
+    if ahead is not None:
+        from verifier.engines.compiled.ahead import load_ahead
+
+        load_ahead(ahead.words, ahead.graphs)
 
 
 def _proves_for_every_value(models: Sequence[Model], claims: Sequence[tuple[list[Property], str | None]]) -> bool:

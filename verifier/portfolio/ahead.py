@@ -1,0 +1,80 @@
+"""Whether the readings of a model file are expected to search in the compiled store, decided
+before the runner forks them, so that the compiled store's model-independent code is loaded
+once, in the parent (`engines.compiled.ahead`), rather than in every reading (0.6 to 0.7 s of
+CPU each).
+
+A reading is expected to where its searches' store plan (`stores.choose_store`: the claims'
+with `--engine auto` or a named store, the analyses') starts in the compiled store (named), or
+has a compiled stage after the python store and the reading's parameter values are above the
+model's defaults. A model's defaults are what its checks are sized for (the shipped games'
+searches at their defaults end in the python store, under `stores.SWITCH_STATES`: bench/README,
+"The plan without the compact stage"); larger values are what takes a search past it (each
+shipped game whose printed numbers are above its defaults searches in the compiled store there;
+Alpha Clash, whose page prints no numbers, never does). The rule reads the models, the claims'
+kinds and the options only, never the time, the load or the compile cache. It decides only what
+is loaded where, never a verdict: a reading the rule misjudges loads the code itself (as every
+reading did before), or the parent loaded it for nothing (once).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from verifier.ir.model import Model
+from verifier.ir.props import Obligation, Property, Terminates
+from verifier.portfolio.stores import Store, choose_store
+from verifier.resources import Budget
+
+SEARCHING = ("auto", "explicit")    # the engines that search explicitly (`decide.make_engine`)
+
+
+@dataclass(frozen=True)
+class CompiledAhead:
+    """What the parent loads: the search loop for states of each of `words` words and, with
+    `graphs` (termination or obligation claims), the state graph's code and lasso kernels."""
+
+    words: tuple[int, ...]
+    graphs: bool
+
+
+def compiled_ahead(models: Sequence[Model], claims: Sequence[Sequence[Property]], budget: Budget,
+                   engine: str = "auto", store: str | None = None, consistency: bool = True) -> CompiledAhead | None:
+    """What of the compiled store the readings `models` (with their `claims`) are expected to use
+    (the module doc's rule), None where none is expected to search in it. `engine`, `store`:
+    the claims' engine and the store named for them (--engine, --store); `consistency`: the
+    analyses run (they explore with the store policy's own plan)."""
+    words: set[int] = set()
+    graphs = False
+    for model, props in zip(models, claims):
+        if not model.is_concrete or not _expected(model, budget, engine, store, consistency):
+            continue
+        words.add(_words(model.instantiate()))
+        graphs = graphs or any(isinstance(p, (Terminates, Obligation)) for p in props)
+    return CompiledAhead(tuple(sorted(words)), graphs) if words else None
+
+
+def _expected(model: Model, budget: Budget, engine: str, store: str | None, consistency: bool) -> bool:
+    concrete = model.instantiate()
+    plans = []
+    if engine in SEARCHING and (store is not None or engine == "auto"):
+        plans.append(choose_store(concrete, budget, None if store is None else Store(store)))
+    if consistency:
+        plans.append(choose_store(concrete, budget))
+    stores = [[stage.store for stage in plan.stages] for plan in plans]
+    if any(s[0] is Store.COMPILED for s in stores):
+        return True
+    return above_defaults(model) and any(Store.COMPILED in s for s in stores)
+
+
+def above_defaults(model: Model) -> bool:
+    """Some parameter of `model` has a value above its declared default."""
+    values = model.params_dict
+    return any((v := values.get(p.name)) is not None and v > p.default for p in model.params)
+
+
+def _words(concrete: Model) -> int:
+    """64-bit words a state of `concrete` takes in the compiled store."""
+    from verifier.engines.bfsgen import packing_of
+    from verifier.semantics import layout
+
+    return packing_of(layout(concrete)).words
