@@ -25,7 +25,7 @@ from verifier.ir.expr import Var
 from verifier.ir.model import Action, IntType, Modality, Overflow, Type, type_bounds
 
 __all__ = ["EvalError", "Gap", "Layout", "Slot", "State", "Transition", "actor_of", "choice_values", "evaluate",
-           "fire", "holds", "initial_states", "layout", "successors", "transitions"]
+           "fire", "holds", "initial_states", "iter_transitions", "layout", "successors", "transitions"]
 
 # ---------------------------------------------------------------- transitions
 
@@ -91,17 +91,20 @@ def transitions(lay: Layout, state: State) -> list[Transition]:
     Includes blocked firings (target None): forbidden by an overflow policy, or a gap.
     Final states (`end`) and `must-not` prohibitions have none.
     """
+    return list(iter_transitions(lay, state))
+
+
+def iter_transitions(lay: Layout, state: State) -> Iterator[Transition]:
+    """`transitions`, one at a time: a caller that stops at the one it looks for evaluates no more."""
     model = lay.model
     if holds(lay, model.end, state):
-        return []
-    out = []
+        return
     for action in model.actions:
         if action.modality is Modality.MUST_NOT:
             continue
         for env in choice_values(lay, action, state):
             if holds(lay, action.guard, state, env):
-                out.append(fire(lay, action, state, env))
-    return out
+                yield fire(lay, action, state, env)
 
 
 def successors(lay: Layout, state: State) -> list[Transition]:

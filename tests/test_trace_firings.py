@@ -1,0 +1,58 @@
+"""The moves of a trace rebuilt from a path of packed states (`compact.firings_along`, used by the
+compact and compiled stores and the analyses' traces) are found by the reference semantics, one
+firing at a time: each is the generated expander's first firing that reaches the next state, as
+the searches stored it; a model error after that firing, in the same state, changes nothing."""
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_explicit_differential import models
+
+from verifier.engines.bfsgen import packing_of
+from verifier.engines.compact import firings_along, firings_of
+from verifier.engines.explicit import explore
+from verifier.ir.expr import App, Const, Index, Op, Var
+from verifier.ir.model import Action, Assign, IntType, Model, Variable
+from verifier.resources import Budget
+from verifier.semantics import layout
+
+
+def expanders_first_firings(lay, keys):
+    """Each step's first firing of the generated expander whose target is the next state."""
+    out = []
+    for source, target in itertools.pairwise(keys):
+        a, choice = next((a, choice) for a, choice, t, _gap in firings_of(lay, source) if t == target)
+        out.append((lay.model.actions[a], choice))
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(models(), st.data())
+def test_each_move_is_the_expanders_first_firing_to_the_next_state(model, data):
+    space = explore(model, Budget(max_states=300))
+    if not len(space.packed):
+        return
+    i = data.draw(st.integers(0, len(space.packed) - 1))
+    states, _moves = space.path_to(i)
+    lay = space.lay
+    keys = [packing_of(lay).pack(s) for s in states]
+    assert firings_along(lay, keys) == expanders_first_firings(lay, keys)
+
+
+def test_a_model_error_later_in_the_state_leaves_the_move_found():
+    """`step` fires first; `bad` then reads past its array in the same state: the move along the
+    path is still `step` (the expander keeps the firings before an error)."""
+    model = Model("later_error",
+                  variables=(Variable("x", IntType(Const(0), Const(3)), init=(Const(0),)),
+                             Variable("a", IntType(Const(0), Const(1)), index=IntType(Const(0), Const(1)),
+                                      init=(Const(0), Const(0)))),
+                  actions=(Action("step", App(Op.LT, (Var("x"), Const(3))),
+                                  (Assign(Var("x"), App(Op.ADD, (Var("x"), Const(1)))),)),
+                           Action("bad", App(Op.EQ, (Index("a", App(Op.ADD, (Var("x"), Const(1)))), Const(0))), ())),
+                  end=Const(0, is_bool=True))
+    lay = layout(model)
+    pack = packing_of(lay).pack
+    keys = [pack((0, 0, 0)), pack((1, 0, 0)), pack((2, 0, 0))]
+    assert [(a.name, c) for a, c in firings_along(lay, keys)] == [("step", ()), ("step", ())]
