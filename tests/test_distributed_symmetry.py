@@ -21,7 +21,7 @@ from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_distributed_search import InProcess
-from test_reduce_symmetry import MODELS, claims
+from test_reduce_symmetry import MODELS, SYMMETRIC, claims
 
 from verifier.cli import main
 from verifier.engines.bfsgen import packing_of
@@ -33,7 +33,7 @@ from verifier.ir.props import Invariant, Reachable
 from verifier.lang import load_model, load_properties
 from verifier.resources import Budget
 from verifier.result import Verdict
-from verifier.semantics import layout
+from verifier.semantics import EvalError, layout, successors
 from verifier.trace import replay
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -168,3 +168,27 @@ def test_the_command_lines_workers_expand_by_the_compiled_code(scheduler, capsys
     assert code == 0
     states = [r for r in out["results"] if r["kind"] != "termination"]   # compact: the python store's edges
     assert states and all(r["engine"] == engine and r["reductions"] == ["symmetry"] for r in states)
+
+
+def test_a_model_error_stops_the_symmetric_partitions_with_a_lifted_trace(tmp_path):
+    """A draw that marks the slot past the last in a symmetric duel: the partitions stop on the
+    error the single-process symmetric search stops on, with its words, and the trace to the
+    state where it happens is lifted back to the model (it replays, and the action raises there)."""
+    path = tmp_path / "duel.yaml"
+    path.write_text(SYMMETRIC.replace("  drew: {type: bool, init: false, reset: turn}",
+                                      "  drew: {type: bool, init: false, reset: turn}\n"
+                                      "  seen: {type: bool, per: 0..2, init: false}")
+                    .replace("      drew: true", "      drew: true\n      seen[hand[active] + 1]: true"))
+    model = load_model(str(path)).instantiate()
+    want = explore(model, symmetric=True)
+    partitions = [Partition(model, i, 2, [], [], None, symmetric=True) for i in range(2)]
+    got = search_partitions(model, [InProcess(p) for p in partitions], Budget(), None, [], [], None,
+                            time.perf_counter(), symmetric=True)
+    assert want.error is not None and got.error is not None and not got.complete
+    assert got.error[1] == want.error[1] == "index 3 out of range for seen"
+    trace = got.trace_to(got.error[0])
+    assert len(trace.steps) == len(want.trace_to(want.error[0]).steps)
+    lay = layout(model)
+    last = replay(lay, trace)[-1]
+    with pytest.raises(EvalError):
+        successors(lay, last)
