@@ -1,8 +1,8 @@
 """Termination and obligations on the compiled store (`engines/compiled/graph.py`) against the
 python store on random models: the same verdicts, reasons, stops and lassos (each replays, its
 loop closes), with weak and strong fairness, under budgets, by either way to the components
-(`lasso.LARGE_REGION`); the state graph rebuilt in compiled code is the python store's, edge
-for edge; a symmetric model of several words (which the compiled store does not reduce) keeps them on
+(`lasso.LARGE_REGION`); the state graph recorded by the compiled search and the one rebuilt in
+compiled code after it are the python store's, edge for edge, with the same lassos; a symmetric model of several words (which the compiled store does not reduce) keeps them on
 the python store and says why."""
 from __future__ import annotations
 
@@ -74,30 +74,45 @@ def test_termination_and_obligations_agree_with_the_python_store_by_either_way_t
 
 
 @settings(max_examples=examples(3), deadline=None)
-@given(MODELS, st.lists(bools(), max_size=2), BUDGETS)
-def test_the_rebuilt_graph_is_the_python_stores(model, predicates, budget):
+@given(MODELS, st.lists(bools(), max_size=2), BUDGETS, graph_claims())
+def test_the_graph_recorded_by_the_search_and_the_rebuilt_graph_are_the_python_stores(model, predicates, budget,
+                                                                                         claims):
     """Three draws (fifteen with --slow), each a cold compile: the termination test above decides its
-    lassos on this graph on five more draws (by both ways to the components), its transitions,
-    verdicts and lassos compared with the python store's."""
+    lassos on the recorded graph on five more draws (by both ways to the components), its transitions,
+    verdicts and lassos compared with the python store's. Here the graph the search records
+    (`edges=True`) and the one rebuilt after a search that kept none: each the python store's, edge
+    for edge, and the same outcomes (lassos, traces) on both, by both ways to the components."""
     ref = explore(model, budget, keep_edges=True)
-    space = explore_compiled(model, budget, watch=predicates)
-    graph = state_graph(space)
+    recorded = explore_compiled(model, budget, watch=predicates, edges=True)
+    assert recorded.edges is not None
+    graphs = [state_graph(recorded), state_graph(explore_compiled(model, budget, watch=predicates))]
+    assert recorded.edges is None                    # taken by the graph: a search kept for later does not hold it
     src, dst, lab = ref.edge_arrays()
     expanded = [k for k, s in enumerate(src) if s < ref.head]      # the head's edges before a state cap
-    assert graph.head == ref.head and len(graph) == len(ref)
-    assert list(graph.src) == [src[k] for k in expanded]
-    assert list(graph.dst) == [dst[k] for k in expanded]
-    assert list(graph.lab) == [ref.labels.items[lab[k]][0] for k in expanded]
-    assert graph.deadlocks == ref.deadlocks
-    for e in predicates:
-        try:
-            want = ref.expanded_where(e)
-        except EvalError as err:                     # a model error: the same one, from the same state
-            with pytest.raises(EvalError, match=re.escape(str(err))):
-                graph.expanded_where(e)
-            continue
-        assert graph.expanded_where(e) == want
-        assert graph.expanded_where(e, among=want[::2]) == want[::2]
+    for graph in graphs:
+        assert graph.head == ref.head and len(graph) == len(ref) and len(graph.offsets) == len(ref) + 1
+        assert list(graph.src) == [src[k] for k in expanded]
+        assert list(graph.dst) == [dst[k] for k in expanded]
+        assert list(graph.lab) == [ref.labels.items[lab[k]][0] for k in expanded]
+        assert graph.deadlocks == ref.deadlocks
+        for e in predicates:
+            try:
+                want = ref.expanded_where(e)
+            except EvalError as err:                     # a model error: the same one, from the same state
+                with pytest.raises(EvalError, match=re.escape(str(err))):
+                    graph.expanded_where(e)
+                continue
+            assert graph.expanded_where(e) == want
+            assert graph.expanded_where(e, among=want[::2]) == want[::2]
+    terminates, obligation, _deadlock = claims
+    for large in (lasso.LARGE_REGION, 0):
+        with patch.object(lasso, "LARGE_REGION", large):
+            try:
+                outcomes = [(lasso.check_termination(g, terminates), lasso.check_obligation(g, obligation))
+                            for g in graphs]
+            except EvalError:                            # the obligation's predicate meets a model error
+                continue
+            assert outcomes[0] == outcomes[1]
 
 
 def test_a_lasso_through_a_cycle_replays():

@@ -3,11 +3,12 @@ on) against the dict-of-lists search it replaced (`lasso._fair_lasso`: the cycli
 Python, networkx's components), on random state graphs: the same components, and the same outcome
 of every termination-like question, stuck state or lasso, loop start and path, with weak and strong
 fairness, cut actions and pending final states, the edges in the python store's arrays or in
-numpy's (the compiled store's graph)."""
+numpy's (the compiled store's graph); claims sharing their regions' components (`lasso.Shared`) find
+what each finds alone, the walk over a region made once per region and cut."""
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from unittest.mock import patch
 
 import numpy as np
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from verifier.engines import lasso
 from verifier.engines.compiled.cycles import ArrayGraph, Paths, offsets_of
+from verifier.ir.expr import Var
 
 ACTIONS = ("act0", "act1", "act2", "act3 -> tail")
 NAMES = st.lists(st.sampled_from(["act0", "act1", "act2", "act3"]), max_size=2, unique=True).map(tuple)
@@ -118,3 +120,30 @@ def test_the_compiled_components_are_networkx_components(graph, data):
         for a in sorted(component):
             for b in sorted(component):
                 assert paths(a, b) == lasso._path(adjacency, component, a, b)
+
+
+@SETTINGS
+@given(graphs(), st.data())
+def test_claims_sharing_their_components_find_what_each_finds_alone(graph, data):
+    """Claims on one graph over two regions, each with its own cut and fairness: with the components
+    shared by region and cut (`lasso.Shared`), each outcome (stuck state, lasso, loop start, path) is
+    the one it finds computing them itself, and the walk over a region (`ArrayGraph.components` over the
+    region's own mask; strong fairness walks parts of a component again) runs once per region and cut
+    (no stuck state: every claim comes to the walk)."""
+    graph = replace(graph, deadlocks=[])
+    regions = {name: sorted(data.draw(st.sets(st.integers(0, graph.n - 1), min_size=1))) for name in ("r0", "r1")}
+    claims = data.draw(st.lists(st.tuples(st.sampled_from(sorted(regions)),
+                                          st.frozensets(st.integers(0, len(ACTIONS) - 1), max_size=1), NAMES, NAMES),
+                                min_size=2, max_size=6))
+    shared = lasso.Shared()
+    with patch.object(lasso, "LARGE_REGION", 0), \
+            patch.object(ArrayGraph, "components", autospec=True, side_effect=ArrayGraph.components) as walks:
+        for name, cut, fairness, strong in claims:
+            alone = lasso._find(graph, regions[name], set(cut), fairness, "w", (), strong)
+            together = lasso._find(graph, regions[name], set(cut), fairness, "w", (), strong, shared=shared,
+                                   of=Var(name))
+            assert together == alone
+    keys = {(Var(name), cut) for name, cut, _f, _s in claims}
+    whole = [c for c in walks.call_args_list if c.args[2] is c.args[0].inside]
+    assert set(shared.components) == keys
+    assert len(whole) == len(claims) + len(keys)

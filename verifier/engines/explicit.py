@@ -238,7 +238,7 @@ class ExplicitEngine:
         compact, store, graph, graph_space = None, "compact", None, None
         if state_claims or (lasso_watch and not distributed):
             compact = self._compiled(concrete, budget, progress, watch + ([] if distributed else lasso_watch),
-                                     sorted(track))
+                                     sorted(track), edges=bool(lasso_watch) and not distributed)
             if compact is not None:
                 store = "compiled"
                 if not distributed:           # the compiled store's own search (not its workers')
@@ -263,10 +263,12 @@ class ExplicitEngine:
         self.searched = reference
         out = []
         decided = (state_claims if compact is not None else []) + (graph_claims if graph is not None else [])
+        from verifier.engines.lasso import Shared
+        shared = Shared()                  # the graph claims' regions and components, found once
         for p in properties:
             space = (graph_space if p in graph_claims else compact) if p in decided else reference
             assert space is not None, "a claim of each kind has the store that answers it"
-            out.append(self._decide(concrete, p, space, slot, budget, graph))
+            out.append(self._decide(concrete, p, space, slot, budget, graph, shared))
         if decided:
             def named(r: CheckResult, store: str) -> CheckResult:
                 return replace(r, engine=f"{NAME}/{store}",
@@ -278,9 +280,10 @@ class ExplicitEngine:
         return out
 
     def _decide(self, model: Model, p: Property, space, slot: dict[str, int], budget: Budget,
-                graph=None) -> CheckResult:
+                graph=None, shared=None) -> CheckResult:
         """`p`'s verdict from the search `space` (any store's) of the instantiated `model`; termination
-        and obligations read the state graph `graph` where the compiled store built one, else `space`."""
+        and obligations read the state graph `graph` where the compiled store built one, else `space`
+        (`shared`: what the claims before on that graph found, `lasso.Shared`)."""
         from verifier.engines.lasso import check_obligation, check_termination
 
         if isinstance(p, (Invariant, Reachable)) and p.id in slot:
@@ -291,9 +294,9 @@ class ExplicitEngine:
             i = space.deadlocks[0] if space.deadlocks else None
             return self._violation_or_hold(space, p, i)
         if isinstance(p, Terminates):
-            return self._from(space, p, *check_termination(space if graph is None else graph, p))
+            return self._from(space, p, *check_termination(space if graph is None else graph, p, shared))
         if isinstance(p, Obligation):
-            return self._from(space, p, *check_obligation(space if graph is None else graph, p))
+            return self._from(space, p, *check_obligation(space if graph is None else graph, p, shared))
         return self._result(model, p, Verdict.UNKNOWN, space,
                             reason=f"the explicit engine does not decide {p.kind} claims")
 
@@ -306,9 +309,10 @@ class ExplicitEngine:
         return list(dict.fromkeys(e for p in graph_claims for e in region_predicates(model, p)))
 
     def _compiled(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr],
-                  track: list[int]):
+                  track: list[int], edges: bool = False):
         """The compiled store's search (`compiled/`), or None where it cannot hold the model (the
-        compact store, else the python store, serves; `unfit` says why)."""
+        compact store, else the python store, serves; `unfit` says why); `edges`: it records the state
+        graph (the graph claims' lassos are decided on it)."""
         if self.store != "compiled":
             return None
         from verifier.engines.compiled.search import CompileError, explore_compiled, why_not
@@ -321,7 +325,7 @@ class ExplicitEngine:
             if self.workers > 1 or self.scheduler is not None:      # the workers expand by the compiled code
                 return self._compact(model, budget, progress, watch, track, compiled=True)
             return explore_compiled(model, budget, progress, watch, track, tick, symmetric=True,
-                                    spill_bytes=_visited_budget(budget))
+                                    spill_bytes=_visited_budget(budget), edges=edges)
         except CompileError as err:
             self.unfit = f"the compiled store could not compile it: {err}"
             return None
@@ -336,7 +340,7 @@ class ExplicitEngine:
             return None
         try:
             return explore_compiled(model, budget, progress, watch, (), _ticker_compact(budget), symmetric=True,
-                                    spill_bytes=_visited_budget(budget))
+                                    spill_bytes=_visited_budget(budget), edges=True)
         except CompileError as err:
             self.unfit = f"the compiled store could not compile it: {err}"
             return None

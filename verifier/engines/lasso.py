@@ -31,6 +31,10 @@ Two searches give the same answers (tested against each other): on small graphs,
 dicts of lists (the cyclic core of R peeled in Python, `_cyclic_core`, its SCCs by
 networkx); from LARGE_REGION states or transitions on, numpy arrays and compiled
 code (`compiled/cycles.py`: Tarjan's SCCs, the witnesses, the shortest paths).
+The claims decided on one graph share what they have in common (`Shared`): a
+region's states are found once per predicate, its SCCs with a cycle (the walk over
+the whole region, most of a claim's time where R has no cycle) once per predicate
+and cut; fairness is each claim's own.
 
 Only fully expanded states are used: on an incomplete search a counterexample
 found is real, and "no counterexample" is left to the caller (UNKNOWN).
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
 from operator import and_, itemgetter
 from typing import Any
@@ -65,7 +70,18 @@ def region_predicates(model: Model, claim: Terminates | Obligation) -> tuple[Exp
     return (claim.pending, model.end)
 
 
-def check_termination(space, claim: Terminates) -> Outcome:
+@dataclass
+class Shared:
+    """What the claims decided on one state graph have in common, computed for the first that asks:
+    each region's states, by its predicate; each region's cyclic components (on the arrays) by its
+    predicate and the actions cut."""
+
+    regions: dict[Expr, Sequence[int]] = field(default_factory=dict)
+    components: dict[tuple[Expr | None, frozenset[int]], list[Any]] = field(default_factory=dict)
+
+
+def check_termination(space, claim: Terminates, shared: Shared | None = None) -> Outcome:
+    """`claim`'s verdict on the graph `space`; `shared`: what other claims on it computed."""
     model = space.model
     if claim.scope == "turn":
         cut = {a for a, action in enumerate(model.actions) if action.kind is ActionKind.TURN_END}
@@ -74,17 +90,28 @@ def check_termination(space, claim: Terminates) -> Outcome:
         cut = set()
         what = "the game never ends"
     (unfinished,) = region_predicates(model, claim)
-    region = _expanded_where(space, unfinished)
+    region = _region(space, unfinished, shared)
     return _find(space, region, cut, claim.fairness or model.fairness, what, pending_final=(),
-                 strong=claim.strong_fairness)
+                 strong=claim.strong_fairness, shared=shared, of=unfinished)
 
 
-def check_obligation(space, claim: Obligation) -> Outcome:
+def check_obligation(space, claim: Obligation, shared: Shared | None = None) -> Outcome:
+    """`claim`'s verdict on the graph `space`; `shared`: what other claims on it computed."""
     pending, final = region_predicates(space.model, claim)
-    region = _expanded_where(space, pending)
+    region = _region(space, pending, shared)
     finals = _expanded_where(space, final, among=region)
     return _find(space, region, set(), claim.fairness or space.model.fairness,
-                 "the obligation stays open forever", pending_final=finals, strong=claim.strong_fairness)
+                 "the obligation stays open forever", pending_final=finals, strong=claim.strong_fairness,
+                 shared=shared, of=pending)
+
+
+def _region(space, e: Expr, shared: Shared | None) -> Sequence[int]:
+    """The expanded states where `e` holds, found once where `shared` keeps them."""
+    if shared is None:
+        return _expanded_where(space, e)
+    if e not in shared.regions:
+        shared.regions[e] = _expanded_where(space, e)
+    return shared.regions[e]
 
 
 def _expanded_where(space, e: Expr, among: Sequence[int] | None = None) -> Sequence[int]:
@@ -103,7 +130,10 @@ def _marks(n: int, nodes: Iterable[int]) -> bytearray:
 
 
 def _find(space, region: Sequence[int], cut: set[int], fairness: Iterable[str], what: str,
-          pending_final: Iterable[int], strong: Iterable[str] = ()) -> Outcome:
+          pending_final: Iterable[int], strong: Iterable[str] = (), shared: Shared | None = None,
+          of: Expr | None = None) -> Outcome:
+    """A stuck state (or pending final one) in `region`, else the lasso of a fair cycle inside it
+    (module docstring); `of`: the region's predicate, under which `shared` keeps its components."""
     items = space.labels.items
     by_source = getattr(space, "edge_csr", None)      # the compiled store's graph: its offsets, no sources
     offsets, dst, lab = by_source() if by_source is not None else (None, *space.edge_arrays()[1:])
@@ -131,7 +161,11 @@ def _find(space, region: Sequence[int], cut: set[int], fairness: Iterable[str], 
     if graph is None:
         trace = _fair_lasso(space, list(map(int, region)), cut, fair_actions, strong_actions)
     else:
-        trace = _fair_lasso_in_arrays(space, graph, fair_actions, strong_actions)
+        known = {} if shared is None or of is None else shared.components
+        key = (of, frozenset(cut))
+        if key not in known:
+            known[key] = graph.components(np.flatnonzero(graph.inside), graph.inside)
+        trace = _fair_lasso_in_arrays(space, graph, known[key], fair_actions, strong_actions)
     if trace is None:
         return None, None, ""
     return Verdict.VIOLATED, trace, f"{what}: the loop can repeat forever"
@@ -176,9 +210,11 @@ def _fair_lasso(space, region: list[int], cut: set[int], fair_actions: list[set[
     return None
 
 
-def _fair_lasso_in_arrays(space, graph, fair_actions: list[set[int]], strong_actions: list[set[int]]) -> Trace | None:
-    """`_fair_lasso` on the graph's arrays (`compiled/cycles.py`): the components by compiled
-    Tarjan, each then searched as `_fair_lasso` searches it, in the same order."""
+def _fair_lasso_in_arrays(space, graph, parts: list[Any], fair_actions: list[set[int]],
+                          strong_actions: list[set[int]]) -> Trace | None:
+    """`_fair_lasso` on the graph's arrays (`compiled/cycles.py`): `parts` its components with a cycle
+    inside the region (`ArrayGraph.components`: compiled Tarjan), each searched as `_fair_lasso`
+    searches it, in the same order."""
     import heapq
 
     import numpy as np
@@ -192,7 +228,7 @@ def _fair_lasso_in_arrays(space, graph, fair_actions: list[set[int]], strong_act
 
     fair_labels = [labels_of(w) for w in fair_actions + strong_actions]
     strong_labels = [labels_of(w) for w in strong_actions]
-    todo = [(int(part[0]), part) for part in graph.components(np.flatnonzero(graph.inside), graph.inside)]
+    todo = [(int(part[0]), part) for part in parts]
     inside = np.zeros(len(graph), np.uint8)      # the component's states
     while todo:                                  # a heap: popped in order of their first state
         _first, part = heapq.heappop(todo)

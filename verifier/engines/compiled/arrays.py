@@ -13,7 +13,11 @@ The loop (`numbagen.loop_source`) keeps, for n stored states of w words:
 - `levels`: the first index of each level.
 
 So a state of one word takes at most 8.5 + 7.0 + 0.25 < 16 bytes at the peak of a search, and
-each further word 8.5 more. With `spill_bytes` (the share of the memory limit the states may
+each further word 8.5 more. A search that records its state graph (`EdgeArrays`: the lassos'
+claims ask for it) takes 9 bytes a state more (`offsets`, `stuck`, grown with `keys`) and 8 a
+transition (`dst`, `lab`, grown by 1/KEY_GROWTH of them at a time, at least MIN_KEY_GROWTH),
+never spilled: the memory guard counts them, and stops the search (UNKNOWN, with the reason)
+where they would pass the limit. With `spill_bytes` (the share of the memory limit the states may
 take), states that would pass it are kept in a file instead (an unlinked temporary file,
 memory-mapped: `spill`): the process holds the table and the links, and the system's page cache
 (or the disk) the states; the memory guard counts the process's anonymous memory from then on
@@ -27,6 +31,7 @@ import math
 import mmap
 import os
 import tempfile
+from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
@@ -90,14 +95,67 @@ class Mapping:
         self.map.resize(self._bytes(rows))
 
 
-class SearchArrays:
-    """The arrays of one compiled search (see the module docstring)."""
+@dataclass
+class EdgeArrays:
+    """The state graph a search recorded (`numbagen.loop_source`), by source: state i's transitions
+    are offsets[i] to offsets[i + 1] of `dst` (targets) and `lab` (actions), in firing order."""
 
-    def __init__(self, words: int, capacity: int, spill_bytes: int | None = None):
+    offsets: np.ndarray         # int64, a slot per stored state and one more (none past the expanded ones)
+    dst: np.ndarray             # int32
+    lab: np.ndarray             # int32
+    stuck: np.ndarray           # uint8, a slot per expanded state: 1 where it is not final and has no successor
+
+
+class _Recorder:
+    """The growing arrays of the state graph a search records (`EdgeArrays`)."""
+
+    def __init__(self, capacity: int):
+        self._offsets = Mapping(np.int64, (capacity + 1,))
+        self._stuck = Mapping(np.uint8, (capacity,))
+        self._dst = Mapping(np.int32, (capacity,))
+        self._lab = Mapping(np.int32, (capacity,))
+        self._view(capacity, capacity)
+
+    def _view(self, states: int, edges: int) -> None:
+        self.offsets, self.stuck = self._offsets.array(states + 1), self._stuck.array(states)
+        self.dst, self.lab = self._dst.array(edges), self._lab.array(edges)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.offsets.nbytes + self.stuck.nbytes + self.dst.nbytes + self.lab.nbytes)
+
+    def grow(self, states: int, edges: int) -> None:
+        """Room for `states` states and `edges` transitions (the first ones kept)."""
+        del self.offsets, self.stuck, self.dst, self.lab
+        self._offsets.resize(states + 1)
+        self._stuck.resize(states)
+        self._dst.resize(edges)
+        self._lab.resize(edges)
+        self._view(states, edges)
+
+    def finish(self, head: int, stored: int) -> EdgeArrays:
+        """The graph of the `head` states expanded among `stored`: the arrays cut to their size."""
+        edges = int(self.offsets[head])
+        self.offsets[head + 1:stored + 1] = edges
+        del self.offsets, self.stuck, self.dst, self.lab
+        self._offsets.resize(stored + 1)
+        self._stuck.resize(head)
+        self._dst.resize(edges)
+        self._lab.resize(edges)
+        self._view(stored, edges)
+        return EdgeArrays(self.offsets, self.dst, self.lab, self.stuck[:head])
+
+
+class SearchArrays:
+    """The arrays of one compiled search (see the module docstring); `edges`: it records the state
+    graph (`graph`, a `_Recorder`; else `graph` is None and the loop is given arrays of one slot)."""
+
+    def __init__(self, words: int, capacity: int, spill_bytes: int | None = None, edges: bool = False):
         self.words = words
         self.row = () if words == 1 else (words,)
         self._keys = Mapping(np.int64, (capacity, *self.row))
         self.keys = self._keys.array(capacity)
+        self.graph = _Recorder(capacity) if edges else None
         self._table = Mapping(np.uint32, (table_size(capacity),))
         self.table = self._table.array(table_size(capacity))
         self.bits = index_bits(self.table.shape[0])
@@ -110,13 +168,21 @@ class SearchArrays:
 
     @property
     def nbytes(self) -> int:
-        return int(self.keys.nbytes + self.table.nbytes + self.links.nbytes + self.marks.nbytes + self.levels.nbytes)
+        return int(self.keys.nbytes + self.table.nbytes + self.links.nbytes + self.marks.nbytes + self.levels.nbytes
+                   + (0 if self.graph is None else self.graph.nbytes))
 
-    def grow(self, loop: ModuleType, stored: int, nlinks: int, nlevels: int, firings: int) -> None:
-        """Room for one more state's successors (and a level); `nlinks`: the links' bits so far."""
+    def grow(self, loop: ModuleType, head: int, stored: int, nlinks: int, nlevels: int, firings: int) -> None:
+        """Room for one more state's successors (and a level, and its transitions where the graph is
+        recorded); `nlinks`: the links' bits so far."""
         need = stored + firings
         if need > self.keys.shape[0]:
             self._grow_keys(stored, max(need, self.keys.shape[0] + max(MIN_KEY_GROWTH, self.keys.shape[0] // KEY_GROWTH)))
+        if self.graph is not None:
+            g = self.graph
+            edges = int(g.offsets[head]) + firings
+            if edges > g.dst.shape[0] or self.keys.shape[0] > g.stuck.shape[0]:
+                g.grow(self.keys.shape[0],
+                       max(edges, g.dst.shape[0] + max(MIN_KEY_GROWTH, g.dst.shape[0] // KEY_GROWTH)))
         if need > room(self.table.shape[0]):
             self._regrow(loop, max(int(self.table.shape[0] * GROWTH), table_size(need)), stored)
         if nlinks + firings + 1 > 64 * self.links.shape[0]:
@@ -155,6 +221,10 @@ class SearchArrays:
         self._keys.array(stored)[:] = old.array(stored)
         self.spilled = True
         hold_spill_file(self._keys.map)
+
+    def edges(self, head: int, stored: int) -> EdgeArrays | None:
+        """The recorded state graph once the search is over (None where it was not recorded)."""
+        return None if self.graph is None else self.graph.finish(head, stored)
 
     def finish(self, stored: int) -> np.ndarray:
         """The states once the search is over (the table let go of; the states' room beyond them too)."""

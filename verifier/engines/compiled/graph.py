@@ -1,10 +1,13 @@
 """The compiled store's state graph, for termination and obligations (`lasso.py`).
 
-A compiled search keeps no edges (8.25 bytes a state). `state_graph` rebuilds them once the search
-is over: the visited table is rebuilt from the states, and compiled code re-expands every
-expanded state with the model's `expand`, looking each successor up, into numpy arrays in the
-python store's order (by source, each source's in firing order), with the stuck states
-(deadlocks) on the way. The region predicates of the graph claims (`lasso.region_predicates`)
+A compiled search keeps no edges (8.25 bytes a state) unless asked to record them
+(`explore_compiled(edges=True)`, as the explicit engine asks where termination or obligation claims
+are decided on it): the search then keeps each expanded state's transitions as it looks its
+successors up (`arrays.EdgeArrays`), and `state_graph` takes them. Without them `state_graph`
+rebuilds them once the search is over: the visited table is rebuilt from the states, and compiled
+code re-expands every expanded state with the model's `expand`, looking each successor up. Either
+way the graph is numpy arrays in the python store's order (by source, each source's in firing
+order), with the stuck states (deadlocks). The region predicates of the graph claims (`lasso.region_predicates`)
 were watched by the search, so the model's module holds them compiled: `expanded_where` runs them
 over the stored states in compiled code as well. `lasso.py` then decides on this graph exactly as
 on the python store's: the same verdicts, the same components, the same lassos.
@@ -120,7 +123,8 @@ class CompiledGraph:
     """A compiled search's state graph, read by `lasso.py` as the python store's `StateSpace`."""
 
     space: CompiledSpace
-    offsets: np.ndarray          # int64: state i's transitions are offsets[i] to offsets[i + 1] of dst and lab
+    offsets: np.ndarray          # int64, a slot per state and one more: state i's transitions are offsets[i] to
+    # offsets[i + 1] of dst and lab (none for the states past the head)
     dst: np.ndarray              # transitions of the expanded states (int32): target, action
     lab: np.ndarray
     deadlocks: list[int]         # every stuck state among the expanded ones, in BFS order
@@ -144,17 +148,14 @@ class CompiledGraph:
     @property
     def src(self) -> np.ndarray:
         """Each transition's source (int32; made when asked: `lasso.py` reads `edge_csr`)."""
-        return np.repeat(np.arange(self.head, dtype=np.int32), np.diff(self.offsets))
+        return np.repeat(np.arange(len(self), dtype=np.int32), np.diff(self.offsets))
 
     def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.src, self.dst, self.lab
 
     def edge_csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The transitions by source: (offsets, a slot per state and one more; targets; actions)."""
-        offsets = np.empty(len(self) + 1, np.int64)
-        offsets[:self.head + 1] = self.offsets
-        offsets[self.head + 1:] = self.offsets[-1]
-        return offsets, self.dst, self.lab
+        return self.offsets, self.dst, self.lab
 
     def expanded_where(self, e: Expr, among: Sequence[int] | None = None) -> list[int]:
         """The expanded states (indices, BFS order; only those of `among` where given) where `e`
@@ -214,7 +215,19 @@ class CompiledGraph:
 
 
 def state_graph(space: CompiledSpace) -> CompiledGraph:
-    """The graph of `space`'s expanded states, rebuilt in compiled code (see the module docstring)."""
+    """The graph of `space`'s expanded states: the one its search recorded (taken from it: a search
+    kept for later passes does not keep it), else rebuilt in compiled code (see the module docstring)."""
+    labels = Labels()
+    for a in range(len(space.model.actions)):
+        labels(a, ())
+    if space.edges is not None:
+        edges, space.edges = space.edges, None
+        return CompiledGraph(space, edges.offsets, edges.dst, edges.lab, np.flatnonzero(edges.stuck).tolist(), labels)
+    return _rebuilt(space, labels)
+
+
+def _rebuilt(space: CompiledSpace, labels: Labels) -> CompiledGraph:
+    """The graph of `space`'s expanded states, rebuilt in compiled code."""
     assert space.module is not None and space.expand is not None, "a compiled search keeps its code"
     loop, _known = cache.load(loop_source(space.words))
     runtime, _known = cache.load(graph_source(space.words))
@@ -222,7 +235,7 @@ def state_graph(space: CompiledSpace) -> CompiledGraph:
     table = np.zeros(table_size(stored), np.uint32)
     bits = index_bits(table.shape[0])
     loop.fill(space.keys, 0, stored, table, bits)
-    offsets = np.zeros(head + 1, np.int64)
+    offsets = np.zeros(stored + 1, np.int64)
     dst = np.empty(max(1, space.transitions), np.int32)
     act = np.empty(max(1, space.transitions), np.int32)
     stuck = np.zeros(max(1, head), np.uint8)
@@ -233,7 +246,5 @@ def state_graph(space: CompiledSpace) -> CompiledGraph:
                           np.empty(batch * firings, np.int64), np.zeros(1, np.int64), np.empty(batch, np.int64),
                           np.empty(batch * firings, np.int64))
     del table
-    labels = Labels()
-    for a in range(len(space.model.actions)):
-        labels(a, ())
+    offsets[head + 1:] = edges
     return CompiledGraph(space, offsets, dst[:edges], act[:edges], np.flatnonzero(stuck[:head]).tolist(), labels)

@@ -699,6 +699,7 @@ MARK_BITS = 16                # the place of every 2^MARK_BITS-th one of the lin
 
 TABLE = types.uint32[::1]     # the visited table: a slot holds tag << bits | (index + 1) of a stored state (0: empty)
 LINKS = types.uint64[::1]     # the parent links, a bit string (see `loop_source`)
+EDGES = types.int32[::1]      # the recorded transitions' targets and actions (`arrays.EdgeArrays`)
 KEYS = {keys}
 EXPAND = types.FunctionType({expand})
 WATCH = types.FunctionType({watch})
@@ -846,9 +847,10 @@ def scan(watch, keys, lo, hi, wfound, werr):
 
 
 @njit(types.int64(EXPAND, WATCH, KEYS, LINKS, STATES, TABLE, STATES, STATES, STATES, STATES, types.uint8[::1],
-                  STATES, KEYS, STATES, STATES, STATES, STATES, STATES, STATES), **OPTIONS)
+                  STATES, KEYS, STATES, STATES, STATES, STATES, STATES, STATES, STATES, EDGES, EDGES, types.uint8[::1]),
+      **OPTIONS)
 def search(expand, watch, keys, links, marks, table, levels, ctl, wfound, werr, track, fired, out, acts, count,
-           homes, tags, ends, flags):
+           homes, tags, ends, flags, offsets, dst, lab, stuck):
     i = ctl[0]
     n = ctl[1]
     trans = ctl[2]
@@ -864,6 +866,8 @@ def search(expand, watch, keys, links, marks, table, levels, ctl, wfound, werr, 
     inits = ctl[12]
     bits = ctl[13]
     room = ctl[14]
+    recording = ctl[15]
+    edge_room = dst.shape[0]
     cap = keys.shape[0]
     link_room = 64 * links.shape[0]
     mark_room = marks.shape[0] << MARK_BITS
@@ -913,6 +917,12 @@ def search(expand, watch, keys, links, marks, table, levels, ctl, wfound, werr, 
                     or n - inits + firings >= mark_room:
                 status = 2
                 break
+            edge = 0
+            if recording:
+                edge = offsets[i]
+                if edge + firings > edge_room:
+                    status = 2
+                    break
             if watching:
                 watch({watch_args}, wfound, werr)
             full = False
@@ -936,6 +946,7 @@ def search(expand, watch, keys, links, marks, table, levels, ctl, wfound, werr, 
                             if (n - inits) & mark_mask == 0:
                                 marks[(n - inits) >> MARK_BITS] = nlinks
                             nlinks += 1
+                            e = (t << bits) | (n + 1)
                             n += 1
                         break
                     if (e >> bits) == t and {same}:
@@ -945,14 +956,23 @@ def search(expand, watch, keys, links, marks, table, levels, ctl, wfound, werr, 
                         p = 0
                 if full:
                     break
+                if recording:
+                    dst[edge] = (e & low) - 1
+                    lab[edge] = a
+                    edge += 1
             if full:
                 status = 3
                 break
             if flags[b] == FAILED:
                 status = 5
                 break
-            if ends[b] == lo and flags[b] != FINAL and deadlock < 0:
-                deadlock = i
+            if ends[b] == lo and flags[b] != FINAL:
+                if deadlock < 0:
+                    deadlock = i
+                if recording:
+                    stuck[i] = 1
+            if recording:
+                offsets[i + 1] = edge
             nlinks += 1
             i += 1
     ctl[0] = i
@@ -1010,7 +1030,10 @@ def loop_source(words: int) -> str:
     fetch the table slots of all their successors before it looks any up in BFS order: the
     lookups' cache misses overlap. What it stores, and in which order, is as one state at a time:
     a state expanded ahead counts only when its turn comes (a budget or a level's end may stop
-    the search first; a model error met ahead stops it at that state)."""
+    the search first; a model error met ahead stops it at that state). With `ctl`'s `recording`
+    set it also keeps the state graph as it goes (`arrays.EdgeArrays`, for `graph.py`): each
+    expanded state's transitions (target index, action) in firing order from `offsets[i]` on,
+    `offsets[i + 1]` their end, `stuck[i]` 1 where it is stuck (not final, no successor)."""
     if words == 1:
         fill = {"keys": "STATES", "expand": "EXPAND_SIGNATURE", "watch": "WATCH_SIGNATURE", "helpers": "",
                 "hash_of_j": "_hash(keys[j])", "state_ahead": "keys[i + b]", "watch_args": "keys[i], i",
@@ -1035,4 +1058,4 @@ class Status(IntEnum):
 
 
 CTL = ("head", "stored", "transitions", "depth", "level_end", "levels", "max_states", "max_depth",
-       "deadlock", "slice", "watching", "links", "inits", "bits", "room")                  # the slots of its `ctl` array
+       "deadlock", "slice", "watching", "links", "inits", "bits", "room", "recording")    # the slots of its `ctl` array

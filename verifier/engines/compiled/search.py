@@ -31,7 +31,7 @@ from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.engines.compact import firings_of, trace_along
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.arrays import SearchArrays, room
+from verifier.engines.compiled.arrays import EdgeArrays, SearchArrays, room
 from verifier.engines.compiled.numbagen import (
     RUNTIME,
     ModuleSource,
@@ -95,6 +95,7 @@ class CompiledSpace:
     expand: Callable | None = None         # the successor function the search ran (the module's, or `symmetry`'s)
     watched: tuple[Expr, ...] = ()         # the predicates its `watch_all` and `watched` evaluate
     firings: int = 1                       # firings of one state, at most
+    edges: EdgeArrays | None = None        # the state graph, where the search recorded it (`graph.state_graph` takes it)
 
     @property
     def reason(self) -> str:
@@ -182,7 +183,7 @@ def why_not(model: Model, watch: Sequence[Expr] = ()) -> str:
 def explore_compiled(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
                      watch: Sequence[Expr] = (), track: Sequence[int] = (),
                      tick: Callable[[int, int], Stop | None] | None = None, symmetric: bool = False,
-                     spill_bytes: int | None = None) -> CompiledSpace:
+                     spill_bytes: int | None = None, edges: bool = False) -> CompiledSpace:
     """Breadth-first search of an instantiated model (`why_not` says it fits) in compiled code.
 
     As `explicit.explore` without edges: `space.watch[k]` is the first state index where
@@ -190,7 +191,8 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     action, `space.deadlocks` the first deadlock. `tick(states, depth)` is called between slices
     and may stop the search (its `Stop`). `symmetric`: store one state per orbit of the player
     rotations where the model declares `symmetry: players` (`symmetry.py`). `spill_bytes`: the
-    states' and table's bytes past which the states are kept in a file (`arrays.py`)."""
+    states' and table's bytes past which the states are kept in a file (`arrays.py`). `edges`: record
+    the state graph as the search goes (`space.edges`, for `graph.state_graph`: no second pass)."""
     start = time.perf_counter()
     lay = layout(model)
     watch = tuple(watch)
@@ -206,7 +208,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
         raise CompileError(compile_error_words(err)) from err
     compiled_at = time.perf_counter()
     row = () if source.words == 1 else (source.words,)
-    arrays = SearchArrays(source.words, FIRST_CAPACITY, spill_bytes)
+    arrays = SearchArrays(source.words, FIRST_CAPACITY, spill_bytes, edges)
     space = CompiledSpace(lay, np.empty((0, *row), np.int64), np.zeros(1, np.uint64), np.zeros(1, np.int64), 0, [0],
                           cached=known,
                           watch=[None] * len(watch), fired=dict.fromkeys(track), module=module,
@@ -223,13 +225,13 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     if budget.max_states is not None and len(inits) > budget.max_states:
         inits = inits[:budget.max_states]
         space.complete, space.stop = False, budget.states_stop()
-    arrays.grow(loop, 0, 0, 1, len(inits))
+    arrays.grow(loop, 0, 0, 0, 1, len(inits))
     arrays.keys[:len(inits)] = as_rows(inits, source.words).astype(np.int64)
     arrays.levels[0] = 0
     loop.fill(arrays.keys, 0, len(inits), arrays.table, arrays.bits)
     max_depth = budget.max_depth if budget.max_depth is not None else 1 << 62
     ctl = np.array([0, len(inits), 0, 0, len(inits), 1, -1 if budget.max_states is None else budget.max_states,
-                    max_depth, -1, SLICE, 1 if watch else 0, 0, len(inits), 0, 0], np.int64)
+                    max_depth, -1, SLICE, 1 if watch else 0, 0, len(inits), 0, 0, 1 if edges else 0], np.int64)
     wfound = np.full(max(1, len(watch)), -1, np.int64)
     werr = np.full(max(1, len(watch)), -1, np.int64)
     track_mask = np.zeros(max(1, len(model.actions)), np.uint8)
@@ -241,6 +243,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     homes = np.empty(batch * source.firings, np.int64)
     tags = np.empty(batch * source.firings, np.int64)
     count = np.zeros(1, np.int64)
+    no_offsets, no_edges, no_stuck = np.zeros(1, np.int64), np.zeros(1, np.int32), np.zeros(1, np.uint8)
     status: Status | None = None
     if not space.complete:
         status = Status.STATES            # the initial states alone passed the cap
@@ -255,11 +258,15 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
             if stop is not None:
                 space.complete, space.stop = False, stop
                 break
-        arrays.grow(loop, int(ctl[1]), int(ctl[11]), int(ctl[5]), source.firings)
+        arrays.grow(loop, int(ctl[0]), int(ctl[1]), int(ctl[11]), int(ctl[5]), source.firings)
         ctl[13], ctl[14] = arrays.bits, room(arrays.table.shape[0])
+        g = arrays.graph
         status = Status(loop.search(expand, module.watch_all, arrays.keys, arrays.links, arrays.marks, arrays.table,
                                     arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count, homes, tags,
-                                    np.empty(batch, np.int64), np.empty(batch, np.int64)))
+                                    np.empty(batch, np.int64), np.empty(batch, np.int64),
+                                    *((no_offsets, no_edges, no_edges, no_stuck) if g is None else
+                                      (g.offsets, g.dst, g.lab, g.stuck))))
+        del g
         if progress is not None and time.perf_counter() - last_report >= 0.5:
             last_report = time.perf_counter()
             progress(ProgressInfo(int(ctl[1]), int(ctl[3]), last_report - start))
@@ -274,6 +281,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     if head < stored:
         loop.scan(module.watch_all, arrays.keys, head, stored, wfound, werr)
     space.peak_bytes, space.spilled = arrays.peak, arrays.spilled
+    space.edges = arrays.edges(head, stored)
     space.keys = arrays.finish(stored)                     # the table is let go of; the states and links stay
     space.links, space.marks, space.inits, space.nlinks = arrays.links, arrays.marks, len(inits), int(ctl[11])
     space.levels = arrays.levels[:int(ctl[5])].tolist()
