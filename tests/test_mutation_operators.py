@@ -251,3 +251,14 @@ def test_players_is_neither_mutated_nor_described_as_a_literal(tmp_path):
     assert said == ["last: effect 'left := PLAYERS + 2' -> 'left := PLAYERS + 1'",
                     "last: effect 'left := PLAYERS + 2' -> 'left := PLAYERS + 3'",
                     "last: guard 'left == 0' -> 'left == -1'", "last: guard 'left == 0' -> 'left == 1'"]
+
+
+def test_a_constant_is_described_by_its_name(tmp_path):
+    """A constant (`LIMIT: 3`) is a number the rules print: its use is changed as a literal, and the
+    description names it, `left < LIMIT` -> `left < 4`, not `left < 3` -> `left < 4`."""
+    path = tmp_path / "limit.yaml"
+    path.write_text("model: limit\nconstants:\n  LIMIT: 3\nvariables:\n  left: {type: 0..5, init: 0}\n"
+                    "actions:\n  - name: add\n    when: \"left < LIMIT\"\n    do: {left: left + 1}\n",
+                    encoding="utf-8")
+    said = {m.description for m in generate(*_as_written(str(path))) if m.operator == "literal"}
+    assert {"add: guard 'left < LIMIT' -> 'left < 4'", "add: guard 'left < LIMIT' -> 'left < 2'"} <= said

@@ -62,8 +62,8 @@ class Const(ExprBase):
     value: int
     enum: str | None = None    # the enum's name when this is an enum value
     is_bool: bool = False
-    # the name the model wrote for this number (`PLAYERS`), not a literal: `mutate` neither changes it as a
-    # literal nor describes it as one; every other reader sees the number
+    # the name the model wrote for this number (`PLAYERS`, a constant's name), for `mutate`'s descriptions
+    # (and PLAYERS is no literal to it); every other reader sees the number
     written: str = field(default="", compare=False, repr=False, kw_only=True)
 
 

@@ -5,7 +5,7 @@ Types are the strings 'bool', 'int' or 'enum:<Name>'.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from verifier.diagnostics import DiagnosticSink, Span
 from verifier.ir.expr import Const, Expr, Local, Param, Var
@@ -109,7 +109,8 @@ class Scope:
                 return None
             return Var(name, span=span), ty_of(v.type)
         if name in self.constants:
-            return self.constants[name], INT
+            value = self.constants[name]
+            return (replace(value, written=name) if isinstance(value, Const) else value), INT
         if name in self.params:
             return Param(name, span=span), INT
         if name in self.enum_values:

@@ -148,7 +148,8 @@ class Said:
 
 
 def _by_name(node: Expr) -> Expr | None:
-    """A number the model wrote as a name (`PLAYERS`), written so (a parameter's node prints its name)."""
+    """A number the model wrote as a name (`PLAYERS`, a constant), written so (a parameter's node prints
+    its name)."""
     return Param(node.written) if isinstance(node, Const) and node.written else None
 
 
@@ -274,8 +275,9 @@ def _neighbours(var: Variable, position: int) -> list[int]:
 
 
 def _is_number(node: Expr) -> TypeGuard[Const]:
-    """A number literal of the model (not an enum value, a truth value or a name such as `PLAYERS`)."""
-    return isinstance(node, Const) and node.enum is None and not node.is_bool and not node.written
+    """A number the model writes (a literal, or a constant's name: `HAND_SIZE` -> `6`), not an enum value,
+    a truth value or `PLAYERS`."""
+    return isinstance(node, Const) and node.enum is None and not node.is_bool and node.written != "PLAYERS"
 
 
 def _plus_minus(node: Const) -> tuple[Const, Const]:
