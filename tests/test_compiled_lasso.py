@@ -2,8 +2,9 @@
 python store on random models: the same verdicts, reasons, stops and lassos (each replays, its
 loop closes), with weak and strong fairness, under budgets, by either way to the components
 (`lasso.LARGE_REGION`); the state graph recorded by the compiled search and the one rebuilt in
-compiled code after it are the python store's, edge for edge, with the same lassos; a symmetric model of several words (which the compiled store does not reduce) keeps them on
-the python store and says why."""
+compiled code after it are the python store's, edge for edge, with the same lassos; a memory cut
+while the graph is recorded leaves the claim UNKNOWN with its reason; a symmetric model of several
+words (which the compiled store does not reduce) keeps them on the python store and says why."""
 from __future__ import annotations
 
 import re
@@ -134,3 +135,18 @@ def test_a_symmetric_model_of_several_words_has_its_graph_claims_decided_on_the_
     same_results(wide, claims, Budget())
     for r in ExplicitEngine(store="compiled").check(wide, claims, Budget()):
         assert (r.engine, r.evidence["store"], r.verdict) == ("explicit/compiled", "compiled", Verdict.VIOLATED)
+
+
+def test_a_memory_cut_while_the_graph_is_recorded_leaves_the_claim_unknown_with_its_reason(monkeypatch):
+    """The recorded edges count against the memory guard like the states: where it stops the search (here
+    told the memory is past its share at the first slice), the graph claim is UNKNOWN naming the option,
+    decided on the states expanded so far (no crash, no silent pass)."""
+    from verifier.engines import explicit
+    from verifier.resources import StopKind
+
+    monkeypatch.setattr(explicit, "over_soft", lambda *args, **kwargs: True)
+    (r,) = ExplicitEngine(store="compiled").check(counter(300), [Terminates(id="t", scope="game")],
+                                                  Budget(max_memory_mb=100))
+    assert (r.verdict, r.engine) == (Verdict.UNKNOWN, "explicit/compiled")
+    assert r.stop is not None and r.stop.kind is StopKind.MEMORY and "--max-memory 100" in r.stop.words
+    assert 0 < r.stats.states < 300 * 300

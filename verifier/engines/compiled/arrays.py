@@ -142,8 +142,8 @@ class _Recorder:
         self._stuck.resize(head)
         self._dst.resize(edges)
         self._lab.resize(edges)
-        self._view(stored, edges)
-        return EdgeArrays(self.offsets, self.dst, self.lab, self.stuck[:head])
+        return EdgeArrays(self._offsets.array(stored + 1), self._dst.array(edges), self._lab.array(edges),
+                          self._stuck.array(head))
 
 
 class SearchArrays:

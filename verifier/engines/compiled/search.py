@@ -252,14 +252,16 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     elif max_depth <= 0:
         status = Status.DEPTH
     last_report = start
+    tick_at = SLICE                       # the head at which `tick` is asked next (the arrays' growth between)
     while status is None or status in (Status.TICK, Status.GROW):
-        if status == Status.TICK and tick is not None:
-            stop = tick(int(ctl[1]), int(ctl[3]))
+        if status == Status.TICK:
+            tick_at = int(ctl[0]) + SLICE
+            stop = None if tick is None else tick(int(ctl[1]), int(ctl[3]))
             if stop is not None:
                 space.complete, space.stop = False, stop
                 break
         arrays.grow(loop, int(ctl[0]), int(ctl[1]), int(ctl[11]), int(ctl[5]), source.firings)
-        ctl[13], ctl[14] = arrays.bits, room(arrays.table.shape[0])
+        ctl[9], ctl[13], ctl[14] = max(1, tick_at - int(ctl[0])), arrays.bits, room(arrays.table.shape[0])
         g = arrays.graph
         status = Status(loop.search(expand, module.watch_all, arrays.keys, arrays.links, arrays.marks, arrays.table,
                                     arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count, homes, tags,
