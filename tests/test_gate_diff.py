@@ -311,3 +311,21 @@ def test_readings_added_are_named_in_words():
     assert "readings added: strict, loose; removed: the one reading of a model without variants" in summary_line(diff)
     text = render_text(diff)
     assert "readings only in NEW: strict, loose" in text and "None" not in text
+
+
+def test_a_model_that_gains_readings_is_compared_reading_by_reading(tmp_path, capsys):
+    """OLD declares no readings, NEW two: the old rules are compared with each new reading, so the
+    reading that tightens Play (gate_tight's rule) shows its broken claim and its lost states, and
+    the reading that keeps the rule shows nothing but the readings added."""
+    text = (GATE / "gate.yaml").read_text(encoding="utf-8")
+    assert '    when: "hand > 0"\n' in text
+    readings = text.replace("players: 1\n", "players: 1\nvariants:\n  same: {doc: the old rule}\n"
+                                            "  tight: {doc: play needs two cards}\n") \
+        .replace('    when: "hand > 0"\n', '    when: {same: "hand > 0", tight: "hand > 1"}\n')
+    new = tmp_path / "gate.yaml"
+    new.write_text(readings, encoding="utf-8")
+    diff = diff_versions(str(GATE / "gate.yaml"), str(new), RunOptions(properties=PROPS, engine="explicit"))
+    assert diff.variants_added == ["same", "tight"] and diff.variants_removed == [None]
+    assert [(c.variant, c.claim, c.new_verdict) for c in diff.claims_changed] == [("tight", "game-can-end", "VIOLATED")]
+    assert {b.variant: b.changed for b in diff.behaviours} == {"same": False, "tight": True}
+    assert "OLD declares no readings: its rules compared with each reading of NEW" in render_text(diff)

@@ -17,14 +17,33 @@ from verifier.runner import RunOptions, check_model
 from verifier.trace import Trace
 
 
+def reading_pairs(old: Sequence[str | None], new: Sequence[str | None]) -> list[tuple[str | None, str | None]]:
+    """The readings compared, (OLD's, NEW's): each reading both versions have, by name; where they share
+    none and one version is a model without variants (its one reading, None), that reading against each
+    of the other's (a model that gains readings: each new reading against the old rules)."""
+    common = [(v, v) for v in new if v in old]
+    if common:
+        return common
+    if list(old) == [None]:
+        return [(None, v) for v in new]
+    if list(new) == [None]:
+        return [(v, None) for v in old]
+    return []
+
+
 def compare_checks(old_runs: Sequence[ModelRun], new_runs: Sequence[ModelRun], diff: ModelDiff) -> None:
     """Fill in the claim, finding and variant differences of two checks."""
     old_by = {r.model.variant: r for r in old_runs}
     new_by = {r.model.variant: r for r in new_runs}
     diff.variants_removed = [v for v in old_by if v not in new_by]
     diff.variants_added = [v for v in new_by if v not in old_by]
-    for variant in [v for v in new_by if v in old_by]:
-        old, new = old_by[variant], new_by[variant]
+    pairs = reading_pairs(list(old_by), list(new_by))
+    if pairs and pairs[0][0] != pairs[0][1]:
+        one, other = ("OLD", "NEW") if pairs[0][0] is None else ("NEW", "OLD")
+        diff.notes.append(f"{one} declares no readings: its rules compared with each reading of {other}")
+    for old_variant, new_variant in pairs:
+        old, new = old_by[old_variant], new_by[new_variant]
+        variant = new_variant if new_variant is not None else old_variant
         old_results = {r.property.id: r for r in old.results}
         new_results = {r.property.id: r for r in new.results}
         for cid, n in new_results.items():
@@ -180,7 +199,7 @@ def compare_behaviours(old_model, new_model, options: RunOptions, limit: int = 1
         a, b = old_vars[name], new_vars[name]
         if str(a.type) != str(b.type) or a.size() != b.size():
             notes.append(f"variable {name} changed type: {a.type}{_size(a)} -> {b.type}{_size(b)}")
-    base = BehaviourDiff(new_model.variant, shared,
+    base = BehaviourDiff(new_model.variant if new_model.variant is not None else old_model.variant, shared,
                          tuple(sorted(old_vars.keys() - new_vars.keys())),
                          tuple(sorted(new_vars.keys() - old_vars.keys())), notes=tuple(sorted(notes)))
     if past_deadline():                   # the --timeout cut the checks short: no new searches
@@ -224,8 +243,8 @@ def diff_versions(old_spec: str, new_spec: str, options: RunOptions = RunOptions
             compare_settings(settings(old), settings(new), diff)
         if behaviours:
             old_models = {r.model.variant: r.model for r in old_runs}
-            for run in new_runs:
-                if run.model.variant in old_models:
-                    diff.behaviours.append(compare_behaviours(old_models[run.model.variant], run.model,
-                                                              options, limit))
+            new_models = {r.model.variant: r.model for r in new_runs}
+            for old_variant, new_variant in reading_pairs(list(old_models), list(new_models)):
+                diff.behaviours.append(compare_behaviours(old_models[old_variant], new_models[new_variant],
+                                                          options, limit))
     return diff
