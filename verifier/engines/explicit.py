@@ -32,6 +32,7 @@ from verifier.trace import Trace
 
 NAME = "explicit"
 INCOMPLETE = "exploration incomplete"     # how the reason of a claim a stopped search left open begins
+GRAPH_SHARE = 0.3        # of --max-memory: what the compiled store's state graph may take (`graph_past_memory`)
 
 
 def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
@@ -149,6 +150,27 @@ def _memory_stop(budget: Budget) -> Stop:
     return Stop(StopKind.MEMORY, owner, limit_words(budget.max_memory_mb))
 
 
+def graph_past_memory(space, budget: Budget) -> Stop | None:
+    """Where --max-memory is given and the compiled store's state graph of `space` (a complete or
+    stopped compiled search) would take more than GRAPH_SHARE of it, the stop that leaves its
+    termination and obligation claims UNKNOWN instead of building it (where the memory guard would
+    cut the whole reading short). The graph's arrays (`compiled.graph.state_graph`): its visited
+    table (4 bytes a slot, 80 % full), an offset and a stuck flag a state, a target and an action a
+    transition; counted from the search's states and transitions and the option alone, so the same
+    on every machine."""
+    if budget.max_memory_mb is None:
+        return None
+    stored, head, transitions = len(space), space.head, space.transitions
+    need = 4 * stored / 0.8 + 9 * head + 8 * transitions
+    held = budget.max_memory_mb * (1 << 20) * GRAPH_SHARE
+    if need <= held:
+        return None
+    owner = f"--max-memory {budget.max_memory_mb}"
+    return Stop(StopKind.STATES, owner,
+                f"the state graph of {stored:,} states and {transitions:,} transitions would take "
+                f"{need / (1 << 20):,.0f} MB, more than the {GRAPH_SHARE:.0%} of {owner} MB it may hold")
+
+
 def _visited_budget(budget: Budget) -> int | None:
     """Bytes the compact visited set (the compiled store's states and table) may take before it
     spills to disk: half this process's share of the memory budget (--max-memory, or the guard's
@@ -249,13 +271,14 @@ class ExplicitEngine:
             # the lassos need the whole graph in one place: with workers, this process's compiled search holds it
             graph_space = (self._client_search(concrete, budget, progress, lasso_watch) if distributed
                            else compact if store == "compiled" else None)
-        if graph_space is not None:
+        refused = None if graph_space is None else graph_past_memory(graph_space, budget)
+        if graph_space is not None and refused is None:
             from verifier.engines.compiled.graph import state_graph
             graph = state_graph(graph_space)
         reference = None
         if compact is None and self.por and not graph_claims and concrete.symmetry != "players":
             reference = self._reduced(concrete, budget, progress, watch, sorted(track))
-        elif (compact is None and (graph is None or state_claims)) or (graph_claims and graph is None):
+        elif (compact is None and (graph is None or state_claims)) or (graph_claims and graph is None and not refused):
             # the graph claims need the python store's edges
             reference = explore(concrete, budget, progress, keep_edges=bool(graph_claims), watch=watch,
                                 track=sorted(track), symmetric=True)
@@ -266,6 +289,10 @@ class ExplicitEngine:
         from verifier.engines.lasso import Shared
         shared = Shared()                  # the graph claims' regions and components, found once
         for p in properties:
+            if refused is not None and p in graph_claims:
+                out.append(replace(self._result(concrete, p, Verdict.UNKNOWN, None, reason=refused.words),
+                                   engine=f"{NAME}/compiled", stop=refused))
+                continue
             space = (graph_space if p in graph_claims else compact) if p in decided else reference
             assert space is not None, "a claim of each kind has the store that answers it"
             out.append(self._decide(concrete, p, space, slot, budget, graph, shared))
