@@ -11,10 +11,11 @@ from functools import cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.engines.bfsgen import compile_model, compile_predicate, packed_predicate, packing_of
+from verifier.engines.bfsgen import compile_model, compile_predicate, compile_search, packed_predicate, packing_of
 from verifier.engines.explicit import explore
 from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind, Var
 from verifier.ir.model import (Action, Assign, BoolType, Choice, EnumType, IntType, Model, Overflow, Variable)
+from verifier.resources import Budget
 from verifier.semantics import EvalError, evaluate, initial_states, layout, transitions
 
 COLOUR = EnumType("Colour", ("red", "green", "blue"))
@@ -267,3 +268,66 @@ def test_predicates_match_the_semantics(model, e, data):
                 raise AssertionError(f"no model error from {fn}")
             continue
         assert on_tuple(state) == want == on_int(p.pack(state))
+
+
+@st.composite
+def watches(draw):
+    """State predicates for a search to watch, many of them false wherever a slot holds another value
+    than one (the forms the search loop tests under one test of the slot, `bfsgen.only_where`),
+    some raising model errors."""
+    slot = draw(st.sampled_from([Var("e"), Var("x"), Index("a", c(1))]))
+
+    def at(value: int) -> App:
+        return App(Op.EQ, (slot, Const(value, enum="Colour" if slot == Var("e") else None)))
+
+    def fixed(t):
+        value, b, form = t
+        return [App(Op.AND, (at(value), b)), App(Op.NOT, (App(Op.IMPLIES, (at(value), b)),)),
+                App(Op.NOT, (App(Op.OR, (App(Op.NE, at(value).args), b)),)), App(Op.AND, (Var("b"), at(value), b)),
+                App(Op.AND, (b, at(value)))][form]
+    phase = st.tuples(st.integers(0, 2), bools(), st.integers(0, 4)).map(fixed)
+    return draw(st.lists(st.one_of(phase, phase, bools()), min_size=1, max_size=6))
+
+
+@settings(SETTINGS, max_examples=60)
+@given(st.one_of(phased_models(), models()), watches(), st.sampled_from([None, 2, 7, 40]))
+def test_watched_predicates_match_the_semantics(model, watched, cap):
+    """Each watched predicate's first state (BFS order) where it holds, or where evaluating it raises, among
+    every stored state: the expanded ones (the search loop, the predicates tested under one test of a slot)
+    and those stored but not expanded when a cap stops the search (`SearchCode.finish`)."""
+    lay = layout(model)
+    space = explore(model, Budget(max_states=cap), watch=watched)
+    for k, e in enumerate(watched):
+        want: tuple[int | None, bool] = (None, False)
+        for i, state in enumerate(space.states):
+            try:
+                if evaluate(lay, e, state):
+                    want = (i, False)
+                    break
+            except EvalError:
+                want = (i, True)
+                break
+        got = (space.watch_errors[k][0], True) if k in space.watch_errors else (space.watch[k], False)
+        assert got == want and space.found[k] == (None if want[1] else want[0])
+
+
+@settings(SETTINGS, max_examples=30)
+@given(phased_models(), watches())
+def test_generated_source_is_the_same_with_the_model_memo(model, watched):
+    """Each model keeps what its firings are made from (`actiongen._prepared`): the search loop and
+    `expand` generated with it filled are those generated without it, and a model with one action
+    changed (a new model, the other actions the same objects) gets the code of its own."""
+    from unittest import mock
+
+    from verifier.engines import actiongen
+
+    changed = replace(model, actions=(replace(model.actions[0], guard=App(Op.NOT, (model.actions[0].guard,))),
+                                      *model.actions[1:]))
+
+    def sources(m):
+        return compile_search(layout(m), watched).source, compile_model(layout(m)).source
+
+    with mock.patch.object(actiongen, "_prepared", lambda lay: {}):     # a fresh memo every time: none kept
+        plain = sources(model), sources(changed)
+    sources(model)
+    assert (sources(model), sources(changed)) == plain

@@ -8,15 +8,21 @@ the guard, then every effect in order (index, value, overflow policy: clamp in
 place, forbid or gap skips the firing), then the successor, handed to a `Sink`
 that says what the caller does with it (the search loop inserts it, `expand`
 lists it).
+
+What a firing's source is made from (an action specialised to its choice values, its effects
+with the guard's facts folded in) depends on the model and the action only; it is kept per model
+(`_prepared`) while the model lives, so that the passes that count slot reads, every search and
+`expand` of one model, and the compiled store's module text prepare each action once.
 """
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from verifier.engines.codegen import Interval, Writer, interval, may_raise, scaled, shifted_left, simplify
-from verifier.ir.expr import App, Const, Expr, Index, Op, Var, map_expr, substitute
+from verifier.ir.expr import App, Const, Expr, Index, Op, Var, free_locals, map_expr, substitute
 from verifier.ir.model import Action, Assign, IntType, Overflow, type_bounds
 from verifier.semantics import Layout
 
@@ -73,11 +79,41 @@ def constant_choices(action: Action) -> list[dict[str, int]] | None:
     return [dict(zip((c.name for c in action.choices), combo)) for combo in combos]
 
 
+_memos: dict[int, dict] = {}        # id(model) -> what its actions' firings are made from; dropped with the model
+
+
+def _prepared(lay: Layout) -> dict:
+    """The memo of `lay`'s model: (kind, id(action), key) -> (action, value). The action is kept in
+    the value, so that its id is not reused while the entry lives."""
+    memo = _memos.get(id(lay.model))
+    if memo is None:
+        memo = _memos[id(lay.model)] = {}
+        weakref.finalize(lay.model, _memos.pop, id(lay.model), None)
+    return memo
+
+
+def _remembered(lay: Layout, kind: str, of: object, key: tuple, make: Callable[[], object]):
+    """`make()`, kept in `lay`'s model's memo under (kind, the object `of`, key)."""
+    memo = _prepared(lay)
+    entry = memo.get((kind, id(of), key))
+    if entry is None or entry[0] is not of:
+        entry = memo[kind, id(of), key] = (of, make())
+    return entry[1]
+
+
+def specialised(action: Action, values: dict[str, int], lay: Layout) -> Action:
+    """`specialise(action, values, lay)`, made once per model and action."""
+    return _remembered(lay, "specialise", action, tuple(values.items()),
+                       lambda: specialise(action, values, lay))
+
+
 def specialise(action: Action, values: dict[str, int], lay: Layout | None = None) -> Action:
     """The action with its choices fixed: guard and effects simplified, indices made constant."""
     consts: dict[str, Expr] = {k: Const(v) for k, v in values.items()}
 
     def f(e: Expr) -> Expr:
+        if lay is not None and not _remembered(lay, "free", e, (), lambda: free_locals(e)) & consts.keys():
+            return _remembered(lay, "simplify", e, (), lambda: simplify(e, lay))   # reads no choice: one for all
         return simplify(substitute(e, consts), lay)
 
     effects = tuple(Assign(Index(e.target.name, f(e.target.index)) if isinstance(e.target, Index) else e.target,
@@ -101,7 +137,8 @@ def all_action_lines(w: Writer, actions: list[tuple[int, Action]], pad: str, sin
     lines: list[str] = []
     for n, (value, group) in enumerate(groups.items()):     # chains of CHAIN values: one matches at most
         lines.append(f"{pad}{'elif' if n % CHAIN else 'if'} {w.static(slot)} == {value}:")
-        lines += _group_lines(w, group, pad + "    ", sink, labels) or [f"{pad}    pass"]
+        if not w.counting:          # a group counts its reads in writers of its own
+            lines += _group_lines(w, group, pad + "    ", sink, labels) or [f"{pad}    pass"]
     return lines
 
 
@@ -132,7 +169,7 @@ def _dispatch(lay: Layout, actions: list[Action]) -> tuple[int | None, list[int]
         x, y = first.args
         if isinstance(x, Const):
             x, y = y, x
-        k = _static_slot(lay, x)
+        k = static_slot(lay, x)
         if not isinstance(y, Const) or k is None or slot not in (None, k):
             return None, []
         slot = k
@@ -148,7 +185,7 @@ def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels
             lines: list[str] = []
             for values in combos:
                 choice = tuple(values.items())
-                lines += _firing(w, a, specialise(action, values, w.lay), pad, sink, str(labels(a, choice)),
+                lines += _firing(w, a, specialised(action, values, w.lay), pad, sink, str(labels(a, choice)),
                                  repr(choice), {})
             return lines
     lines = []
@@ -176,7 +213,7 @@ def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels
         inner = pad
     choice_code = "(" + "".join(f"({cname!r}, {name}), " for cname, name in ranges) + ")"
     label = f"_lab({a}, {choice_code})" if ranges else str(labels(a, ()))   # without choices: numbered now
-    plain = specialise(action, {}, w.lay)
+    plain = specialised(action, {}, w.lay)
     body = _firing(w, a, plain, inner, sink, label, choice_code, env)
     return lines + body if body else []
 
@@ -214,25 +251,14 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
         return base + "    "
 
     bound = {k: v[1] for k, v in env.items()}
-    facts = guard_facts(lay, guard)
-    given = _given(lay, facts)
+    facts, effects = _remembered(lay, "effects", action, (), lambda: _given_effects(lay, action))
     writes: list[tuple[str, int | None, str | None, int, int]] = []   # (value code, slot, index local, first, ilo)
-    for effect in action.effects:
-        target = effect.target if isinstance(effect.target, Var) else \
-            Index(effect.target.name, given(effect.target.index), span=effect.target.span)
-        new = given(effect.value)
-        k = _static_slot(lay, target)
-        if new == App(Op.NE, (target, Const(0))) and k is not None and (lay.slots[k].lo, lay.slots[k].hi) == (0, 1):
-            new = target            # a flag set to its own truth keeps its value
-        eff = Assign(target, new)
+    ranges = _remembered(lay, "ranges", action, tuple(bound.items()), lambda: _effect_ranges(lay, effects, bound))
+    for eff, (viv, iiv, index_raises, value_raises) in zip(effects, ranges):
         var = lay.variables[eff.target.name]
         first, ilo, size = lay.offsets[var.name]
         lo, hi = lay.slots[first].lo, lay.slots[first].hi
-        viv = interval(lay, eff.value, bound)
-        iiv = None if isinstance(eff.target, Var) else interval(lay, eff.target.index, bound)
-        index_raises = isinstance(eff.target, Index) and (
-            may_raise(eff.target.index, bound, lay) or iiv is None or iiv[0] < ilo or iiv[1] >= ilo + size)
-        if pending and (index_raises or may_raise(eff.value, bound, lay) or len(pending) == CHAIN):
+        if pending and (index_raises or value_raises or len(pending) == CHAIN):
             pad = resolve()
         static: int | None = None
         idx: str | None = None
@@ -251,7 +277,7 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
                 lines.append(f"{pad}if not {ilo} <= {idx} < {ilo + size}: _bad_index({lay.error_name(var.name)!r}, {idx})")
         check = viv is None or viv[0] < lo or viv[1] > hi
         code = w.expr(eff.value, env)
-        if check or may_raise(eff.value, bound, lay):
+        if check or value_raises:
             temp = w.fresh("n")
             lines.append(f"{pad}{temp} = {code}")
             code = temp
@@ -276,6 +302,36 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
         lines.append(f"{pad}t = {_successor(w, writes, pad, lines, facts)}")
         lines += sink.target(pad, a, label, choice, "t")
     return lines
+
+
+def _given_effects(lay: Layout, action: Action) -> tuple[dict[int, int], tuple[Assign, ...]]:
+    """The slot values `action`'s guard fixes (`guard_facts`) and its effects with them folded in
+    (`_given`; a flag set to its own truth keeps its value)."""
+    facts = guard_facts(lay, action.guard)
+    given = _given(lay, facts)
+    effects = []
+    for effect in action.effects:
+        target = effect.target if isinstance(effect.target, Var) else \
+            Index(effect.target.name, given(effect.target.index), span=effect.target.span)
+        new = given(effect.value)
+        k = static_slot(lay, target)
+        if new == App(Op.NE, (target, Const(0))) and k is not None and (lay.slots[k].lo, lay.slots[k].hi) == (0, 1):
+            new = target
+        effects.append(Assign(target, new))
+    return facts, tuple(effects)
+
+
+def _effect_ranges(lay: Layout, effects: tuple[Assign, ...], bound: dict[str, Interval]) -> list[tuple]:
+    """Per effect, with the choices in `bound`: the value's static range, the index's, whether the
+    index may raise or leave the array, whether the value may raise."""
+    out = []
+    for eff in effects:
+        _first, ilo, size = lay.offsets[eff.target.name]
+        iiv = None if isinstance(eff.target, Var) else interval(lay, eff.target.index, bound)
+        index_raises = isinstance(eff.target, Index) and (
+            may_raise(eff.target.index, bound, lay) or iiv is None or iiv[0] < ilo or iiv[1] >= ilo + size)
+        out.append((interval(lay, eff.value, bound), iiv, index_raises, may_raise(eff.value, bound, lay)))
+    return out
 
 
 def _chain(pad: str, checks: list[tuple[str, list[str]]], otherwise: list[str]) -> list[str]:
@@ -303,11 +359,11 @@ def guard_facts(lay: Layout, guard: Expr) -> dict[int, int]:
             x, y = c.args
             if isinstance(x, Const):
                 x, y = y, x
-            slot = _static_slot(lay, x)
+            slot = static_slot(lay, x)
             if isinstance(y, Const) and slot is not None:
                 facts[slot] = y.value
             continue
-        k = _static_slot(lay, c)
+        k = static_slot(lay, c)
         if k is not None and (lay.slots[k].lo, lay.slots[k].hi) == (0, 1):
             facts[k] = value
     return facts
@@ -320,13 +376,14 @@ def _given(lay: Layout, facts: dict[int, int]) -> Callable[[Expr], Expr]:
         return lambda e: e
 
     def read(node: Expr) -> Expr | None:
-        k = _static_slot(lay, node) if isinstance(node, (Var, Index)) else None
+        k = static_slot(lay, node) if isinstance(node, (Var, Index)) else None
         return Const(facts[k]) if k is not None and k in facts else None
 
     return lambda e: simplify(map_expr(e, read), lay)
 
 
-def _static_slot(lay: Layout, e: Expr) -> int | None:
+def static_slot(lay: Layout, e: Expr) -> int | None:
+    """The slot `e` reads where it is a scalar or an element at a constant index in range, else None."""
     if isinstance(e, Var):
         return lay.offsets[e.name][0]
     if isinstance(e, Index) and isinstance(e.index, Const):

@@ -14,12 +14,13 @@ semantics' states, which the differential tests compare them with: firings
 from __future__ import annotations
 
 import weakref
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from verifier.engines.actiongen import Labels, Sink, all_action_lines
-from verifier.engines.codegen import RUNTIME, Packing, Writer, make_packing, simplify, source_file
-from verifier.ir.expr import Const, Expr
+from verifier.engines.actiongen import CHAIN, Labels, Sink, all_action_lines, static_slot
+from verifier.engines.codegen import RUNTIME, Packing, Writer, make_packing, may_raise, simplify, source_file
+from verifier.ir.expr import App, Const, Expr, Op
 from verifier.ir.model import Action, Modality, Model
 from verifier.semantics import Layout
 
@@ -75,7 +76,7 @@ def _field_value(w: Writer, k: int) -> str:
 def _two_pass(lay: Layout, body: Callable[[Writer], list[str]]) -> tuple[Writer, list[str]]:
     """Generate once to count slot reads, then again with the slots read twice or more hoisted."""
     packing = packing_of(lay)
-    probe = Writer(lay, packing)
+    probe = Writer(lay, packing, counting=True)
     body(probe)
     w = Writer(lay, packing, hoisted=frozenset(k for k, c in probe.reads.items() if c >= 2))
     return w, body(w)
@@ -91,6 +92,7 @@ def _playable(model: Model) -> list[tuple[int, Action]]:
 @dataclass(frozen=True)
 class SearchCode:
     run: Callable            # run(search) -> status: None (done), "states", "found", a tick reason, or EvalError
+    finish: Callable         # finish(search): the watches on the states stored but not expanded
     labels: Labels
     source: str
 
@@ -135,15 +137,11 @@ def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[in
 
     sink = Sink(target, blocked, gap)
 
+    watched = [simplify(e, lay) for e in watches]
+
     def body(w: Writer) -> list[str]:
         pad = " " * 12
-        lines = []
-        for k, e in enumerate(watches):
-            lines += [f"{pad}if w{k} is None:",
-                      f"{pad}    try:",
-                      f"{pad}        if {w.expr(simplify(e, lay), {})}: w{k} = i",
-                      f"{pad}    except EvalError as err:",
-                      f"{pad}        w{k} = -1; _werr[{k}] = (i, str(err))"]
+        lines = watch_lines(w, watched, pad)
         if stop_when_found and watches:
             lines += [f"{pad}if {' and '.join(f'w{k} is not None' for k in range(len(watches)))}:",
                       f"{pad}    status = 'found'; break"]
@@ -193,9 +191,86 @@ def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[in
     src += [f"    ctx.watch[{k}] = w{k}" for k in range(len(watches))]
     src += [f"    ctx.fired[{a}] = F{a}" for a in sorted(tracked)]
     src.append("    return status")
+    src += _finish_source(lay, watched)
     source = "\n".join(src) + "\n"
     ns = _exec(source, f"search {model.name}", {"_Full": Full, "_canon": canon})
-    return SearchCode(ns["run"], labels, source)
+    return SearchCode(ns["run"], ns["finish"], labels, source)
+
+
+def _finish_source(lay: Layout, watched: list[Expr]) -> list[str]:
+    """`finish(ctx)`: the watched predicates on the states the loop stored but did not expand, in
+    order, each still unseen one up to the first state where it holds or raises (as the loop does)."""
+    w, lines = _two_pass(lay, lambda w: watch_lines(w, watched, " " * 8))
+    src = ["", "def finish(ctx):", "    states = ctx.packed; _werr = ctx.watch_errors"]
+    src += [f"    w{k} = ctx.watch[{k}]" for k in range(len(watched))]
+    if watched:
+        src += ["    for i in range(ctx.head, len(states)):",
+                f"        if {' and '.join(f'w{k} is not None' for k in range(len(watched)))}: break",
+                "        s = states[i]"]
+        src += _hoist_lines(w, " " * 8) + lines
+    src += [f"    ctx.watch[{k}] = w{k}" for k in range(len(watched))]
+    return src
+
+
+def watch_lines(w: Writer, watched: Sequence[Expr], pad: str) -> list[str]:
+    """Each watched predicate `k` on state `s` (index `i`), while `w<k>` is None: `w<k> = i` where it
+    holds, -1 and the error in `_werr[k]` where it raises. The predicates that are false, without
+    raising, wherever one slot holds another value than theirs (`only_where`) are tested under one
+    test of that slot per value, where two or more share the slot."""
+    where = [only_where(w.lay, e) for e in watched]
+    common = Counter(at[0] for at in where if at is not None).most_common(1)
+    slot = common[0][0] if common and common[0][1] >= 2 else None
+    lines: list[str] = []
+    groups: dict[int, list[int]] = {}
+    for k, (e, at) in enumerate(zip(watched, where)):
+        if at is not None and at[0] == slot:
+            groups.setdefault(at[1], []).append(k)
+        else:
+            lines += _watch_block(w, k, e, pad)
+    for n, (value, ks) in enumerate(groups.items()):     # chains of CHAIN values: one matches at most
+        assert slot is not None, "a group's predicates share the slot"
+        lines.append(f"{pad}{'elif' if n % CHAIN else 'if'} {w.static(slot)} == {value}:")
+        lines += [line for k in ks for line in _watch_block(w, k, watched[k], pad + "    ")]
+    return lines
+
+
+def _watch_block(w: Writer, k: int, e: Expr, pad: str) -> list[str]:
+    return [f"{pad}if w{k} is None:",
+            f"{pad}    try:",
+            f"{pad}        if {w.expr(e, {})}: w{k} = i",
+            f"{pad}    except EvalError as err:",
+            f"{pad}        w{k} = -1; _werr[{k}] = (i, str(err))"]
+
+
+def only_where(lay: Layout, e: Expr) -> tuple[int, int] | None:
+    """(slot, value) such that `e`, as generated, is false without raising in every state where the
+    slot holds another value; None where no such slot is found. Only the operands of and/or/->
+    that are evaluated before it are looked at, and only where none of them may raise."""
+    return _where(lay, e, False)
+
+
+def _where(lay: Layout, e: Expr, negated: bool) -> tuple[int, int] | None:
+    """`only_where` (`negated` False), or (slot, value) such that `e` is true without raising in
+    every state where the slot holds another value (`negated` True)."""
+    if not isinstance(e, App):
+        return None
+    op, args = e.op, e.args
+    if op is Op.NOT:
+        return _where(lay, args[0], not negated)
+    if op is (Op.NE if negated else Op.EQ):
+        x, y = args if isinstance(args[1], Const) else (args[1], args[0])
+        k = static_slot(lay, x)
+        return (k, y.value) if k is not None and isinstance(y, Const) else None
+    if op is Op.IMPLIES and negated:            # `a -> b`: true where `a` is false, `b` not evaluated
+        return _where(lay, args[0], False)
+    if op is (Op.OR if negated else Op.AND):    # the first operand that decides, after operands that cannot raise
+        for a in args:
+            at = _where(lay, a, negated)
+            if at is not None:
+                return at
+            if may_raise(a, {}, lay):
+                return None
+    return None
 
 
 # ---------------------------------------------------------------- single states

@@ -402,14 +402,18 @@ class Writer:
 
     `mode` "packed": `s` is a packed int; "tuple": `s` is a state tuple. Slots in
     `hoisted` are read from locals ``v<k>`` (set up by the caller). `reads`
-    counts the static slot reads written, for deciding what to hoist.
+    counts the static slot reads written, for deciding what to hoist. A `counting` writer's
+    source is only counted, never run: blocks that count their reads in writers of their own
+    (`within`) may leave themselves out of it.
     """
 
-    def __init__(self, lay: Layout, packing: Packing, mode: str = "packed", hoisted: frozenset[int] = frozenset()):
+    def __init__(self, lay: Layout, packing: Packing, mode: str = "packed", hoisted: frozenset[int] = frozenset(),
+                 counting: bool = False):
         self.lay = lay
         self.p = packing
         self.mode = mode
         self.hoisted = hoisted
+        self.counting = counting
         self.reads: Counter[int] = Counter()
         self.counter = itertools.count()
         self.no_walrus = 0

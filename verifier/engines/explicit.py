@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from verifier.engines.base import ProgressFn, ProgressInfo, stop_of
-from verifier.engines.bfsgen import compile_search, packed_predicate, packing_of
+from verifier.engines.bfsgen import compile_search, packing_of
 from verifier.engines.ledger import KeptCompact, Ledger
 from verifier.engines.statespace import StateSpace
 from verifier.engines.symmetry import NAME as SYMMETRY
@@ -95,7 +95,7 @@ def explore(model: Model, budget: Budget = Budget(), progress: ProgressFn | None
             space.stop = model_error(f"model error: {status}")
         else:
             space.stop = stop_of(status, budget)
-    _finish_watches(space, exprs)
+    code.finish(space)          # the watches on the states stored but not expanded
     space.found = _found(space, watch)
     space.seconds = time.perf_counter() - start
     if progress is not None:
@@ -123,13 +123,6 @@ def _ticker(space: StateSpace, budget: Budget, progress: ProgressFn | None, star
         return None
 
     return tick
-
-
-def _finish_watches(space: StateSpace, exprs: Sequence[Expr]) -> None:
-    """Watched expressions on the states the loop stored but did not expand."""
-    for k, e in enumerate(exprs):
-        if space.watch[k] is None and space.head < len(space.packed):
-            space.watch_unexpanded(k, packed_predicate(space.lay, e))
 
 
 def _found(space: StateSpace, watch: Sequence) -> list[int | None]:
