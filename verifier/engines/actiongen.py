@@ -145,7 +145,10 @@ def all_action_lines(w: Writer, actions: list[tuple[int, Action]], pad: str, sin
 def _group_lines(w: Writer, group: list[tuple[int, Action]], pad: str, sink: Sink, labels: Labels) -> list[str]:
     """One value's actions, the slots they read twice or more (and the caller did not hoist) read
     into locals at their start: a state decodes only what its own phase reads."""
+    known = w.known | {_opening(action.guard) for _a, action in group}   # `slot == value`: true here
+
     def body(gw: Writer) -> list[str]:
+        gw.known = known
         return [line for a, action in group for line in action_lines(gw, a, action, pad, sink, labels)]
 
     probe = w.within(w.hoisted)
@@ -156,14 +159,29 @@ def _group_lines(w: Writer, group: list[tuple[int, Action]], pad: str, sink: Sin
     return [f"{pad}v{k} = {plain.static(k)}" for k in sorted(extra)] + lines if lines else []
 
 
+def _opening(guard: Expr) -> Expr:
+    """A guard's first conjunct (the guard where it is not a conjunction)."""
+    return guard.args[0] if isinstance(guard, App) and guard.op is Op.AND else guard
+
+
+def _unknown(guard: Expr, known: frozenset[Expr]) -> Expr | None:
+    """What of `guard` is still to be tested where every expression in `known` holds: its conjuncts
+    not in `known` (None where it holds; the others' order and errors are as in the guard)."""
+    if guard in known:
+        return None
+    if not (isinstance(guard, App) and guard.op is Op.AND) or not known:
+        return guard
+    rest = tuple(c for c in guard.args if c not in known)
+    return None if not rest else rest[0] if len(rest) == 1 else App(Op.AND, rest)
+
+
 def _dispatch(lay: Layout, actions: list[Action]) -> tuple[int | None, list[int]]:
     """The slot every guard's first conjunct fixes (`slot == c`), and each guard's value; (None, [])
     when there is none."""
     slot: int | None = None
     values: list[int] = []
     for action in actions:
-        guard = action.guard
-        first = guard.args[0] if isinstance(guard, App) and guard.op is Op.AND else guard
+        first = _opening(action.guard)
         if not (isinstance(first, App) and first.op is Op.EQ):
             return None, []
         x, y = first.args
@@ -233,8 +251,8 @@ def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str,
     if isinstance(guard, Const):
         if not guard.value:
             return []
-    else:
-        lines.append(f"{pad}if {w.expr(guard, env)}:")
+    elif (test := _unknown(guard, w.known)) is not None:
+        lines.append(f"{pad}if {w.expr(test, env)}:")
         pad += "    "
     base = pad
     pending: list[tuple[str, list[str]]] = []     # (failing condition, what the sink does then), unresolved

@@ -150,7 +150,9 @@ def compile_search(lay: Layout, watches: Sequence[Expr] = (), track: Sequence[in
             lines.append(f"{pad}if not {w.expr(end, {})}:")
             inner = pad + "    "
         lines.append(f"{inner}t0 = trans")
+        w.known = frozenset({App(Op.NOT, (end,))})      # the actions fire where the end does not hold
         lines += all_action_lines(w, _playable(model), inner, sink, labels)
+        w.known = frozenset()
         lines.append(f"{inner}if trans == t0: deadlocks_append(i)")
         return lines
 
@@ -304,6 +306,7 @@ def _compile_expander(lay: Layout) -> Expander:
 
     def body(w: Writer) -> list[str]:
         lines = [f"    if {w.expr(end, {})}:", "        return out"]
+        w.known = frozenset({App(Op.NOT, (end,))})      # the actions fire where the end does not hold
         return lines + all_action_lines(w, _playable(model), "    ", sink, labels)
 
     w, lines = _two_pass(lay, body)

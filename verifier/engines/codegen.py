@@ -404,7 +404,8 @@ class Writer:
     `hoisted` are read from locals ``v<k>`` (set up by the caller). `reads`
     counts the static slot reads written, for deciding what to hoist. A `counting` writer's
     source is only counted, never run: blocks that count their reads in writers of their own
-    (`within`) may leave themselves out of it.
+    (`within`) may leave themselves out of it. `known`: expressions true, and evaluated without
+    an error, wherever the code written runs (a guard's conjunct among them is not tested again).
     """
 
     def __init__(self, lay: Layout, packing: Packing, mode: str = "packed", hoisted: frozenset[int] = frozenset(),
@@ -414,6 +415,7 @@ class Writer:
         self.mode = mode
         self.hoisted = hoisted
         self.counting = counting
+        self.known: frozenset[Expr] = frozenset()
         self.reads: Counter[int] = Counter()
         self.counter = itertools.count()
         self.no_walrus = 0
@@ -422,7 +424,7 @@ class Writer:
         """A writer for a nested block whose slots in `hoisted` are read from locals; its fresh
         names go on from this one's."""
         inner = Writer(self.lay, self.p, self.mode, hoisted)
-        inner.counter = self.counter
+        inner.counter, inner.known = self.counter, self.known
         return inner
 
     def truth(self, e: Expr, code: str) -> str:
