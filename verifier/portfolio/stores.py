@@ -68,8 +68,13 @@ COMPILED_STATES = 16_000_000    # the compiled store's cap
 PRODUCT_FACTOR = 3              # a monitor product of a search of N states: the compiled store's cap at least N times
 PRODUCT_STATES = 48_000_000     # this (the monitors only observe, so its states are N times the monitors' states
 #                                 reached together, at most; Aeon's End's 41 monitors: 2.2 times), up to this many
-MEMORY_SHARE = 0.4              # with --max-memory: the share of it one compiled search's states may take (the rest:
-#                                 its state graph for lassos, a reading beside it, the analyses' child, Z3, the parent)
+MEMORY_SHARE = 0.08             # with --max-memory: the share of it one compiled search's states may take. A reading
+#                                 whose search completes holds about 100 bytes a one-word state in all (the search's
+#                                 16, the state graph's 22 and 8 a transition, the states pickled for the parent, the
+#                                 analyses' own search beside it) and two readings may run at once: WTactics 7/7/13's
+#                                 literal reading with 0.4 under --max-memory 5000 (131 M states held; its 128.6 M
+#                                 searched) took 243 s of CPU and 4.9 GB where stopping at 16 M took 119 s and 1.7 GB,
+#                                 and the analyses' child ran out of memory sending its states
 STATE_BYTES = 16.0              # the compiled store's bytes a state of one word at its peak (engines/compiled/arrays.py)
 WORD_BYTES = 8.5                # and a further word's
 MAX_COMPILED_STATES = 3_400_000_000   # the most one visited table indexes (2^32 slots, 80 % full)
