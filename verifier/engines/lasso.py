@@ -30,7 +30,8 @@ are removed and the SCCs of what is left are searched in turn.
 Two searches give the same answers (tested against each other): on small graphs,
 dicts of lists (the cyclic core of R peeled in Python, `_cyclic_core`, its SCCs by
 networkx); from LARGE_REGION states or transitions on, numpy arrays and compiled
-code (`compiled/cycles.py`: Tarjan's SCCs, the witnesses, the shortest paths).
+code (`compiled/cycles.py`: the SCCs by Pearce's variant of Tarjan's algorithm, the
+witnesses, the shortest paths).
 The claims decided on one graph share what they have in common (`Shared`): a
 region's states are found once per predicate, its SCCs with a cycle (the walk over
 the whole region, most of a claim's time where R has no cycle) once per predicate
@@ -213,7 +214,7 @@ def _fair_lasso(space, region: list[int], cut: set[int], fair_actions: list[set[
 def _fair_lasso_in_arrays(space, graph, parts: list[Any], fair_actions: list[set[int]],
                           strong_actions: list[set[int]]) -> Trace | None:
     """`_fair_lasso` on the graph's arrays (`compiled/cycles.py`): `parts` its components with a cycle
-    inside the region (`ArrayGraph.components`: compiled Tarjan), each searched as `_fair_lasso`
+    inside the region (`ArrayGraph.components`: compiled, Pearce's Tarjan), each searched as `_fair_lasso`
     searches it, in the same order."""
     import heapq
 

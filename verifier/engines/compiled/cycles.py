@@ -30,95 +30,105 @@ OFFSETS = types.int64[::1]
 BYTES = types.uint8[::1]
 
 
-@njit(types.int64(OFFSETS, IDX, IDX, BYTES, BYTES, IDX, IDX, IDX, IDX, IDX, OFFSETS, IDX, IDX), **OPTIONS)
-def cyclic_components(offsets, dst, lab, inside, kept, states, comp, index, low, stack, cursor, members, starts):
+@njit(types.int64(OFFSETS, IDX, IDX, BYTES, BYTES, IDX, IDX, IDX, IDX, OFFSETS, IDX, IDX), **OPTIONS)
+def cyclic_components(offsets, dst, lab, inside, kept, states, rindex, path, flags, cursor, members, starts):
     """The strongly connected components with a cycle (more than one state, or a kept self-loop)
     of the kept transitions inside `inside`, whose states are `states` (ascending), numbered in
     order of their first state: their states ascending in `members`, component k from starts[k]
-    to starts[k + 1]. Returns their number. Tarjan's algorithm without recursion (its walk kept
-    in `members` while it runs); `comp`, `index`, `low`, `stack` and `cursor` (a state's next
-    transition) are work arrays of a slot per state of the graph, only those of `states` used."""
+    to starts[k + 1]. Returns their number. Pearce's one-array variant of Tarjan's algorithm,
+    without recursion: `rindex` (a slot per state of the graph, only those of `states` used) holds
+    a state's visit number, then its lowest reachable one while its component is open, then the
+    component's number counted down from DONE - 1 (DONE: a component without a cycle), so one
+    read tells what an edge's target is. The walk's frames are `path` (its states), `cursor`
+    (each one's next transition) and `flags` (1: still a root, 2: a self-loop); `members` holds the
+    finished states whose component is open while it runs."""
+    done = 2147483647
     for v in states:
-        index[v] = -1
-        comp[v] = -1
-    counter = 0
-    top = 0          # of `stack`: the states visited whose component is still open
-    ncomp = 0
+        rindex[v] = 0
+    counter = 1
+    c = done - 1
+    top = 0
     for root in states:
-        if index[root] >= 0:
+        if rindex[root] != 0:
             continue
-        index[root] = low[root] = counter
+        rindex[root] = counter
         counter += 1
-        stack[top] = root
-        top += 1
-        members[0] = root
-        cursor[root] = offsets[root]
+        path[0] = root
+        cursor[0] = offsets[root]
+        flags[0] = 1
         depth = 1
         while depth > 0:
-            v = members[depth - 1]
-            e = cursor[v]
+            d = depth - 1
+            v = path[d]
+            rv = rindex[v]
+            e = cursor[d]
             end = offsets[v + 1]
             descended = False
             while e < end:
-                w = dst[e]
-                if inside[w] and kept[lab[e]]:
-                    if index[w] < 0:
-                        cursor[v] = e + 1
-                        index[w] = low[w] = counter
-                        counter += 1
-                        stack[top] = w
-                        top += 1
-                        members[depth] = w
-                        cursor[w] = offsets[w]
-                        depth += 1
-                        descended = True
-                        break
-                    if comp[w] < 0 and index[w] < low[v]:      # on the stack
-                        low[v] = index[w]
+                if kept[lab[e]]:
+                    w = dst[e]
+                    if inside[w]:
+                        rw = rindex[w]
+                        if rw == 0:
+                            cursor[d] = e + 1
+                            rindex[v] = rv
+                            rindex[w] = counter
+                            counter += 1
+                            path[depth] = w
+                            cursor[depth] = offsets[w]
+                            flags[depth] = 1
+                            depth += 1
+                            descended = True
+                            break
+                        if rw < rv:
+                            rv = rw
+                            flags[d] &= 2
+                        elif w == v:
+                            flags[d] |= 2
                 e += 1
             if descended:
                 continue
-            if low[v] == index[v]:
-                while True:
+            if flags[d] & 1:               # v's component closes: v and the finished states above it
+                size = 1
+                while top > 0 and rindex[members[top - 1]] >= rv:
                     top -= 1
-                    w = stack[top]
-                    comp[w] = ncomp
-                    if w == v:
-                        break
-                ncomp += 1
+                    rindex[members[top]] = c
+                    size += 1
+                if size > 1 or flags[d] & 2:
+                    rindex[v] = c
+                    c -= 1
+                else:
+                    rindex[v] = done
+            else:
+                rindex[v] = rv
+                members[top] = v
+                top += 1
             depth -= 1
-            if depth > 0:
-                u = members[depth - 1]
-                if low[v] < low[u]:
-                    low[u] = low[v]
-    # per component (numbered below len(states)): `low` its size, `stack` 1 where it has a self-loop
-    for c in range(ncomp):
-        low[c] = 0
-        stack[c] = 0
+            if depth > 0 and rindex[v] < rindex[path[depth - 1]]:
+                rindex[path[depth - 1]] = rindex[v]
+                flags[depth - 1] &= 2
+    # the components with a cycle renumbered in order of their first state (`flags`: old number -> new)
+    k = done - 1 - c
+    for j in range(k):
+        flags[j] = -1
+    order = 0
     for v in states:
-        low[comp[v]] += 1
-        for e in range(offsets[v], offsets[v + 1]):
-            if dst[e] == v and kept[lab[e]]:
-                stack[comp[v]] = 1
-    # `index`: a component's number in order of its first state, -1 without a cycle
-    for c in range(ncomp):
-        index[c] = -1
-    k = 0
-    for v in states:
-        c = comp[v]
-        if index[c] < 0 and (low[c] > 1 or stack[c] == 1):
-            index[c] = k
-            k += 1
+        r = rindex[v]
+        if r != done and flags[done - 1 - r] < 0:
+            flags[done - 1 - r] = order
+            order += 1
     for j in range(k + 1):
         starts[j] = 0
     for v in states:
-        if index[comp[v]] >= 0:
-            starts[index[comp[v]] + 1] += 1
+        r = rindex[v]
+        if r != done:
+            starts[flags[done - 1 - r] + 1] += 1
     for j in range(k):
         starts[j + 1] += starts[j]
     for v in states:
-        j = index[comp[v]]
-        if j >= 0:
+        r = rindex[v]
+        if r != done:
+            j = flags[done - 1 - r]
             members[starts[j]] = v
             starts[j] += 1
     for j in range(k, 0, -1):
@@ -239,11 +249,11 @@ class ArrayGraph:
     def components(self, states: np.ndarray, inside: np.ndarray) -> list[np.ndarray]:
         """The components with a cycle of the kept transitions inside `inside`, whose states are
         `states` (ascending), in order of their first state, each its states ascending."""
-        n, m = len(self), len(states)
-        work = [np.empty(n, np.int32) for _ in range(4)]
-        members, starts = np.empty(max(m, 1), np.int32), np.empty(m + 1, np.int32)
-        k = kernels().cyclic_components(self.offsets, self.dst, self.lab, inside, self.kept, _int32(states), *work,
-                                        np.empty(n, np.int64), members, starts)
+        n, m = len(self), max(len(states), 1)
+        members, starts = np.empty(m, np.int32), np.empty(len(states) + 1, np.int32)
+        k = kernels().cyclic_components(self.offsets, self.dst, self.lab, inside, self.kept, _int32(states),
+                                        np.empty(n, np.int32), np.empty(m, np.int32), np.empty(m, np.int32),
+                                        np.empty(m, np.int64), members, starts)
         return [members[starts[j]:starts[j + 1]] for j in range(k)]
 
     def first_transition(self, inside: np.ndarray, wanted: np.ndarray, states: np.ndarray) -> int:
