@@ -131,7 +131,7 @@ def test_the_runner_loads_ahead_only_where_expected_and_before_the_readings(file
 
 
 SCRIPT = """\
-import json, sys
+import json, os, sys
 from verifier import runner
 from verifier.engines.base import SearchOptions
 from verifier.engines.compiled import ahead
@@ -141,14 +141,21 @@ def run():
     runs = runner.check_model({model!r}, runner.RunOptions(properties={props!r}, search=SearchOptions(store="compiled")))
     return json.dumps(runs_json(runs), sort_keys=True, default=str)
 
+def threads():  # this process's threads, native ones included (None where /proc cannot tell)
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
 load = ahead.load_ahead
 ahead.load_ahead = lambda words, graphs: False
 without = run()
 numba_without = "numba" in sys.modules
 ahead.load_ahead = load
+before = threads()
 with_ = run()
 print(json.dumps({{"without": without, "with": with_, "numba_without": numba_without,
-                  "numba_with": "numba" in sys.modules}}))
+                  "numba_with": "numba" in sys.modules, "threads": [before, threads()]}}))
 """
 
 
@@ -165,7 +172,9 @@ def _no_seconds(text: str):
 def test_a_reading_forked_after_the_load_finds_what_it_finds_without_it(files):
     """In a fresh process: the readings checked in the compiled store with nothing loaded ahead (the
     parent never imports Numba, each forked reading loads it itself), then with the code loaded in
-    the parent first: the same verdicts, engines, traces, findings and statistics."""
+    the parent first: the same verdicts, engines, traces, findings and statistics; and the load
+    left no thread running in the parent (a thread holding a lock at a fork would leave it held
+    in the child)."""
     path, props = files
     Path(props).write_text(CLAIMS + GRAPH_CLAIM + "  - {id: y-never-two, says: \"y stays below two\", "
                                                    "invariant: \"y < 2\", expected: VIOLATED, why: \"up counts\"}\n")
@@ -173,6 +182,7 @@ def test_a_reading_forked_after_the_load_finds_what_it_finds_without_it(files):
                          cwd=ROOT, capture_output=True, text=True, check=True)
     seen = json.loads(out.stdout)
     assert not seen["numba_without"] and seen["numba_with"]
+    assert seen["threads"][0] == seen["threads"][1], "loading Numba's code ahead started no thread to fork beside"
     without, with_ = _no_seconds(seen["without"]), _no_seconds(seen["with"])
     assert without == with_
     results = with_["results"]
