@@ -195,12 +195,15 @@ def test_a_batch_that_repeats_states_stores_each_once(keys, picks, links):
 @given(st.lists(st.integers(0, (1 << 63) - 1), max_size=300), st.randoms(use_true_random=False))
 def test_the_receivers_radix_pass_keeps_every_state(values, rnd):
     succ = np.asarray(values + rnd.sample(values, len(values) // 2), np.uint64)
-    pick = _nearly_one_of_each(succ)
+    refs = np.asarray([rnd.randrange(1, 1 << 63) for _ in range(succ.shape[0])], np.uint64)
+    pick, least = _nearly_one_of_each(succ, refs)
     assert set(succ[pick].tolist()) == set(values)
     assert np.unique(pick).shape[0] == pick.shape[0]
+    smallest = {int(x): int(refs[succ == x].min()) for x in set(values)}
     distinct = np.unique(succ)
     if np.unique(mix(distinct) >> np.uint64(32)).shape[0] == distinct.shape[0]:     # no two share the bits sorted on
         assert pick.shape[0] == distinct.shape[0]
+        assert [smallest[int(x)] for x in succ[pick]] == least.tolist()      # each state's smallest parent
 
 
 def test_the_local_cluster_is_closed_to_others():

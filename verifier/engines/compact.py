@@ -99,14 +99,14 @@ class Expansion:
         return Firings(lanes, pos, self.block_labels[pos], succ, final)
 
     def first_firings(self, S: np.ndarray, f: Firings, track: Iterable[int]) -> dict[int, tuple[int, tuple, int]]:
-        """The first firing in the chunk `S` (expanded into `f`) of each action of `track`, in the
-        order of `f`: (state, (action, choice), successor)."""
+        """A firing in the chunk `S` (expanded into `f`) of each action of `track`: the one
+        with the smallest state, then the smallest successor: (state, (action, choice), successor)."""
         actions = np.asarray([a for a, _choice in self.labels.items], np.int64)[f.labels]
         out = {}
         for a in track:
             hits = np.flatnonzero(actions == a)
             if hits.size:
-                j = int(hits[0])
+                j = int(hits[np.lexsort((f.succ[hits], S[f.lanes[hits]]))[0]])
                 out[a] = (int(S[f.lanes[j]]), self.labels.items[int(f.labels[j])], int(f.succ[j]))
         return out
 

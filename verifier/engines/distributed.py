@@ -18,8 +18,18 @@ worker holds, beyond its table, its current and next level and a few batches,
 not a level's worth of successors. The client only starts each level
 and adds up the reports; no state passes through it. The search visits exactly
 the states of the single-process search, so counts and verdicts are the same; a
-trace is a shortest one (a witness in the shallowest level where one exists),
-though not necessarily the one the single-process search names first.
+trace is a shortest one (a witness in the shallowest level where one exists).
+
+Traces do not depend on the order the batches arrive in, nor on the number of
+partitions: a state's parent is its predecessor with the smallest packed state in
+the level before (each chunk's and each received slice's repeats keep their smallest
+parent, and the visited table, stamped with each slot's level, keeps the smallest
+offered during the level: `VisitedTable.offer`), and each witness is the smallest
+packed state of its level that is one (a watched predicate holding or raising, a
+deadlock, a model error: a chunk with one is expanded on past it; a tracked action's
+firing: the smallest state firing it, then the smallest successor), the client
+taking the smallest of the partitions' reports. Not always the single-process
+search's trace, which follows its order of discovery.
 
 For a model that declares `symmetry: players` each partition stores canonical forms only (the
 smallest packed state among the player rotations, the python store's: `symmetry.array_canonicalizer`
@@ -104,19 +114,20 @@ def _digit(h: np.ndarray, k: int) -> np.ndarray:
     return h.view(np.uint16)[(k if sys.byteorder == "little" else 3 - k)::4]
 
 
-def _one_of_each(succ: np.ndarray) -> np.ndarray:
-    """The index of one occurrence of each distinct value."""
+def _one_of_each(succ: np.ndarray, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The index of one occurrence of each distinct value, and the smallest of its `refs`."""
     order = np.argsort(succ)
     s = succ[order]
     first = np.ones(s.shape[0], bool)
     first[1:] = s[1:] != s[:-1]
-    return order[first]
+    return _least(order, first, refs)
 
 
-def _nearly_one_of_each(succ: np.ndarray) -> np.ndarray:
+def _nearly_one_of_each(succ: np.ndarray, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the values in the order of their hash's top 32 bits (two radix passes), skipping
     a value equal to the one before: every distinct value is kept, nearly every repeat dropped
-    (one is kept only where another value with the same 32 hash bits comes between)."""
+    (one is kept only where another value with the same 32 hash bits comes between); with the
+    smallest of the `refs` of each run of equal values."""
     h = mix(succ)
     order = np.argsort(_digit(h, 2), kind="stable")
     order = order[np.argsort(_digit(h, 3)[order], kind="stable")]
@@ -124,7 +135,32 @@ def _nearly_one_of_each(succ: np.ndarray) -> np.ndarray:
     first = np.empty(s.shape[0], bool)
     first[:1] = True
     np.not_equal(s[1:], s[:-1], out=first[1:])
-    return order[first]
+    return _least(order, first, refs)
+
+
+def _least_hit(w: Watch, S: np.ndarray) -> tuple[int, str | None] | None:
+    """The smallest state of the chunk where the watched predicate holds or raises (with the
+    error's words), None where nowhere."""
+    if w.first(S)[0] is None:
+        return None
+    S = np.sort(S)
+    lane, message = w.first(S)
+    return int(S[lane]), message
+
+
+def _keep_least(found: dict, k: int, witness: tuple | None) -> None:
+    """Keep the witness of `k` with the smaller state (its first element)."""
+    if witness is not None and (k not in found or witness[0] < found[k][0]):
+        found[k] = witness
+
+
+def _least(order: np.ndarray, first: np.ndarray, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first index of each run of equal values (`order`, `first` marking where a run starts),
+    and the smallest ref of the run: a state's parent does not depend on the order of its offers."""
+    starts = np.flatnonzero(first)
+    if not starts.size:
+        return starts, refs[:0]
+    return order[starts], np.minimum.reduceat(refs[order], starts)
 
 
 def _cpu_seconds() -> float:
@@ -162,7 +198,7 @@ class Partition:
                 self.canon = array_canonicalizer(self.lay, packing_of(self.lay))
         self.watches = [Watch(self.lay, e) for e in watch]
         self.track = set(track)
-        self.table = VisitedTable(links="key", budget_bytes=visited_budget)
+        self.table = VisitedTable(links="key", budget_bytes=visited_budget, stamped=True)
         self.lock = threading.Lock()                              # the table and `fresh`
         self.inserter = ThreadPoolExecutor(1, thread_name_prefix="partition-insert")
         self.level: deque[np.ndarray] = deque()                   # the level being expanded (or next)
@@ -188,6 +224,7 @@ class Partition:
         """Make the new states received during this level the next level; their number."""
         with self.lock:
             fresh, self.fresh = self.fresh, []
+            self.table.next_level()
         self.level = deque(fresh)
         return sum(piece.shape[0] for piece in fresh)
 
@@ -199,10 +236,10 @@ class Partition:
             self.freed += succ.nbytes + refs.nbytes
             for first in range(0, succ.shape[0], INSERT):
                 some = succ[first:first + INSERT]
-                pick = _nearly_one_of_each(some)
+                pick, least = _nearly_one_of_each(some, refs[first:first + INSERT])
                 new = np.zeros(some.shape[0], bool)
                 with self.lock:
-                    new[pick[self._insert(some[pick], refs[first:first + INSERT][pick])]] = True
+                    new[pick[self._insert(some[pick], least)]] = True
                     self.fresh.append(some[new])
                 kept += int(new.sum())
         self.heavy = self.heavy or self.over_memory()
@@ -212,55 +249,63 @@ class Partition:
         return kept
 
     def _insert(self, succ: np.ndarray, refs: np.ndarray) -> np.ndarray:
-        """Insert received successors (they may repeat a state) into the visited table; the mask
-        of the new ones."""
+        """Insert received successors (they may repeat a state) into the visited table, a state new
+        in this level keeping the smallest parent offered (`VisitedTable.offer`); the mask of the
+        new ones."""
         self.table.reserve(succ.shape[0])
         if self.table.runs:
             fresh = np.ones(succ.shape[0], bool)
             order = np.argsort(succ)
             fresh[order] = ~self.table.in_runs(succ[order])
             new = np.zeros(succ.shape[0], bool)
-            new[fresh] = self.table.insert(succ[fresh], refs[fresh], distinct=False)
+            new[fresh] = self.table.offer(succ[fresh], refs[fresh])
         else:
-            new = self.table.insert(succ, refs, distinct=False)
+            new = self.table.offer(succ, refs)
         return new
 
-    def expand(self) -> dict:
+    def expand(self, found: Sequence[int] = (), fired: Sequence[int] = (), deadlock: bool = True) -> dict:
         """Expand this partition's share of the current level, send each other partition its
-        successors directly (worker to worker) and wait until they have them; returns the report."""
+        successors directly (worker to worker) and wait until they have them; returns the report.
+        The report names, of each watched predicate but those `found` already, of each tracked
+        action but those `fired` already, of deadlock (while `deadlock`) and of model errors, the
+        witness with the smallest packed state of the level (a firing: then the smallest
+        successor), whatever order the level's states arrived in; a model error's chunk is
+        expanded on past it, so that the level's smallest one is named."""
         self.freed += sum(piece.nbytes for piece in self.level)
         report: dict = {"transitions": 0, "watch": {}, "deadlock": None, "fired": {}, "error": None, "memory": None}
+        watches = [(k, w) for k, w in enumerate(self.watches) if k not in set(found)]
+        wanted = sorted(self.track.difference(fired))
         out = [_Outbox() for _ in range(self.parts)]     # per owner: successors, parents not yet sent
         in_flight: list = [None] * self.parts            # per owner: the batch sent and not yet taken
         for S in level_chunks(self.level):
-            for k, w in enumerate(self.watches):
-                if k not in report["watch"]:
-                    lane, message = w.first(S)
-                    if lane is not None:
-                        report["watch"][k] = (int(S[lane]), message)
-            f = self.expansion(S)
-            live = S.shape[0] if f.error is None else f.error[0]
-            report["transitions"] += int(f.lanes.shape[0])
-            if report["deadlock"] is None:
-                moved = np.bincount(f.lanes, minlength=S.shape[0])[:live] > 0
-                stuck = np.flatnonzero(~moved & ~f.final[:live])
-                if stuck.size:
-                    report["deadlock"] = int(S[stuck[0]])
-            wanted = self.track.difference(report["fired"])
-            if wanted:
-                report["fired"].update(self.expansion.first_firings(S, f, sorted(wanted)))
-            stored = f.succ if self.canon is None else self.canon(f.succ)
-            pick = _one_of_each(stored)
-            succ, refs = stored[pick], S[f.lanes[pick]] + np.uint64(1)
-            dest = owner(succ, self.parts)
-            for p, box in enumerate(out):
-                mine = dest == p
-                box.add(succ[mine], refs[mine])
-                if box.size >= INSERT:
-                    in_flight[p] = self._send(p, box.take(), in_flight[p])
-            if f.error is not None:
-                report["error"] = (int(S[f.error[0]]), f.error[1])
-                break
+            while S.shape[0]:
+                for k, w in watches:
+                    _keep_least(report["watch"], k, _least_hit(w, S))
+                f = self.expansion(S)
+                live = S.shape[0] if f.error is None else f.error[0]
+                report["transitions"] += int(f.lanes.shape[0])
+                if deadlock:
+                    moved = np.bincount(f.lanes, minlength=S.shape[0])[:live] > 0
+                    stuck = S[:live][~moved & ~f.final[:live]]
+                    if stuck.size and (report["deadlock"] is None or int(stuck.min()) < report["deadlock"]):
+                        report["deadlock"] = int(stuck.min())
+                for a, firing in self.expansion.first_firings(S, f, wanted).items() if wanted else ():
+                    _keep_least(report["fired"], a, firing)
+                stored = f.succ if self.canon is None else self.canon(f.succ)
+                pick, refs = _one_of_each(stored, S[f.lanes] + np.uint64(1))
+                succ = stored[pick]
+                dest = owner(succ, self.parts)
+                for p, box in enumerate(out):
+                    mine = dest == p
+                    box.add(succ[mine], refs[mine])
+                    if box.size >= INSERT:
+                        in_flight[p] = self._send(p, box.take(), in_flight[p])
+                if f.error is None:
+                    break
+                error = (int(S[f.error[0]]), f.error[1])
+                if report["error"] is None or error < report["error"]:
+                    report["error"] = error
+                S = S[f.error[0] + 1:]
             if self.heavy or self.over_memory():
                 report["memory"] = resident_bytes()
                 break
@@ -604,9 +649,10 @@ def search_partitions(model: Model, actors: list, budget: Budget, progress: Prog
             space.complete, space.stop = False, status
             break
         space.levels += 1
-        reports = _results([a.expand() for a in actors], lost)
-        for r in reports:
-            _merge(space, r)
+        found = [k for k, key in enumerate(space.watch) if key is not None or k in space.watch_errors]
+        fired = [a for a, firing in space.fired.items() if firing is not None]
+        reports = _results([a.expand(found, fired, not space.deadlocks) for a in actors], lost)
+        _merge(space, reports)
         if space.error is not None:
             space.complete, space.stop = False, model_error(f"model error: {space.error[1]}")
             break
@@ -632,38 +678,47 @@ def search_partitions(model: Model, actors: list, budget: Budget, progress: Prog
     return space
 
 
-def _merge(space: CompactSpace, r: dict) -> None:
-    space.transitions += r["transitions"]
-    for k, (key, message) in r["watch"].items():
+def _merge(space: CompactSpace, reports: list[dict]) -> None:
+    """Add a level's reports to what the search found: of each witness kind, the one with the
+    smallest state among the partitions' (each names its smallest), where none was found before."""
+    space.transitions += sum(r["transitions"] for r in reports)
+    for k in range(len(space.watch)):
         if space.watch[k] is None and k not in space.watch_errors:
-            if message is None:
-                space.watch[k] = key
-            else:
-                space.watch_errors[k] = (key, message)
-    if r["deadlock"] is not None and not space.deadlocks:
-        space.deadlocks.append(r["deadlock"])
-    for a, (key, firing, target) in r["fired"].items():
-        if space.fired.get(a) is None:
+            hits = [r["watch"][k] for r in reports if k in r["watch"]]
+            if hits:
+                key, message = min(hits)
+                if message is None:
+                    space.watch[k] = key
+                else:
+                    space.watch_errors[k] = (key, message)
+    stuck = [r["deadlock"] for r in reports if r["deadlock"] is not None]
+    if stuck and not space.deadlocks:
+        space.deadlocks.append(min(stuck))
+    for a in space.fired:
+        firings = [r["fired"][a] for r in reports if a in r["fired"]]
+        if space.fired.get(a) is None and firings:
+            key, firing, target = min(firings, key=lambda hit: (hit[0], hit[2]))
             space.fired[a] = (key, space.labels(*firing), target)
-    if r["error"] is not None and space.error is None:
-        space.error = r["error"]
+    errors = [r["error"] for r in reports if r["error"] is not None]
+    if errors and space.error is None:
+        space.error = min(errors)
 
 
 def _watch_pending(space: CompactSpace, actors: list, lay, watch: Sequence[Expr]) -> None:
-    """Watched predicates on the states stored but not expanded when the search stopped."""
+    """Watched predicates on the states stored but not expanded when the search stopped (the
+    smallest such state, as in a level)."""
     pending = [a.pending().result() for a in actors]
     for k, e in enumerate(watch):
         if space.watch[k] is not None or k in space.watch_errors:
             continue
         w = Watch(lay, e)
-        for S in pending:
-            lane, message = w.first(S)
-            if lane is not None:
-                if message is None:
-                    space.watch[k] = int(S[lane])
-                else:
-                    space.watch_errors[k] = (int(S[lane]), message)
-                break
+        hits = [hit for S in pending if (hit := _least_hit(w, S)) is not None]
+        if hits:
+            key, message = min(hits)
+            if message is None:
+                space.watch[k] = key
+            else:
+                space.watch_errors[k] = (key, message)
 
 
 def _fetch_chains(space: CompactSpace, actors: list, parts: int) -> None:

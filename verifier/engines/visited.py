@@ -16,7 +16,11 @@ hashes the whole row. The parent link is, for an initial state NONE, else:
   link names no place in the table, so a growth moves keys without rewriting
   links.
 - "key" links (uint64): ``parent key + 1``, for the distributed search (the
-  parents are in other partitions).
+  parents are in other partitions). A `stamped` table (the distributed search's)
+  also marks each slot with the BFS level it was inserted in (`stamps`, one byte,
+  STAMPS levels before they are all cleared and counted again): `offer` keeps, for a
+  state inserted in the current level, the smallest parent link offered during it,
+  so a state's parent does not depend on the order its offers arrived in.
 
 A key lives in the first bucket along its probe sequence (home bucket, then the
 next ones) that had room when it was inserted, so a lookup stops at the first
@@ -58,6 +62,7 @@ REHASH_SLOTS = 1 << 18      # old slots moved at a time when the table grows
 MIX = np.uint64(0x9E3779B97F4A7C15)
 UNMIX = np.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
 NONE = 0
+STAMPS = 255                # a stamped table's levels counted before every stamp is cleared (0: none)
 
 Reaches = Callable[[int, int], bool]     # reaches(source, target): source has a firing to target
 
@@ -104,11 +109,15 @@ class VisitedTable:
     """A set of packed states with one parent link each (see the module docstring)."""
 
     def __init__(self, capacity: int = 1 << 14, links: str = "hash", budget_bytes: int | None = None,
-                 words: int = 1):
+                 words: int = 1, stamped: bool = False):
         if links not in ("hash", "key") or (links == "key" and words > 1):
             raise ValueError(f"links must be 'hash' or ('key' for one word), not {links!r}")
+        if stamped and links != "key":
+            raise ValueError("only a table with key links is stamped")
         self.links = links
         self.words = words
+        self.stamped = stamped
+        self.stamp = 1                 # the current level's stamp (`next_level`)
         self.budget = budget_bytes
         self.count = 0                 # states in the table
         self.spilled = 0               # states in disk runs
@@ -121,13 +130,14 @@ class VisitedTable:
     # ---- storage
     @property
     def slot_bytes(self) -> int:
-        return 8 * self.words + (4 if self.links == "hash" else 8)
+        return 8 * self.words + (4 if self.links == "hash" else 8) + self.stamped
 
     def _alloc(self, capacity: int) -> None:
         self.buckets = -(-capacity // BUCKET)
         self.keys = np.zeros((self.buckets, BUCKET), np.uint64)
         self.refs = np.zeros((self.buckets, BUCKET), np.uint32 if self.links == "hash" else np.uint64)
         self.high = np.zeros((self.buckets, BUCKET, self.words - 1), np.uint64)
+        self.stamps = np.zeros((self.buckets if self.stamped else 0, BUCKET), np.uint8)
 
     @property
     def capacity(self) -> int:
@@ -135,7 +145,7 @@ class VisitedTable:
 
     @property
     def nbytes(self) -> int:
-        return self.keys.nbytes + self.refs.nbytes + self.high.nbytes
+        return self.keys.nbytes + self.refs.nbytes + self.high.nbytes + self.stamps.nbytes
 
     def __len__(self) -> int:
         return self.count + self.spilled
@@ -286,7 +296,7 @@ class VisitedTable:
         capacity = max(int(self.capacity * GROWTH), int((self.count + extra) / MAX_LOAD * GROWTH) + BUCKET)
         if self.budget is not None and capacity * self.slot_bytes > self.budget and self.count:
             self.spill()
-            if extra <= MAX_LOAD * self.capacity:
+            if self.count + extra <= MAX_LOAD * self.capacity:
                 return
         self._rehash(capacity)
 
@@ -298,8 +308,30 @@ class VisitedTable:
         self.count += int(new.sum())
         return new
 
-    def _place(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True) -> np.ndarray:
-        """The mask of the keys placed now (the others were in the table already)."""
+    def offer(self, keys: np.ndarray, refs: np.ndarray) -> np.ndarray:
+        """`insert` (keys may repeat) into a stamped table, the new keys stamped with the current
+        level; a key already inserted in this level keeps the smallest link offered for it. Returns
+        the mask of the new keys. Call `reserve(len(keys))` first."""
+        slots = np.empty(keys.shape[0], np.int64)
+        new = self._place(keys, refs, False, slots)
+        self.count += int(new.sum())
+        flat_refs = self.refs.reshape(-1)
+        again = ~new
+        again[again] = self.stamps.reshape(-1)[slots[again]] == self.stamp
+        np.minimum.at(flat_refs, slots[again], refs[again])
+        return new
+
+    def next_level(self) -> None:
+        """Stamp the keys inserted from now on with the next level's stamp."""
+        self.stamp += 1
+        if self.stamp > STAMPS:
+            self.stamps.fill(0)
+            self.stamp = 1
+
+    def _place(self, keys: np.ndarray, refs: np.ndarray, distinct: bool = True,
+               slots_out: np.ndarray | None = None) -> np.ndarray:
+        """The mask of the keys placed now (the others were in the table already); `slots_out`,
+        where given, receives each key's slot."""
         stored = self._stored(keys)
         bucket = self._home(keys).astype(np.int64)
         new = np.zeros(keys.shape[0], bool)
@@ -307,7 +339,9 @@ class VisitedTable:
         pending = np.arange(keys.shape[0])
         while pending.size:
             rows = self.keys[bucket[pending]]
-            found = _first_byte(self._equal(rows, bucket[pending], stored[pending], keys, pending))[0]
+            found, at = _first_byte(self._equal(rows, bucket[pending], stored[pending], keys, pending))
+            if slots_out is not None:
+                slots_out[pending[found]] = bucket[pending[found]] * BUCKET + at[found]
             has_room, free = _first_byte(rows == 0)
             room = ~found & has_room
             claim = pending[room]
@@ -322,6 +356,10 @@ class VisitedTable:
                 flat_keys[slots[won]] = stored[claim[won]]
             winners = claim[won]
             flat_refs[slots[won]] = refs[winners]
+            if self.stamped:
+                self.stamps.reshape(-1)[slots[won]] = self.stamp
+            if slots_out is not None:
+                slots_out[winners] = slots[won]
             if self.words > 1:
                 self.high.reshape(self.capacity, self.words - 1)[slots[won]] = np.take(keys, winners, axis=0)[:, 1:]
             new[winners] = True
@@ -334,11 +372,12 @@ class VisitedTable:
         """Move every key into a table of `capacity` slots, REHASH_SLOTS old slots at a time in
         order, giving each moved slice's pages back (see the module docstring)."""
         old_keys, old_refs = self.keys.reshape(-1), self.refs.reshape(-1)
-        old_high = self.high.reshape(self.capacity, self.words - 1)
+        old_high, old_stamps = self.high.reshape(self.capacity, self.words - 1), self.stamps.reshape(-1)
         self._alloc(capacity)
         for lo in range(0, old_keys.shape[0], REHASH_SLOTS):
             occupied = lo + np.flatnonzero(old_keys[lo:lo + REHASH_SLOTS])
-            self._bulk_place(self._rows(old_keys, old_high, occupied), old_refs[occupied])
+            self._bulk_place(self._rows(old_keys, old_high, occupied), old_refs[occupied],
+                             old_stamps[occupied] if self.stamped else None)
             give_back_pages(old_keys, lo, lo + REHASH_SLOTS)
             give_back_pages(old_refs, lo, lo + REHASH_SLOTS)
             if self.words > 1:
@@ -349,10 +388,10 @@ class VisitedTable:
         first = flat_keys[slots] - np.uint64(1)
         return first if self.words == 1 else np.concatenate([first[:, None], np.take(flat_high, slots, axis=0)], axis=1)
 
-    def _bulk_place(self, keys: np.ndarray, refs: np.ndarray) -> None:
-        """Place distinct keys absent from the table: each home bucket takes them directly into its
-        free slots (a bucket's stored keys are always a prefix of it: nothing is ever removed), the
-        rest probe on (`_place`)."""
+    def _bulk_place(self, keys: np.ndarray, refs: np.ndarray, stamps: np.ndarray | None = None) -> None:
+        """Place distinct keys absent from the table (with their `stamps` in a stamped table): each
+        home bucket takes them directly into its free slots (a bucket's stored keys are always a
+        prefix of it: nothing is ever removed), the rest probe on (`_place`)."""
         if not keys.shape[0]:
             return
         home = self._home(keys).astype(np.int64)
@@ -369,14 +408,27 @@ class VisitedTable:
         self.refs.reshape(-1)[slots] = refs[flat]
         if self.words > 1:
             self.high.reshape(self.capacity, self.words - 1)[slots] = placed[:, 1:]
+        if stamps is not None:
+            self.stamps.reshape(-1)[slots] = stamps[flat]
         rest = order[~direct]
         if rest.size:
-            self._place(rows_at(keys, rest), refs[rest])
+            where = np.empty(rest.shape[0], np.int64)
+            self._place(rows_at(keys, rest), refs[rest], slots_out=where)
+            if stamps is not None:
+                self.stamps.reshape(-1)[where] = stamps[rest]
 
     def spill(self) -> None:
-        """Write the table to a disk run sorted by hash and empty it."""
+        """Write the table to a disk run sorted by hash and empty it; a stamped table keeps the keys
+        of the current level (their parent links may still change: `offer`)."""
         flat_keys = self.keys.reshape(-1)
         occupied = np.flatnonzero(flat_keys)
+        kept = None
+        if self.stamped:
+            current = self.stamps.reshape(-1)[occupied] == self.stamp
+            at = occupied[current]
+            kept = (self._rows(flat_keys, self.high.reshape(self.capacity, 0), at), self.refs.reshape(-1)[at])
+            occupied = occupied[~current]
+        self.spilled += occupied.shape[0]
         rows = self._rows(flat_keys, self.high.reshape(self.capacity, self.words - 1), occupied)
         hashes = hash_rows(rows)
         order = np.argsort(hashes)
@@ -393,13 +445,17 @@ class VisitedTable:
             np.save(path, part)
         del parts
         self.runs.append(tuple(np.load(path, mmap_mode="r") for path in paths))
-        self.spilled += self.count
         self.count = 0
         capacity = self.capacity
         self.keys = np.zeros((0, BUCKET), np.uint64)          # the old table goes before the new one comes
         self.refs = np.zeros((0, BUCKET), self.refs.dtype)
         self.high = np.zeros((0, BUCKET, self.words - 1), np.uint64)
+        self.stamps = np.zeros((0, BUCKET), np.uint8)
         self._alloc(capacity if self.budget is None else min(capacity, max(BUCKET, self.budget // self.slot_bytes)))
+        if kept is not None:
+            self.reserve(kept[0].shape[0])
+            self._bulk_place(*kept, np.full(kept[0].shape[0], self.stamp, np.uint8))
+            self.count = kept[0].shape[0]
 
     def close(self) -> None:
         """Remove the disk runs (also done when the table is collected)."""

@@ -7,7 +7,8 @@ the compact store's vectorised code, and answers as `compact.Expansion` does: pe
 lane and successor, per lane whether it is final, the first model error (its words from the
 reference code). The compiled code reports a firing's action, not its choice: `labels` are -1
 and `pos` counts the lane's successors; `first_firings` finds the choice of each tracked
-action's first firing in the chunk by re-expanding that one state with the reference code.
+action's firing it names (the smallest state's, then successor's) by re-expanding that one state with the
+reference code.
 A symmetric expansion (`symmetry: players`) runs the compiled store's canonicalising `expand`
 (`compiled/symmetry.py`): each successor is its canonical form, as the single-process search
 stores it.
@@ -116,14 +117,14 @@ class CompiledExpansion:
                        error)
 
     def first_firings(self, S: np.ndarray, f: Firings, track: Iterable[int]) -> dict[int, tuple[int, tuple, int]]:
-        """The first firing in the chunk `S` (expanded last, into `f`) of each action of `track`:
-        (state, (action, choice), successor)."""
+        """A firing in the chunk `S` (expanded last, into `f`) of each action of `track`: the one
+        with the smallest state, then the smallest successor: (state, (action, choice), successor)."""
         out = {}
         for a in track:
             hits = np.flatnonzero(self.actions == a)
             if not hits.size:
                 continue
-            j = int(hits[0])
+            j = int(hits[np.lexsort((f.succ[hits], S[f.lanes[hits]]))[0]])
             key, target = int(S[f.lanes[j]]), int(f.succ[j])
             choice = next(c for a2, c, t, _gap in firings_of(self.lay, key)
                           if a2 == a and t is not None and (t if self.canon is None else self.canon(t)) == target)
