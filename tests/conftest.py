@@ -5,16 +5,20 @@ generate many more examples (tests read ``TURNPROOF_SLOW``; CI runs without it).
 ``--regen-golden`` rewrites the golden files of the report tests (tests read
 ``TURNPROOF_REGEN_GOLDEN``); without it a golden mismatch fails.
 
-A test still running after ``HANG_LIMIT`` seconds of wall clock is a hang, not a slow machine:
-its process prints the test's name and every thread's stack, ends the processes the test started
-(a command it waits for), and raises ``Hang`` in the test, which fails it like any error; the
-run goes on with the next test. A test that does not stop within ``HANG_GRACE`` seconds more (a
-call into a library that never returns to Python) ends its whole process instead: pytest-xdist
-then reports it "worker crashed while running" it and goes on with a fresh worker, without
-running it again (``pytest_handlecrashitem``). The hang limit is the suite's only wall-clock
-bound: a test waits for the commands it starts without a timeout of its own, which a loaded
-machine would trip. ``TURNPROOF_TEST_LIMIT`` sets another limit in seconds (0: none);
-``--slow``, ``--pdb`` and ``--trace`` have none.
+A test still running after ``HANG_LIMIT`` seconds of wall clock is a hang, not a slow machine, and
+so is one that for ``STALL_LIMIT`` seconds of wall clock used no CPU, nor did any process it started
+(a deadlock: a loaded machine slows a test down but still runs it, a tenth of a core at load 20 on
+two cores, while a test waiting on a lock nobody will release uses none, and would otherwise hold
+its worker for the whole hang limit): its process prints the test's name, why, and every thread's
+stack, ends the processes the test started (a command it waits for), and raises ``Hang`` in the
+test, which fails it like any error; the run goes on with the next test. A test that does not
+stop within ``HANG_GRACE`` seconds more (a call into a library that never returns to Python) ends
+its whole process instead: pytest-xdist then reports it "worker crashed while running" it and goes
+on with a fresh worker, without running it again (``pytest_handlecrashitem``). The two limits are
+the suite's only wall-clock bounds: a test waits for the commands it starts without a timeout of
+its own, which a loaded machine would trip. ``TURNPROOF_TEST_LIMIT`` sets another hang limit in seconds (0: none, nor a
+stall limit), ``TURNPROOF_TEST_STALL`` another stall limit; ``--slow``, ``--pdb`` and ``--trace``
+have neither.
 
 ``--cpu-durations=N`` lists the N tests that took the most CPU time (0: all), from setup to
 teardown with the processes each waited for (forked readings, commands), then the N files whose
@@ -40,6 +44,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -52,6 +57,9 @@ settings.load_profile("turnproof")
 CPU_AT_START = pytest.StashKey[float]()
 HANG_LIMIT = 600.0    # seconds per test; the longest takes under 30 s on a quiet 2-core machine
 HANG_GRACE = 30.0     # seconds a test past the limit has to stop once Hang is raised in it
+STALL_LIMIT = 120.0   # seconds of wall clock in which a test and the processes it started used no CPU: a deadlock
+STALL_CPU = 0.2       # CPU seconds below which they count as having used none (the watch's own reads of /proc)
+STALL_TICK = 10.0     # seconds between two looks at their CPU
 DEEP_COUNTER = str(Path(__file__).parent / "models" / "deep_counter.yaml")   # 5,001 states in a line, stuck at the end
 
 
@@ -158,7 +166,8 @@ def pytest_runtest_protocol(item, nextitem):
     --cpu-durations asks, the CPU time it starts from."""
     item.stash[CPU_AT_START] = _cpu_seconds()
     limit = _hang_limit(item.config)
-    watch = HangWatch(item, limit) if limit else None
+    watch = HangWatch(item, limit, min(limit, float(os.environ.get("TURNPROOF_TEST_STALL", STALL_LIMIT)))) \
+        if limit else None
     try:
         yield
     finally:
@@ -225,27 +234,48 @@ class Hang(BaseException):
 
 
 class HangWatch:
-    """A timer that, `limit` seconds after the test starts, cuts it short (module doc)."""
+    """A thread that cuts the test short `limit` seconds after it starts, or once it and the processes
+    it started used no CPU for `stall` seconds (module doc)."""
 
-    def __init__(self, item, limit: float):
-        self.item, self.limit = item, limit
+    def __init__(self, item, limit: float, stall: float):
+        self.item, self.limit, self.stall = item, limit, stall
+        self.why = ""
         self.ended = threading.Event()
         self.in_main = threading.current_thread() is threading.main_thread()
         self.saved = signal.signal(signal.SIGUSR1, self._raise) if self.in_main else None
-        self.timer = threading.Timer(limit, self._cut_short)
-        self.timer.daemon = True
-        self.timer.start()
+        self.thread = threading.Thread(target=self._watch, daemon=True, name="turnproof-hang-watch")
+        self.thread.start()
 
     def stop(self) -> None:
         self.ended.set()
-        self.timer.cancel()
         if self.in_main:
             signal.signal(signal.SIGUSR1, signal.SIG_DFL if self.saved is None else self.saved)
 
+    def _watch(self) -> None:
+        """Look at the wall clock and, from STALL_TICK seconds on (most tests are over by then), at the
+        CPU of the test's processes every STALL_TICK seconds."""
+        start = time.monotonic()
+        used, progress = None, start
+        while not self.ended.wait(max(0.0, min(STALL_TICK, start + self.limit - time.monotonic()))):
+            now = time.monotonic()
+            if now - start >= self.limit:
+                self.why = (f"still running after {self.limit:g} s of wall clock, a hang "
+                            f"(TURNPROOF_TEST_LIMIT sets the limit)")
+                break
+            cpu = _tree_cpu(os.getpid())
+            if used is None or abs(cpu - used) >= STALL_CPU:       # less: a process it started ended
+                used, progress = cpu, now
+            elif now - progress >= self.stall:
+                self.why = (f"no CPU used by it or the processes it started in {self.stall:g} s of wall clock, "
+                            f"a deadlock (TURNPROOF_TEST_STALL sets the limit)")
+                break
+        else:
+            return
+        self._cut_short()
+
     def _raise(self, _signum, _frame) -> None:
         if not self.ended.is_set():
-            raise Hang(f"{self.item.nodeid}: still running after {self.limit:g} s of wall clock, a hang "
-                       f"(TURNPROOF_TEST_LIMIT sets the limit)")
+            raise Hang(f"{self.item.nodeid}: {self.why}")
 
     def _cut_short(self) -> None:
         """Print which test hangs and where every thread of its process is, end the processes it
@@ -255,8 +285,7 @@ class HangWatch:
         capture = self.item.config.pluginmanager.getplugin("capturemanager")
         if capture is not None:
             capture.suspend_global_capture(in_=True)      # to the terminal, not the test's captured output
-        sys.stderr.write(f"\n\n{self.item.nodeid}: still running after {self.limit:g} s of wall clock, a hang "
-                         f"(TURNPROOF_TEST_LIMIT sets the limit); the stacks of its process:\n")
+        sys.stderr.write(f"\n\n{self.item.nodeid}: {self.why}; the stacks of its process:\n")
         sys.stderr.flush()
         faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
         sys.stderr.flush()
@@ -270,6 +299,19 @@ class HangWatch:
         sys.stderr.write(f"\n{self.item.nodeid}: did not stop; its process ends\n")
         sys.stderr.flush()
         os._exit(1)
+
+
+def _tree_cpu(pid: int) -> float:
+    """The CPU seconds of process `pid` (this one), of the children it waited for, and of the processes it
+    started that are still running (/proc; theirs alone where there is none)."""
+    total = _cpu_seconds()
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for child in _descendants(pid):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            with open(f"/proc/{child}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15]) / tick       # utime, stime, cutime, cstime
+    return total
 
 
 def _descendants(pid: int) -> list[int]:
