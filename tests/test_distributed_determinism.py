@@ -5,7 +5,8 @@ the smallest packed state of the shallowest level that has one, so the traces de
 the workers' timing nor on their number. The partitions' level loop in this process, its batches
 split and delivered in a shuffled order and each level's states shuffled, on random models
 (`test_explicit_differential`'s, and `test_reduce_symmetry`'s symmetric ones): the same witnesses
-and traces as one partition in order; two worker processes of a loopback cluster: the same."""
+and traces as one partition in order (two worker processes of a loopback cluster: in
+`test_distributed_symmetry`, which starts one)."""
 from __future__ import annotations
 
 import random
@@ -13,18 +14,15 @@ import time
 from collections import deque
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_distributed_search import PETERSON, Done, InProcess, in_cs, search_in_process
-from test_distributed_symmetry import watched_of
+from test_distributed_search import Done, InProcess, search_in_process
 from test_explicit_differential import bools, models
 from test_reduce_symmetry import MODELS, claims
 
-from verifier.engines.distributed import Partition, explore_distributed, search_partitions
+from verifier.engines.distributed import Partition, search_partitions
 from verifier.engines.visited import STAMPS, VisitedTable
-from verifier.ir.expr import App, Const, Op
-from verifier.lang import load_model
+from verifier.ir.props import Invariant, Reachable
 from verifier.resources import Budget
 
 
@@ -64,6 +62,10 @@ def shuffled_search(model, parts: int, seed: int, watch, budget: Budget = Budget
                   for i in range(parts)]
     return search_partitions(model, [Shuffled(p, rnd) for p in partitions], budget, None, watch, track, None,
                              time.perf_counter(), symmetric=symmetric)
+
+
+def watched_of(props) -> list:
+    return [p.expr for p in props if isinstance(p, (Invariant, Reachable)) and p.expr is not None]
 
 
 def witnesses(space) -> dict:
@@ -129,22 +131,3 @@ def test_a_spill_keeps_the_current_levels_states_in_memory():
     table.offer(new, np.ones(40, np.uint64))
     assert {table.parent_of(int(k)) for k in new} == {0}
     assert table.parent_of(120) == 119
-
-
-@pytest.fixture(scope="module")
-def scheduler():
-    """Two worker processes of a Dask cluster on the loopback interface."""
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, silence_logs=50) as cluster:
-        yield cluster.scheduler_address
-
-
-def test_two_workers_name_the_in_process_witnesses(scheduler, tmp_path):
-    three = tmp_path / "peterson3.yaml"                    # 12,498 states (BEEM peterson.1)
-    three.write_text(PETERSON.read_text().replace("  N: 4", "  N: 3"))
-    model = load_model(str(three)).instantiate()
-    watch = [in_cs(Const(0)), App(Op.AND, (in_cs(Const(1)), in_cs(Const(2))))]
-    got = explore_distributed(model, Budget(), None, watch, range(len(model.actions)), None, 2, scheduler=scheduler)
-    assert witnesses(got) == witnesses(shuffled_search(model, 3, 0, watch))

@@ -7,7 +7,8 @@ models of `test_reduce_symmetry`: the partitions' level loop in this process (on
 partitions, under budgets; the compact and the compiled expansion), and two worker processes of
 a loopback Dask cluster shared by the module's tests (the compact and the compiled expansion):
 the same state counts, transitions, depths and verdicts, `symmetry` among the reductions, traces
-lifted back to the model and replayed; a cut by --max-states is UNKNOWN with the budget's words."""
+lifted back to the model and replayed; a cut by --max-states is UNKNOWN with the budget's words;
+the cluster's witnesses and traces those of the partitions in this process (`test_distributed_determinism`)."""
 from __future__ import annotations
 
 import json
@@ -20,13 +21,14 @@ import pytest
 from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_distributed_determinism import shuffled_search, witnesses
 from test_distributed_search import InProcess
 from test_reduce_symmetry import MODELS, SYMMETRIC, claims
 
 from verifier.cli import main
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled.chunks import prepare
-from verifier.engines.distributed import Partition, search_partitions
+from verifier.engines.distributed import Partition, explore_distributed, search_partitions
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.symmetry import array_canonicalizer, canonicalizer
 from verifier.ir.props import Invariant, Reachable
@@ -146,6 +148,16 @@ def test_two_workers_reduce_a_player_variables_model(scheduler, store):
     full = ExplicitEngine().check(replace(model, symmetry=None), props[:1], Budget())
     assert got[0].stats.states * 3 == full[0].stats.states       # three players: orbits of three states
     assert all(r.reductions == ("symmetry",) and r.as_expected for r in got)
+
+
+def test_two_workers_name_the_in_process_witnesses(scheduler):
+    """The same witnesses and traces as the partitions in this process, whatever the order of their
+    batches (`test_distributed_determinism`)."""
+    model = load_model(str(PRIORITY)).instantiate()
+    watch = watched_of(load_properties(str(PRIORITY_CLAIMS), model))
+    track = range(len(model.actions))
+    got = explore_distributed(model, Budget(), None, watch, track, None, 2, scheduler=scheduler, symmetric=True)
+    assert witnesses(got) == witnesses(shuffled_search(model, 3, 0, watch, symmetric=True))
 
 
 def test_a_state_budget_cut_is_unknown_with_its_reason(scheduler):
