@@ -35,9 +35,10 @@ game-shaped models and the python store 0.2 to 0.3 M; a cold compile of a model'
 costs 4 to 8 s of CPU, a warm start under 1 s. A search that passes the switch would, in
 the compact store, have spent about a cold compile's CPU by 2 M states and then searched
 again compiled, so a compiling model goes from the python store to the compiled store
-directly. SWITCH_STATES is a trade-off: the python stage's search to 250 k states costs 1.6
-to 1.9 s of CPU a reading of a shipped game at its printed numbers (0.4 to 0.6 s to 50 k),
-so a lower switch would save up to about 1.3 s a printed reading; but the shipped games'
+directly. SWITCH_STATES is a trade-off: the python stage's search to 250 k states costs 1.1
+to 1.6 s of CPU a reading of a shipped game at its printed numbers (Shadow Era, Alice; 1.3 to
+1.9 s before the search loop's watches and code generation were made cheaper, bench/README.md
+"The python stage"), so a lower switch would save up to about 1.2 s a printed reading; but the shipped games'
 searches at their defaults (the main job's) reach 180 k states (a WTactics monitor product;
 Alpha Clash 123 k, Shadow Era 116 k, Alice 109 k, Aeon's End 50 k), and below that every one
 of them would compile a module cold in CI (4 to 8 s of CPU each) for a search the python
