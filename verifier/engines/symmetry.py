@@ -18,15 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from verifier.engines.codegen import Packing
 from verifier.ir.model import ACTIVE_VAR, Action
 from verifier.semantics import Layout, State, initial_states, successors
 
+if TYPE_CHECKING:                      # numpy only where the partitions canonicalise arrays
+    import numpy as np
+
 Canon = Callable[[int], int]
-ArrayCanon = Callable[[np.ndarray], np.ndarray]
+ArrayCanon = Callable[['np.ndarray'], 'np.ndarray']
 NAME = "symmetry"
 
 
@@ -112,6 +114,8 @@ def array_canonicalizer(lay: Layout, packing: Packing) -> ArrayCanon:
     """`canon` over an array of packed states of one word (uint64): each state's canonical form, as
     `canonicalizer` gives it, by the same rotations in numpy (the distributed search's partitions
     canonicalise a chunk's successors at once)."""
+    import numpy as np  # here, so a check that never canonicalises arrays loads none
+
     parts = rotation_parts(lay, packing)
     if parts is None:
         return lambda x: x
