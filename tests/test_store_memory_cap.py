@@ -1,5 +1,5 @@
-"""The compiled store's cap follows --max-memory (`stores.states_in`): a function of the option and
-the model's words a state, never of the memory free, the CPUs or the load; --max-states still
+"""The compiled store's cap follows --max-memory down (`stores.states_in`, never above the fixed caps): a
+function of the option and the model's words a state, never of the memory free, the CPUs or the load; --max-states still
 bounds it; without --max-memory the fixed caps stand; a search it stops is UNKNOWN and says so."""
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def test_a_plan_under_max_memory_caps_the_compiled_stage_there():
     assert choose_store(model, Budget(max_memory_mb=700, max_states=10**6)).stages[-1] == Stage(COMPILED, 10**6)
     assert choose_store(model, Budget(max_memory_mb=700), named=COMPILED).stages == (Stage(COMPILED, held),)
     assert choose_store(model, Budget()).stages[-1] == Stage(COMPILED, COMPILED_STATES)      # no option: the fixed cap
-    big = Caps().for_product(10**8)       # a product's rule gives way to what the memory holds
+    assert choose_store(model, Budget(max_memory_mb=10**6)).stages[-1] == Stage(COMPILED, COMPILED_STATES)   # never raised
+    big = Caps().for_product(10**8)       # a product's 48 M gives way to what the memory holds
     assert choose_store(model, Budget(max_memory_mb=700), extends=COMPILED, caps=big).stages == (Stage(COMPILED, held),)
     assert choose_store(model, Budget(max_memory_mb=700), caps=Caps(by_memory=False)).stages[-1] == \
         Stage(COMPILED, COMPILED_STATES)

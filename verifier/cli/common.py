@@ -100,8 +100,8 @@ def add_model_options(p: argparse.ArgumentParser, timeout: float | None = DEFAUL
     p.add_argument("--max-memory", type=int, metavar="MB",
                    help="memory the whole run may use, forked workers included (default: 70%% of what the "
                         "cgroup, ulimit or machine allows); a search that reaches it stops, UNKNOWN. With it, "
-                        f"the compiled store's state cap is what {MEMORY_SHARE * 100:.0f}%% of it holds (16 bytes a state "
-                        f"of one 64-bit word, 8.5 more a further word) in place of {COMPILED_STATES:,}")
+                        f"the compiled store's state cap is at most what {MEMORY_SHARE * 100:.0f}%% of it holds (16 bytes "
+                        f"a state of one 64-bit word, 8.5 more a further word; {COMPILED_STATES:,} at most)")
     p.add_argument("--store", choices=STORES, default=None,
                    help="how the explicit search keeps its states: python (the reference), compact: "
                         "packed states in numpy arrays (12-16 bytes each) expanded a batch at a time, for "

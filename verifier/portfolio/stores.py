@@ -45,12 +45,13 @@ of them would compile a module cold in CI (4 to 8 s of CPU each) for a search th
 store finishes in under a second. At 250 k the main job compiles none.
 
 Every cap is a number of states (`cap_of`), never past --max-states, and the same at any
-load. With --max-memory the compiled store's cap follows it (`states_in`): the states whose
-arrays (16 bytes a state of one word at the search's peak, 8.5 more a further word:
-`engines/compiled/arrays.py`) take MEMORY_SHARE of it, in place of COMPILED_STATES and of a
-product's PRODUCT_FACTOR rule (a product's wider states are counted in its words). That cap is a
-function of the option and the model, never of the memory free, the CPUs or the load; the
-memory guard still bounds the whole run, and what it stops is UNKNOWN with its reason.
+load. With --max-memory the compiled store's cap follows it (`states_in`): never more than the
+states whose arrays (16 bytes a state of one word at the search's peak, 8.5 more a further
+word: `engines/compiled/arrays.py`) take MEMORY_SHARE of it, so that a search stops at a cap
+the option and the model decide (never the memory free, the CPUs or the load) before the memory
+guard would cut it; it never raises a cap: searching on past 16 M was measured to cost more than
+it saves (WTactics 7/7/13, bench/README "The new user's large WTactics line"). The memory guard
+still bounds the whole run, and what it stops is UNKNOWN with its reason.
 """
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ COMPILED_STATES = 16_000_000    # the compiled store's cap
 PRODUCT_FACTOR = 3              # a monitor product of a search of N states: the compiled store's cap at least N times
 PRODUCT_STATES = 48_000_000     # this (the monitors only observe, so its states are N times the monitors' states
 #                                 reached together, at most; Aeon's End's 41 monitors: 2.2 times), up to this many
-MEMORY_SHARE = 0.08             # with --max-memory: the share of it one compiled search's states may take. A reading
+MEMORY_SHARE = 0.08             # with --max-memory: the share of it one compiled search's states may take at most. A reading
 #                                 whose search completes holds about 100 bytes a one-word state in all (the search's
 #                                 16, the state graph's 22 and 8 a transition, the states pickled for the parent, the
 #                                 analyses' own search beside it) and two readings may run at once: WTactics 7/7/13's
@@ -98,7 +99,7 @@ class Caps:
     switch: int = SWITCH_STATES
     compact: int = COMPACT_STATES
     compiled: int = COMPILED_STATES
-    by_memory: bool = True      # with --max-memory, the compiled store's cap is what it holds (`compiled_for`)
+    by_memory: bool = True      # with --max-memory, the compiled store's cap is at most what it holds (`compiled_for`)
 
     @classmethod
     def every_store(cls, states: int) -> Caps:
@@ -109,9 +110,11 @@ class Caps:
         return {Store.PYTHON: self.python, Store.COMPACT: self.compact, Store.COMPILED: self.compiled}[store]
 
     def compiled_for(self, words: int, max_memory_mb: int | None) -> int:
-        """The compiled store's cap for states of `words` 64-bit words: with --max-memory (and
-        `by_memory`), what it holds (`states_in`); else `compiled`."""
-        return states_in(max_memory_mb, words) if max_memory_mb is not None and self.by_memory else self.compiled
+        """The compiled store's cap for states of `words` 64-bit words: `compiled`, and with
+        --max-memory (and `by_memory`) at most what it holds (`states_in`)."""
+        if max_memory_mb is None or not self.by_memory:
+            return self.compiled
+        return min(self.compiled, states_in(max_memory_mb, words))
 
     def follows_memory(self, store: Store, budget: Budget) -> bool:
         """Whether a search in `store` under `budget` is capped at what --max-memory holds."""
