@@ -102,7 +102,10 @@ def test_a_damaged_journal_names_its_line(files):
 def test_cli_journal(files, tmp_path, capsys):
     model, props, journal = files
     assert main(["mutate", model, "-p", props, "--max-mutants", "3", "--journal", journal, "-q"]) == 0
-    assert main(["mutate", model, "-p", props, "--journal", str(tmp_path / "missing" / "j"), "-q"]) == 2
+    made = tmp_path / "out" / "j"                         # README's journal line names out/, as -o does
+    assert main(["mutate", model, "-p", props, "--max-mutants", "1", "--journal", str(made), "-q"]) == 0
+    assert made.is_file()
+    assert main(["mutate", model, "-p", props, "--journal", str(made / "under-a-file"), "-q"]) == 2
     Path(journal).write_text("garbage\n")
     assert main(["mutate", model, "-p", props, "--journal", journal, "-q"]) == 2
     err = capsys.readouterr().err

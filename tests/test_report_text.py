@@ -3,6 +3,7 @@ every trace with --traces all; a claim's `why` (why the rules break it) is shown
 readings where the violation is expected."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -115,7 +116,24 @@ def test_no_claims_says_where_they_were_looked_for(tmp_path, capsys):
     (games / "mini.yaml").write_text(Path(MINI).read_text(encoding="utf-8"), encoding="utf-8")
     assert main(["check", str(games / "mini.yaml"), "--no-consistency", "--variant", "strict"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert f"no claims: none at {tmp_path / 'properties' / 'mini.yaml'} (properties/ beside the model's folder)" in out
+    assert (f"no claims: none at {tmp_path / 'properties' / 'mini.yaml'} or {games / 'properties' / 'mini.yaml'} "
+            "(properties/ beside the model's folder, or in it)") in out
+
+
+def test_a_model_named_by_its_full_path_finds_the_claims_it_finds_named_bare(tmp_path, monkeypatch, capsys):
+    """A new user's `check hanabi.yaml` found `properties/hanabi.yaml` in the current folder, but the
+    same file named by its full path looked only in the folder above (issue 27's Hanabi session)."""
+    game = tmp_path / "game"
+    (game / "properties").mkdir(parents=True)
+    (game / "mini.yaml").write_text(Path(MINI).read_text(encoding="utf-8"), encoding="utf-8")
+    (game / "properties" / "mini.yaml").write_text('claims:\n  - id: small\n    says: "small"\n'
+                                                    '    invariant: "hand[0] <= 9"\n', encoding="utf-8")
+    monkeypatch.chdir(game)
+    outs = []
+    for written in ("mini.yaml", str(game / "mini.yaml")):
+        assert main(["check", written, "--no-consistency", "--variant", "strict", "-f", "json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out)["properties"])
+    assert outs == ["properties/mini.yaml", str(game / "properties" / "mini.yaml")]
 
 
 def test_a_finding_table_counts_the_steps_of_its_trace():

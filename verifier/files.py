@@ -49,10 +49,19 @@ def file_stem(text: object) -> str:
     return f"{stem[:STEM_LENGTH - 9].rstrip('-.')}-{digest}"
 
 
-def claims_beside(model_path: str | os.PathLike) -> Path:
-    """Where a model's claims are looked for without -p: `properties/<stem>.yaml` beside the model's folder."""
+def claims_places(model_path: str | os.PathLike) -> tuple[Path, ...]:
+    """Where a model's claims are looked for without -p, in order: `properties/<stem>.yaml` beside
+    the model's folder (`models/x.yaml` -> `properties/x.yaml`), then inside it (a model in a
+    project's top folder, named by its full path, finds `properties/` there as it does named bare)."""
     p = Path(model_path)
-    return p.parent.parent / "properties" / f"{p.stem}.yaml"
+    places = (p.parent.parent / "properties" / f"{p.stem}.yaml", p.parent / "properties" / f"{p.stem}.yaml")
+    return places[:1] if places[0] == places[1] else places
+
+
+def claims_beside(model_path: str | os.PathLike) -> Path:
+    """The first of `claims_places` that is a file, else the first place."""
+    places = claims_places(model_path)
+    return next((c for c in places if c.is_file()), places[0])
 
 
 SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))   # kernel files, never a project's input

@@ -37,7 +37,7 @@ ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 def default_properties_path(model_path: str) -> str | None:
-    """`properties/<stem>.yaml` beside the model's folder (`files.claims_beside`), when it exists."""
+    """The model's claim file found without -p (`files.claims_beside`), when there is one."""
     candidate = claims_beside(model_path)
     return str(candidate) if candidate.is_file() else None
 

@@ -59,10 +59,11 @@ class Journal:
         by_id = {m.id: m for m in mutants}
         fresh = not self.path.exists() or self.path.stat().st_size == 0 or not self._read(by_id)
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)     # as -o makes the folders it names
             self._out: IO[str] = self.path.open("a", encoding="utf-8")
         except OSError as err:
             raise UsageError(Diagnostic(f"cannot write the journal {self.path}: {err.strerror}",
-                                        hint="name a file in a folder that exists and can be written")) from None
+                                        hint="name a file in a folder that can be written")) from None
         if fresh:
             self._write(key.header())
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from verifier.diagnostics import printable
-from verifier.files import claims_beside
+from verifier.files import claims_places
 from verifier.report import trace_view
 from verifier.report.bounds import bound_traces
 from verifier.report.explain import shown_why
@@ -83,8 +83,8 @@ def _summary(console: Console, runs: Sequence[ModelRun]) -> None:
     if not results:
         given = runs[0].properties_path
         console.print(plain(f"no claims in {given}" if given else
-                            f"no claims: none at {claims_beside(runs[0].path)} (properties/ beside the model's "
-                            "folder); write them there, or pass -p FILE"))
+                            f"no claims: none at {' or '.join(map(str, claims_places(runs[0].path)))} (properties/ "
+                            "beside the model's folder, or in it); write them there, or pass -p FILE"))
     else:
         console.print(claims_summary(runs))
     findings = _unique_findings(f for run in runs for f in run.findings)
