@@ -280,7 +280,7 @@ class ExplicitEngine:
         out = []
         decided = (state_claims if compact is not None else []) + (graph_claims if graph is not None else [])
         from verifier.engines.lasso import Shared
-        shared = Shared()                  # the graph claims' regions and components, found once
+        shared = Shared.of(concrete, graph_claims)       # the graph claims' regions and components, found once
         for p in properties:
             if refused is not None and p in graph_claims:
                 out.append(replace(self._result(concrete, p, Verdict.UNKNOWN, None, reason=refused.words),

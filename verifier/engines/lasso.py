@@ -35,7 +35,8 @@ witnesses, the shortest paths).
 The claims decided on one graph share what they have in common (`Shared`): a
 region's states are found once per predicate, its SCCs with a cycle (the walk over
 the whole region, most of a claim's time where R has no cycle) once per predicate
-and cut; fairness is each claim's own.
+and cut, those under a larger cut inside those under a smaller one; fairness is
+each claim's own.
 
 Only fully expanded states are used: on an incomplete search a counterexample
 found is real, and "no counterexample" is left to the caller (UNKNOWN).
@@ -75,21 +76,32 @@ def region_predicates(model: Model, claim: Terminates | Obligation) -> tuple[Exp
 class Shared:
     """What the claims decided on one state graph have in common, computed for the first that asks:
     each region's states, by its predicate; each region's cyclic components (on the arrays) by its
-    predicate and the actions cut."""
+    predicate and the actions cut. `wanted`: the (predicate, cut) of the claims to come (`of`), so
+    that a region's components under a smaller cut are walked first where a claim will ask for them
+    (those under a larger cut are then walked inside them only)."""
 
     regions: dict[Expr, Sequence[int]] = field(default_factory=dict)
-    components: dict[tuple[Expr | None, frozenset[int]], list[Any]] = field(default_factory=dict)
+    components: dict[tuple[Expr, frozenset[int]], list[Any]] = field(default_factory=dict)
+    wanted: list[tuple[Expr, frozenset[int]]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, model: Model, claims: Iterable[Terminates | Obligation]) -> Shared:
+        """For these claims on one graph of `model` (instantiated)."""
+        return cls(wanted=[(region_predicates(model, p)[0], frozenset(_cut(model, p))) for p in claims])
+
+
+def _cut(model: Model, claim: Terminates | Obligation) -> set[int]:
+    """The actions whose transitions a claim's cycles may not take (scope "turn": those ending the turn)."""
+    if isinstance(claim, Terminates) and claim.scope == "turn":
+        return {a for a, action in enumerate(model.actions) if action.kind is ActionKind.TURN_END}
+    return set()
 
 
 def check_termination(space, claim: Terminates, shared: Shared | None = None) -> Outcome:
     """`claim`'s verdict on the graph `space`; `shared`: what other claims on it computed."""
     model = space.model
-    if claim.scope == "turn":
-        cut = {a for a, action in enumerate(model.actions) if action.kind is ActionKind.TURN_END}
-        what = "the turn never ends"
-    else:
-        cut = set()
-        what = "the game never ends"
+    cut = _cut(model, claim)
+    what = "the turn never ends" if claim.scope == "turn" else "the game never ends"
     (unfinished,) = region_predicates(model, claim)
     region = _region(space, unfinished, shared)
     return _find(space, region, cut, claim.fairness or model.fairness, what, pending_final=(),
@@ -162,14 +174,41 @@ def _find(space, region: Sequence[int], cut: set[int], fairness: Iterable[str], 
     if graph is None:
         trace = _fair_lasso(space, list(map(int, region)), cut, fair_actions, strong_actions)
     else:
-        known = {} if shared is None or of is None else shared.components
-        key = (of, frozenset(cut))
-        if key not in known:
-            known[key] = graph.components(np.flatnonzero(graph.inside), graph.inside)
-        trace = _fair_lasso_in_arrays(space, graph, known[key], fair_actions, strong_actions)
+        parts = (graph.components(np.flatnonzero(graph.inside), graph.inside) if shared is None or of is None
+                 else _cyclic_parts(graph, items, (of, frozenset(cut)), shared))
+        trace = _fair_lasso_in_arrays(space, graph, parts, fair_actions, strong_actions)
     if trace is None:
         return None, None, ""
     return Verdict.VIOLATED, trace, f"{what}: the loop can repeat forever"
+
+
+def _cyclic_parts(graph, items, key: tuple[Expr, frozenset[int]], shared: Shared) -> list[Any]:
+    """The components with a cycle of `graph`'s region under the cut of `key` (its predicate, its cut),
+    found once for the claims `shared` serves. Where a smaller cut of the same region is known or
+    wanted, they are walked inside its components only: a cycle that keeps fewer actions keeps those
+    of the smaller cut, so each component under the larger cut lies inside one under the smaller
+    (and is one of the graph restricted to them: the same components, in the same order)."""
+    import numpy as np
+
+    from verifier.engines.compiled.cycles import ArrayGraph
+
+    known = shared.components
+    if key in known:
+        return known[key]
+    inner = [k for k in (*known, *shared.wanted) if k[0] == key[0] and k[1] < key[1]]
+    if inner:
+        smaller = min(inner, key=lambda k: len(k[1]))
+        if smaller not in known:
+            kept = np.array([a not in smaller[1] for a, _ in items], dtype=np.uint8)
+            whole = ArrayGraph(graph.offsets, graph.dst, graph.lab, kept, graph.inside)
+            known[smaller] = whole.components(np.flatnonzero(graph.inside), graph.inside)
+        states = np.sort(np.concatenate(known[smaller])) if known[smaller] else np.empty(0, np.int32)
+        inside = np.zeros(len(graph), np.uint8)
+        inside[states] = 1
+        known[key] = graph.components(states, inside)
+    else:
+        known[key] = graph.components(np.flatnonzero(graph.inside), graph.inside)
+    return known[key]
 
 
 def _fair_lasso(space, region: list[int], cut: set[int], fair_actions: list[set[int]],
