@@ -45,6 +45,28 @@ def test_a_failing_child_leaves_the_job_to_the_parent():
         forking.fork_map(lambda x: 1 // x, [1, 0], workers=2)
 
 
+class Unsendable:
+    """A result the child cannot send, failing as a child out of memory fails: pickling it raises
+    an error whose own repr raises again."""
+
+    def __reduce__(self):
+        raise Exhausted()
+
+
+class Exhausted(MemoryError):
+    def __repr__(self) -> str:
+        raise MemoryError()
+
+
+@needs_fork
+def test_a_child_that_cannot_send_its_result_nor_its_error_leaves_the_job_to_the_parent_quietly(capfd):
+    """Seen on a reading of 128 M states: out of memory pickling its result, then again sending the
+    error, the child printed a traceback."""
+    out = forking.fork_map(lambda x: (x, Unsendable()) if os.getpid() != PARENT else (x, None), range(3), workers=2)
+    assert out == [(0, None), (1, None), (2, None)]
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def summary(runs):
     return ([(r.model.variant, x.property.id, x.verdict, x.trace, x.evidence) for r in runs for x in r.results],
             [f for r in runs for f in r.findings])

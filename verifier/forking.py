@@ -206,6 +206,9 @@ def _child(fn, item, pipe, workers: int, shared: int) -> None:
         rewatch_in_child()
         pipe.send((True, fn(item)))
     except BaseException as err:
-        pipe.send((False, repr(err)))
+        try:                        # out of memory sending the result, say: sending the error may fail too
+            pipe.send((False, repr(err)))
+        except BaseException:       # the parent reads an end of file and runs the job itself, no traceback
+            pass
     finally:
         pipe.close()
