@@ -3,6 +3,7 @@ second, counted from the process's start; Z3 interrupted where the alarm cannot 
 here waits on a clock: the run's clock is a ManualClock, and the alarm is rung by hand (`fire`)."""
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -39,6 +40,20 @@ def test_the_alarm_waits_briefly_for_the_run_own_code_then_cuts():
         with pytest.raises(signals.OutOfTime):
             signals.fire(None)
     assert not signals.past_deadline()
+
+
+def test_the_alarm_never_cuts_where_the_logging_lock_is_held():
+    """Raised between the logging lock's taking and its `try`, OutOfTime would leave the lock held
+    and Dask's event-loop thread waiting for it forever (seen once in a whole suite run)."""
+    clock = ManualClock(0.0)
+    with signals.run_clock(clock), signals.hard_deadline(5.0):
+        clock.advance(signals.Alarm.after(5.0, 0.0).cut_at + 60.0)   # long past the deferral
+        with logging._lock:                                          # type: ignore[attr-defined]
+            assert signals.holds_logging_lock()
+            signals.fire(None)                                        # waits for the lock's release
+        assert not signals.holds_logging_lock()
+        with pytest.raises(signals.OutOfTime):
+            signals.fire(None)
 
 
 def test_after_a_cut_the_writing_has_until_its_own_step():

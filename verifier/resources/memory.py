@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from verifier.resources.signals import safe_to_raise
+from verifier.resources.signals import holds_logging_lock, safe_to_raise
 
 MEMORY_SHARE = 0.7          # default memory guard: this share of the memory available
 SOFT_SHARE = 0.9            # searches stop gracefully at this share of the limit
@@ -263,7 +263,7 @@ def _look(_signum, frame) -> None:
     else:
         _watching.deferred = 0
         return
-    if safe_to_raise(frame) or _watching.deferred >= DEFER_LOOKS:
+    if not holds_logging_lock() and (safe_to_raise(frame) or _watching.deferred >= DEFER_LOOKS):
         _watching.deferred = 0
         raise OutOfMemory(words)
     _watching.deferred += 1         # in a library's code: at the next look, in all likelihood in ours

@@ -120,6 +120,15 @@ def safe_to_raise(frame: FrameType | None) -> bool:
     return name.startswith((*PACKAGE, "<turnproof"))
 
 
+def holds_logging_lock() -> bool:
+    """Whether this thread holds the logging module's lock. An exception raised asynchronously
+    while it does (between the lock's taking and the `try` that gives it back) leaves it held, and
+    every other thread that logs (Dask's event loop) then waits forever: never raised there."""
+    logging = sys.modules.get("logging")        # not imported: nobody holds its lock
+    owned = getattr(getattr(logging, "_lock", None), "_is_owned", None)
+    return bool(owned is not None and owned())
+
+
 @dataclass
 class Alarm:
     """The backstop's steps, in seconds on `time.monotonic()`'s clock (see the module doc)."""
@@ -250,10 +259,11 @@ def _stop_interrupter() -> None:
 def fire(frame: FrameType | None) -> None:
     """What SIGALRM does once its step is due: raise OutOfTime, or wait a little (DEFER_SECONDS,
     until the alarm's `defer` has passed) where `frame` is inside a library's code, and wait in any
-    case where it is inside the backstop's own setting up or ending (`hard_deadline`)."""
+    case where it is inside the backstop's own setting up or ending (`hard_deadline`) or holds the
+    logging module's lock (`holds_logging_lock`)."""
     assert _state.alarm is not None, "the backstop is armed"
     wait = DEFER_MOST if _in_z3(frame) else _state.alarm.defer     # Z3 is interrupted meanwhile: it returns soon
-    if _in_block_edges(frame) or (not safe_to_raise(frame) and now() < _state.due + wait):
+    if _in_block_edges(frame) or holds_logging_lock() or (not safe_to_raise(frame) and now() < _state.due + wait):
         if _timed() or _polled():
             signal.setitimer(signal.ITIMER_REAL, DEFER_SECONDS)
         return
