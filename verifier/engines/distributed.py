@@ -684,13 +684,7 @@ def _merge(space: CompactSpace, reports: list[dict]) -> None:
     space.transitions += sum(r["transitions"] for r in reports)
     for k in range(len(space.watch)):
         if space.watch[k] is None and k not in space.watch_errors:
-            hits = [r["watch"][k] for r in reports if k in r["watch"]]
-            if hits:
-                key, message = min(hits)
-                if message is None:
-                    space.watch[k] = key
-                else:
-                    space.watch_errors[k] = (key, message)
+            _name_watch(space, k, [r["watch"][k] for r in reports if k in r["watch"]])
     stuck = [r["deadlock"] for r in reports if r["deadlock"] is not None]
     if stuck and not space.deadlocks:
         space.deadlocks.append(min(stuck))
@@ -712,13 +706,18 @@ def _watch_pending(space: CompactSpace, actors: list, lay, watch: Sequence[Expr]
         if space.watch[k] is not None or k in space.watch_errors:
             continue
         w = Watch(lay, e)
-        hits = [hit for S in pending if (hit := _least_hit(w, S)) is not None]
-        if hits:
-            key, message = min(hits)
-            if message is None:
-                space.watch[k] = key
-            else:
-                space.watch_errors[k] = (key, message)
+        _name_watch(space, k, [hit for S in pending if (hit := _least_hit(w, S)) is not None])
+
+
+def _name_watch(space: CompactSpace, k: int, hits: list) -> None:
+    """The smallest of the hits (state, error message or None) as watched predicate k's witness:
+    a state where it holds, or one where evaluating it is a model error."""
+    if hits:
+        key, message = min(hits)
+        if message is None:
+            space.watch[k] = key
+        else:
+            space.watch_errors[k] = (key, message)
 
 
 def _fetch_chains(space: CompactSpace, actors: list, parts: int) -> None:
