@@ -24,6 +24,7 @@ from test_explicit_differential import bools, models, phased_models
 
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled import cache, search
+from verifier.engines.compiled.arrays import SearchArrays
 from verifier.engines.compiled.numbagen import RUNTIME, module_source, opaque_literals
 from verifier.engines.compiled.search import explore_compiled, why_not
 from verifier.engines.explicit import ExplicitEngine, explore
@@ -92,6 +93,13 @@ def test_the_compiled_search_finds_what_the_reference_finds(model, watched, budg
         grown = explore_compiled(model, watch=watched, spill_bytes=spill_bytes)
     assert grown.packed() == list(whole.packed) and grown.parent.tolist() == list(whole.parent)
     assert (grown.transitions, grown.complete, grown.error) == (whole.transitions, whole.complete, whole.error)
+    for at_least in (len(whole) // 2, len(whole) + search.FIRST_CAPACITY):   # sized for some or past all of them
+        with mock.patch.object(search, "FIRST_CAPACITY", 1):
+            sized = explore_compiled(model, budget, watch=watched, track=range(len(model.actions)), at_least=at_least)
+        assert sized.packed() == mine.packed() and sized.parent.tolist() == mine.parent.tolist()
+        assert (sized.transitions, sized.complete, sized.stop, sized.error, sized.levels) == \
+            (mine.transitions, mine.complete, mine.stop, mine.error, mine.levels)
+        assert (sized.watch, sized.fired, sized.deadlocks) == (mine.watch, mine.fired, mine.deadlocks)
 
     claims = claims_watching(model, watched)
     want = ExplicitEngine().check(model, claims, budget)
@@ -118,6 +126,23 @@ def test_the_arrays_and_table_grow_and_keep_every_parent_link():
     assert [mine.parent_of(i) for i in range(0, len(mine), 997)] == parents[::997].tolist()   # past two marks
     assert mine.keys.nbytes == 8 * len(mine) and mine.nbytes <= 8.5 * len(mine)       # states and links
     assert mine.peak_bytes <= 16 * len(mine) and not mine.spilled                       # the table's included
+
+
+def test_a_search_sized_for_the_states_it_stores_at_least_grows_its_table_only_past_them():
+    """`at_least` sizes the arrays from the start (never past the state cap): the same search, the
+    visited table not filled again on the way to those states (at most once at the end: the room
+    for the last state's successors)."""
+    model = counter(300)
+    ref = explore_compiled(model)
+    with mock.patch.object(SearchArrays, "_regrow", autospec=True, side_effect=SearchArrays._regrow) as regrow:
+        sized = explore_compiled(model, at_least=90_000)
+    assert regrow.call_count <= 1 and all(call.args[3] > 89_000 for call in regrow.call_args_list)
+    assert np.array_equal(sized.keys, ref.keys) and np.array_equal(sized.parent, ref.parent)
+    assert (sized.levels, sized.transitions, sized.complete) == (ref.levels, ref.transitions, True)
+    spilled = explore_compiled(model, spill_bytes=200_000, at_least=90_000)     # sized past the share: in a file
+    assert spilled.spilled and np.array_equal(spilled.keys, ref.keys) and np.array_equal(spilled.parent, ref.parent)
+    assert search.first_capacity(10**9, Budget(max_states=10_000)) == 10_000
+    assert search.first_capacity(10, Budget()) == search.FIRST_CAPACITY
 
 
 def test_states_past_the_spill_threshold_are_kept_in_a_file_with_the_same_search():

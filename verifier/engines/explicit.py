@@ -204,7 +204,7 @@ class ExplicitEngine:
     name = NAME
 
     def __init__(self, store: str | None = "python", workers: int = 1, scheduler: str | None = None,
-                 por: bool = False, dashboard: bool = False, ledger: Ledger | None = None):
+                 por: bool = False, dashboard: bool = False, ledger: Ledger | None = None, at_least: int = 0):
         """`store`: "python" (the reference: states as Python ints, edges on demand; also None) or
         "compact" (numpy arrays, vectorised expansion: `compact.py`; the verdicts it gives say so in
         their evidence, and so do those of the python store where the compact one was asked for
@@ -213,9 +213,11 @@ class ExplicitEngine:
         store's search of invariants, reachability and deadlocks fires stubborn sets (`por.py`)
         where no claim needs the state graph and no symmetry reduction applies. `dashboard`: the
         local cluster of `workers` serves Dask's dashboard. `ledger`: where its complete searches are
-        kept for the passes that follow (`ledger.Ledger`)."""
+        kept for the passes that follow (`ledger.Ledger`). `at_least`: states its searches are known
+        to store at least (a monitor product: its model's): the compiled store's arrays are sized
+        for them from the start (`compiled.search.first_capacity`)."""
         self.store, self.workers, self.scheduler, self.por = store or "python", workers, scheduler, por
-        self.dashboard = dashboard
+        self.dashboard, self.at_least = dashboard, at_least
         self.ledger = Ledger() if ledger is None else ledger
         self.searched: StateSpace | None = None     # the python store's last search (`auto` mines it)
         self.unfit = ""                             # why the last check's compact search could not run
@@ -345,7 +347,7 @@ class ExplicitEngine:
             if self.workers > 1 or self.scheduler is not None:      # the workers expand by the compiled code
                 return self._compact(model, budget, progress, watch, track, compiled=True)
             return explore_compiled(model, budget, progress, watch, track, tick, symmetric=True,
-                                    spill_bytes=_visited_budget(budget), edges=edges)
+                                    spill_bytes=_visited_budget(budget), edges=edges, at_least=self.at_least)
         except CompileError as err:
             self.unfit = f"the compiled store could not compile it: {err}"
             return None
@@ -360,7 +362,7 @@ class ExplicitEngine:
             return None
         try:
             return explore_compiled(model, budget, progress, watch, (), _ticker_compact(budget), symmetric=True,
-                                    spill_bytes=_visited_budget(budget), edges=True)
+                                    spill_bytes=_visited_budget(budget), edges=True, at_least=self.at_least)
         except CompileError as err:
             self.unfit = f"the compiled store could not compile it: {err}"
             return None

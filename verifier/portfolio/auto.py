@@ -84,9 +84,10 @@ class AutoEngine:
         # what Z3 mined from them), by `_shape`
         self.reading_units = UnitsSpent()     # the Z3 units this reading's claims spent together (an engine a reading)
 
-    def _explicit(self, store: Store) -> ExplicitEngine:
+    def _explicit(self, store: Store, at_least: int = 0) -> ExplicitEngine:
+        """The explicit engine of `store`; `at_least`: states its search is known to store at least."""
         return ExplicitEngine(store, self.search.workers, self.search.scheduler, self.search.por,
-                              self.search.dashboard, self.ledger)
+                              self.search.dashboard, self.ledger, at_least)
 
     def _symbolic(self, model: Model | None = None):
         from verifier.engines.symbolic import SymbolicEngine
@@ -233,8 +234,10 @@ class AutoEngine:
         python store under its own cap (they need its edges), unless the search found more states
         than that (the first search's lasso search then stands)."""
         plan = self.plan_store(model, budget)
+        base = _extended(self._big, model)       # a monitor product has at least its model's states
+        at_least = 0 if base is None else base[1]
         k, stage = 0, plan.stages[0]
-        engine = self._explicit(stage.store)
+        engine = self._explicit(stage.store, at_least)
         staged = " first-stage" if len(plan.stages) > 1 else ""
         decided = [_note(r, f"explicit: concrete instance{_in_store(r)}") for r in
                    engine.check(model, claims, _capped(budget, stage.cap, f"the {stage.store} store's{staged}",
@@ -257,7 +260,7 @@ class AutoEngine:
                 break
             passed, k, stage, graph_asked = stage, nxt, plan.stages[nxt], with_graph
             why = f"explicit, {stage.store} store: the {passed.store} store's search passed {passed.cap:,} states"
-            decided = [_note(r, why) for r in self._explicit(stage.store).check(
+            decided = [_note(r, why) for r in self._explicit(stage.store, at_least).check(
                 model, asked, _capped(budget, stage.cap, f"the {stage.store} store's",
                                                                    self.caps.follows_memory(stage.store, budget)), progress)]
             out.update((r.property.id, r) for r in decided)

@@ -23,7 +23,9 @@ memory-mapped: `spill`): the process holds the table and the links, and the syst
 (or the disk) the states; the memory guard counts the process's anonymous memory from then on
 (`resources.memory.hold_spill_file`), so the file's pages, which the system writes back and
 drops when memory runs short, are not held against the limit. Lookups read a state only where
-its slot's tag matches.
+its slot's tag matches. A search known to store at least some states (a monitor product: its
+model's; `search.first_capacity`) is given room for them from the start: its table is not filled
+again on the way there (in the file at once where they would pass `spill_bytes`).
 """
 from __future__ import annotations
 
@@ -165,6 +167,10 @@ class SearchArrays:
         self.spill_bytes = spill_bytes
         self.peak = 0                      # the arrays' largest total bytes so far
         self.spilled = False               # the states went to a file
+        if self._past_spill(capacity):     # sized for more states than the memory share holds
+            del self.keys
+            self._spill(0, capacity)
+            self.keys = self._keys.array(capacity)
 
     @property
     def nbytes(self) -> int:
@@ -206,12 +212,16 @@ class SearchArrays:
 
     def _grow_keys(self, stored: int, capacity: int) -> None:
         del self.keys
-        if not self.spilled and self.spill_bytes is not None \
-                and capacity * 8 * self.words + self.table.nbytes > self.spill_bytes:
+        if self._past_spill(capacity):
             self._spill(stored, capacity)
         else:
             self._keys.resize(capacity)
         self.keys = self._keys.array(capacity)
+
+    def _past_spill(self, capacity: int) -> bool:
+        """Whether states held in memory, `capacity` of them, would pass the spill share."""
+        return not self.spilled and self.spill_bytes is not None \
+            and capacity * 8 * self.words + self.table.nbytes > self.spill_bytes
 
     def _spill(self, stored: int, capacity: int) -> None:
         """Keep the states in an unlinked temporary file from now on, memory-mapped."""

@@ -183,7 +183,7 @@ def why_not(model: Model, watch: Sequence[Expr] = ()) -> str:
 def explore_compiled(model: Model, budget: Budget = Budget(), progress: ProgressFn | None = None,
                      watch: Sequence[Expr] = (), track: Sequence[int] = (),
                      tick: Callable[[int, int], Stop | None] | None = None, symmetric: bool = False,
-                     spill_bytes: int | None = None, edges: bool = False) -> CompiledSpace:
+                     spill_bytes: int | None = None, edges: bool = False, at_least: int = 0) -> CompiledSpace:
     """Breadth-first search of an instantiated model (`why_not` says it fits) in compiled code.
 
     As `explicit.explore` without edges: `space.watch[k]` is the first state index where
@@ -192,7 +192,9 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
     and may stop the search (its `Stop`). `symmetric`: store one state per orbit of the player
     rotations where the model declares `symmetry: players` (`symmetry.py`). `spill_bytes`: the
     states' and table's bytes past which the states are kept in a file (`arrays.py`). `edges`: record
-    the state graph as the search goes (`space.edges`, for `graph.state_graph`: no second pass)."""
+    the state graph as the search goes (`space.edges`, for `graph.state_graph`: no second pass).
+    `at_least`: states the search is known to store at least (a monitor product: its model's), its
+    arrays sized for them (up to the state cap) from the start rather than grown to them (`first_capacity`)."""
     start = time.perf_counter()
     lay = layout(model)
     watch = tuple(watch)
@@ -208,7 +210,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
         raise CompileError(compile_error_words(err)) from err
     compiled_at = time.perf_counter()
     row = () if source.words == 1 else (source.words,)
-    arrays = SearchArrays(source.words, FIRST_CAPACITY, spill_bytes, edges)
+    arrays = SearchArrays(source.words, first_capacity(at_least, budget), spill_bytes, edges)
     space = CompiledSpace(lay, np.empty((0, *row), np.int64), np.zeros(1, np.uint64), np.zeros(1, np.int64), 0, [0],
                           cached=known,
                           watch=[None] * len(watch), fired=dict.fromkeys(track), module=module,
@@ -304,6 +306,15 @@ KEEP_SOURCES = 16        # generated modules' texts kept in the process (where a
 
 
 @lru_cache(maxsize=KEEP_SOURCES)
+def first_capacity(at_least: int, budget: Budget) -> int:
+    """States a search's arrays hold at first: FIRST_CAPACITY, or the `at_least` states it is known
+    to store, never past its state cap (which --max-memory bounds): the states, their order and the
+    traces do not depend on it, only how often the arrays grow (each growth of the visited table
+    fills it again from every state stored)."""
+    cap = at_least if budget.max_states is None else min(at_least, budget.max_states)
+    return max(FIRST_CAPACITY, cap)
+
+
 def _source(lay: Layout, watch: tuple[Expr, ...]) -> ModuleSource:
     return module_source(lay, watch)
 
