@@ -107,3 +107,25 @@ def test_a_state_graph_past_what_max_memory_holds_is_not_built(monkeypatch):
         assert r.stop is not None and r.stop.kind is StopKind.STATES and not r.stop.kind.depends_on_the_machine
         assert "the state graph of 41 states and" in r.reason and "--max-memory 1000 MB it may hold" in r.reason
     assert explicit.graph_past_memory(object(), Budget()) is None       # without the option: the guard alone
+
+
+def test_a_products_compiled_search_is_sized_for_its_models_states(monkeypatch):
+    """The compiled search of a monitor product is told the states of the model it extends (its
+    arrays sized for them from the start, `compiled.search.first_capacity`); the model's own is not."""
+    from verifier.engines.compiled import search
+    from verifier.props.monitor import compile_together
+
+    told: list[int] = []
+    explore = search.explore_compiled
+
+    def recording(*args, **kwargs):
+        told.append(kwargs["at_least"])
+        return explore(*args, **kwargs)
+
+    monkeypatch.setattr(search, "explore_compiled", recording)
+    model, claims = order_model()
+    engine = AutoEngine(caps=Caps(switch=2))
+    engine.check_explicit(model, [holds()], Budget())
+    product, parts = compile_together(model, [c for c in claims if c.kind in ("ordering", "bounded-response")][:2])
+    engine.check_explicit(product, [c for part in parts for c in part.claims], Budget())
+    assert told[0] == 0 and told[1:] and set(told[1:]) == {41}
