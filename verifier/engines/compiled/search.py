@@ -305,7 +305,6 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
 KEEP_SOURCES = 16        # generated modules' texts kept in the process (where a module is generated again)
 
 
-@lru_cache(maxsize=KEEP_SOURCES)
 def first_capacity(at_least: int, budget: Budget) -> int:
     """States a search's arrays hold at first: FIRST_CAPACITY, or the `at_least` states it is known
     to store, never past its state cap (which --max-memory bounds): the states, their order and the
@@ -315,6 +314,7 @@ def first_capacity(at_least: int, budget: Budget) -> int:
     return max(FIRST_CAPACITY, cap)
 
 
+@lru_cache(maxsize=KEEP_SOURCES)
 def _source(lay: Layout, watch: tuple[Expr, ...]) -> ModuleSource:
     return module_source(lay, watch)
 
