@@ -50,6 +50,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from verifier.resources.clock import CLOCK_TICKS, tree_ticks
+
 settings.register_profile("turnproof", parent=settings(), deadline=None,
                           suppress_health_check=sorted({*settings().suppress_health_check, HealthCheck.too_slow}, key=str))
 settings.load_profile("turnproof")
@@ -302,16 +304,10 @@ class HangWatch:
 
 
 def _tree_cpu(pid: int) -> float:
-    """The CPU seconds of process `pid` (this one), of the children it waited for, and of the processes it
-    started that are still running (/proc; theirs alone where there is none)."""
-    total = _cpu_seconds()
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    for child in _descendants(pid):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            with open(f"/proc/{child}/stat", encoding="ascii", errors="replace") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            total += sum(int(f) for f in fields[11:15]) / tick       # utime, stime, cutime, cstime
-    return total
+    """The CPU seconds of process `pid` (this one) and of every process it started, running or
+    reaped (`resources.clock.tree_ticks`; this process's and its reaped children's where there is no /proc)."""
+    ticks = tree_ticks(pid)
+    return _cpu_seconds() if ticks is None else ticks / CLOCK_TICKS
 
 
 def _descendants(pid: int) -> list[int]:
