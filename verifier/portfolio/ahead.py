@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from verifier.ir.model import Model
 from verifier.ir.props import Obligation, Property, Terminates
-from verifier.portfolio.stores import Store, choose_store
+from verifier.portfolio.stores import Store, choose_store, words_of
 from verifier.resources import Budget
 
 SEARCHING = ("auto", "explicit")    # the engines that search explicitly (`decide.make_engine`)
@@ -48,7 +48,7 @@ def compiled_ahead(models: Sequence[Model], claims: Sequence[Sequence[Property]]
     for model, props in zip(models, claims):
         if not model.is_concrete or not _expected(model, budget, engine, store, consistency):
             continue
-        words.add(_words(model.instantiate()))
+        words.add(words_of(model.instantiate()))
         graphs = graphs or any(isinstance(p, (Terminates, Obligation)) for p in props)
     return CompiledAhead(tuple(sorted(words)), graphs) if words else None
 
@@ -71,10 +71,3 @@ def above_defaults(model: Model) -> bool:
     values = model.params_dict
     return any((v := values.get(p.name)) is not None and v > p.default for p in model.params)
 
-
-def _words(concrete: Model) -> int:
-    """64-bit words a state of `concrete` takes in the compiled store."""
-    from verifier.engines.bfsgen import packing_of
-    from verifier.semantics import layout
-
-    return packing_of(layout(concrete)).words
