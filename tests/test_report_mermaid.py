@@ -1,6 +1,7 @@
 """Mermaid import (flowcharts -> model skeleton) and the export round trips (Mermaid, DOT, JSON)."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -13,6 +14,7 @@ from report_helpers import FIXTURES, MINI, ROOT
 from verifier.cli import main
 from verifier.ir.evaluate import evaluate, layout
 from verifier.ir.expr import state_vars
+from verifier.ir.model import Action, ActionKind, VariantDecl
 from verifier.lang import load_model
 from verifier.lang.mermaid_import import MermaidError, claims_yaml, extract_blocks, import_mermaid, parse_flowchart, skeleton_yaml
 from verifier.result import Verdict
@@ -221,22 +223,40 @@ def assert_same_transitions(back, model):
             assert bool(theirs[key][1](values)) == bool(holds(values)), (key, values)
 
 
-def _declared(v):
-    """What a variable's declaration says (after loading, parameters at their values), its doc aside."""
-    return (v.type, v.index, v.dims, v.rows_by_player, v.init, v.reset, v.overflow, v.seq_length, v.holds_player,
-            v.by_player, v.label, v.value_names)
+# Every field of a declaration is compared unless it is named here with the reason it is not carried
+# (a field added to the IR later is compared at once, or must be named here).
+NOT_CARRIED = {
+    "span": "where the declaration stands in its file",
+    "default": "a parameter is declared at the value the chart is drawn at",
+}
+SKELETON_HAS_NONE = {
+    Action: "a node lists its actions' names; the skeleton has no actions (the chart is the turn structure)",
+    VariantDecl: "the chart is of one reading, named in its header comment; the skeleton has that reading's rules",
+}
+
+
+def _fields(declaration):
+    """A declaration's fields (those compare=False included), but those in NOT_CARRIED."""
+    return {f.name: getattr(declaration, f.name) for f in dataclasses.fields(declaration)
+            if f.name not in NOT_CARRIED}
 
 
 def assert_same_declarations(back, model):
-    """The players, and each variable and enum the imported skeleton declares, declared as in the original
-    (a sequence as a sequence, initial values element by element, `null` where any value is allowed)."""
-    theirs, ours = back.instantiate(), model.instantiate()
-    declared = [v for v in theirs.variables if not v.implicit]
+    """The players, and each variable, enum and parameter the imported skeleton declares, declared as in
+    the original in every field (a sequence as a sequence, initial values element by element, `null`
+    where any value is allowed, a parameter's default the value in effect); every phase's citation and
+    doc; no actions, no readings (SKELETON_HAS_NONE)."""
+    declared = [v for v in back.variables if not v.implicit]
     assert {v.name for v in declared} >= {n for c in _conditions(model).values() for n in c[2]} - {"phase", "active"}
     for v in declared:
-        assert _declared(v) == _declared(ours.var(v.name)), v.name
-    assert all(e.values == ours.enum(e.name).values for e in theirs.enums if e.name != "Phase")
-    assert theirs.players == ours.players
+        assert _fields(v) == _fields(model.var(v.name)), v.name
+    for p in back.params:
+        ours = next(q for q in model.params if q.name == p.name)
+        assert _fields(p) == _fields(ours) and p.default == model.params_dict[p.name], p.name
+    assert {p.name: _fields(p) for p in back.phases} == {p.name: _fields(p) for p in model.phases}
+    assert all(e.values == model.enum(e.name).values for e in back.enums if e.name != "Phase")
+    assert back.players == model.players
+    assert not [a for a in back.actions if a.kind is ActionKind.RULE] and not back.variants
 
 
 def test_a_chart_whose_arrows_never_end_the_turn_says_how_to_draw_it(tmp_path, capsys):
@@ -261,6 +281,13 @@ def test_mermaid_export_imports_back_to_the_same_turn_structure(path, tmp_path):
     assert main(["import-mermaid", str(mmd), "-o", str(back), "-q"]) == 0
     assert_same_transitions(load_model(str(back)), model)
     assert_same_declarations(load_model(str(back)), model)
+
+
+def test_a_reading_s_chart_names_its_reading(tmp_path):
+    """The readings are not carried (SKELETON_HAS_NONE): the chart of one names it in its first comment."""
+    out = tmp_path / "mini.mmd"
+    assert main(["export", str(ROOT / MINI), "--to", "mermaid", "--variant", "loose", "-o", str(out)]) == 0
+    assert out.read_text().splitlines()[1] == "    %% mini, reading loose: turn structure (exported by turnproof)"
 
 
 def test_dot_export_reads_back(tmp_path):
@@ -321,6 +348,10 @@ def test_names_mermaid_reserves_round_trip(tmp_path):
     ('declare {"variables": {"x": {"type": "bool", "do": "evil"}}}', "variables maps names to declarations"),
     ('declare {"players": true}', "players must be a number"),
     ('declare {"enums": {"E": ["a b"]}}', "enums maps names to lists of names"),
+    ('declare {"params": {"N": {"min": 1}}}', "params maps names to objects of a whole-number default"),
+    ('declare {"params": {"N": {"default": "1\\nx: 2"}}}', "params maps names to objects of a whole-number default"),
+    ('declare {"phases": {"A": {"rule": {"section": 1}}}}', "phases maps names to objects of only a rule"),
+    ('declare {"phases": {"A": {"doc": "d", "next": []}}}', "phases maps names to objects of only a rule"),
     ("when A -> B: x", "cannot read"),
     ("otherwise A --> B: x", "names an arrow"),
 ])

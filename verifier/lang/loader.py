@@ -539,7 +539,8 @@ class Loader:
                                 hint="a sequence is one variable; pushing onto a full one is a model error"
                                 if forbidden != "values" else "name the values of its element type: an enum")
                 return []
-        var = Variable(name, elem, init=(sequences.first_value(elem),), span=v.key_span)
+        var = Variable(name, elem, init=(sequences.first_value(elem),), span=v.key_span,
+                       holds_player=elem_text == "player")
         if v.is_map:
             var = self.read_policies(replace(var, doc=str(v.value.get("doc", "")), label=self.read_label(v, name)), v)
         items = self.read_seq_items(var, v.get("init") if v.is_map else None, hi.value)

@@ -34,7 +34,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from verifier.diagnostics import Diagnostic, Span, UsageError
 from verifier.lang.limits import MAX_CHART_EDGES, MAX_CHART_NODES, MAX_SUBGRAPH_DEPTH, read_input_text
@@ -451,6 +451,10 @@ def build_skeleton(charts: list[Flowchart], name: str, source: str) -> Skeleton:
             declared.enums.setdefault(enum, values)
         for var, declaration in chart.round_trip.variables.items():
             declared.variables.setdefault(var, declaration)
+        for param, declaration in chart.round_trip.params.items():
+            declared.params.setdefault(param, declaration)
+        for phase, declaration in chart.round_trip.phases.items():
+            declared.phases.setdefault(phase, declaration)
     return Skeleton(name, source, charts, phases, dead_ends, unreached, loops, any_turn_end, chart_values, declared)
 
 
@@ -795,6 +799,10 @@ def skeleton_yaml(sk: Skeleton) -> str:
         lines.append(f"players: {declared.players}")
     elif sk.turn_end:
         lines.append("players: 2                 # assumed: the flowchart passes the turn to the next player")
+    if declared.params:
+        lines.append("params:")
+        lines += [f"  {name}: {json.dumps(declaration, ensure_ascii=False)}"
+                  for name, declaration in declared.params.items()]
     enums = {**({"Chart": [v for v, _, _ in sk.chart_values]} if len(sk.charts) > 1 else {}), **declared.enums}
     if enums:
         lines.append("enums:")
@@ -807,7 +815,7 @@ def skeleton_yaml(sk: Skeleton) -> str:
         lines.append(f"  {name}: {json.dumps(declaration, ensure_ascii=False)}")
     lines.append("phases:")
     for ph in sk.phases:
-        _phase_yaml(ph, lines, "  ")
+        _phase_yaml(ph, lines, "  ", declared.phases)
     lines.append("actions: []               # the flowcharts name no actions: add them here")
     return "\n".join(lines) + "\n"
 
@@ -823,19 +831,29 @@ def _wrap(text: str, width: int) -> list[str]:
     return out + ([line] if line else [])
 
 
-def _phase_yaml(ph: SPhase, lines: list[str], indent: str) -> None:
+def _phase_yaml(ph: SPhase, lines: list[str], indent: str, declared: dict[str, dict[str, Any]]) -> None:
+    """A phase of the skeleton; its `rule:` and `doc:` those turnproof's export declares for it (`declared`),
+    else its node's label as the citation."""
     lines.append(f"{indent}- name: {ph.name}")
     inner = indent + "  "
-    section, text = ph.citation
-    lines.append(f"{inner}rule: {{section: {_q(section)}, text: {_q(text)}}}" if text else f"{inner}rule: {_q(section)}")
-    if ph.doc:
-        lines.append(f"{inner}doc: {_q(ph.doc)}")
+    own = declared.get(ph.name)
+    if own is not None:
+        if "rule" in own:
+            lines.append(f"{inner}rule: {json.dumps(own['rule'], ensure_ascii=False)}")
+        if "doc" in own:
+            lines.append(f"{inner}doc: {json.dumps(own['doc'], ensure_ascii=False)}")
+    else:
+        section, text = ph.citation
+        lines.append(f"{inner}rule: {{section: {_q(section)}, text: {_q(text)}}}" if text
+                     else f"{inner}rule: {_q(section)}")
+        if ph.doc:
+            lines.append(f"{inner}doc: {_q(ph.doc)}")
     if not ph.mandatory:
         lines.append(f"{inner}mandatory: false")
     if ph.steps:
         lines.append(f"{inner}steps:")
         for st in ph.steps:
-            _phase_yaml(st, lines, inner + "  ")
+            _phase_yaml(st, lines, inner + "  ", declared)
     if ph.exit_when:
         lines.append(f"{inner}exit_when: {_q(ph.exit_when)}")
     if ph.nexts is not None:

@@ -1,6 +1,7 @@
 """The `%% turnproof ...` comments of turnproof's Mermaid export (`report.mermaid.round_trip_lines`),
 read back by `import-mermaid`: the arrows' conditions as the model writes them, the phases'
-`exit_when`, which arrows are `otherwise:`, and the declarations of what the conditions read.
+`exit_when`, which arrows are `otherwise:`, the declarations of what the conditions read (players,
+enums, parameters, variables) and each phase's `rule:` and `doc:`.
 
 A Mermaid file is untrusted input: each line is checked here (a positioned error for one that is
 not as the export writes it); the names go into the skeleton only as identifiers and every value
@@ -18,7 +19,10 @@ from verifier.diagnostics import Diagnostic, Span, UsageError
 PREFIX = re.compile(r"^\s*%%\s*turnproof\s+(declare|exit_when|when|otherwise)\b\s*(.*?)\s*$")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ARROW = re.compile(r"([A-Za-z0-9_]+) (-->|==>) ([A-Za-z0-9_]+)")
-DECLARATION_KEYS = ("type", "per", "init", "reset", "overflow", "label", "values")
+DECLARATION_KEYS = ("type", "per", "init", "reset", "overflow", "overflow_rule", "label", "values", "doc")
+PARAMETER_KEYS = ("default", "min", "max", "doc")
+PHASE_KEYS = ("rule", "doc")
+TOP_KEYS = ("players", "enums", "params", "variables", "phases")
 MAX_CONDITION = 2000          # characters of one condition
 
 
@@ -28,7 +32,9 @@ class RoundTrip:
 
     players: int | None = None
     enums: dict[str, list[str]] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
     variables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    phases: dict[str, dict[str, Any]] = field(default_factory=dict)     # phase name -> its rule and doc
     exit_when: dict[str, str] = field(default_factory=dict)            # node id -> condition
     arrows: dict[str, tuple[str | None, bool]] = field(default_factory=dict)   # "A --> B" -> (when, otherwise)
 
@@ -74,8 +80,8 @@ def _declare(out: RoundTrip, text: str, path: str, line: int) -> None:
         doc = json.loads(text)
     except (ValueError, RecursionError):
         raise _error(path, line, "'%% turnproof declare' is not followed by a JSON object", hint) from None
-    if not isinstance(doc, dict) or not set(doc) <= {"players", "enums", "variables"}:
-        raise _error(path, line, "'%% turnproof declare' takes an object of players, enums and variables", hint)
+    if not isinstance(doc, dict) or not set(doc) <= set(TOP_KEYS):
+        raise _error(path, line, f"'%% turnproof declare' takes an object of {', '.join(TOP_KEYS)}", hint)
     players = doc.get("players")
     if players is not None:
         if not isinstance(players, int) or isinstance(players, bool) or not 1 <= players <= 64:
@@ -92,10 +98,40 @@ def _declare(out: RoundTrip, text: str, path: str, line: int) -> None:
             for k, v in variables.items()):
         raise _error(path, line, "'%% turnproof declare': variables maps names to declarations with a type and "
                                  f"only {', '.join(DECLARATION_KEYS)}", hint)
+    if not _entries(doc.get("params", {}), _is_parameter):
+        raise _error(path, line, "'%% turnproof declare': params maps names to objects of a whole-number default "
+                                 "and only " + ", ".join(PARAMETER_KEYS), hint)
+    if not _entries(doc.get("phases", {}), _is_phase):
+        raise _error(path, line, "'%% turnproof declare': phases maps names to objects of only a rule "
+                                 "({section, text}) and a doc", hint)
     for name, values in enums.items():
         out.enums.setdefault(name, values)
     for name, declaration in variables.items():
         out.variables.setdefault(name, declaration)
+    for name, declaration in doc.get("params", {}).items():
+        out.params.setdefault(name, declaration)
+    for name, declaration in doc.get("phases", {}).items():
+        out.phases.setdefault(name, declaration)
+
+
+def _entries(entries: object, valid: Any) -> bool:
+    return isinstance(entries, dict) and all(_is_name(k) and isinstance(v, dict) and valid(v)
+                                             for k, v in entries.items())
+
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_parameter(p: dict[str, Any]) -> bool:
+    return set(p) <= set(PARAMETER_KEYS) and "default" in p and isinstance(p.get("doc", ""), str) \
+        and all(_is_number(p[k]) for k in ("default", "min", "max") if k in p)
+
+
+def _is_phase(p: dict[str, Any]) -> bool:
+    rule = p.get("rule", {"section": ""})
+    return set(p) <= set(PHASE_KEYS) and isinstance(p.get("doc", ""), str) and isinstance(rule, dict) \
+        and "section" in rule and set(rule) <= {"section", "text"} and all(isinstance(x, str) for x in rule.values())
 
 
 def _is_name(x: object) -> bool:

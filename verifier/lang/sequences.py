@@ -45,7 +45,7 @@ def declare(var: Variable, capacity: int, items: list[Expr | None]) -> tuple[Var
     array = Variable(var.name, var.type, IntType(Const(0), Const(capacity - 1)),
                      init=tuple(items) + (fill,) * (capacity - len(items)), overflow=var.overflow,
                      overflow_rule=var.overflow_rule, reset=var.reset, doc=var.doc, span=var.span,
-                     seq_length=length_name(var.name))
+                     seq_length=length_name(var.name), holds_player=var.holds_player, label=var.label)
     length = Variable(length_name(var.name), IntType(Const(0), Const(capacity)), init=(Const(len(items)),),
                       overflow=Overflow.CLAMP, reset=var.reset, doc=f"the length of sequence {var.name}",
                       span=var.span)

@@ -10,9 +10,12 @@ to the same turn structure):
   phases, `==>` the end of the turn (back to the first phase); labels as `|...|`;
   an arrow's condition (the phase's `exit_when` and the `next:` entry's `when`) is
   the label's last line, `when: ...` (`otherwise, when: ...` for an `{otherwise: P}` entry);
-- the conditions as the model writes them, and the declarations of what they read, follow as
-  comments `%% turnproof ...` (`round_trip_lines`), so that the imported skeleton keeps its
-  conditional arrows, its `otherwise:` entries and its `exit_when`s, and loads;
+- the conditions as the model writes them, and the declarations of what they read (variables,
+  enums, parameters: every field of their declarations) and of the phases (`rule:`, `doc:`),
+  follow as comments `%% turnproof ...` (`round_trip_lines`), so that the imported skeleton keeps
+  its conditional arrows, its `otherwise:` entries and its `exit_when`s, and loads. Not carried:
+  the actions (a node lists their names; the skeleton has none) and the readings (the chart is
+  of one reading, named in the header comment);
 - an action is listed in the phases it can fire in (`report.phase_actions`: its
   `phase:`, or the phases its guard allows), "in any phase" only when none is ruled out.
 """
@@ -22,16 +25,18 @@ import json
 import re
 from typing import Any
 
-from verifier.ir.expr import TRUE, Const, Expr, Param, fold, map_expr, pretty, state_vars, walk
+from verifier.ir.expr import TRUE, Const, Expr, Param, fold, pretty, state_vars, walk
 from verifier.ir.model import (
     ACTIVE_VAR,
     PHASE_ENUM,
     PHASE_VAR,
     BoolType,
+    Citation,
     EnumType,
     IntType,
     Model,
     Overflow,
+    ParamDecl,
     Phase,
     Reset,
     Type,
@@ -66,7 +71,9 @@ def phase_mermaid(model: Model, direction: str = "TD", actions: bool = True) -> 
     for p in model.phases:
         kids.setdefault(p.parent, []).append(p)
     acts = {phase: action_words(actions_of) for phase, actions_of in actions_by_phase(model).items()}
-    out = [f"flowchart {direction}", f"    %% {mermaid_text(model.name)}: turn structure (exported by turnproof)"]
+    reading = f", reading {model.variant}" if model.variant else ""
+    out = [f"flowchart {direction}",
+           f"    %% {mermaid_text(model.name)}{mermaid_text(reading)}: turn structure (exported by turnproof)"]
     if not model.phases:
         out.append(f"    none[{_label('no phases: plain guarded commands')}]")
         return "\n".join(out) + "\n"
@@ -114,14 +121,14 @@ def arrow_key(src: str, dst: str, turn_end: bool) -> str:
 
 def round_trip_lines(model: Model) -> list[str]:
     """The arrows' conditions as the model writes them, for `import-mermaid`: `declare {...}` (the
-    players, enums and variables they read, as JSON in the model language's terms), `exit_when NODE:
-    EXPR`, `when SRC --> DST: EXPR` (the entry's condition, earlier entries of a `next:` negated in it)
-    and `otherwise SRC --> DST`."""
+    players, enums, parameters and variables they read and the phases' citations and docs, as JSON in
+    the model language's terms), `exit_when NODE: EXPR`, `when SRC --> DST: EXPR` (the entry's
+    condition, earlier entries of a `next:` negated in it) and `otherwise SRC --> DST`."""
     enum_name = model.enum_value_name if model.enums else None
     written = Names.as_written(model)
 
     def text(e: Expr) -> str:
-        return pretty(as_written(model, _fixed(model, e)), enum_name, written)
+        return pretty(as_written(model, fold(e)), enum_name, written)
 
     exits = {e.src: e.exit_when for e in model.phase_edges if e.exit_when != TRUE}
     conditions = [*exits.values(), *(e.when for e in model.phase_edges if not e.otherwise)]
@@ -135,23 +142,12 @@ def round_trip_lines(model: Model) -> list[str]:
     return out
 
 
-def _fixed(model: Model, e: Expr) -> Expr:
-    """`e` with each parameter that has a value replaced by it."""
-    values = model.params_dict
-
-    def fn(node: Expr) -> Expr | None:
-        if isinstance(node, Param) and values.get(node.name) is not None:
-            return Const(values[node.name])     # type: ignore[arg-type]
-        return None
-
-    return fold(map_expr(e, fn))
-
-
 def _declarations(model: Model, conditions: list[Expr]) -> dict[str, Any]:
-    """The players (always: the import would otherwise assume two), and the enums and variables
-    (declared as in a model file) that `conditions` read: a sequence's length stands for the sequence
-    (declared as one). The model language lets conditions read no implicit variable but `phase` and
-    `active` (their `once` flags, the rounds' flags)."""
+    """The players (always: the import would otherwise assume two), the enums, variables (declared as
+    in a model file) and parameters that `conditions` read (a sequence's length stands for the
+    sequence, declared as one), and each phase's `rule:` and `doc:`. The model language lets
+    conditions read no implicit variable but `phase` and `active` (their `once` flags, the rounds'
+    flags)."""
     sequence_of = {v.seq_length: v.name for v in model.variables if v.seq_length is not None}
     read = {sequence_of.get(n, n) for c in conditions for n in state_vars(c)} - {PHASE_VAR, ACTIVE_VAR}
     variables = [v for v in model.variables if v.name in read]
@@ -160,11 +156,35 @@ def _declarations(model: Model, conditions: list[Expr]) -> dict[str, Any]:
     for v in variables:
         enums |= {t.name for t in (v.type, v.index, *v.dims) if isinstance(t, EnumType)}
     enums.discard(PHASE_ENUM)
+    declared = [*conditions, *(i for v in variables for i in v.init if i is not None),
+                *(bound for v in variables for t in (v.type, v.index, *v.dims) if isinstance(t, IntType)
+                  for bound in (t.lo, t.hi))]
+    params = {n.name for e in declared for n in walk(e) if isinstance(n, Param)}
     out: dict[str, Any] = {"players": model.players}
     if enums:
         out["enums"] = {t.name: list(t.values) for t in model.enums if t.name in enums}
+    if params & {p.name for p in model.params}:
+        out["params"] = {p.name: _parameter(model, p) for p in model.params if p.name in params}
     if variables:
         out["variables"] = {v.name: _declaration(model, v) for v in variables}
+    out["phases"] = {p.name: _phase(p) for p in model.phases}
+    return out
+
+
+def _citation(c: Citation) -> dict[str, str]:
+    return {"section": c.section, "text": c.text}
+
+
+def _phase(p: Phase) -> dict[str, Any]:
+    """A phase's citation and doc as a model file writes them ({}: neither)."""
+    return {**({"rule": _citation(p.rule)} if p.rule else {}), **({"doc": p.doc} if p.doc else {})}
+
+
+def _parameter(model: Model, p: ParamDecl) -> dict[str, Any]:
+    """A parameter's declaration, its default the value this chart is drawn at."""
+    value = model.params_dict.get(p.name)
+    out: dict[str, Any] = {"default": p.default if value is None else value}
+    out |= {key: x for key, x in (("min", p.lo), ("max", p.hi), ("doc", p.doc)) if x not in (None, "")}
     return out
 
 
@@ -175,7 +195,7 @@ def _declaration(model: Model, v: Variable) -> dict[str, Any]:
         if isinstance(t, EnumType):
             return t.name
         if isinstance(t, IntType):
-            return f"{pretty(_fixed(model, t.lo))}..{pretty(_fixed(model, t.hi))}"
+            return f"{pretty(fold(t.lo))}..{pretty(fold(t.hi))}"
         return "bool"
 
     out: dict[str, Any] = {"type": "player" if v.holds_player else domain(v.type)}
@@ -193,7 +213,7 @@ def _declaration(model: Model, v: Variable) -> dict[str, Any]:
         if len(set(map(str, inits))) == 1:
             out["init"] = inits[0]
         elif v.dims:
-            lo, hi = type_bounds(v.dims[0])
+            lo, hi = type_bounds(model.instantiate().var(v.name).dims[0])
             width = len(inits) // (hi - lo + 1)
             out["init"] = [inits[k:k + width] for k in range(0, len(inits), width)]
         else:
@@ -202,16 +222,20 @@ def _declaration(model: Model, v: Variable) -> dict[str, Any]:
         out["reset"] = v.reset.value
     if v.overflow is not Overflow.UNSPECIFIED:
         out["overflow"] = v.overflow.value
+    if v.overflow_rule is not None:
+        out["overflow_rule"] = _citation(v.overflow_rule)
     if v.label:
         out["label"] = v.label
     if v.value_names:
         out["values"] = list(v.value_names)
+    if v.doc:
+        out["doc"] = v.doc
     return out
 
 
 def _value(model: Model, t: Type, e: Expr) -> Any:
     """An initial value as a model file writes it (an enum value by name, true/false, a number)."""
-    e = _fixed(model, e)
+    e = fold(e)
     if isinstance(e, Const):
         if isinstance(t, BoolType) or e.is_bool:
             return bool(e.value)
