@@ -329,3 +329,46 @@ def test_a_model_that_gains_readings_is_compared_reading_by_reading(tmp_path, ca
     assert [(c.variant, c.claim, c.new_verdict) for c in diff.claims_changed] == [("tight", "game-can-end", "VIOLATED")]
     assert {b.variant: b.changed for b in diff.behaviours} == {"same": False, "tight": True}
     assert "OLD declares no readings: its rules compared with each reading of NEW" in render_text(diff)
+
+
+def _with_readings(readings: dict[str, tuple[str, str]]) -> str:
+    """gate.yaml with `readings` (name -> (doc, Play's condition))."""
+    text = (GATE / "gate.yaml").read_text(encoding="utf-8")
+    declared = "".join(f"  {name}: {{doc: \"{doc}\"}}\n" for name, (doc, _) in readings.items())
+    when = ", ".join(f'{name}: "{guard}"' for name, (_, guard) in readings.items())
+    return text.replace("players: 1\n", f"players: 1\nvariants:\n{declared}") \
+        .replace('    when: "hand > 0"\n', f"    when: {{{when}}}\n")
+
+
+def test_readings_renamed_are_compared_and_a_new_one_is_listed(tmp_path, capsys):
+    """OLD's readings `same` and `tight`; NEW renames `same` to `kept` (the same rules), `tight` to
+    `strict` (the same doc, play now needs three cards) and adds `loose`: kept and strict are each
+    compared with the reading they were, the note says how they were paired; loose, which nothing
+    pairs, has its claims listed as added, and the notes say so. Before, nothing was compared."""
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(_with_readings({"same": ("the old rule", "hand > 0"),
+                                   "tight": ("play needs more cards", "hand > 1")}), encoding="utf-8")
+    new.write_text(_with_readings({"kept": ("the old rule, kept", "hand > 0"),
+                                   "strict": ("play needs more cards", "hand > 2"),
+                                   "loose": ("play from any hand", "hand > 0 or deck == 0")}), encoding="utf-8")
+    diff = diff_versions(str(old), str(new), OPTIONS)
+    assert diff.variants_added == ["kept", "strict", "loose"] and diff.variants_removed == ["same", "tight"]
+    assert diff.notes == [
+        "reading same of OLD is kept in NEW (renamed, the same rules): compared as one",
+        "reading tight of OLD is strict in NEW (renamed, the same doc and rule citation): compared as one",
+        "reading loose only in NEW: no reading of OLD has its name, its rules or its doc; its claims and findings "
+        "are listed as added"]
+    assert {b.variant: b.changed for b in diff.behaviours} == {"kept": False, "strict": True}
+    assert {c.variant for c in diff.claims_added} == {"loose"} and not diff.claims_removed
+    assert {c.claim for c in diff.claims_added} == {c.property.id for c in diff_runs(new, "loose")}
+    assert main(["diff", str(old), str(new), "-p", PROPS, "--no-consistency", "-f", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["variants"] == {"added": ["kept", "strict", "loose"], "removed": ["same", "tight"]}
+    assert doc["notes"] == diff.notes
+    text = render_text(diff)
+    assert "readings only in NEW: kept, strict, loose; only in OLD: same, tight" in text
+    assert all(f"note: {n}" in text for n in diff.notes)
+
+
+def diff_runs(path: Path, variant: str):
+    return check_model(str(path), replace(OPTIONS, variant=variant))[0].results

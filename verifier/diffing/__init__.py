@@ -4,7 +4,10 @@
 compares them, `changes` holds what it found (data only); `report.diff` writes it as text,
 Markdown or JSON.
 
-Three comparisons, each per interpretation variant present in both versions:
+Three comparisons, each per pair of readings (`compare.reading_pairs`: the same name; a
+version without readings against each of the other's; a renamed reading, paired by its rules
+or its doc and citation); a reading nothing pairs has its claims and findings listed as added
+or removed:
 
 - **claims**: the verdict of every claim (same id) in OLD and in NEW; claims only
   in one version are listed as added or removed;

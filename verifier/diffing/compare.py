@@ -3,8 +3,8 @@ findings by key, reachable states projected on the slots both versions share."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +17,61 @@ from verifier.runner import RunOptions, check_model
 from verifier.trace import Trace
 
 
-def reading_pairs(old: Sequence[str | None], new: Sequence[str | None]) -> list[tuple[str | None, str | None]]:
-    """The readings compared, (OLD's, NEW's): each reading both versions have, by name; where they share
-    none and one version is a model without variants (its one reading, None), that reading against each
-    of the other's (a model that gains readings: each new reading against the old rules)."""
-    common = [(v, v) for v in new if v in old]
-    if common:
-        return common
-    if list(old) == [None]:
-        return [(None, v) for v in new]
-    if list(new) == [None]:
-        return [(v, None) for v in old]
-    return []
+@dataclass(frozen=True)
+class Readings:
+    """How the readings of OLD and NEW are compared: `pairs` (OLD's, NEW's), each reading both
+    versions name alike, else a renamed one; `old_only`/`new_only`, readings nothing pairs (their
+    claims and findings are listed as removed / added); `notes`, each pairing not by name in words."""
+
+    pairs: list[tuple[str | None, str | None]]
+    old_only: list[str | None]
+    new_only: list[str | None]
+    notes: list[str]
+
+
+def reading_pairs(old: Mapping[str | None, Any], new: Mapping[str | None, Any]) -> Readings:
+    """The readings compared, from each version's models by reading name. First by name; where the
+    versions share no name and one is a model without readings (its one reading, None), that reading
+    against each of the other's (a model that gains readings: each new reading against the old
+    rules); else a reading only in OLD with one only in NEW that has the same rules (the models equal
+    but for the readings' names) or, failing that, the same declaration (its doc and rule citation):
+    a renamed reading. What is left is in one version only."""
+    pairs = [(v, v) for v in new if v in old]
+    old_left, new_left = [v for v in old if v not in new], [v for v in new if v not in old]
+    if not pairs and list(old) == [None]:
+        return Readings([(None, v) for v in new], [], [], ["OLD declares no readings: its rules compared with each "
+                                                           "reading of NEW"])
+    if not pairs and list(new) == [None]:
+        return Readings([(v, None) for v in old], [], [], ["NEW declares no readings: its rules compared with each "
+                                                           "reading of OLD"])
+    notes = []
+    for why, same in (("the same rules", _same_rules), ("the same doc and rule citation", _same_declaration)):
+        for o in list(old_left):
+            n = next((n for n in new_left if same(old[o], new[n])), None)
+            if n is not None:
+                pairs.append((o, n))
+                old_left.remove(o)
+                new_left.remove(n)
+                notes.append(f"reading {o} of OLD is {n} in NEW (renamed, {why}): compared as one")
+    notes += [f"reading {v} only in {side}: no reading of {other} has its name, its rules or its doc; its claims "
+              f"and findings are listed as {verb}" for side, other, verb, left in
+              (("OLD", "NEW", "removed", old_left), ("NEW", "OLD", "added", new_left)) for v in left]
+    return Readings(pairs, old_left, new_left, notes)
+
+
+def _without_reading_names(model: Any) -> Any:
+    return replace(model, path="", doc="", variant=None, variants=())
+
+
+def _same_rules(old: Any, new: Any) -> bool:
+    return bool(_without_reading_names(old) == _without_reading_names(new))
+
+
+def _same_declaration(old: Any, new: Any) -> bool:
+    def declaration(model: Any) -> tuple[str, Any]:
+        decl = next(d for d in model.variants if d.name == model.variant)
+        return decl.description, decl.rule
+    return declaration(old) == declaration(new)
 
 
 def compare_checks(old_runs: Sequence[ModelRun], new_runs: Sequence[ModelRun], diff: ModelDiff) -> None:
@@ -37,11 +80,9 @@ def compare_checks(old_runs: Sequence[ModelRun], new_runs: Sequence[ModelRun], d
     new_by = {r.model.variant: r for r in new_runs}
     diff.variants_removed = [v for v in old_by if v not in new_by]
     diff.variants_added = [v for v in new_by if v not in old_by]
-    pairs = reading_pairs(list(old_by), list(new_by))
-    if pairs and pairs[0][0] != pairs[0][1]:
-        one, other = ("OLD", "NEW") if pairs[0][0] is None else ("NEW", "OLD")
-        diff.notes.append(f"{one} declares no readings: its rules compared with each reading of {other}")
-    for old_variant, new_variant in pairs:
+    readings = reading_pairs({v: r.model for v, r in old_by.items()}, {v: r.model for v, r in new_by.items()})
+    diff.notes += readings.notes
+    for old_variant, new_variant in readings.pairs:
         old, new = old_by[old_variant], new_by[new_variant]
         variant = new_variant if new_variant is not None else old_variant
         old_results = {r.property.id: r for r in old.results}
@@ -67,6 +108,16 @@ def compare_checks(old_runs: Sequence[ModelRun], new_runs: Sequence[ModelRun], d
         diff.gate_changes += [f"finding {f.key}{_in(variant)}: acknowledged {_said(old_acks[f.key])} in OLD, "
                               f"{_said(f.acknowledged)} in NEW" for f in new.findings
                               if f.key in old_acks and old_acks[f.key] != f.acknowledged]
+    for v in readings.new_only:
+        run = new_by[v]
+        diff.claims_added += [ClaimDiff(v, r.property.id, r.property.kind, r.property.statement, None, r)
+                              for r in run.results]
+        diff.findings_appeared += [(v, f) for f in run.findings]
+    for v in readings.old_only:
+        run = old_by[v]
+        diff.claims_removed += [ClaimDiff(v, r.property.id, r.property.kind, r.property.statement, r, None)
+                                for r in run.results]
+        diff.findings_gone += [(v, f) for f in run.findings]
 
 
 def compare_settings(old: dict[str, Any], new: dict[str, Any], diff: ModelDiff) -> None:
@@ -244,7 +295,7 @@ def diff_versions(old_spec: str, new_spec: str, options: RunOptions = RunOptions
         if behaviours:
             old_models = {r.model.variant: r.model for r in old_runs}
             new_models = {r.model.variant: r.model for r in new_runs}
-            for old_variant, new_variant in reading_pairs(list(old_models), list(new_models)):
+            for old_variant, new_variant in reading_pairs(old_models, new_models).pairs:
                 diff.behaviours.append(compare_behaviours(old_models[old_variant], new_models[new_variant],
                                                           options, limit))
     return diff
