@@ -60,7 +60,9 @@ def reading_pairs(old: Mapping[str | None, Any], new: Mapping[str | None, Any]) 
 
 
 def _without_reading_names(model: Any) -> Any:
-    return replace(model, path="", doc="", variant=None, variants=())
+    """The model but for its reading's name, its doc and where its files are."""
+    return replace(model, path="", doc="", variant=None, variants=(),
+                   definitions=tuple(replace(d, file="") for d in model.definitions))
 
 
 def _same_rules(old: Any, new: Any) -> bool:
