@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import main
+from verifier.playout.play import PlayoutOptions, simulate
+from verifier.lang import load_model
+from verifier.report import plots
 
 HERE = Path(__file__).parent / "fixtures" / "mutation"
 
@@ -32,6 +35,7 @@ def reports(game, tmp_path_factory) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("out")
     first, second = out / "first", out / "second"
     for folder in (first, second):
+        plots.forget_drawn()                # each run draws its charts anew: matplotlib's SVG is compared
         assert main(["report", str(game), "-o", str(folder), "-q"]) == 0
     return first, second
 
@@ -86,3 +90,14 @@ def test_lint_warns_about_vacuous_claims(game, tmp_path, capsys):
     (tmp_path / "properties" / "tally.yaml").write_text("model: tally\nclaims: [{id: x, invariant: 'nope +'}]\n")
     assert main(["lint", str(broken / "tally.yaml")]) == code          # a warning never changes the exit code
     assert "vacuity not checked" in capsys.readouterr().out
+
+
+def test_a_chart_is_drawn_once_for_the_same_statistics(game):
+    """Charts are pure functions of their words and counts: the same statistics give the very same
+    charts without drawing again (a report of the README's five identical stand-ins draws four, not
+    twenty); other statistics are drawn anew."""
+    model = load_model(str(game)).instantiate()
+    one, other = (simulate(model, [], PlayoutOptions(games=games, seed=0)) for games in (20, 3))
+    first = plots.simulation_plots(one, png=False)
+    assert all(a is b for a, b in zip(first, plots.simulation_plots(one, png=False), strict=True))
+    assert [p.svg for p in plots.simulation_plots(other, png=False)][0] != first[0].svg

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 from verifier.playout.result import Simulation
 
@@ -25,14 +27,48 @@ def simulation_plots(sim: Simulation, png: bool = True) -> list[Plot]:
     lengths: dict[int, int] = {}
     for n in sim.game_lengths:
         lengths[n] = lengths.get(n, 0) + 1
-    plots = [_bars("game-lengths", "Game length", "steps in a game", "games", lengths, png),
-             _bars("turn-lengths", "Turn length", "steps in a turn", "turns", sim.turn_lengths, png),
-             _barh("actions", "Actions taken", "times taken", sim.actions, png)]
+    plots = [_bars("game-lengths", "Game length", "steps in a game", "games", _items(lengths), png),
+             _bars("turn-lengths", "Turn length", "steps in a turn", "turns", _items(sim.turn_lengths), png),
+             _barh("actions", "Actions taken", "times taken", _items(sim.actions), png)]
     if sim.phase_entries:
-        plots.append(_barh("phases", "Phases entered", "times entered", sim.phase_entries, png))
+        plots.append(_barh("phases", "Phases entered", "times entered", _items(sim.phase_entries), png))
     if sim.hand_var:
-        plots.append(_bars("hand-sizes", f"Value of {sim.hand_var}", sim.hand_var, "states", sim.hand_sizes, png))
+        plots.append(_bars("hand-sizes", f"Value of {sim.hand_var}", sim.hand_var, "states",
+                           _items(sim.hand_sizes), png))
     return plots
+
+
+def _items(counts: dict[Any, int]) -> tuple[tuple[Any, int], ...]:
+    return tuple(counts.items())
+
+
+# A chart is a pure function of its words and counts: drawn once per process (a report of several
+# models whose playouts give the same statistics, a report run twice, draws it once; matplotlib
+# takes a tenth of a second or more per chart).
+@lru_cache(maxsize=32)
+def _bars(stem: str, title: str, xlabel: str, ylabel: str, histogram: tuple[tuple[int, int], ...],
+          png: bool) -> Plot:
+    plt, (fig, ax) = _figure()
+    ax.bar([x for x, _ in histogram], [n for _, n in histogram], width=0.9, color="#1f5fbf")
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    return _save(plt, fig, stem, title, f"{title}: {ylabel} per {xlabel}", png)
+
+
+@lru_cache(maxsize=32)
+def _barh(stem: str, title: str, xlabel: str, counts: tuple[tuple[str, int], ...], png: bool) -> Plot:
+    plt, (fig, ax) = _figure(height=max(2.5, 0.25 * len(counts) + 1))
+    names = [name for name, _ in counts]
+    ax.barh(range(len(names)), [n for _, n in counts], color="#1e7d3c")
+    ax.set_yticks(range(len(names)), [n.replace("$", r"\$") for n in names], fontsize=8)
+    ax.invert_yaxis()
+    ax.set(title=title, xlabel=xlabel)
+    return _save(plt, fig, stem, title, f"{title}: {xlabel} per name", png)
+
+
+def forget_drawn() -> None:
+    """Draw every chart anew from now on (a test of the drawing's own determinism)."""
+    _bars.cache_clear()
+    _barh.cache_clear()
 
 
 def _figure(height: float = 3.2):
@@ -42,23 +78,6 @@ def _figure(height: float = 3.2):
 
     plt.rcParams["svg.hashsalt"] = "turnproof"        # the same SVG for the same data
     return plt, plt.subplots(figsize=(7, height), dpi=100)
-
-
-def _bars(stem: str, title: str, xlabel: str, ylabel: str, histogram: dict[int, int], png: bool) -> Plot:
-    plt, (fig, ax) = _figure()
-    ax.bar(list(histogram), list(histogram.values()), width=0.9, color="#1f5fbf")
-    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
-    return _save(plt, fig, stem, title, f"{title}: {ylabel} per {xlabel}", png)
-
-
-def _barh(stem: str, title: str, xlabel: str, counts: dict[str, int], png: bool) -> Plot:
-    plt, (fig, ax) = _figure(height=max(2.5, 0.25 * len(counts) + 1))
-    names = list(counts)
-    ax.barh(range(len(names)), list(counts.values()), color="#1e7d3c")
-    ax.set_yticks(range(len(names)), [n.replace("$", r"\$") for n in names], fontsize=8)
-    ax.invert_yaxis()
-    ax.set(title=title, xlabel=xlabel)
-    return _save(plt, fig, stem, title, f"{title}: {xlabel} per name", png)
 
 
 def _save(plt, fig, stem: str, title: str, alt: str, png: bool) -> Plot:
