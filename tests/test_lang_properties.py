@@ -168,3 +168,62 @@ def test_an_unknown_event_is_offered_the_event_words(tmp_path, model):
         load_properties(str(path), model)
     (error,) = info.value.diagnostics
     assert error.message == "unknown action 'turn_end'" and "'turn-end'" in (error.hint or "")
+
+
+EVENT_LISTS = """\
+claims:
+  - id: laid-after-draw
+    says: "In each turn, a card is played or discarded only after the draw"
+    ordering: {pattern: precedence, p: {action: [play, discard]}, s: draw, scope: turn}
+  - id: played-after-draw
+    says: "In each turn, a card is played only after the draw"
+    ordering: {pattern: precedence, p: play, s: draw, scope: turn}
+  - id: discarded-after-draw
+    says: "In each turn, a card is discarded only after the draw"
+    ordering: {pattern: precedence, p: discard, s: draw, scope: turn}
+  - id: laid-after-leaving-draw
+    says: "In each turn, a card is played or discarded only after Draw was left"
+    ordering: {pattern: precedence, p: {action: [play, discard]}, s: {action: [end Draw]}, scope: turn}
+  - id: draw-after-a-card-left
+    says: "In each turn, the draw comes after a card was played or discarded, or Play was left"
+    ordering: {pattern: precedence, p: draw, s: {action: [play, discard, end Play]}, scope: turn}
+"""
+
+
+def test_an_event_may_be_one_of_several_actions(tmp_path, model):
+    """`{action: [a, b]}` as an ordering event: one of those moves (a phase-leaving name such as
+    `end Play` names each of its moves), in plain words `a or b`; a claim over the list holds
+    exactly where the claims over each of its actions hold (an empty deck leaves the draw out, so a play
+    may come first). Before, the list was 'unknown action'."""
+    from verifier.engines.explicit import ExplicitEngine
+    from verifier.portfolio.plan import run_claims
+    from verifier.resources import Budget
+    from verifier.result import Verdict
+
+    path = tmp_path / "claims.yaml"
+    path.write_text(EVENT_LISTS, encoding="utf-8")
+    claims = load_properties(str(path), model)
+    laid, _, _, _, after = claims
+    assert laid.p.actions == ("play", "discard") and laid.p.text == "play or discard"
+    assert after.s.actions[:2] == ("play", "discard") and all(a.startswith("end Play") for a in after.s.actions[2:])
+    verdicts = {r.property.id: r.verdict for r in run_claims(model.instantiate(), claims, ExplicitEngine(), Budget())}
+    assert verdicts == {"laid-after-draw": Verdict.VIOLATED, "played-after-draw": Verdict.VIOLATED,
+                        "discarded-after-draw": Verdict.HOLDS, "laid-after-leaving-draw": Verdict.HOLDS,
+                        "draw-after-a-card-left": Verdict.VIOLATED}
+
+
+@pytest.mark.parametrize("event, message, hint", [
+    ("[draw, play]", "an event is an action name or one of {action}, {enter}, {leave}, {state}, not a list",
+     "{action: [draw, play]}"),
+    ("{action: {draw: 1}}", "an action's name is expected here, not a list or a mapping",
+     "{action: [draw_deck, draw_pile]}"),
+])
+def test_a_list_where_one_action_is_named_says_so(event, message, hint, tmp_path, model):
+    """Before, a list stood for an action's name: "unknown action '['draw', 'play']'" (or two errors)."""
+    path = tmp_path / "claims.yaml"
+    path.write_text('claims:\n  - id: x\n    says: "x"\n'
+                    f"    bounded_response: {{after: reshuffle, expect: {event}, within: 3}}\n", encoding="utf-8")
+    with pytest.raises(PropertyError) as info:
+        load_properties(str(path), model)
+    (error,) = info.value.diagnostics
+    assert error.message == message and hint in (error.hint or "") and error.span.line == 4

@@ -402,6 +402,11 @@ class PropertyReader:
     def action_name(self, node: Node, words: tuple[str, ...] = ()) -> str | None:
         """An action's name; `words`: the other names allowed where it stands (an event's
         `turn-end`...), offered in the hint of a name that is neither."""
+        if not isinstance(node.value, str):
+            self.sink.error("an action's name is expected here, not a list or a mapping", node.span,
+                            hint="one name, e.g. draw; a list of moves goes where it is allowed: "
+                                 "{action: [draw_deck, draw_pile]} as an event or a reachable move, actions: [a, b]")
+            return None
         name = str(node.value)
         base = {a.split(" -> ")[0] for a in self.actions}
         if name not in self.actions and name not in base:
@@ -438,11 +443,23 @@ class PropertyReader:
                 return Event(actions=tuple(names), text=node.value.strip()) if names else None
             name = self.action_name(node, EVENT_WORDS)
             return None if name is None else Event(action=name)
+        if node.is_list:
+            self.sink.error("an event is an action name or one of {action}, {enter}, {leave}, {state}, not a list",
+                            node.span, hint="one of several actions is {action: [draw, play]}")
+            return None
         check_keys(node, ("action", "enter", "leave", "state"), "an event", self.sink)
         if not node.is_map or len(node.value) != 1:
             self.sink.error("an event is an action name or one of {action}, {enter}, {leave}, {state}", node.span)
             return None
         key, child = node.items()[0]
+        if key == "action" and child.is_list:      # one of several moves: {action: [draw_deck, draw_pile]}
+            if not child.value:
+                self.sink.error("{action: []} names no move", child.span,
+                                hint="name an action, a set such as any step-end, or a list of those")
+                return None
+            written = self.action_names(child)
+            names = tuple(a.name for a in self.model.actions if a.name in written or a.name.split(" -> ")[0] in written)
+            return Event(actions=names, text=" or ".join(written)) if written else None
         if key == "action":
             name = self.action_name(child)
             return None if name is None else Event(action=name)
