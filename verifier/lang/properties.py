@@ -458,8 +458,8 @@ class PropertyReader:
                                 hint="name an action, a set such as any step-end, or a list of those")
                 return None
             written = self.action_names(child)
-            names = tuple(a.name for a in self.model.actions if a.name in written or a.name.split(" -> ")[0] in written)
-            return Event(actions=names, text=" or ".join(written)) if written else None
+            moves = tuple(a.name for a in self.model.actions if a.name in written or a.name.split(" -> ")[0] in written)
+            return Event(actions=moves, text=" or ".join(written)) if written else None
         if key == "action":
             name = self.action_name(child)
             return None if name is None else Event(action=name)
