@@ -222,6 +222,10 @@ def test_a_two_dimensional_array_reads_like_a_one_dimensional_one(tmp_path):
     said = Names.of(model)
     assert [said.slot(k) for k in ("cards[0][hand]", "cards[1][board]", "seen[2][deck]", "slots[1][3]")] == \
         ["cards in hand of player 0", "cards in board of player 1", "seen in deck[2]", "slot[3] of player 1"]
+    cards = tmp_path / "cards.yaml"          # rows not by player, numbered columns: the indices as written
+    cards.write_text("model: cards\nenums:\n  Colour: [red, blue]\n  Place: [deck, hand]\nvariables:\n"
+                     "  loc: {type: Place, per: [Colour, 1..3], init: deck, label: card}\nactions: []\n")
+    assert Names.of(load_model(str(cards))).slot("loc[blue][3]") == "card[blue][3]"     # was card[3][blue]
     draw = expr_words(model, model.action("draw").guard)
     assert "cards in deck of the active player > 0" in draw and "cards in deck of player p == 0" in draw
     assert [expr_words(model, a.target) for a in model.action("play").effects][-2:] == ["seen in z[1]", "seen in z[2]"]

@@ -35,6 +35,9 @@ def test_repeats_fold_and_rules_are_referred_to_by_section():
     assert trace_view.start_text(trace) == "phase=Draw, hand=[2,0], seen=true, drew=false"
     two = Trace((("a", False), ("b", False), ("c[0]", True), ("c[1]", True), ("d", True)))
     assert trace_view.start_text(two) == "true: c, d; false: a, b"
+    grid = [(f"loc[{c}][{r}]", "deck" if r < 3 else "hand") for c in ("red", "blue") for r in (1, 2, 3)]
+    assert trace_view.compact_items(grid + [("n[0][0]", 1), ("n[0][1]", 2), ("n[1][0]", 3), ("n[1][1]", 4)]) == \
+        ["loc=[red:[1:deck,2:deck,3:hand],blue:[1:deck,2:deck,3:hand]]", "n=[[1,2],[3,4]]"]   # was loc=[red][1:deck,...
     text = trace_text(trace)
     assert text.count(RULES[0]) == 1 and "draw x 3" in text and "1-3" in text and text.isascii()
 

@@ -108,13 +108,13 @@ class Names:
         if label is None:
             return var + "".join(f"[{i}]" for i in indices)
         first, *rest = indices
-        shown = label
+        shown, named = label, False
         if rest:
             named = isinstance(self._grid_of[var].dims[1], EnumType)
             shown = f"{label}[{rest[0]}]" if not named else f"{label} {rest[0]}" if _ATOM.fullmatch(rest[0]) \
                 else f"{label} ({rest[0]})"
-        if var not in self.per_player:
-            return f"{shown}[{first}]"
+        if var not in self.per_player:      # the indices in the order written but where the label reads one
+            return f"{shown}[{first}]" if not rest or named else f"{label}[{first}][{rest[0]}]"
         who = "the active player" if first == ACTIVE_WORD else f"player {first if _ATOM.fullmatch(first) else f'({first})'}"
         if var in self.flags:
             return f"{who} is {'not ' if negated else ''}{shown}"

@@ -195,16 +195,32 @@ def compact_items(state: Sequence[tuple[str, Any]]) -> list[str]:
             flags[values[0]].append(name)
         elif name in scalars:
             items.append(f"{name}={fmt(values[0])}")
-        elif [i for i, _ in pairs] == [str(k) for k in range(len(pairs))]:
-            items.append(f"{name}=[{','.join(fmt(v) for v in values)}]")
         else:
-            items.append(f"{name}=[{','.join(f'{i}:{fmt(v)}' for i, v in pairs)}]")
+            items.append(f"{name}={_array(pairs)}")
     for flag in (True, False):
         if len(flags[flag]) == 1:
             items.append(f"{flags[flag][0]}={fmt(flag)}")
         elif flags[flag]:
             items.append(f"{fmt(flag)}: {', '.join(flags[flag])}")
     return items
+
+
+def _array(pairs: list[tuple[str, Any]]) -> str:
+    """An array's elements (index as shown, value): `[v0,v1]`, `[a:v0,b:v1]` where its index is not 0, 1,
+    ...; a 2-D array's (index `i][j`) row by row, `[a:[v0,v1],b:[v2,v3]]`."""
+    if all("][" in i for i, _ in pairs):
+        rows: dict[str, list[tuple[str, Any]]] = {}
+        for index, value in pairs:
+            row, _, column = index.partition("][")
+            rows.setdefault(row, []).append((column, value))
+        return _listed([(row, _array(cells)) for row, cells in rows.items()], str)
+    return _listed(pairs, fmt)
+
+
+def _listed(pairs: list[tuple[str, Any]], shown: Any) -> str:
+    if [i for i, _ in pairs] == [str(k) for k in range(len(pairs))]:
+        return f"[{','.join(shown(v) for _, v in pairs)}]"
+    return f"[{','.join(f'{i}:{shown(v)}' for i, v in pairs)}]"
 
 
 def start_text(trace: Trace) -> str:
