@@ -2,7 +2,8 @@
 python store on random models: the same verdicts, reasons, stops and lassos (each replays, its
 loop closes), with weak and strong fairness, under budgets, by either way to the components
 (`lasso.LARGE_REGION`); the state graph recorded by the compiled search and the one rebuilt in
-compiled code after it are the python store's, edge for edge, with the same lassos; a memory cut
+compiled code after it are the python store's, edge for edge, with the same lassos (on the same draws,
+with the module the engine compiled); a memory cut
 while the graph is recorded leaves the claim UNKNOWN with its reason; a symmetric model of several
 words (which the compiled store does not reduce) keeps them on the python store and says why."""
 from __future__ import annotations
@@ -20,6 +21,7 @@ from test_compiled_store import BUDGETS, MODELS
 from test_explicit_differential import bools
 
 from verifier.engines import lasso
+from verifier.engines.compiled import search
 from verifier.engines.compiled.graph import state_graph
 from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import ExplicitEngine, explore
@@ -68,24 +70,32 @@ def same_results(model, claims, budget) -> None:
 def test_termination_and_obligations_agree_with_the_python_store_by_either_way_to_the_components(model, claims,
                                                                                                   budget):
     """The components by the peeled core in Python, then by the arrays' search (compiled cycles): the same
-    compiled modules both ways (compiled once)."""
-    same_results(model, claims, budget)
+    compiled modules both ways (compiled once). Each draw is a cold compile, so the state graph is compared
+    on the same draw with the same module: the graph the engine's search recorded and the one rebuilt
+    after a search that kept none, each the python store's (`same_graphs`)."""
+    searched = []
+
+    def recorded(*args, **kwargs):
+        searched.append(explore_compiled(*args, **kwargs))
+        return searched[-1]
+
+    with patch.object(search, "explore_compiled", recorded):
+        same_results(model, claims, budget)
     with patch.object(lasso, "LARGE_REGION", 0):
         same_results(model, claims, budget)
+    (engines, *_again) = searched          # the engine decides the graph claims on the compiled store
+    same_graphs(model, budget, engines, claims)
 
 
-@settings(max_examples=examples(3), deadline=None)
-@given(MODELS, st.lists(bools(), max_size=2), BUDGETS, graph_claims())
-def test_the_graph_recorded_by_the_search_and_the_rebuilt_graph_are_the_python_stores(model, predicates, budget,
-                                                                                         claims):
-    """Three draws (fifteen with --slow), each a cold compile: the termination test above decides its
-    lassos on the recorded graph on five more draws (by both ways to the components), its transitions,
-    verdicts and lassos compared with the python store's. Here the graph the search records
-    (`edges=True`) and the one rebuilt after a search that kept none: each the python store's, edge
-    for edge, and the same outcomes (lassos, traces) on both, by both ways to the components."""
+def same_graphs(model, budget, engines, claims) -> None:
+    """The graph the search records (`edges=True`) and the one rebuilt after a search that kept none,
+    both with the predicates the engine's search watched (its module, compiled once): each the python
+    store's, edge for edge, the same expanded states where each predicate holds, and the same outcomes
+    (lassos, traces) on both, by both ways to the components."""
+    predicates = list(engines.watched)
     ref = explore(model, budget, keep_edges=True)
     recorded = explore_compiled(model, budget, watch=predicates, edges=True)
-    assert recorded.edges is not None
+    assert recorded.edges is not None and recorded.module is engines.module
     graphs = [state_graph(recorded), state_graph(explore_compiled(model, budget, watch=predicates))]
     assert recorded.edges is None                    # taken by the graph: a search kept for later does not hold it
     src, dst, lab = ref.edge_arrays()
