@@ -46,8 +46,8 @@ store finishes in under a second. At 250 k the main job compiles none.
 
 Every cap is a number of states (`cap_of`), never past --max-states, and the same at any
 load. With --max-memory the compiled store's cap follows it (`states_in`): never more than the
-states whose arrays (16 bytes a state of one word at the search's peak, 8.5 more a further
-word: `engines/compiled/arrays.py`) take MEMORY_SHARE of it, so that a search stops at a cap
+states whose arrays (16 bytes a state of one word of the cap at the search's peak, 8.5 more a
+further word: `engines/compiled/arrays.py`) take MEMORY_SHARE of it, so that a search stops at a cap
 the option and the model decide (never the memory free, the CPUs or the load) before the memory
 guard would cut it; it never raises a cap: searching on past 16 M was measured to cost more than
 it saves (WTactics 7/7/13, bench/README "The new user's large WTactics line"). The memory guard
@@ -77,7 +77,7 @@ MEMORY_SHARE = 0.08             # with --max-memory: the share of it one compile
 #                                 literal reading with 0.4 under --max-memory 5000 (131 M states held; its 128.6 M
 #                                 searched) took 243 s of CPU and 4.9 GB where stopping at 16 M took 119 s and 1.7 GB,
 #                                 and the analyses' child ran out of memory sending its states
-STATE_BYTES = 16.0              # the compiled store's bytes a state of one word at its peak (engines/compiled/arrays.py)
+STATE_BYTES = 16.0              # the compiled store's bytes a state of one word of its cap at its peak (compiled/arrays.py)
 WORD_BYTES = 8.5                # and a further word's
 MAX_COMPILED_STATES = 3_400_000_000   # the most one visited table indexes (2^32 slots, 80 % full)
 MB = 1 << 20

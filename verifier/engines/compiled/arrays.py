@@ -5,15 +5,23 @@ The loop (`numbagen.loop_source`) keeps, for n stored states of w words:
 - `keys`: the states in BFS order, 8w bytes each; the frontier is the range of it not yet
   expanded. It grows by a sixteenth at a time (`realloc`, whose pages are moved, not copied):
   at most 8w/16 bytes a state of room held ahead;
-- `table`: the visited table, 4-byte slots, at most MAX_LOAD full; it grows by GROWTH: the old
-  one is let go of and the new one filled from the stored states (`_regrow`: never two tables at
-  once; the states read in order, the slots written ahead): between 4 / MAX_LOAD and
-  4 * GROWTH / MAX_LOAD bytes a state;
+- `table`: the visited table, 4-byte slots, at most MAX_LOAD full; the old one is let go of and
+  the new one filled from the stored states (`_regrow`: never two tables at once; the states read
+  in order, the slots written ahead), each growth filling it again from every state stored. In a
+  search with a state cap (every search the portfolio runs: the cap follows --max-memory) it
+  doubles (CAPPED_GROWTH), never past the table of the cap's states (and one state's successors):
+  between 5 and 10 bytes a state stored, at most 5 a state of the cap; without a cap it grows by
+  GROWTH: between 4 / MAX_LOAD and 4 * GROWTH / MAX_LOAD bytes, 5 to 7, a state;
 - `links`, `marks`: the parent links, a bit string of at most 2 bits a state;
 - `levels`: the first index of each level.
 
-So a state of one word takes at most 8.5 + 7.0 + 0.25 < 16 bytes at the peak of a search, and
-each further word 8.5 more. A search that records its state graph (`EdgeArrays`: the lassos'
+So a state of one word takes at most 8.5 + 7.0 + 0.25 < 16 bytes at the peak of a search without a
+cap, and each further word 8.5 more; with a cap at most 8.75 bytes a state stored and 5 a state of
+the cap, so at most 13.75 < 16 a state of the cap (what --max-memory's arithmetic counts:
+`portfolio/stores.py`, `states_in`), but up to 18.75 a state stored just after the table doubled
+in a search that stops well short of its cap (doubling fills the table again from about 1 times
+the states of its last growth in all where growing by 1.4 fills it from 2.5 times: bench/README.md,
+"The visited table's growth"). A search that records its state graph (`EdgeArrays`: the lassos'
 claims ask for it) takes 9 bytes a state more (`offsets`, `stuck`, grown with `keys`) and 8 a
 transition (`dst`, `lab`, grown by 1/KEY_GROWTH of them at a time, at least MIN_KEY_GROWTH),
 never spilled: the memory guard counts them, and stops the search (UNKNOWN, with the reason)
@@ -41,7 +49,8 @@ import numpy as np
 from verifier.resources.memory import hold_spill_file
 
 MAX_LOAD = 0.8                 # the visited table's slots that may be full
-GROWTH = 1.4                   # the table's growth
+GROWTH = 1.4                   # the table's growth in a search without a state cap
+CAPPED_GROWTH = 2              # and with one (never past the table of the cap's states)
 KEY_GROWTH = 16                # the states' array grows by 1/KEY_GROWTH (at least MIN_KEY_GROWTH states)
 MIN_KEY_GROWTH = 1 << 12
 MARK_BITS = 16                 # numbagen's: one link in 2^MARK_BITS has its place noted
@@ -152,8 +161,10 @@ class SearchArrays:
     """The arrays of one compiled search (see the module docstring); `edges`: it records the state
     graph (`graph`, a `_Recorder`; else `graph` is None and the loop is given arrays of one slot)."""
 
-    def __init__(self, words: int, capacity: int, spill_bytes: int | None = None, edges: bool = False):
+    def __init__(self, words: int, capacity: int, spill_bytes: int | None = None, edges: bool = False,
+                 max_states: int | None = None):
         self.words = words
+        self.max_states = max_states       # the search's state cap (None: none)
         self.row = () if words == 1 else (words,)
         self._keys = Mapping(np.int64, (capacity, *self.row))
         self.keys = self._keys.array(capacity)
@@ -190,7 +201,7 @@ class SearchArrays:
                 g.grow(self.keys.shape[0],
                        max(edges, g.dst.shape[0] + max(MIN_KEY_GROWTH, g.dst.shape[0] // KEY_GROWTH)))
         if need > room(self.table.shape[0]):
-            self._regrow(loop, max(int(self.table.shape[0] * GROWTH), table_size(need)), stored)
+            self._regrow(loop, self._grown(need, firings), stored)
         if nlinks + firings + 1 > 64 * self.links.shape[0]:
             words = max((nlinks + firings + 1) // 64 + 1, self.links.shape[0] + self.links.shape[0] // KEY_GROWTH)
             self.links.resize(words, refcheck=False)     # the new words are zeros
@@ -199,6 +210,15 @@ class SearchArrays:
         if nlevels == self.levels.shape[0]:
             self.levels.resize(2 * nlevels, refcheck=False)
         self.peak = max(self.peak, self.nbytes)
+
+    def _grown(self, need: int, firings: int) -> int:
+        """Slots of the next table, for `need` states at least: GROWTH times the old one without a
+        state cap; with one, CAPPED_GROWTH times, never past the table of the most states the search
+        looks up (the cap's and one state's `firings` successors)."""
+        size = self.table.shape[0]
+        if self.max_states is None:
+            return max(int(size * GROWTH), table_size(need))
+        return max(min(size * CAPPED_GROWTH, table_size(self.max_states + firings)), table_size(need))
 
     def _regrow(self, loop: ModuleType, size: int, stored: int) -> None:
         """A table of `size` slots in place of the old one, let go of first (so that the process

@@ -3,8 +3,8 @@
 `explore_compiled` loads the model's module (`numbagen`) from the disk cache (`cache`: found by
 a digest of the model and the watched predicates, the text generated only where it is not
 there) and runs its `search` loop a slice of SLICE states at a time; between slices Python
-grows the arrays (`arrays.py`: at most 16 bytes a state of one word during the search, the
-states spilled to a file past a memory share), asks `tick` (time, memory) and reports progress.
+grows the arrays (`arrays.py`: at most 16 bytes a state of one word of the search's state cap,
+the states spilled to a file past a memory share), asks `tick` (time, memory) and reports progress.
 The states live in numpy arrays in BFS order (8 bytes a word), with their parent links as a bit
 string (a state's parent never comes before an earlier state's: 2 bits a state), found through
 an open-addressing table of 4-byte slots (index and hash tag) at most MAX_LOAD full.
@@ -210,7 +210,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
         raise CompileError(compile_error_words(err)) from err
     compiled_at = time.perf_counter()
     row = () if source.words == 1 else (source.words,)
-    arrays = SearchArrays(source.words, first_capacity(at_least, budget), spill_bytes, edges)
+    arrays = SearchArrays(source.words, first_capacity(at_least, budget), spill_bytes, edges, budget.max_states)
     space = CompiledSpace(lay, np.empty((0, *row), np.int64), np.zeros(1, np.uint64), np.zeros(1, np.int64), 0, [0],
                           cached=known,
                           watch=[None] * len(watch), fired=dict.fromkeys(track), module=module,
