@@ -17,8 +17,8 @@ from verifier.engines.compiled import ahead as loading
 from verifier.ir.model import Model
 from verifier.lang import check_model as load_model
 from verifier.lang import load_properties
-from verifier.portfolio.ahead import CompiledAhead, above_defaults, compiled_ahead
-from verifier.portfolio.stores import SWITCH_STATES
+from verifier.portfolio.ahead import CompiledAhead, compiled_ahead
+from verifier.portfolio.stores import SWITCH_STATES, above_defaults
 from verifier.resources import Budget
 from verifier.runner import RunOptions
 
@@ -42,6 +42,8 @@ actions:
   - {name: up, when: "y < N", do: {y: y + 1}}
   - {name: reset, when: "x > 0 and y > 0", do: {x: 0, y: 0}}
 """
+
+WIDE = MODEL.replace("y: {type: 0..10,", "y: {type: 0..100000,")    # more states possible than the switch
 
 CLAIMS = """\
 model: ahead
@@ -77,11 +79,21 @@ def test_not_expected_at_the_defaults(files):
 
 
 def test_expected_above_the_defaults_with_the_states_words(files):
+    """Above its defaults, a model whose slots allow more states than the switch (y's range) is
+    searched in the compiled store from the start (`stores.passes_switch`)."""
     path, props = files
+    Path(path).write_text(WIDE)
     models = readings(path, N=3)
     assert all(above_defaults(m) for m in models)
     assert compiled_ahead(models, [load_properties(props, m) for m in models], Budget()) == CompiledAhead((1,), False)
     assert not above_defaults(readings(path, N=1)[0]), "a value below the default is no larger search"
+
+
+def test_not_expected_above_the_defaults_where_the_states_cannot_pass_the_switch(files):
+    path, props = files
+    models = readings(path, N=3)
+    assert all(above_defaults(m) for m in models)
+    assert compiled_ahead(models, [load_properties(props, m) for m in models], Budget()) is None
 
 
 def test_expected_where_the_compiled_store_is_named(files):
@@ -96,6 +108,7 @@ def test_not_expected_where_no_search_can_reach_the_compiled_store(files):
     """A state cap at the switch keeps every search in the python store; an engine that does not
     search explicitly, without the analyses, searches in no store; free parameters go to Z3."""
     path, props = files
+    Path(path).write_text(WIDE)
     models = readings(path, N=3)
     claims = [load_properties(props, m) for m in models]
     assert compiled_ahead(models, claims, Budget(max_states=SWITCH_STATES)) is None
@@ -107,6 +120,7 @@ def test_not_expected_where_no_search_can_reach_the_compiled_store(files):
 
 def test_the_graph_code_only_for_termination_and_obligation_claims(files):
     path, props = files
+    Path(path).write_text(WIDE)
     Path(props).write_text(CLAIMS + GRAPH_CLAIM)
     models = readings(path, N=3)
     assert compiled_ahead(models, [load_properties(props, m) for m in models], Budget()).graphs
@@ -116,6 +130,7 @@ def test_the_runner_loads_ahead_only_where_expected_and_before_the_readings(file
     """`check_model` loads ahead once, before any reading starts, for readings above the defaults,
     and not at the defaults."""
     path, props = files
+    Path(path).write_text(WIDE)
     events: list = []
     monkeypatch.setattr(loading, "load_ahead", lambda words, graphs: events.append(("ahead", tuple(words), graphs)))
     reading = runner._reading

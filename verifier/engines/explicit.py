@@ -220,6 +220,7 @@ class ExplicitEngine:
         self.dashboard, self.at_least = dashboard, at_least
         self.ledger = Ledger() if ledger is None else ledger
         self.searched: StateSpace | None = None     # the python store's last search (`auto` mines it)
+        self.searched_compiled = None               # the compiled store's last search (`auto` mines its first states)
         self.unfit = ""                             # why the last check's compact search could not run
 
     def check(self, model: Model, properties: Sequence[Property], budget: Budget,
@@ -279,6 +280,7 @@ class ExplicitEngine:
                                 track=sorted(track), symmetric=True)
             self.ledger.keep(concrete, reference)
         self.searched = reference
+        self.searched_compiled = compact if store == "compiled" and not distributed else None
         out = []
         decided = (state_claims if compact is not None else []) + (graph_claims if graph is not None else [])
         from verifier.engines.lasso import Shared

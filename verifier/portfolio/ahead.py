@@ -4,16 +4,16 @@ once, in the parent (`engines.compiled.ahead`), rather than in every reading (0.
 CPU each).
 
 A reading is expected to where its searches' store plan (`stores.choose_store`: the claims'
-with `--engine auto` or a named store, the analyses') starts in the compiled store (named), or
-has a compiled stage after the python store and the reading's parameter values are above the
-model's defaults. A model's defaults are what its checks are sized for (the shipped games'
-searches at their defaults end in the python store, under `stores.SWITCH_STATES`: bench/README,
-"The plan without the compact stage"); larger values are what takes a search past it (each
+with `--engine auto` or a named store, the analyses') starts in the compiled store: a store named
+so, or a search the plan expects to pass the python store's switch (`stores.passes_switch`: the
+reading's parameter values are above the model's defaults, which its checks are sized for, and
+its slots allow more states than the switch), so that it leaves the python stage out. Each
 shipped game whose printed numbers are above its defaults searches in the compiled store there;
-Alpha Clash, whose page prints no numbers, never does). The rule reads the models, the claims'
-kinds and the options only, never the time, the load or the compile cache. It decides only what
-is loaded where, never a verdict: a reading the rule misjudges loads the code itself (as every
-reading did before), or the parent loaded it for nothing (once).
+Alpha Clash, whose page prints no numbers, never does, and no shipped game does at its defaults.
+The rule reads the models, the claims' kinds and the options only, never the time, the load or
+the compile cache. It decides only what is loaded where, never a verdict: a reading the rule
+misjudges loads the code itself (as every reading did before), or the parent loaded it for
+nothing (once).
 """
 from __future__ import annotations
 
@@ -60,14 +60,4 @@ def _expected(model: Model, budget: Budget, engine: str, store: str | None, cons
         plans.append(choose_store(concrete, budget, None if store is None else Store(store)))
     if consistency:
         plans.append(choose_store(concrete, budget))
-    stores = [[stage.store for stage in plan.stages] for plan in plans]
-    if any(s[0] is Store.COMPILED for s in stores):
-        return True
-    return above_defaults(model) and any(Store.COMPILED in s for s in stores)
-
-
-def above_defaults(model: Model) -> bool:
-    """Some parameter of `model` has a value above its declared default."""
-    values = model.params_dict
-    return any((v := values.get(p.name)) is not None and v > p.default for p in model.params)
-
+    return any(plan.first is Store.COMPILED for plan in plans)

@@ -14,7 +14,8 @@ Policy:
   state cap are the one store policy's (`stores.choose_store`): the python store
   (the reference) up to SWITCH_STATES states, then, for the claims it left open,
   the compiled store, or the compact store where the compiled one cannot hold the
-  model. The termination and obligation claims go along to the compiled store
+  model; a search expected past the switch (values above the model's defaults:
+  `stores.passes_switch`) starts in the compiled store. The termination and obligation claims go along to the compiled store
   (its state graph), not to the compact store: they stay with the python store
   (they need its edges) under PYTHON_STATES; a monitor product of a model whose
   search went on starts in the store where that search ended. Each verdict names
@@ -59,6 +60,8 @@ from verifier.result import CheckResult, Verdict
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from verifier.engines.compiled.search import CompiledSpace
 
 T = TypeVar("T")
 MINE_STATES = 40_000            # states of a stopped search kept for Z3 to mine lemmas from (`symbolic/mined.py`)
@@ -239,16 +242,19 @@ class AutoEngine:
         k, stage = 0, plan.stages[0]
         engine = self._explicit(stage.store, at_least)
         staged = " first-stage" if len(plan.stages) > 1 else ""
-        decided = [_note(r, f"explicit: concrete instance{_in_store(r)}") for r in
+        first = f"explicit: concrete instance{{}}{_skipped(plan)}"
+        decided = [_note(r, first.format(_in_store(r))) for r in
                    engine.check(model, claims, _capped(budget, stage.cap, f"the {stage.store} store's{staged}",
                                                  self.caps.follows_memory(stage.store, budget)), progress)]
-        space = engine.searched
+        space: StateSpace | FirstStates | None = engine.searched
+        if plan.skipped and engine.searched_compiled is not None:   # what the python stage left out would have stored
+            space = FirstStates(engine.searched_compiled, plan.skipped)
         out = {r.property.id: r for r in decided}
         graph = [p for p in claims if isinstance(p, (Terminates, Obligation))]
         graph_asked = True                   # the last stage was asked the graph claims
         reached: Store | None = None         # the store of the last stage the search went on to
         while True:
-            nxt = self._next_stage(plan, k, decided, space if stage.store is Store.PYTHON else None)
+            nxt = self._next_stage(plan, k, decided, engine.searched if stage.store is Store.PYTHON else None)
             left = [p for p in claims if _undecided(out[p.id])]
             if nxt is None or not left:
                 break
@@ -264,9 +270,11 @@ class AutoEngine:
                 model, asked, _capped(budget, stage.cap, f"the {stage.store} store's",
                                                                    self.caps.follows_memory(stage.store, budget)), progress)]
             out.update((r.property.id, r) for r in decided)
+        found = max((r.stats.states or 0 for r in decided), default=0)
+        if reached is None and plan.skipped and found >= plan.skipped:    # past where the python stage would have
+            reached = stage.store                                         # handed over
         if reached is None:
             return decided, Searched(decided, stage.cap, space)
-        found = max((r.stats.states or 0 for r in decided), default=0)
         self._big.append((frozenset(v.name for v in model.variables), model.param_values, (reached, found)))
         left_graph = [] if graph_asked else [p for p in graph if _undecided(out[p.id])]
         whole = max((r.stats.states or 0 for r in decided), default=0) if k and _short(decided) is None else 0
@@ -355,11 +363,38 @@ class AutoEngine:
 @dataclass
 class Searched:
     """What `AutoEngine._search` ran: the results of the search that answered the state claims
-    (whether it stopped), its state cap, and the python store's space (for Z3 to mine)."""
+    (whether it stopped), its state cap, and the python store's space (for Z3 to mine), or where
+    the plan left the python stage out, the states that stage would have stored."""
 
     results: list[CheckResult]
     cap: int
-    python: StateSpace | None
+    python: StateSpace | FirstStates | None
+
+
+@dataclass(frozen=True)
+class FirstStates:
+    """The first `count` states of a compiled search: those the python stage a plan left out
+    (`StorePlan.skipped`) would have stored, in the same order (every store finds the same states
+    in the same order), so that Z3 mines the same states from them as from that stage."""
+
+    space: CompiledSpace
+    count: int
+
+    def sample(self, n: int) -> np.ndarray:
+        """As `StateSpace.sample` of the python stage's search: at most `n` of the states spread evenly."""
+        import numpy as np
+
+        from verifier.engines.bfsgen import packing_of
+        from verifier.engines.statespace import slot_columns
+
+        stored = min(self.count, len(self.space))
+        p = packing_of(self.space.lay)
+        if not stored:
+            return np.zeros((0, len(self.space.lay.slots)), dtype=np.int64)
+        picks = np.unique(np.linspace(0, stored - 1, min(n, stored)).astype(np.int64))
+        if p.bits > 62:
+            return np.array([p.unpack(self.space.key(int(i))) for i in picks], dtype=np.int64).reshape(len(picks), -1)
+        return slot_columns(p, self.space.keys[picks].astype(np.uint64))
 
 
 def _capped(budget: Budget, cap: int, owner: str, by_memory: bool = False) -> Budget:
@@ -386,6 +421,14 @@ def _short(results: Sequence[CheckResult]) -> str | None:
     (not a model error, which stops every search of the model alike)."""
     return next((r.stop.words for r in results if r.verdict is Verdict.UNKNOWN and r.stop is not None
                  and r.stop.kind is not StopKind.MODEL_ERROR and r.engine.startswith("explicit")), None)
+
+
+def _skipped(plan: StorePlan) -> str:
+    """What the evidence says of a plan that left the python stage out (`stores.passes_switch`)."""
+    if not plan.skipped:
+        return ""
+    return (f": no python stage, the search expected past its {plan.skipped:,} states (parameter values above "
+            f"the model's defaults)")
 
 
 def _in_store(r: CheckResult) -> str:

@@ -25,6 +25,19 @@ Used by the claims' searches (`auto.AutoEngine`) and by the analyses' own explor
    The termination and obligation claims go with the state claims to the compiled store
    (its state graph, `compiled/graph.py`), but not to the compact store (they need the
    python store's edges: `auto` keeps them there under PYTHON_STATES).
+5. but a search expected to pass the switch (`passes_switch`) leaves the python stage out and
+   starts in the compiled store (`StorePlan.skipped`): a model checked above its declared
+   defaults (`above_defaults`: the values its checks are sized for; `--printed`, `-p`) whose
+   slots allow more states than the switch (`states_bound`, the product of their ranges).
+   Every store finds the same states in the same order, so the verdicts, reasons, depths and
+   traces are the stages'; what changes for a claim the python stage used to decide is the
+   engine named (explicit/compiled), its search's stats and the evidence's words. A monitor
+   product of such a search starts there too (rule 3, where it found at least the switch's
+   states), and Z3 mines, where the search stops, the states the python stage would have stored
+   (`auto.FirstStates`). The rule reads the model and the options only: a misjudged search (one
+   that ends under the switch) costs time (a compile), never a verdict. The shipped games at
+   their printed numbers (Alice, Shadow Era, Aeon's End, WTactics) leave it out; at their
+   defaults (the main job's) none does, so the main job compiles nothing.
 
 The rule reads sizes only (states, depth, words) and what the model is (`compiles` reads
 the model, not the compile cache): never whether the compiled code is in the disk cache, nor
@@ -38,7 +51,7 @@ again compiled, so a compiling model goes from the python store to the compiled 
 directly. SWITCH_STATES is a trade-off: the python stage's search to 250 k states costs 1.1
 to 1.6 s of CPU a reading of a shipped game at its printed numbers (Shadow Era, Alice; 1.3 to
 1.9 s before the search loop's watches and code generation were made cheaper, bench/README.md
-"The python stage"), so a lower switch would save up to about 1.2 s a printed reading; but the shipped games'
+"The python stage"), which rule 5 now saves there; but the shipped games'
 searches at their defaults (the main job's) reach 180 k states (a WTactics monitor product;
 Alpha Clash 123 k, Shadow Era 116 k, Alice 109 k, Aeon's End 50 k), and below that every one
 of them would compile a module cold in CI (4 to 8 s of CPU each) for a search the python
@@ -143,9 +156,12 @@ class Stage:
 @dataclass(frozen=True)
 class StorePlan:
     """Where one search keeps its states: the first stage's store up to its cap; a search that
-    reaches a stage's cap goes on in a later stage (`after`)."""
+    reaches a stage's cap goes on in a later stage (`after`). `skipped`: the switch of the python
+    stage the plan leaves out (`passes_switch`; 0 where it leaves none out): a search of the plan
+    that stores that many states is one the python stage would have handed over."""
 
     stages: tuple[Stage, ...]
+    skipped: int = 0
 
     @property
     def first(self) -> Store:
@@ -224,6 +240,10 @@ def choose_store(model: Model, budget: Budget, named: Store | None = None, exten
     stores = [Store.PYTHON, Store.COMPILED if compiles(concrete) else Store.COMPACT]
     if extends is not None:      # from the store where the search it extends ended, or the one past it
         stores = [s for s in stores if ORDER.index(s) >= ORDER.index(extends)] or stores
+    elif stores[1] is Store.COMPILED and caps.switch < cap_of(Store.PYTHON, budget, caps) \
+            and passes_switch(concrete, caps.switch):
+        compiled = Stage(Store.COMPILED, cap_of(Store.COMPILED, budget, caps, words))
+        return StorePlan((compiled,), skipped=caps.switch)
     stages: list[Stage] = []
     for i, store in enumerate(stores):
         cap, hand_over = cap_of(store, budget, caps, words), caps.hand_over(store)
@@ -232,6 +252,32 @@ def choose_store(model: Model, budget: Budget, named: Store | None = None, exten
             break
         stages.append(Stage(store, hand_over))
     return StorePlan(tuple(stages))
+
+
+def passes_switch(model: Model, switch: int = SWITCH_STATES) -> bool:
+    """Whether a search of this instantiated model is expected to pass `switch` states, from the
+    model alone: its parameter values are above its declared defaults (`above_defaults`), and its
+    slots' ranges allow more than `switch` states (a bound no search passes)."""
+    return above_defaults(model) and states_bound(model, switch) > switch
+
+
+def above_defaults(model: Model) -> bool:
+    """Some parameter of `model` has a value above its declared default."""
+    values = model.params_dict
+    return any((v := values.get(p.name)) is not None and v > p.default for p in model.params)
+
+
+def states_bound(model: Model, past: int) -> int:
+    """The states this instantiated model's slots can hold together (the product of their ranges),
+    counted up to the first product past `past`."""
+    from verifier.semantics import layout
+
+    bound = 1
+    for slot in layout(model).slots:
+        bound *= max(1, slot.hi - slot.lo + 1)
+        if bound > past:
+            break
+    return bound
 
 
 def words_of(model: Model) -> int:
