@@ -110,7 +110,8 @@ def test_a_deal_from_a_deck_loads_and_checks(tmp_path, capsys):
     "forall i in 0..3: a[i] + b <= 3",                   # split per element
     "b != 0 and a[b] == 1 and a[0] == a[b + 1]",          # and: each part once what it reads is dealt
     "exists i in 0..3: a[i] == 3",                        # not split
-    "forall i in 0..3: a[(i + 1) % 4] >= 2",              # an index that may fail: not split
+    "forall i in 0..3: a[(i + 1) % 4] >= 2",              # split: each instance's index folds to an element
+    "forall i in 0..3: a[(i + b) % 4] >= 2",              # an index the state picks: not split
 ])
 def test_the_lazy_enumeration_finds_the_states_filtering_finds(tmp_path, initially):
     path = tmp_path / "m.yaml"
@@ -148,6 +149,40 @@ def test_the_lazy_enumeration_agrees_with_filtering_every_candidate(tmp_path_fac
     except EvalError:
         found = EvalError
     assert found == expected
+
+
+CARDS = """\
+model: cards
+enums:
+  Colour: [red, blue]
+  Place: [deck, hand0, hand1, table, pile]
+variables:
+  loc: {type: Place, per: [Colour, 1..3]}
+define:
+  held(h): "sum(c in Colour: count(r in 1..3: loc[c][r] == h))"
+initially: "(forall c in Colour: forall r in 1..3: loc[c][r] == deck or loc[c][r] == hand0 or loc[c][r] == hand1)
+  and held(hand0) == 2 and held(hand1) == 2"
+actions: []
+"""
+
+
+def test_a_card_by_card_deal_is_tested_card_by_card(tmp_path):
+    """Where each card of a 2-D array of places may lie (Lost Cities' deal): the `forall` over both
+    indices is tested element by element as each is dealt (its index, a 2-D element's flat position,
+    folds to one element in each instance), so only the deals that keep each card in 3 of the 5
+    places go on: the same states as filtering every candidate, 1,820 candidates tested instead of
+    5 ** 6 = 15,625. Before, the `forall` was tested once whole, on every whole deal (8 s of CPU to
+    deal the new user's Lost Cities, 46,656 deals)."""
+    path = tmp_path / "cards.yaml"
+    path.write_text(CARDS)
+    lay = layout(load_model(str(path)).instantiate())
+    deal = evaluate.Deal.of(lay)
+    assert [len(c) for c in deal.checks[-6:]] == [1, 1, 1, 1, 1, 3]
+    assert initial_states(lay) == naive(lay) and len(naive(lay)) == math.comb(6, 2) * math.comb(4, 2)
+    tried = 5 * (1 + 3 + 9 + 27 + 81 + 243)       # the 5 places of each card, after the 3 ** k deals kept before
+    with pytest.raises(evaluate.TooManyCandidates):
+        list(iter_initial_states(lay, tried - 1))
+    assert list(iter_initial_states(lay, tried)) == naive(lay)
 
 
 def test_a_model_error_in_initially_is_raised_as_filtering_raises_it(tmp_path):

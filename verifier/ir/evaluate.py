@@ -12,7 +12,23 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import assert_never
 
-from verifier.ir.expr import TRUE, App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op, substitute, walk
+from verifier.ir.expr import (
+    TRUE,
+    App,
+    Const,
+    Expr,
+    Index,
+    Local,
+    Op,
+    Param,
+    Quant,
+    QuantKind,
+    Var,
+    apply_op,
+    fold,
+    substitute,
+    walk,
+)
 from verifier.ir.model import BoolType, EnumType, Model, Variable, type_bounds
 
 State = tuple[int, ...]
@@ -310,10 +326,11 @@ def _conjuncts(lay: Layout, e: Expr) -> list[Expr]:
     instances are all evaluated, so stopping at a false one changes nothing)."""
     if isinstance(e, App) and e.op is Op.AND:
         return [c for a in e.args for c in _conjuncts(lay, a)]
-    if (isinstance(e, Quant) and e.kind is QuantKind.FORALL and isinstance(e.lo, Const)
-            and isinstance(e.hi, Const) and _cannot_fail(lay, e, {})):
-        return [c for k in range(e.lo.value, e.hi.value + 1)
-                for c in _conjuncts(lay, substitute(e.body, {e.var: Const(k)}))]
+    if isinstance(e, Quant) and e.kind is QuantKind.FORALL and isinstance(e.lo, Const) and isinstance(e.hi, Const):
+        parts = [c for k in range(e.lo.value, e.hi.value + 1)
+                 for c in _conjuncts(lay, fold(substitute(e.body, {e.var: Const(k)})))]
+        if _cannot_fail(lay, e, {}) or all(_cannot_fail(lay, c, {}) for c in parts):   # each instance alone:
+            return parts                                    # a 2-D element's index folds to a constant there
     return [e]
 
 
