@@ -1,10 +1,11 @@
 """The games a new user wrote in issue #27's probes (examples/models/dominion.yaml, uno.yaml,
-exploding_kittens.yaml, love_letter.yaml, netrunner.yaml, last_standing.yaml) check as their claims expect under each
+exploding_kittens.yaml, love_letter.yaml, netrunner.yaml, last_standing.yaml, lost_cities.yaml) check as their claims expect under each
 reading, each variant
 difference acknowledged. Dominion at one Province: a few seconds, where the default two take about twice as long."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from verifier.cli import main
@@ -79,3 +80,28 @@ def test_the_last_standing_example_reads_the_turn_order_two_ways(capsys):
     assert {verdicts[(c, r)] for c in ("every-turn-ends", "nobody-is-stuck", "someone-can-win")
             for r in ("passed_over", "ghost_turns")} == {"HOLDS"}
     assert findings and all(f["acknowledged"] for f in findings)
+
+
+def test_the_lost_cities_example_lays_before_it_draws(capsys):
+    """Each card's place in a 2-D array, dealt card by card; an ordering event over two actions; a
+    step claim reading the draw's choice."""
+    verdicts, findings = check(capsys, "lost_cities")
+    assert set(verdicts) == {(c, None) for c in (
+        "lay-before-draw", "no-take-back", "full-hand-at-turn-start", "round-ends", "hand-never-above-the-limit",
+        "a-pile-card-can-be-taken", "expeditions-ascend", "own-cards-only")}
+    assert set(verdicts.values()) == {"HOLDS"} and findings == []
+
+
+def test_the_lost_cities_claims_catch_a_card_taken_back(capsys, tmp_path):
+    """Without the rule that a pile just discarded onto is not drawn from, the step claim breaks,
+    with the discard and the draw from that pile in its trace."""
+    (tmp_path / "models").mkdir()
+    shutil.copytree(MODELS.parent / "properties", tmp_path / "properties")
+    text = (MODELS / "lost_cities.yaml").read_text(encoding="utf-8")
+    assert ' and not dropped[c]"' in text
+    (tmp_path / "models" / "lost_cities.yaml").write_text(text.replace(' and not dropped[c]"', '"'), encoding="utf-8")
+    assert main(["check", str(tmp_path / "models" / "lost_cities.yaml"), "-q", "-f", "json", "-o", "-"]) == 1
+    results = {r["id"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert results["no-take-back"]["verdict"] == "VIOLATED"
+    assert [s["action"].split("(")[0] for s in results["no-take-back"]["trace"]["steps"]][-3:] == \
+        ["discard", "end Lay", "draw_pile"]

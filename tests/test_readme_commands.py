@@ -17,7 +17,7 @@ Most run exactly as printed, on a copy of the project's inputs. Three kinds run 
   checked by CI's determinism step (`report models/*.yaml -o reports --gate`, `diff` of each game with
   itself), `--printed` by tests/test_printed_values.py, `mutate` by tests/test_mutate.py.
 The checks of the example games are run by tests/test_example_games.py (Uno, Exploding Kittens,
-Love Letter and Last Standing as printed, Dominion and Netrunner at a smaller size), so only parsed here.
+Love Letter, Last Standing and Lost Cities as printed, Dominion and Netrunner at a smaller size), so only parsed here.
 The `pip install` and whole-suite `python -m pytest` lines are CI's own steps; the example's
 `python -m pytest` line is run by tests/test_testgen.py.
 """
