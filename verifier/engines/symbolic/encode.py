@@ -51,6 +51,8 @@ class Unsupported(Exception):
 # ---------------------------------------------------------------- small term helpers
 
 def as_int(t: Term) -> Term:
+    if t is TRUE or t is FALSE:      # the constants most definedness terms are: no call into z3
+        return ONE if t is TRUE else ZERO
     if z3.is_bool(t):
         if z3.is_true(t):
             return ONE
@@ -61,6 +63,8 @@ def as_int(t: Term) -> Term:
 
 
 def as_bool(t: Term) -> Term:
+    if t is TRUE or t is FALSE:
+        return t
     if z3.is_bool(t):
         return t
     if z3.is_int_value(t):
@@ -69,21 +73,27 @@ def as_bool(t: Term) -> Term:
 
 
 def conj(*xs: Term) -> Term:
-    return _flat(xs, z3.Z3_OP_AND, z3.Z3_OP_FALSE, z3.Z3_OP_TRUE, z3.Z3_mk_and, z3.And)
+    return _flat(xs, z3.Z3_OP_AND, z3.Z3_OP_FALSE, z3.Z3_OP_TRUE, z3.Z3_mk_and, z3.And, TRUE, FALSE)
 
 
 def disj(*xs: Term) -> Term:
-    return _flat(xs, z3.Z3_OP_OR, z3.Z3_OP_TRUE, z3.Z3_OP_FALSE, z3.Z3_mk_or, z3.Or)
+    return _flat(xs, z3.Z3_OP_OR, z3.Z3_OP_TRUE, z3.Z3_OP_FALSE, z3.Z3_mk_or, z3.Or, FALSE, TRUE)
 
 
-def _flat(xs: Sequence[Term], op: int, absorbing: int, neutral: int, make, fallback) -> Term:
+def _flat(xs: Sequence[Term], op: int, absorbing: int, neutral: int, make, fallback, skip: Term, stop: Term) -> Term:
     """`xs` joined by `op` (AND or OR), nested `op`s flattened, the neutral constant dropped and
     the absorbing one returned. Boolean terms are taken apart and joined through Z3's C API
     (one call per question; the Python helpers `is_true`, `children` and `And` go through
     several layers each, and encoding a game's transition relation makes tens of thousands
-    of these calls); anything else (a Python bool) goes through `fallback`."""
+    of these calls); anything else (a Python bool) goes through `fallback`. The module's own
+    `skip` (neutral) and `stop` (absorbing) constants, which most definedness terms are, are
+    known without a call."""
     items: list[Term] = []
     for x in xs:
+        if x is skip:
+            continue
+        if x is stop:
+            return x
         if not isinstance(x, z3.BoolRef):
             items.append(x)
             continue
@@ -114,6 +124,10 @@ def _flat(xs: Sequence[Term], op: int, absorbing: int, neutral: int, make, fallb
 
 
 def implies(a: Term, b: Term) -> Term:
+    if b is TRUE or a is FALSE:
+        return TRUE
+    if a is TRUE:
+        return b
     if z3.is_true(b) or z3.is_false(a):
         return TRUE
     if z3.is_true(a):
@@ -122,6 +136,8 @@ def implies(a: Term, b: Term) -> Term:
 
 
 def negate(a: Term) -> Term:
+    if a is TRUE or a is FALSE:
+        return FALSE if a is TRUE else TRUE
     if z3.is_true(a):
         return FALSE
     if z3.is_false(a):
@@ -192,6 +208,7 @@ class Encoding:
         self.cur = self.state("cur")
         self.nxt = self.state("nxt")
         self._fresh = itertools.count()
+        self._firing: dict[tuple, tuple] = {}     # `_memo`: an action's guard and effects per state and choices
 
     # ---- symbols
     def state(self, tag: str | int) -> State:
@@ -383,8 +400,26 @@ class Encoding:
                               "could not be eliminated from a state predicate")
         return out
 
+    def _memo(self, what: str, action: int, st: State, env: Env, make: Callable[[], tuple]) -> tuple:
+        """`make()`, once per action, state and choice terms: the transition relation, the model-error
+        predicate and the deadlock predicate each ask an action's guard and effects again, and
+        building the same terms through the z3 API again costs what building them did. The key
+        holds the choice terms' ids; the entry keeps the terms alive, so no id is used again."""
+        key = (what, action, st.tag, tuple((n, t.get_id()) for n, t in env.items()))
+        hit = self._firing.get(key)
+        if hit is None:
+            hit = self._firing[key] = (make(), st, env)
+        return hit[0]
+
+    def guard(self, action: int, st: State, env: Env) -> tuple[Term, Term]:
+        """(value, definedness) of the action's guard."""
+        return self._memo("guard", action, st, env, lambda: self.encode(self.model.actions[action].guard, st, env))
+
     def effects(self, action: int, st: State, env: Env) -> tuple[tuple[Term, ...], Term, Term]:
         """(successor terms, not blocked by an overflow policy, firing is defined) as in `semantics.fire`."""
+        return self._memo("effects", action, st, env, lambda: self._effects(action, st, env))
+
+    def _effects(self, action: int, st: State, env: Env) -> tuple[tuple[Term, ...], Term, Term]:
         a = self.model.actions[action]
         new = list(st.slots)
         ok: list[Term] = []
@@ -424,7 +459,7 @@ class Encoding:
     def enabled(self, action: int, st: State, env: Env) -> Term:
         """The action fires with these choices and has a successor (guard, ranges, policies)."""
         inside, _ = self.choice_ranges(action, st, env)
-        guard = self.predicate(self.model.actions[action].guard, st, env)
+        guard = as_bool(self.guard(action, st, env)[0])
         _, ok, _ = self.effects(action, st, env)
         return conj(negate(self.at(self.end, st)), inside, guard, ok)
 
@@ -515,8 +550,8 @@ class Encoding:
         for a in self.actions:
             action = self.model.actions[a]
 
-            def body(env: Env, a=a, action=action) -> Term:
-                g, gd = self.encode(action.guard, st, env)
+            def body(env: Env, a=a) -> Term:
+                g, gd = self.guard(a, st, env)
                 _, _, fd = self.effects(a, st, env)
                 return disj(negate(gd), conj(as_bool(g), negate(fd)))
 
