@@ -51,7 +51,7 @@ def test_choice_values_and_states_are_told_apart():
 
 def _relation_after_error(model):
     enc = Encoding(model)
-    enc.error          # fills the memo first with the enumerated choices
+    assert enc.error is not None      # fills the memo first with the enumerated choices
     return enc.relation
 
 

@@ -544,10 +544,14 @@ class Encoding:
     @cached_property
     def error(self) -> Term:
         """States where `semantics.transitions` raises (bad index, bad divisor): a model error."""
+        return self.error_of(self.actions)
+
+    def error_of(self, actions: Sequence[int], end: bool = True) -> Term:
+        """`error` as far as `actions` raise (and the end predicate, where `end`)."""
         st = self.cur
         end_v, end_d = self.encode(self.model.end, st, {})
         parts = []
-        for a in self.actions:
+        for a in actions:
             action = self.model.actions[a]
 
             def body(env: Env, a=a) -> Term:
@@ -559,7 +563,7 @@ class Encoding:
             for c in action.choices:
                 self._choice_bounds(c.type, st, {}, range_defs)
             parts.append(disj(negate(conj(*range_defs)), self._exists_unchecked(a, st, body)))
-        return disj(negate(end_d), conj(negate(as_bool(end_v)), disj(*parts)))
+        return disj(negate(end_d) if end else FALSE, conj(negate(as_bool(end_v)), disj(*parts)))
 
     def _exists_unchecked(self, action: int, st: State, body: Callable[[Env], Term]) -> Term:
         try:

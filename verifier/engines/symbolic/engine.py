@@ -31,6 +31,7 @@ from verifier.engines.symbolic.mined import MINED, Mined, mine, prove
 from verifier.engines.symbolic.pdr import pdr
 from verifier.engines.symbolic.ranking import synthesize
 from verifier.engines.symbolic.render import render
+from verifier.engines.symbolic.total import failing
 from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.engines.symbolic.witness import Concrete, InternalError, concretise, raises, stuck
 from verifier.ir.model import Model
@@ -155,9 +156,17 @@ class _Run:
 
     @property
     def model_error(self) -> Term:
+        """The model-error predicate (`Encoding.error`), FALSE where no in-range state has one: asked
+        first of the actions that may raise at all (`total.failing`), the whole predicate built
+        only where some in-range state of theirs does."""
         if self._error is None:
-            err = self.enc.error
-            self._error = FALSE if self.enc.statically_false(err) else err
+            enc = self.enc
+            end, actions = failing(enc.model, enc.actions, enc.free)
+            if (end or actions) and not enc.statically_false(enc.error_of(actions, end)):
+                err = enc.error
+                self._error = FALSE if enc.statically_false(err) else err
+            else:
+                self._error = FALSE
         return self._error
 
     def claim_error(self, e) -> Term:
