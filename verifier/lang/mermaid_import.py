@@ -801,7 +801,7 @@ def skeleton_yaml(sk: Skeleton) -> str:
         lines.append("players: 2                 # assumed: the flowchart passes the turn to the next player")
     if declared.params:
         lines.append("params:")
-        lines += [f"  {name}: {json.dumps(declaration, ensure_ascii=False)}"
+        lines += [f"  {name}: {json.dumps(declaration, ensure_ascii=True)}"
                   for name, declaration in declared.params.items()]
     enums = {**({"Chart": [v for v, _, _ in sk.chart_values]} if len(sk.charts) > 1 else {}), **declared.enums}
     if enums:
@@ -812,7 +812,7 @@ def skeleton_yaml(sk: Skeleton) -> str:
     if len(sk.charts) > 1:
         lines.append("  chart: {type: Chart, doc: \"which flowchart this turn follows (every one is explored)\"}")
     for name, declaration in declared.variables.items():      # what the exported conditions read
-        lines.append(f"  {name}: {json.dumps(declaration, ensure_ascii=False)}")
+        lines.append(f"  {name}: {json.dumps(declaration, ensure_ascii=True)}")
     lines.append("phases:")
     for ph in sk.phases:
         _phase_yaml(ph, lines, "  ", declared.phases)
@@ -839,9 +839,9 @@ def _phase_yaml(ph: SPhase, lines: list[str], indent: str, declared: dict[str, d
     own = declared.get(ph.name)
     if own is not None:
         if "rule" in own:
-            lines.append(f"{inner}rule: {json.dumps(own['rule'], ensure_ascii=False)}")
+            lines.append(f"{inner}rule: {json.dumps(own['rule'], ensure_ascii=True)}")
         if "doc" in own:
-            lines.append(f"{inner}doc: {json.dumps(own['doc'], ensure_ascii=False)}")
+            lines.append(f"{inner}doc: {json.dumps(own['doc'], ensure_ascii=True)}")
     else:
         section, text = ph.citation
         lines.append(f"{inner}rule: {{section: {_q(section)}, text: {_q(text)}}}" if text
