@@ -14,6 +14,13 @@ separate searches would roughly take together (claims x base states); a claim
 it leaves UNKNOWN (the cap, a budget) is then checked on its own product, so
 monitors never multiply beyond what separate checks would cost.
 
+Before that, where the model's own search was complete in the compiled store and the reading's
+ledger kept it, the step claims are judged on it without a product (`compiled.moves.first_breaks`:
+a step claim's flag reads neither itself nor another monitor, so the product's first state with it
+set is reached by the model's first breaking move, along the model's BFS path): the same verdicts
+and traces, the model's states and depth in their stats, and no flags left to widen and multiply
+the shared product (each broken claim doubled the states its breaking moves reach).
+
 With the auto engine, the step claims still open then that do not expect to
 hold are judged by its random runs on the model itself (`AutoEngine.check_moves`:
 where its explicit search of the model stopped at its state cap, move by move on
@@ -40,13 +47,14 @@ from verifier.props.mapback import merge, with_cycle_note
 from verifier.props.monitor import compile_claim, compile_together
 from verifier.resources import Budget
 from verifier.resources.signals import OutOfTime
-from verifier.result import CheckResult, Verdict
+from verifier.result import CheckResult, Stats, Verdict
 
 
 class Step(Enum):
     """The steps of `claim_steps`, in their order (see the module doc)."""
 
     DIRECT = "the claims the engine takes as they are"
+    JUDGED = "the step claims judged on the model's own complete search"
     TOGETHER = "the monitored claims on one product"
     MOVES = "the step claims in random runs"
     PRODUCT = "a monitored claim on its own product"
@@ -95,6 +103,12 @@ def claim_steps(model: Model, claims: Sequence[Property], engine: Engine, budget
     monitored = [c for c in claims if compiled[c.id] is not None]
     shared = [c for c in monitored if c.expected != Verdict.PROVED.value]   # proofs are `check`'s to find
     auto = engine if isinstance(engine, AutoEngine) else None
+    judged = _judged(model, [c for c in shared if isinstance(c, StepInvariant)], ledger, budget, auto is not None)
+    if judged:
+        by_id.update(judged)
+        _note(model, decided, by_id)
+        yield Step.JUDGED
+    shared = [c for c in shared if c.id not in by_id]
     if model.is_concrete and isinstance(engine, (AutoEngine, ExplicitEngine)) and len(shared) > 1 and base_states:
         search = engine.check_explicit if isinstance(engine, AutoEngine) else engine.check
         cap = len(shared) * base_states
@@ -122,6 +136,36 @@ def claim_steps(model: Model, claims: Sequence[Property], engine: Engine, budget
             by_id[claim.id] = merge(claim, check(product.model, product.claims), product, base_states)
             _note(model, decided, by_id)
             yield Step.PRODUCT
+
+
+def _judged(model: Model, claims: Sequence[StepInvariant], ledger: Ledger | None, budget: Budget,
+            auto: bool) -> dict[str, CheckResult]:
+    """The step claims decided on the model's complete compiled search that `ledger` kept
+    (`compiled.moves.first_breaks`: each move judged, no monitor product), by id; none where
+    there is no such search or it cannot judge them there."""
+    if not claims or ledger is None or not model.is_concrete:
+        return {}
+    from verifier.engines.compiled.moves import first_breaks
+    from verifier.engines.compiled.search import CompiledSpace
+    concrete = model.instantiate()
+    space = ledger.compiled_search_of(concrete)
+    if not isinstance(space, CompiledSpace):
+        return {}
+    product, parts = compile_together(model, claims)
+    firsts = first_breaks(space, product.instantiate(), [part.monitor_vars[0] for part in parts], budget)
+    if firsts is None:
+        return {}
+    evidence = {"store": "compiled", "moves": "each judged move of the model's complete search (no monitor product)"}
+    if auto:
+        evidence["auto"] = "explicit: concrete instance (compiled store)"
+    stats = Stats(len(space), space.transitions, space.seconds)
+    out = {}
+    for claim, first in zip(claims, firsts):
+        trace = None if first is None else space.trace_through(*first)
+        out[claim.id] = CheckResult(claim, Verdict.HOLDS if first is None else Verdict.VIOLATED, "explicit/compiled",
+                                    space.max_depth, stats, trace, "", concrete.param_values, concrete.variant,
+                                    evidence=evidence)
+    return out
 
 
 def _within(budget: Budget, results: list[CheckResult]) -> list[CheckResult]:
