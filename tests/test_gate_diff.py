@@ -365,6 +365,8 @@ def test_readings_renamed_are_compared_and_a_new_one_is_listed(tmp_path, capsys)
     doc = json.loads(capsys.readouterr().out)
     assert doc["variants"] == {"added": ["kept", "strict", "loose"], "removed": ["same", "tight"]}
     assert doc["notes"] == diff.notes
+    assert doc["readings_compared"] == [{"old": "same", "new": "kept", "paired_by": "the same rules"},
+                                        {"old": "tight", "new": "strict", "paired_by": "the same doc and rule citation"}]
     text = render_text(diff)
     assert "readings only in NEW: kept, strict, loose; only in OLD: same, tight" in text
     assert all(f"note: {n}" in text for n in diff.notes)

@@ -33,6 +33,17 @@ class ClaimDiff:
 
 
 @dataclass(frozen=True)
+class ReadingPair:
+    """A reading of OLD compared with one of NEW (None: a model without readings), and what paired
+    them: "name", "no readings" (one version declares none), "the same rules" or "the same doc and
+    rule citation" (a renamed reading)."""
+
+    old: str | None
+    new: str | None
+    paired_by: str
+
+
+@dataclass(frozen=True)
 class NewState:
     """A projected state one version allows and the other does not."""
 
@@ -84,6 +95,7 @@ class ModelDiff:
     findings_gone: list[tuple[str | None, Finding]] = field(default_factory=list)
     variants_added: list[str | None] = field(default_factory=list)
     variants_removed: list[str | None] = field(default_factory=list)
+    readings_compared: list[ReadingPair] = field(default_factory=list)    # a reading nothing pairs: not in it
     behaviours: list[BehaviourDiff] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     model_errors: list[str] = field(default_factory=list)    # "OLD claim x: model error: ..." (exit 2)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from verifier.diagnostics import Diagnostic, UsageError
-from verifier.diffing.changes import BehaviourDiff, ClaimDiff, ModelDiff, NewState, OneWay
+from verifier.diffing.changes import BehaviourDiff, ClaimDiff, ModelDiff, NewState, OneWay, ReadingPair
 from verifier.diffing.versions import resolve, settings
 from verifier.portfolio.stores import Store, cap_of
 from verifier.result import ModelRun, accepting_bounded
@@ -19,11 +19,11 @@ from verifier.trace import Trace
 
 @dataclass(frozen=True)
 class Readings:
-    """How the readings of OLD and NEW are compared: `pairs` (OLD's, NEW's), each reading both
-    versions name alike, else a renamed one; `old_only`/`new_only`, readings nothing pairs (their
-    claims and findings are listed as removed / added); `notes`, each pairing not by name in words."""
+    """How the readings of OLD and NEW are compared: `pairs`, each reading both versions name alike,
+    else a renamed one; `old_only`/`new_only`, readings nothing pairs (their claims and findings are
+    listed as removed / added); `notes`, each pairing not by name in words."""
 
-    pairs: list[tuple[str | None, str | None]]
+    pairs: list[ReadingPair]
     old_only: list[str | None]
     new_only: list[str | None]
     notes: list[str]
@@ -36,20 +36,20 @@ def reading_pairs(old: Mapping[str | None, Any], new: Mapping[str | None, Any]) 
     rules); else a reading only in OLD with one only in NEW that has the same rules (the models equal
     but for the readings' names) or, failing that, the same declaration (its doc and rule citation):
     a renamed reading. What is left is in one version only."""
-    pairs = [(v, v) for v in new if v in old]
+    pairs = [ReadingPair(v, v, "name") for v in new if v in old]
     old_left, new_left = [v for v in old if v not in new], [v for v in new if v not in old]
     if not pairs and list(old) == [None]:
-        return Readings([(None, v) for v in new], [], [], ["OLD declares no readings: its rules compared with each "
-                                                           "reading of NEW"])
+        return Readings([ReadingPair(None, v, "no readings") for v in new], [], [],
+                        ["OLD declares no readings: its rules compared with each reading of NEW"])
     if not pairs and list(new) == [None]:
-        return Readings([(v, None) for v in old], [], [], ["NEW declares no readings: its rules compared with each "
-                                                           "reading of OLD"])
+        return Readings([ReadingPair(v, None, "no readings") for v in old], [], [],
+                        ["NEW declares no readings: its rules compared with each reading of OLD"])
     notes = []
     for why, same in (("the same rules", _same_rules), ("the same doc and rule citation", _same_declaration)):
         for o in list(old_left):
             n = next((n for n in new_left if same(old[o], new[n])), None)
             if n is not None:
-                pairs.append((o, n))
+                pairs.append(ReadingPair(o, n, why))
                 old_left.remove(o)
                 new_left.remove(n)
                 notes.append(f"reading {o} of OLD is {n} in NEW (renamed, {why}): compared as one")
@@ -84,7 +84,9 @@ def compare_checks(old_runs: Sequence[ModelRun], new_runs: Sequence[ModelRun], d
     diff.variants_added = [v for v in new_by if v not in old_by]
     readings = reading_pairs({v: r.model for v, r in old_by.items()}, {v: r.model for v, r in new_by.items()})
     diff.notes += readings.notes
-    for old_variant, new_variant in readings.pairs:
+    diff.readings_compared = readings.pairs
+    for pair in readings.pairs:
+        old_variant, new_variant = pair.old, pair.new
         old, new = old_by[old_variant], new_by[new_variant]
         variant = new_variant if new_variant is not None else old_variant
         old_results = {r.property.id: r for r in old.results}
@@ -297,7 +299,6 @@ def diff_versions(old_spec: str, new_spec: str, options: RunOptions = RunOptions
         if behaviours:
             old_models = {r.model.variant: r.model for r in old_runs}
             new_models = {r.model.variant: r.model for r in new_runs}
-            for old_variant, new_variant in reading_pairs(old_models, new_models).pairs:
-                diff.behaviours.append(compare_behaviours(old_models[old_variant], new_models[new_variant],
-                                                          options, limit))
+            for pair in diff.readings_compared:
+                diff.behaviours.append(compare_behaviours(old_models[pair.old], new_models[pair.new], options, limit))
     return diff

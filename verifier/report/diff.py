@@ -358,6 +358,7 @@ def diff_json(d: ModelDiff) -> dict[str, Any]:
         "findings": {"appeared": [dict(finding_json(f), variant=v) for v, f in d.findings_appeared],
                      "disappeared": [dict(finding_json(f), variant=v) for v, f in d.findings_gone]},
         "variants": {"added": d.variants_added, "removed": d.variants_removed},
+        "readings_compared": [{"old": r.old, "new": r.new, "paired_by": r.paired_by} for r in d.readings_compared],
         "behaviours": [{"variant": b.variant, "complete": b.complete, "reason": b.reason,
                         "shared": list(b.shared), "only_old_vars": list(b.only_old_vars),
                         "only_new_vars": list(b.only_new_vars), "old_states": b.old_states,
