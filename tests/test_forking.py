@@ -2,11 +2,13 @@
 that fails leaves its job to the parent."""
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 from shipped_runs import model_path, runs_of
 
@@ -148,3 +150,94 @@ def test_fresh_items_each_start_from_the_callers_state_even_on_one_worker():
     assert LEFT_BEHIND == []
     assert forking.fork_map(count_what_earlier_items_left, range(3), workers=1) == [1, 2, 3]
     LEFT_BEHIND.clear()
+
+
+def arrays_in_a_child(seed: int) -> dict:
+    """Arrays of several kinds (C and Fortran order, a strided view, empty, a 0-d one) beside plain objects."""
+    rng = np.random.default_rng(seed)
+    big = rng.integers(0, 2**63, size=(3000, 2), dtype=np.uint64)
+    return {"big": big, "fortran": np.asfortranarray(rng.random((7, 5))), "strided": big[::3, 1],
+            "empty": np.zeros((0, 3), np.int32), "scalar": np.array(7), "text": "é" * seed, "list": list(range(seed))}
+
+
+@needs_fork
+def test_a_childs_arrays_arrive_as_they_were_sent():
+    for got, want in zip(forking.fork_map(arrays_in_a_child, [1, 2], workers=2), map(arrays_in_a_child, [1, 2])):
+        assert got.keys() == want.keys()
+        for key, value in want.items():
+            if isinstance(value, np.ndarray):
+                assert got[key].dtype == value.dtype and got[key].shape == value.shape
+                assert np.array_equal(got[key], value), key
+            else:
+                assert got[key] == value
+
+
+def test_pickled_values_round_trip_and_a_cut_stream_ends_in_eof():
+    value = (True, {"rows": np.arange(100_000, dtype=np.uint64).reshape(-1, 4), "words": ["a", 1, None]})
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    done = threading.Thread(target=forking.Pickled.of(value).write, args=(writer,))
+    done.start()                       # a pipe holds less than the value: written while it is read
+    ok, got = forking.receive(reader)
+    done.join()
+    assert ok and np.array_equal(got["rows"], value[1]["rows"]) and got["words"] == ["a", 1, None]
+    packed = forking.Pickled.of(value)
+    assert packed.buffers, "the array travels out of band"
+    whole = sent_bytes(packed)
+    for cut in (0, 9, len(whole) // 2, len(whole) - 1):
+        reader, writer = multiprocessing.Pipe(duplex=False)
+
+        def write_cut(part: bytes = whole[:cut], end=writer) -> None:
+            with end:
+                view = memoryview(part)
+                while view:
+                    view = view[os.write(end.fileno(), view):]
+
+        feeder = threading.Thread(target=write_cut)
+        feeder.start()
+        with pytest.raises(EOFError):
+            forking.receive(reader)
+        feeder.join()
+
+
+def sent_bytes(packed: forking.Pickled) -> bytes:
+    """What `packed` writes down a pipe, as bytes."""
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    chunks: list[bytes] = []
+
+    def read_all() -> None:
+        while chunk := os.read(reader.fileno(), 1 << 16):
+            chunks.append(chunk)
+
+    drain = threading.Thread(target=read_all)
+    drain.start()
+    packed.write(writer)
+    writer.close()
+    drain.join()
+    return b"".join(chunks)
+
+
+def test_the_heap_stays_frozen_until_the_outermost_block_ends():
+    before = gc.get_freeze_count()
+    with forking.frozen_heap():
+        frozen = gc.get_freeze_count()
+        assert frozen > before
+        made_inside = [[k] for k in range(100)]      # lists: objects the collector tracks
+        with forking.frozen_heap():
+            assert gc.get_freeze_count() >= frozen + len(made_inside)
+        assert gc.get_freeze_count() >= frozen + len(made_inside), "an inner block's end unfreezes nothing"
+    assert gc.get_freeze_count() == before
+
+
+def test_a_check_forks_its_readings_with_the_heap_frozen_and_leaves_it_as_it_was(monkeypatch):
+    import verifier.runner as runner
+
+    seen = []
+
+    def watched(*args, **kwargs):
+        seen.append(gc.get_freeze_count())
+        return forking.fork_map(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "fork_map", watched)
+    before = gc.get_freeze_count()
+    check_model(str(ROOT / "tests/fixtures/report/mini.yaml"))
+    assert seen and all(n > before for n in seen) and gc.get_freeze_count() == before

@@ -14,7 +14,7 @@ from verifier.diagnostics import Diagnostic
 from verifier.engines.base import ProgressFn, SearchOptions
 from verifier.engines.ledger import Ledger
 from verifier.engines.names import REDUCTIONS
-from verifier.forking import Alongside, fork_map, forks, free_cpus, in_child
+from verifier.forking import Alongside, fork_map, forks, free_cpus, frozen_heap, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import aliasing, default_properties_path, load_at_printed, load_properties, resolve_derived
@@ -86,17 +86,18 @@ def check_model(path: str, options: RunOptions = RunOptions(),
     in the same budget (`Portfolio.decide`), marked as such by its `scale`. The findings are
     those at the printed values. A derived value given as a parameter (`-D DECK=20`) is read as the
     parameter it determines (`lang.derived`), once, before anything is loaded."""
-    resolved = resolve_derived(path, options.params, options.variant, options.printed)
-    options = replace(options, params=resolved.params)
-    models, warnings = load_variants(path, options)
-    warnings = resolved.notes + warnings
-    claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
-    at_defaults = None
-    if options.printed and any(m.printed for m in models):
-        defaults, _ = load_variants(path, replace(options, printed=False))
-        at_defaults = [AtDefaults(m, claims_for(path, m, options)[0]) for m in defaults]
-    return [replace(run, warnings=warnings + run.warnings)
-            for run in check_loaded(path, models, claims, options, progress, at_defaults=at_defaults)]
+    with frozen_heap():                    # what the imports made, out of the collector's passes from here
+        resolved = resolve_derived(path, options.params, options.variant, options.printed)
+        options = replace(options, params=resolved.params)
+        models, warnings = load_variants(path, options)
+        warnings = resolved.notes + warnings
+        claims = [claims_for(path, m, options) for m in models]   # all inputs are parsed before any run
+        at_defaults = None
+        if options.printed and any(m.printed for m in models):
+            defaults, _ = load_variants(path, replace(options, printed=False))
+            at_defaults = [AtDefaults(m, claims_for(path, m, options)[0]) for m in defaults]
+        return [replace(run, warnings=warnings + run.warnings)
+                for run in check_loaded(path, models, claims, options, progress, at_defaults=at_defaults)]
 
 
 def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Property], str | None]],
@@ -133,9 +134,16 @@ def check_loaded(path: str, models: list[Model], claims: list[tuple[list[Propert
         _compiled_ahead(models, claims, options)
     # each reading its own ledger and engine: what one engine remembers of its searches (auto's stopped
     # searches) never carries over to another reading, as it would not where readings run in forked children
-    readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, start(), beside, ledger,
-                                           None if at_defaults is None else at_defaults[k]),
-                        range(len(models)), fresh=True)
+    with frozen_heap():                    # the models, claims and code loaded, out of the collector's passes
+        readings = fork_map(lambda k: _reading(path, models[k], claims[k], options, progress, start(), beside,
+                                               ledger, None if at_defaults is None else at_defaults[k]),
+                            range(len(models)), fresh=True)
+        return _across(models, readings, options, memo)
+
+
+def _across(models: list[Model], readings: list, options: RunOptions, memo: dict) -> list[ModelRun]:
+    """The readings' runs, with the analyses on completed by the comparisons across them; their Z3
+    answers added to `memo`."""
     for _run, analysed in readings:        # their Z3 answers, gathered for the caller in the readings' order
         if analysed is not None:           # (not as they arrive: which arrives first depends on the load)
             for key, answers in analysed[0].memo.items():
