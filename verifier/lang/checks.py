@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, assert_never
 
-from verifier.ir.evaluate import EvalError, find_initial_states, layout
+from verifier.ir.evaluate import EvalError, Layout, State, find_initial_states, holds, layout
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, state_vars, walk
 from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
 from verifier.lang.limits import MAX_ARRAY, MAX_CHOICES, MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES, MAX_RANGE_WIDTH, MAX_SLOTS
@@ -146,6 +146,8 @@ def _check_initial_states(loader: Loader, model: Model) -> None:
                                "write it as parts joined by and, or give more variables an init: value (this "
                                "limit counts the candidates tried; the initial states kept, at most "
                                f"{MAX_INITIAL_STATES:,}, have their own)")
+    elif not census.passed:
+        _warn_final_initial_states(loader, model, lay, census.states)
     elif census.passed == "states":
         span = model.initially.span if model.initially.span is not None else model.span
         loader.sink.error(f"initially: keeps more than {MAX_INITIAL_STATES:,} initial states; at most "
@@ -153,6 +155,22 @@ def _check_initial_states(loader: Loader, model: Model) -> None:
                           hint="constrain initially: further or give more variables an init: value (this limit "
                                f"counts the initial states kept; the candidates tried, up to "
                                f"{MAX_INITIAL_CANDIDATES:,}, have their own)")
+
+
+def _warn_final_initial_states(loader: Loader, model: Model, lay: Layout, states: tuple[State, ...]) -> None:
+    """A warning where `end:` holds in initial states: no move is made from them (a deal that leaves
+    the deck empty, a counter that starts at its last value), which is rarely what the page means."""
+    try:
+        over = sum(1 for s in states if holds(lay, model.end, s))
+    except EvalError:          # a model error in end: (the engines report it with its trace)
+        return
+    if not over:
+        return
+    reading = f" (in reading {model.variant})" if model.variant else ""
+    loader.sink.warning(f"end: holds in {over:,} of the {len(states):,} initial state{'s' * (len(states) != 1)}"
+                        f"{reading}: the game is over before any move there", model.end.span or model.span,
+                        hint="where the game cannot be over at the start, constrain initially: or give the "
+                             "variables end: reads an init: value")
 
 
 def _widest(model: Model, t, bound: dict[str, tuple[int, int]]) -> int:
