@@ -4,8 +4,11 @@ exact: inputs that generate different text never share one (a changed model, wat
 predicate, generator kind or generator code misses)."""
 from __future__ import annotations
 
+import importlib.util
 import pickle
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from compiled_examples import examples
@@ -132,3 +135,16 @@ def test_two_models_share_a_digest_only_where_they_generate_the_same_text(a, b):
         assert a == b
     if module_source(layout(a), ()).text != module_source(layout(b), ()).text:
         assert not same_digest
+
+
+def test_a_modules_bytecode_is_kept_in_the_cache_folder_even_where_python_writes_none(fresh_cache, monkeypatch):
+    """Under PYTHONDONTWRITEBYTECODE (`sys.dont_write_bytecode`) a generated module's bytecode is still
+    written beside it, in the cache's own folder, so a later process reads it instead of compiling the
+    text; the flag is as it was afterwards."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    text = "VALUE = 41 + 1\n"
+    module, known = cache.load(text)
+    assert module.VALUE == 42 and not known
+    assert sys.dont_write_bytecode
+    path = fresh_cache / f"{cache.module_key(text)}.py"
+    assert path.is_file() and Path(importlib.util.cache_from_source(str(path))).is_file()
