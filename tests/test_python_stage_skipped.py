@@ -5,7 +5,7 @@ compiled store cannot hold, a store named, too few states possible, a cap at the
 shipped games: every printed reading above its defaults leaves it out, none at the defaults (the
 main job compiles nothing); and the direct plan decides as the staged one: the same verdicts,
 reasons, depths and traces on random models (Hypothesis), and the states Z3 mines where a search
-stops are those the python stage would have stored."""
+stops are those the python stage would have stored (a sample, and end to end through the auto engine)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -25,7 +25,7 @@ from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import explore
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import IntType, Model, ParamDecl, Variable
-from verifier.ir.props import Obligation, Terminates
+from verifier.ir.props import Invariant, Obligation, Terminates
 from verifier.portfolio import stores
 from verifier.portfolio.auto import MINE_STATES, AutoEngine, FirstStates
 from verifier.portfolio.stores import COMPACT_STATES, COMPILED_STATES, SWITCH_STATES, Caps, Stage, Store, choose_store
@@ -130,3 +130,21 @@ def test_z3_mines_the_states_the_python_stage_would_have_stored():
         assert np.array_equal(got, want), switch
         assert np.array_equal(FirstStates(whole, switch).sample(3),
                               explore(concrete, Budget(max_states=switch), symmetric=True).sample(3))
+
+
+def test_a_stopped_direct_search_gives_z3_the_python_stages_states():
+    """order.yaml's 41 states, the switch at 7 and the compiled store's cap at 20: the staged search
+    stops in the compiled store, and so does the direct one; Z3 is handed the same states to mine
+    and the claims end alike."""
+    model, _ = order_model()
+    claims = [Invariant(id="holds", expr=App(Op.LE, (Const(0), Const(1)))),
+              Invariant(id="few-rounds", expr=App(Op.LE, (Var("rounds"), Const(1))))]
+    caps = Caps(switch=7, compiled=20)
+    staged = AutoEngine(caps=caps)
+    want = staged.check(model, claims, Budget())
+    direct = AutoEngine(caps=caps)
+    with mock.patch.object(stores, "passes_switch", lambda concrete, switch: True):
+        got = direct.check(model, claims, Budget())
+    assert [(r.verdict, r.reason, r.trace) for r in got] == [(r.verdict, r.reason, r.trace) for r in want]
+    ((shape, (mined, _memo)),) = staged._explored.items()
+    assert len(mined) == 7 and np.array_equal(direct._explored[shape][0], mined)
