@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import z3
 
-from verifier.engines.symbolic.encode import Encoding
+from verifier.engines.symbolic.encode import Encoding, conj
 from verifier.engines.symbolic.examples import deck_game, sub
 from verifier.ir.expr import Const
 from verifier.ir.model import Assign
@@ -47,6 +47,18 @@ def test_choice_values_and_states_are_told_apart():
     pile = enc.offsets["pile"][0]
     assert not enc.effects(draw, enc.cur, one)[0][pile].eq(enc.effects(draw, enc.cur, two)[0][pile])
     assert not enc.effects(draw, enc.cur, one)[0][pile].eq(enc.effects(draw, enc.nxt, one)[0][pile])
+
+
+def test_a_step_keeps_the_slots_it_does_not_assign_in_any_pair_of_states():
+    enc = Encoding(deck_game(None))
+    pairs = [(enc.cur, enc.nxt), (enc.cur, enc.state(1)), (enc.state(0), enc.state(1)), (enc.nxt, enc.cur),
+             (enc.state(1), enc.nxt)]
+    for src, dst in pairs + pairs[::-1]:
+        for a in enc.actions:
+            env = enc.choices(a, "t")
+            new, _, _ = enc.effects(a, src, env)
+            direct = conj(enc.enabled(a, src, env), *(x == y for x, y in zip(dst.slots, new)))
+            assert enc.step(a, src, dst, env).eq(direct)
 
 
 def _relation_after_error(model):

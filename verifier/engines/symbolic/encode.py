@@ -209,6 +209,7 @@ class Encoding:
         self.nxt = self.state("nxt")
         self._fresh = itertools.count()
         self._firing: dict[tuple, tuple] = {}     # `_memo`: an action's guard and effects per state and choices
+        self._frames: dict[tuple[str, str], tuple[Term, ...]] = {}    # `_unchanged`
 
     # ---- symbols
     def state(self, tag: str | int) -> State:
@@ -469,7 +470,17 @@ class Encoding:
 
     def step(self, action: int, src: State, dst: State, env: Env) -> Term:
         new, _, _ = self.effects(action, src, env)
-        return conj(self.enabled(action, src, env), *(x == y for x, y in zip(dst.slots, new)))
+        kept = self._unchanged(src, dst)
+        return conj(self.enabled(action, src, env),
+                    *(kept[k] if y is src.slots[k] else x == y for k, (x, y) in enumerate(zip(dst.slots, new))))
+
+    def _unchanged(self, src: State, dst: State) -> tuple[Term, ...]:
+        """``dst[k] == src[k]`` per slot, built once per pair of states: most of an action's
+        successor slots are its source's, and each `==` through the z3 API costs a dozen calls."""
+        key = (src.tag, dst.tag)
+        if key not in self._frames:
+            self._frames[key] = tuple(x == y for x, y in zip(dst.slots, src.slots))
+        return self._frames[key]
 
     @cached_property
     def relation(self) -> Term:
