@@ -320,18 +320,28 @@ def slot_values(lay: Layout) -> list[range | tuple[int, ...]]:
     return per_slot
 
 
-def _conjuncts(lay: Layout, e: Expr) -> list[Expr]:
+SPLIT_INSTANCES = 4_096     # instances a `forall` shown safe instance by instance is split into, at most
+
+
+def _conjuncts(lay: Layout, e: Expr, room: int = SPLIT_INSTANCES) -> list[Expr]:
     """The parts of `e` that must all hold, in the order `evaluate` reads them: the arguments of
     `and`, and the instances of a `forall` with literal bounds that no state can make fail (its
-    instances are all evaluated, so stopping at a false one changes nothing)."""
+    instances are all evaluated, so stopping at a false one changes nothing): shown so as a whole,
+    or instance by instance once folded (a 2-D element's flat index is one element in each), then
+    for at most `room` instances."""
     if isinstance(e, App) and e.op is Op.AND:
-        return [c for a in e.args for c in _conjuncts(lay, a)]
-    if isinstance(e, Quant) and e.kind is QuantKind.FORALL and isinstance(e.lo, Const) and isinstance(e.hi, Const):
-        parts = [c for k in range(e.lo.value, e.hi.value + 1)
-                 for c in _conjuncts(lay, fold(substitute(e.body, {e.var: Const(k)})))]
-        if _cannot_fail(lay, e, {}) or all(_cannot_fail(lay, c, {}) for c in parts):   # each instance alone:
-            return parts                                    # a 2-D element's index folds to a constant there
-    return [e]
+        return [c for a in e.args for c in _conjuncts(lay, a, room)]
+    if not (isinstance(e, Quant) and e.kind is QuantKind.FORALL and isinstance(e.lo, Const)
+            and isinstance(e.hi, Const)):
+        return [e]
+    values = range(e.lo.value, e.hi.value + 1)
+    if _cannot_fail(lay, e, {}):
+        return [c for k in values for c in _conjuncts(lay, substitute(e.body, {e.var: Const(k)}))]
+    if not 0 < len(values) <= room:
+        return [e]
+    parts = [c for k in values for c in _conjuncts(lay, fold(substitute(e.body, {e.var: Const(k)})),
+                                                   room // len(values))]
+    return parts if len(parts) <= room and all(_cannot_fail(lay, c, {}) for c in parts) else [e]
 
 
 def _cannot_fail(lay: Layout, e: Expr, bounds: dict[str, tuple[int, int]]) -> bool:
