@@ -3,6 +3,7 @@
 to search in the compiled store, and a reading forked after it finds what it finds without it."""
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import subprocess
@@ -132,7 +133,8 @@ def test_the_runner_loads_ahead_only_where_expected_and_before_the_readings(file
     path, props = files
     Path(path).write_text(WIDE)
     events: list = []
-    monkeypatch.setattr(loading, "load_ahead", lambda words, graphs: events.append(("ahead", tuple(words), graphs)))
+    monkeypatch.setattr(loading, "load_ahead",
+                        lambda words, graphs: events.append(("ahead", tuple(words), graphs, gc.isenabled())))
     reading = runner._reading
     monkeypatch.setattr(runner, "_reading", lambda path, model, *rest: (events.append(("reading", model.variant)),
                                                                         reading(path, model, *rest))[1])
@@ -142,7 +144,8 @@ def test_the_runner_loads_ahead_only_where_expected_and_before_the_readings(file
     assert [e for e in events if e[0] == "ahead"] == []
     events.clear()
     runner.check_model(path, RunOptions(params={"N": 3}, properties=props, consistency=False, vacuity=False))
-    assert events == [("ahead", (1,), False), ("reading", "strict"), ("reading", "loose")]
+    assert events == [("ahead", (1,), False, False), ("reading", "strict"), ("reading", "loose")]   # no collection
+    assert gc.isenabled()                                   # while loading ahead; as before it after
 
 
 SCRIPT = """\

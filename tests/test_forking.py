@@ -241,3 +241,17 @@ def test_a_check_forks_its_readings_with_the_heap_frozen_and_leaves_it_as_it_was
     before = gc.get_freeze_count()
     check_model(str(ROOT / "tests/fixtures/report/mini.yaml"))
     assert seen and all(n > before for n in seen) and gc.get_freeze_count() == before
+
+
+def test_the_collector_is_paused_within_the_block_and_as_before_after_it():
+    assert gc.isenabled()
+    with forking.collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with forking.collector_paused():
+            pass
+        assert not gc.isenabled(), "a collector paused before stays paused"
+    finally:
+        gc.enable()

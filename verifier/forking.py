@@ -72,6 +72,20 @@ def frozen_heap() -> Iterator[None]:
             gc.unfreeze()
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Within the block the garbage collector does not run (afterwards as before it): for loading
+    code that makes many long-lived objects and hardly any garbage, frozen next by `frozen_heap`
+    (the compiled store's code loaded ahead of Shadow Era's readings: 225 passes, 0.18 of its 0.88 s)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int | None = None,
              arrived: Callable[[R], None] | None = None, fresh: bool = False) -> list[R]:
     """`[fn(x) for x in items]`, with up to `workers` (default: the free CPUs) children at once;

@@ -14,7 +14,7 @@ from verifier.diagnostics import Diagnostic
 from verifier.engines.base import ProgressFn, SearchOptions
 from verifier.engines.ledger import Ledger
 from verifier.engines.names import REDUCTIONS
-from verifier.forking import Alongside, fork_map, forks, free_cpus, frozen_heap, in_child
+from verifier.forking import Alongside, collector_paused, fork_map, forks, free_cpus, frozen_heap, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
 from verifier.lang import aliasing, default_properties_path, load_at_printed, load_properties, resolve_derived
@@ -185,7 +185,8 @@ def _compiled_ahead(models: Sequence[Model], claims: Sequence[tuple[list[Propert
     if ahead is not None:
         from verifier.engines.compiled.ahead import load_ahead
 
-        load_ahead(ahead.words, ahead.graphs)
+        with collector_paused():           # Numba's objects: many, long-lived, no garbage
+            load_ahead(ahead.words, ahead.graphs)
 
 
 def _proves_for_every_value(models: Sequence[Model], claims: Sequence[tuple[list[Property], str | None]]) -> bool:
