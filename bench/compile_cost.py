@@ -8,7 +8,8 @@ machine code included; the model-independent runtime is compiled before and
 not counted): the base model's search module (`numbagen.module_source`, no watched predicate),
 the product of its ordering claims watched together (`props.monitor.compile_together`, watching
 their invariants: what `portfolio.plan` searches) and the analyses' scan module
-(`compiled_scan.scan_source`). The table gives each one's CPU seconds (user + system of the
+(`compiled_scan.scan_source`: the model's `expand` and `applies`; the scan kernel that calls them,
+`compiled_scan.kernel_source`, is model-independent and not counted). The table gives each one's CPU seconds (user + system of the
 process, from before the module's import to after it), its jitted functions and lines.
 
 `--check GAME` runs `python -m verifier check models/GAME.yaml --printed -q` with an empty
@@ -119,7 +120,9 @@ def kind_of(text: str) -> str:
         return "chunks"
     if "import expand as _expand" in text:
         return "symmetry"
-    if "def scan(keys" in text:
+    if "def scan(expand, applies" in text:
+        return "scan kernel"
+    if "def applies(" in text:
         return "scan"
     return "search"
 

@@ -49,6 +49,7 @@ from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.numbagen import (
     RUNTIME,
+    SIGNATURES,
     action_body,
     action_function,
     expand_source,
@@ -65,6 +66,8 @@ TARGET, BLOCKED, GAP = 0, 1, 2   # a firing's kind, in the low 2 bits of its cod
 CHUNK = 1 << 20             # states the kernel scans between two returns to Python
 MAX_STATES = (1 << 31) - 1  # states it scans at most (it names them in 32 bits)
 VISITORS = (DeadRules, Deadlocks, Gaps, Conflicts, NondeterministicMust, OrderDependence)
+APPLIES = "types.boolean(INT, INT, STATES, STATES, STATES)"            # applies(p, s, out, acts, count)
+APPLIES_ROWS = "types.boolean(INT, ROWS, INT, ROWS, STATES, STATES)"   # applies(p, keys, i, out, acts, count)
 
 
 @dataclass(frozen=True)
@@ -79,8 +82,8 @@ class ScanSource:
 
 def scan_source(lay: Layout, bans: Sequence[int]) -> ScanSource:
     """The model's scan module: `expand` writing every firing (code: slot + 1 << 32 | action << 2 |
-    kind), `applies(p, ...)` for the prohibitions `bans` (their guard holds for some choice, a
-    model error counting as not), `exclusive` and the kernel `scan` (see `SCAN`)."""
+    kind) and `applies(p, ...)` for the prohibitions `bans` (their guard holds for some choice, a
+    model error counting as not); the kernel that calls them is model-independent (`kernel_source`)."""
     p = packing_of(lay)
     rows = p.words > 1
     state = state_words(p.words)
@@ -106,30 +109,34 @@ def scan_source(lay: Layout, bans: Sequence[int]) -> ScanSource:
         if body:
             functions.append("\n".join(action_function(state, b, body, "holds")))
             tests += [f"        if p == {b}:", f"            r = holds_{b}({', '.join(state)}, out, acts, count, 0) > 0"]
-    args = ", ".join(state)
-    applies = [f"@njit(types.boolean(INT, {', '.join(['INT'] * len(state))}, KEYS, STATES, STATES), **OPTIONS)",
-               f"def applies(p, {args}, out, acts, count):", "    r = False", "    try:",
+    read = [f"    {name} = keys[i, {j}]" for j, name in enumerate(state)] if rows else []
+    applies = ["@njit(APPLIES_SIGNATURE, **OPTIONS)",
+               "def applies(p, keys, i, out, acts, count):" if rows else "def applies(p, s, out, acts, count):",
+               *read, "    r = False", "    try:",
                *(tests or ["        r = False"]), "    except Exception:", "        r = False", "    return r"]
-    phase = lay.offsets[PHASE_VAR][0] if PHASE_VAR in lay.offsets else None
-    bucket = "0"
-    if phase is not None and p.widths[phase]:
-        word, shift = p.word(phase)
-        bucket = f"((keys[i, {word}] >> {shift}) & {p.mask(phase)})" if rows else \
-            f"((keys[i] >> {p.shifts[phase]}) & {p.mask(phase)})"
-    fill = {"keys": "ROWS" if rows else "STATES",
-            "state": "keys, i" if rows else "keys[i]",
-            "target": "out, j" if rows else "out[j]",
-            "state_args": ", ".join(f"keys[i, {j}]" for j in range(p.words)) if rows else "keys[i]",
-            "same": "_same_row(out, j, out, first_target[a])" if rows else "out[j] == out[first_target[a]]",
-            "bucket": bucket}
     head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, INNER, OPTIONS, "
             "STATES, ROWS, EXPAND_SIGNATURE, EXPAND_ROWS_SIGNATURE, _bad_index, _div, _mod, _opaque, _rd)\n\n"
-            f"KEYS = {fill['keys']}\nMATRIX = types.int64[:, ::1]\n"
-            "# only the kernel is called from Python: the other functions go without a CPython wrapper (a quarter\n"
-            "# less compile time)\nKERNEL = OPTIONS\nOPTIONS = {**KERNEL, \"no_cpython_wrapper\": True}\n")
-    text = "\n\n".join([head, *helpers, *functions, "\n".join(applies), SAME_ROW if rows else "",
-                        SCAN.format(**fill)]) + "\n"
+            f"APPLIES_SIGNATURE = {APPLIES_ROWS if rows else APPLIES}\n"
+            "# called from Python only as first-class functions (`kernel_source`): no CPython wrapper (a quarter\n"
+            "# less compile time)\nOPTIONS = {**OPTIONS, \"no_cpython_wrapper\": True}\n")
+    text = "\n\n".join([head, *helpers, *functions, "\n".join(applies)]) + "\n"
     return replace(scan_shape(lay), text=opaque_literals(without_labels(text)))
+
+
+def kernel_source(words: int) -> str:
+    """The model-independent scan kernel for states of `words` words (one module for one word,
+    another for several: compiled once per machine each, as the search loop): `scan` (see
+    `SCAN`) and `exclusive`, taking the model's `expand` and `applies` as first-class functions."""
+    rows = words > 1
+    fill = {"keys": "ROWS" if rows else "STATES",
+            "expand": "EXPAND_ROWS_SIGNATURE" if rows else "EXPAND_SIGNATURE",
+            "applies": APPLIES_ROWS if rows else APPLIES,
+            "state": "keys, i" if rows else "keys[i]",
+            "target": "out, j" if rows else "out[j]",
+            "same": "_same_row(out, j, out, first_target[a])" if rows else "out[j] == out[first_target[a]]",
+            "bucket": "(keys[i, phase[0]] >> phase[1]) & phase[2]" if rows else "(keys[i] >> phase[1]) & phase[2]",
+            "same_row": SAME_ROW if rows else ""}
+    return SIGNATURES + "\n" + SCAN.format(**fill)
 
 
 def scan_shape(lay: Layout) -> ScanSource:
@@ -153,22 +160,33 @@ def scan(ctx: Context, visitors: Sequence[Visitor], n: int) -> str:
     questions = _Questions.of(by_type)
     from numba.core.errors import NumbaError
     bans = tuple(p for _m, p in questions.bans)
+    source = scan_shape(lay)
     try:
         cache.load(RUNTIME)
+        kernel, _ = cache.load(kernel_source(source.words))
         module, _known, _name = cache.load_generated(_digest(lay, bans), lambda: _source(lay, bans).text)
     except (NumbaError, OSError) as err:
         from verifier.engines.compiled.search import compile_error_words
         return f"Numba could not compile the scan: {compile_error_words(err)}"
-    source = scan_shape(lay)
     answers = _Answers(lay, source, questions, n)
     keys = _keys(ctx.space, n, source.words)
+    phase = _phase(lay)
     for lo in range(0, n, CHUNK):
-        failed = module.scan(keys, lo, min(n, lo + CHUNK), *answers.arrays())
+        failed = kernel.scan(module.expand, module.applies, keys, lo, min(n, lo + CHUNK), phase, *answers.arrays())
         if failed >= 0:
             return f"the compiled scan met a model error in state {failed:,}"
     _visit(ctx, visitors, answers.named())
     answers.totals(ctx, by_type)
     return ""
+
+
+def _phase(lay: Layout) -> np.ndarray:
+    """The phase's word, shift and mask in a packed state, the kernel's buckets (mask 0: one bucket)."""
+    p = packing_of(lay)
+    phase = lay.offsets[PHASE_VAR][0] if PHASE_VAR in lay.offsets else None
+    if phase is None or not p.widths[phase]:
+        return np.zeros(3, np.int64)
+    return np.array([*p.word(phase), p.mask(phase)], np.int64)
 
 
 @lru_cache(maxsize=4)
@@ -288,17 +306,28 @@ def _visit(ctx: Context, visitors: Sequence[Visitor], named: np.ndarray) -> None
         active = [v for v in active if not v.done]
 
 
-SAME_ROW = """\
-@njit(types.boolean(ROWS, INT, ROWS, INT), **OPTIONS)
+SAME_ROW = """
+
+@njit(types.boolean(ROWS, INT, ROWS, INT), **INNER)
 def _same_row(a, i, b, j):
     for w in range(a.shape[1]):
         if a[i, w] != b[j, w]:
             return False
-    return True"""
+    return True
+"""
 
 SCAN = """\
-@njit(types.boolean(INT, INT, KEYS, STATES, INT, KEYS, STATES, STATES), **OPTIONS)
-def exclusive(x, y, out, acts, m, out2, acts2, count2):
+from numba import njit
+
+INT = types.int64
+KEYS = {keys}
+MATRIX = types.int64[:, ::1]
+EXPAND = types.FunctionType({expand})
+APPLIES = types.FunctionType({applies})
+{same_row}
+
+@njit(types.boolean(EXPAND, INT, INT, KEYS, STATES, INT, KEYS, STATES, STATES), **INNER)
+def exclusive(expand, x, y, out, acts, m, out2, acts2, count2):
     # every firing of x here that does not end the game leads where y has no legal firing (and one does not end it)
     live = 0
     for j in range(m):
@@ -321,13 +350,14 @@ def exclusive(x, y, out, acts, m, out2, acts2, count2):
     return live > 0
 
 
-@njit(types.int64(KEYS, INT, INT, KEYS, STATES, STATES, KEYS, STATES, STATES, STATES, STATES, STATES,
-                  MATRIX, STATES, STATES, STATES, MATRIX, MATRIX, MATRIX, types.uint8[::1], STATES, STATES,
-                  MATRIX, types.int32[:, ::1], STATES, MATRIX, STATES, MATRIX, STATES), **KERNEL)
-def scan(keys, lo, hi, out, acts, count, out2, acts2, count2, fired_at, first_target, differ_at,
-         first, phase_first, stuck_first, stuck_count, gap_first, gap_count, gap_stuck, watched, nd_first, nd_count,
-         pairs, pair_states, pair_n, bans, ban_first, exclusives, exclusive_first):
-    # the states lo..hi-1 (see the Python module's docstring); -1, or the first state where expand raised
+@njit(types.int64(EXPAND, APPLIES, KEYS, INT, INT, STATES, KEYS, STATES, STATES, KEYS, STATES, STATES, STATES,
+                  STATES, STATES, MATRIX, STATES, STATES, STATES, MATRIX, MATRIX, MATRIX, types.uint8[::1], STATES,
+                  STATES, MATRIX, types.int32[:, ::1], STATES, MATRIX, STATES, MATRIX, STATES), **OPTIONS)
+def scan(expand, applies, keys, lo, hi, phase, out, acts, count, out2, acts2, count2, fired_at, first_target,
+         differ_at, first, phase_first, stuck_first, stuck_count, gap_first, gap_count, gap_stuck, watched, nd_first,
+         nd_count, pairs, pair_states, pair_n, bans, ban_first, exclusives, exclusive_first):
+    # the states lo..hi-1 (see the Python module's docstring); -1, or the first state where expand raised;
+    # phase: the phase's word, shift and mask in a state (its bucket)
     for i in range(lo, hi):
         count[0] = 0
         final = False
@@ -388,13 +418,14 @@ def scan(keys, lo, hi, out, acts, count, out2, acts2, count2, fired_at, first_ta
                 pair_states[q, pair_n[q]] = i
                 pair_n[q] += 1
         for q in range(bans.shape[0]):
-            if ban_first[q] < 0 and fired_at[bans[q, 0]] == i and applies(bans[q, 1], {state_args}, out2, acts2, count2):
+            if ban_first[q] < 0 and fired_at[bans[q, 0]] == i and applies(bans[q, 1], {state}, out2, acts2, count2):
                 ban_first[q] = i
         for q in range(exclusives.shape[0]):
             x = exclusives[q, 0]
             y = exclusives[q, 1]
             if exclusive_first[q] < 0 and fired_at[x] == i and fired_at[y] == i \\
-                    and exclusive(x, y, out, acts, m, out2, acts2, count2) \\
-                    and exclusive(y, x, out, acts, m, out2, acts2, count2):
+                    and exclusive(expand, x, y, out, acts, m, out2, acts2, count2) \\
+                    and exclusive(expand, y, x, out, acts, m, out2, acts2, count2):
                 exclusive_first[q] = i
-    return -1"""
+    return -1
+"""
