@@ -91,7 +91,12 @@ def test_z3_works_again_once_bounded_with_room(monkeypatch, z3_restored):
 
 
 def test_z3_is_not_started_without_room(monkeypatch):
-    monkeypatch.setattr(memory, "memory_limit_bytes", lambda *_: memory.resident_bytes() + memory.Z3_MIN_BYTES - 1)
+    """One byte short of the least Z3 needs: the resident size read once (it may shrink between two
+    reads in a test worker) and no raised floor left by an earlier test's cut."""
+    resident = memory.resident_bytes()
+    monkeypatch.setattr(memory, "resident_bytes", lambda: resident)
+    monkeypatch.setattr(memory._run, "floor", 0)
+    monkeypatch.setattr(memory, "memory_limit_bytes", lambda *_: resident + memory.Z3_MIN_BYTES - 1)
     with pytest.raises(memory.OutOfMemory, match="no room left for Z3"):
         memory.bound_z3()
 
