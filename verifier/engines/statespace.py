@@ -31,6 +31,19 @@ if TYPE_CHECKING:                  # networkx and numpy are imported where used:
     import numpy as np
 
 
+def spread_sample(p: Packing, slots: int, stored: int, n: int, packed_at: Callable[[int], int]) -> np.ndarray:
+    """At most `n` of the first `stored` states (`packed_at(i)`: the i-th, packed) spread evenly
+    over them (the last one last), one row each, one column per slot."""
+    import numpy as np
+
+    if not stored:
+        return np.zeros((0, slots), dtype=np.int64)
+    picks = np.unique(np.linspace(0, stored - 1, min(n, stored)).astype(np.int64))
+    if p.bits > 62:
+        return np.array([p.unpack(packed_at(int(i))) for i in picks], dtype=np.int64).reshape(len(picks), -1)
+    return slot_columns(p, np.array([packed_at(int(i)) for i in picks], dtype=np.uint64))
+
+
 def slot_columns(p: Packing, packed: np.ndarray) -> np.ndarray:
     """Packed states (uint64, or rows of `p.words` words: `words.py`) as one row each, one int64
     column per slot."""
@@ -249,15 +262,7 @@ class StateSpace:
     def sample(self, n: int) -> np.ndarray:
         """At most `n` stored states spread evenly over the search (the deepest last), one row
         each, one column per slot."""
-        import numpy as np
-
-        if not self.packed:
-            return np.zeros((0, len(self.lay.slots)), dtype=np.int64)
-        picks = np.unique(np.linspace(0, len(self.packed) - 1, min(n, len(self.packed))).astype(np.int64))
-        p = self.packing
-        if p.bits > 62:
-            return np.array([p.unpack(self.packed[i]) for i in picks], dtype=np.int64).reshape(len(picks), -1)
-        return slot_columns(p, np.array([self.packed[i] for i in picks], dtype=np.uint64))
+        return spread_sample(self.packing, len(self.lay.slots), len(self.packed), n, self.packed.__getitem__)
 
     def index_of(self, state: State | int) -> int | None:
         """Index of a state (tuple or packed int), or None when it was not explored."""

@@ -277,7 +277,7 @@ class AutoEngine:
             return decided, Searched(decided, stage.cap, space)
         self._big.append((frozenset(v.name for v in model.variables), model.param_values, (reached, found)))
         left_graph = [] if graph_asked else [p for p in graph if _undecided(out[p.id])]
-        whole = max((r.stats.states or 0 for r in decided), default=0) if k and _short(decided) is None else 0
+        whole = found if k and _short(decided) is None else 0
         graph_cap = cap_of(Store.PYTHON, budget, self.caps)
         if left_graph and whole <= graph_cap:                                # where it can finish
             engine = self._explicit(Store.PYTHON)
@@ -382,19 +382,11 @@ class FirstStates:
 
     def sample(self, n: int) -> np.ndarray:
         """As `StateSpace.sample` of the python stage's search: at most `n` of the states spread evenly."""
-        import numpy as np
-
         from verifier.engines.bfsgen import packing_of
-        from verifier.engines.statespace import slot_columns
+        from verifier.engines.statespace import spread_sample
 
-        stored = min(self.count, len(self.space))
-        p = packing_of(self.space.lay)
-        if not stored:
-            return np.zeros((0, len(self.space.lay.slots)), dtype=np.int64)
-        picks = np.unique(np.linspace(0, stored - 1, min(n, stored)).astype(np.int64))
-        if p.bits > 62:
-            return np.array([p.unpack(self.space.key(int(i))) for i in picks], dtype=np.int64).reshape(len(picks), -1)
-        return slot_columns(p, self.space.keys[picks].astype(np.uint64))
+        lay = self.space.lay
+        return spread_sample(packing_of(lay), len(lay.slots), min(self.count, len(self.space)), n, self.space.key)
 
 
 def _capped(budget: Budget, cap: int, owner: str, by_memory: bool = False) -> Budget:
