@@ -3,6 +3,7 @@ and the changed rule number (`constant`) on tiny games: each mutant changes the 
 as its description says, and loads."""
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from verifier.ir.model import PHASE_VAR, Reset
 from verifier.lang import load_model
 from verifier.mutation.analysis import mutate
 from verifier.mutation.operators import OPERATORS, apply, generate
+from verifier.mutation.results import MutationReport, Outcome
+from verifier.report.mutation import mutation_json
 from verifier.runner import RunOptions
 
 HERE = Path(__file__).parent / "fixtures" / "mutation"
@@ -262,3 +265,37 @@ def test_a_constant_is_described_by_its_name(tmp_path):
                     encoding="utf-8")
     said = {m.description for m in generate(*_as_written(str(path))) if m.operator == "literal"}
     assert {"add: guard 'left < LIMIT' -> 'left < 4'", "add: guard 'left < LIMIT' -> 'left < 2'"} <= said
+
+
+def test_a_change_inside_a_define_is_described_as_the_define(tmp_path):
+    """A `define:` is expanded at each use: a change in its body is made at one use and described as the
+    define, by name with its file and line (the innermost where one define uses another), in the text
+    and in the JSON; a change the action wrote itself is described as before."""
+    path = tmp_path / "defs.yaml"
+    path.write_text("model: defs\nvariables:\n  left: {type: 0..5, init: 0}\n  who: {type: 0..1, init: 0}\n"
+                    "define:\n  mine(p): \"p == 0\"\n  open: \"left < 3 and mine(who)\"\n"
+                    "  bump: \"left + 2\"\n"
+                    "actions:\n  - name: add\n    when: \"open and left != 4\"\n    do: {left: bump}\n"
+                    "  - name: take\n    when: \"mine(who)\"\n    do: {left: 0}\n", encoding="utf-8")
+    made = generate(*_as_written(str(path)))
+    said = {m.description: m for m in made}
+    where = f"{path}:"
+    assert f"define mine ({where}6), at its use in add's guard: 'who == 0' -> 'who != 0'" in said
+    assert f"define mine ({where}6), at its use in take's guard: 'who == 0' -> 'who != 0'" in said
+    assert f"define open ({where}7), at its use in add's guard: 'left < 3' -> 'left <= 3'" in said
+    assert f"define open ({where}7), at its use in add's guard: '(left < 3) and (who == 0)' left out" in said
+    assert f"define bump ({where}8), at its use in add's effect on left: 'left + 2' -> 'left + 3'" in said
+    assert "add: guard 'left != 4' -> 'left == 4'" in said
+    assert {m.define for m in made if m.operator == "drop-effect"} == {""}
+    changed = said[f"define mine ({where}6), at its use in add's guard: 'who == 0' -> 'who != 0'"]
+    assert (changed.define, changed.define_at.line, changed.span.line) == ("mine", 6, 6)
+    model = _load(changed, str(path))
+    assert "who != 0" in pretty(model.action("add").guard)
+    assert pretty(model.action("take").guard) == "who == 0"     # the define's other use is the original
+    report = MutationReport("defs", str(path), None, (), None, 0, len(made), (Outcome(changed, "survived"),))
+    entry = mutation_json(report)["mutants"][0]
+    assert entry["define"] == {"name": "mine", "file": str(path), "line": 6}
+    assert entry["description"] == changed.description
+    plain = next(m for m in made if m.description == "add: guard 'left != 4' -> 'left == 4'")
+    assert mutation_json(replace(report, outcomes=(Outcome(plain, "survived"),)))["mutants"][0]["define"] is None
+

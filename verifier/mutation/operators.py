@@ -75,6 +75,7 @@ from verifier.ir.model import (
     Assign,
     BoolType,
     Choice,
+    Definition,
     EnumType,
     IntType,
     Modality,
@@ -124,6 +125,8 @@ class Mutant:
     reset: str = ""                    # reset: the new kind (a `Reset` value)
     choice: str = ""                   # choice-range: the choice whose bound changes
     other: int = -1                    # swap-next: the entry whose target `entry`'s is exchanged with
+    define: str = ""                   # the `define:` whose body (at one use) the change lies in
+    define_at: Span | None = None      # that define's name in the model file
 
     @property
     def id(self) -> str:
@@ -134,10 +137,12 @@ class Mutant:
 class Said:
     """An expression as the model file writes it: enum values by name, a 2-D array's element with its two
     indices (`cards[active][hand]`, not its flat position); `grids` the 2-D arrays, whose flat position's
-    arithmetic is the loader's, not a rule's (no mutant changes it)."""
+    arithmetic is the loader's, not a rule's (no mutant changes it); `bodies` each place (file, line,
+    column) of a `define:` body's text, with its definition."""
 
     enum_names: Callable[[str, int], str] | None
     written: Names
+    bodies: dict[tuple[str, int, int], Definition]
 
     @property
     def grids(self) -> frozenset[str]:
@@ -154,7 +159,27 @@ def _by_name(node: Expr) -> Expr | None:
 
 
 def _writer(model: Model) -> Said:
-    return Said(model.enum_value_name if model.enums else None, Names.as_written(model))
+    bodies = {(d.file, line, col): d for d in model.definitions for line, col in d.positions}
+    return Said(model.enum_value_name if model.enums else None, Names.as_written(model), bodies)
+
+
+def _defined_in(node: Expr, said: Said) -> Definition | None:
+    """The `define:` whose body wrote `node` (the innermost, where one define uses another); None for
+    a node the action, phase or block itself wrote. Defines are expanded where used, so a change there
+    changes the define at that one use."""
+    span = node.span
+    return None if span is None else said.bodies.get((span.file, span.line, span.col))
+
+
+def _told(node: Expr, owner: str, what: str, change: str, said: Said) -> dict:
+    """A mutant's `description` (and its define, where the changed text is a define's body): `{owner}:
+    {what} {change}`, or `define NAME (file:line), at its use in {owner}'s {what}: {change}`."""
+    d = _defined_in(node, said)
+    if d is None:
+        return {"description": f"{owner}: {what} {change}"}
+    line = f"{d.file}:{d.span.line}" if d.span is not None else d.file
+    return {"description": f"define {d.name} ({line}), at its use in {owner}'s {what}: {change}",
+            "define": d.name, "define_at": d.span}
 
 
 # ---------------------------------------------------------------- generating
@@ -198,20 +223,20 @@ def _condition_mutants(e: Expr, base: dict, owner: str, what: str, said: Said) -
             swapped = App(SWAPPED_OPS[node.op], node.args, span=node.span)
             out.append({**base, "operator": "relational", "part": "guard", "path": path, "new": swapped,
                         "span": node.span or base["span"],
-                        "description": f"{owner}: {what} '{said(node)}' -> '{said(swapped)}'"})
+                        **_told(node, owner, what, f"'{said(node)}' -> '{said(swapped)}'", said)})
     for path, node in _sites(e, said.grids):
         if _is_number(node):
             context = _node_at(e, path[:-1])     # shown with its operation
             for new in _plus_minus(node):
+                change = f"'{said(context)}' -> '{said(_replace_at(context, path[-1:], new))}'"
                 out.append({**base, "operator": "literal", "part": "guard", "path": path, "new": new,
-                            "span": node.span or base["span"],
-                            "description": f"{owner}: {what} '{said(context)}' -> "
-                                           f"'{said(_replace_at(context, path[-1:], new))}'"})
+                            "span": node.span or base["span"], **_told(context, owner, what, change, said)})
     conjuncts = e.args if isinstance(e, App) and e.op is Op.AND else (() if e == TRUE else (e,))
     for k, c in enumerate(conjuncts):
+        told = _told(c, owner, what, f"'{said(c)}' left out", said) if _defined_in(c, said) else \
+            _told(e, owner, what, f"'{said(e)}' without '{said(c)}'", said)
         out.append({**base, "operator": "drop-conjunct", "part": "guard", "path": (k,) if len(conjuncts) > 1 else (),
-                    "new": TRUE, "span": c.span or base["span"],
-                    "description": f"{owner}: {what} '{said(e)}' without '{said(c)}'"})
+                    "new": TRUE, "span": c.span or base["span"], **told})
     return out
 
 
@@ -226,16 +251,13 @@ def _effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: s
     for k, eff in enumerate(effects):
         if eff.target.name in internal:     # a sequence's length, a duration's record: not the designer's text
             continue
-        prefix = f"{said(eff.target)} := "
         span = eff.span or base["span"]
         for path, node in _sites(eff.value, said.grids):
             if _is_number(node):
                 for new in _plus_minus(node):
-                    changed = _replace_at(eff.value, path, new)
                     out.append({**base, "operator": "literal", "part": "effect", "effect": k, "path": path,
                                 "new": new, "span": node.span or span,
-                                "description": f"{owner}: {what} '{prefix}{said(eff.value)}' -> "
-                                               f"'{prefix}{said(changed)}'"})
+                                **_value_told(eff, path, new, owner, what, said)})
         for new_target, new in _other_elements(eff.target, model, written, said):
             out.append({**base, "operator": "literal", "part": "target", "effect": k, "new": new, "span": span,
                         "description": f"{owner}: {what} '{_assign_text(eff, said)}' -> "
@@ -243,6 +265,18 @@ def _effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: s
         out.append({**base, "operator": "drop-effect", "effect": k, "span": span,
                     "description": f"{owner}: {what} '{_assign_text(eff, said)}' left out"})
     return out
+
+
+def _value_told(eff: Assign, path: tuple[int, ...], new: Expr, owner: str, what: str, said: Said) -> dict:
+    """The description of an effect's value changed at `path`: the whole assignment before and after,
+    or, where the change lies in a define's body, the operation around it in the define."""
+    context = _node_at(eff.value, path[:-1]) if path else eff.value
+    if _defined_in(context, said):
+        changed = _replace_at(context, path[-1:], new) if path else new
+        return _told(context, owner, f"{what} on {said(eff.target)}", f"'{said(context)}' -> '{said(changed)}'", said)
+    prefix = f"{said(eff.target)} := "
+    return {"description": f"{owner}: {what} '{prefix}{said(eff.value)}' -> "
+                           f"'{prefix}{said(_replace_at(eff.value, path, new))}'"}
 
 
 def _other_elements(target: Expr, model: Model, written: set[str], said: Said) -> Iterator[tuple[Index, Const]]:
@@ -525,7 +559,7 @@ def _number_mutants(e: Expr, base: dict, owner: str, what: str, said: Said) -> l
         changed = _replace_at(context, path[-1:], new) if path else new
         out.append({**base, "operator": "constant", "part": "guard", "path": path, "new": new,
                     "span": _node_at(e, path).span or base["span"],
-                    "description": f"{owner}: {what} '{said(context)}' -> '{said(changed)}'"})
+                    **_told(context, owner, what, f"'{said(context)}' -> '{said(changed)}'", said)})
     return out
 
 
@@ -539,12 +573,10 @@ def _number_effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, 
     for k, eff in enumerate(effects):
         if eff.target.name in internal:
             continue
-        prefix = f"{said(eff.target)} := "
         for path, new in _number_changes(eff.value):
             out.append({**base, "operator": "constant", "part": "effect", "effect": k, "path": path, "new": new,
                         "span": _node_at(eff.value, path).span or eff.span or base["span"],
-                        "description": f"{owner}: {what} '{prefix}{said(eff.value)}' -> "
-                                       f"'{prefix}{said(_replace_at(eff.value, path, new))}'"})
+                        **_value_told(eff, path, new, owner, what, said)})
     return out
 
 

@@ -87,4 +87,6 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
     return {"id": m.id, "operator": m.operator, "subject": m.subject, "description": m.description,
             "rule": m.rule or None,
             "where": None if m.span is None else {"file": m.span.file, "line": m.span.line, "col": m.span.col},
+            "define": None if not m.define else {"name": m.define, "file": m.define_at.file if m.define_at else None,
+                                                 "line": m.define_at.line if m.define_at else None},
             "status": o.status, "reason": o.reason, "seconds": round(o.seconds, 3)}
