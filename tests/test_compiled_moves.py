@@ -95,6 +95,16 @@ def test_each_flag_keeps_its_own_first_break_while_the_others_are_looked_for():
     assert [dict(space.trace_through(*f).states[-2])["n"] for f in found[:2]] == [2, 5]
 
 
+def test_flags_spread_over_several_words_each_keep_their_first_break():
+    model = counter(80)             # 80 flags: the flags' product takes two words, the model one
+    claims = [StepInvariant(id=f"below{k}", expr=App(Op.LE, (Var("n"), Const(k))), actions=("step",)) for k in range(80)]
+    product, parts = compile_together(model, claims)
+    space = explore_compiled(model.instantiate())
+    found = first_breaks(space, product.instantiate(), [part.monitor_vars[0] for part in parts])
+    assert found is not None and all(f is not None for f in found)
+    assert [dict(space.trace_through(*f).states[-2])["n"] for f in found] == list(range(80))
+
+
 def test_only_the_judged_actions_fire_in_the_flags_product():
     model = counter(6)
     claim = StepInvariant(id="small", expr=App(Op.LE, (Var("n"), Const(3))), actions=("step",))

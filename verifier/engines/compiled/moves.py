@@ -9,7 +9,9 @@ has one, its first breaking move in firing order; its trace is the model's BFS p
 and the move (the product's first visit of each model state comes, in order, from the first visit
 of the model state's BFS parent, by the same move). So, given the model's complete search, the
 flags need no product: `first_breaks` runs the flags' product's `expand` (only the judged actions
-fire) on every state the search expanded, in BFS order, and notes where each flag is first set.
+fire) on every state the search expanded, in BFS order, and notes where each flag is first set: a
+move is looked at flag by flag only where one test a word (the flags not yet set, as a mask) says it
+sets one of them, since most moves set none (WTactics' 29 flags a reading: 0.66 -> 0.21 s a reading).
 
 The flags' product is `product` (the model extended with the flags alone, `compile_together` of
 the step claims); its packing must keep the model's slots where the model's packing has them
@@ -45,11 +47,12 @@ EXPAND = types.FunctionType({expand})
 
 
 @njit(types.int64(EXPAND, KEYS, types.int64, types.int64, ROWS, OUT, STATES, STATES, STATES, STATES, STATES,
-                  STATES), **OPTIONS)
-def judge(expand, keys, lo, hi, row, out, acts, count, word, shift, first, at):
+                  STATES, STATES), **OPTIONS)
+def judge(expand, keys, lo, hi, row, out, acts, count, word, shift, mask, first, at):
     # states lo..hi of `keys` expanded by the flags' product; first[k] / at[k]: the first state where
-    # flag k is set by a move, and that move's place among the state's judged moves. Returns -1, or the
-    # state where a move raised a model error (the caller then keeps the product).
+    # flag k is set by a move, and that move's place among the state's judged moves; mask[w]: the bits
+    # of word w of the flags not yet set (cleared as they are). Returns -1, or the state where a move
+    # raised a model error (the caller then keeps the product).
     left = 0
     for k in range(first.shape[0]):
         if first[k] < 0:
@@ -64,11 +67,14 @@ def judge(expand, keys, lo, hi, row, out, acts, count, word, shift, first, at):
         except Exception:
             return i
         for j in range(count[0]):
-            for k in range(first.shape[0]):
-                if first[k] < 0 and ({flag_word} >> shift[k]) & 1:
-                    first[k] = i
-                    at[k] = j
-                    left -= 1
+{hit}
+            if hit:
+                for k in range(first.shape[0]):
+                    if first[k] < 0 and ({flag_word} >> shift[k]) & 1:
+                        first[k] = i
+                        at[k] = j
+                        left -= 1
+                        mask[word[k]] &= ~(1 << shift[k])
     return -1
 """
 
@@ -84,9 +90,13 @@ def kernel_source(model_words: int, product_words: int) -> str:
     else:
         embed = "        for w in range(keys.shape[1]):\n            row[0, w] = keys[i, w]"
         call, flag_word = "row, 0", "out[j, word[k]]"
+    hit = ("            hit = False\n            for w in range(out.shape[1]):\n"
+           "                if out[j, w] & mask[w]:\n                    hit = True") if rows else \
+        "            hit = (out[j] & mask[0]) != 0"
     return SIGNATURES + _KERNEL.format(
         keys="ROWS" if model_words > 1 else "STATES", out="ROWS" if rows else "STATES",
-        expand="EXPAND_ROWS_SIGNATURE" if rows else "EXPAND_SIGNATURE", embed=embed, call=call, flag_word=flag_word)
+        expand="EXPAND_ROWS_SIGNATURE" if rows else "EXPAND_SIGNATURE", embed=embed, call=call, flag_word=flag_word,
+        hit=hit)
 
 
 def judged_only(product: Model, flags: Sequence[str]) -> Model:
@@ -132,6 +142,9 @@ def first_breaks(space: CompiledSpace, product: Model, flags: Sequence[str],
     places = [packing.word(lay.offsets[f][0]) for f in flags]
     word = np.array([w for w, _sh in places], np.int64)
     shift = np.array([sh for _w, sh in places], np.int64)
+    mask = np.zeros(packing.words, np.int64)
+    for w, sh in places:
+        mask[w] |= 1 << sh
     first = np.full(len(flags), -1, np.int64)
     at = np.full(len(flags), -1, np.int64)
     firings = max(1, max_firings(lay))
@@ -142,7 +155,7 @@ def first_breaks(space: CompiledSpace, product: Model, flags: Sequence[str],
         if budget.expired():
             return None
         hi = min(len(space), lo + CHUNK)
-        if kernel.judge(module.expand, space.keys, lo, hi, row, out, acts, count, word, shift, first, at) >= 0:
+        if kernel.judge(module.expand, space.keys, lo, hi, row, out, acts, count, word, shift, mask, first, at) >= 0:
             return None
     return [None if first[k] < 0 else _move(space, module, packing.words, int(first[k]), int(at[k]))
             for k in range(len(flags))]
