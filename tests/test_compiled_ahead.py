@@ -15,11 +15,13 @@ import pytest
 
 from verifier import runner
 from verifier.engines.compiled import ahead as loading
+from verifier.engines.compiled import cache, cycles
+from verifier.engines.lasso import LARGE_REGION
 from verifier.ir.model import Model
 from verifier.lang import check_model as load_model
 from verifier.lang import load_properties
 from verifier.portfolio.ahead import CompiledAhead, compiled_ahead
-from verifier.portfolio.stores import SWITCH_STATES, above_defaults
+from verifier.portfolio.stores import SWITCH_STATES, above_defaults, states_bound
 from verifier.resources import Budget
 from verifier.runner import RunOptions
 
@@ -127,14 +129,42 @@ def test_the_graph_code_only_for_termination_and_obligation_claims(files):
     assert compiled_ahead(models, [load_properties(props, m) for m in models], Budget()).graphs
 
 
+def test_the_lasso_kernels_where_a_graph_claim_may_be_decided_on_a_large_graph(files):
+    """The lasso kernels serve every store's graphs from `LARGE_REGION` states or transitions on: they
+    are loaded for a termination claim where the slots allow that many, also at the defaults, where
+    no search is expected in the compiled store; not where the slots cannot hold a large graph, nor
+    for claims no explicit search decides."""
+    path, props = files
+    Path(props).write_text(CLAIMS + GRAPH_CLAIM)
+    small = readings(path)
+    assert states_bound(small[0].instantiate(), LARGE_REGION) * len(small[0].actions) < LARGE_REGION
+    assert compiled_ahead(small, [load_properties(props, m) for m in small], Budget()) is None
+    Path(path).write_text(WIDE)
+    models = readings(path)
+    claims = [load_properties(props, m) for m in models]
+    assert compiled_ahead(models, claims, Budget()) == CompiledAhead((), False, True)
+    assert compiled_ahead(models, claims, Budget(), engine="symbolic") is None
+    Path(props).write_text(CLAIMS)
+    assert compiled_ahead(models, [load_properties(props, m) for m in models], Budget()) is None
+
+
+def test_the_lasso_kernels_alone_load_no_search_code(monkeypatch):
+    """Without words to search, only the lasso kernels' module is loaded (not the runtime)."""
+    texts: list[str] = []
+    monkeypatch.setattr(cache, "load", lambda text: (texts.append(text), (None, True))[1])
+    assert loading.load_ahead((), False, True)
+    assert texts == [cycles.SOURCE]
+
+
 def test_the_runner_loads_ahead_only_where_expected_and_before_the_readings(files, monkeypatch):
     """`check_model` loads ahead once, before any reading starts, for readings above the defaults,
-    and not at the defaults."""
+    and not at the defaults; the lasso kernels at the defaults too where a termination claim may be
+    decided on a large graph."""
     path, props = files
     Path(path).write_text(WIDE)
     events: list = []
-    monkeypatch.setattr(loading, "load_ahead",
-                        lambda words, graphs: events.append(("ahead", tuple(words), graphs, gc.isenabled())))
+    monkeypatch.setattr(loading, "load_ahead", lambda words, graphs, lasso: events.append(
+        ("ahead", tuple(words), graphs, lasso, gc.isenabled())))
     reading = runner._reading
     monkeypatch.setattr(runner, "_reading", lambda path, model, *rest: (events.append(("reading", model.variant)),
                                                                         reading(path, model, *rest))[1])
@@ -144,8 +174,12 @@ def test_the_runner_loads_ahead_only_where_expected_and_before_the_readings(file
     assert [e for e in events if e[0] == "ahead"] == []
     events.clear()
     runner.check_model(path, RunOptions(params={"N": 3}, properties=props, consistency=False, vacuity=False))
-    assert events == [("ahead", (1,), False, False), ("reading", "strict"), ("reading", "loose")]   # no collection
+    assert events == [("ahead", (1,), False, False, False), ("reading", "strict"), ("reading", "loose")]   # no collection
     assert gc.isenabled()                                   # while loading ahead; as before it after
+    events.clear()
+    Path(props).write_text(CLAIMS + GRAPH_CLAIM)
+    runner.check_model(path, options)
+    assert events == [("ahead", (), False, True, False), ("reading", "strict"), ("reading", "loose")]
 
 
 SCRIPT = """\
@@ -166,7 +200,7 @@ def threads():  # this process's threads, native ones included (None where /proc
         return None
 
 load = ahead.load_ahead
-ahead.load_ahead = lambda words, graphs: False
+ahead.load_ahead = lambda *args: False
 without = run()
 numba_without = "numba" in sys.modules
 ahead.load_ahead = load

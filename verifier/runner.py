@@ -186,7 +186,7 @@ def _compiled_ahead(models: Sequence[Model], claims: Sequence[tuple[list[Propert
         from verifier.engines.compiled.ahead import load_ahead
 
         with collector_paused():           # Numba's objects: many, long-lived, no garbage
-            load_ahead(ahead.words, ahead.graphs)
+            load_ahead(ahead.words, ahead.graphs, ahead.lasso)
 
 
 def _proves_for_every_value(models: Sequence[Model], claims: Sequence[tuple[list[Property], str | None]]) -> bool:

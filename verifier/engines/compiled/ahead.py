@@ -6,7 +6,8 @@ the search loop for the states' words (`numbagen.loop_source`) and, for the term
 obligation claims, the state graph's code (`graph.graph_source`) and the lasso kernels
 (`cycles`): 0.6 to 0.7 s of CPU a process, paid again by every forked reading. Loaded once in
 the parent, they are inherited by each reading it forks afterwards (`load_ahead`), which then
-loads only its model's own module.
+loads only its model's own module. The lasso kernels alone serve the python store's large
+state graphs too: Numba's start and that one module, without the rest.
 
 Numba is safe to use in a forked child here: loading cached machine code starts none of its
 threads (no parallel target, no threading layer), so the fork copies no lock held by another
@@ -19,9 +20,10 @@ from collections.abc import Iterable
 from verifier.engines.compiled import cache
 
 
-def load_ahead(words: Iterable[int], graphs: bool) -> bool:
+def load_ahead(words: Iterable[int], graphs: bool, lasso: bool = False) -> bool:
     """Load the runtime and the search loop for states of each of `words` words (with `graphs`,
-    the state graph's code and the lasso kernels too) into this process; whether they all loaded.
+    the state graph's code and the lasso kernels too; with `lasso` the lasso kernels, and
+    without `words` only those) into this process; whether they all loaded.
     Where one does not (Numba cannot compile it, no folder to keep it in), the rest is left to
     the readings, each of which meets the same error and says so as without this."""
     from numba.core.errors import NumbaError
@@ -30,13 +32,15 @@ def load_ahead(words: Iterable[int], graphs: bool) -> bool:
     from verifier.engines.compiled.graph import graph_source
     from verifier.engines.compiled.numbagen import RUNTIME, loop_source
 
+    wanted = sorted(set(words))
     try:
-        cache.load(RUNTIME)
-        for w in sorted(set(words)):
+        if wanted:
+            cache.load(RUNTIME)
+        for w in wanted:
             cache.load(loop_source(w))
             if graphs:
                 cache.load(graph_source(w))
-        if graphs:
+        if graphs or lasso:
             cycles.kernels()
     except (NumbaError, OSError):
         return False
