@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from verifier.cli import main
@@ -250,7 +250,7 @@ def test_a_model_whose_variables_and_initially_were_loaded_before_does_not_deal_
     path.write_text(BIG_DEAL)
     lay = layout(load_model(str(path)).instantiate())
     calls = []
-    monkeypatch.setattr(evaluate, "iter_initial_states", lambda *a: calls.append(a) or iter(()))
+    monkeypatch.setattr(evaluate, "_find", lambda *a: calls.append(a) or evaluate.InitialStates())
     path.write_text(BIG_DEAL.replace('when: "hand[0] == c"', 'when: "hand[1] == c"'))     # a rule changed
     assert len(initial_states(layout(load_model(str(path)).instantiate()))) == DEALT and calls == []
     assert len(initial_states(lay)) == DEALT and calls == []
@@ -285,3 +285,78 @@ def test_null_in_an_init_list_is_any_value(tmp_path):
     states = initial_states(layout(model.instantiate()))
     assert len(states) == 3 * 2 * 2
     assert {s[:2] for s in states} == {(1, k) for k in range(3)}
+
+
+# ---- the deal over all partial deals at once (`batch`) against the reference, deal by deal
+
+BATCH_ATOMS = st.one_of(
+    ATOMS,
+    st.builds("a[{}] / (b + {}) {} {}".format, st.integers(0, 3), st.integers(-1, 1), OPS, st.integers(0, 3)),
+    st.builds("a[{}] % (a[{}] + {}) {} {}".format, st.integers(0, 3), st.integers(0, 3), st.integers(-1, 1), OPS,
+              st.integers(0, 3)),
+    st.builds("(if a[{}] > b then a[{}] else -b) {} {}".format, st.integers(0, 3), st.integers(0, 3), OPS,
+              st.integers(-2, 3)),
+    st.builds("(a[{}] > {} -> a[b + {}] == 1)".format, st.integers(0, 3), st.integers(0, 3), st.integers(0, 2)),
+    st.builds("sum(i in 0..b: a[i] * {}) {} {}".format, st.integers(-2, 2), OPS, st.integers(0, 6)),
+    st.builds("exists i in b..{}: a[i] == {}".format, st.integers(0, 4), st.integers(0, 3)),
+    st.builds("min(a[{}], b, abs(a[{}] - {})) {} {}".format, st.integers(0, 3), st.integers(0, 3),
+              st.integers(0, 4), OPS, st.integers(0, 3)),
+    st.builds("max(-a[{}], b) {} {}".format, st.integers(0, 3), OPS, st.integers(-3, 2)),
+    st.builds("(b - a[{}]) % {} {} {}".format, st.integers(0, 3), st.integers(1, 3), OPS, st.integers(0, 2)),
+    st.builds("(b - a[{}]) / {} {} {}".format, st.integers(0, 3), st.integers(1, 3), OPS, st.integers(-3, 1)),
+    st.builds("(b + {0} <= 3 and a[b + {0}] {1} {2})".format, st.integers(1, 3), OPS, st.integers(0, 3)),  # guarded
+    st.builds("(b + {0} > 3 or a[b + {0}] {1} {2})".format, st.integers(1, 3), OPS, st.integers(0, 3)),    # guarded
+)
+BATCH_INITIALLY = st.recursive(BATCH_ATOMS, lambda inner: st.one_of(
+    st.builds("({}) and ({})".format, inner, inner), st.builds("({}) or ({})".format, inner, inner),
+    st.builds("not ({})".format, inner)), max_leaves=5)
+
+
+def reference_outcome(lay, cap: int):
+    """What the reference deal finds within `cap` candidates: its states, or the error it raises."""
+    try:
+        return list(iter_initial_states(lay, cap))
+    except EvalError as error:
+        return type(error)
+
+
+@given(initially=BATCH_INITIALLY, cap=st.integers(1, 2_000))
+@example(initially="(b - a[1]) % 3 == 2 and (b - a[2]) / 2 < 0", cap=2_000)   # floor division of a negative
+@example(initially="(b + 2 <= 3 and a[b + 2] > 1) or a[b] == 0", cap=2_000)    # an index only where it is inside
+@example(initially="exists i in b..3: a[i] == 3", cap=2_000)                    # bounds the state picks
+@example(initially="a[b + 2] > 1", cap=2_000)                                   # a model error: the reference's
+@example(initially="a[0] > 0", cap=100)                                         # past the cap: the reference's
+def test_the_deal_at_once_finds_what_the_reference_finds(tmp_path_factory, initially, cap):
+    """Dealt over all partial deals at once, the initial states are the reference's, in its order; where a
+    deal might meet a model error, or more candidates than the cap would be tested, it leaves the question
+    to the reference (None), and only there: the reference then raises."""
+    path = tmp_path_factory.mktemp("initially") / "m.yaml"
+    path.write_text(INTS.format(initially=initially))
+    lay = layout(load_model(str(path)).instantiate())
+    at_once = evaluate.dealt_at_once(lay, evaluate.Deal.of(lay), cap)
+    expected = reference_outcome(lay, cap)
+    if at_once is None:
+        assert expected in (EvalError, evaluate.TooManyCandidates)
+    else:
+        assert list(at_once) == expected
+
+
+NATURAL_DEAL = CARDS.replace("initially: \"(forall c in Colour: forall r in 1..3: loc[c][r] == deck or loc[c][r] == "
+                             "hand0 or loc[c][r] == hand1)\n  and ", "initially: \"in_deck == 2 and ").replace(
+    "define:\n", "define:\n  in_deck: \"sum(c in Colour: count(r in 1..3: loc[c][r] == deck))\"\n")
+
+
+def test_a_deal_written_by_its_counts_is_dealt_at_once(tmp_path, monkeypatch):
+    """Lost Cities' deal written the natural way, by how many cards lie where (counts over every card, so
+    no part of it can be tested before the last card is dealt): every whole deal is tested at once, the
+    same states as the reference's (8 s of CPU a process for the new user's six cards in six places,
+    46,656 deals, before; 0.2 s after)."""
+    path = tmp_path / "cards.yaml"
+    path.write_text(NATURAL_DEAL)
+    lay = layout(load_model(str(path)).instantiate())
+    assert [len(c) for c in evaluate.Deal.of(lay).checks][-1] == 3
+    reference = naive(lay)
+    assert len(reference) == math.comb(6, 2) * math.comb(4, 2) * math.comb(2, 2)
+    monkeypatch.setattr(evaluate, "iter_initial_states", None)          # the reference is not asked
+    found = evaluate.find_initial_states(lay, MAX_INITIAL_CANDIDATES, 10_000)
+    assert list(found.states) == reference and not found.passed

@@ -7,6 +7,7 @@ of an array), in the order of `Layout.slots`. The reference interpreter
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -295,11 +296,57 @@ def _find(lay: Layout, deal: Deal, max_candidates: int, max_states: int) -> Init
     for k, count in enumerate(deal.unpruned()):
         if count > max_candidates:
             return InitialStates(passed="candidates", slot=k, at_once=True)
+    at_once = dealt_at_once(lay, deal, max_candidates) if math.prod(map(len, deal.per_slot)) > FEW_DEALS else None
+    if at_once is not None:
+        return InitialStates(passed="states") if len(at_once) > max_states else InitialStates(at_once)
     try:
         states = tuple(itertools.islice(iter_initial_states(lay, max_candidates), max_states + 1))
     except TooManyCandidates as cut:
         return InitialStates(passed="candidates", slot=cut.slot)
     return InitialStates(passed="states") if len(states) > max_states else InitialStates(states)
+
+
+MAX_BATCH_CELLS = 40_000_000    # slot values of the partial deals held at once by `dealt_at_once`, at most
+FEW_DEALS = 1_024               # deals (the product of the slots' ranges) the reference deals alone: no numpy import
+
+
+def dealt_at_once(lay: Layout, deal: Deal, max_candidates: int) -> tuple[State, ...] | None:
+    """Every state `iter_initial_states` finds, in its order, dealt slot by slot over all partial deals at
+    once: the deals so far each extended by every value of the next slot, then filtered by the conjuncts
+    tested there, each evaluated over the whole batch (`batch.values`; a conjunct only on the deals the
+    ones before it keep, as `all` does). None where this cannot vouch for the reference's outcome: more
+    than `max_candidates` candidates tested (or certain to be), a deal that might meet a model error, a
+    slot without values, or more than `MAX_BATCH_CELLS` values held; the reference then deals them."""
+    import numpy as np  # imported here: numpy's import is paid only where a deal is large
+
+    from verifier.ir import batch
+
+    per_slot, width = deal.per_slot, len(deal.per_slot)
+    if width == 0 or any(len(values) == 0 for values in per_slot):
+        return None
+    lowest = min(min(values) for values in per_slot)
+    highest = max(max(values) for values in per_slot)
+    kind = np.promote_types(np.min_scalar_type(lowest), np.min_scalar_type(highest))
+    deals = np.array([[values[0] for values in per_slot]], dtype=kind)
+    candidates = 0
+    try:
+        for pos, values in enumerate(per_slot):
+            if len(deals) * len(values) * width > MAX_BATCH_CELLS:
+                return None
+            count = len(deals)
+            deals = np.repeat(deals, len(values), axis=0)
+            deals[:, pos] = np.tile(np.asarray(values, dtype=kind), count)
+            if deal.tested(pos):
+                candidates += len(deals)
+                if candidates > max_candidates:
+                    return None
+                for conjunct in deal.checks[pos]:
+                    deals = deals[batch.values(lay, conjunct, deals) != 0]
+            elif len(deals) > max_candidates - candidates:    # each leads to a candidate where one is tested
+                return None
+    except batch.Unsure:
+        return None
+    return tuple(map(tuple, deals.tolist()))
 
 
 def slot_values(lay: Layout) -> list[range | tuple[int, ...]]:
