@@ -210,3 +210,23 @@ def test_context_lemmas_hold_in_every_state_they_are_mined_from(model, data):
     table = every[rows]
     for lemma in context_lemmas(Encoding(model), table):
         assert lemma.column(table).all(), lemma
+
+
+LITERALS = st.builds(Literal, st.integers(0, 2), st.sampled_from(["==", "<=", ">="]), st.integers(-1, 3))
+LINEARS = st.builds(Linear, st.lists(st.tuples(st.integers(0, 2), st.integers(-2, 2).filter(bool)), min_size=1,
+                                     max_size=3, unique_by=lambda t: t[0]).map(tuple),
+                    st.sampled_from(["==", "<=", ">="]), st.integers(-3, 4))
+CANDIDATES = st.lists(st.one_of(st.lists(LITERALS, min_size=1, max_size=2).map(tuple), LINEARS,
+                                st.builds(Implied, st.lists(LITERALS, min_size=1, max_size=3).map(tuple), LINEARS)),
+                      max_size=12)
+TABLES = st.lists(st.tuples(*[st.integers(-1, 3)] * 3), min_size=1, max_size=30).map(lambda rows: np.array(rows))
+
+
+@settings(max_examples=200, deadline=None)
+@given(CANDIDATES, TABLES)
+def test_the_candidates_kept_are_those_no_row_breaks(candidates, table):
+    """`_unbroken` (columns, each literal's once) against the candidates judged row by row."""
+    def holds(c, row) -> bool:
+        return not excluded(c, row) if isinstance(c, tuple) else c.holds(row)
+
+    assert mined._unbroken(candidates, table) == [c for c in candidates if all(holds(c, r) for r in table.tolist())]

@@ -157,13 +157,24 @@ def mine(enc: Encoding, explored: np.ndarray, params: dict[str, int] | None = No
 
 
 def _unbroken(candidates: list, table: np.ndarray) -> list:
-    """The candidates no row of `table` breaks (those mined from a sample are checked on all)."""
+    """The candidates no row of `table` breaks (those mined from a sample are checked on all); each
+    literal's column computed once (WTactics: 1,784 columns of 50,887 rows were 326 literals')."""
+    columns: dict[Literal, np.ndarray] = {}
+
+    def column(lit: Literal) -> np.ndarray:
+        if lit not in columns:
+            columns[lit] = lit.column(table)
+        return columns[lit]
+
     out = []
     for c in candidates:
         if isinstance(c, tuple):
-            if not np.any(np.logical_and.reduce([lit.column(table) for lit in c])):
-                out.append(c)
-        elif np.all(c.column(table)):
+            holds = ~np.logical_and.reduce([column(lit) for lit in c])
+        elif isinstance(c, Implied):
+            holds = ~np.logical_and.reduce([column(lit) for lit in c.context]) | c.fact.column(table)
+        else:
+            holds = c.column(table)
+        if np.all(holds):
             out.append(c)
     return out
 
