@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines import lasso
-from verifier.engines.compiled.cycles import ArrayGraph, Paths, offsets_of
+from verifier.engines.compiled.cycles import DONE, ArrayGraph, Paths, offsets_of
 from verifier.ir.expr import Var
 
 ACTIONS = ("act0", "act1", "act2", "act3 -> tail")
@@ -113,6 +113,13 @@ def test_the_compiled_components_are_networkx_components(graph, data):
     got = arrays.components(np.array(region, np.int32), arrays.inside)
     assert [set(part.tolist()) for part in got] == want
     assert all(list(part) == sorted(part) for part in got)
+    assert [p.tolist() for p in arrays.components(None, arrays.inside)] == [p.tolist() for p in got]   # by the mask
+    assert arrays.walk is not None and (arrays.walk == DONE).all()      # left as found, for the next walk
+    part = sorted(data.draw(st.sets(st.sampled_from(region)))) if region else []      # then inside a part of it
+    inside = np.zeros(graph.n, np.uint8)
+    inside[part] = 1
+    again = arrays.components(np.array(part, np.int32), inside)
+    assert [set(p.tolist()) for p in again] == lasso._components(set(part), adjacency)
     for component, part in zip(want, got):       # shortest paths inside a component, as the dict search's
         inside = np.zeros(graph.n, np.uint8)
         inside[part] = 1

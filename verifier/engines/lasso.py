@@ -174,7 +174,7 @@ def _find(space, region: Sequence[int], cut: set[int], fairness: Iterable[str], 
     if graph is None:
         trace = _fair_lasso(space, list(map(int, region)), cut, fair_actions, strong_actions)
     else:
-        parts = (graph.components(np.flatnonzero(graph.inside), graph.inside) if shared is None or of is None
+        parts = (graph.components(None, graph.inside) if shared is None or of is None
                  else _cyclic_parts(graph, items, (of, frozenset(cut)), shared))
         trace = _fair_lasso_in_arrays(space, graph, parts, fair_actions, strong_actions)
     if trace is None:
@@ -190,8 +190,6 @@ def _cyclic_parts(graph, items, key: tuple[Expr, frozenset[int]], shared: Shared
     (and is one of the graph restricted to them: the same components, in the same order)."""
     import numpy as np
 
-    from verifier.engines.compiled.cycles import ArrayGraph
-
     known = shared.components
     if key in known:
         return known[key]
@@ -200,14 +198,13 @@ def _cyclic_parts(graph, items, key: tuple[Expr, frozenset[int]], shared: Shared
         smaller = min(inner, key=lambda k: len(k[1]))
         if smaller not in known:
             kept = np.array([a not in smaller[1] for a, _ in items], dtype=np.uint8)
-            whole = ArrayGraph(graph.offsets, graph.dst, graph.lab, kept, graph.inside)
-            known[smaller] = whole.components(np.flatnonzero(graph.inside), graph.inside)
+            known[smaller] = graph.cutting(kept).components(None, graph.inside)
         states = np.sort(np.concatenate(known[smaller])) if known[smaller] else np.empty(0, np.int32)
         inside = np.zeros(len(graph), np.uint8)
         inside[states] = 1
         known[key] = graph.components(states, inside)
     else:
-        known[key] = graph.components(np.flatnonzero(graph.inside), graph.inside)
+        known[key] = graph.components(None, graph.inside)
     return known[key]
 
 

@@ -12,7 +12,7 @@ lassos.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 
 import numpy as np
@@ -30,25 +30,36 @@ OFFSETS = types.int64[::1]
 BYTES = types.uint8[::1]
 
 
-@njit(types.int64(OFFSETS, IDX, IDX, BYTES, BYTES, IDX, IDX, IDX, IDX, OFFSETS, IDX, IDX), **OPTIONS)
-def cyclic_components(offsets, dst, lab, inside, kept, states, rindex, path, flags, cursor, members, starts):
+@njit(types.int64(OFFSETS, IDX, IDX, BYTES, BYTES, IDX, types.boolean, IDX, IDX, IDX, OFFSETS, IDX, IDX),
+      **OPTIONS)
+def cyclic_components(offsets, dst, lab, kept, inside, states, whole, rindex, path, flags, cursor, members, starts):
     """The strongly connected components with a cycle (more than one state, or a kept self-loop)
-    of the kept transitions inside `inside`, whose states are `states` (ascending), numbered in
-    order of their first state: their states ascending in `members`, component k from starts[k]
-    to starts[k + 1]. Returns their number. Pearce's one-array variant of Tarjan's algorithm,
-    without recursion: `rindex` (a slot per state of the graph, only those of `states` used) holds
-    a state's visit number, then its lowest reachable one while its component is open, then the
-    component's number counted down from DONE - 1 (DONE: a component without a cycle), so one
-    read tells what an edge's target is. The walk's frames are `path` (its states), `cursor`
-    (each one's next transition) and `flags` (1: still a root, 2: a self-loop); `members` holds the
-    finished states whose component is open while it runs."""
+    of the kept transitions among the states walked: those `inside` marks where `whole`, else
+    `states` (ascending); numbered in order of their first state: their states ascending in
+    `members`, component k from starts[k] to starts[k + 1]. Returns their number. Pearce's one-array
+    variant of Tarjan's algorithm, without recursion: `rindex` (a slot per state of the graph, DONE
+    in every state but those walked, and again in those after the walk) holds a state's visit number,
+    then its lowest reachable one while its component is open, then the component's number counted
+    down from DONE - 1 (DONE: a component without a cycle, or a state not walked), so one read tells
+    what an edge's target is: no mask is read per transition, nor a label where every one is kept.
+    The walk's frames are `path` (its states), `cursor` (each one's next transition) and `flags`
+    (1: still a root, 2: a self-loop); `members` holds the finished states whose component is open
+    while it runs."""
     done = 2147483647
-    for v in states:
-        rindex[v] = 0
+    every = True                   # every label kept: no label read per transition
+    for x in range(kept.shape[0]):
+        if kept[x] == 0:
+            every = False
+    walked = inside.shape[0] if whole else states.shape[0]
+    for t in range(walked):
+        v = t if whole else states[t]
+        if not whole or inside[v]:
+            rindex[v] = 0
     counter = 1
     c = done - 1
     top = 0
-    for root in states:
+    for t in range(walked):
+        root = t if whole else states[t]
         if rindex[root] != 0:
             continue
         rindex[root] = counter
@@ -65,26 +76,25 @@ def cyclic_components(offsets, dst, lab, inside, kept, states, rindex, path, fla
             end = offsets[v + 1]
             descended = False
             while e < end:
-                if kept[lab[e]]:
+                if every or kept[lab[e]]:
                     w = dst[e]
-                    if inside[w]:
-                        rw = rindex[w]
-                        if rw == 0:
-                            cursor[d] = e + 1
-                            rindex[v] = rv
-                            rindex[w] = counter
-                            counter += 1
-                            path[depth] = w
-                            cursor[depth] = offsets[w]
-                            flags[depth] = 1
-                            depth += 1
-                            descended = True
-                            break
-                        if rw < rv:
-                            rv = rw
-                            flags[d] &= 2
-                        elif w == v:
-                            flags[d] |= 2
+                    rw = rindex[w]
+                    if rw == 0:
+                        cursor[d] = e + 1
+                        rindex[v] = rv
+                        rindex[w] = counter
+                        counter += 1
+                        path[depth] = w
+                        cursor[depth] = offsets[w]
+                        flags[depth] = 1
+                        depth += 1
+                        descended = True
+                        break
+                    if rw < rv:
+                        rv = rw
+                        flags[d] &= 2
+                    elif w == v:
+                        flags[d] |= 2
                 e += 1
             if descended:
                 continue
@@ -112,28 +122,33 @@ def cyclic_components(offsets, dst, lab, inside, kept, states, rindex, path, fla
     for j in range(k):
         flags[j] = -1
     order = 0
-    for v in states:
-        r = rindex[v]
-        if r != done and flags[done - 1 - r] < 0:
-            flags[done - 1 - r] = order
-            order += 1
     for j in range(k + 1):
         starts[j] = 0
-    for v in states:
-        r = rindex[v]
-        if r != done:
-            starts[flags[done - 1 - r] + 1] += 1
-    for j in range(k):
-        starts[j + 1] += starts[j]
-    for v in states:
-        r = rindex[v]
-        if r != done:
-            j = flags[done - 1 - r]
-            members[starts[j]] = v
-            starts[j] += 1
-    for j in range(k, 0, -1):
-        starts[j] = starts[j - 1]
-    starts[0] = 0
+    if k > 0:
+        for t in range(walked):
+            v = t if whole else states[t]
+            r = rindex[v]
+            if r != done and flags[done - 1 - r] < 0:
+                flags[done - 1 - r] = order
+                order += 1
+        for t in range(walked):
+            v = t if whole else states[t]
+            r = rindex[v]
+            if r != done:
+                starts[flags[done - 1 - r] + 1] += 1
+        for j in range(k):
+            starts[j + 1] += starts[j]
+        for t in range(walked):
+            v = t if whole else states[t]
+            r = rindex[v]
+            if r != done:
+                j = flags[done - 1 - r]
+                members[starts[j]] = v
+                starts[j] += 1
+                rindex[v] = done
+        for j in range(k, 0, -1):
+            starts[j] = starts[j - 1]
+        starts[0] = 0
     return k
 
 
@@ -222,6 +237,9 @@ def kernels() -> ModuleType:
     return cache.load(SOURCE)[0]
 
 
+DONE = 2**31 - 1       # `cyclic_components`' mark of a state it does not walk
+
+
 @dataclass
 class ArrayGraph:
     """A state graph in CSR form (see the module docstring), with the byte masks of the kept labels
@@ -232,6 +250,7 @@ class ArrayGraph:
     lab: np.ndarray             # int32
     kept: np.ndarray            # uint8, a slot per label
     inside: np.ndarray          # uint8, a slot per state
+    walk: np.ndarray | None = field(default=None, repr=False)   # `cyclic_components`' rindex, DONE between walks
 
     @classmethod
     def of(cls, offsets, dst, lab, kept: np.ndarray, region) -> ArrayGraph:
@@ -246,14 +265,25 @@ class ArrayGraph:
     def __len__(self) -> int:
         return int(self.inside.shape[0])
 
-    def components(self, states: np.ndarray, inside: np.ndarray) -> list[np.ndarray]:
+    def cutting(self, kept: np.ndarray) -> ArrayGraph:
+        """The same graph and region with other kept labels (`kept`, a byte per label)."""
+        if self.walk is None:
+            self.walk = np.full(len(self), DONE, np.int32)
+        return replace(self, kept=kept.astype(np.uint8))
+
+    def components(self, states: np.ndarray | None, inside: np.ndarray) -> list[np.ndarray]:
         """The components with a cycle of the kept transitions inside `inside`, whose states are
-        `states` (ascending), in order of their first state, each its states ascending."""
-        n, m = len(self), max(len(states), 1)
-        members, starts = np.empty(m, np.int32), np.empty(len(states) + 1, np.int32)
-        k = kernels().cyclic_components(self.offsets, self.dst, self.lab, inside, self.kept, _int32(states),
-                                        np.empty(n, np.int32), np.empty(m, np.int32), np.empty(m, np.int32),
-                                        np.empty(m, np.int64), members, starts)
+        `states` (ascending; None: every state `inside` marks, walked without a list of them), in order
+        of their first state, each its states ascending."""
+        if self.walk is None:
+            self.walk = np.full(len(self), DONE, np.int32)
+        whole = states is None
+        listed = np.empty(0, np.int32) if states is None else _int32(states)
+        m = max(int(np.count_nonzero(inside)) if states is None else len(listed), 1)
+        members, starts = np.empty(m, np.int32), np.empty(m + 1, np.int32)
+        k = kernels().cyclic_components(self.offsets, self.dst, self.lab, self.kept, inside, listed, whole, self.walk,
+                                        np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int64),
+                                        members, starts)
         return [members[starts[j]:starts[j + 1]] for j in range(k)]
 
     def first_transition(self, inside: np.ndarray, wanted: np.ndarray, states: np.ndarray) -> int:
