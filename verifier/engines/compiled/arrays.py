@@ -9,16 +9,20 @@ The loop (`numbagen.loop_source`) keeps, for n stored states of w words:
   the new one filled from the stored states (`_regrow`: never two tables at once; the states read
   in order, the slots written ahead), each growth filling it again from every state stored. In a
   search with a state cap (every search the portfolio runs: the cap follows --max-memory) it
-  doubles (CAPPED_GROWTH), never past the table of the cap's states (and one state's successors):
-  between 5 and 10 bytes a state stored, at most 5 a state of the cap; without a cap it grows by
-  GROWTH: between 4 / MAX_LOAD and 4 * GROWTH / MAX_LOAD bytes, 5 to 7, a state;
+  doubles (CAPPED_GROWTH) once CAPPED_LOAD full, never past the table of the cap's states (and one
+  state's successors), which fills up to MAX_LOAD: between 6.7 and 13.3 bytes a state stored, at
+  most 5 a state of the cap; without a cap it grows by GROWTH once MAX_LOAD full: between 4 / MAX_LOAD
+  and 4 * GROWTH / MAX_LOAD bytes, 5 to 7, a state. Linear probing's lookups grow long as the table
+  fills (a successful one at 80 % full took twice the time of one at 40 % in a probe of 23.5 M lookups:
+  bench/README.md, "The search loop's per-state speed"), so a table the cap leaves room to grow does
+  so before that;
 - `links`, `marks`: the parent links, a bit string of at most 2 bits a state;
 - `levels`: the first index of each level.
 
 So a state of one word takes at most 8.5 + 7.0 + 0.25 < 16 bytes at the peak of a search without a
 cap, and each further word 8.5 more; with a cap at most 8.75 bytes a state stored and 5 a state of
 the cap, so at most 13.75 < 16 a state of the cap (what --max-memory's arithmetic counts:
-`portfolio/stores.py`, `states_in`), but up to 18.75 a state stored just after the table doubled
+`portfolio/stores.py`, `states_in`), but up to 22.1 a state stored just after the table doubled
 in a search that stops well short of its cap (doubling fills the table again from about 1 times
 the states of its last growth in all where growing by 1.4 fills it from 2.5 times: bench/README.md,
 "The visited table's growth"). A search that records its state graph (`EdgeArrays`: the lassos'
@@ -49,6 +53,7 @@ import numpy as np
 from verifier.resources.memory import hold_spill_file
 
 MAX_LOAD = 0.8                 # the visited table's slots that may be full
+CAPPED_LOAD = 0.6              # full past this, a capped search's table doubles (but its cap's table: MAX_LOAD)
 GROWTH = 1.4                   # the table's growth in a search without a state cap
 CAPPED_GROWTH = 2              # and with one (never past the table of the cap's states)
 KEY_GROWTH = 16                # the states' array grows by 1/KEY_GROWTH (at least MIN_KEY_GROWTH states)
@@ -56,9 +61,9 @@ MIN_KEY_GROWTH = 1 << 12
 MARK_BITS = 16                 # numbagen's: one link in 2^MARK_BITS has its place noted
 
 
-def table_size(states: int) -> int:
-    """Slots of a visited table for `states` states (MAX_LOAD full at most)."""
-    return max(8, math.ceil(states / MAX_LOAD) + 1)
+def table_size(states: int, load: float = MAX_LOAD) -> int:
+    """Slots of a visited table for `states` states (`load` full at most)."""
+    return max(8, math.ceil(states / load) + 1)
 
 
 def index_bits(size: int) -> int:
@@ -169,9 +174,12 @@ class SearchArrays:
         self._keys = Mapping(np.int64, (capacity, *self.row))
         self.keys = self._keys.array(capacity)
         self.graph = _Recorder(capacity) if edges else None
-        self._table = Mapping(np.uint32, (table_size(capacity),))
-        self.table = self._table.array(table_size(capacity))
-        self.bits = index_bits(self.table.shape[0])
+        size = table_size(capacity)
+        if max_states is not None:
+            size = max(size, min(table_size(capacity, CAPPED_LOAD), table_size(max_states)))
+        self._table = Mapping(np.uint32, (size,))
+        self.table = self._table.array(size)
+        self.bits = index_bits(size)
         self.links = np.zeros(capacity // 32 + 1, np.uint64)
         self.marks = np.zeros((capacity >> MARK_BITS) + 1, np.int64)
         self.levels = np.empty(64, np.int64)
@@ -200,7 +208,7 @@ class SearchArrays:
             if edges > g.dst.shape[0] or self.keys.shape[0] > g.stuck.shape[0]:
                 g.grow(self.keys.shape[0],
                        max(edges, g.dst.shape[0] + max(MIN_KEY_GROWTH, g.dst.shape[0] // KEY_GROWTH)))
-        if need > room(self.table.shape[0]):
+        if need > self.room:
             self._regrow(loop, self._grown(need, firings), stored)
         if nlinks + firings + 1 > 64 * self.links.shape[0]:
             words = max((nlinks + firings + 1) // 64 + 1, self.links.shape[0] + self.links.shape[0] // KEY_GROWTH)
@@ -211,14 +219,24 @@ class SearchArrays:
             self.levels.resize(2 * nlevels, refcheck=False)
         self.peak = max(self.peak, self.nbytes)
 
+    @property
+    def room(self) -> int:
+        """States the table takes before it grows: MAX_LOAD of its slots without a state cap or in
+        the cap's table (the largest it grows to), else CAPPED_LOAD."""
+        size = self.table.shape[0]
+        if self.max_states is None or size >= table_size(self.max_states):
+            return room(size)
+        return int(size * CAPPED_LOAD)
+
     def _grown(self, need: int, firings: int) -> int:
         """Slots of the next table, for `need` states at least: GROWTH times the old one without a
-        state cap; with one, CAPPED_GROWTH times, never past the table of the most states the search
-        looks up (the cap's and one state's `firings` successors)."""
+        state cap; with one, CAPPED_GROWTH times (and CAPPED_LOAD full at most), never past the table
+        of the most states the search looks up (the cap's and one state's `firings` successors)."""
         size = self.table.shape[0]
         if self.max_states is None:
             return max(int(size * GROWTH), table_size(need))
-        return max(min(size * CAPPED_GROWTH, table_size(self.max_states + firings)), table_size(need))
+        last = table_size(self.max_states + firings)
+        return max(min(max(size * CAPPED_GROWTH, table_size(need, CAPPED_LOAD)), last), table_size(need))
 
     def _regrow(self, loop: ModuleType, size: int, stored: int) -> None:
         """A table of `size` slots in place of the old one, let go of first (so that the process

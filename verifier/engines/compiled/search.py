@@ -31,7 +31,7 @@ from verifier.engines.base import ProgressFn, ProgressInfo
 from verifier.engines.bfsgen import compile_expander, packed_predicate, packing_of
 from verifier.engines.compact import firings_of, trace_along
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.arrays import EdgeArrays, SearchArrays, room
+from verifier.engines.compiled.arrays import EdgeArrays, SearchArrays
 from verifier.engines.compiled.numbagen import (
     RUNTIME,
     ModuleSource,
@@ -263,7 +263,7 @@ def explore_compiled(model: Model, budget: Budget = Budget(), progress: Progress
                 space.complete, space.stop = False, stop
                 break
         arrays.grow(loop, int(ctl[0]), int(ctl[1]), int(ctl[11]), int(ctl[5]), source.firings)
-        ctl[9], ctl[13], ctl[14] = max(1, tick_at - int(ctl[0])), arrays.bits, room(arrays.table.shape[0])
+        ctl[9], ctl[13], ctl[14] = max(1, tick_at - int(ctl[0])), arrays.bits, arrays.room
         g = arrays.graph
         status = Status(loop.search(expand, module.watch_all, arrays.keys, arrays.links, arrays.marks, arrays.table,
                                     arrays.levels, ctl, wfound, werr, track_mask, fired, out, acts, count, homes, tags,
