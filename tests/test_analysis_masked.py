@@ -22,37 +22,56 @@ def _weak_hash(rows: np.ndarray) -> np.ndarray:
 
 
 @st.composite
-def _cases(draw):
+def _cases(draw, far: bool = False):
     """A search's states (fields of 1-3 bits over 1-3 words, none straddling two; the python store's
-    ints or rows of words and states beyond them), the fields both readings share (shift, width) in
-    their order, and a masked state none of the masked states is."""
-    words = draw(st.integers(1, 3))
+    ints or rows of words, their packing, and states beyond them), the fields both readings share
+    (shift, width) in their order (often all of them), and a masked state none of the masked states
+    is. `far`: none of the states is one shared field away from it, and there are at least as many
+    states as values one field away (so that the nearest is looked up one field away, then counted
+    from two)."""
+    room = draw(st.integers(1, 3))              # words the fields may take
     fields, sh = [], 0
     for _ in range(draw(st.integers(2, 9))):
         w = draw(st.integers(1, 3))
         sh += draw(st.sampled_from([0, 0, 1, 20]))
         if sh // 64 != (sh + w - 1) // 64:         # no field straddles two words
             sh = 64 * ((sh + w - 1) // 64)
-        if sh + w > (63 if words == 1 else 64 * words):
+        if sh + w > (63 if room == 1 else 64 * room):
             break
         fields.append((sh, w))
         sh += w
     shared = [f for f, keep in zip(fields, draw(st.lists(st.booleans(), min_size=len(fields),
                                                          max_size=len(fields)))) if keep] or fields[:1]
+    words = -(-(max(s + w for s, w in fields) + 1) // 64)    # as many as the fields take (below 2^63 in one)
+    if (far and len(shared) < 2) or draw(st.booleans()):     # every field shared: the rows are the masked states
+        shared = fields
     shared = draw(st.permutations(shared))
     value = st.builds(lambda parts: sum(v << s for v, (s, _w) in zip(parts, fields)),
                       st.tuples(*(st.integers(0, (1 << w) - 1) for _s, w in fields)))
-    states = draw(st.lists(value, max_size=40))
     mask = sum(((1 << w) - 1) << s for s, w in shared)
-    seen = {y & mask for y in states}
-    x = draw(value.map(lambda y: y & mask).filter(lambda y: y not in seen))
-    beyond = draw(st.integers(0, len(states)))
+    if far:
+        x = draw(value) & mask
+        one_away = sum((1 << w) - 1 for _s, w in shared)
+        states = draw(st.lists(value.filter(lambda y: _apart(x, y, shared) >= 2), min_size=min(one_away, 60),
+                               max_size=60))
+    else:
+        states = draw(st.lists(value, max_size=40))
+        seen = {y & mask for y in states}
+        x = draw(value.map(lambda y: y & mask).filter(lambda y: y not in seen))
+    beyond = draw(st.one_of(st.just(len(states)), st.integers(0, len(states))))
+    packing = SimpleNamespace(shifts=[s for s, _w in fields], widths=[w for _s, w in fields])
     space = SimpleNamespace(packed=states) if draw(st.booleans()) else \
-        SimpleNamespace(order=as_rows(states[:beyond], words), n=beyond, extra=states[beyond:], packed=states)
+        SimpleNamespace(order=as_rows(states[:beyond], words), n=beyond, extra=states[beyond:], packed=states,
+                        packing=packing)
     return space, shared, mask, x, draw(st.sampled_from([hash_rows, _weak_hash]))
 
 
-CASES = _cases()
+def _apart(x: int, y: int, fields: list[tuple[int, int]]) -> int:
+    """In how many of `fields` states `x` and `y` differ."""
+    return sum(1 for sh, w in fields if (x ^ y) >> sh & ((1 << w) - 1))
+
+
+CASES, FAR_CASES = _cases(), _cases(far=True)
 
 
 def _nearest_by_python_ints(x: int, states: list[int], fields: list[tuple[int, int]]) -> int:
@@ -66,7 +85,7 @@ def _nearest_by_python_ints(x: int, states: list[int], fields: list[tuple[int, i
                 return y
     if not states:
         return x
-    return min(states, key=lambda y: sum(1 for sh, w in fields if (x ^ y) >> sh & ((1 << w) - 1)))
+    return min(states, key=lambda y: _apart(x, y, fields))
 
 
 @settings(max_examples=300, deadline=None)
@@ -74,6 +93,16 @@ def _nearest_by_python_ints(x: int, states: list[int], fields: list[tuple[int, i
 def test_the_nearest_state_is_the_one_the_python_ints_found(case):
     space, fields, mask, x, hashing = case
     with mock.patch.object(masked, "hash_rows", hashing):
+        theirs = MaskedStates(space, mask)
+        assert theirs.nearest(x, fields) == _nearest_by_python_ints(x, [y & mask for y in space.packed], fields)
+
+
+@settings(max_examples=150, deadline=None)
+@given(FAR_CASES)
+def test_the_nearest_state_two_fields_away_or_more_is_the_one_the_python_ints_found(case):
+    """Counted a state, then two, at a time (the first two fields away is the nearest, where one is)."""
+    space, fields, mask, x, hashing = case
+    with mock.patch.multiple(masked, hash_rows=hashing, FIRST_CHUNK=1, MASK_CHUNK=2):
         theirs = MaskedStates(space, mask)
         assert theirs.nearest(x, fields) == _nearest_by_python_ints(x, [y & mask for y in space.packed], fields)
 

@@ -33,16 +33,37 @@ class MaskedStates:
         self.space, self.mask = space, mask
         self.words = max(1, -(-mask.bit_length() // 64))
         self.mask_words = np.array([(mask >> (64 * j)) & WORD_MASK for j in range(self.words)], np.uint64)
-        parts = [columns for _first, columns in self._states(space, 0, len(space.packed), None)]
-        self.columns = np.concatenate(parts, axis=1) if parts else np.zeros((self.words, 0), np.uint64)
+        bare = self._bare(space)
+        if bare is not None:
+            self.columns = bare
+        else:
+            parts = [columns for _first, columns in self._states(space, 0, len(space.packed), None)]
+            self.columns = np.concatenate(parts, axis=1) if parts else np.zeros((self.words, 0), np.uint64)
         if self.words == 1:
             self.sorted = np.sort(self.columns[0])
         else:
             self.index = np.uint64((1 << max(1, len(self).bit_length())) - 1)
-            self.sorted = np.sort((hash_rows(self.columns.T) & ~self.index) | np.arange(len(self), dtype=np.uint64))
+            keys = hash_rows(self.columns.T)       # a new array: masked and sorted in place
+            keys &= ~self.index
+            keys |= np.arange(len(self), dtype=np.uint64)
+            keys.sort()
+            self.sorted = keys
 
     def __len__(self) -> int:
         return int(self.columns.shape[1])
+
+    def _bare(self, space) -> np.ndarray | None:
+        """The masked columns of `space`'s states as a view of its rows of words (no copy), where
+        every state is in them and the mask keeps every bit of its packing (readings that declare
+        the same variables at the same bits: masking changes no state); else None."""
+        order, packing = getattr(space, "order", None), getattr(space, "packing", None)
+        if order is None or packing is None or space.extra:
+            return None
+        if sum(((1 << w) - 1) << sh for sh, w in zip(packing.shifts, packing.widths)) & ~self.mask:
+            return None
+        if order.ndim == 1:
+            return order[np.newaxis] if self.words == 1 else None
+        return order.T if order.shape[1] == self.words else None
 
     def _masked(self, rows: np.ndarray) -> np.ndarray:
         """Rows of a search's words (its own number of them) masked, as `self.words` columns."""
@@ -88,7 +109,7 @@ class MaskedStates:
         if self.words == 1:
             return self.sorted[at] == keys
         found = self.sorted[at] & ~self.index == keys
-        same = (np.take(self.columns, (self.sorted[at] & self.index).astype(np.int64), axis=1) == columns).all(axis=0)
+        same = (self.columns[:, (self.sorted[at] & self.index).astype(np.int64)] == columns).all(axis=0)
         for k in np.flatnonzero(found & ~same):     # another state of the same hash came first (rare)
             same[k] = self._later_in_run(int(at[k]) + 1, keys[k], columns[:, k])
         return found & same
@@ -122,8 +143,11 @@ class MaskedStates:
                 hits = np.flatnonzero(self.holds(self._with_field(x, sh, w, values)))
                 if hits.shape[0]:
                     return _with_value(x, sh, w, int(values[hits[0]]))
+            at = self._first_two_apart(x, fields)      # none is one field away: two is the fewest there can be
+            if at is not None:
+                return as_ints(_rows(self.columns[:, at:at + 1]))[0]
         apart = self.fields_apart(x, fields)
-        near = np.take(self.columns, np.flatnonzero(apart == apart.min()), axis=1)
+        near = self.columns[:, np.flatnonzero(apart == apart.min())]
         if apart.min() == 1:            # counted, not looked up: the first field's, of the lowest value
             for sh, w in fields:
                 values = _field(near, sh, w)
@@ -140,15 +164,29 @@ class MaskedStates:
         columns[j] |= values << np.uint64(at)
         return columns
 
-    def fields_apart(self, x: int, fields: list[tuple[int, int]]) -> np.ndarray:
-        """For each state, in how many of `fields` it differs from masked state `x`: per word, each
-        field's bits ORed into its lowest bit, those bits counted."""
-        apart = np.zeros(len(self), np.int64)
+    def _first_two_apart(self, x: int, fields: list[tuple[int, int]]) -> int | None:
+        """The index of the first state differing from masked state `x` in two of `fields`, counted
+        FIRST_CHUNK states at a time, twice as many each time after (the nearest usually comes early),
+        up to MASK_CHUNK; None where none does."""
+        first, chunk = 0, FIRST_CHUNK
+        while first < len(self):
+            two = np.flatnonzero(self.fields_apart(x, fields, self.columns[:, first:first + chunk]) == 2)
+            if two.shape[0]:
+                return first + int(two[0])
+            first, chunk = first + chunk, min(2 * chunk, MASK_CHUNK)
+        return None
+
+    def fields_apart(self, x: int, fields: list[tuple[int, int]], columns: np.ndarray | None = None) -> np.ndarray:
+        """For each state (of `columns`, some of the states' columns; all of them where None), in how
+        many of `fields` it differs from masked state `x`: per word, each field's bits ORed into its
+        lowest bit, those bits counted."""
+        columns = self.columns if columns is None else columns
+        apart = np.zeros(columns.shape[1], np.int64)
         for j in range(self.words):
             mine = [(sh - 64 * j, w) for sh, w in fields if sh // 64 == j]
             if not mine:
                 continue
-            z = self.columns[j] ^ np.uint64((x >> (64 * j)) & WORD_MASK)
+            z = columns[j] ^ np.uint64((x >> (64 * j)) & WORD_MASK)
             lowest = z & np.uint64(sum(1 << at for at, _w in mine))
             for k in range(1, max(w for _at, w in mine)):
                 lowest |= (z >> np.uint64(k)) & np.uint64(sum(1 << at for at, w in mine if w > k))
