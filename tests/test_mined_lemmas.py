@@ -8,7 +8,10 @@ counterexample, no lemma Houdini keeps is broken by a reachable state, and the c
 lemmas mined from every reachable state hold in each."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_symbolic_diff import claims, models
@@ -20,7 +23,7 @@ from verifier.engines.symbolic.encode import FALSE as NO_ERROR
 from verifier.engines.symbolic.encode import Encoding, disj
 from verifier.engines.symbolic.examples import add, gt, le, lt, rng, sub
 from verifier.engines.symbolic.mined import MINED, Goal, Implied, Linear, Mined, context_lemmas, mine, prove
-from verifier.engines.symbolic.strengthen import Literal, excluded, houdini
+from verifier.engines.symbolic.strengthen import Literal, excluded, houdini, lemma_term
 from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, eq, neg
 from verifier.ir.model import Action, Assign, BoolType, IntType, Model, ParamDecl, Variable
 from verifier.ir.props import DeadlockFree, Invariant
@@ -230,3 +233,40 @@ def test_the_candidates_kept_are_those_no_row_breaks(candidates, table):
         return not excluded(c, row) if isinstance(c, tuple) else c.holds(row)
 
     assert mined._unbroken(candidates, table) == [c for c in candidates if all(holds(c, r) for r in table.tolist())]
+
+
+def largest_inductive(enc: Encoding, support, lemmas: list) -> list:
+    """The reference: the lemmas that hold initially, then, until none is dropped, those that a step
+    from a state where the support and every lemma left hold keeps true, each asked of Z3 alone."""
+    def sat(*terms) -> bool:
+        s = z3.Solver()
+        s.add(*terms)
+        result = s.check()
+        assert result != z3.unknown
+        return result == z3.sat
+
+    alive = [c for c in lemmas if not sat(enc.init(enc.cur), z3.Not(lemma_term(c, enc.cur.slots)))]
+    while True:
+        left = [lemma_term(c, enc.cur.slots) for c in alive]
+        kept = [c for c in alive if not sat(support, enc.relation, enc.ranges(enc.nxt), *left,
+                                             z3.Not(lemma_term(c, enc.nxt.slots)))]
+        if kept == alive:
+            return alive
+        alive = kept
+
+
+@settings(max_examples=40, deadline=None)
+@given(models(), st.booleans(), st.integers(1, 6), st.data())
+def test_houdini_keeps_the_largest_inductive_subset(model, free, cap, data):
+    """Mined candidates plus wrong ones (each excludes a reachable state), with the parameter P
+    left free or not: Houdini against the lemmas judged one at a time."""
+    states = explored(model, cap)             # at P's value, before it is left free
+    if free and model.params:
+        model = replace(model, param_values=(("P", None),))
+    enc = Encoding(model)
+    found = mine(enc, states, {p.name: p.default for p in model.params} if enc.free else None)
+    rows = data.draw(st.lists(st.integers(0, len(states) - 1), max_size=2))
+    wrong = [(Literal(k, "==", int(states[i, k])),) for i in rows for k in range(len(enc.slots))]
+    candidates = found.every + wrong
+    kept = houdini(enc, enc.ranges(enc.cur), candidates, Effort(40_000_000), "the test")
+    assert kept == largest_inductive(enc, enc.ranges(enc.cur), candidates)
