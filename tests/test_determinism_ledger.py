@@ -20,7 +20,8 @@ OPTIONS = RunOptions(variant="strict", properties=str(FIXTURES / "order_props.ya
 
 
 def test_a_ledger_holds_data_only():
-    assert [f.name for f in dataclasses.fields(Ledger)] == ["wanted", "compiled", "record"]
+    assert [f.name for f in dataclasses.fields(Ledger)] == ["wanted", "compiled", "record", "graph_wanted", "graphs",
+                                                            "products"]
     assert not any(callable(getattr(Ledger(), f.name)) for f in dataclasses.fields(Ledger))
 
 

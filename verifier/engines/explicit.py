@@ -255,8 +255,9 @@ class ExplicitEngine:
         distributed = self.workers > 1 or self.scheduler is not None
         compact, store, graph, graph_space = None, "compact", None, None
         if state_claims or (lasso_watch and not distributed):
+            record = bool(lasso_watch) or self.ledger.wants_graph(concrete)    # for graph claims, or products after
             compact = self._compiled(concrete, budget, progress, watch + ([] if distributed else lasso_watch),
-                                     sorted(track), edges=bool(lasso_watch) and not distributed)
+                                     sorted(track), edges=record and not distributed)
             if compact is not None:
                 store = "compiled"
                 if not distributed:           # the compiled store's own search (not its workers')
@@ -348,11 +349,26 @@ class ExplicitEngine:
         try:
             if self.workers > 1 or self.scheduler is not None:      # the workers expand by the compiled code
                 return self._compact(model, budget, progress, watch, track, compiled=True)
+            over = None if track or edges else self._over_graph(model, budget, watch, tick)
+            if over is not None:
+                return over
             return explore_compiled(model, budget, progress, watch, track, tick, symmetric=True,
                                     spill_bytes=_visited_budget(budget), edges=edges, at_least=self.at_least)
         except CompileError as err:
             self.unfit = f"the compiled store could not compile it: {err}"
             return None
+
+    def _over_graph(self, model: Model, budget: Budget, watch: list[Expr], tick):
+        """The search of a monitor product the portfolio offered (`Ledger.products`) over its model's
+        recorded state graph (`compiled.product`), or None where there is none or it does not fit."""
+        offered = self.ledger.products.get(model)
+        base = None if offered is None else self.ledger.graph_of(offered.model.instantiate())
+        if offered is None or base is None:
+            return None
+        from verifier.engines.compiled.product import explore_over_graph
+        space = explore_over_graph(offered, *base, model, budget, watch, tick)
+        offered.used = space is not None
+        return space
 
     def _client_search(self, model: Model, budget: Budget, progress: ProgressFn | None, watch: list[Expr]):
         """The compiled store's search in this process (with `--workers`: the graph claims' lassos need

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from verifier.engines.compact import CompactSpace
+    from verifier.engines.compiled.arrays import EdgeArrays
+    from verifier.engines.compiled.product import GraphProduct
     from verifier.engines.compiled.search import CompiledSpace
 
 
@@ -51,6 +53,11 @@ class Ledger:
     compiled: dict[Model, CompiledSpace | KeptCompact] = field(default_factory=dict)   # ... their search past the
     # python store (the compiled store's, else the compact store's: the first one kept)
     record: dict[str, CheckResult] | None = None    # where final results go before their engine returns (by claim id)
+    graph_wanted: set[Model] = field(default_factory=set)   # models whose compiled search records its graph for the
+    # monitor products that follow (`compiled.product`), kept in `graphs` with the search
+    graphs: dict[Model, EdgeArrays] = field(default_factory=dict)
+    products: dict[Model, GraphProduct] = field(default_factory=dict)   # instantiated products offered to be searched
+    # over their model's graph (by the portfolio, for one check)
 
     @classmethod
     def keeping(cls, models: Iterable[Model]) -> Ledger:
@@ -70,8 +77,21 @@ class Ledger:
         if isinstance(space, StateSpace):
             if self.wanted[model] is None:
                 self.wanted[model] = space
-        else:
-            self.compiled.setdefault(model, space)
+        elif self.compiled.setdefault(model, space) is space and model in self.graph_wanted:
+            edges = getattr(space, "edges", None)
+            if edges is not None:
+                self.graphs[model] = edges
+
+    def wants_graph(self, model: Model) -> bool:
+        """Whether a compiled search of `model` should record its state graph for the products after it."""
+        return model in self.graph_wanted and model in self.wanted and model not in self.compiled
+
+    def graph_of(self, model: Model) -> tuple[CompiledSpace, EdgeArrays] | None:
+        """The complete compiled search of `model` kept here and the state graph it recorded, if any."""
+        space, edges = self.compiled.get(model), self.graphs.get(model)
+        if edges is None or space is None or isinstance(space, KeptCompact):
+            return None
+        return space, edges
 
     def search_of(self, model: Model) -> StateSpace | None:
         """The complete python-store search of `model` kept here, if any."""

@@ -33,11 +33,13 @@ its own product, as does every claim without it.
 """
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from enum import Enum
 
 from verifier.engines.base import Engine, ProgressFn
+from verifier.engines.compiled.product import GraphProduct, eligible
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.ledger import Ledger
 from verifier.ir.model import Model
@@ -86,6 +88,8 @@ def claim_steps(model: Model, claims: Sequence[Property], engine: Engine, budget
 
     compiled = {c.id: compile_claim(model, c) for c in claims}
     direct = [c for c in claims if compiled[c.id] is None]
+    if ledger is not None and model.is_concrete and any(eligible(c) for c in claims):
+        ledger.graph_wanted.add(model.instantiate())     # its compiled search records its graph for the products
     by_id: dict[str, CheckResult] = {}
     if direct:
         early: dict[str, CheckResult] = {}
@@ -114,7 +118,7 @@ def claim_steps(model: Model, claims: Sequence[Property], engine: Engine, budget
         cap = len(shared) * base_states
         capped = replace(budget, max_states=min(cap, budget.max_states or cap))
         by_id.update(_together(model, shared, lambda m, cs: _within(budget, search(m, cs, capped, progress)),
-                               base_states))
+                               base_states, ledger))
         _note(model, decided, by_id)
         yield Step.TOGETHER
     steps = [c for c in shared if c.id not in by_id and isinstance(c, StepInvariant)
@@ -126,16 +130,20 @@ def claim_steps(model: Model, claims: Sequence[Property], engine: Engine, budget
         yield Step.MOVES
     rest = [c for c in shared if c.id not in by_id]
     if auto is not None and len(rest) > 1 and auto.stopped_at_cap(model):
-        by_id.update(_together(model, rest, check, base_states))
+        by_id.update(_together(model, rest, check, base_states, ledger))
         _note(model, decided, by_id)
         yield Step.TOGETHER
     for claim in monitored:
         if claim.id not in by_id:
             product = compiled[claim.id]
             assert product is not None, "a monitored claim is compiled"
-            by_id[claim.id] = merge(claim, check(product.model, product.claims), product, base_states)
+            with _offered(ledger, model, product.model, [claim], [""]) as offered:
+                by_id[claim.id] = _over_graph(merge(claim, check(product.model, product.claims), product, base_states),
+                                              offered)
             _note(model, decided, by_id)
             yield Step.PRODUCT
+    if ledger is not None and model.is_concrete:
+        ledger.graphs.pop(model.instantiate(), None)     # every product searched: the graph is let go of
 
 
 def _judged(model: Model, claims: Sequence[StepInvariant], ledger: Ledger | None, budget: Budget,
@@ -179,15 +187,42 @@ def _note(model: Model, decided: dict[str, CheckResult], by_id: dict[str, CheckR
     decided.update((k, with_cycle_note(model, r)) for k, r in by_id.items() if k not in decided)
 
 
-def _together(model: Model, claims: Sequence[Property], check, base_states: int | None) -> dict[str, CheckResult]:
+def _together(model: Model, claims: Sequence[Property], check, base_states: int | None,
+              ledger: Ledger | None = None) -> dict[str, CheckResult]:
     """The claims the shared product decides with `check` (not UNKNOWN), by id."""
     product, parts = compile_together(model, claims)
-    results = iter(check(product, [c for part in parts for c in part.claims]))
+    with _offered(ledger, model, product, claims, [f"{c.id}." for c in claims]) as offered:
+        results = iter(check(product, [c for part in parts for c in part.claims]))
     out = {}
     for claim, part in zip(claims, parts):
         mine = [next(results) for _ in part.claims]
         if all(r.verdict is not Verdict.UNKNOWN for r in mine):
-            out[claim.id] = merge(claim, mine, part, base_states, shared_by=len(claims))
+            out[claim.id] = _over_graph(merge(claim, mine, part, base_states, shared_by=len(claims)), offered)
     return out
+
+
+@contextmanager
+def _offered(ledger: Ledger | None, model: Model, product: Model, claims: Sequence[Property],
+             tags: Sequence[str]) -> Iterator[GraphProduct | None]:
+    """While the product is checked, its offer to be searched over the model's recorded state graph
+    (`compiled.product`: where every claim's monitor is `eligible` and the model's complete compiled
+    search kept its graph in `ledger`); None where there is none."""
+    if ledger is None or not model.is_concrete or not all(eligible(c) for c in claims) or \
+            ledger.graph_of(model.instantiate()) is None:
+        yield None
+        return
+    key = product.instantiate()
+    offered = ledger.products[key] = GraphProduct(model, tuple(claims), tuple(tags))
+    try:
+        yield offered
+    finally:
+        ledger.products.pop(key, None)
+
+
+def _over_graph(result: CheckResult, offered: GraphProduct | None) -> CheckResult:
+    """`result`, its evidence saying where its product was searched over the model's graph."""
+    if offered is None or not offered.used:
+        return result
+    return replace(result, evidence={**result.evidence, "product_search": "over the model's recorded state graph"})
 
 

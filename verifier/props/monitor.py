@@ -18,7 +18,7 @@ closes (a game that ends mid-turn leaves that turn unjudged).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from verifier.ir.expr import FALSE, TRUE, Const, Expr, Index, Local, Op, Var, app, conj, disj, eq, map_expr, neg
@@ -30,6 +30,8 @@ MONITOR_PREFIX = "monitor."
 PATTERNS = ("absence", "existence", "universality", "precedence", "response", "bounded-existence")
 DEFERRED_SCOPES = ("before", "between")
 LIVE_SCOPES = ("globally", "after", "after-until")
+
+Occurs = Callable[[Model, Action, Event], Expr]
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,10 @@ def _scope_events(model: Model, claim: Ordering) -> tuple[Event | None, Event | 
     return claim.q, claim.r, FALSE
 
 
-def compile_ordering(model: Model, claim: Ordering, tag: str = "") -> Compiled:
+def compile_ordering(model: Model, claim: Ordering, tag: str = "", occurs_of: Occurs = occurs) -> Compiled:
+    """`occurs_of(model, action, event)`: whether firing `action` makes `event` happen, as a
+    pre-state expression (`events.occurs`; the graph product passes one that names each event
+    instead, to read the monitor's update as a function of which events happen)."""
     q_event, r_event, open_init = _scope_events(model, claim)
     pattern, deferred = claim.pattern, claim.scope in DEFERRED_SCOPES
     variables = [_bool_var("open", None, tag), _bool_var("err", FALSE, tag)]
@@ -86,10 +91,10 @@ def compile_ordering(model: Model, claim: Ordering, tag: str = "") -> Compiled:
     m = {v.name.removeprefix(MONITOR_PREFIX + tag): Var(v.name) for v in variables}
 
     def effects(action: Action) -> tuple[Assign, ...]:
-        p = occurs(model, action, claim.p)
-        s = occurs(model, action, claim.s) if claim.s else FALSE
-        q = occurs(model, action, q_event) if q_event else FALSE
-        r = occurs(model, action, r_event) if r_event else FALSE
+        p = occurs_of(model, action, claim.p)
+        s = occurs_of(model, action, claim.s) if claim.s else FALSE
+        q = occurs_of(model, action, q_event) if q_event else FALSE
+        r = occurs_of(model, action, r_event) if r_event else FALSE
         inside = conj(m["open"], neg(r))
         closing = conj(m["open"], r)
         if pattern == "absence":
@@ -146,17 +151,19 @@ def compile_ordering(model: Model, claim: Ordering, tag: str = "") -> Compiled:
     return Compiled(product, tuple(claims), tuple(v.name for v in variables))
 
 
-def compile_bounded_response(model: Model, claim: BoundedResponse, tag: str = "") -> Compiled:
+def compile_bounded_response(model: Model, claim: BoundedResponse, tag: str = "",
+                             occurs_of: Occurs = occurs) -> Compiled:
     """`c` is 1 after an unanswered trigger and counts on with every transition that does not
     answer it: the response must be one of the `within` transitions after the trigger, so `c`
-    reaching `within` + 1 is the error (the counter saturates there)."""
+    reaching `within` + 1 is the error (the counter saturates there). `occurs_of`: as for
+    `compile_ordering`."""
     k = claim.within
     counter = Variable(_mon("since", tag), IntType(Const(0), Const(k + 1)), init=(Const(0),), implicit=True)
     c = Var(counter.name)
 
     def effects(action: Action) -> tuple[Assign, ...]:
-        t = occurs(model, action, claim.trigger)
-        s = occurs(model, action, claim.response)
+        t = occurs_of(model, action, claim.trigger)
+        s = occurs_of(model, action, claim.response)
         waiting = app(Op.GT, c, Const(0))
         started = app(Op.ITE, conj(t, neg(s)), Const(1), Const(0))
         value = app(Op.ITE, s, Const(0),

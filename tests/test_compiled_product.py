@@ -1,0 +1,155 @@
+"""Ordering and bounded-response monitors searched over the model's recorded state graph
+(`compiled/product.py`), against the product's own compiled search: random models and a phased
+model with turns and rounds, ordering patterns in every scope with action, phase, turn, round and
+state events, bounded responses, budgets that cut the product's search short. The same states in
+the same order (packed keys), parents, levels, transitions, first deadlock, first state of each
+watched predicate, stop; through the portfolio's steps, the same verdicts, reasons, stops, stats,
+depths and traces (replayed)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from compiled_examples import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_compiled_store import MODELS
+
+from verifier.engines.compiled.product import GraphProduct, eligible, explore_over_graph
+from verifier.engines.compiled.search import CompiledSpace, explore_compiled
+from verifier.engines.explicit import ExplicitEngine
+from verifier.engines.ledger import Ledger
+from verifier.ir.expr import App, Const, Op, Var, neg
+from verifier.ir.model import Model
+from verifier.ir.props import BoundedResponse, DeadlockFree, Event, Ordering, Property
+from verifier.lang import load_model
+from verifier.portfolio.plan import run_claims
+from verifier.props.monitor import compile_together
+from verifier.resources import Budget
+from verifier.semantics import layout
+from verifier.trace import replay
+
+FIX = Path(__file__).resolve().parent / "fixtures" / "props"
+PATTERNS = st.sampled_from(["absence", "existence", "universality", "precedence", "response", "bounded-existence"])
+RANDOM_SCOPES = st.sampled_from(["globally", "before", "after", "between", "after-until"])
+BUDGETS = st.sampled_from([Budget(), Budget(), Budget(max_states=3), Budget(max_states=40), Budget(max_depth=3)])
+ORDER = load_model(str(FIX / "order.yaml"), variant="loose")
+
+
+def random_events(model: Model) -> st.SearchStrategy[Event]:
+    """An action event, or a state event over the random models' `x`."""
+    return st.one_of(st.sampled_from([a.name for a in model.actions]).map(lambda a: Event(action=a)),
+                     st.integers(0, 2).map(lambda k: Event(expr=App(Op.LE, (Var("x"), Const(k))))))
+
+
+def phased_events() -> st.SearchStrategy[Event]:
+    """Every kind of event of the phased model."""
+    phases = ["Step2", "Reap", "Heal", "Other"]
+    return st.one_of(st.sampled_from([Event(action=a.name) for a in ORDER.actions]),
+                     st.sampled_from([Event(enter=p) for p in phases] + [Event(leave=p) for p in phases]),
+                     st.just(Event(turn_end=True)), st.just(Event(round_end=True)),
+                     st.sampled_from([Event(expr=Var("healed")), Event(expr=App(Op.EQ, (Var("rounds"), Const(1)))),
+                                      Event(expr=App(Op.AND, (Var("reaped"), App(Op.LT, (Var("rounds"), Const(2))))))]))
+
+
+@st.composite
+def monitored(draw, events: st.SearchStrategy[Event], scopes: st.SearchStrategy[str]) -> list[Property]:
+    """One to three eligible ordering claims, and maybe a bounded response."""
+    out: list[Property] = []
+    while len(out) < draw(st.integers(1, 3)):
+        pattern, scope = draw(PATTERNS), draw(scopes)
+        q = Event(enter="Step2") if scope == "phase" else draw(events)
+        claim = Ordering(id=f"o{len(out)}", pattern=pattern, scope=scope, p=draw(events), s=draw(events), q=q,
+                         r=Event(leave="Step2") if scope == "phase" else draw(events),
+                         bound=draw(st.integers(0, 2)) if pattern == "bounded-existence" else None)
+        if eligible(claim):
+            out.append(claim)
+    if draw(st.booleans()):
+        out.append(BoundedResponse(id="bounded", trigger=draw(events), response=draw(events),
+                                   within=draw(st.integers(1, 3))))
+    return out
+
+
+def random_case():
+    return MODELS.flatmap(lambda m: st.tuples(st.just(m), monitored(random_events(m), RANDOM_SCOPES)))
+
+
+def phased_case():
+    scopes = st.sampled_from(["globally", "before", "after", "between", "after-until", "turn", "round", "phase"])
+    return st.tuples(st.just(ORDER), monitored(phased_events(), scopes))
+
+
+def same_search(model: Model, claims: list[Property], budget: Budget) -> CompiledSpace | None:
+    """The product over the model's graph, checked against the product's own search (None where the
+    graph product does not apply: the model's search is not complete)."""
+    space = explore_compiled(model.instantiate(), edges=True)
+    product, parts = compile_together(model, claims)
+    concrete = product.instantiate()
+    watch = [concrete.fix_params(neg(c.expr)) for part in parts for c in part.claims]
+    offered = GraphProduct(model, tuple(claims), tuple(f"{c.id}." for c in claims))
+    assert space.edges is not None
+    got = explore_over_graph(offered, space, space.edges, concrete, budget, watch, None)
+    if got is None:
+        assert not space.complete
+        return None
+    want = explore_compiled(concrete, budget, watch=watch)
+    assert np.array_equal(got.keys, want.keys)
+    assert np.array_equal(got.parent, want.parent)
+    assert [got.parent_of(i) for i in range(len(got))] == want.parent.tolist()
+    assert (got.levels, got.transitions, got.head, got.deadlocks, got.watch) == \
+        (want.levels, want.transitions, want.head, want.deadlocks, want.watch)
+    assert (got.complete, got.reason) == (want.complete, want.reason)
+    return got
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(random_case(), BUDGETS)
+def test_the_product_over_the_models_graph_is_the_products_own_search(case, budget):
+    same_search(*case, budget)
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(phased_case(), BUDGETS)
+def test_phase_turn_and_round_events_over_the_graph_are_the_products_own_search(case, budget):
+    assert same_search(*case, budget) is not None
+
+
+@settings(max_examples=examples(6), deadline=None)
+@given(st.one_of(random_case(), phased_case()), st.sampled_from([None, None, 3, 40]))
+def test_the_portfolio_decides_over_the_graph_what_the_product_decides(case, max_states):
+    model, claims = case
+    claims = [*claims, DeadlockFree(id="deadlock-free")]       # the model's own search, which records the graph
+    budget = Budget(max_states=max_states)
+    want = run_claims(model, claims, ExplicitEngine(store="compiled"), budget)      # no ledger: the product's search
+    ledger = Ledger.keeping([model.instantiate()])
+    got = run_claims(model, claims, ExplicitEngine(store="compiled", ledger=ledger), budget, ledger=ledger)
+    for claim, w, g in zip(claims, want, got):
+        assert (g.verdict, g.reason, g.stop, g.stats.states, g.stats.transitions, g.depth) == \
+            (w.verdict, w.reason, w.stop, w.stats.states, w.stats.transitions, w.depth), claim.id
+        assert g.trace == w.trace, claim.id
+        assert {k: v for k, v in g.evidence.items() if k != "product_search"} == w.evidence, claim.id
+        if g.trace is not None and "model error" not in g.reason:
+            replay(layout(model), g.trace)
+    space = ledger.compiled_search_of(model.instantiate())
+    over = ["product_search" in g.evidence for g in got[:-1]]
+    assert any(over) == (space is not None)          # wherever the model's complete search was kept
+
+
+def test_a_watched_predicate_over_model_variables_keeps_the_products_own_search():
+    model = ORDER
+    claim = Ordering(id="o", pattern="absence", scope="globally", p=Event(action="reap"))
+    space = explore_compiled(model.instantiate(), edges=True)
+    product, _parts = compile_together(model, [claim])
+    concrete = product.instantiate()
+    offered = GraphProduct(model, (claim,), ("o.",))
+    assert space.edges is not None
+    assert explore_over_graph(offered, space, space.edges, concrete, Budget(), [Var("healed")], None) is None
+
+
+def test_obligations_and_choice_reading_events_are_not_searched_over_the_graph():
+    assert not eligible(Ordering(id="o", pattern="response", scope="globally", p=Event(action="reap"),
+                                 s=Event(action="heal")))
+    assert eligible(Ordering(id="o", pattern="response", scope="turn", p=Event(action="reap"), s=Event(action="heal")))
+    from verifier.ir.expr import Local
+    assert not eligible(Ordering(id="o", pattern="absence", scope="globally",
+                                 p=Event(expr=App(Op.EQ, (Local("n"), Const(1))))))
