@@ -153,3 +153,25 @@ def test_obligations_and_choice_reading_events_are_not_searched_over_the_graph()
     from verifier.ir.expr import Local
     assert not eligible(Ordering(id="o", pattern="absence", scope="globally",
                                  p=Event(expr=App(Op.EQ, (Local("n"), Const(1))))))
+
+
+def _over_graph(claims: list[Property], budget: Budget) -> list[bool]:
+    ledger = Ledger.keeping([ORDER.instantiate()])
+    results = run_claims(ORDER, claims, ExplicitEngine(store="compiled", ledger=ledger), budget, ledger=ledger)
+    return ["product_search" in r.evidence for r in results]
+
+
+ORDERINGS: list[Property] = [Ordering(id="o", pattern="bounded-existence", scope="turn", p=Event(action="heal"), bound=1),
+                             Ordering(id="p", pattern="absence", scope="globally", p=Event(enter="Other"))]
+
+
+def test_under_max_memory_the_graph_is_recorded_for_the_products_only_where_graph_claims_record_it(monkeypatch):
+    from verifier.ir.props import Terminates
+    assert _over_graph([*ORDERINGS, DeadlockFree(id="d")], Budget()) == [True, True, False]
+    assert _over_graph([*ORDERINGS, DeadlockFree(id="d")], Budget(max_memory_mb=100_000)) == [False, False, False]
+    with_lasso = [*ORDERINGS, Terminates(id="t", scope="turn")]
+    assert _over_graph(with_lasso, Budget(max_memory_mb=100_000)) == [True, True, False]
+    from verifier.engines import explicit
+    monkeypatch.setattr(explicit, "GRAPH_SHARE", 0.0)       # the kept graph past its share of --max-memory
+    assert _over_graph(with_lasso, Budget(max_memory_mb=100_000)) == [False, False, False]
+    assert _over_graph(with_lasso, Budget()) == [True, True, False]

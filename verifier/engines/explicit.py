@@ -164,6 +164,16 @@ def graph_past_memory(space, budget: Budget) -> Stop | None:
                 f"{need / (1 << 20):,.0f} MB, more than the {GRAPH_SHARE:.0%} of {owner} MB it may hold")
 
 
+def graph_kept_past_memory(edges, budget: Budget) -> bool:
+    """Whether the state graph a search kept (`compiled.arrays.EdgeArrays`) takes more than GRAPH_SHARE
+    of --max-memory, where it is given: a product is then not searched over it (its own search is,
+    as without the graph; counted from the graph's arrays and the option alone)."""
+    if budget.max_memory_mb is None:
+        return False
+    held = sum(int(a.nbytes) for a in (edges.offsets, edges.dst, edges.lab, edges.stuck))
+    return held > budget.max_memory_mb * (1 << 20) * GRAPH_SHARE
+
+
 def _visited_budget(budget: Budget) -> int | None:
     """Bytes the compact visited set (the compiled store's states and table) may take before it
     spills to disk: half this process's share of the memory budget (--max-memory, or the guard's
@@ -255,7 +265,8 @@ class ExplicitEngine:
         distributed = self.workers > 1 or self.scheduler is not None
         compact, store, graph, graph_space = None, "compact", None, None
         if state_claims or (lasso_watch and not distributed):
-            record = bool(lasso_watch) or self.ledger.wants_graph(concrete)    # for graph claims, or products after
+            # for graph claims, or for the products after (not under --max-memory: its share is the search's)
+            record = bool(lasso_watch) or (self.ledger.wants_graph(concrete) and budget.max_memory_mb is None)
             compact = self._compiled(concrete, budget, progress, watch + ([] if distributed else lasso_watch),
                                      sorted(track), edges=record and not distributed)
             if compact is not None:
@@ -363,7 +374,7 @@ class ExplicitEngine:
         recorded state graph (`compiled.product`), or None where there is none or it does not fit."""
         offered = self.ledger.products.get(model)
         base = None if offered is None else self.ledger.graph_of(offered.model.instantiate())
-        if offered is None or base is None:
+        if offered is None or base is None or graph_kept_past_memory(base[1], budget):
             return None
         from verifier.engines.compiled.product import explore_over_graph
         space = explore_over_graph(offered, *base, model, budget, watch, tick)
