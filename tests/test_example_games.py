@@ -83,12 +83,13 @@ def test_the_last_standing_example_reads_the_turn_order_two_ways(capsys):
 
 
 def test_the_lost_cities_example_lays_before_it_draws(capsys):
-    """Each card's place in a 2-D array, dealt card by card; an ordering event over two actions; a
-    step claim reading the draw's choice."""
+    """Each card's place in a 2-D array, dealt card by card; the discard piles an array of sequences
+    (one per colour, drawn from the top); an ordering event over two actions; a step claim reading the
+    draw's choice; the piles and the cards' places agreeing."""
     verdicts, findings = check(capsys, "lost_cities")
     assert set(verdicts) == {(c, None) for c in (
         "lay-before-draw", "no-take-back", "full-hand-at-turn-start", "round-ends", "hand-never-above-the-limit",
-        "a-pile-card-can-be-taken", "expeditions-ascend", "own-cards-only")}
+        "a-pile-card-can-be-taken", "expeditions-ascend", "own-cards-only", "piles-hold-the-discarded-cards")}
     assert set(verdicts.values()) == {"HOLDS"} and findings == []
 
 

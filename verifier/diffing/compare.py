@@ -11,6 +11,7 @@ from typing import Any
 from verifier.diagnostics import Diagnostic, UsageError
 from verifier.diffing.changes import BehaviourDiff, ClaimDiff, ModelDiff, NewState, OneWay, ReadingPair
 from verifier.diffing.versions import resolve, settings
+from verifier.ir.model import Variable, type_bounds
 from verifier.portfolio.stores import Store, cap_of
 from verifier.result import ModelRun, accepting_bounded
 from verifier.runner import RunOptions, check_model
@@ -273,7 +274,15 @@ def compare_behaviours(old_model, new_model, options: RunOptions, limit: int = 1
                    old_only=_one_way(old_p, new_p, shared, limit, "OLD", "NEW"))
 
 
-def _size(v) -> str:
+def _size(v: Variable) -> str:
+    """How a variable's shape reads in a note: a sequence by its capacity (an array of sequences also by
+    its index domain), an array by its index domain(s) and elements."""
+    if v.seq_length is not None and v.dims:
+        return f" (sequences of at most {type_bounds(v.dims[1])[1] + 1}, per {v.dims[0]})"
+    if v.seq_length is not None:
+        return f" (a sequence of at most {v.size()})"
+    if v.dims:
+        return f" (per [{v.dims[0]}, {v.dims[1]}], {v.size()} elements)"
     return f" (per {v.index}, {v.size()} elements)" if v.index is not None else ""
 
 

@@ -91,6 +91,10 @@ class Layout:
     def error_name(self, var: str) -> str:
         """How an index error names array `var`; a sequence or a 2-D array says what its index means."""
         v = self.variables[var]
+        if v.seq_length is not None and v.dims:
+            cap = type_bounds(v.dims[1])[1] + 1
+            return (f"{var} (sequences of at most {cap} each, stored row by row: index {v.size()} is a push onto a "
+                    f"full one, a pop or top of an empty one, or {var}[d][i] past its length)")
         if v.seq_length is not None:
             cap = v.size()
             return (f"{var} (a sequence of at most {cap}: index {cap} is a push onto a full one, -1 a pop or "

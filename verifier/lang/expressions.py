@@ -264,18 +264,30 @@ class ExprReader:
         return None if None in args else self._expand(scope.defines[name], args, node, scope)
 
     def _seq_call(self, name: str, node, scope: Scope) -> tuple[Expr, str] | None:
-        """`top(s)` (the last element pushed) and `len(s)` of a sequence `s`."""
+        """`top(s)` (the last element pushed) and `len(s)` of a sequence `s`, or of one sequence `s[d]` of
+        an array of sequences."""
         span = self._span(node)
         arg = node.children[1] if len(node.children) == 2 else None
+        row_node = None
+        if isinstance(arg, Tree) and arg.data == "index" and len(arg.children) == 2:
+            arg, row_node = Tree("name", [arg.children[0]]), arg.children[1]
         var = scope.variables.get(str(arg.children[0])) if isinstance(arg, Tree) and arg.data == "name" else None
-        if var is None or var.seq_length is None:
-            seqs = [v.name for v in scope.variables.values() if v.seq_length is not None]
-            self.sink.error(f"{name}(...) takes one sequence variable", span,
+        if var is None or var.seq_length is None or bool(var.dims) != (row_node is not None):
+            seqs = [f"{v.name}[...]" if v.dims else v.name for v in scope.variables.values() if v.seq_length is not None]
+            self.sink.error(f"{name}(...) takes one sequence" + (f": {var.name} is an array of sequences, say which"
+                                                                 if var is not None and var.dims and var.seq_length
+                                                                 else " variable"), span,
                             hint=f"e.g. {name}({seqs[0] if seqs else 'stack'}) with a variable of type seq[T, 0..N]")
             return None
+        row = None
+        if row_node is not None:
+            read = self._need(row_node, scope, ty_of(var.dims[0]), f"{var.name}[...]")
+            if read is None:
+                return None
+            row = read
         if name == "len":
-            return sequences.length(var), INT
-        return sequences.top(var, span), ty_of(var.type)
+            return sequences.length(var, row), INT
+        return sequences.top(var, span, row), ty_of(var.type)
 
     def _prev(self, node, scope: Scope) -> tuple[Expr, str] | None:
         """`prev(e)`: `e` read in the state before the transition (its variables renamed `prev:x`)."""
@@ -349,9 +361,17 @@ class ExprReader:
             return None
         var, want = found
         kids = node.children[1:]
-        if var.seq_length is not None and len(kids) == 1:
+        if var.seq_length is not None and len(kids) == 1 and not var.dims:
             i = self._need(kids[0], scope, INT, f"{name}[...]")
             return None if i is None else (sequences.element(var, i, span), ty_of(var.type))
+        if var.seq_length is not None and len(kids) == 2:      # `s[d][i]`: element i of sequence s[d]
+            row = self._need(kids[0], scope, ty_of(var.dims[0]), f"{name}[...]")
+            i = self._need(kids[1], scope, INT, f"{name}[...][...]")
+            return None if row is None or i is None else (sequences.element(var, i, span, row), ty_of(var.type))
+        if var.seq_length is not None:
+            self.sink.error(f"'{name}' is an array of sequences: {name}[d] is one sequence; say what of it", span,
+                            hint=f"len({name}[d]), top({name}[d]) or {name}[d][i] (i from 0, the bottom)")
+            return None
         if var.dims:
             if len(kids) != len(var.dims):
                 self.sink.error(f"'{name}' is a 2-D array: give two indices, found {len(kids)}", span,

@@ -533,12 +533,23 @@ class Loader:
                             type_node.span, hint="a sequence starts empty and holds up to N elements: "
                                                  "write seq[Card, 0..8] (sizes never depend on parameters)")
             return []
-        for forbidden in ("per", "overflow", "values"):
+        for forbidden in ("overflow", "values"):
             if v.is_map and v.get(forbidden) is not None:
                 self.sink.error(f"a sequence takes no '{forbidden}:'", v.child(forbidden).span,
-                                hint="a sequence is one variable; pushing onto a full one is a model error"
+                                hint="pushing onto a full sequence is a model error"
                                 if forbidden != "values" else "name the values of its element type: an enum")
                 return []
+        per, per_player = None, False
+        if v.is_map and v.get("per") is not None:         # an array of sequences: one per value of `per`
+            node = v.child("per")
+            if node.is_list:
+                self.sink.error("an array of sequences has one index domain", node.span,
+                                hint=f"e.g. per: Colour (one sequence per colour: {name}[c], len({name}[c]))")
+                return []
+            per = self.read_index(node, players)
+            if per is None:
+                return []
+            per_player = str(node.value).strip() == "player"
         var = Variable(name, elem, init=(sequences.first_value(elem),), span=v.key_span,
                        holds_player=elem_text == "player")
         if v.is_map:
@@ -547,7 +558,7 @@ class Loader:
         length = sequences.length_name(name)
         if not self.name_ok(length, v.key_span, self.names, "variable"):
             return []
-        return list(sequences.declare(replace(var, init=(None,)), hi.value, items))
+        return list(sequences.declare(replace(var, init=(None,)), hi.value, items, per, per_player))
 
     def read_seq_items(self, var: Variable, node: Node | None, capacity: int) -> list[Expr | None]:
         """A sequence's `init`: a list of its elements, bottom first (absent: empty)."""
@@ -857,13 +868,15 @@ class Loader:
                     targets.add(written)
                     out.append(a)
                 continue
-            seq = self.scope.variables.get(key.strip())
-            if seq is not None and seq.seq_length is not None:
+            seq, row = self.read_seq_target(key, value, scope)
+            if seq is not None:
                 if seq.name in targets or seq.name + "[]" in targets:
-                    self.sink.error(f"{what} changes sequence {seq.name} twice", value.key_span,
-                                    hint="one push, pop or element write per sequence in an effect block")
+                    self.sink.error(f"{what} changes {'a sequence of ' if seq.dims else 'sequence '}{seq.name} twice",
+                                    value.key_span, hint="one push, pop or element write per sequence (per array "
+                                                         "of sequences) in an effect block")
                     continue
-                out.extend(self.read_seq_effect(seq, value, scope))
+                if row is not None or not seq.dims:
+                    out.extend(self.read_seq_effect(seq, value, scope, row))
                 targets.add(seq.name)
                 continue
             target = self.read_target(key, value, scope)
@@ -936,8 +949,28 @@ class Loader:
         self.lasting.setdefault(var.name, value.key_span)
         return durations.lasting(target, rhs, player, value.key_span)
 
-    def read_seq_effect(self, seq: Variable, value: Node, scope: Scope) -> list[Assign]:
-        """`s: push(v)` or `s: pop` (see `sequences`)."""
+    def read_seq_target(self, key: str, value: Node, scope: Scope) -> tuple[Variable | None, Expr | None]:
+        """The sequence a `do:` key pushes onto or pops: `s` (row None), or `s[d]` of an array of sequences
+        (row `d`; a bare `s` is an error, given with no row); (None, None) for any other key."""
+        m = TARGET_RE.match(key)
+        if m is None:
+            return None, None
+        seq = self.scope.variables.get(m.group(1))
+        if seq is None or seq.seq_length is None or (m.group(2) is not None and (not seq.dims or "[" in m.group(2))):
+            return None, None
+        if m.group(2) is None:
+            if seq.dims:
+                self.sink.error(f"{seq.name} is an array of sequences: say which one changes", value.key_span,
+                                hint=f"e.g. {seq.name}[d]: push(v), {seq.name}[d]: pop")
+            return seq, None
+        origin = value.key_origin(key)
+        row = ExprReader(scope, Origin(origin.file, origin.positions[m.start(2):]), self.sink,
+                         m.group(2)).read(ty_of(seq.dims[0]))
+        return seq, None if row is None else row[0]
+
+    def read_seq_effect(self, seq: Variable, value: Node, scope: Scope, row: Expr | None = None) -> list[Assign]:
+        """`s: push(v)` or `s: pop`; `s[d]: push(v)` or `s[d]: pop` of an array of sequences (row `d`)
+        (see `sequences`)."""
         text = value.value if isinstance(value.value, str) else ""
         origin = value.origin()
         when: Expr | None = None
@@ -952,12 +985,13 @@ class Loader:
         if pushed is not None:
             inner = ExprReader(scope, Origin(origin.file, origin.positions[pushed.start(1):]), self.sink,
                                pushed.group(1)).read(ty_of(seq.type))
-            return [] if inner is None else sequences.push(seq, inner[0], value.key_span, when)
+            return [] if inner is None else sequences.push(seq, inner[0], value.key_span, when, row)
         if sequences.POP_RE.match(text):
-            return sequences.pop(seq, value.key_span, when)
-        self.sink.error(f"sequence {seq.name} changes by push(v) or pop, not '{value.value}'", value.span,
-                        hint=f"e.g. {seq.name}: push(x) puts x on top, {seq.name}: pop takes the top off "
-                             f"(`pop if c`: only where c holds); {seq.name}[i]: v rewrites element i")
+            return sequences.pop(seq, value.key_span, when, row)
+        which = f"{seq.name}[d]" if seq.dims else seq.name
+        self.sink.error(f"sequence {which} changes by push(v) or pop, not '{value.value}'", value.span,
+                        hint=f"e.g. {which}: push(x) puts x on top, {which}: pop takes the top off "
+                             f"(`pop if c`: only where c holds); {which}[i]: v rewrites element i")
         return []
 
     def read_for_each(self, key: str, loop: re.Match, value: Node, scope: Scope, what: str) -> list[Assign]:

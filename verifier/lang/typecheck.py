@@ -100,8 +100,9 @@ class Scope:
         if name in self.variables:
             v = self.variables[name]
             if v.seq_length is not None:
-                sink.error(f"'{name}' is a sequence; say what of it", span,
-                           hint=f"top({name}), len({name}) or {name}[i] (i from 0, the bottom)")
+                which = f"{name}[d]" if v.dims else name
+                sink.error(f"'{name}' is {'an array of sequences' if v.dims else 'a sequence'}; say what of it", span,
+                           hint=f"top({which}), len({which}) or {which}[i] (i from 0, the bottom)")
                 return None
             if v.index is not None:
                 sink.error(f"'{name}' is an array; say which element", span,

@@ -203,7 +203,10 @@ def _declaration(model: Model, v: Variable) -> dict[str, Any]:
     if v.seq_length is not None:
         length = model.var(v.seq_length).init[0]
         assert isinstance(length, Const), "a sequence's length starts at the number of its init's elements"
-        out["type"] = f"seq[{out['type']}, 0..{v.size()}]"
+        capacity = type_bounds(v.dims[1])[1] + 1 if v.dims else v.size()
+        out["type"] = f"seq[{out['type']}, 0..{capacity}]"
+        if v.dims:                       # an array of sequences: each starts with the same elements
+            out["per"] = domain(v.dims[0], v.rows_by_player)
         out["init"] = inits[:length.value]
     elif v.dims:
         out["per"] = [domain(v.dims[0], v.rows_by_player), domain(v.dims[1])]

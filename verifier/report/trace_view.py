@@ -67,14 +67,25 @@ LENGTH, COMPANION = "_len", "_until"     # the helpers `lang.sequences` and `lan
 
 def sequences(names: Sequence[str]) -> dict[str, tuple[str, list[str]]]:
     """The bounded sequences among a state's slots: name -> (its length slot, its element slots in order);
-    an array `x[0..]` beside a scalar `x_len` (the lowering of `lang.sequences`)."""
-    scalars = {n for n in names if "[" not in n}
+    an array `x[0..]` beside a scalar `x_len`, and each row `x[d]` of a 2-D array `x[d][0..]` beside an
+    element `x_len[d]` of a length array (the lowerings of `lang.sequences`)."""
+    present = set(names)
     out: dict[str, tuple[str, list[str]]] = {}
     for n in names:
-        base = n.partition("[")[0]
-        if n != base and base + LENGTH in scalars:
+        base, _, rest = n.partition("[")
+        row, _, _ = rest.partition("]")
+        if n != base and "[" not in rest and base + LENGTH in present:
             out.setdefault(base, (base + LENGTH, []))[1].append(n)
+        elif n != base and rest.count("[") == 1 and f"{base}{LENGTH}[{row}]" in present:
+            out.setdefault(f"{base}[{row}]", (f"{base}{LENGTH}[{row}]", []))[1].append(n)
     return out
+
+
+def _sequence_of(slot: str, seqs: dict[str, tuple[str, list[str]]]) -> str | None:
+    """The sequence (a key of `seqs`) whose element `slot` is, if any."""
+    base, _, rest = slot.partition("[")
+    row = f"{base}[{rest.partition(']')[0]}]"
+    return base if base in seqs else row if row in seqs and slot != row else None
 
 
 def companions(names: Sequence[str]) -> set[str]:
@@ -98,12 +109,13 @@ def readable(trace: Trace) -> Trace:
     def view(state: dict[str, Any]) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []
         for k, v in state.items():
-            base = k.partition("[")[0]
-            if base in seqs:
-                if k == seqs[base][1][0]:
-                    length, elements = seqs[base]
+            seq = _sequence_of(k, seqs)
+            if seq is not None:
+                if k == seqs[seq][1][0]:
+                    length, elements = seqs[seq]
                     shown = (fmt(said.value(e, state[e])) for e in elements[:max(0, state[length])])
-                    out.append((said.slot(base), "[" + ",".join(shown) + "]"))
+                    base, bracket, row = seq.partition("[")
+                    out.append((said.slot(base) + bracket + row, "[" + ",".join(shown) + "]"))
             elif k not in helpers:
                 out.append((said.slot(k), said.value(k, v)))
         return out
