@@ -124,6 +124,10 @@ CASES = [
      "sequence piles[d] changes by push(v) or pop", "r\n      turn", "piles[d]: pop"),
     ("two domains", 'per: Colour, doc', "per: [Colour, player], doc", "an array of sequences has one index domain",
      "[Colour, player]", "per: Colour"),
+    ("too many elements", 'per: Colour, doc', "per: 1..9999, doc", "piles is 9,999 sequences of up to 2 elements: "
+     "19,998 elements; at most 10,000 are allowed", "1..9999, doc", "count cards instead"),
+    ("an empty index", 'per: Colour, doc', "per: 3..1, doc", "the index (per:) of piles is empty", "3..1, doc",
+     "lo <= hi"),
     ("the length written", "      turn: 1 - turn\n  - name: take", "      piles_len[c]: 0\n  - name: take",
      "piles_len is the length of sequence piles", "piles_len[c]: 0", "piles: push(v)"),
 ]

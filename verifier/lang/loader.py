@@ -549,6 +549,16 @@ class Loader:
             per = self.read_index(node, players)
             if per is None:
                 return []
+            rows = type_bounds(per)[1] - type_bounds(per)[0] + 1
+            if rows < 1:
+                self.sink.error(f"the index (per:) of {name} is empty: no sequence", node.span,
+                                hint="write lo..hi with lo <= hi, an enum or player")
+                return []
+            if rows * hi.value > MAX_ARRAY:      # checked before the rows are made
+                self.sink.error(f"{name} is {rows:,} sequences of up to {hi.value:,} elements: {rows * hi.value:,} "
+                                f"elements; at most {MAX_ARRAY:,} are allowed", node.span,
+                                hint="a state holds counters, not a card list: count cards instead")
+                return []
             per_player = str(node.value).strip() == "player"
         var = Variable(name, elem, init=(sequences.first_value(elem),), span=v.key_span,
                        holds_player=elem_text == "player")
