@@ -30,7 +30,8 @@ are removed and the SCCs of what is left are searched in turn.
 Two searches give the same answers (tested against each other): on small graphs,
 dicts of lists (the cyclic core of R peeled in Python, `_cyclic_core`, its SCCs by
 networkx); from LARGE_REGION states or transitions on, numpy arrays and compiled
-code (`compiled/cycles.py`: the SCCs by Pearce's variant of Tarjan's algorithm, the
+code (`compiled/cycles.py`: the SCCs by Pearce's variant of Tarjan's algorithm, over what sweeps in
+index order leave of a region (the states on no cycle cleared), the
 witnesses, the shortest paths).
 The claims decided on one graph share what they have in common (`Shared`): a
 region's states are found once per predicate, its SCCs with a cycle (the walk over

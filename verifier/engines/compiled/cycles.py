@@ -152,6 +152,55 @@ def cyclic_components(offsets, dst, lab, kept, inside, states, whole, rindex, pa
     return k
 
 
+@njit(types.int64(OFFSETS, IDX, IDX, BYTES, BYTES, BYTES), **OPTIONS)
+def on_no_cycle(offsets, dst, lab, kept, alive, mark):
+    """Clears in `alive` (a byte per state) states that lie on no cycle of the kept transitions among
+    those it marks, by sweeps in index order: a transition to a state of no larger index closes every
+    cycle it is on (a *back* transition), so a state on a cycle is reached from a back transition's
+    target by transitions to larger indices (one sweep up) and reaches a back transition's source so
+    (one sweep down). Round after round, while a round clears at least half of the states left (else
+    the walk takes what is left as it is). Returns the states left; `mark` (a byte per state, all 0)
+    is all 0 again after."""
+    n = offsets.shape[0] - 1
+    every = True
+    for x in range(kept.shape[0]):
+        if kept[x] == 0:
+            every = False
+    left = 0
+    for v in range(n):
+        left += alive[v]
+    while left > 0:
+        for v in range(n - 1, -1, -1):        # down: 2 where v reaches a back transition's source; 1 its targets
+            if alive[v]:
+                for e in range(offsets[v], offsets[v + 1]):
+                    if every or kept[lab[e]]:
+                        w = dst[e]
+                        if alive[w]:
+                            if w <= v:
+                                mark[w] |= 1
+                                mark[v] |= 2
+                            elif mark[w] & 2:
+                                mark[v] |= 2
+        now = 0
+        for v in range(n):                    # up: 1 where a back transition's target reaches v (known at v)
+            if alive[v]:
+                if mark[v] & 1:
+                    for e in range(offsets[v], offsets[v + 1]):
+                        w = dst[e]
+                        if w > v and alive[w] and (every or kept[lab[e]]):
+                            mark[w] |= 1
+                if mark[v] == 3:
+                    now += 1
+                else:
+                    alive[v] = 0
+                mark[v] = 0
+        cleared = left - now
+        left = now
+        if 2 * cleared < left + cleared:
+            break
+    return left
+
+
 @njit(types.int64(OFFSETS, IDX, IDX, BYTES, BYTES, BYTES, IDX), **OPTIONS)
 def first_transition(offsets, dst, lab, kept, inside, wanted, states):
     """The first kept transition inside `inside` with a `wanted` label, from `states` in their
@@ -273,13 +322,20 @@ class ArrayGraph:
 
     def components(self, states: np.ndarray | None, inside: np.ndarray) -> list[np.ndarray]:
         """The components with a cycle of the kept transitions inside `inside`, whose states are
-        `states` (ascending; None: every state `inside` marks, walked without a list of them), in order
-        of their first state, each its states ascending."""
+        `states` (ascending; None: every state `inside` marks, walked without a list of them, after
+        `on_no_cycle` cleared those on no cycle: the same components), in order of their first state,
+        each its states ascending."""
         if self.walk is None:
             self.walk = np.full(len(self), DONE, np.int32)
         whole = states is None
         listed = np.empty(0, np.int32) if states is None else _int32(states)
-        m = max(int(np.count_nonzero(inside)) if states is None else len(listed), 1)
+        if whole:           # the states on no cycle cleared first, by sweeps (`on_no_cycle`)
+            inside = inside.copy()
+            left = kernels().on_no_cycle(self.offsets, self.dst, self.lab, self.kept, inside,
+                                         np.zeros(len(self), np.uint8))
+            if left == 0:
+                return []
+        m = max(int(left) if whole else len(listed), 1)
         members, starts = np.empty(m, np.int32), np.empty(m + 1, np.int32)
         k = kernels().cyclic_components(self.offsets, self.dst, self.lab, self.kept, inside, listed, whole, self.walk,
                                         np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int64),
