@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from verifier.engines.compiled import cache
+from verifier.engines.compiled import cache, start
 
 
 def load_ahead(words: Iterable[int], graphs: bool, lasso: bool = False) -> bool:
@@ -26,6 +26,7 @@ def load_ahead(words: Iterable[int], graphs: bool, lasso: bool = False) -> bool:
     without `words` only those) into this process; whether they all loaded.
     Where one does not (Numba cannot compile it, no folder to keep it in), the rest is left to
     the readings, each of which meets the same error and says so as without this."""
+    start.numba()
     from numba.core.errors import NumbaError
 
     from verifier.engines.compiled import cycles

@@ -32,6 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
+from verifier.engines.compiled import start
+
 ENV = "TURNPROOF_CACHE_DIR"
 _loaded: dict[str, ModuleType] = {}
 _keyed: dict[str, str] = {}          # digest -> module key, found or noted in this process
@@ -47,8 +49,7 @@ def cache_dir() -> Path:
 
 
 def module_key(text: str) -> str:
-    import numba
-    digest = hashlib.sha256(f"{numba.__version__}\n{sys.version}\n{text}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{start.numba().__version__}\n{sys.version}\n{text}".encode()).hexdigest()
     return f"m{digest[:32]}"
 
 
@@ -121,8 +122,7 @@ def digest_of(kind: str, *inputs: object) -> str | None:
 @lru_cache(maxsize=1)
 def _code_version() -> bytes:
     """A digest of the verifier's source files, Numba's and Python's versions (once a process)."""
-    import numba
-    h = hashlib.sha256(f"{numba.__version__}\n{sys.version}\n".encode())
+    h = hashlib.sha256(f"{start.numba().__version__}\n{sys.version}\n".encode())
     package = Path(__file__).resolve().parents[2]
     for path in sorted(package.rglob("*.py")):
         h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
