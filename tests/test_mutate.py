@@ -229,12 +229,16 @@ def _load(mutant):
 
 
 def test_the_lowered_bookkeeping_is_not_mutated():
-    """A sequence's length and a duration's record are written by the loader, not the designer."""
+    """A sequence's length (an array of sequences' length array too), the first value a pop puts back at
+    the top and a duration's record are written by the loader, not the designer."""
     fixtures = Path(__file__).parent / "fixtures" / "lang"
-    made = [m.description for name in ("stack.yaml", "until.yaml")
+    made = [m.description for name in ("stack.yaml", "until.yaml", "piles.yaml")
             for m in generate(*_as_written(str(fixtures / name)))]
-    assert not [d for d in made if "_len :=" in d or "_until" in d]
+    assert not [d for d in made if "_len :=" in d or "_len[c] :=" in d or "_until" in d]
+    assert not [d for d in made if "stack[stack_len - 1] :=" in d or "ctrl[ctrl_len - 1] :=" in d
+                or "piles[c][piles_len[c] - 1] :=" in d]                       # `stack: pop`, `piles[c]: pop`
     assert any("'stack[stack_len] := c'" in d for d in made) and any("'shield[q] := true'" in d for d in made)
+    assert any("'piles[c][piles_len[c]] := r' left out" in d for d in made)
 
 
 def test_the_backstop_keeps_the_mutants_decided_before_it(monkeypatch, capsys, tmp_path):

@@ -159,6 +159,18 @@ def _row_as_written(var: Variable, node: Index, said: Callable[[Expr], str],
     return None
 
 
+def is_pop_fill(var: Variable, a: Assign) -> bool:
+    """Whether `a` is the write a `pop` adds (the element type's first value put back at the top position;
+    under `pop if c` too): the lowering's bookkeeping, not the designer's text."""
+    if not isinstance(a.target, Index) or a.target.name != var.name:
+        return False
+    index, value, fill = a.target.index, a.value, first_value(var.type)
+    if isinstance(value, App) and value.op is Op.ITE and isinstance(index, App) and index.op is Op.ITE:
+        index, value = index.args[1], value.args[1]                   # `pop if c`: the write where c holds
+    rows = [n.index for n in walk(index) if isinstance(n, Index) and n.name == var.seq_length]
+    return value == fill and Index(var.name, index) == top(var, row=rows[0] if rows and var.dims else None)
+
+
 def push(var: Variable, value: Expr, span: Span | None = None, when: Expr | None = None,
          row: Expr | None = None) -> list[Assign]:
     """`s: push(v)` (`s[row]: push(v)` of an array of sequences)."""

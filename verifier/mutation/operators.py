@@ -85,6 +85,7 @@ from verifier.ir.model import (
     type_bounds,
 )
 from verifier.lang.phases import PhaseSpec, TurnBlocks
+from verifier.lang.sequences import is_pop_fill
 from verifier.trace import Names
 
 OPERATORS = ("relational", "literal", "drop-conjunct", "drop-effect", "drop-next", "modality", "mandatory",
@@ -246,10 +247,8 @@ def _effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: s
     out: list[dict] = []
     base = {"span": None, **base}
     written = {said(a.target) for a in effects}
-    internal = {v.seq_length for v in model.variables if v.seq_length} | \
-        {v.name for v in model.variables if v.until_of}
     for k, eff in enumerate(effects):
-        if eff.target.name in internal:     # a sequence's length, a duration's record: not the designer's text
+        if _lowered(eff, model):     # a sequence's length or a pop's fill, a duration's record: not the designer's
             continue
         span = eff.span or base["span"]
         for path, node in _sites(eff.value, said.grids):
@@ -277,6 +276,14 @@ def _value_told(eff: Assign, path: tuple[int, ...], new: Expr, owner: str, what:
     prefix = f"{said(eff.target)} := "
     return {"description": f"{owner}: {what} '{prefix}{said(eff.value)}' -> "
                            f"'{prefix}{said(_replace_at(eff.value, path, new))}'"}
+
+
+def _lowered(eff: Assign, model: Model) -> bool:
+    """An assignment the loader writes, not the designer: a sequence's length, the first value a `pop` puts
+    back (`sequences.is_pop_fill`), a duration's record."""
+    var = next((v for v in model.variables if v.name == eff.target.name), None)
+    return var is not None and (var.until_of is not None or var.name in _lengths(model)
+                                or (var.seq_length is not None and is_pop_fill(var, eff)))
 
 
 def _other_elements(target: Expr, model: Model, written: set[str], said: Said) -> Iterator[tuple[Index, Const]]:
@@ -566,12 +573,10 @@ def _number_mutants(e: Expr, base: dict, owner: str, what: str, said: Said) -> l
 def _number_effect_mutants(effects: tuple[Assign, ...], base: dict, owner: str, what: str,
                            model: Model, said: Said) -> list[dict]:
     """constant mutants of each effect's value (not of the helpers the loader writes)."""
-    internal = {v.seq_length for v in model.variables if v.seq_length} | \
-        {v.name for v in model.variables if v.until_of}
     out: list[dict] = []
     base = {"span": None, **base}
     for k, eff in enumerate(effects):
-        if eff.target.name in internal:
+        if _lowered(eff, model):
             continue
         for path, new in _number_changes(eff.value):
             out.append({**base, "operator": "constant", "part": "effect", "effect": k, "path": path, "new": new,
