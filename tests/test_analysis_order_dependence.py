@@ -4,11 +4,18 @@ from __future__ import annotations
 import itertools
 
 import pytest
+import z3
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_analysis_support import analyse, fixture, of_kind
+from test_symbolic_diff import models
+from test_symbolic_exprs import ENC
 
 from verifier.analysis.context import Context
-from verifier.analysis.order_dependence import by_players, candidate_pairs, symbolic_pairs
-from verifier.ir.model import Model
+from verifier.analysis.order_dependence import Commutation, by_players, candidate_pairs, exclusive, symbolic_pairs
+from verifier.engines.symbolic.encode import Encoding, as_bool
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Var
+from verifier.ir.model import Action, Choice, IntType, Model
 from verifier.lang import load_model
 from verifier.resources import Budget
 from verifier.semantics import Layout, State, actor_of, choice_values, fire, holds
@@ -217,8 +224,8 @@ def test_a_query_z3_leaves_open_leaves_the_analyses_open(monkeypatch):
     memo: dict = {}
     order_dependence.ask_ahead([model], Budget(), memo)
     monkeypatch.setattr(order_dependence, "QUERY_UNITS", 1)
-    for given in ({}, memo):
-        ctx = Context.create(model, Budget(), given)
+    for answers in ({}, memo):
+        ctx = Context.create(model, Budget(), answers)
         assert symbolic_pairs(ctx, candidate_pairs(model.instantiate())) == {}
         assert "Z3 did not decide whether double and add_one commute within 1 resource units" in ctx.cut_short
 
@@ -243,3 +250,87 @@ def test_two_actions_whose_guards_fix_a_variable_apart_are_answered_without_z3(m
     assert _witnesses(same, {}) and _witnesses(apart, {}) == {}
     monkeypatch.setattr(order_dependence, "exclusive", lambda *_: False)
     assert _witnesses(apart, {}) == {}          # Z3's own answer: unsat
+
+
+
+def _guards() -> st.SearchStrategy[Expr]:
+    """Conjunctions of one to three bounds on a few terms of test_symbolic_exprs' model (values
+    read as conditions, comparisons with constants and between terms, negated or not)."""
+    terms = st.sampled_from([Var("x"), Var("b"), Index("arr", Const(1)), Index("arr", Var("x")),
+                             App(Op.ADD, (Var("x"), Const(1))), App(Op.MIN, (Var("x"), Index("arr", Const(0))))])
+    ops = st.sampled_from([Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE])
+    values = st.integers(-1, 3).map(Const)
+    compared = st.one_of(st.builds(lambda o, t, v: App(o, (t, v)), ops, terms, values),
+                         st.builds(lambda o, v, t: App(o, (v, t)), ops, values, terms),
+                         st.builds(lambda o, t, u: App(o, (t, u)), ops, terms, terms),
+                         terms)
+    atoms = st.one_of(compared, compared.map(lambda a: App(Op.NOT, (a,))))
+    return st.lists(atoms, min_size=1, max_size=3).map(lambda xs: xs[0] if len(xs) == 1 else App(Op.AND, tuple(xs)))
+
+
+GUARDS = _guards()
+
+
+def test_guards_said_exclusive_are_never_both_true():
+    """Hypothesis: where `exclusive` says two guards' top-level conjuncts cannot all hold, Z3 finds
+    no state (in range or not) where both guards are true."""
+    said = []
+
+    @settings(max_examples=400, deadline=None)
+    @given(GUARDS, GUARDS)
+    def check(g1, g2):
+        if exclusive(Action("a", guard=g1), Action("b", guard=g2)):
+            said.append((g1, g2))
+            s = z3.Solver()
+            s.add(as_bool(ENC.value(g1, ENC.cur)), as_bool(ENC.value(g2, ENC.cur)))
+            assert s.check() == z3.unsat, (g1, g2)
+
+    check()
+    assert len(said) > 40          # the strategy makes exclusive pairs
+
+
+def test_exclusive_reads_bounds_on_one_term_and_nothing_chosen():
+    hand, deck, done, limit = Index("hand", Var("active")), Index("deck", Var("active")), Var("done"), Param("MAX")
+
+    def apart(g1, g2, *choices) -> bool:
+        return exclusive(Action("a", guard=g1, choices=choices), Action("b", guard=g2, choices=choices))
+
+    assert apart(App(Op.LT, (hand, limit)), App(Op.GE, (hand, limit)))
+    assert apart(App(Op.LT, (hand, limit)), App(Op.LE, (limit, hand)))
+    assert apart(done, App(Op.NOT, (done,)))
+    assert apart(App(Op.GT, (deck, Const(0))), App(Op.EQ, (deck, Const(0))))
+    assert apart(App(Op.LT, (deck, Const(2))), App(Op.NOT, (App(Op.LE, (deck, Const(1))),)))
+    assert apart(App(Op.AND, (App(Op.GE, (deck, Const(2))), App(Op.LE, (deck, Const(3))))),
+                 App(Op.AND, (App(Op.NE, (deck, Const(2))), App(Op.NE, (deck, Const(5))), App(Op.GE, (Const(2), deck)))))
+    assert not apart(App(Op.GT, (deck, Const(0))), App(Op.GE, (deck, Const(1))))
+    assert not apart(deck, App(Op.EQ, (deck, Const(2))))                 # a count read as a condition: != 0
+    assert not apart(App(Op.LT, (hand, limit)), App(Op.GE, (hand, Param("OTHER"))))
+    k = Choice("k", IntType(Const(0), Const(3)))
+    assert not apart(App(Op.EQ, (Local("k"), Const(0))), App(Op.EQ, (Local("k"), Const(1))), k)   # each its own k
+    assert not apart(App(Op.EQ, (Index("arr", Local("k")), Const(0))), App(Op.EQ, (Index("arr", Local("k")), Const(1))), k)
+
+
+def _noncommuting(model: Model) -> set:
+    """The reference: each candidate pair's query asked of a fresh usual solver."""
+    enc = Encoding(model)
+    commutation = Commutation(enc)
+    out = set()
+    for a, b in candidate_pairs(model.instantiate()):
+        s = z3.Solver()
+        s.add(enc.param_constraints(), enc.ranges(enc.cur), commutation.noncommuting(a, b))
+        said = s.check()
+        assert said != z3.unknown
+        if said == z3.sat:
+            out.add((a, b))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(models())
+def test_the_pairs_found_are_those_the_usual_solver_finds(model):
+    """Hypothesis on random models (free parameter or not): the pairs answered without Z3
+    (`exclusive`), or by a `z3.SimpleSolver` first and the usual solver where it does not say
+    unsat, are the pairs whose query the usual solver alone finds satisfiable."""
+    ctx = Context.create(model, Budget(), {})
+    assert set(symbolic_pairs(ctx, candidate_pairs(model.instantiate()))) == _noncommuting(model)
+    assert not ctx.cut_short
