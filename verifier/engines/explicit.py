@@ -266,7 +266,9 @@ class ExplicitEngine:
         compact, store, graph, graph_space = None, "compact", None, None
         if state_claims or (lasso_watch and not distributed):
             # for graph claims, or for the products after (not under --max-memory: its share is the search's)
-            record = bool(lasso_watch) or (self.ledger.wants_graph(concrete) and budget.max_memory_mb is None)
+            # (nor where the search is reduced by symmetry: the products then search their own)
+            record = bool(lasso_watch) or (self.ledger.wants_graph(concrete) and budget.max_memory_mb is None
+                                           and concrete.symmetry != "players")
             compact = self._compiled(concrete, budget, progress, watch + ([] if distributed else lasso_watch),
                                      sorted(track), edges=record and not distributed)
             if compact is not None:

@@ -191,6 +191,21 @@ def search(offsets, dst, lab, stuck, rec, judged, occurs, fbits, coff, cmask, cb
     return status
 
 
+@njit(types.void(ROWS, STATES, STATES, STATES, STATES, STATES, STATES, STATES, STATES, U8, STATES), **OPTIONS)
+def predicates(keys, features, first, last, word, shift, mask, at, table_at, table, out):
+    # out[i] |= bit k where predicate features[k] holds in state i: its table (from table_at[k]) at the
+    # fields of its slots first[k]..last[k] (each slot's word, shift, mask and place in the index)
+    for i in range(keys.shape[0]):
+        bits = out[i]
+        for k in range(features.shape[0]):
+            index = 0
+            for j in range(first[k], last[k]):
+                index |= ((keys[i, word[j]] >> shift[j]) & mask[j]) << at[j]
+            if table[table_at[k] + index]:
+                bits |= 1 << features[k]
+        out[i] = bits
+
+
 @njit(types.void(ROWS, I32, STATES, ROWS, STATES, STATES, STATES, ROWS, STATES, U8, STATES), **OPTIONS)
 def keys(model, pidx, pcode, adds, coff, cmask, ctab, out, watched, holds, first):
     # each product state's packed key: its model state's words, each monitor's fields added; first[k]:
@@ -299,12 +314,12 @@ def explore_over_graph(offered: GraphProduct, space: CompiledSpace, edges: EdgeA
         tables = [_update_table(lay, offered, mon, k) for k, mon in enumerate(monitors)]
     except EvalError:
         return None
-    rec = _predicate_bits(space, features)       # becomes each model state's record (the kernel's `rec`)
-    if rec is None:
-        return None
     cache.load(loop_source(1))
     kernel, _known = cache.load(kernel_source())
     compiled_at = time.perf_counter()
+    rec = _predicate_bits(kernel, space, features)       # becomes each model state's record (the kernel's `rec`)
+    if rec is None:
+        return None
     judged = np.array([a.modality is not Modality.MUST_NOT for a in base.actions] or [False], np.uint8)
     occurs_at = _occurrences(events, len(base.actions), len(features))
     lo = np.cumsum([0] + [len(m.events) for m in monitors])
@@ -317,8 +332,9 @@ def explore_over_graph(offered: GraphProduct, space: CompiledSpace, edges: EdgeA
     complete, stop = True, None
     if state_cap is not None and len(inits) > state_cap:
         inits, complete, stop = inits[:state_cap], False, budget.states_stop()
-    degree = max(1, int(np.max(np.diff(edges.offsets)))) if len(edges.offsets) > 1 else 1
-    arrays = _Arrays(max(len(inits), min(len(space), state_cap or len(space))) + degree)   # at least the model's
+    degree = max(1, space.firings)                 # a state's transitions, at most
+    at_least = len(space) + len(space) // 4        # the model's states and some (their products: 1-1.2 times)
+    arrays = _Arrays(max(len(inits), min(at_least, state_cap or at_least)) + degree)
     for j, (i, code) in enumerate(inits):
         arrays.pidx[j], arrays.pcode[j] = i, code
         first = int(rec[i] >> 32) - 1
@@ -398,7 +414,7 @@ class _Arrays:
 
     def room(self, stored: int, nlinks: int, nlevels: int, degree: int, cap: int | None) -> None:
         if stored + degree > self.pidx.shape[0]:
-            size = max(2 * self.pidx.shape[0], stored + degree)
+            size = max(self.pidx.shape[0] * 3 // 2, stored + degree)
             if cap is not None:
                 size = max(min(size, cap + degree), stored + degree)
             self.pidx, self.pcode, self.nxt = (_grown(a, size) for a in (self.pidx, self.pcode, self.nxt))
@@ -411,8 +427,9 @@ class _Arrays:
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
-    out = np.zeros(size, a.dtype)
+    out = np.empty(size, a.dtype)
     out[:a.shape[0]] = a
+    out[a.shape[0]:] = 0
     return out
 
 
@@ -515,36 +532,42 @@ def _event_test(model: Model, ev: Event, features: list[Expr]) -> tuple[np.ndarr
     return every, AFTER, bit(ev.expr)
 
 
-def _predicate_bits(space: CompiledSpace, features: Sequence[Expr]) -> np.ndarray | None:
+def _predicate_bits(kernel, space: CompiledSpace, features: Sequence[Expr]) -> np.ndarray | None:
     """Each stored model state's predicate bits (bit k: `features[k]` holds there), or None where a
     predicate might raise a model error in some state (vecgen's check) or numpy cannot evaluate it.
-    A predicate of a few slots (as `phase == Draw`) is read from a table by the slots' fields."""
+    A predicate of a few slots (as `phase == Draw`) is read from a table by the slots' fields, in
+    compiled code; the others are evaluated by numpy (`vecgen`)."""
     lay, packing = space.lay, packing_of(space.lay)
-    keys = space.keys.view(np.uint64).reshape(len(space), -1)
     out = np.zeros(max(1, len(space)), np.int64)
-    others = []
+    tabled: list[int] = []
+    others: list[int] = []
+    slots: list[list[int]] = []
+    tables: list[np.ndarray] = []
     for k, e in enumerate(features):
         read = _slot_table(lay, packing, e)
         if read is None:
             others.append(k)
-            continue
-        slots, table = read
-        for lo in range(0, len(space), CHUNK):
-            index = np.zeros(min(CHUNK, len(space) - lo), np.int64)
-            at = 0
-            for slot in slots:
-                word, shift = packing.word(slot)
-                field = (keys[lo:lo + CHUNK, word] >> np.uint64(shift)) & np.uint64(packing.mask(slot))
-                index |= field.astype(np.int64) << at
-                at += packing.widths[slot]
-            out[lo:lo + index.shape[0]] |= table[index].astype(np.int64) << k
+        else:
+            tabled.append(k)
+            slots.append(read[0])
+            tables.append(read[1])
+    if tabled:
+        flat = [slot for group in slots for slot in group]
+        at = [sum(packing.widths[g] for g in group[:j]) for group in slots for j in range(len(group))]
+        bounds = np.cumsum([0] + [len(group) for group in slots])
+        kernel.predicates(space.keys.reshape(len(space), -1), np.array(tabled, np.int64), bounds[:-1].astype(np.int64),
+                          bounds[1:].astype(np.int64), np.array([packing.word(j)[0] for j in flat] or [0], np.int64),
+                          np.array([packing.word(j)[1] for j in flat] or [0], np.int64),
+                          np.array([packing.mask(j) for j in flat] or [0], np.int64), np.array(at or [0], np.int64),
+                          np.cumsum([0] + [t.shape[0] for t in tables])[:-1].astype(np.int64),
+                          np.concatenate(tables), out)
     try:
         batches = [(k, compile_batch_predicate(lay, packing, features[k]).holds) for k in others]
     except NotVectorisable:
         return None
-    flat = space.keys.view(np.uint64)
+    keys = space.keys.view(np.uint64)
     for lo in range(0, len(space), CHUNK):
-        chunk = flat[lo:lo + CHUNK]
+        chunk = keys[lo:lo + CHUNK]
         for k, holds in batches:
             mask = holds(chunk)
             if mask is None:
