@@ -16,7 +16,7 @@ import pytest
 from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_compact_store import counter
+from test_compact_store import counter, widened
 from test_compiled_store import BUDGETS, MODELS
 from test_explicit_differential import bools
 
@@ -160,3 +160,17 @@ def test_a_memory_cut_while_the_graph_is_recorded_leaves_the_claim_unknown_with_
     assert (r.verdict, r.engine) == (Verdict.UNKNOWN, "explicit/compiled")
     assert r.stop is not None and r.stop.kind is StopKind.MEMORY and "--max-memory 100" in r.stop.words
     assert 0 < r.stats.states < 300 * 300
+
+
+@pytest.mark.parametrize("model", [counter(23), widened(counter(23), 55, 20, steps=True)], ids=["one word", "two words"])
+def test_a_watched_predicate_alone_is_compiled_at_its_first_use_and_holds_where_the_python_stores_does(model):
+    """The search runs `watch_all` only; `watched(k, ...)` (one predicate, for the graph's `where`) is
+    compiled when the graph first asks for it: a search whose claims never ask does not pay for it."""
+    predicates = [App(Op.EQ, (App(Op.ADD, (Var("x"), Var("y"))), Const(17))), App(Op.LT, (Var("x"), Const(3)))]
+    searched = explore_compiled(model, Budget(), watch=predicates, edges=True)
+    assert searched.module is not None and searched.module.watched.signatures == []
+    graph = state_graph(searched)
+    ref = explore(model, Budget(), keep_edges=True)
+    for e in predicates:
+        assert graph.expanded_where(e) == ref.expanded_where(e)
+    assert len(searched.module.watched.signatures) == 1

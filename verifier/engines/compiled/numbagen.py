@@ -13,7 +13,7 @@ search stops with the state, and the caller replays it on the reference code for
 the reference's firing order, written from `out[n]` on, `count[0]` their end; True where it
 is final; a long action's firings in a function `fire_a` of their own), `watch_all` (every
 watched predicate of the state, or of row `i` of the states for several words, noting the
-first state each holds in) and `watched(k, ...)` (predicate `k` alone: `graph.py`). Few
+first state each holds in) and `watched(k, ...)` (predicate `k` alone: `graph.py`; compiled at its first use). Few
 functions, because Numba spends a fixed cost on each one it compiles (bench/README.md,
 "Compile cost"); those only compiled code calls have no CPython or C wrapper (`INNER`).
 `loop_source` writes the model-independent search loop (one module for states of one word,
@@ -379,13 +379,15 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     watch_all = ["@njit(WATCH_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(WATCH_SIGNATURE, **OPTIONS)",
                  "def watch_all(keys, i, wfound, werr):" if rows else "def watch_all(s, i, wfound, werr):",
                  *read, *block, "    return"]
-    watched = ["@njit(WATCHED_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(WATCHED_SIGNATURE, **OPTIONS)",
+    # compiled at its first use (`graph.py`'s `where` passes it as a first-class function of the
+    # type WATCHED_SIGNATURE / WATCHED_ROWS_SIGNATURE, compiled for that signature): most searches
+    # never run it, and it types every watched predicate again (Alice: 1.1 of a module's 9.3 s)
+    watched = ["@njit(**OPTIONS)",
                "def watched(k, keys, i):" if rows else "def watched(k, s):", *read,
                *(f"    {'elif' if k else 'if'} k == {k}:\n        return bool({test})" for k, test in enumerate(tests)),
                "    return False"]
     head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, INNER, OPTIONS, STATES, ROWS, "
-            "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, WATCHED_SIGNATURE, "
-            "WATCHED_ROWS_SIGNATURE, _bad_index, _div, "
+            "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, _bad_index, _div, "
             "_mod, _opaque, _rd)\n")
     text = opaque_literals(without_labels("\n\n".join([head, *helpers, *functions, "\n".join(watch_all),
                                                         "\n".join(watched)]) + "\n"))
