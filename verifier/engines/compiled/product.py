@@ -85,7 +85,7 @@ AHEAD = 8                     # states whose successors' records are fetched ahe
 
 
 @njit(types.int64(STATES, I32, I32, U8, STATES, U8, I32, types.int64, STATES, STATES, STATES, STATES, STATES, STATES,
-                  STATES, I32, STATES, I32, types.uint64[::1], STATES, STATES, STATES), **OPTIONS)
+                  STATES, I32, I32, I32, types.uint64[::1], STATES, STATES, STATES), **OPTIONS)
 def search(offsets, dst, lab, stuck, rec, judged, occurs, fbits, coff, cmask, cbits, celo, cemask, ctab, table,
            pidx, pcode, nxt, links, marks, levels, ctl):
     # the product's BFS over the model's recorded graph (see `product.py`); ctl and the statuses as
@@ -206,7 +206,7 @@ def predicates(keys, features, first, last, word, shift, mask, at, table_at, tab
         out[i] = bits
 
 
-@njit(types.void(ROWS, I32, STATES, ROWS, STATES, STATES, STATES, ROWS, STATES, U8, STATES), **OPTIONS)
+@njit(types.void(ROWS, I32, I32, ROWS, STATES, STATES, STATES, ROWS, STATES, U8, STATES), **OPTIONS)
 def keys(model, pidx, pcode, adds, coff, cmask, ctab, out, watched, holds, first):
     # each product state's packed key: its model state's words, each monitor's fields added; first[k]:
     # the first state where watched predicate k holds (of monitor watched[k]: at holds[k * rows + ctab + its
@@ -369,6 +369,7 @@ def explore_over_graph(offered: GraphProduct, space: CompiledSpace, edges: EdgeA
     del rec
     head, stored = int(ctl[0]), int(ctl[1])
     pidx, codes = arrays.pidx[:stored], arrays.pcode[:stored]
+    del arrays.nxt
     keys, watched = _keys(kernel, space, lay, monitors, offsets, pidx, codes, hits)
     out = CompiledSpace(lay, keys, arrays.links[:(int(ctl[10]) >> 6) + 1].copy(), arrays.marks.copy(), len(inits),
                         arrays.levels[:int(ctl[5])].tolist(), Labels(), int(ctl[2]), complete, stop,
@@ -402,7 +403,7 @@ class _Arrays:
 
     def __init__(self, capacity: int):
         self.pidx = np.zeros(capacity, np.int32)
-        self.pcode = np.zeros(capacity, np.int64)
+        self.pcode = np.zeros(capacity, np.int32)
         self.nxt = np.zeros(capacity, np.int32)
         self.links = np.zeros(2 * capacity // 64 + 2, np.uint64)
         self.marks = np.zeros((capacity >> 16) + 2, np.int64)
