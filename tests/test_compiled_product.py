@@ -175,3 +175,17 @@ def test_under_max_memory_the_graph_is_recorded_for_the_products_only_where_grap
     monkeypatch.setattr(explicit, "GRAPH_SHARE", 0.0)       # the kept graph past its share of --max-memory
     assert _over_graph(with_lasso, Budget(max_memory_mb=100_000)) == [False, False, False]
     assert _over_graph(with_lasso, Budget()) == [True, True, False]
+
+
+def test_a_product_that_does_not_fit_the_graph_says_why_in_its_evidence():
+    phases = ["Step2", "Reap", "Heal", "Other"]
+    claims: list[Property] = [Ordering(id=f"o{k}", pattern="absence", scope="globally", p=Event(enter=phase))
+                              for k, phase in enumerate(phases)]
+    claims += [Ordering(id="s", pattern="absence", scope="globally", p=Event(expr=Var("healed"))),
+               Ordering(id="r", pattern="absence", scope="globally", p=Event(expr=Var("reaped"))),
+               Ordering(id="n", pattern="absence", scope="globally", p=Event(expr=App(Op.EQ, (Var("rounds"), Const(2)))))]
+    ledger = Ledger.keeping([ORDER.instantiate()])
+    results = run_claims(ORDER, [*claims, DeadlockFree(id="d")], ExplicitEngine(store="compiled", ledger=ledger),
+                         Budget(), ledger=ledger)
+    assert {r.evidence.get("product_search") for r in results[:-1]} == \
+        {"its own search: the events read more than 6 state predicates"}

@@ -220,9 +220,11 @@ def _offered(ledger: Ledger | None, model: Model, product: Model, claims: Sequen
 
 
 def _over_graph(result: CheckResult, offered: GraphProduct | None) -> CheckResult:
-    """`result`, its evidence saying where its product was searched over the model's graph."""
-    if offered is None or not offered.used:
+    """`result`, its evidence saying where its product was searched over the model's graph, or why
+    not where that was tried."""
+    if offered is None or not (offered.used or offered.why):
         return result
-    return replace(result, evidence={**result.evidence, "product_search": "over the model's recorded state graph"})
+    said = "over the model's recorded state graph" if offered.used else f"its own search: {offered.why}"
+    return replace(result, evidence={**result.evidence, "product_search": said})
 
 

@@ -245,6 +245,7 @@ class GraphProduct:
     claims: tuple[Property, ...]
     tags: tuple[str, ...]                  # each claim's monitor variables' tag (`compile_claim`)
     used: bool = field(default=False)
+    why: str = ""                          # why it was not, where it was tried
 
 
 def eligible(claim: Property) -> bool:
@@ -287,39 +288,45 @@ def explore_over_graph(offered: GraphProduct, space: CompiledSpace, edges: EdgeA
     start = time.perf_counter()
     base = space.model
     lay = layout(product)
-    if not space.complete or space.reductions or space.head != len(space) or not _fits(base, product):
-        return None
+    if not space.complete or space.reductions or space.head != len(space):
+        return _refused(offered, "the model's search is not complete and unreduced")
+    if not _fits(base, product):
+        return _refused(offered, "the product's packing moves the model's slots")
     monitors = _monitors(offered, product)
     if monitors is None:
-        return None
+        return _refused(offered, "a monitor variable's range is not constant")
     features: list[Expr] = []
     events: list[tuple[np.ndarray, int, int]] = []       # (action mask, kind, predicate bit)
     for mon in monitors:
         for ev in mon.events:
             test = _event_test(base, ev, features)
             if test is None:
-                return None
+                return _refused(offered, "an action event that depends on the state")
             events.append(test)
     offsets, bits = [], 0
     for mon in monitors:
         offsets.append(bits)
         bits += mon.bits
-    if bits > MAX_CODE_BITS or len(features) > MAX_PREDICATES or len(events) > MAX_EVENTS:
-        return None
+    if bits > MAX_CODE_BITS or len(events) > MAX_EVENTS:
+        return _refused(offered, f"the monitors take more than {MAX_CODE_BITS} bits or {MAX_EVENTS} events")
+    if len(features) > MAX_PREDICATES:
+        return _refused(offered, f"the events read more than {MAX_PREDICATES} state predicates")
     hits = _watch_tables(lay, monitors, watch)
+    if hits is None:
+        return _refused(offered, "a watched predicate reads more than one monitor's variables")
     inits = _initial(space, lay, monitors, offsets)
-    if hits is None or inits is None:
-        return None
     try:
         tables = [_update_table(lay, offered, mon, k) for k, mon in enumerate(monitors)]
     except EvalError:
-        return None
+        tables = []
+    if inits is None or len(tables) < len(monitors):
+        return _refused(offered, "a model error in the product's initial states or a monitor's update")
     cache.load(loop_source(1))
     kernel, _known = cache.load(kernel_source())
     compiled_at = time.perf_counter()
     rec = _predicate_bits(kernel, space, features)       # becomes each model state's record (the kernel's `rec`)
     if rec is None:
-        return None
+        return _refused(offered, "an event predicate might meet a model error")
     judged = np.array([a.modality is not Modality.MUST_NOT for a in base.actions] or [False], np.uint8)
     occurs_at = _occurrences(events, len(base.actions), len(features))
     lo = np.cumsum([0] + [len(m.events) for m in monitors])
@@ -395,6 +402,12 @@ def _occurrences(events: Sequence[tuple[np.ndarray, int, int]], actions: int, fe
         test = {ALWAYS: np.ones_like(grid), BEFORE: b, AFTER: t, ENTER: (1 - b) & t, LEAVE: b & (1 - t)}[kind]
         out[:actions] |= (mask.astype(np.int32)[:, None] & test.astype(np.int32)[None, :]) << k
     return out.reshape(-1)
+
+
+def _refused(offered: GraphProduct, why: str) -> CompiledSpace | None:
+    """None, the search over the graph refused, saying `why` (the product searches its own)."""
+    offered.why = why
+    return None
 
 
 class _Arrays:
