@@ -130,8 +130,8 @@ def test_the_arrays_and_table_grow_and_keep_every_parent_link():
 
 def test_a_search_sized_for_the_states_it_stores_at_least_grows_its_table_only_past_them():
     """`at_least` sizes the arrays from the start (never past the state cap): the same search, the
-    visited table not filled again on the way to those states (at most once at the end: the room
-    for the last state's successors)."""
+    visited table not filled again on the way to those states (without a cap at most once at the
+    end: the room for the last state's successors; with one not at all, nor sized for 1/1.38 of them)."""
     model = counter(300)
     ref = explore_compiled(model)
     with mock.patch.object(SearchArrays, "_regrow", autospec=True, side_effect=SearchArrays._regrow) as regrow:
@@ -139,6 +139,12 @@ def test_a_search_sized_for_the_states_it_stores_at_least_grows_its_table_only_p
     assert regrow.call_count <= 1 and all(call.args[3] > 89_000 for call in regrow.call_args_list)
     assert np.array_equal(sized.keys, ref.keys) and np.array_equal(sized.parent, ref.parent)
     assert (sized.levels, sized.transitions, sized.complete) == (ref.levels, ref.transitions, True)
+    with mock.patch.object(SearchArrays, "_regrow", autospec=True, side_effect=SearchArrays._regrow) as regrow:
+        capped = explore_compiled(model, Budget(max_states=10**6), at_least=90_000)   # as the portfolio sizes a product
+        shy = explore_compiled(model, Budget(max_states=10**6), at_least=65_000)     # 1.38 times as many states
+    assert regrow.call_count == 0                      # its first table FIRST_LOAD full with them: not filled again
+    for space in (capped, shy):
+        assert np.array_equal(space.keys, ref.keys) and np.array_equal(space.parent, ref.parent)
     spilled = explore_compiled(model, spill_bytes=200_000, at_least=90_000)     # sized past the share: in a file
     assert spilled.spilled and np.array_equal(spilled.keys, ref.keys) and np.array_equal(spilled.parent, ref.parent)
     assert search.first_capacity(10**9, Budget(max_states=10_000)) == 10_000

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_compact_store import counter
 
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.arrays import CAPPED_GROWTH, CAPPED_LOAD, GROWTH, MAX_LOAD, SearchArrays, table_size
+from verifier.engines.compiled.arrays import CAPPED_GROWTH, CAPPED_LOAD, FIRST_LOAD, GROWTH, MAX_LOAD, SearchArrays, table_size
 from verifier.engines.compiled.numbagen import RUNTIME, loop_source
 from verifier.engines.compiled.search import explore_compiled
 from verifier.resources import Budget
@@ -75,10 +75,10 @@ def test_a_grown_table_finds_every_stored_state_and_no_other(words, seed, n, spr
 
 def test_the_table_doubles_up_to_the_cap_s_table_and_grows_by_growth_without_a_cap():
     """The steps a search's table takes (counter(300): 90,000 states): without a cap by GROWTH
-    (at most 16 bytes a state at the peak, MAX_LOAD full); with a cap of 60,000 doubling from
-    CAPPED_LOAD full up to that cap's table (and one state's successors), not past it, which fills up
-    to MAX_LOAD; with a cap of 200,000 doubling. The same search in all three, and the arrays never
-    past 16 bytes a state of the cap."""
+    (at most 16 bytes a state at the peak, MAX_LOAD full); with a cap of 60,000 from a first table
+    FIRST_LOAD full, doubling once CAPPED_LOAD full up to that cap's table (and one state's
+    successors), not past it, which fills up to MAX_LOAD; with a cap of 200,000 doubling. The same
+    search in all three, and the arrays never past 16 bytes a state of the cap."""
     model = counter(300)
     sizes: dict[int | None, list[int]] = {}
     searches = {}
@@ -96,12 +96,12 @@ def test_the_table_doubles_up_to_the_cap_s_table_and_grows_by_growth_without_a_c
     first = table_size(4096)
     assert sizes[None] == [int(s * GROWTH) for s in [first, *sizes[None][:-1]]]
     assert plain.peak_bytes <= 16 * len(plain)
-    doubled = [table_size(4096, CAPPED_LOAD) * CAPPED_GROWTH ** k for k in range(1, 6)]
+    doubled = [table_size(4096, FIRST_LOAD) * CAPPED_GROWTH ** k for k in range(1, 5)]
     last = table_size(60_000 + low.firings)
-    assert sizes[60_000] == [*doubled[:3], last]                        # the cap's table, not 109,248
-    assert 60_000 > int(doubled[2] * CAPPED_LOAD) and 60_000 <= int(last * MAX_LOAD)
-    assert sizes[200_000] == doubled[:5]
-    assert 90_000 <= int(doubled[4] * CAPPED_LOAD)
+    assert sizes[60_000] == [*doubled[:2], last]                        # the cap's table, not 81,928
+    assert int(doubled[1] * CAPPED_LOAD) < 60_000 <= int(last * MAX_LOAD)
+    assert sizes[200_000] == doubled[:4]
+    assert int(doubled[3] * CAPPED_LOAD) >= 90_000
     assert len(sizes[200_000]) < len(sizes[None])
     for cap, space in ((60_000, low), (200_000, high)):
         assert space.peak_bytes <= 16 * cap

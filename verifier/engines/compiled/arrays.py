@@ -37,7 +37,11 @@ memory-mapped: `spill`): the process holds the table and the links, and the syst
 drops when memory runs short, are not held against the limit. Lookups read a state only where
 its slot's tag matches. A search known to store at least some states (a monitor product: its
 model's; `search.first_capacity`) is given room for them from the start: its table is not filled
-again on the way there (in the file at once where they would pass `spill_bytes`).
+again on the way there (in the file at once where they would pass `spill_bytes`). With a cap its
+first table is FIRST_LOAD full with them (10 bytes a state it is known to store), so it first
+doubles past 1.5 times them: a WTactics product has 1.2 times its model's states, an Aeon's End
+product exactly as many (where a table sized for them at CAPPED_LOAD filled again from all of them
+at once to make room for the last state's successors).
 """
 from __future__ import annotations
 
@@ -54,6 +58,7 @@ from verifier.resources.memory import hold_spill_file
 
 MAX_LOAD = 0.8                 # the visited table's slots that may be full
 CAPPED_LOAD = 0.6              # full past this, a capped search's table doubles (but its cap's table: MAX_LOAD)
+FIRST_LOAD = 0.4               # a capped search's first table, this full with the states it is sized for
 GROWTH = 1.4                   # the table's growth in a search without a state cap
 CAPPED_GROWTH = 2              # and with one (never past the table of the cap's states)
 KEY_GROWTH = 16                # the states' array grows by 1/KEY_GROWTH (at least MIN_KEY_GROWTH states)
@@ -176,7 +181,7 @@ class SearchArrays:
         self.graph = _Recorder(capacity) if edges else None
         size = table_size(capacity)
         if max_states is not None:
-            size = max(size, min(table_size(capacity, CAPPED_LOAD), table_size(max_states)))
+            size = max(size, min(table_size(capacity, FIRST_LOAD), table_size(max_states)))
         self._table = Mapping(np.uint32, (size,))
         self.table = self._table.array(size)
         self.bits = index_bits(size)
