@@ -8,6 +8,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -121,10 +122,54 @@ def test_a_sigterm_whose_exception_was_swallowed_is_still_remembered():
         assert not was_terminated()
         try:
             os.kill(os.getpid(), signal.SIGTERM)
-            for _ in range(10_000):          # the handler runs between two bytecodes
+            for _ in range(10_000):          # where Z3's wrapper returned first: raised here
                 pass
         except Terminated:                   # swallowed, as the hook does
             pass
         assert was_terminated()
     with terminate_on_sigterm():
         assert not was_terminated()           # each run starts afresh
+
+
+def _inside_z3(thread_id: int) -> bool:
+    frame = sys._current_frames().get(thread_id)
+    while frame is not None:
+        if frame.f_code.co_name.startswith("Z3_solver_check"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+LONG_QUERY = 300_000_000       # Z3's resource units for a query that runs for a minute or more
+
+
+def test_a_sigterm_reaches_a_run_waiting_in_z3():
+    """Python runs a signal's handler only between two bytecodes of the main thread: a SIGTERM that
+    came while a Z3 query ran had to wait for the query's end (minutes for the Spacer query of a
+    small model), and the Terminated its handler raised inside a Z3 callback was dropped by ctypes.
+    The watch thread interrupts Z3 (the query ends with a small part of its resource units spent)
+    and the handler raises in the run's own code. The signal is sent once the main thread is
+    inside the query (read from its frames: no clock)."""
+    import z3
+    x, y, z = z3.Ints("x y z")
+    solver = z3.Solver()
+    solver.set("rlimit", LONG_QUERY)
+    solver.add(x > 0, y > 0, z > 0, x * x * x + y * y * y == z * z * z)
+    main = threading.get_ident()
+
+    def send() -> None:
+        while not _inside_z3(main):
+            threading.Event().wait(0.01)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    sender = threading.Thread(target=send, daemon=True)
+    answers = []
+    with terminate_on_sigterm():
+        sender.start()
+        with pytest.raises(Terminated):
+            answers.append(solver.check())
+            for _ in range(10_000):          # where Z3's wrapper returned first: raised here
+                pass
+    sender.join()
+    spent = solver.statistics().get_key_value("rlimit count")
+    assert answers in ([], [z3.unknown]) and spent < LONG_QUERY // 2 and was_terminated()

@@ -60,11 +60,77 @@ class Terminated(BaseException):
 
 
 _terminated = [False]     # SIGTERM came: kept where the `Terminated` it raised was swallowed
+STOPPING = {signal.SIGTERM: Terminated, signal.SIGINT: KeyboardInterrupt}
 
 
 def _raise_terminated(_signum, _frame) -> None:
     _terminated[0] = True
     raise Terminated()
+
+
+class _SignalWatch(threading.Thread):
+    """SIGTERM and SIGINT heard where the main thread cannot act on them: Python's own handler only
+    writes the signal's number to the wakeup pipe while the main thread is inside a call into C
+    (a Z3 query may run for minutes), and the exception a handler raises inside one of Z3's
+    callbacks is only printed and dropped by ctypes. Once one of them came, this thread interrupts
+    Z3 every INTERRUPT_EVERY seconds until the block ends, and sends the signal again each time its
+    exception was dropped (`_unraisable`), so that it is raised in the run's own code."""
+
+    def __init__(self, reader: int):
+        super().__init__(daemon=True, name="turnproof-signals")
+        self.reader = reader
+        self.stopped = threading.Event()
+        self.dropped: list[int] = []       # the signals whose exception was dropped, to send again
+        self.main = threading.main_thread().ident
+
+    def run(self) -> None:
+        heard: int | None = None
+        while heard is None:
+            try:
+                numbers = os.read(self.reader, 64)
+            except OSError:
+                return
+            if not numbers or self.stopped.is_set():
+                return
+            heard = next((n for n in numbers if n in STOPPING), None)
+        while not self.stopped.wait(INTERRUPT_EVERY):
+            interrupt_z3()
+            while self.dropped and self.main is not None:
+                signal.pthread_kill(self.main, self.dropped.pop())
+
+
+def _unraisable(watch: _SignalWatch, previous):
+    """sys.unraisablehook: a Terminated or KeyboardInterrupt dropped (raised inside a C library's
+    callback or an at-fork hook) is sent again by `watch`; anything else is printed as before."""
+    def hook(unraisable) -> None:
+        for signum, kind in STOPPING.items():
+            if isinstance(unraisable.exc_value, kind):
+                watch.dropped.append(signum)
+                return
+        previous(unraisable)
+    return hook
+
+
+@contextmanager
+def _watching_signals() -> Iterator[None]:
+    """Within the block (main thread), SIGTERM and SIGINT reach the run even while it waits in Z3."""
+    reader, writer = os.pipe()
+    os.set_blocking(writer, False)
+    watch = _SignalWatch(reader)
+    previous_fd = signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _unraisable(watch, previous_hook)
+    watch.start()
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous_hook
+        signal.set_wakeup_fd(previous_fd)
+        watch.stopped.set()
+        os.write(writer, b"\0")         # wakes its read (a forked worker may hold the pipe open)
+        watch.join()
+        os.close(writer)
+        os.close(reader)
 
 
 def was_terminated() -> bool:
@@ -76,14 +142,16 @@ def was_terminated() -> bool:
 
 @contextmanager
 def terminate_on_sigterm() -> Iterator[None]:
-    """Within the block SIGTERM raises `Terminated` (main thread only; elsewhere a no-op)."""
+    """Within the block SIGTERM raises `Terminated` and SIGINT `KeyboardInterrupt`, even where the
+    main thread waits in Z3 (`_SignalWatch`) (main thread only; elsewhere a no-op)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _terminated[0] = False
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        yield
+        with _watching_signals():
+            yield
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -366,6 +434,8 @@ def default_signals_in_child() -> None:
     armed again (interval timers and threads are not inherited), cutting the worker at --timeout."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if threading.current_thread() is threading.main_thread():
+        signal.set_wakeup_fd(-1)        # the parent's pipe: its watch thread is not in this process
     _state.interrupter = None           # the parent's thread: not in this process
     if _state.alarm is None:
         return
