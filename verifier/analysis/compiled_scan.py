@@ -121,9 +121,8 @@ def scan_source(lay: Layout, bans: Sequence[int]) -> ScanSource:
                "def applies(p, keys, i, out, acts, count):" if rows else "def applies(p, s, out, acts, count):",
                *read, "    r = False", "    try:",
                *(tests or ["        r = False"]), "    except Exception:", "        r = False", "    return r"]
-    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, MODEL, MODEL_INNER, "
+    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, INNER, OPTIONS, "
             "STATES, ROWS, EXPAND_SIGNATURE, EXPAND_ROWS_SIGNATURE, _bad_index, _div, _mod, _opaque, _rd)\n\n"
-            "OPTIONS, INNER = MODEL, MODEL_INNER\n"
             f"APPLIES_SIGNATURE = {APPLIES_ROWS if rows else APPLIES}\n"
             "# called from Python only as first-class functions (`kernel_source`): no CPython wrapper (a quarter\n"
             "# less compile time)\nOPTIONS = {**OPTIONS, \"no_cpython_wrapper\": True}\n")

@@ -277,33 +277,8 @@ WATCHED_ROWS_SIGNATURE = types.boolean(types.int64, ROWS, types.int64)          
 
 RUNTIME = SIGNATURES + '''\
 from numba import njit
-from numba.core import typed_passes, untyped_passes
-from numba.core.compiler import CompilerBase, DefaultPassBuilder, PassManager
 
 INT = types.int64
-
-
-class Lean(CompilerBase):
-    """Numba's nopython pipeline without the passes that find nothing to do in a model's generated code
-    (no with-block, closure, array expression, inlined overload or rewritable constant): 12-20 % of a
-    model module's cold compile (bench/README.md, "Compile once"); LLVM optimises the same either way."""
-
-    LEFT_OUT = (untyped_passes.WithLifting, untyped_passes.InlineClosureLikes, untyped_passes.RewriteSemanticConstants,
-                untyped_passes.DeadBranchPrune, untyped_passes.GenericRewrites, typed_passes.NopythonRewrites,
-                typed_passes.InlineOverloads)
-
-    def define_pipelines(self):
-        pm = PassManager("lean")
-        for kind, doc in DefaultPassBuilder.define_nopython_pipeline(self.state).passes:
-            if kind not in self.LEFT_OUT:
-                pm.add_pass(kind, doc)
-        pm.finalize()
-        return [pm]
-
-
-# a model's generated functions (`module_source`, `compiled_scan.scan_source`) compile through `Lean`
-MODEL = {**OPTIONS, "pipeline_class": Lean}
-MODEL_INNER = {**INNER, "pipeline_class": Lean}
 
 
 class ModelError(Exception):
@@ -411,9 +386,9 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
                "def watched(k, keys, i):" if rows else "def watched(k, s):", *read,
                *(f"    {'elif' if k else 'if'} k == {k}:\n        return bool({test})" for k, test in enumerate(tests)),
                "    return False"]
-    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, MODEL, MODEL_INNER, STATES, "
-            "ROWS, EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, _bad_index, _div, "
-            "_mod, _opaque, _rd)\n\nOPTIONS, INNER = MODEL, MODEL_INNER\n")
+    head = (f"from numba import njit, types\n\nfrom {cache.module_name(RUNTIME)} import (INT, INNER, OPTIONS, STATES, ROWS, "
+            "EXPAND_SIGNATURE, WATCH_SIGNATURE, EXPAND_ROWS_SIGNATURE, WATCH_ROWS_SIGNATURE, _bad_index, _div, "
+            "_mod, _opaque, _rd)\n")
     text = opaque_literals(without_labels("\n\n".join([head, *helpers, *functions, "\n".join(watch_all),
                                                         "\n".join(watched)]) + "\n"))
     return replace(module_shape(lay), text=text)
