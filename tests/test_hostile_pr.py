@@ -286,6 +286,20 @@ def test_a_model_error_is_exit_2_named_as_one(tmp_path, capsys, model, command):
     assert "by the budget" not in out + err and "a larger --timeout" not in err
 
 
+def test_a_model_error_beside_a_failed_claim_names_the_exit_it_gives(tmp_path, capsys):
+    """A claim not as expected outranks the model error (exit 1); the closing line says so, never
+    'exit 2' on a run that exits 1."""
+    (tmp_path / "claims.yaml").write_text("claims:\n"
+                                          "  - {id: starts-at-one, says: n starts at one, invariant: n == 1}\n"
+                                          "  - {id: bounded, says: n stays in range, invariant: n <= 3}\n",
+                                          encoding="utf-8")
+    code, _, err = run(capsys, "check", str(HOSTILE / "models" / "pop_empty.yaml"), "-p", str(tmp_path / "claims.yaml"),
+                       *QUICK, "--no-consistency")
+    assert code == 1 and "model error" in err and "(exit 1: a claim or finding is not as expected as well)" in err
+    code, _, err = run(capsys, "check", str(HOSTILE / "models" / "pop_empty.yaml"), *QUICK, "--no-consistency")
+    assert code == 2 and "(exit 2)" in err
+
+
 def test_mutate_without_claims_or_analyses_names_a_model_error(tmp_path, capsys):
     """The equivalence search alone meets it: the original is refused (exit 2), never 'a budget cut'."""
     (tmp_path / "none.yaml").write_text("claims: []\n", encoding="utf-8")

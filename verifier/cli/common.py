@@ -304,14 +304,17 @@ def left_unknown(runs: Sequence[ModelRun]) -> bool:
 
 def model_error_note(runs: Sequence[ModelRun]) -> str:
     """Closing lines (for standard error) naming each model error met: the model itself fails in
-    a state its trace reaches (shown with the claim), which no budget changes (exit 2)."""
+    a state its trace reaches (shown with the claim), which no budget changes (exit 2, or 1 where
+    a claim or finding is not as expected too)."""
     errors = [error for run in runs for error in run.model_errors]
     if not errors:
         return ""
     shown = errors[:10] + ([f"and {len(errors) - 10} more"] if len(errors) > 10 else [])
+    code = exit_code(runs)
+    why = "exit 2" if code == EXIT_ERROR else f"exit {code}: a claim or finding is not as expected as well"
     return "".join(f"{printable(e, keep_newlines=False)}\n" for e in shown) + (
         "the model itself fails there (not a budget: more time or memory changes nothing); fix the rule the trace "
-        "ends with (exit 2)\n")
+        f"ends with ({why})\n")
 
 
 def warnings_note(runs: Sequence[ModelRun]) -> str:
