@@ -41,10 +41,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 from verifier.analysis.context import Context, Visitor
-from verifier.ir.expr import App, Const, Expr, Index, Op, Param, Var, conjuncts, state_vars, walk
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, conjuncts, state_vars, walk
 from verifier.ir.model import RULES, Action, ActionKind, BoolType, EnumType, IntType, Modality, Model, type_bounds
 from verifier.resources import Budget
 from verifier.result import Finding
@@ -287,8 +287,19 @@ def _bound(subject: tuple, op: Op, value: int) -> tuple[tuple, Op, int]:
 def _closed(e: Expr) -> bool:
     """An integer term of the state and the parameters alone: variables, array elements,
     parameters, constants and arithmetic over them (no choice, no bound name, no condition)."""
-    return all(isinstance(n, (Var, Index, Param, Const)) or (isinstance(n, App) and n.op in _ARITHMETIC)
-               for n in walk(e))
+    return all(_closed_node(n) for n in walk(e))
+
+
+def _closed_node(n: Expr) -> bool:
+    match n:
+        case Var() | Index() | Param() | Const():
+            return True
+        case App():
+            return n.op in _ARITHMETIC
+        case Local() | Quant():
+            return False
+        case _:
+            assert_never(n)
 
 
 _ARITHMETIC = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MOD, Op.NEG, Op.MIN, Op.MAX, Op.ABS})
