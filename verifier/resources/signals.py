@@ -52,6 +52,7 @@ DEFER_MOST = 2.0        # ... at most this many seconds (and this long inside Z3
 DEFER_SECONDS = 0.05    # between two looks
 INTERRUPT_EVERY = 0.05  # seconds between two interrupts of Z3 once the cut is due
 POLL_SECONDS = 0.5      # between two looks of the default deadline's watchdog at the run's CPU seconds
+WATCH_STACK = 256 << 10  # the signal watch thread's stack: it reads a pipe and interrupts Z3
 PACKAGE = (str(Path(__file__).parent.parent), str(Path(__file__).resolve().parent.parent))   # as imported, resolved
 
 
@@ -120,7 +121,11 @@ def _watching_signals() -> Iterator[None]:
     previous_fd = signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
     previous_hook = sys.unraisablehook
     sys.unraisablehook = _unraisable(watch, previous_hook)
-    watch.start()
+    stack = threading.stack_size(WATCH_STACK)    # not the default 8 MB of address space (a run under ulimit -v)
+    try:
+        watch.start()
+    finally:
+        threading.stack_size(stack)
     try:
         yield
     finally:
