@@ -53,17 +53,24 @@ def _no_memory_for_numpy(*_a, **_k):
         raise ImportError("Importing the numpy C-extensions failed.") from err
 
 
+def _no_room_for_a_thread(*_a, **_k):
+    """What threading says where the address-space limit leaves no room for a thread's stack."""
+    raise RuntimeError("can't start new thread")
+
+
 def _import_bug(*_a, **_k):
     raise ImportError("cannot import name 'gone' from 'verifier.engines'")
 
 
 @pytest.mark.parametrize(("broken", "code", "words"), [
     (_no_memory_for_numpy, 3, "UNKNOWN: out of memory: a library could not be loaded"),
+    (_no_room_for_a_thread, 3, "UNKNOWN: out of memory: a library could not be loaded or a thread started"),
     (_import_bug, 4, "internal error"),
 ])
 def test_a_library_that_cannot_load_for_want_of_memory_is_unknown_not_a_bug(monkeypatch, capsys, broken, code,
                                                                             words):
     monkeypatch.setattr(verifier.runner, "check_model", broken)
+    monkeypatch.setattr(verifier.cli, "_address_space_limited", lambda: True)
     assert main(ARGS) == code
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err

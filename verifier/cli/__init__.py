@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
             if debug:
                 traceback.print_exc()
             if _for_want_of_memory(err):
-                print(f"UNKNOWN: out of memory: a library could not be loaded ({type(err).__name__}: "
+                print(f"UNKNOWN: out of memory: a library could not be loaded or a thread started ({type(err).__name__}: "
                       f"{_one_line(err)}); nothing was decided; raise the memory limit (ulimit -v, the "
                       "cgroup)", file=sys.stderr)
                 return EXIT_UNKNOWN
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
 def _for_want_of_memory(err: BaseException) -> bool:
     """Whether `err`, or an error that caused it, is a library failing to load for want of
     memory (a lazy import of numpy's, Numba's or Z3's native code under a tight ulimit -v or
-    cgroup): the run's budget, not a bug."""
+    cgroup), or a thread that could not start under ulimit -v: the run's budget, not a bug."""
     seen: set[int] = set()
     at: BaseException | None = err
     while at is not None and id(at) not in seen:
@@ -157,6 +157,8 @@ def _for_want_of_memory(err: BaseException) -> bool:
         if "failed to map segment" in words or "cannot allocate memory" in words:
             return True
         if "libz3" in words and "not found" in words and _address_space_limited():   # Z3's loader hides why
+            return True
+        if "can't start new thread" in words and _address_space_limited():           # no room for its stack
             return True
         at = at.__cause__ or at.__context__
     return False
