@@ -18,6 +18,7 @@ from verifier.cli import main
 from verifier.cli.common import DEFAULT_TIMEOUT
 from verifier.portfolio.auto import AutoEngine
 from verifier.resources import Backstop, CpuDeadlineClock, ManualClock, MonotonicClock, StopKind, TreeCpuClock, signals
+from verifier.resources import clock as clocks
 from verifier.resources.clock import HANG_FACTOR, UnstarvedClock, own_times, tree_waits
 
 FIXTURES = Path(__file__).parent / "fixtures" / "core"
@@ -73,9 +74,47 @@ def test_the_tree_clock_counts_running_children_and_the_grandchildren_they_reape
             os.close(fd)
 
 
+def test_the_tree_clock_reads_the_same_descendants_as_a_scan_of_every_process(monkeypatch):
+    """The run's processes are found from its own /proc entries (each thread's children) as a scan of
+    every process's parent finds them: a running grandchild, and a child a thread other than the
+    main one started, among them."""
+    if not clocks._lists_children():
+        pytest.skip("this kernel does not list a thread's children in /proc")
+    go_r, go_w = os.pipe()
+    ready_r, ready_w = os.pipe()
+
+    def child() -> None:
+        _fork(lambda: os.read(go_r, 1))          # a grandchild, running
+        os.write(ready_w, b"x")
+        os.read(go_r, 1)
+
+    def thread() -> None:                       # its child is listed under it while it runs
+        pids.append(_fork(lambda: os.read(go_r, 1)))
+        forked.set()
+        read.wait()
+
+    pids = [_fork(child)]
+    forked, read = threading.Event(), threading.Event()
+    started = threading.Thread(target=thread)
+    started.start()
+    try:
+        assert os.read(ready_r, 1) == b"x" and forked.wait(60)
+        found = clocks._descendants(os.getpid())
+        monkeypatch.setattr(clocks, "_lists_children", lambda: False)
+        assert sorted(found) == sorted(clocks._descendants(os.getpid()))
+        assert set(pids) <= set(found) and len(found) >= 3
+    finally:
+        read.set()
+        started.join()
+        os.write(go_w, b"xxx")
+        for pid in pids:
+            os.waitpid(pid, 0)
+        for fd in (ready_r, ready_w, go_r, go_w):
+            os.close(fd)
+
+
 def test_without_proc_the_cpu_clock_counts_this_process_and_the_children_it_reaped(monkeypatch):
     """The documented limit outside Linux: a running child is counted once it is reaped, not before."""
-    from verifier.resources import clock as clocks
     monkeypatch.setattr(clocks, "tree_ticks", lambda _root: None)
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()

@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Protocol
 
 HANG_FACTOR = 8.0      # the default deadline's limit against hangs: this many times its CPU seconds, in wall-clock seconds
@@ -109,14 +110,40 @@ def tree_waits(root: int) -> dict[int, int] | None:
 
 def _descendants(root: int) -> list[int]:
     """The running (or not yet reaped) descendants of `root`, at any depth, from /proc (each parent
-    listed before its children, and read before them by the callers)."""
-    children = _children_map()
+    listed before its children, and read before them by the callers): only the run's own processes
+    read (`_children`), where the kernel lists each one's children; else the parent of every process
+    on the machine (`_children_map`)."""
+    children = _children if _lists_children() else _children_map().get
     out: list[int] = []
-    todo = list(children.get(root, ()))
+    todo = list(children(root) or ())
     while todo:
         pid = todo.pop()
         out.append(pid)
-        todo += children.get(pid, ())
+        todo += children(pid) or ()
+    return out
+
+
+@cache
+def _lists_children() -> bool:
+    """Whether /proc lists each thread's children (a kernel built with CONFIG_PROC_CHILDREN)."""
+    pid = os.getpid()
+    return os.path.exists(f"/proc/{pid}/task/{pid}/children")
+
+
+def _children(pid: int) -> list[int]:
+    """The running (or not yet reaped) children of `pid`, those each of its threads started
+    (/proc/<pid>/task/<tid>/children); none once it is gone."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                out += map(int, fh.read().split())
+        except OSError:                 # the thread ended meanwhile
+            continue
     return out
 
 
