@@ -1,7 +1,8 @@
 """The moves of a trace rebuilt from a path of packed states (`compact.firings_along`, used by the
-compact and compiled stores and the analyses' traces) are found by the reference semantics, one
-firing at a time: each is the generated expander's first firing that reaches the next state, as
-the searches stored it; a model error after that firing, in the same state, changes nothing."""
+compact and compiled stores and the analyses' traces) are found by the model's expander where it
+has been generated already, else by the reference semantics, one firing at a time: either way
+each is the generated expander's first firing that reaches the next state, as the searches stored
+it; a model error after that firing, in the same state, changes nothing."""
 from __future__ import annotations
 
 import itertools
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_explicit_differential import models
 
-from verifier.engines.bfsgen import packing_of
+from verifier.engines.bfsgen import compile_expander, generated_expander, packing_of
 from verifier.engines.compact import firings_along, firings_of
 from verifier.engines.explicit import explore
 from verifier.ir.expr import App, Const, Index, Op, Var
@@ -36,9 +37,13 @@ def test_each_move_is_the_expanders_first_firing_to_the_next_state(model, data):
         return
     i = data.draw(st.integers(0, len(space.packed) - 1))
     states, _moves = space.path_to(i)
-    lay = space.lay
+    lay = layout(space.lay.model)            # a layout of its own: no expander generated yet
     keys = [packing_of(lay).pack(s) for s in states]
-    assert firings_along(lay, keys) == expanders_first_firings(lay, keys)
+    assert generated_expander(lay) is None
+    by_semantics = firings_along(lay, keys)
+    assert by_semantics == expanders_first_firings(space.lay, keys)
+    compile_expander(lay)
+    assert firings_along(lay, keys) == by_semantics
 
 
 def test_a_model_error_later_in_the_state_leaves_the_move_found():
@@ -55,4 +60,6 @@ def test_a_model_error_later_in_the_state_leaves_the_move_found():
     lay = layout(model)
     pack = packing_of(lay).pack
     keys = [pack((0, 0, 0)), pack((1, 0, 0)), pack((2, 0, 0))]
+    assert [(a.name, c) for a, c in firings_along(lay, keys)] == [("step", ()), ("step", ())]
+    compile_expander(lay)                    # by the expander now
     assert [(a.name, c) for a, c in firings_along(lay, keys)] == [("step", ()), ("step", ())]

@@ -295,6 +295,11 @@ def compile_expander(lay: Layout) -> Expander:
     return code.expander
 
 
+def generated_expander(lay: Layout) -> Expander | None:
+    """The layout's expander if it has been generated already, else None (generating it is not free)."""
+    return _code_of(lay).expander
+
+
 def _compile_expander(lay: Layout) -> Expander:
     model = lay.model
     labels = Labels()
