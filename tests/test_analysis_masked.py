@@ -120,3 +120,22 @@ def test_lookups_and_the_first_state_outside_are_the_python_sets(case, others):
         for limit in (0, len(asked) // 2, len(asked)):
             assert theirs.first_outside(mine, limit) == \
                 next((i for i, y in enumerate(asked[:limit]) if y not in want), None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(CASES, st.lists(st.integers(0, (1 << 192) - 1), max_size=12), st.sampled_from([1, 2, 1 << 20]))
+def test_the_first_state_outside_is_the_same_with_the_states_merged(case, others, chunk):
+    """Given the other states masked too (`mine`), past the first of them the rest are merged
+    (`holds_all`, a block of `chunk` sorted values at a time): the same answer as the scan's."""
+    space, _fields, mask, _x, hashing = case
+    with mock.patch.multiple(masked, hash_rows=hashing, FIRST_CHUNK=1, MASK_CHUNK=chunk):
+        theirs = MaskedStates(space, mask)
+        asked = [y & mask for y in list(space.packed) + others]
+        want = {y & mask for y in space.packed}
+        space_asked = SimpleNamespace(packed=asked)
+        mine = MaskedStates(space_asked, mask)
+        if theirs.words == mine.words == 1:
+            assert theirs.holds_all(mine) == all(y in want for y in asked)
+        for limit in (0, len(asked) // 2, len(asked)):
+            assert theirs.first_outside(space_asked, limit, mine) == \
+                next((i for i, y in enumerate(asked[:limit]) if y not in want), None)

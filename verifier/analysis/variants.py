@@ -17,7 +17,8 @@
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -73,25 +74,42 @@ def behaviour_findings(ctxs: Sequence[Context]) -> list[Finding]:
     if len(ctxs) < 2:
         return []
     ref = ctxs[0]
-    kept: dict[int, MaskedStates] = {}        # the reference's states masked, compared with each other reading
-
-    def masked_of(ctx: Context, mask: int) -> MaskedStates:
-        from verifier.analysis.masked import MaskedStates
-
-        if ctx is not ref:
-            return MaskedStates(ctx.space, mask)
-        if mask not in kept:
-            kept.clear()                      # one mask at a time (readings that declare the same variables share it)
-            kept[mask] = MaskedStates(ctx.space, mask)
-        return kept[mask]
-
+    masks = _Masks(ref)
     out = []
     for other in ctxs[1:]:
-        for a, b in ((other, ref), (ref, other)):
-            f = _first_difference(a, b, ref, masked_of)
-            if f is not None:
-                out.append(f)
+        back = _first_difference(ref, other, ref, masks)     # first: the other way merges with the states it masks
+        there = _first_difference(other, ref, ref, masks)
+        out += [f for f in (there, back) if f is not None]
+        masks.done(other)
     return out
+
+
+@dataclass
+class _Masks:
+    """The readings' states masked (`MaskedStates`), kept while they are compared: the reference's
+    (one mask at a time: readings that declare the same variables share it) and the other reading's."""
+
+    ref: Context
+    kept: dict[tuple[int, int], MaskedStates] = field(default_factory=dict)    # (id of the context, mask) ->
+
+    def of(self, ctx: Context, mask: int) -> MaskedStates:
+        from verifier.analysis.masked import MaskedStates
+
+        key = (id(ctx), mask)
+        if key not in self.kept:
+            if ctx is self.ref:
+                self.done(ctx)
+            self.kept[key] = MaskedStates(ctx.space, mask)
+        return self.kept[key]
+
+    def at_hand(self, ctx: Context, mask: int) -> MaskedStates | None:
+        """`ctx`'s states masked, where they are kept."""
+        return self.kept.get((id(ctx), mask))
+
+    def done(self, ctx: Context) -> None:
+        """`ctx`'s masked states dropped."""
+        for key in [key for key in self.kept if key[0] == id(ctx)]:
+            del self.kept[key]
 
 
 def _shared(a: Context, b: Context) -> list[str]:
@@ -152,15 +170,14 @@ def _shown(ctx: Context, names: list[str], projected: tuple) -> dict:
     return out
 
 
-def _first_difference(a: Context, b: Context, ref: Context,
-                      masked_of: Callable[[Context, int], MaskedStates]) -> Finding | None:
-    """The shallowest state of `a` whose projection `b` never reaches (`masked_of`: a reading's states masked)."""
+def _first_difference(a: Context, b: Context, ref: Context, masks: _Masks) -> Finding | None:
+    """The shallowest state of `a` whose projection `b` never reaches (`masks`: the readings' states masked)."""
     if a.space is None or b.space is None or not b.complete:
         return None
     names = _shared(a, b)
     if not names:
         return None
-    found = _unmatched(a, b, names, masked_of)
+    found = _unmatched(a, b, names, masks)
     if found is None:
         return None
     i, target, near, diff = found
@@ -201,17 +218,18 @@ def _first_difference(a: Context, b: Context, ref: Context,
                    variant=a.variant, span=decl.span if decl is not None else a.model.span)
 
 
-def _unmatched(a: Context, b: Context, names: list[str], masked_of: Callable[[Context, int], MaskedStates]):
+def _unmatched(a: Context, b: Context, names: list[str], masks: _Masks):
     """(index of the shallowest state of `a` whose projection `b` never reaches, that projection,
     the closest projection `b` reaches, the names where they differ), or None. Where the shared
-    variables sit at the same bits in both packings, `b`'s states masked to them (`masked_of`)."""
+    variables sit at the same bits in both packings, `b`'s states masked to them (`masks`), and
+    `a`'s where kept."""
     pa, pb = _projectors(a, b, names)
     limit = len(a.space.states) if a.space.error is None else a.space.error[0]
     fields = _shared_fields(a, b, names)
     if fields is not None:      # same bits in both packings: compare packed states, masked
         mask = sum(((1 << w) - 1) << sh for sh, w in fields)
-        theirs = masked_of(b, mask)
-        i = theirs.first_outside(a.space, limit)
+        theirs = masks.of(b, mask)
+        i = theirs.first_outside(a.space, limit, masks.at_hand(a, mask))
         if i is None:
             return None
         target = pa(a.space.states[i])
