@@ -9,14 +9,18 @@ states, each part alone on `time.process_time()` (CPU of this process, min of th
 - fill: the stored states into a fresh table, at 80 % full (`MAX_LOAD`, the cap's table at its end),
   at 60 % (`CAPPED_LOAD`, where a capped search's table doubles) and at 40 % (just after a doubling);
 - lookups: every successor of every stored state looked up in that table one at a time, in BFS order
-  (`loop.find`, the search loop's probe without its stores and with no slot fetched ahead).
-
-The search itself (its growths, stores, links and the slots fetched ahead) is `bench.compiled`'s.
+  (`loop.find`, the search loop's probe without its stores and with no slot fetched ahead);
+- search: the search itself (its growths, stores, links and the slots fetched ahead; as `bench.compiled`'s),
+  again in the same process, its table grown as shipped (`arrays.JUMP`: to the cap's table once the
+  states pass 1/JUMP of the cap) and, alternated with it, doubling all the way ("doubling"); the
+  median of the repetitions, not their min.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
+from unittest import mock
 
 import numpy as np
 
@@ -60,13 +64,15 @@ def _kernels():
 
 def split(name: str, repeat: int) -> dict[str, float]:
     from bench.compiled import CASES
+    from verifier.engines.compiled import arrays
     from verifier.engines.compiled.arrays import CAPPED_LOAD, MAX_LOAD, Mapping, index_bits, table_size
     from verifier.engines.compiled.search import explore_compiled
     from verifier.portfolio.stores import COMPILED_STATES
     from verifier.resources import Budget
 
     case = next(c for c in CASES if c.name == name)
-    space = explore_compiled(case.load(), Budget(max_states=COMPILED_STATES))
+    model = case.load()
+    space = explore_compiled(model, Budget(max_states=COMPILED_STATES))
     if space.words != 1 or space.expand is None:
         raise SystemExit(f"{name}: states of {space.words} words (this bench measures one-word states)")
     loop, successors, lookups = _kernels()
@@ -83,6 +89,14 @@ def split(name: str, repeat: int) -> dict[str, float]:
             times.append(time.process_time() - start)
         return min(times)
 
+    searches: dict[str, list[float]] = {"search": [], "search, doubling": []}
+    for _ in range(repeat):
+        for part, jump in (("search", arrays.JUMP), ("search, doubling", 0)):
+            with mock.patch.object(arrays, "JUMP", jump):
+                start = time.process_time()
+                explore_compiled(model, Budget(max_states=COMPILED_STATES))
+                searches[part].append(time.process_time() - start)
+    result.update((part, statistics.median(times)) for part, times in searches.items())
     result["expand"] = best(lambda: successors(space.expand, keys, out, acts, count, succ))
     for load in (MAX_LOAD, CAPPED_LOAD, MAX_LOAD / 2):
         size = table_size(len(keys), load)

@@ -2,8 +2,8 @@
 the search's own steps or to any larger size, small ones included, every stored state is found
 at its index and no other state is found, and the table holds the same slots as one of its size
 filled afresh from the states; states of one word and of several, held in memory or in a file
-(spilled). The growth's steps: doubling up to the table of the state cap's states, by GROWTH
-without a cap; the search's states, order and parents the same whatever the steps
+(spilled). The growth's steps: doubling while small, then at once the table of the state cap's
+states, by GROWTH without a cap; the search's states, order and parents the same whatever the steps
 (the searches' own differentials, `test_compiled_store.py`, compare searches grown from one
 state's room with ones sized past their states)."""
 from __future__ import annotations
@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from test_compact_store import counter
 
 from verifier.engines.compiled import cache
-from verifier.engines.compiled.arrays import CAPPED_GROWTH, CAPPED_LOAD, FIRST_LOAD, GROWTH, MAX_LOAD, SearchArrays, table_size
+from verifier.engines.compiled.arrays import (
+    CAPPED_GROWTH,
+    CAPPED_LOAD,
+    FIRST_LOAD,
+    GROWTH,
+    JUMP,
+    SearchArrays,
+    table_size,
+)
 from verifier.engines.compiled.numbagen import RUNTIME, loop_source
 from verifier.engines.compiled.search import explore_compiled
 from verifier.resources import Budget
@@ -73,38 +81,43 @@ def test_a_grown_table_finds_every_stored_state_and_no_other(words, seed, n, spr
     assert grown.spilled == spilled
 
 
-def test_the_table_doubles_up_to_the_cap_s_table_and_grows_by_growth_without_a_cap():
+def test_the_table_doubles_while_small_then_grows_to_the_cap_s_table_and_by_growth_without_a_cap():
     """The steps a search's table takes (counter(300): 90,000 states): without a cap by GROWTH
-    (at most 16 bytes a state at the peak, MAX_LOAD full); with a cap of 60,000 from a first table
-    FIRST_LOAD full, doubling once CAPPED_LOAD full up to that cap's table (and one state's
-    successors), not past it, which fills up to MAX_LOAD; with a cap of 200,000 doubling. The same
-    search in all three, and the arrays never past 16 bytes a state of the cap."""
+    (at most 16 bytes a state at the peak, MAX_LOAD full); with a cap from a first table FIRST_LOAD
+    full, doubling once CAPPED_LOAD full while the states are fewer than 1/JUMP of the cap, then
+    at once the cap's table (and one state's successors), which fills up to MAX_LOAD: with a cap
+    of 60,000 the first growth already, with 200,000 the second, with 4,000,000 never (doubling
+    only). The same search in all, and the arrays never past 16 bytes a state of the cap."""
     model = counter(300)
     sizes: dict[int | None, list[int]] = {}
     searches = {}
     regrow = SearchArrays._regrow
-    for cap in (None, 60_000, 200_000):
+    caps = (None, 60_000, 200_000, 4_000_000)
+    for cap in caps:
         sizes[cap] = []
         with mock.patch.object(SearchArrays, "_regrow",
                                new=lambda self, loop, size, stored, steps=sizes[cap]: (steps.append(size),
                                                                                      regrow(self, loop, size, stored))):
             searches[cap] = explore_compiled(model, Budget(max_states=cap))
-    plain, low, high = searches[None], searches[60_000], searches[200_000]
-    assert len(plain) == 90_000 and len(low) == 60_000 and len(high) == 90_000 and high.complete
+    plain, low = searches[None], searches[60_000]
+    assert len(plain) == 90_000 and len(low) == 60_000 and not low.complete
     assert np.array_equal(low.keys, plain.keys[:60_000]) and np.array_equal(low.parent, plain.parent[:60_000])
-    assert np.array_equal(high.keys, plain.keys) and np.array_equal(high.parent, plain.parent)
+    for cap in caps[2:]:
+        assert searches[cap].complete
+        assert np.array_equal(searches[cap].keys, plain.keys) and np.array_equal(searches[cap].parent, plain.parent)
     first = table_size(4096)
     assert sizes[None] == [int(s * GROWTH) for s in [first, *sizes[None][:-1]]]
     assert plain.peak_bytes <= 16 * len(plain)
     doubled = [table_size(4096, FIRST_LOAD) * CAPPED_GROWTH ** k for k in range(1, 5)]
-    last = table_size(60_000 + low.firings)
-    assert sizes[60_000] == [*doubled[:2], last]                        # the cap's table, not 81,928
-    assert int(doubled[1] * CAPPED_LOAD) < 60_000 <= int(last * MAX_LOAD)
-    assert sizes[200_000] == doubled[:4]
+    room = int(table_size(4096, FIRST_LOAD) * CAPPED_LOAD)             # the first table's states
+    assert room * JUMP < 200_000 < 2 * room * JUMP
+    assert sizes[60_000] == [table_size(60_000 + low.firings)]
+    assert sizes[200_000] == [doubled[0], table_size(200_000 + low.firings)]
+    assert sizes[4_000_000] == doubled[:4]
     assert int(doubled[3] * CAPPED_LOAD) >= 90_000
-    assert len(sizes[200_000]) < len(sizes[None])
-    for cap, space in ((60_000, low), (200_000, high)):
-        assert space.peak_bytes <= 16 * cap
+    assert len(sizes[4_000_000]) < len(sizes[None])
+    for cap in caps[1:]:
+        assert searches[cap].peak_bytes <= 16 * cap
 
 
 def test_the_tables_of_a_long_search_hold_its_states():

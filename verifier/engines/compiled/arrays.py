@@ -9,9 +9,13 @@ The loop (`numbagen.loop_source`) keeps, for n stored states of w words:
   the new one filled from the stored states (`_regrow`: never two tables at once; the states read
   in order, the slots written ahead), each growth filling it again from every state stored. In a
   search with a state cap (every search the portfolio runs: the cap follows --max-memory) it
-  doubles (CAPPED_GROWTH) once CAPPED_LOAD full, never past the table of the cap's states (and one
-  state's successors), which fills up to MAX_LOAD: between 6.7 and 13.3 bytes a state stored, at
-  most 5 a state of the cap; without a cap it grows by GROWTH once MAX_LOAD full: between 4 / MAX_LOAD
+  doubles (CAPPED_GROWTH) once CAPPED_LOAD full while the states are fewer than 1/JUMP of the cap,
+  and a growth past that goes straight to the table of the cap's states (and one state's
+  successors), which fills up to MAX_LOAD: between 6.7 and 13.3 bytes a state stored while small,
+  at most 5 a state of the cap. So a large search fills its table again once, while it is small,
+  not at every doubling up to it (a WTactics reading's 6.9 M states: 11 growths, the last two from
+  3.1 and 6.3 M states, at up to 60 % full; now 8, the last from 0.8 M), and its table runs less
+  full; without a cap it grows by GROWTH once MAX_LOAD full: between 4 / MAX_LOAD
   and 4 * GROWTH / MAX_LOAD bytes, 5 to 7, a state. Linear probing's lookups grow long as the table
   fills (a successful one at 80 % full took twice the time of one at 40 % in a probe of 23.5 M lookups:
   bench/README.md, "The search loop's per-state speed"), so a table the cap leaves room to grow does
@@ -25,7 +29,8 @@ the cap, so at most 13.75 < 16 a state of the cap (what --max-memory's arithmeti
 `portfolio/stores.py`, `states_in`), but up to 22.1 a state stored just after the table doubled
 in a search that stops well short of its cap (doubling fills the table again from about 1 times
 the states of its last growth in all where growing by 1.4 fills it from 2.5 times: bench/README.md,
-"The visited table's growth"). A search that records its state graph (`EdgeArrays`: the lassos'
+"The visited table's growth"), and up to 5 * JUMP just after it grew to the cap's table (80 MB
+at the compiled store's cap of 16 M states). A search that records its state graph (`EdgeArrays`: the lassos'
 claims ask for it) takes 9 bytes a state more (`offsets`, `stuck`, grown with `keys`) and 8 a
 transition (`dst`, `lab`, grown by 1/KEY_GROWTH of them at a time, at least MIN_KEY_GROWTH),
 never spilled: the memory guard counts them, and stops the search (UNKNOWN, with the reason)
@@ -61,6 +66,7 @@ CAPPED_LOAD = 0.6              # full past this, a capped search's table doubles
 FIRST_LOAD = 0.4               # a capped search's first table, this full with the states it is sized for
 GROWTH = 1.4                   # the table's growth in a search without a state cap
 CAPPED_GROWTH = 2              # and with one (never past the table of the cap's states)
+JUMP = 32                      # past 1/JUMP of its cap's states, a capped search's table grows to the cap's
 KEY_GROWTH = 16                # the states' array grows by 1/KEY_GROWTH (at least MIN_KEY_GROWTH states)
 MIN_KEY_GROWTH = 1 << 12
 MARK_BITS = 16                 # numbagen's: one link in 2^MARK_BITS has its place noted
@@ -236,11 +242,14 @@ class SearchArrays:
     def _grown(self, need: int, firings: int) -> int:
         """Slots of the next table, for `need` states at least: GROWTH times the old one without a
         state cap; with one, CAPPED_GROWTH times (and CAPPED_LOAD full at most), never past the table
-        of the most states the search looks up (the cap's and one state's `firings` successors)."""
+        of the most states the search looks up (the cap's and one state's `firings` successors),
+        which it grows to at once for `need` past 1/JUMP of the cap."""
         size = self.table.shape[0]
         if self.max_states is None:
             return max(int(size * GROWTH), table_size(need))
         last = table_size(self.max_states + firings)
+        if need * JUMP > self.max_states:
+            return max(last, table_size(need))
         return max(min(max(size * CAPPED_GROWTH, table_size(need, CAPPED_LOAD)), last), table_size(need))
 
     def _regrow(self, loop: ModuleType, size: int, stored: int) -> None:
