@@ -28,6 +28,11 @@ Policy:
   are judged move by move in random runs on the model itself (`check_moves`,
   asked by `plan.run_claims`) before their own products. Claims whose expected verdict is PROVED go to the
   symbolic engine first, since only a proof can meet that expectation.
+- **A model error** (an index out of range, a pop of an empty sequence) that an explicit
+  search meets, with its trace, leaves the claims it did not decide UNKNOWN by that error:
+  neither random runs nor Z3 are asked (nor the symbolic engine first for a claim expecting a
+  proof, nor for the monitor products of that model, whose own searches still run). The
+  model is wrong; the error's trace is what its designer needs, fast.
 - **No time shares**: every method's effort is counted in states, steps and Z3
   resource units (`Budget`), so the same files give the same verdicts at any load;
   --timeout is only the run's backstop.
@@ -55,7 +60,7 @@ from verifier.ir.model import Model
 from verifier.ir.props import Invariant, Obligation, Property, Reachable, Terminates
 from verifier.portfolio.stores import Caps, Store, StorePlan, cap_of, choose_store
 from verifier.props.monitor import MONITOR_PREFIX
-from verifier.resources import Budget, StopKind, UnitsSpent
+from verifier.resources import Budget, Stop, StopKind, UnitsSpent
 from verifier.result import CheckResult, Verdict
 
 if TYPE_CHECKING:
@@ -83,6 +88,8 @@ class AutoEngine:
         # python store: the store where each ended, and the states it found there
         self._graph_stopped: list[tuple[frozenset[str], tuple, str]] = []   # python-store searches of the
         # termination and obligation claims beside a compact search, that stopped (see `_concrete`)
+        self._erred: list[tuple[frozenset[str], tuple, Stop]] = []   # searches that met a model error (see
+        # `_after_error`)
         self._explored: dict[tuple, tuple[np.ndarray, dict]] = {}   # states a stopped search saw (and
         # what Z3 mined from them), by `_shape`
         self.reading_units = UnitsSpent()     # the Z3 units this reading's claims spent together (an engine a reading)
@@ -185,8 +192,8 @@ class AutoEngine:
     def _concrete(self, model, properties, budget, progress) -> list[CheckResult]:
         stopped = self._beyond_cap(model) or _extended(self._graph_stopped, model, exact=True) \
             or self._past_product_cap(model, budget)
-        first = list(properties) if stopped is not None else [p for p in properties
-                                                              if p.expected == Verdict.PROVED.value]
+        first = list(properties) if stopped is not None else [] if _extended(self._erred, model) is not None else \
+            [p for p in properties if p.expected == Verdict.PROVED.value]
         why_first = f"symbolic first: {stopped}" if stopped is not None else "symbolic: the claim expects a proof"
         out: dict[str, CheckResult] = {}
         if first:
@@ -203,6 +210,10 @@ class AutoEngine:
             # the backstop stopped the search: no random runs (which hand the ledger what they find) nor Z3 for
             # what it left open, which a run with more time decides in the search, with the search's trace
             if budget.expired():
+                return [out[p.id] for p in properties]
+            erred = self._after_error(model, explicit)
+            if erred is not None:
+                out.update((r.property.id, r) for r in erred)
                 return [out[p.id] for p in properties]
         else:
             rest = [p for p in properties if _undecided(out[p.id])] if stopped is not None else []
@@ -335,6 +346,23 @@ class AutoEngine:
             return False
         self._stopped.append((frozenset(v.name for v in model.variables), model.param_values, why))
         return True
+
+    def _after_error(self, model: Model, explicit: list[CheckResult]) -> list[CheckResult] | None:
+        """Where an explicit search of `model` met a model error (remembered here, for the monitor
+        products of `model`), or the search of a model it extends did: `explicit`, the claims it
+        left open UNKNOWN by that error, for neither random runs nor Z3; None otherwise. A model
+        error is a bug in the model: its trace is what the user needs, and no verdict past the state
+        it reaches is worth the wait (`--engine symbolic` still asks Z3)."""
+        own = next((r.stop for r in explicit if r.model_error and r.engine.startswith("explicit")), None)
+        if own is not None:
+            self._erred.append((frozenset(v.name for v in model.variables), model.param_values, own))
+        error = own or _extended(self._erred, model)
+        if error is None:
+            return None
+        why = "explicit: a model error; what the search left open goes neither to random runs nor to Z3"
+        return [r if r.verdict is not Verdict.UNKNOWN else _note(r, why) if r.model_error else
+                _note(replace(r, stop=error), why, also=f"the search of the model it extends met a {error.words}")
+                for r in explicit]
 
     def _past_product_cap(self, model: Model, budget: Budget) -> str | None:
         """Why an explicit search of a monitor product cannot finish where the model it extends was

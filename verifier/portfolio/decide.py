@@ -65,14 +65,15 @@ class Portfolio:
         """Each claim's result into `into` (by id), one step at a time: after each, what it decided
         is in `into` and what it searched is in the ledger (the runner restarts the analyses beside
         the claims once the ledger holds the model's complete search), and what a cut leaves there is
-        kept. With `at_defaults` (`--printed`), a claim left UNKNOWN at `model`'s (printed) values
-        is decided again at the default values; a verdict found there replaces the UNKNOWN and says
-        so (its `params` are the defaults, and `evidence["printed"]` why), and a cut of this step
-        keeps every verdict decided before it."""
+        kept. With `at_defaults` (`--printed`), a claim left UNKNOWN at `model`'s (printed) values,
+        not by a model error (a bug in the model at any values), is decided again at the default
+        values; a verdict found there replaces the UNKNOWN and says so (its `params` are the
+        defaults, and `evidence["printed"]` why), and a cut of this step keeps every verdict
+        decided before it."""
         yield from self._steps(model, claims, into)
         if at_defaults is None:
             return
-        open_ids = {c.id for c in claims if into[c.id].verdict is Verdict.UNKNOWN}
+        open_ids = {c.id for c in claims if into[c.id].verdict is Verdict.UNKNOWN and not into[c.id].model_error}
         again = [c for c in at_defaults.claims if c.id in open_ids]
         if not again:
             return
