@@ -298,6 +298,10 @@ def test_a_model_error_beside_a_failed_claim_names_the_exit_it_gives(tmp_path, c
     assert code == 1 and "model error" in err and "(exit 1: a claim or finding is not as expected as well)" in err
     code, _, err = run(capsys, "check", str(HOSTILE / "models" / "pop_empty.yaml"), *QUICK, "--no-consistency")
     assert code == 2 and "(exit 2)" in err
+    for gate in ("--gate", "--no-gate"):     # report exits 2 on a model error (with --gate, its playouts meet it)
+        code, _, err = run(capsys, "report", str(HOSTILE / "models" / "pop_empty.yaml"), "-p",
+                           str(tmp_path / "claims.yaml"), "-o", str(tmp_path / gate), *QUICK, "--no-consistency")
+        assert code == 2 and "(exit 2)" in err, (gate, err)
 
 
 def test_mutate_without_claims_or_analyses_names_a_model_error(tmp_path, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from verifier.cli.common import (
     EXIT_CODES_HELP,
@@ -26,6 +27,10 @@ from verifier.cli.common import (
 )
 from verifier.cli.config import Commands
 from verifier.diagnostics import Diagnostic, UsageError
+
+if TYPE_CHECKING:                  # imported where they run (a fast --help)
+    from verifier.baseline import Outcome
+    from verifier.result import ModelRun
 
 FORMATS = ("text", "json", "junit", "sarif")
 
@@ -106,7 +111,13 @@ def run(args: argparse.Namespace) -> int:
     write_output(text, args.output)
     if gate is not None and (args.format != "text" or args.output is not None):
         sys.stderr.write(gate.text())
-    sys.stderr.write(budget_note(runs, args.timeout))
+    code = _exit(runs, gate)
+    sys.stderr.write(budget_note(runs, args.timeout, code))
+    return code
+
+
+def _exit(runs: list[ModelRun], gate: Outcome | None) -> int:
+    """The exit of a check of `runs`: `exit_code`, or with a baseline its `gate`'s."""
     if gate is None:
         return exit_code(runs)
     if gate.exit_code != EXIT_FAILED and any(run.model_errors for run in runs):

@@ -302,15 +302,16 @@ def left_unknown(runs: Sequence[ModelRun]) -> bool:
                for r in results) or any(run.analyses_unknown and not run.analyses_model_error for run in runs)
 
 
-def model_error_note(runs: Sequence[ModelRun]) -> str:
+def model_error_note(runs: Sequence[ModelRun], code: int | None = None) -> str:
     """Closing lines (for standard error) naming each model error met: the model itself fails in
     a state its trace reaches (shown with the claim), which no budget changes (exit 2, or 1 where
-    a claim or finding is not as expected too)."""
+    a claim or finding is not as expected too); `code`: the exit the command gives (default:
+    `check`'s, `exit_code`)."""
     errors = [error for run in runs for error in run.model_errors]
     if not errors:
         return ""
     shown = errors[:10] + ([f"and {len(errors) - 10} more"] if len(errors) > 10 else [])
-    code = exit_code(runs)
+    code = exit_code(runs) if code is None else code
     why = "exit 2" if code == EXIT_ERROR else f"exit {code}: a claim or finding is not as expected as well"
     return "".join(f"{printable(e, keep_newlines=False)}\n" for e in shown) + (
         "the model itself fails there (not a budget: more time or memory changes nothing); fix the rule the trace "
@@ -326,14 +327,14 @@ def warnings_note(runs: Sequence[ModelRun]) -> str:
     return "".join(w.render() + "\n" for w in shown)
 
 
-def budget_note(runs: Sequence[ModelRun], timeout: float | None) -> str:
+def budget_note(runs: Sequence[ModelRun], timeout: float | None, code: int | None = None) -> str:
     """A closing line (for standard error) where the budget left claims or analyses open:
     which budget it was and how to give more; and one for bounded verdicts the gate does not
-    accept."""
+    accept; after the model errors' lines (`model_error_note`, naming exit `code`)."""
     from verifier.result import Verdict
 
     if not left_unknown(runs):
-        return model_error_note(runs)
+        return model_error_note(runs, code)
     results = [r for run in runs for r in run.results if not r.as_expected]
     bounded = sum(r.verdict is Verdict.HOLDS_TO_DEPTH and r.is_open for r in results)
     note = "" if not bounded else (
@@ -344,7 +345,7 @@ def budget_note(runs: Sequence[ModelRun], timeout: float | None) -> str:
     analyses = any(run.analyses_unknown and not run.analyses_model_error for run in runs)
     what = " and ".join(x for x in (f"{open_claims} claim{'s' * (open_claims != 1)}" if open_claims else "",
                                     "the analyses" if analyses else "") if x)
-    note = model_error_note(runs) + note
+    note = model_error_note(runs, code) + note
     if not what:
         return note
     stops = sorted({r.stop.owner for run in runs for r in run.results if r.verdict is Verdict.UNKNOWN

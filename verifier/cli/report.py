@@ -29,6 +29,7 @@ from verifier.resources.signals import OutOfTime, after_cut, deadline_name, past
 if TYPE_CHECKING:                  # imported where they run (a fast --help)
     from verifier.ir.model import Model
     from verifier.report.playouts import PlayoutView
+    from verifier.result import ModelRun
 
 PLAYOUTS = 200      # games per model in the Playouts section
 
@@ -143,11 +144,20 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         sys.stderr.write(f"wrote {len(written)} files to {args.output}: open {Path(args.output) / 'index.html'} "
                          f"({len(pages)} game{'s' if len(pages) != 1 else ''}, one folder each)\n")
-    sys.stderr.write("".join(playout_errors) + budget_note([run for runs in all_runs for run in runs], args.timeout))
-    if args.gate:
-        codes = [exit_code(runs) for runs in all_runs] + [EXIT_ERROR] * bool(playout_errors)
+    code = _exit(all_runs, bool(playout_errors), args.gate)
+    sys.stderr.write("".join(playout_errors) + budget_note([run for runs in all_runs for run in runs], args.timeout,
+                                                           code))
+    return code
+
+
+def _exit(all_runs: list[list[ModelRun]], playout_error: bool, gate: bool) -> int:
+    """The exit of a report of `all_runs` (one list of runs per model; `playout_error`: a playout met a
+    model error): with `gate`, the worst of each model's `check` exit; else 2 on a model error, 3
+    where a budget cut it short, 0 otherwise."""
+    if gate:
+        codes = [exit_code(runs) for runs in all_runs] + [EXIT_ERROR] * playout_error
         return max(codes, key=lambda c: {0: 0, 3: 1, 1: 2}.get(c, 3))
-    if playout_errors or any(run.model_errors for runs in all_runs for run in runs):
+    if playout_error or any(run.model_errors for runs in all_runs for run in runs):
         return EXIT_ERROR                               # the model itself fails: the pages and the message say where
     cut_short = past_deadline() or any(left_unknown(runs) for runs in all_runs)
     return EXIT_UNKNOWN if cut_short else 0            # a budget cut it short: the pages say where
