@@ -1,8 +1,8 @@
 """Step claims judged on the model's own complete compiled search (`compiled/moves.py`), against
-today's way, the monitor product watched with the other monitored claims: random models, step claims
-mixed with ordering patterns and bounded responses, budgets that cut the model's search short. The
-same verdicts, reasons, stops and traces (each replays on the designer's model); a step claim judged
-without a product reports the model's search (states, transitions, depth)."""
+today's way, the monitor product watched with the other monitored claims (in the python store):
+random models, step claims mixed with ordering patterns and bounded responses, budgets that cut the
+model's search short. The same verdicts, reasons, stops and traces (each replays on the designer's
+model); a step claim judged without a product reports the model's search (states, transitions, depth)."""
 from __future__ import annotations
 
 from compiled_examples import examples
@@ -50,8 +50,10 @@ def claims(draw) -> list:
 @settings(max_examples=examples(6), deadline=None)
 @given(MODELS, claims(), st.sampled_from([None, None, 3, 40]))
 def test_step_claims_judged_on_the_models_search_find_what_the_product_finds(model, surface, max_states):
+    """Against the product searched in the python store (the compiled store's product search is the
+    same: test_compiled_store; compiling the product too would be another cold compile per draw)."""
     budget = Budget(max_states=max_states)
-    want = run_claims(model, surface, ExplicitEngine(store="compiled"), budget)        # no ledger: the product
+    want = run_claims(model, surface, ExplicitEngine(), budget)        # no ledger: the product
     ledger = Ledger.keeping([model.instantiate()])
     got = run_claims(model, surface, ExplicitEngine(store="compiled", ledger=ledger), budget, ledger=ledger)
     space = ledger.compiled_search_of(model.instantiate())
