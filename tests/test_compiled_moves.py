@@ -17,7 +17,7 @@ from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.ledger import Ledger
 from verifier.ir.expr import FALSE, App, Const, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
-from verifier.ir.props import BoundedResponse, Event, StepInvariant
+from verifier.ir.props import BoundedResponse, DeadlockFree, Event, StepInvariant
 from verifier.portfolio.plan import run_claims
 from verifier.props.monitor import compile_together
 from verifier.resources import Budget
@@ -52,6 +52,7 @@ def claims(draw) -> list:
 def test_step_claims_judged_on_the_models_search_find_what_the_product_finds(model, surface, max_states):
     """Against the product searched in the python store (the compiled store's product search is the
     same: test_compiled_store; compiling the product too would be another cold compile per draw)."""
+    surface = [*surface, DeadlockFree(id="deadlock-free")]     # the model's own search, which the ledger keeps
     budget = Budget(max_states=max_states)
     want = run_claims(model, surface, ExplicitEngine(), budget)        # no ledger: the product
     ledger = Ledger.keeping([model.instantiate()])
