@@ -20,6 +20,7 @@ from verifier.analysis import compiled_scan
 from verifier.engines.compiled import cache, search
 from verifier.engines.compiled.numbagen import RUNTIME, loop_source, module_source
 from verifier.engines.compiled.search import explore_compiled
+from verifier.files import CACHE_ENV
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.semantics import layout
 
@@ -39,7 +40,7 @@ def fresh_cache(monkeypatch, tmp_path):
     """An empty cache folder, and what this process found or loaded so far forgotten (but the
     model-independent modules, `_model_independent`)."""
     loaded = _model_independent()
-    monkeypatch.setenv(cache.ENV, str(tmp_path))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     monkeypatch.setattr(cache, "_keyed", {})
     monkeypatch.setattr(cache, "_loaded", loaded)
     return tmp_path

@@ -28,6 +28,7 @@ from verifier.engines.compiled.arrays import SearchArrays
 from verifier.engines.compiled.numbagen import RUNTIME, module_source, opaque_literals
 from verifier.engines.compiled.search import explore_compiled, why_not
 from verifier.engines.explicit import ExplicitEngine, explore
+from verifier.files import CACHE_ENV
 from verifier.ir.expr import App, Const, Index, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
 from verifier.ir.props import DeadlockFree, Invariant, Reachable
@@ -195,7 +196,7 @@ def test_a_module_numba_cannot_compile_goes_to_the_compact_store(monkeypatch):
 
 
 def test_generated_modules_are_kept_in_the_cache_folder(monkeypatch, tmp_path):
-    monkeypatch.setenv(cache.ENV, str(tmp_path))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     model = counter(4)
     text = module_source(layout(model), ()).text
     cache.load(RUNTIME)         # what a model's module imports by name (the search loads it first too)

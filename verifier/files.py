@@ -1,6 +1,6 @@
 """Files written whole or not at all, with the permissions the user's umask gives; file names
 made from user text; untrusted input files read only when they are regular files inside the
-project (`read_input`)."""
+project (`read_input`); the folder runs keep what they work out once in (`cache_dir`)."""
 from __future__ import annotations
 
 import hashlib
@@ -11,6 +11,18 @@ import tempfile
 from pathlib import Path
 
 STEM_LENGTH = 60         # characters of a file name taken from user text
+CACHE_ENV = "TURNPROOF_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Where runs keep what they work out once for later runs (the compiled store's generated modules
+    and machine code, the expression parser's tables): `$TURNPROOF_CACHE_DIR`, else
+    `$XDG_CACHE_HOME/turnproof/compiled`, else `~/.cache/turnproof/compiled`."""
+    folder = os.environ.get(CACHE_ENV)
+    if folder:
+        return Path(folder)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "turnproof" / "compiled"
 
 
 def current_umask() -> int:

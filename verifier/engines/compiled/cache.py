@@ -33,19 +33,10 @@ from pathlib import Path
 from types import ModuleType
 
 from verifier.engines.compiled import start
+from verifier.files import cache_dir
 
-ENV = "TURNPROOF_CACHE_DIR"
 _loaded: dict[str, ModuleType] = {}
 _keyed: dict[str, str] = {}          # digest -> module key, found or noted in this process
-
-
-def cache_dir() -> Path:
-    """Where generated modules and their machine code are kept."""
-    folder = os.environ.get(ENV)
-    if folder:
-        return Path(folder)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "turnproof" / "compiled"
 
 
 def module_key(text: str) -> str:
