@@ -8,13 +8,15 @@ depths and traces (replayed)."""
 from __future__ import annotations
 
 from pathlib import Path
+from unittest import mock
 
 from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compiled_store import MODELS
 
-from verifier.engines.compiled.product import GraphProduct, eligible, explore_over_graph
+from verifier.engines.compiled import product as over_graph
+from verifier.engines.compiled.product import MEMO, GraphProduct, eligible, explore_over_graph
 from verifier.engines.compiled.search import CompiledSpace, explore_compiled
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.ledger import Ledger
@@ -33,6 +35,7 @@ PATTERNS = st.sampled_from(["absence", "existence", "universality", "precedence"
 RANDOM_SCOPES = st.sampled_from(["globally", "before", "after", "between", "after-until"])
 BUDGETS = st.sampled_from([Budget(), Budget(), Budget(max_states=3), Budget(max_states=40), Budget(max_depth=3)])
 ORDER = load_model(str(FIX / "order.yaml"), variant="loose")
+MEMOS = st.sampled_from([MEMO, MEMO, 1, 2])       # the monitor updates remembered: few, so that pairs share a slot
 
 
 def random_events(model: Model) -> st.SearchStrategy[Event]:
@@ -78,18 +81,20 @@ def phased_case():
     return st.tuples(st.just(ORDER), monitored(phased_events(), scopes))
 
 
-def same_search(model: Model, claims: list[Property], budget: Budget) -> CompiledSpace | None:
-    """The product over the model's graph, checked against the product's own search (None where the
-    graph product does not apply: the model's search is not complete). The product's own search is
-    the reference's (`explicit.explore`), which the compiled store's is state for state
-    (test_compiled_store): compiling the product as well would be a second cold compile per draw."""
+def same_search(model: Model, claims: list[Property], budget: Budget, memo: int = MEMO) -> CompiledSpace | None:
+    """The product over the model's graph (its kernel remembering `memo` monitor updates), checked
+    against the product's own search (None where the graph product does not apply: the model's search
+    is not complete). The product's own search is the reference's (`explicit.explore`), which the
+    compiled store's is state for state (test_compiled_store): compiling the product as well would be
+    a second cold compile per draw."""
     space = explore_compiled(model.instantiate(), edges=True)
     product, parts = compile_together(model, claims)
     concrete = product.instantiate()
     watch = [concrete.fix_params(neg(c.expr)) for part in parts for c in part.claims]
     offered = GraphProduct(model, tuple(claims), tuple(f"{c.id}." for c in claims))
     assert space.edges is not None
-    got = explore_over_graph(offered, space, space.edges, concrete, budget, watch, None)
+    with mock.patch.object(over_graph, "MEMO", memo):
+        got = explore_over_graph(offered, space, space.edges, concrete, budget, watch, None)
     if got is None:
         assert not space.complete
         return None
@@ -104,15 +109,15 @@ def same_search(model: Model, claims: list[Property], budget: Budget) -> Compile
 
 
 @settings(max_examples=examples(8), deadline=None)
-@given(random_case(), BUDGETS)
-def test_the_product_over_the_models_graph_is_the_products_own_search(case, budget):
-    same_search(*case, budget)
+@given(random_case(), BUDGETS, MEMOS)
+def test_the_product_over_the_models_graph_is_the_products_own_search(case, budget, memo):
+    same_search(*case, budget, memo)
 
 
 @settings(max_examples=examples(8), deadline=None)
-@given(phased_case(), BUDGETS)
-def test_phase_turn_and_round_events_over_the_graph_are_the_products_own_search(case, budget):
-    assert same_search(*case, budget) is not None
+@given(phased_case(), BUDGETS, MEMOS)
+def test_phase_turn_and_round_events_over_the_graph_are_the_products_own_search(case, budget, memo):
+    assert same_search(*case, budget, memo) is not None
 
 
 @settings(max_examples=examples(6), deadline=None)
