@@ -13,7 +13,7 @@ from verifier.cli import main
 from verifier.diagnostics import ModelError
 from verifier.ir import evaluate
 from verifier.ir.evaluate import iter_initial_states, slot_values
-from verifier.lang import checks, limits, load_model
+from verifier.lang import checks, limits, load_model, require_initial_state
 from verifier.lang.limits import MAX_INITIAL_CANDIDATES
 from verifier.semantics import EvalError, holds, initial_states, layout
 
@@ -249,8 +249,8 @@ def test_a_model_whose_variables_and_initially_were_loaded_before_does_not_deal_
     path = tmp_path / "m.yaml"
     path.write_text(BIG_DEAL)
     lay = layout(load_model(str(path)).instantiate())
-    calls = []
-    monkeypatch.setattr(evaluate, "_find", lambda *a: calls.append(a) or evaluate.InitialStates())
+    calls, find = [], evaluate._find
+    monkeypatch.setattr(evaluate, "_find", lambda *a: calls.append(a) or find(*a))
     path.write_text(BIG_DEAL.replace('when: "hand[0] == c"', 'when: "hand[1] == c"'))     # a rule changed
     assert len(initial_states(layout(load_model(str(path)).instantiate()))) == DEALT and calls == []
     assert len(initial_states(lay)) == DEALT and calls == []
@@ -270,6 +270,28 @@ def test_more_initial_states_kept_than_the_limit_is_a_positioned_error(tmp_path)
     assert "initially: keeps more than 100,000 initial states" in error.message
     assert error.span is not None and error.span.line == 9                  # initially:
     assert "the candidates tried, up to 1,000,000, have their own" in (error.hint or "")
+
+
+def test_no_initial_state_at_the_values_checked_is_a_positioned_error(tmp_path):
+    """`init:` and `initially:` that admit no state at some parameter values (a hand larger than the
+    cards dealt): an error at `initially:` naming the values, never claims that hold of no game."""
+    path = tmp_path / "m.yaml"
+    path.write_text(DEAL.replace("players: 3", "players: 3\nparams:\n  KEPT: {default: 0, min: 0, max: 9}").replace(
+        "== copies(c)", "== copies(c) and deck[guard] >= KEPT"))
+    assert len(initial_states(layout(load_model(str(path)).instantiate()))) == 43
+    kept_none = load_model(str(path), {"KEPT": 4})          # the loader accepts it (a mutant may be one)
+    assert initial_states(layout(kept_none.instantiate())) == []
+    with pytest.raises(ModelError) as info:
+        require_initial_state(kept_none)
+    [error] = info.value.diagnostics
+    assert error.message == "no initial state: init: and initially: together admit none at KEPT=4"
+    assert error.span is not None and error.span.line == 11                 # initially:
+    assert "check the parameter values" in (error.hint or "")
+    require_initial_state(load_model(str(path), {"KEPT": 3}))
+    out = ["-o", str(tmp_path / "out")]
+    for command in ("check", "lint", "report"):
+        assert main([command, str(path), "-D", "KEPT=4", "-q", *(out if command == "report" else [])]) == 2
+    assert not (tmp_path / "out").exists()
 
 
 def test_null_in_an_init_list_is_any_value(tmp_path):

@@ -17,7 +17,14 @@ from verifier.engines.names import REDUCTIONS
 from verifier.forking import Alongside, collector_paused, fork_map, forks, free_cpus, frozen_heap, in_child
 from verifier.ir.model import Model
 from verifier.ir.props import Property
-from verifier.lang import aliasing, default_properties_path, load_at_printed, load_properties, resolve_derived
+from verifier.lang import (
+    aliasing,
+    default_properties_path,
+    load_at_printed,
+    load_properties,
+    require_initial_state,
+    resolve_derived,
+)
 from verifier.lang import check_model as load_checked
 from verifier.portfolio.decide import AtDefaults, Portfolio, make_engine
 from verifier.resources import Budget, Stop, StopKind
@@ -45,7 +52,7 @@ class RunOptions:
 def load_variants(path: str, options: RunOptions) -> tuple[list[Model], tuple[Diagnostic, ...]]:
     """The model once per variant to check (just one when a variant is named or none exist),
     at the printed values with `options.printed`, without the reductions not allowed; and what
-    loading them warned of (each warning once)."""
+    loading them warned of (each warning once). A reading with no initial state is an error."""
     params = options.params
     first, warnings = load_checked(path, params, options.variant)
     if options.printed and first.printed:
@@ -57,6 +64,8 @@ def load_variants(path: str, options: RunOptions) -> tuple[list[Model], tuple[Di
             model, more = load_checked(path, params, v.name)
             models.append(model)
             warnings += [w for w in more if w not in warnings]
+    for model in models:
+        require_initial_state(model)
     if "symmetry" not in options.reductions:
         models = [replace(m, symmetry=None) for m in models]
     return models, tuple(aliasing.merge_readings(warnings, [v.name for v in first.variants]))

@@ -4,6 +4,7 @@ Never calls an engine.
 """
 from importlib.resources import files
 
+from verifier.lang.checks import require_initial_state
 from verifier.lang.derived import resolve_derived
 from verifier.lang.expressions import parse_expression
 from verifier.lang.loader import check_model, load_model
@@ -20,5 +21,6 @@ __all__ = [
            "load_model",
            "load_properties",
            "parse_expression",
+           "require_initial_state",
            "resolve_derived",
 ]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, assert_never
 
+from verifier.diagnostics import Diagnostic, ModelError
 from verifier.ir.evaluate import EvalError, Layout, State, find_initial_states, holds, layout
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, state_vars, walk
 from verifier.ir.model import ActionKind, EnumType, IntType, Modality, Model, Overflow, all_exprs, type_bounds
@@ -155,6 +156,26 @@ def _check_initial_states(loader: Loader, model: Model) -> None:
                           hint="constrain initially: further or give more variables an init: value (this limit "
                                f"counts the initial states kept; the candidates tried, up to "
                                f"{MAX_INITIAL_CANDIDATES:,}, have their own)")
+
+
+def require_initial_state(model: Model) -> None:
+    """Raise a ModelError at `initially:` where `model` (every parameter fixed) has no initial state
+    at all: every claim would hold of no game (what `check`, `lint` and `report` load; the loader
+    itself accepts such a model, as a mutant or a generated test model may be one)."""
+    if not model.is_concrete:
+        return
+    try:
+        census = find_initial_states(layout(model.instantiate()), MAX_INITIAL_CANDIDATES, MAX_INITIAL_STATES)
+    except EvalError:          # a model error in initially: the engines report it with its trace
+        return
+    if census.passed or census.states:
+        return
+    values = ", ".join(f"{k}={v}" for k, v in model.param_values)
+    raise ModelError([Diagnostic(
+        "no initial state: init: and initially: together admit none" + (f" at {values}" if values else ""),
+        model.initially.span if model.initially.span is not None else model.span,
+        hint="every claim would hold of no game at all: check the parameter values (a hand larger than "
+             "the cards dealt, say) against the init: values and initially:")])
 
 
 FINAL_TRIED = 2_000     # initial states `end:` is evaluated on for the warning
