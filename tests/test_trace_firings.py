@@ -1,8 +1,9 @@
 """The moves of a trace rebuilt from a path of packed states (`compact.firings_along`, used by the
-compact and compiled stores and the analyses' traces) are found by the model's expander where it
-has been generated already, else by the reference semantics, one firing at a time: either way
-each is the generated expander's first firing that reaches the next state, as the searches stored
-it; a model error after that firing, in the same state, changes nothing."""
+compact and compiled stores and the analyses' traces) are found by the reference semantics, one
+firing at a time, for a layout's first SEMANTIC_MOVES moves, else by the model's expander (generated
+then where it was not yet): either way each is the generated expander's first firing that reaches
+the next state, as the searches stored it; a model error after that firing, in the same state,
+changes nothing."""
 from __future__ import annotations
 
 import itertools
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from test_explicit_differential import models
 
 from verifier.engines.bfsgen import compile_expander, generated_expander, packing_of
-from verifier.engines.compact import firings_along, firings_of
+from verifier.engines.compact import SEMANTIC_MOVES, firings_along, firings_of
 from verifier.engines.explicit import explore
 from verifier.ir.expr import App, Const, Index, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Model, Variable
@@ -38,12 +39,27 @@ def test_each_move_is_the_expanders_first_firing_to_the_next_state(model, data):
     i = data.draw(st.integers(0, len(space.packed) - 1))
     states, _moves = space.path_to(i)
     lay = layout(space.lay.model)            # a layout of its own: no expander generated yet
-    keys = [packing_of(lay).pack(s) for s in states]
-    assert generated_expander(lay) is None
+    keys = [packing_of(lay).pack(s) for s in states][:SEMANTIC_MOVES + 1]
     by_semantics = firings_along(lay, keys)
+    assert generated_expander(lay) is None
     assert by_semantics == expanders_first_firings(space.lay, keys)
     compile_expander(lay)
     assert firings_along(lay, keys) == by_semantics
+
+
+def test_past_semantic_moves_the_expander_finds_them():
+    """A counter's path of 100 moves asked in two traces: the first 40 by the semantics, then the
+    expander generated for the next 60 (past SEMANTIC_MOVES)."""
+    model = Model("counter", variables=(Variable("x", IntType(Const(0), Const(100)), init=(Const(0),)),),
+                  actions=(Action("step", App(Op.LT, (Var("x"), Const(100))),
+                                  (Assign(Var("x"), App(Op.ADD, (Var("x"), Const(1)))),)),),
+                  end=Const(0, is_bool=True))
+    lay = layout(model)
+    keys = [packing_of(lay).pack((x,)) for x in range(101)]
+    assert [a.name for a, _c in firings_along(lay, keys[:41])] == ["step"] * 40
+    assert generated_expander(lay) is None
+    assert [a.name for a, _c in firings_along(lay, keys[40:])] == ["step"] * 60
+    assert generated_expander(lay) is not None
 
 
 def test_a_model_error_later_in_the_state_leaves_the_move_found():

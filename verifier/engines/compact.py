@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ TRIM_FROM = 4 << 20       # bytes freed (levels expanded, chunks' firings) since
 LEVEL_COST = 64           # a level costs the compact store about what this many states cost the python store ...
 LEVELS = 100_000          # ... so where --max-depth sets no depth, it stops at this many levels (seconds of one core)
 LEVEL_CAP = "the compact store's level cap"
+SEMANTIC_MOVES = 64       # a layout's trace moves found by the reference semantics before its expander is generated
+                          # (which costs about as many: 11-50 ms against 0.2-0.8 ms a move, shipped games)
 
 
 class TooWide(Exception):
@@ -240,30 +243,47 @@ def firings_along(lay: Layout, keys: list[int], canon: Canon | None = None) -> l
     """The moves between the packed states `keys` (each the parent of the next): each the first
     firing that reaches the next state (the one a search stored it by; with `canon`, whose target's
     canonical form is the next state: a search storing one state per symmetry orbit), in the order
-    of the generated code's firings. Found by the model's expander where it has been generated
-    already (a search's layout mostly has one: a WTactics reading's 36 traces, 460 moves, 0.2 s
-    by the semantics), else by the reference semantics, stopping at the one sought: for the few
-    states of a trace that costs less than generating the expander (0.1 to 0.6 s a model or
-    monitor product of a shipped game, for a trace of tens of states)."""
+    of the generated code's firings. Found by the reference semantics, stopping at the one sought,
+    while the layout's traces have asked it at most SEMANTIC_MOVES moves, this one's included, and
+    the layout has no expander generated (a trace of tens of states costs less than generating
+    it: 0.1 to 0.6 s for a monitor product of a shipped game); otherwise by the expander, generated
+    where needed (a WTactics or Shadow Era reading's 29-39 traces, 460-742 moves: 0.1-0.3 s of CPU
+    by the semantics, 10-20 ms by the expander)."""
     packing = packing_of(lay)
-    generated = generated_expander(lay) is not None
-
-    def firing(source: int, target: int) -> tuple[Action, tuple]:
-        if generated:
+    if generated_expander(lay) is not None or not _by_semantics(lay, len(keys) - 1):
+        def firing(source: int, target: int) -> tuple[Action, tuple]:
             for a, choice, t, _gap in firings_of(lay, source):
                 if t is not None and (t if canon is None else canon(t)) == target:
                     return lay.model.actions[a], choice
             raise AssertionError("a parent link without a firing")
-        try:
-            for t in iter_transitions(lay, packing.unpack(source)):
-                if t.target is not None and (packing.pack(t.target) if canon is None
-                                             else canon(packing.pack(t.target))) == target:
-                    return t.action, t.choice
-        except EvalError:
-            pass                  # the firings before a model error are the state's, as `firings_of` has them
-        raise AssertionError("a parent link without a firing")
+    else:
+        def firing(source: int, target: int) -> tuple[Action, tuple]:
+            try:
+                for t in iter_transitions(lay, packing.unpack(source)):
+                    if t.target is not None and (packing.pack(t.target) if canon is None
+                                                 else canon(packing.pack(t.target))) == target:
+                        return t.action, t.choice
+            except EvalError:
+                pass              # the firings before a model error are the state's, as `firings_of` has them
+            raise AssertionError("a parent link without a firing")
 
     return [firing(s, t) for s, t in itertools.pairwise(keys)]
+
+
+_semantic_moves: dict[int, int] = {}     # id(layout) -> its trace moves found by the semantics; dropped with it
+
+
+def _by_semantics(lay: Layout, moves: int) -> bool:
+    """Whether the semantics finds these `moves` of the layout's traces (counted if so): while its
+    traces have asked it at most SEMANTIC_MOVES, these included."""
+    done = _semantic_moves.get(id(lay))
+    if done is None:
+        done = _semantic_moves[id(lay)] = 0
+        weakref.finalize(lay, _semantic_moves.pop, id(lay), None)
+    if done + moves > SEMANTIC_MOVES:
+        return False
+    _semantic_moves[id(lay)] = done + moves
+    return True
 
 
 def trace_along(lay: Layout, keys: list[int], last: tuple[Action, tuple, int] | None = None,
