@@ -4,6 +4,7 @@ exact: inputs that generate different text never share one (a changed model, wat
 predicate, generator kind or generator code misses)."""
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import pickle
 import sys
@@ -149,3 +150,24 @@ def test_a_modules_bytecode_is_kept_in_the_cache_folder_even_where_python_writes
     assert sys.dont_write_bytecode
     path = fresh_cache / f"{cache.module_key(text)}.py"
     assert path.is_file() and Path(importlib.util.cache_from_source(str(path))).is_file()
+
+
+LOCK_PROBE = """\
+import fcntl
+with open(__file__, "rb") as probe:
+    try:
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        LOCKED = False
+    except BlockingIOError:
+        LOCKED = True
+"""
+
+
+def test_a_module_is_imported_under_an_exclusive_lock_on_its_file(fresh_cache):
+    """Another process that needs the module while it is compiled waits for the lock (flock), then
+    loads the machine code cached: the module's own import finds its file locked by another open
+    file, and it is free again afterwards."""
+    module, _known = cache.load(LOCK_PROBE)
+    assert module.LOCKED
+    with open(fresh_cache / f"{cache.module_key(LOCK_PROBE)}.py", "rb") as after:
+        fcntl.flock(after, fcntl.LOCK_EX | fcntl.LOCK_NB)
