@@ -13,20 +13,24 @@ their invariants: what `portfolio.plan` searches) and the analyses' scan module
 process, from before the module's import to after it), its jitted functions and lines.
 
 `--check GAME` runs `python -m verifier check models/GAME.yaml --printed -q` with an empty
-`TURNPROOF_CACHE_DIR` (as a new user's first run), counts the modules it compiled and then
-compiles each of them cold again alone, the modules it imports kept warm, so that the table
-names where the run's compile time went. `--keep DIR` keeps that cache folder.
+`TURNPROOF_CACHE_DIR` (as a new user's first run), counts the modules it compiled and how many
+times the run's processes compiled each (Numba's cache log: a function's machine code saved once
+a compile; more than once where two processes compiled it side by side), then compiles each of
+them cold again alone, the modules it imports kept warm, so that the table names where the run's
+compile time went. `--keep DIR` keeps that cache folder.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,7 +128,11 @@ def kind_of(text: str) -> str:
         return "scan kernel"
     if "def applies(" in text:
         return "scan"
-    return "search"
+    for name, kind in (("def judge(", "moves kernel"), ("def edges(", "graph"), ("def predicates(", "product"),
+                       ("def cyclic_components(", "lasso")):
+        if name in text:
+            return kind
+    return "search" if "def watch_all(" in text and "wfound[" in text else "expand"
 
 
 def children_cpu() -> float:
@@ -148,22 +156,24 @@ def games_table(games: list[str]) -> None:
 
 def check_table(game: str, keep: str | None) -> None:
     folder = keep or tempfile.mkdtemp(prefix="turnproof-cold-check-")
-    env = {**os.environ, "TURNPROOF_CACHE_DIR": folder}
+    env = {**os.environ, "TURNPROOF_CACHE_DIR": folder, "NUMBA_DEBUG_CACHE": "1"}
     before = children_cpu()
     done = subprocess.run([sys.executable, "-m", "verifier", "check", str(ROOT / "models" / f"{game}.yaml"),
                            "--printed", "-q"], capture_output=True, text=True, env=env, cwd=ROOT)
     total = children_cpu() - before
+    saved = Counter(re.findall(r"^\[cache\] data saved to .*[/\\](m[0-9a-f]{32}\.\w+-\d+)\.", done.stdout, re.M))
     modules = sorted(Path(folder).glob("m*.py"))
     print(f"cold check of {game} --printed: exit {done.returncode}, {total:.1f} CPU s, {len(modules)} modules compiled")
-    print(f"{'module':<36}{'kind':<10}{'functions':>10}{'lines':>8}{'cold CPU s':>12}")
+    print(f"{'module':<36}{'kind':<12}{'functions':>10}{'lines':>8}{'compiled':>9}{'cold CPU s':>12}")
     spent = 0.0
     for path in modules:
         text = path.read_text()
         functions, lines = size(text)
         cpu = compile_cold(path, Path(folder))["cpu"]
         spent += cpu
-        print(f"{path.stem:<36}{kind_of(text):<10}{functions:>10}{lines:>8}{cpu:>12.2f}", flush=True)
-    print(f"{'all':<36}{'':<10}{'':>10}{'':>8}{spent:>12.2f}")
+        times = max((n for name, n in saved.items() if name.startswith(f"{path.stem}.")), default=0)
+        print(f"{path.stem:<36}{kind_of(text):<12}{functions:>10}{lines:>8}{times:>9}{cpu:>12.2f}", flush=True)
+    print(f"{'all':<36}{'':<12}{'':>10}{'':>8}{'':>9}{spent:>12.2f}")
     if keep is None:
         shutil.rmtree(folder, ignore_errors=True)
 
