@@ -66,10 +66,12 @@ class NumbaWriter(Writer):
         return state_words(self.p.words)
 
     def app(self, e: App, env: dict[str, tuple[str, Interval]]) -> str:
-        """`and` / `or` whose operands cannot raise as `&` / `|` over 0/1 values: no branch per
-        operand (Numba's compile time grows with the branches)."""
-        if e.op in (Op.AND, Op.OR) and not may_raise(e, {k: v[1] for k, v in env.items()}, self.lay):
+        """`and` / `or` / `implies` whose operands cannot raise as `&` / `|` over 0/1 values: no branch
+        per operand (Numba's compile time grows with the branches)."""
+        if e.op in (Op.AND, Op.OR, Op.IMPLIES) and not may_raise(e, {k: v[1] for k, v in env.items()}, self.lay):
             parts = [self.truth(x, self.expr(x, env)) for x in e.args]
+            if e.op is Op.IMPLIES:
+                return f"((not {parts[0]}) | {parts[1]})"
             return "(" + (" & " if e.op is Op.AND else " | ").join(parts) + ")"
         return super().app(e, env)
 
@@ -369,11 +371,8 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     counter = itertools.count()
     functions = expand_source(lay, Sink(target, blocked, blocked), helpers, counter)
     read = [f"    {name} = keys[i, {j}]" for j, name in enumerate(state)] if rows else []
-    tests = []
-    for e in watches:
-        pw = NumbaWriter(lay, packing, helpers=helpers)
-        pw.counter = counter
-        tests.append(pw.expr(simplify(e, lay), {}))
+    tests, hoisted = watch_tests(lay, watches, helpers, counter)
+    read += hoisted
     block = [(WATCH_BLOCK if _RAISING.search(test) else WATCH_BLOCK_PLAIN).format(k=k, test=test)
              for k, test in enumerate(tests)]
     watch_all = ["@njit(WATCH_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(WATCH_SIGNATURE, **OPTIONS)",
@@ -394,6 +393,23 @@ def module_source(lay: Layout, watches: Sequence[Expr]) -> ModuleSource:
     return replace(module_shape(lay), text=text)
 
 
+def watch_tests(lay: Layout, watches: Sequence[Expr], helpers: list[str],
+                counter: itertools.count) -> tuple[list[str], list[str]]:
+    """The watched predicates' code, and the lines (at 4 spaces) reading into locals `v<slot>` the
+    slots they read twice or more together: the predicates test the same few fields (the phase,
+    the player) again and again, and Numba's compile time goes by the operations it types."""
+    packing = packing_of(lay)
+    exprs = [simplify(e, lay) for e in watches]
+    probe = NumbaWriter(lay, packing, helpers=[])
+    probe.counter = itertools.count()
+    for e in exprs:
+        probe.expr(e, {})
+    w = NumbaWriter(lay, packing, frozenset(k for k, c in probe.reads.items() if c >= 2), helpers)
+    w.counter = counter
+    tests = [w.expr(e, {}) for e in exprs]
+    return tests, [f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)]
+
+
 INLINE_LINES = 48   # an action whose firings take at most this many lines is written inside `expand`,
 INLINE_TOTAL = 300  # while `expand` stays within this many lines of them
 
@@ -409,53 +425,95 @@ def expand_source(lay: Layout, sink: Sink, helpers: list[str], counter: itertool
     state = state_words(packing.words)
     rows = packing.words > 1
     end = simplify(lay.model.end, lay)
+    final = not (isinstance(end, Const) and not end.value)
+    fired = [(a, action) for a, action in enumerate(lay.model.actions)
+             if action.modality is not Modality.MUST_NOT and _fires(lay, a, action, sink)]
+    runs = _runs(lay, fired)
     functions: list[str] = []
     bodies: dict[int, list[str]] = {}
-    fired: list[tuple[int, Action]] = []
     inlined = 0
-    for a, action in enumerate(lay.model.actions):
-        if action.modality is Modality.MUST_NOT:
-            continue
-        body = action_body(lay, a, action, sink, helpers, counter)
-        if not body:
-            continue
-        fired.append((a, action))
-        if len(body) <= INLINE_LINES and inlined + len(body) <= INLINE_TOTAL:
-            bodies[a] = [_HOISTED.sub(rf"\1_{a}", line) for line in body]
-            inlined += len(body)
-        else:
-            functions.append("\n".join(action_function(state, a, body)))
+    for slot, members in runs:
+        for a, _value in members:
+            # what holds where the firings run: the end does not (`expand` returned before), nor
+            # does another phase value than the action's (its run's test of the phase)
+            known: set[Expr] = {App(Op.NOT, (end,))} if final else set()
+            if slot is not None:
+                known.add(_opening(lay.model.actions[a].guard))
+            body = action_body(lay, a, lay.model.actions[a], sink, helpers, counter, frozenset(known))
+            if len(body) <= INLINE_LINES and inlined + len(body) <= INLINE_TOTAL:
+                bodies[a] = [_HOISTED.sub(rf"\1_{a}", line) for line in body]
+                inlined += len(body)
+            else:
+                functions.append("\n".join(action_function(state, a, body)))
     w = NumbaWriter(lay, packing, helpers=helpers)
     w.counter = counter
-    calls = _calls(w, fired, bodies)
-    final = [] if isinstance(end, Const) and not end.value else [f"    if {w.expr(end, {})}:", "        return True"]
+    calls = _calls(w, runs, bodies)
+    test = [f"    if {w.expr(end, {})}:", "        return True"] if final else []
     read = [f"    {name} = keys[i, {j}]" for j, name in enumerate(state)] if rows else []
     expand = ["@njit(EXPAND_ROWS_SIGNATURE, **OPTIONS)" if rows else "@njit(EXPAND_SIGNATURE, **OPTIONS)",
               "def expand(keys, i, out, acts, count, n):" if rows else "def expand(s, out, acts, count, n):",
-              *read, *final, *single_assignment(calls), "    return False"]
+              *read, *test, *single_assignment(calls), "    return False"]
     return [*functions, "\n".join(expand)]
+
+
+def _fires(lay: Layout, a: int, action: Action, sink: Sink) -> bool:
+    """Whether action `a` has firing code (`action_body` is not empty)."""
+    probe = NumbaWriter(lay, packing_of(lay), helpers=[])
+    probe.counter = itertools.count()
+    return bool(action_lines(probe, a, action, "    ", sink, Labels()))
 
 
 _HOISTED = re.compile(r"\b(v\d+)\b")    # a slot an action's code read once into a local (one per action in `expand`)
 
 
 def action_body(lay: Layout, a: int, action: Action, sink: Sink, helpers: list[str],
-                counter: itertools.count) -> list[str]:
+                counter: itertools.count, known: frozenset[Expr] = frozenset()) -> list[str]:
     """The lines (at 4 spaces) appending the firings of action `a` from `out[n]` on, `n` the
     next free place after them; the slots its code reads twice or more read once at its start
-    (locals `v<slot>`). Empty where it has no firing code."""
+    (locals `v<slot>`); the guard's conjuncts in `known` (true, and unable to raise, where the
+    lines run) not tested. Empty where it has no firing code."""
     packing = packing_of(lay)
     probe = NumbaWriter(lay, packing, helpers=[])
     probe.counter = itertools.count()
+    probe.known = known
     action_lines(probe, a, action, "    ", sink, Labels())
     w = NumbaWriter(lay, packing, frozenset(k for k, c in probe.reads.items() if c >= 2), helpers)
     w.counter = counter
-    lines = action_lines(w, a, action, "    ", sink, Labels())
+    w.known = known
+    lines = merged_checks(action_lines(w, a, action, "    ", sink, Labels()))
     if not lines:
         return []
     reads, lines = shared_reads(lines, counter, {f"v{k}" for k in w.hoisted})
     terms, lines = shared_terms(lines, counter)
     return [*(f"    v{k} = {_field_value(w, k)}" for k in sorted(w.hoisted)), *reads, *terms, *lines]
+
+
+_CHECK = re.compile(r"^(\s*)(if|elif) not (-?\d+) <= (\w+) <= (-?\d+):$")
+
+
+def merged_checks(lines: list[str]) -> list[str]:
+    """Each chain of range checks whose failures do nothing (`if not lo <= x <= hi: pass`, `elif`
+    ..., `else:`, as a forbidding policy's in the search) written as one test of them all over
+    the lines of its `else` (`if (lo <= x) & (x <= hi) & ...:`): no branch per check or
+    comparison (the checks read locals only, so testing them all is harmless)."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        first = _CHECK.match(lines[i])
+        pad = first.group(1) if first else ""
+        tests: list[str] = []
+        j = i
+        while j + 1 < len(lines) and (m := _CHECK.match(lines[j])) and m.group(1) == pad \
+                and (m.group(2) == "elif") == bool(tests) and lines[j + 1] == f"{pad}    pass":
+            tests.append(f"({m.group(3)} <= {m.group(4)}) & ({m.group(4)} <= {m.group(5)})")
+            j += 2
+        if tests and j < len(lines) and lines[j] == f"{pad}else:":
+            out.append(f"{pad}if {' & '.join(tests)}:")
+            i = j + 1
+        else:
+            out.append(lines[i])
+            i += 1
+    return out
 
 
 # a field read at an index computed from the slots read into locals (`v<slot>`) and literals alone
@@ -605,22 +663,15 @@ def _renamed(code: str, current: dict[str, str]) -> str:
     return code
 
 
-def _calls(w: Writer, fired: list[tuple[int, Action]], bodies: dict[int, list[str]]) -> list[str]:
-    """`expand`'s firings of the actions, in model order: the body of each action in `bodies`, a
-    call of its function for the others. Each run of consecutive actions whose guards open with
-    `slot == c` on one slot (the phase) is grouped under one test of the slot per value: at most
-    one value's firings can happen in a state, and the others' guards would stop at that test (an
-    action whose choice range, evaluated before the guard, might raise is never grouped). Actions
-    outside such runs stay as they are."""
-    tests = [None if _range_may_raise(w.lay, action) else _opening_test(w.lay, action.guard) for _a, action in fired]
-    call = "n = fire_{}(" + ", ".join(w.state_words()) + ", out, acts, count, n)"
-
-    def firing(a: int, pad: str) -> list[str]:
-        if a in bodies:
-            return [pad + line[4:] for line in bodies[a]]
-        return [pad + call.format(a)]
-
-    lines: list[str] = []
+def _runs(lay: Layout, fired: list[tuple[int, Action]]) -> list[tuple[int | None, list[tuple[int, int]]]]:
+    """The actions of `fired` in model order, as runs `(slot, [(action, value), ...])`: each run of
+    consecutive actions whose guards open with `slot == value` on one slot (the phase), with two
+    values or more, is written under one test of the slot per value (at most one value's firings
+    can happen in a state, and the others' guards would stop at that test; an action whose choice
+    range, evaluated before the guard, might raise is never in one); the other actions are runs of
+    slot None (value 0), written as they are."""
+    tests = [None if _range_may_raise(lay, action) else _opening_test(lay, action.guard) for _a, action in fired]
+    runs: list[tuple[int | None, list[tuple[int, int]]]] = []
     start = 0
     while start < len(fired):
         test = tests[start]
@@ -629,17 +680,35 @@ def _calls(w: Writer, fired: list[tuple[int, Action]], bodies: dict[int, list[st
             end += 1
         run = list(zip(fired[start:end], tests[start:end]))
         if test is None or len({t[1] for _f, t in run if t is not None}) < 2:
-            lines += [line for (a, _action), _t in run for line in firing(a, "    ")]
+            runs += [(None, [(a, 0)]) for (a, _action), _t in run]
         else:
-            groups: dict[int, list[int]] = {}
-            for (a, _action), t in run:
-                assert t is not None
-                groups.setdefault(t[1], []).append(a)
-            lines.append(f"    v = {_field_value(w, test[0])}")
-            for i, (value, members) in enumerate(groups.items()):
-                lines.append(f"    {'elif' if i else 'if'} v == {value}:")
-                lines += [line for a in members for line in firing(a, "        ")]
+            runs.append((test[0], [(a, t[1]) for (a, _action), t in run if t is not None]))
         start = end
+    return runs
+
+
+def _calls(w: Writer, runs: list[tuple[int | None, list[tuple[int, int]]]], bodies: dict[int, list[str]]) -> list[str]:
+    """`expand`'s firings of the actions, in model order (`_runs`): the body of each action in
+    `bodies`, a call of its function for the others."""
+    call = "n = fire_{}(" + ", ".join(w.state_words()) + ", out, acts, count, n)"
+
+    def firing(a: int, pad: str) -> list[str]:
+        if a in bodies:
+            return [pad + line[4:] for line in bodies[a]]
+        return [pad + call.format(a)]
+
+    lines: list[str] = []
+    for slot, members in runs:
+        if slot is None:
+            lines += [line for a, _value in members for line in firing(a, "    ")]
+            continue
+        groups: dict[int, list[int]] = {}
+        for a, value in members:
+            groups.setdefault(value, []).append(a)
+        lines.append(f"    v = {_field_value(w, slot)}")
+        for i, (value, group) in enumerate(groups.items()):
+            lines.append(f"    {'elif' if i else 'if'} v == {value}:")
+            lines += [line for a in group for line in firing(a, "        ")]
     return lines
 
 
@@ -648,9 +717,14 @@ def _range_may_raise(lay: Layout, action: Action) -> bool:
                for c in action.choices)
 
 
+def _opening(guard: Expr) -> Expr:
+    """A guard's first conjunct (the guard where it is not a conjunction)."""
+    return guard.args[0] if isinstance(guard, App) and guard.op is Op.AND else guard
+
+
 def _opening_test(lay: Layout, guard: Expr) -> tuple[int, int] | None:
     """(slot, value) where the guard's first conjunct is `slot == value`."""
-    first = guard.args[0] if isinstance(guard, App) and guard.op is Op.AND else guard
+    first = _opening(guard)
     if not (isinstance(first, App) and first.op is Op.EQ):
         return None
     x, y = first.args
@@ -682,8 +756,9 @@ WATCH_BLOCK = """\
         except Exception:
             werr[{k}] = i"""
 WATCH_BLOCK_PLAIN = """\
-    if wfound[{k}] < 0 and bool({test}):
-        wfound[{k}] = i"""
+    if wfound[{k}] < 0:
+        if {test}:
+            wfound[{k}] = i"""
 # a call that may raise a model error (a checked read, a division, a quantifier's helper; any helper but
 # `_opaque`): a watched predicate's test without one cannot raise, so `watch_all` tests it without a
 # `try` (Numba's compile time grows fast with them: 23 s of 38 for a product watching 41 predicates)
