@@ -186,8 +186,8 @@ def test_watch_all_tries_only_the_predicates_whose_code_can_raise():
     plain, raising = App(Op.EQ, (Var("x"), Const(2))), App(Op.EQ, (Index("a", Var("x")), Const(1)))
     text = module_source(layout(model), [plain, raising]).text
     watch_all = text[text.index("def watch_all"):text.index("def watched")]
-    assert "if wfound[0] < 0 and bool(((s & 3) == 2))" in watch_all and "werr[0]" not in watch_all
-    assert "try:\n            if bool((_rd(" in watch_all and "werr[1] = i" in watch_all
+    assert "if wfound[0] < 0:\n        if (v0 == 2):" in watch_all and "werr[0]" not in watch_all
+    assert "try:\n            if bool((_rd(s, v0," in watch_all and "werr[1] = i" in watch_all     # x read once: v0
     space = explore_compiled(model, watch=[plain, raising])      # x reaches 2 and 3: a[3] is out of range
     assert space.watch[0] is not None and 1 in space.watch_errors
 
