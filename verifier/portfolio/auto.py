@@ -192,8 +192,12 @@ class AutoEngine:
     def _concrete(self, model, properties, budget, progress) -> list[CheckResult]:
         stopped = self._beyond_cap(model) or _extended(self._graph_stopped, model, exact=True) \
             or self._past_product_cap(model, budget)
-        first = list(properties) if stopped is not None else [] if _extended(self._erred, model) is not None else \
-            [p for p in properties if p.expected == Verdict.PROVED.value]
+        if stopped is not None:
+            first = list(properties)
+        elif _extended(self._erred, model) is not None:     # the model it extends met a model error: no Z3
+            first = []
+        else:
+            first = [p for p in properties if p.expected == Verdict.PROVED.value]
         why_first = f"symbolic first: {stopped}" if stopped is not None else "symbolic: the claim expects a proof"
         out: dict[str, CheckResult] = {}
         if first:
