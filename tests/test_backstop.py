@@ -10,7 +10,8 @@ import time
 import pytest
 import z3
 
-from verifier.resources import ManualClock, signals
+from verifier.cli.common import DEFAULT_TIMEOUT
+from verifier.resources import CpuDeadlineClock, ManualClock, MonotonicClock, signals
 
 
 def test_the_steps_fit_in_the_allowance():
@@ -94,4 +95,31 @@ def test_a_z3_call_is_interrupted_where_the_alarm_cannot_reach():
     finally:
         done.set()
         thread.join()
+        signals.clear_z3_interrupt()           # an interrupt after the call returned: not left to later tests
     assert answer == z3.unknown and solver.reason_unknown() in ("interrupted", "canceled")
+
+
+def test_z3_simplifies_again_after_a_block_that_interrupted_it(monkeypatch):
+    """An interrupt that came while no Z3 call ran left Z3's context cancelled past the block, and
+    `z3.simplify` then returned its argument unrewritten until the next solver call (an in-process
+    run cut by its --timeout, in the fuzz tests, made a later test's `3 % 0` defined where `0 > 0`).
+    Here the watchdog thread interrupts Z3 between its calls; after the block Z3 simplifies again."""
+    interrupted = threading.Event()
+    real = signals.interrupt_z3
+
+    def interrupt() -> None:
+        real()
+        interrupted.set()
+
+    monkeypatch.setattr(signals, "interrupt_z3", interrupt)
+    assert z3.is_false(z3.simplify(z3.IntVal(0) > 0))              # Z3 started, its context not cancelled
+    cpu = ManualClock()
+    clock = CpuDeadlineClock(cpu, MonotonicClock(), 0.0, time.monotonic())   # polled: the watchdog thread runs
+    with signals.run_clock(clock), pytest.raises(signals.OutOfTime), signals.hard_deadline(DEFAULT_TIMEOUT, 0.0):
+        try:
+            cpu.advance(10 * DEFAULT_TIMEOUT)                          # every step due: the watchdog rings
+            interrupted.wait()
+        except signals.OutOfTime:                                      # rung before it interrupts Z3
+            interrupted.wait()
+            raise
+    assert z3.is_false(z3.simplify(z3.IntVal(0) > 0))

@@ -30,6 +30,7 @@ is then armed, and the test rings the alarm itself (`fire`), so that none waits 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -82,6 +83,7 @@ class _SignalWatch(threading.Thread):
         self.reader = reader
         self.stopped = threading.Event()
         self.dropped: list[int] = []       # the signals whose exception was dropped, to send again
+        self.interrupted = False           # it interrupted Z3 at least once
         self.main = threading.main_thread().ident
 
     def run(self) -> None:
@@ -96,6 +98,7 @@ class _SignalWatch(threading.Thread):
             heard = next((n for n in numbers if n in STOPPING), None)
         while not self.stopped.wait(INTERRUPT_EVERY):
             interrupt_z3()
+            self.interrupted = True
             while self.dropped and self.main is not None:
                 signal.pthread_kill(self.main, self.dropped.pop())
 
@@ -134,6 +137,8 @@ def _watching_signals() -> Iterator[None]:
         watch.stopped.set()
         os.write(writer, b"\0")         # wakes its read (a forked worker may hold the pipe open)
         watch.join()
+        if watch.interrupted:
+            clear_z3_interrupt()
         os.close(writer)
         os.close(reader)
 
@@ -241,6 +246,7 @@ class _Interrupter(threading.Thread):
         self.at = at
         self.rings = rings
         self.stopped = threading.Event()
+        self.interrupted = False        # it interrupted Z3 at least once
         self.main = threading.main_thread().ident
 
     def run(self) -> None:
@@ -254,6 +260,7 @@ class _Interrupter(threading.Thread):
             return
         while True:
             interrupt_z3()
+            self.interrupted = True
             if self.stopped.wait(INTERRUPT_EVERY):
                 return
 
@@ -265,6 +272,16 @@ def interrupt_z3() -> None:
     ctx = getattr(getattr(z3, "z3", None), "_main_ctx", None)
     if ctx is not None:
         ctx.interrupt()
+
+
+def clear_z3_interrupt() -> None:
+    """Once the interrupts have ended: Z3 keeps one that came while none of its calls ran (its context
+    stays cancelled, and `z3.simplify` returns its argument unrewritten) until its next solver call,
+    which clears it: an empty one here."""
+    z3 = sys.modules.get("z3")
+    if z3 is not None and getattr(z3.z3, "_main_ctx", None) is not None:
+        with contextlib.suppress(z3.Z3Exception):
+            z3.Solver().check()
 
 
 def now() -> float:
@@ -327,6 +344,8 @@ def _stop_interrupter() -> None:
         thread.stopped.set()
         if thread is not threading.current_thread() and thread.is_alive():
             thread.join()
+        if thread.interrupted:
+            clear_z3_interrupt()
 
 
 def fire(frame: FrameType | None) -> None:
