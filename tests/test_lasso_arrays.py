@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines import lasso
-from verifier.engines.compiled.cycles import DONE, ArrayGraph, Paths, offsets_of
+from verifier.engines.compiled.cycles import DONE, ArrayGraph, Paths, kernels, offsets_of
 from verifier.ir.expr import Var
 
 ACTIONS = ("act0", "act1", "act2", "act3 -> tail")
@@ -127,6 +127,29 @@ def test_the_compiled_components_are_networkx_components(graph, data):
         for a in sorted(component):
             for b in sorted(component):
                 assert paths(a, b) == lasso._path(adjacency, component, a, b)
+
+
+@SETTINGS
+@given(graphs(), st.data())
+def test_the_walk_to_the_first_cycle_clears_states_on_no_cycle_only(graph, data):
+    """`met_cycle` meets a cycle where the region has one, clears no state of a cyclic component
+    (networkx's), and leaves every state of the region alive (1) or cleared (0)."""
+    region = sorted(data.draw(st.sets(st.integers(0, graph.n - 1))))
+    cut = data.draw(st.sets(st.integers(0, len(ACTIONS) - 1), max_size=2))
+    adjacency: dict[int, list[tuple[int, int]]] = {}
+    for s, d, x in zip(graph.src, graph.dst, graph.lab):
+        if graph.items[x][0] not in cut:
+            adjacency.setdefault(s, []).append((d, x))
+    cyclic = set().union(*lasso._components(set(region), adjacency))
+    kept = np.array([a not in cut for a, _ in graph.items], np.uint8)
+    src, dst, lab = graph.edge_arrays()
+    arrays = ArrayGraph.of(offsets_of(graph.n, src), dst, lab, kept, region)
+    alive = arrays.inside.copy()
+    met = kernels().met_cycle(arrays.offsets, arrays.dst, arrays.lab, arrays.kept, alive,
+                              np.empty(graph.n, np.int32), np.empty(graph.n, np.int64))
+    assert met == bool(cyclic)
+    assert set(np.flatnonzero(alive).tolist()) >= cyclic
+    assert (alive <= arrays.inside).all()
 
 
 @SETTINGS

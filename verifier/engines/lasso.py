@@ -31,8 +31,8 @@ Two searches give the same answers (tested against each other): on small graphs,
 dicts of lists (the cyclic core of R peeled in Python, `_cyclic_core`, its SCCs by
 networkx); from LARGE_REGION states or transitions on, numpy arrays and compiled
 code (`compiled/cycles.py`: the SCCs by Pearce's variant of Tarjan's algorithm, over what sweeps in
-index order leave of a region (the states on no cycle cleared), the
-witnesses, the shortest paths).
+index order and a depth-first walk up to the first cycle leave of a region (the states on no cycle
+cleared), the witnesses, the shortest paths).
 The claims decided on one graph share what they have in common (`Shared`): a
 region's states are found once per predicate, its SCCs with a cycle (the walk over
 the whole region, most of a claim's time where R has no cycle) once per predicate

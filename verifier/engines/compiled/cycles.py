@@ -159,8 +159,8 @@ def on_no_cycle(offsets, dst, lab, kept, alive, mark):
     cycle it is on (a *back* transition), so a state on a cycle is reached from a back transition's
     target by transitions to larger indices (one sweep up) and reaches a back transition's source so
     (one sweep down). Round after round, while a round clears at least half of the states left (else
-    the walk takes what is left as it is). Returns the states left; `mark` (a byte per state, all 0)
-    is all 0 again after."""
+    `met_cycle` and the components' walk take what is left as it is). Returns the states left; `mark`
+    (a byte per state, all 0) is all 0 again after."""
     n = offsets.shape[0] - 1
     every = True
     for x in range(kept.shape[0]):
@@ -199,6 +199,55 @@ def on_no_cycle(offsets, dst, lab, kept, alive, mark):
         if 2 * cleared < left + cleared:
             break
     return left
+
+
+@njit(types.boolean(OFFSETS, IDX, IDX, BYTES, BYTES, IDX, OFFSETS), **OPTIONS)
+def met_cycle(offsets, dst, lab, kept, alive, path, cursor):
+    """Clears in `alive` (a byte per state, 1 for those walked) the states a depth-first walk of the kept
+    transitions among them finishes before it meets a cycle (roots ascending, each state's transitions
+    in firing order): until then every state a finished one reaches is finished, so none lies on a
+    cycle. Returns whether it met one (its path and the states not reached are left alive). Where
+    there is none, one walk in place of the sweeps' many rounds and the components' walk, with a byte
+    read per transition. `path` and `cursor` (each state's next transition) are the walk's frames; a
+    state on the path is 2 in `alive` while it runs."""
+    every = True
+    for x in range(kept.shape[0]):
+        if kept[x] == 0:
+            every = False
+    for root in range(alive.shape[0]):
+        if alive[root] != 1:
+            continue
+        alive[root] = 2
+        path[0] = root
+        cursor[0] = offsets[root]
+        depth = 1
+        while depth > 0:
+            d = depth - 1
+            v = path[d]
+            e = cursor[d]
+            end = offsets[v + 1]
+            descended = False
+            while e < end:
+                if every or kept[lab[e]]:
+                    w = dst[e]
+                    a = alive[w]
+                    if a == 1:
+                        cursor[d] = e + 1
+                        alive[w] = 2
+                        path[depth] = w
+                        cursor[depth] = offsets[w]
+                        depth += 1
+                        descended = True
+                        break
+                    if a == 2:
+                        for j in range(depth):
+                            alive[path[j]] = 1
+                        return True
+                e += 1
+            if not descended:
+                alive[v] = 0
+                depth -= 1
+    return False
 
 
 @njit(types.int64(OFFSETS, IDX, IDX, BYTES, BYTES, BYTES, IDX), **OPTIONS)
@@ -323,17 +372,18 @@ class ArrayGraph:
     def components(self, states: np.ndarray | None, inside: np.ndarray) -> list[np.ndarray]:
         """The components with a cycle of the kept transitions inside `inside`, whose states are
         `states` (ascending; None: every state `inside` marks, walked without a list of them, after
-        `on_no_cycle` cleared those on no cycle: the same components), in order of their first state,
-        each its states ascending."""
+        `on_no_cycle` and `met_cycle` cleared those on no cycle: the same components), in order of
+        their first state, each its states ascending."""
         if self.walk is None:
             self.walk = np.full(len(self), DONE, np.int32)
         whole = states is None
         listed = np.empty(0, np.int32) if states is None else _int32(states)
-        if whole:           # the states on no cycle cleared first, by sweeps (`on_no_cycle`)
+        if whole:           # the states on no cycle cleared first: by sweeps (`on_no_cycle`), then a walk (`met_cycle`)
             inside = inside.copy()
             left = kernels().on_no_cycle(self.offsets, self.dst, self.lab, self.kept, inside,
                                          np.zeros(len(self), np.uint8))
-            if left == 0:
+            if left == 0 or not kernels().met_cycle(self.offsets, self.dst, self.lab, self.kept, inside,
+                                                    np.empty(left, np.int32), np.empty(left, np.int64)):
                 return []
         m = max(int(left) if whole else len(listed), 1)
         members, starts = np.empty(m, np.int32), np.empty(m + 1, np.int32)
