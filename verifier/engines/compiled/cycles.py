@@ -152,15 +152,16 @@ def cyclic_components(offsets, dst, lab, kept, inside, states, whole, rindex, pa
     return k
 
 
-@njit(types.int64(OFFSETS, IDX, IDX, BYTES, BYTES, BYTES), **OPTIONS)
-def on_no_cycle(offsets, dst, lab, kept, alive, mark):
-    """Clears in `alive` (a byte per state) states that lie on no cycle of the kept transitions among
-    those it marks, by sweeps in index order: a transition to a state of no larger index closes every
-    cycle it is on (a *back* transition), so a state on a cycle is reached from a back transition's
-    target by transitions to larger indices (one sweep up) and reaches a back transition's source so
-    (one sweep down). Round after round, while a round clears at least half of the states left (else
-    `met_cycle` and the components' walk take what is left as it is). Returns the states left; `mark`
-    (a byte per state, all 0) is all 0 again after."""
+@njit(types.int64(OFFSETS, IDX, IDX, BYTES, BYTES), **OPTIONS)
+def on_no_cycle(offsets, dst, lab, kept, alive):
+    """Clears in `alive` (a byte per state, 1 for those walked) states that lie on no cycle of the
+    kept transitions among them, by sweeps in index order: a transition to a state of no larger index
+    closes every cycle it is on (a *back* transition), so a state on a cycle is reached from a back
+    transition's target by transitions to larger indices (one sweep up) and reaches a back
+    transition's source so (one sweep down). Round after round, while a round clears at least half
+    of the states left (else `met_cycle` and the components' walk take what is left as it is).
+    Returns the states left. A round's marks are bits of `alive` (4 and 2 beside the state's 1): one
+    byte read per transition."""
     n = offsets.shape[0] - 1
     every = True
     for x in range(kept.shape[0]):
@@ -170,30 +171,34 @@ def on_no_cycle(offsets, dst, lab, kept, alive, mark):
     for v in range(n):
         left += alive[v]
     while left > 0:
-        for v in range(n - 1, -1, -1):        # down: 2 where v reaches a back transition's source; 1 its targets
+        for v in range(n - 1, -1, -1):        # down: 4 where v reaches a back transition's source; 2 its targets
             if alive[v]:
+                reaches = 0
                 for e in range(offsets[v], offsets[v + 1]):
                     if every or kept[lab[e]]:
                         w = dst[e]
-                        if alive[w]:
+                        a = alive[w]
+                        if a:
                             if w <= v:
-                                mark[w] |= 1
-                                mark[v] |= 2
-                            elif mark[w] & 2:
-                                mark[v] |= 2
+                                alive[w] = a | 2
+                                reaches = 4
+                            elif a & 4:
+                                reaches = 4
+                alive[v] |= reaches
         now = 0
-        for v in range(n):                    # up: 1 where a back transition's target reaches v (known at v)
-            if alive[v]:
-                if mark[v] & 1:
+        for v in range(n):                    # up: 2 where a back transition's target reaches v (known at v)
+            a = alive[v]
+            if a:
+                if a & 2:
                     for e in range(offsets[v], offsets[v + 1]):
                         w = dst[e]
                         if w > v and alive[w] and (every or kept[lab[e]]):
-                            mark[w] |= 1
-                if mark[v] == 3:
+                            alive[w] |= 2
+                if a == 7:
                     now += 1
+                    alive[v] = 1
                 else:
                     alive[v] = 0
-                mark[v] = 0
         cleared = left - now
         left = now
         if 2 * cleared < left + cleared:
@@ -380,8 +385,7 @@ class ArrayGraph:
         listed = np.empty(0, np.int32) if states is None else _int32(states)
         if whole:           # the states on no cycle cleared first: by sweeps (`on_no_cycle`), then a walk (`met_cycle`)
             inside = inside.copy()
-            left = kernels().on_no_cycle(self.offsets, self.dst, self.lab, self.kept, inside,
-                                         np.zeros(len(self), np.uint8))
+            left = kernels().on_no_cycle(self.offsets, self.dst, self.lab, self.kept, inside)
             if left == 0 or not kernels().met_cycle(self.offsets, self.dst, self.lab, self.kept, inside,
                                                     np.empty(left, np.int32), np.empty(left, np.int64)):
                 return []
