@@ -24,6 +24,8 @@ have neither.
 teardown with the processes each waited for (forked readings, commands), then the N files whose
 tests took the most: unlike ``--durations`` (wall clock), the same figures on a loaded machine.
 
+A test that leaves Z3 interrupted errors at its own teardown (`_z3_left_usable`).
+
 Hypothesis runs without a deadline per example and without the health check on how long its data
 takes to generate (as its own profile for CI does): both measure wall clock, which a loaded machine
 stretches. Its other health checks stay on; ``--hypothesis-profile`` still picks another profile.
@@ -334,6 +336,19 @@ def _order(item) -> int:
     if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
         return 0
     return 1 if item.path.name in EARLY_FILES else 2
+
+
+@pytest.fixture(autouse=True)
+def _z3_left_usable():
+    """A test that leaves Z3's main context interrupted (an interrupt that came between its calls, which
+    Z3 keeps until its next solver call: `signals.clear_z3_interrupt`) errors here, at its own teardown,
+    rather than a later test of its process failing because `z3.simplify` returned its argument
+    unrewritten (test_short_circuit_definedness after the fuzz tests' cut runs)."""
+    yield
+    z3 = sys.modules.get("z3")
+    if z3 is not None and getattr(z3.z3, "_main_ctx", None) is not None:
+        assert z3.is_false(z3.simplify(z3.IntVal(0) > 0)), \
+            "this test left Z3's context interrupted: `z3.simplify` no longer simplifies"
 
 
 @pytest.fixture
