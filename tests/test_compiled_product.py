@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_compiled_store import MODELS
 
 from verifier.engines.compiled import product as over_graph
-from verifier.engines.compiled.product import MEMO, GraphProduct, eligible, explore_over_graph
+from verifier.engines.compiled.product import MAX_GROUP_BITS, MEMO, GraphProduct, eligible, explore_over_graph
 from verifier.engines.compiled.search import CompiledSpace, explore_compiled
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.ledger import Ledger
@@ -36,6 +36,7 @@ RANDOM_SCOPES = st.sampled_from(["globally", "before", "after", "between", "afte
 BUDGETS = st.sampled_from([Budget(), Budget(), Budget(max_states=3), Budget(max_states=40), Budget(max_depth=3)])
 ORDER = load_model(str(FIX / "order.yaml"), variant="loose")
 MEMOS = st.sampled_from([MEMO, MEMO, 1, 2])       # the monitor updates remembered: few, so that pairs share a slot
+GROUPS = st.sampled_from([MAX_GROUP_BITS, MAX_GROUP_BITS, 0])   # the predicates' tables: one per predicate at 0
 
 
 def random_events(model: Model) -> st.SearchStrategy[Event]:
@@ -81,8 +82,10 @@ def phased_case():
     return st.tuples(st.just(ORDER), monitored(phased_events(), scopes))
 
 
-def same_search(model: Model, claims: list[Property], budget: Budget, memo: int = MEMO) -> CompiledSpace | None:
-    """The product over the model's graph (its kernel remembering `memo` monitor updates), checked
+def same_search(model: Model, claims: list[Property], budget: Budget, memo: int = MEMO,
+                group: int = MAX_GROUP_BITS) -> CompiledSpace | None:
+    """The product over the model's graph (its kernel remembering `memo` monitor updates, its
+    predicates' tables of `group` bits of slots at most), checked
     against the product's own search (None where the graph product does not apply: the model's search
     is not complete). The product's own search is the reference's (`explicit.explore`), which the
     compiled store's is state for state (test_compiled_store): compiling the product as well would be
@@ -93,7 +96,7 @@ def same_search(model: Model, claims: list[Property], budget: Budget, memo: int 
     watch = [concrete.fix_params(neg(c.expr)) for part in parts for c in part.claims]
     offered = GraphProduct(model, tuple(claims), tuple(f"{c.id}." for c in claims))
     assert space.edges is not None
-    with mock.patch.object(over_graph, "MEMO", memo):
+    with mock.patch.object(over_graph, "MEMO", memo), mock.patch.object(over_graph, "MAX_GROUP_BITS", group):
         got = explore_over_graph(offered, space, space.edges, concrete, budget, watch, None)
     if got is None:
         assert not space.complete
@@ -109,15 +112,15 @@ def same_search(model: Model, claims: list[Property], budget: Budget, memo: int 
 
 
 @settings(max_examples=examples(8), deadline=None)
-@given(random_case(), BUDGETS, MEMOS)
-def test_the_product_over_the_models_graph_is_the_products_own_search(case, budget, memo):
-    same_search(*case, budget, memo)
+@given(random_case(), BUDGETS, MEMOS, GROUPS)
+def test_the_product_over_the_models_graph_is_the_products_own_search(case, budget, memo, group):
+    same_search(*case, budget, memo, group)
 
 
 @settings(max_examples=examples(8), deadline=None)
-@given(phased_case(), BUDGETS, MEMOS)
-def test_phase_turn_and_round_events_over_the_graph_are_the_products_own_search(case, budget, memo):
-    assert same_search(*case, budget, memo) is not None
+@given(phased_case(), BUDGETS, MEMOS, GROUPS)
+def test_phase_turn_and_round_events_over_the_graph_are_the_products_own_search(case, budget, memo, group):
+    assert same_search(*case, budget, memo, group) is not None
 
 
 @settings(max_examples=examples(6), deadline=None)
