@@ -102,6 +102,10 @@ def same_orbits(model, data, parts: int, budget: Budget, compiled: bool) -> None
             replay(lay, got.trace_through(*got.fired[a]))
 
 
+ON_THE_CLUSTER = pytest.mark.xdist_group("test_distributed_symmetry")   # the tests of the cluster: on one worker, together
+                                                                        # (it starts once: 1.5 s of CPU, 1 s more its first task)
+
+
 @pytest.fixture(scope="module")
 def scheduler():
     """Two worker processes of a Dask cluster on the loopback interface, shared by this module's tests."""
@@ -128,6 +132,7 @@ def same_answers(model, got, want) -> None:
                 assert states[-1] == states[g.trace.loop_start]
 
 
+@ON_THE_CLUSTER
 @settings(max_examples=3, deadline=None)
 @given(MODELS, st.data())
 def test_two_workers_give_the_single_process_symmetric_verdicts(scheduler, model, data):
@@ -138,6 +143,7 @@ def test_two_workers_give_the_single_process_symmetric_verdicts(scheduler, model
     assert all(r.reductions == ("symmetry",) for r in got)
 
 
+@ON_THE_CLUSTER
 @pytest.mark.parametrize("store", ["compact", "compiled"])
 def test_two_workers_reduce_a_player_variables_model(scheduler, store):
     model = load_model(str(PRIORITY))
@@ -150,6 +156,7 @@ def test_two_workers_reduce_a_player_variables_model(scheduler, store):
     assert all(r.reductions == ("symmetry",) and r.as_expected for r in got)
 
 
+@ON_THE_CLUSTER
 def test_two_workers_name_the_in_process_witnesses(scheduler):
     """The same witnesses and traces as the partitions in this process, whatever the order of their
     batches (`test_distributed_determinism`)."""
@@ -160,6 +167,7 @@ def test_two_workers_name_the_in_process_witnesses(scheduler):
     assert witnesses(got) == witnesses(shuffled_search(model, 3, 0, watch, symmetric=True))
 
 
+@ON_THE_CLUSTER
 def test_a_state_budget_cut_is_unknown_with_its_reason(scheduler):
     model = load_model(str(PRIORITY))
     [invariant] = [p for p in load_properties(str(PRIORITY_CLAIMS), model) if p.id == "no-stuck"]
@@ -168,6 +176,7 @@ def test_a_state_budget_cut_is_unknown_with_its_reason(scheduler):
     assert "--max-states" in r.reason and r.reductions == ("symmetry",)
 
 
+@ON_THE_CLUSTER
 @pytest.mark.parametrize("store, engine", [([], "explicit/compiled"), (["--store", "compact"], "explicit/compact")])
 def test_the_command_lines_workers_expand_by_the_compiled_code(scheduler, capsys, monkeypatch, store, engine):
     """`check --workers N` (here `--scheduler`): the workers expand by the model's compiled code
