@@ -219,34 +219,35 @@ def predicates(keys, first, word, shift, mask, at, table_at, table, out):
         out[i] = bits
 
 
-@njit(types.void(ROWS, I32, I32, ROWS, STATES, STATES, STATES, ROWS, STATES, U8, STATES, STATES), **OPTIONS)
-def keys(model, pidx, pcode, adds, coff, cmask, ctab, out, watched, holds, first, add):
-    # each product state's packed key: its model state's words, each monitor's fields added (`add`, a
-    # word each: those of the monitor code, found again only where it differs from the state before's);
-    # first[k]: the first state where watched predicate k holds (of monitor watched[k]: at
-    # holds[k * rows + ctab + its local code]; a code the same as the state before's was looked at there)
+@njit(types.void(ROWS, I32, I32, ROWS, STATES, STATES, STATES, ROWS, STATES, U8, STATES, STATES, ROWS), **OPTIONS)
+def keys(model, pidx, pcode, adds, coff, cmask, ctab, out, watched, holds, first, memo_key, memo_add):
+    # each product state's packed key: its model state's words, each monitor's fields added (a row of
+    # `adds` each: the monitor code's fields, remembered at a slot by the code's hash; memo_key: the
+    # code there, -1 where none); first[k]: the first state where watched predicate k holds (of
+    # monitor watched[k]: at holds[k * rows + ctab + its local code]), looked at where the code is not
+    # remembered (so at each code's first state)
     words = model.shape[1]
     width = out.shape[1]
-    last = -1
     for i in range(pidx.shape[0]):
-        m = pcode[i]
-        if m != last:
-            last = m
+        m = np.int64(pcode[i])
+        slot = ((m * 0x5851F42D4C957F2D) >> 40) & (memo_key.shape[0] - 1)
+        if memo_key[slot] != m:
+            memo_key[slot] = m
             for w in range(width):
-                add[w] = 0
+                memo_add[slot, w] = 0
             for c in range(coff.shape[0]):
                 row = ctab[c] + ((m >> coff[c]) & cmask[c])
                 for w in range(width):
-                    add[w] |= adds[row, w]
+                    memo_add[slot, w] |= adds[row, w]
             for k in range(watched.shape[0]):
                 c = watched[k]
                 if first[k] < 0 and holds[k * adds.shape[0] + ctab[c] + ((m >> coff[c]) & cmask[c])]:
                     first[k] = i
         s = pidx[i]
         for w in range(words):
-            out[i, w] = model[s, w] | add[w]
+            out[i, w] = model[s, w] | memo_add[slot, w]
         for w in range(words, width):
-            out[i, w] = add[w]
+            out[i, w] = memo_add[slot, w]
 """
 
 
@@ -758,7 +759,8 @@ def _keys(kernel, space: CompiledSpace, lay, monitors: Sequence[_Monitor], offse
     out = np.empty((len(pidx), packing.words), np.int64)
     kernel.keys(space.keys.reshape(len(space), -1), pidx, codes, table, np.array(offsets, np.int64),
                 np.array([(1 << m.bits) - 1 for m in monitors], np.int64), np.array(rows, np.int64), out,
-                np.array([c for c, _h in hits] or [0], np.int64)[:len(hits)], holds, first, np.zeros(packing.words, np.int64))
+                np.array([c for c, _h in hits] or [0], np.int64)[:len(hits)], holds, first, np.full(MEMO, -1, np.int64),
+                np.zeros((MEMO, packing.words), np.int64))
     return (out.reshape(-1) if packing.words == 1 else out), [None if f < 0 else int(f) for f in first[:len(hits)]]
 
 
