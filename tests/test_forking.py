@@ -174,13 +174,15 @@ def test_a_childs_arrays_arrive_as_they_were_sent():
 
 
 def test_pickled_values_round_trip_and_a_cut_stream_ends_in_eof():
-    value = (True, {"rows": np.arange(100_000, dtype=np.uint64).reshape(-1, 4), "words": ["a", 1, None]})
+    value = (True, {"rows": np.arange(100_000, dtype=np.uint64).reshape(-1, 4), "words": ["a", 1, None],
+                    "mapped": np.arange(forking.MAPPED_FROM // 4 + 3, dtype=np.int32)})   # read into a mapping
     reader, writer = multiprocessing.Pipe(duplex=False)
     done = threading.Thread(target=forking.Pickled.of(value).write, args=(writer,))
     done.start()                       # a pipe holds less than the value: written while it is read
     ok, got = forking.receive(reader)
     done.join()
     assert ok and np.array_equal(got["rows"], value[1]["rows"]) and got["words"] == ["a", 1, None]
+    assert np.array_equal(got["mapped"], value[1]["mapped"]) and got["mapped"].flags.writeable
     packed = forking.Pickled.of(value)
     assert packed.buffers, "the array travels out of band"
     whole = sent_bytes(packed)

@@ -2,6 +2,7 @@
 outputs and baselines get the user's umask (0644), not 0600; killed runs' folders are removed."""
 from __future__ import annotations
 
+import gc
 import os
 import pty
 import select
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import main
-from verifier.resources.signals import Terminated, terminate_on_sigterm, was_terminated
+from verifier.resources import signals
+from verifier.resources.signals import Terminated, leave, terminate_on_sigterm, was_terminated
 
 REPO = Path(__file__).parent.parent
 GATE = REPO / "tests" / "fixtures" / "gate"
@@ -26,6 +28,16 @@ def test_dash_output_is_standard_output(tmp_path, monkeypatch, capsys):
     assert main(["check", *ARGS, "-f", "json", "-o", "-"]) == 0
     assert capsys.readouterr().out.lstrip().startswith("{")
     assert not (tmp_path / "-").exists()
+
+
+def test_leaving_exits_with_its_code_and_every_object_out_of_the_teardowns_collections(monkeypatch):
+    monkeypatch.setattr(signals._state, "timed_out", False)     # else it ends this process at once
+    try:
+        with pytest.raises(SystemExit) as left:
+            leave(3)
+        assert left.value.code == 3 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002])

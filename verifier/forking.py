@@ -11,6 +11,7 @@ in the parent instead, so results never depend on how they were computed
 from __future__ import annotations
 
 import gc
+import mmap
 import multiprocessing
 import os
 import pickle
@@ -305,8 +306,11 @@ def _write_all(fd: int, data) -> None:
         view = view[os.write(fd, view):]
 
 
-def _read_exactly(pipe: Connection, size: int) -> bytearray:
-    out = bytearray(size)
+MAPPED_FROM = 1 << 20      # bytes: a buffer this large is read into a mapping of its own (`_buffer`)
+
+
+def _read_exactly(pipe: Connection, size: int) -> bytearray | mmap.mmap:
+    out = _buffer(size)
     view, got = memoryview(out), 0
     while got < size:
         n = os.readv(pipe.fileno(), [view[got:]])     # fileno() each time: OSError once `close` closed it
@@ -314,3 +318,14 @@ def _read_exactly(pipe: Connection, size: int) -> bytearray:
             raise EOFError(f"the pipe ended after {got:,} of {size:,} bytes")
         got += n
     return out
+
+
+def _buffer(size: int) -> bytearray | mmap.mmap:
+    """Writable room for `size` bytes about to be read: from MAPPED_FROM on, an anonymous mapping
+    with its pages made at once (MAP_POPULATE, where the system has it), not a bytearray, which
+    fills them with zeros first (a WTactics --printed check receives 300 MB of its readings'
+    states: 0.3 -> 0.2 s of CPU)."""
+    if size < MAPPED_FROM:
+        return bytearray(size)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0)
+    return mmap.mmap(-1, size, flags=flags)
