@@ -186,9 +186,10 @@ def _find(space, region: Sequence[int], cut: set[int], fairness: Iterable[str], 
 def _cyclic_parts(graph, items, key: tuple[Expr, frozenset[int]], shared: Shared) -> list[Any]:
     """The components with a cycle of `graph`'s region under the cut of `key` (its predicate, its cut),
     found once for the claims `shared` serves. Where a smaller cut of the same region is known or
-    wanted, they are walked inside its components only: a cycle that keeps fewer actions keeps those
-    of the smaller cut, so each component under the larger cut lies inside one under the smaller
-    (and is one of the graph restricted to them: the same components, in the same order)."""
+    wanted, they are walked inside its components only (their mask, walked as a region is: what
+    lies on no cycle cleared first): a cycle that keeps fewer actions keeps those of the smaller
+    cut, so each component under the larger cut lies inside one under the smaller (and is one of
+    the graph restricted to them: the same components, in the same order)."""
     import numpy as np
 
     known = shared.components
@@ -200,10 +201,10 @@ def _cyclic_parts(graph, items, key: tuple[Expr, frozenset[int]], shared: Shared
         if smaller not in known:
             kept = np.array([a not in smaller[1] for a, _ in items], dtype=np.uint8)
             known[smaller] = graph.cutting(kept).components(None, graph.inside)
-        states = np.sort(np.concatenate(known[smaller])) if known[smaller] else np.empty(0, np.int32)
         inside = np.zeros(len(graph), np.uint8)
-        inside[states] = 1
-        known[key] = graph.components(states, inside)
+        for part in known[smaller]:
+            inside[part] = 1
+        known[key] = graph.components(None, inside) if known[smaller] else []
     else:
         known[key] = graph.components(None, graph.inside)
     return known[key]
