@@ -2,8 +2,12 @@
 today's way, the monitor product watched with the other monitored claims (in the python store):
 random models, step claims mixed with ordering patterns and bounded responses, budgets that cut the
 model's search short. The same verdicts, reasons, stops and traces (each replays on the designer's
-model); a step claim judged without a product reports the model's search (states, transitions, depth)."""
+model); a step claim judged without a product reports the model's search (states, transitions, depth).
+The judging pass itself, with the recorded state graph (only the states with a move that may set a flag
+expanded) and without, against the first breaking moves the reference semantics find on the flags' product."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 from compiled_examples import examples
 from hypothesis import given, settings
@@ -11,21 +15,27 @@ from hypothesis import strategies as st
 from test_compiled_claims import STEPS, ordering
 from test_compiled_store import MODELS
 
-from verifier.engines.compiled.moves import first_breaks, judged_only
+from verifier.engines.bfsgen import packing_of
+from verifier.engines.compiled.moves import first_breaks, judged_only, setters
 from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.ledger import Ledger
-from verifier.ir.expr import FALSE, App, Const, Op, Var
-from verifier.ir.model import Action, Assign, IntType, Model, Variable
+from verifier.ir.expr import FALSE, App, Const, Local, Op, Var
+from verifier.ir.model import Action, Assign, Choice, IntType, Model, Variable
 from verifier.ir.props import BoundedResponse, DeadlockFree, Event, StepInvariant
 from verifier.portfolio.plan import run_claims
 from verifier.props.monitor import compile_together
 from verifier.resources import Budget
 from verifier.result import Verdict
-from verifier.semantics import layout
+from verifier.semantics import iter_transitions, layout
 from verifier.trace import replay
 
 ACTIONS = st.sampled_from(["act0", "act1", "act2", "act3"])
+# step claims the judging pass may show unsettable from a move's guard (its facts, sums, one slot's values)
+JUDGED = st.one_of(STEPS, st.integers(-1, 3).map(lambda k: App(Op.NE, (Var("prev:x"), Const(k)))),
+                   st.integers(0, 3).map(lambda k: App(Op.LE, (Var("x"), Const(k)))),
+                   st.integers(0, 2).map(lambda k: App(Op.NE, (Var("prev:e"), Const(k, enum="Colour")))),
+                   st.integers(-1, 1).map(lambda k: App(Op.LE, (App(Op.SUB, (Var("x"), Var("prev:x"))), Const(k)))))
 
 
 def counter(top: int) -> Model:
@@ -69,6 +79,77 @@ def test_step_claims_judged_on_the_models_search_find_what_the_product_finds(mod
             assert (g.stats.states, g.stats.transitions, g.depth) == (len(space), space.transitions, space.max_depth)
     judged = space is not None and not errors and any(isinstance(c, StepInvariant) for c in surface)
     assert judged == any("moves" in g.evidence for g in got)
+
+
+def reference_breaks(space, product: Model, flags: list[str]) -> list:
+    """Each flag's first setting move, (state, action, choice), by the reference semantics on the
+    flags' product: the model's states in BFS order (flags clear), their moves in firing order."""
+    lay = layout(product)
+    packing = packing_of(lay)
+    slots = [lay.offsets[f][0] for f in flags]
+    found: list = [None] * len(flags)
+    for i in range(len(space)):
+        for t in iter_transitions(lay, packing.unpack(space.key(i))):
+            for k, slot in enumerate(slots):
+                if found[k] is None and t.target is not None and t.target[slot]:
+                    found[k] = (i, product.actions.index(t.action), t.choice)
+    return found
+
+
+@settings(max_examples=examples(4), deadline=None)
+@given(MODELS, st.lists(st.builds(StepInvariant, id=st.just("s"), expr=JUDGED,
+                                  actions=st.lists(ACTIONS, max_size=2).map(tuple)), min_size=1, max_size=4))
+def test_the_judging_pass_finds_the_reference_first_breaks_with_and_without_the_graph(model, steps):
+    steps = [replace(c, id=f"step{k}") for k, c in enumerate(steps)]
+    product, parts = compile_together(model, steps)
+    flags = [part.monitor_vars[0] for part in parts]
+    space = explore_compiled(model.instantiate(), edges=True)
+    graph = space.edges
+    plain = first_breaks(space, product.instantiate(), flags)
+    assert first_breaks(space, product.instantiate(), flags, graph=graph) == plain
+    if plain is not None:
+        want = reference_breaks(space, product.instantiate(), flags)
+        assert [None if f is None else (f[0], *space.labels.items[f[1]]) for f in plain] == want
+
+
+def rounds() -> Model:
+    """`p` goes round 0 -> 1 -> 2 -> 0: `grow` (in 0) adds a choice n of 1..2 to x while it stays
+    within 5, `spend` (in 1, x > 0) takes one off, `rest` (in 1) and `turn` (in 2) only move on."""
+    p, x, n = Var("p"), Var("x"), Local("n")
+    return Model("rounds", variables=(Variable("p", IntType(Const(0), Const(2)), init=(Const(0),)),
+                                      Variable("x", IntType(Const(0), Const(5)), init=(Const(0),))),
+                 actions=(Action("grow", App(Op.AND, (App(Op.EQ, (p, Const(0))),
+                                                      App(Op.LE, (App(Op.ADD, (x, n)), Const(5))))),
+                                 (Assign(x, App(Op.ADD, (x, n))), Assign(p, Const(1))),
+                                 (Choice("n", IntType(Const(1), Const(2))),)),
+                          Action("spend", App(Op.AND, (App(Op.EQ, (p, Const(1))), App(Op.GT, (x, Const(0))))),
+                                 (Assign(x, App(Op.SUB, (x, Const(1)))), Assign(p, Const(2)))),
+                          Action("rest", App(Op.EQ, (p, Const(1))), (Assign(p, Const(2)),)),
+                          Action("turn", App(Op.EQ, (p, Const(2))), (Assign(p, Const(0)),))))
+
+
+def test_the_graph_spares_the_states_without_a_move_that_may_set_a_flag_left():
+    """Flags shown unsettable (the guard's phase, the moves' sums), one broken at once, one later, one
+    holding only on the states searched (every state with a `spend` move judged to the end)."""
+    x, prev_x, prev_p = Var("x"), Var("prev:x"), Var("prev:p")
+    steps = [StepInvariant(id="grow-in-0", expr=App(Op.EQ, (prev_p, Const(0))), actions=("grow",)),
+             StepInvariant(id="by-one", expr=App(Op.LE, (x, App(Op.ADD, (prev_x, Const(1))))), actions=("grow",)),
+             StepInvariant(id="spend-one", expr=App(Op.EQ, (App(Op.SUB, (prev_x, x)), Const(1))), actions=("spend",)),
+             StepInvariant(id="below-5", expr=App(Op.LE, (x, Const(4))), actions=("grow",)),
+             StepInvariant(id="spend-leaves-some", expr=App(Op.GE, (x, Const(0))), actions=("spend",))]
+    model = rounds()
+    product, parts = compile_together(model, steps)
+    flags = [part.monitor_vars[0] for part in parts]
+    space = explore_compiled(model.instantiate(), edges=True)
+    assert space.edges is not None
+    judged = judged_only(product.instantiate(), flags)
+    assert setters(layout(judged), flags).tolist() == [[0, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0],
+                                                       [0, 1, 0, 0]]
+    plain = first_breaks(space, product.instantiate(), flags)
+    assert first_breaks(space, product.instantiate(), flags, graph=space.edges) == plain
+    assert plain is not None and [f is not None for f in plain] == [False, True, False, True, False]
+    assert [None if f is None else (f[0], *space.labels.items[f[1]]) for f in plain] == \
+        reference_breaks(space, product.instantiate(), flags)
 
 
 def test_the_first_breaking_move_is_the_first_in_bfs_order_and_firing_order():

@@ -160,7 +160,9 @@ def _judged(model: Model, claims: Sequence[StepInvariant], ledger: Ledger | None
     if not isinstance(space, CompiledSpace):
         return {}
     product, parts = compile_together(model, claims)
-    firsts = first_breaks(space, product.instantiate(), [part.monitor_vars[0] for part in parts], budget)
+    graph = ledger.graph_of(concrete)
+    firsts = first_breaks(space, product.instantiate(), [part.monitor_vars[0] for part in parts], budget,
+                          None if graph is None else graph[1])
     if firsts is None:
         return {}
     evidence = {"store": "compiled", "moves": "each judged move of the model's complete search (no monitor product)"}

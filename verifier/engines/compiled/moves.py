@@ -29,12 +29,14 @@ import numpy as np
 
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled import cache
+from verifier.engines.compiled.arrays import EdgeArrays
 from verifier.engines.compiled.numbagen import SIGNATURES, max_firings, module_source, unfit
 from verifier.engines.compiled.search import CompiledSpace
+from verifier.engines.compiled.settable import may_set, raises
 from verifier.ir.expr import FALSE
 from verifier.ir.model import Modality, Model
 from verifier.resources import Budget
-from verifier.semantics import iter_transitions, layout
+from verifier.semantics import Layout, iter_transitions, layout
 
 CHUNK = 1 << 20          # states judged between two looks at the run's backstop
 
@@ -44,22 +46,47 @@ from numba import njit
 KEYS = {keys}
 OUT = {out}
 EXPAND = types.FunctionType({expand})
+FLAGS = types.uint8[:, ::1]
 
 
-@njit(types.int64(EXPAND, KEYS, types.int64, types.int64, ROWS, OUT, STATES, STATES, STATES, STATES, STATES,
-                  STATES, STATES), **OPTIONS)
-def judge(expand, keys, lo, hi, row, out, acts, count, word, shift, mask, first, at):
-    # states lo..hi of `keys` expanded by the flags' product; first[k] / at[k]: the first state where
-    # flag k is set by a move, and that move's place among the state's judged moves; mask[w]: the bits
-    # of word w of the flags not yet set (cleared as they are). Returns -1, or the state where a move
-    # raised a model error (the caller then keeps the product).
+@njit(types.int64(STATES, FLAGS, types.uint8[::1]), **INNER)
+def pending_flags(first, sets, pending):
+    # the flags not set yet that some action may set (sets[k, a]); pending[a]: whether action a may set one
+    pending[:] = 0
     left = 0
     for k in range(first.shape[0]):
         if first[k] < 0:
-            left += 1
+            settable = 0
+            for a in range(sets.shape[1]):
+                if sets[k, a]:
+                    pending[a] = 1
+                    settable = 1
+            left += settable
+    return left
+
+
+@njit(types.int64(EXPAND, KEYS, types.int64, types.int64, ROWS, OUT, STATES, STATES, STATES, STATES, STATES,
+                  STATES, STATES, STATES, types.int32[::1], FLAGS, types.uint8[::1]), **OPTIONS)
+def judge(expand, keys, lo, hi, row, out, acts, count, word, shift, mask, first, at, offsets, labels, sets, pending):
+    # states lo..hi of `keys` expanded by the flags' product; first[k] / at[k]: the first state where
+    # flag k is set by a move, and that move's place among the state's judged moves; mask[w]: the bits
+    # of word w of the flags not yet set (cleared as they are). With the recorded graph (`offsets` of
+    # more than one slot; `labels` its actions), a state none of whose moves is of a pending action is
+    # not expanded. Returns -1, or the state where a move raised a model error (the caller then keeps
+    # the product).
+    left = pending_flags(first, sets, pending)
+    graph = offsets.shape[0] > 1
     for i in range(lo, hi):
         if left == 0:
             break
+        if graph:
+            wanted = False
+            for e in range(offsets[i], offsets[i + 1]):
+                if pending[labels[e]]:
+                    wanted = True
+                    break
+            if not wanted:
+                continue
 {embed}
         count[0] = 0
         try:
@@ -73,8 +100,8 @@ def judge(expand, keys, lo, hi, row, out, acts, count, word, shift, mask, first,
                     if first[k] < 0 and ({flag_word} >> shift[k]) & 1:
                         first[k] = i
                         at[k] = j
-                        left -= 1
                         mask[word[k]] &= ~(1 << shift[k])
+                        left = pending_flags(first, sets, pending)
     return -1
 """
 
@@ -119,12 +146,14 @@ def _fits(model: Model, product: Model) -> bool:
         pp.shifts[:n] == pm.shifts and pp.widths[:n] == pm.widths and pp.los[:n] == pm.los
 
 
-def first_breaks(space: CompiledSpace, product: Model, flags: Sequence[str],
-                 budget: Budget = Budget()) -> list[tuple[int, int, int] | None] | None:
+def first_breaks(space: CompiledSpace, product: Model, flags: Sequence[str], budget: Budget = Budget(),
+                 graph: EdgeArrays | None = None) -> list[tuple[int, int, int] | None] | None:
     """For each of `flags` (variables of the instantiated `product`, each a step claim's flag), the
     first move of the complete compiled search `space` of the model that sets it, as (state, label,
     successor) for `space.trace_through`, or None where no move sets it; None (for all) where this
-    cannot be judged here (see the module doc) or the run's backstop expired meanwhile."""
+    cannot be judged here (see the module doc) or the run's backstop expired meanwhile. `graph`:
+    the state graph `space`'s search recorded, if any (only the states with a move that may set a
+    flag not set yet are then expanded)."""
     model = space.model
     if not space.complete or space.reductions or space.head != len(space) or not _fits(model, product):
         return None
@@ -151,14 +180,39 @@ def first_breaks(space: CompiledSpace, product: Model, flags: Sequence[str],
     shape = (firings,) if packing.words == 1 else (firings, packing.words)
     out, acts, count = np.zeros(shape, np.int64), np.zeros(firings, np.int64), np.zeros(1, np.int64)
     row = np.zeros((1, packing.words), np.int64)
+    sets = setters(lay, flags)
+    offsets, labels = (graph.offsets, graph.lab) if graph is not None and sets is not None else \
+        (np.zeros(1, np.int64), np.zeros(1, np.int32))
+    if sets is None:                # a flag may raise: every flag judged on every state, as the product would
+        sets = np.ones((len(flags), len(judged.actions)), np.uint8)
+    pending = np.zeros(sets.shape[1], np.uint8)
     for lo in range(0, len(space), CHUNK):
         if budget.expired():
             return None
         hi = min(len(space), lo + CHUNK)
-        if kernel.judge(module.expand, space.keys, lo, hi, row, out, acts, count, word, shift, mask, first, at) >= 0:
+        if kernel.judge(module.expand, space.keys, lo, hi, row, out, acts, count, word, shift, mask, first, at,
+                        offsets, labels, sets, pending) >= 0:
             return None
     return [None if first[k] < 0 else _move(space, module, packing.words, int(first[k]), int(at[k]))
             for k in range(len(flags))]
+
+
+def setters(lay: Layout, flags: Sequence[str]) -> np.ndarray | None:
+    """sets[k, a]: 1 where a move of action a of `lay`'s model (the flags' product) may set flag k
+    (`settable.may_set`); None where some flag's effect might raise a model error."""
+    column = {f: k for k, f in enumerate(flags)}
+    sets = np.zeros((len(flags), len(lay.model.actions)), np.uint8)
+    for a, action in enumerate(lay.model.actions):
+        if action.guard == FALSE or action.modality is Modality.MUST_NOT:
+            continue
+        for e in action.effects:
+            k = column.get(e.target.name)
+            if k is None or e.value == FALSE:
+                continue
+            if raises(lay, action, e.value):
+                return None
+            sets[k, a] = may_set(lay, action, e.value)
+    return sets
 
 
 def _move(space: CompiledSpace, module, words: int, i: int, j: int) -> tuple[int, int, int]:

@@ -1,0 +1,55 @@
+"""Which actions may set a step flag (`compiled/settable.py`): effects shown false where the action
+fires (the guard's facts, each `and`'s own, linear sums within ranges, one slot's values left), and
+only those; effects that may raise a model error are told apart."""
+from __future__ import annotations
+
+import pytest
+
+from verifier.engines.compiled.settable import may_set, raises
+from verifier.ir.expr import TRUE, App, Const, Expr, Index, Local, Op, Var
+from verifier.ir.model import Action, Choice, IntType, Model, Variable
+from verifier.semantics import layout
+
+P, X, Y, N = Var("p"), Var("x"), Var("y"), Local("n")
+
+
+def op(o: Op, *args: Expr) -> Expr:
+    return App(o, tuple(args))
+
+
+def c(v: int) -> Const:
+    return Const(v)
+
+
+LAY = layout(Model("m", variables=(Variable("p", IntType(c(0), c(2))), Variable("x", IntType(c(0), c(9))),
+                                   Variable("y", IntType(c(0), c(9))),
+                                   Variable("a", IntType(c(0), c(3)), index=IntType(c(0), c(2))))))
+
+
+def action(guard: Expr = TRUE) -> Action:
+    return Action("act", guard, (), (Choice("n", IntType(c(1), c(2))),))
+
+
+@pytest.mark.parametrize("guard, value, settable", [
+    (op(Op.EQ, P, c(1)), op(Op.NOT, op(Op.EQ, P, c(1))), False),                     # only in its phase
+    (op(Op.EQ, P, c(1)), op(Op.NOT, op(Op.EQ, P, c(2))), True),
+    (op(Op.AND, op(Op.EQ, c(0), P), op(Op.GT, X, c(0))), op(Op.EQ, P, c(2)), False),  # mirrored, among others
+    (TRUE, op(Op.AND, op(Op.EQ, P, c(2)), op(Op.GT, X, c(0)), op(Op.EQ, P, c(1))), False),   # an `and`'s own facts
+    (TRUE, op(Op.AND, op(Op.EQ, P, c(2)), op(Op.OR, op(Op.EQ, P, c(0)), op(Op.EQ, P, c(1))), op(Op.GT, X, c(0))), False),
+    (TRUE, op(Op.AND, op(Op.EQ, P, c(2)), op(Op.OR, op(Op.EQ, P, c(0)), op(Op.EQ, P, c(2))), op(Op.GT, X, c(0))), True),
+    (TRUE, op(Op.NOT, op(Op.LE, op(Op.ADD, X, N), op(Op.ADD, X, c(2)))), False),      # x + n <= x + 2: n <= 2
+    (TRUE, op(Op.NOT, op(Op.LE, op(Op.ADD, X, N), op(Op.ADD, X, c(1)))), True),       # n = 2 breaks it
+    (TRUE, op(Op.GT, op(Op.SUB, X, Y), c(9)), False),                                # ranges bound x - y
+    (TRUE, op(Op.GT, op(Op.SUB, X, Y), c(8)), True),
+    (op(Op.NOT, op(Op.EQ, P, c(2))), op(Op.NOT, op(Op.OR, op(Op.EQ, P, c(0)), op(Op.EQ, P, c(1)))), False),
+    (TRUE, op(Op.NOT, op(Op.OR, op(Op.EQ, P, c(0)), op(Op.EQ, P, c(1)))), True),     # p = 2 is left
+    (op(Op.EQ, Index("a", c(1)), c(3)), op(Op.LT, Index("a", c(1)), c(3)), False),
+])
+def test_an_effect_is_unsettable_only_where_the_guard_rules_it_out(guard, value, settable):
+    assert may_set(LAY, action(guard), value) is settable
+
+
+def test_effects_that_may_raise_are_told_apart():
+    assert not raises(LAY, action(), Index("a", op(Op.SUB, N, c(1))))
+    assert raises(LAY, action(), Index("a", op(Op.ADD, N, c(1))))        # 3 is past a's indices
+    assert raises(LAY, action(), op(Op.DIV, X, Y))

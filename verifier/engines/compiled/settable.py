@@ -1,0 +1,162 @@
+"""Which actions may set a step claim's flag: its effect shown false where the action fires, statically.
+
+A step flag's effect (`props.monitor.compile_step`) is a condition on the state before the move and
+its choices, read only where the action's guard holds. Many are false there for plain reasons: "X
+only in phase P" reads `phase != P` under a guard that opens with `phase == P`; a claim on every
+move compares the phase with itself. `may_set` rewrites the effect with what the guard's conjuncts
+fix (`slot == value`, a boolean slot, `slot != value`), and inside each `and` with what its other
+conjuncts fix, then folds constants as the code generator does (`codegen.simplify`), sums and
+differences as linear forms bounded by the slots' and choices' ranges, and a test of one slot over
+the few values left to it. Where that folds to false, no move of the action sets the flag; else it
+may (never the other way: only exact rewrites, and only of effects that cannot raise a model error,
+which `raises` tells the caller first).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from verifier.engines.codegen import Interval, interval, may_raise, simplify
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, conjuncts, map_expr, walk
+from verifier.ir.model import Action, IntType
+from verifier.semantics import Layout
+
+ENUMERATED = 64          # values of one slot a test is tried at, at most
+
+
+def choice_bounds(lay: Layout, action: Action) -> dict[str, Interval]:
+    """The static range of each of the action's integer choices."""
+    out: dict[str, Interval] = {}
+    for c in action.choices:
+        if isinstance(c.type, IntType):
+            lo, hi = interval(lay, c.type.lo, out), interval(lay, c.type.hi, out)
+            out[c.name] = (lo[0], hi[1]) if lo is not None and hi is not None else None
+        else:
+            out[c.name] = (0, 1)
+    return out
+
+
+def raises(lay: Layout, action: Action, value: Expr) -> bool:
+    """Whether evaluating the flag effect `value` of `action` might raise a model error."""
+    return may_raise(value, choice_bounds(lay, action), lay)
+
+
+def may_set(lay: Layout, action: Action, value: Expr) -> bool:
+    """Whether the flag effect `value` (one that cannot raise) may be true where `action` fires."""
+    bound = choice_bounds(lay, action)
+    fixed, excluded = _facts(action.guard)
+    e = simplify(_linear(lay, simplify(_rewrite(value, fixed), lay), bound), lay)
+    if isinstance(e, Const):
+        return bool(e.value)
+    return _enumerated(lay, e, fixed, excluded)
+
+
+def _slot(e: Expr) -> bool:
+    return isinstance(e, Var) or (isinstance(e, Index) and isinstance(e.index, Const))
+
+
+def _facts(e: Expr) -> tuple[dict[Expr, Const], dict[Expr, set[int]]]:
+    """What the conjuncts of `e` fix: slots equal to a constant, and values slots cannot take."""
+    fixed: dict[Expr, Const] = {}
+    excluded: dict[Expr, set[int]] = {}
+    for c in conjuncts(e):
+        negated = isinstance(c, App) and c.op is Op.NOT
+        inner = c.args[0] if isinstance(c, App) and negated else c
+        if _slot(inner):
+            fixed[inner] = Const(0 if negated else 1)
+        elif isinstance(inner, App) and inner.op in (Op.EQ, Op.NE):
+            x, y = inner.args
+            if isinstance(x, Const):
+                x, y = y, x
+            if isinstance(y, Const) and _slot(x):
+                if (inner.op is Op.EQ) != negated:
+                    fixed[x] = Const(y.value)
+                else:
+                    excluded.setdefault(x, set()).add(y.value)
+    return fixed, excluded
+
+
+def _rewrite(e: Expr, fixed: dict[Expr, Const]) -> Expr:
+    """`e` with the fixed slots replaced by their values; inside an `and`, each conjunct also with
+    the values its sibling conjuncts fix (where one of them fails, the `and` is false anyway)."""
+    if e in fixed:
+        return fixed[e]
+    if not isinstance(e, App):
+        return map_expr(e, lambda n: fixed.get(n) if n is not e else None)
+    if e.op is not Op.AND:
+        return App(e.op, tuple(_rewrite(a, fixed) for a in e.args), span=e.span)
+    own = [_facts(a)[0] for a in e.args]
+    parts = []
+    for i, a in enumerate(e.args):
+        known = dict(fixed)
+        for j, facts in enumerate(own):
+            for slot, value in facts.items():
+                if j != i and known.setdefault(slot, value) != value:
+                    return Const(0, is_bool=True)       # two conjuncts fix one slot to two values
+        parts.append(_rewrite(a, known))
+    return App(Op.AND, tuple(parts), span=e.span)
+
+
+_COMPARE = {Op.EQ: lambda lo, hi: (lo == hi == 0, lo > 0 or hi < 0), Op.NE: lambda lo, hi: (lo > 0 or hi < 0, lo == hi == 0),
+            Op.LE: lambda lo, hi: (hi <= 0, lo > 0), Op.LT: lambda lo, hi: (hi < 0, lo >= 0),
+            Op.GE: lambda lo, hi: (lo >= 0, hi < 0), Op.GT: lambda lo, hi: (lo > 0, hi <= 0)}
+
+
+def _linear(lay: Layout, e: Expr, bound: dict[str, Interval]) -> Expr:
+    """`e` with each comparison `a OP b` decided where `a - b`, as a linear form over its other
+    subterms, is a constant or bounded to one side of 0 by their ranges."""
+    def decide(n: Expr) -> Expr | None:
+        if not (isinstance(n, App) and n.op in _COMPARE):
+            return None
+        lo, form = _difference(n.args[0], n.args[1])
+        hi = lo
+        for term, k in form.items():
+            r = interval(lay, term, bound)
+            if r is None:
+                return None
+            lo, hi = lo + min(k * r[0], k * r[1]), hi + max(k * r[0], k * r[1])
+        yes, no = _COMPARE[n.op](lo, hi)
+        return Const(1, is_bool=True) if yes else Const(0, is_bool=True) if no else None
+    return map_expr(e, decide)
+
+
+def _difference(a: Expr, b: Expr) -> tuple[int, dict[Expr, int]]:
+    """`a - b` as a linear form: its constant, and each term's coefficient (the terms that cancel left out)."""
+    form: Counter = Counter()
+    for sign, side in ((1, a), (-1, b)):
+        for term, k in _form(side, sign):
+            form[term] += k
+    constant = form.pop(None, 0)
+    return constant, {t: k for t, k in form.items() if k}
+
+
+def _form(e: Expr, k: int) -> Iterator[tuple[Expr | None, int]]:
+    """`k * e` as (term, coefficient) pairs, None the constant's; sums, differences and negations opened."""
+    if isinstance(e, Const):
+        yield None, k * e.value
+    elif isinstance(e, App) and e.op in (Op.ADD, Op.SUB):
+        yield from _form(e.args[0], k)
+        yield from _form(e.args[1], k if e.op is Op.ADD else -k)
+    elif isinstance(e, App) and e.op is Op.NEG:
+        yield from _form(e.args[0], -k)
+    else:
+        yield e, k
+
+
+def _enumerated(lay: Layout, e: Expr, fixed: dict[Expr, Const], excluded: dict[Expr, set[int]]) -> bool:
+    """Whether `e`, where it reads one slot and nothing else, may be true at one of the (at most
+    ENUMERATED) values left to that slot; True where it reads more."""
+    reads = {n for n in walk(e) if isinstance(n, (Var, Index, Local, Param, Quant))}
+    if len(reads) != 1 or not _slot(next(iter(reads))):
+        return True
+    slot = next(iter(reads))
+    r = interval(lay, slot, {})
+    if r is None or r[1] - r[0] >= ENUMERATED:
+        return True
+    for v in range(r[0], r[1] + 1):
+        if v in excluded.get(slot, ()):
+            continue
+        at = simplify(_linear(lay, simplify(_rewrite(e, {**fixed, slot: Const(v)}), lay), {}), lay)
+        if not (isinstance(at, Const) and not at.value):
+            return True
+    return False
