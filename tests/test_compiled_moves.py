@@ -150,6 +150,9 @@ def test_the_graph_spares_the_states_without_a_move_that_may_set_a_flag_left():
     assert plain is not None and [f is not None for f in plain] == [False, True, False, True, False]
     assert [None if f is None else (f[0], *space.labels.items[f[1]]) for f in plain] == \
         reference_breaks(space, product.instantiate(), flags)
+    unsettable = [steps[0], steps[2]]                   # no move may set them: nothing expanded
+    product, parts = compile_together(model, unsettable)
+    assert first_breaks(space, product.instantiate(), [part.monitor_vars[0] for part in parts]) == [None, None]
 
 
 def test_the_first_breaking_move_is_the_first_in_bfs_order_and_firing_order():

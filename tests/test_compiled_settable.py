@@ -44,6 +44,9 @@ def action(guard: Expr = TRUE) -> Action:
     (op(Op.NOT, op(Op.EQ, P, c(2))), op(Op.NOT, op(Op.OR, op(Op.EQ, P, c(0)), op(Op.EQ, P, c(1)))), False),
     (TRUE, op(Op.NOT, op(Op.OR, op(Op.EQ, P, c(0)), op(Op.EQ, P, c(1)))), True),     # p = 2 is left
     (op(Op.EQ, Index("a", c(1)), c(3)), op(Op.LT, Index("a", c(1)), c(3)), False),
+    (op(Op.GT, Index("a", X), c(0)), op(Op.NOT, op(Op.GT, Index("a", X), c(0))), False),   # a test of the guard
+    (X, op(Op.NE, X, c(1)), True),                                 # x holds as a test: x is 1..9, not 1
+    (op(Op.NOT, X), op(Op.NE, X, c(0)), False),
 ])
 def test_an_effect_is_unsettable_only_where_the_guard_rules_it_out(guard, value, settable):
     assert may_set(LAY, action(guard), value) is settable

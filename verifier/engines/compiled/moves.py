@@ -170,6 +170,9 @@ def first_breaks(space: CompiledSpace, product: Model, flags: Sequence[str], bud
     lay = layout(judged)
     if unfit(lay):
         return None
+    sets = setters(lay, flags)
+    if sets is not None and not sets.any():
+        return [None] * len(flags)      # no move may set any: nothing to load or expand (Shadow Era's 32 flags)
     from numba.core.errors import NumbaError
     try:
         module, _known, _name = cache.load_generated(cache.digest_of("moves", judged), lambda: module_source(lay, ()).text)
@@ -189,7 +192,6 @@ def first_breaks(space: CompiledSpace, product: Model, flags: Sequence[str], bud
     shape = (firings,) if packing.words == 1 else (firings, packing.words)
     out, acts, count = np.zeros(shape, np.int64), np.zeros(firings, np.int64), np.zeros(1, np.int64)
     row = np.zeros((1, packing.words), np.int64)
-    sets = setters(lay, flags)
     offsets, labels = (graph.offsets, graph.lab) if graph is not None and sets is not None else \
         (np.zeros(1, np.int64), np.zeros(1, np.int32))
     if sets is None:                # a flag may raise: every flag judged on every state, as the product would

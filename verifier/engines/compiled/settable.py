@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from verifier.engines.codegen import Interval, interval, may_raise, simplify
-from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, Var, conjuncts, map_expr, walk
+from verifier.ir.expr import BOOL_OPS, App, Const, Expr, Index, Local, Op, Param, Quant, Var, conjuncts, map_expr, walk
 from verifier.ir.model import Action, IntType
 from verifier.semantics import Layout
 
@@ -44,8 +44,8 @@ def raises(lay: Layout, action: Action, value: Expr) -> bool:
 def may_set(lay: Layout, action: Action, value: Expr) -> bool:
     """Whether the flag effect `value` (one that cannot raise) may be true where `action` fires."""
     bound = choice_bounds(lay, action)
-    fixed, excluded = _facts(action.guard)
-    e = simplify(_linear(lay, simplify(_rewrite(value, fixed), lay), bound), lay)
+    fixed, excluded = _facts(lay, action.guard)
+    e = simplify(_linear(lay, simplify(_rewrite(lay, value, fixed), lay), bound), lay)
     if isinstance(e, Const):
         return bool(e.value)
     return _enumerated(lay, e, fixed, excluded)
@@ -55,16 +55,17 @@ def _slot(e: Expr) -> bool:
     return isinstance(e, Var) or (isinstance(e, Index) and isinstance(e.index, Const))
 
 
-def _facts(e: Expr) -> tuple[dict[Expr, Const], dict[Expr, set[int]]]:
-    """What the conjuncts of `e` fix: slots equal to a constant, and values slots cannot take."""
+def _facts(lay: Layout, e: Expr) -> tuple[dict[Expr, Const], dict[Expr, set[int]]]:
+    """What the conjuncts of `e` fix: each true (a test, or a slot of 0..1; a negated one false),
+    slots equal to a constant, and values slots cannot take."""
     fixed: dict[Expr, Const] = {}
     excluded: dict[Expr, set[int]] = {}
     for c in conjuncts(e):
         negated = isinstance(c, App) and c.op is Op.NOT
         inner = c.args[0] if isinstance(c, App) and negated else c
-        if _slot(inner):
-            fixed[inner] = Const(0 if negated else 1)
-        elif isinstance(inner, App) and inner.op in (Op.EQ, Op.NE):
+        if negated or (isinstance(inner, App) and inner.op in BOOL_OPS) or interval(lay, inner, {}) in ((0, 1), (1, 1)):
+            fixed[inner] = Const(0 if negated else 1, is_bool=True)    # `not v`: v is 0, whatever its type
+        if isinstance(inner, App) and inner.op in (Op.EQ, Op.NE):
             x, y = inner.args
             if isinstance(x, Const):
                 x, y = y, x
@@ -76,7 +77,7 @@ def _facts(e: Expr) -> tuple[dict[Expr, Const], dict[Expr, set[int]]]:
     return fixed, excluded
 
 
-def _rewrite(e: Expr, fixed: dict[Expr, Const]) -> Expr:
+def _rewrite(lay: Layout, e: Expr, fixed: dict[Expr, Const]) -> Expr:
     """`e` with the fixed slots replaced by their values; inside an `and`, each conjunct also with
     the values its sibling conjuncts fix (where one of them fails, the `and` is false anyway)."""
     if e in fixed:
@@ -84,8 +85,8 @@ def _rewrite(e: Expr, fixed: dict[Expr, Const]) -> Expr:
     if not isinstance(e, App):
         return map_expr(e, lambda n: fixed.get(n) if n is not e else None)
     if e.op is not Op.AND:
-        return App(e.op, tuple(_rewrite(a, fixed) for a in e.args), span=e.span)
-    own = [_facts(a)[0] for a in e.args]
+        return App(e.op, tuple(_rewrite(lay, a, fixed) for a in e.args), span=e.span)
+    own = [_facts(lay, a)[0] for a in e.args]
     parts = []
     for i, a in enumerate(e.args):
         known = dict(fixed)
@@ -93,7 +94,7 @@ def _rewrite(e: Expr, fixed: dict[Expr, Const]) -> Expr:
             for slot, value in facts.items():
                 if j != i and known.setdefault(slot, value) != value:
                     return Const(0, is_bool=True)       # two conjuncts fix one slot to two values
-        parts.append(_rewrite(a, known))
+        parts.append(_rewrite(lay, a, known))
     return App(Op.AND, tuple(parts), span=e.span)
 
 
@@ -156,7 +157,7 @@ def _enumerated(lay: Layout, e: Expr, fixed: dict[Expr, Const], excluded: dict[E
     for v in range(r[0], r[1] + 1):
         if v in excluded.get(slot, ()):
             continue
-        at = simplify(_linear(lay, simplify(_rewrite(e, {**fixed, slot: Const(v)}), lay), {}), lay)
+        at = simplify(_linear(lay, simplify(_rewrite(lay, e, {**fixed, slot: Const(v)}), lay), {}), lay)
         if not (isinstance(at, Const) and not at.value):
             return True
     return False
