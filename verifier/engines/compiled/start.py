@@ -45,8 +45,11 @@ def _remember_call_types() -> None:
     argument types on the function type, `_impl_keys`), so it is kept; a call that fails, passes
     keywords or types that cannot be hashed is asked every time. Same signatures, same
     implementations: same machine code."""
-    from numba.core.target_extension import get_local_target
-    from numba.core.types.functions import BaseFunction
+    try:
+        from numba.core.target_extension import get_local_target
+        from numba.core.types.functions import BaseFunction
+    except ImportError:       # a Numba whose internals moved: it types every call as it always did
+        return
 
     ask = BaseFunction.get_call_type
     if getattr(ask, "remembered", False):
