@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from verifier.engines.codegen import Interval, interval, may_raise, simplify
-from verifier.ir.expr import BOOL_OPS, App, Const, Expr, Index, Local, Op, Param, Quant, Var, conjuncts, map_expr, walk
+from verifier.ir.expr import BOOL_OPS, App, Const, Expr, Index, Op, Var, conjuncts, map_expr, walk
 from verifier.ir.model import Action, IntType
 from verifier.semantics import Layout
 
@@ -147,7 +147,7 @@ def _form(e: Expr, k: int) -> Iterator[tuple[Expr | None, int]]:
 def _enumerated(lay: Layout, e: Expr, fixed: dict[Expr, Const], excluded: dict[Expr, set[int]]) -> bool:
     """Whether `e`, where it reads one slot and nothing else, may be true at one of the (at most
     ENUMERATED) values left to that slot; True where it reads more."""
-    reads = {n for n in walk(e) if isinstance(n, (Var, Index, Local, Param, Quant))}
+    reads = {n for n in walk(e) if not isinstance(n, (App, Const))}      # the slots, locals, parameters, quantifiers
     if len(reads) != 1 or not _slot(next(iter(reads))):
         return True
     slot = next(iter(reads))
