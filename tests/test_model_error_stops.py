@@ -8,6 +8,7 @@ from pathlib import Path
 
 from verifier.cli import main
 from verifier.engines import walk
+from verifier.engines.explicit import ExplicitEngine
 from verifier.lang import load_model, load_properties
 from verifier.portfolio.auto import AutoEngine
 from verifier.portfolio.plan import run_claims
@@ -47,3 +48,34 @@ def test_printed_values_with_a_model_error_are_not_decided_again_at_the_defaults
                                   "--no-consistency")])
     err = capsys.readouterr().err
     assert code == 2 and "claim hand-in-range: model error" in err
+
+
+LATER_RAISES = """\
+model: later_raises
+doc: a flag set by the first action; the second divides by x, which is 0 at first
+variables:
+  x: {type: 0..3, init: 0}
+  f: {type: bool, init: false}
+actions:
+  - name: a
+    when: "not f"
+    do: {f: true}
+    rule: "A: set the flag"
+  - name: b
+    when: "4 / x > 1"
+    do: {x: 1}
+    rule: "B: divide"
+"""
+
+
+def test_a_violation_found_before_a_later_action_raises_replays(tmp_path):
+    """The search stops at `a`'s violating move before it evaluates `b` in that state: the trace
+    (no model error in its reason) replays, firing in model order up to its step, as the search did."""
+    (tmp_path / "m.yaml").write_text(LATER_RAISES)
+    (tmp_path / "p.yaml").write_text('claims:\n  - id: never-f\n    says: the flag is never set\n    invariant: "not f"\n')
+    model = load_model(str(tmp_path / "m.yaml"))
+    claims = load_properties(str(tmp_path / "p.yaml"), model)
+    for engine in (ExplicitEngine(), ExplicitEngine(store="compiled")):
+        (result,) = run_claims(model, claims, engine, Budget())
+        assert result.verdict is Verdict.VIOLATED and not result.model_error, result.reason
+        assert replay(layout(model), result.trace)[-1] == (0, 1)
