@@ -7,7 +7,7 @@ import pytest
 
 from verifier.engines.compiled.settable import may_set, raises
 from verifier.ir.expr import TRUE, App, Const, Expr, Index, Local, Op, Var
-from verifier.ir.model import Action, Choice, IntType, Model, Variable
+from verifier.ir.model import Action, Choice, EnumType, IntType, Model, Variable
 from verifier.semantics import layout
 
 P, X, Y, N = Var("p"), Var("x"), Var("y"), Local("n")
@@ -56,3 +56,9 @@ def test_effects_that_may_raise_are_told_apart():
     assert not raises(LAY, action(), Index("a", op(Op.SUB, N, c(1))))
     assert raises(LAY, action(), Index("a", op(Op.ADD, N, c(1))))        # 3 is past a's indices
     assert raises(LAY, action(), op(Op.DIV, X, Y))
+
+
+def test_a_choice_of_an_enum_ranges_over_all_its_values():
+    """A choice's range is its type's (`type_bounds`): an enum of three values reaches 2, not only 0..1."""
+    pick = Action("act", TRUE, (), (Choice("k", EnumType("card", ("a", "b", "c"))),))
+    assert may_set(LAY, pick, op(Op.EQ, Local("k"), c(2)))

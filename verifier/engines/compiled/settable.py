@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from verifier.engines.codegen import Interval, interval, may_raise, simplify
 from verifier.ir.expr import BOOL_OPS, App, Const, Expr, Index, Op, Var, conjuncts, map_expr, walk
-from verifier.ir.model import Action, IntType
+from verifier.ir.model import Action, IntType, type_bounds
 from verifier.semantics import Layout
 
 ENUMERATED = 64          # values of one slot a test is tried at, at most
@@ -32,7 +32,7 @@ def choice_bounds(lay: Layout, action: Action) -> dict[str, Interval]:
             lo, hi = interval(lay, c.type.lo, out), interval(lay, c.type.hi, out)
             out[c.name] = (lo[0], hi[1]) if lo is not None and hi is not None else None
         else:
-            out[c.name] = (0, 1)
+            out[c.name] = type_bounds(c.type)      # a bool's 0..1, an enum's 0..n-1
     return out
 
 
