@@ -3,12 +3,15 @@
 Hypothesis mutates the text of real inputs (byte, line and token mutations; deep nesting,
 aliases, control characters, huge numbers, bad tags) and runs `turnproof check` in-process
 under small budgets. Whatever the input, the run ends with 0, 1, 2 or 3, without a
-traceback or an internal error; no assertion reads a clock (a case that hangs is cut by the
-suite's hang limit, conftest, which names the test and prints its stacks). The small gate
-fixture gets most of the cases (it checks in milliseconds); the shipped models and property
-files a few each run; every other command (lint, simulate, testgen, export, mutate, diff, import-mermaid) a few
-cases on seeds with the newer constructs (2-D arrays, sequences, durations, symmetry,
-printed values, definitions) and on a Mermaid chart. With --slow: thousands.
+traceback or an internal error. The budgets count effort (states, depth, Z3 units, mutants,
+games and steps), so a case takes the same paths at any load; the wall-clock --timeout is only
+a backstop against hangs, far above any case's cost, and a case it cuts fails with the case's
+output: its budgets did not bound it (a test that hangs in a call that never returns is cut by
+the suite's hang limit, conftest, which names it and prints its stacks). The small gate fixture
+gets most of the cases (it checks in milliseconds); the shipped models with their first
+claims a few each run; every other command (lint, simulate, testgen, export, mutate, diff,
+import-mermaid) a few cases on seeds with the newer constructs (2-D arrays, sequences,
+durations, symmetry, printed values, definitions) and on a Mermaid chart. With --slow: thousands.
 """
 from __future__ import annotations
 
@@ -35,14 +38,25 @@ SEEDS = [GATE, ((FUZZ / "features.yaml").read_text(encoding="utf-8"),
          ((REPO / "tests/fixtures/lang/turn_change.yaml").read_text(encoding="utf-8"),
           (REPO / "tests/fixtures/lang/turn_change_props.yaml").read_text(encoding="utf-8"))]
 CHART = (REPO / "tests/fixtures/mermaid/three_charts.md").read_text(encoding="utf-8")
-SHIPPED = [(p.read_text(encoding="utf-8"), (REPO / "properties" / p.name).read_text(encoding="utf-8"))
+SHIPPED_CLAIMS = 12      # a shipped model's first claims (its whole claim file: 4-15 s of CPU a case, at 300 states)
+CLAIM = re.compile(r"^  - id:", re.MULTILINE)
+
+
+def _first_claims(text: str) -> str:
+    """A shipped claim file's text up to its SHIPPED_CLAIMS + 1-th claim, as it is written."""
+    starts = [m.start() for m in CLAIM.finditer(text)]
+    return text[:starts[SHIPPED_CLAIMS]] if len(starts) > SHIPPED_CLAIMS else text
+
+
+SHIPPED = [(p.read_text(encoding="utf-8"), _first_claims((REPO / "properties" / p.name).read_text(encoding="utf-8")))
            for p in sorted((REPO / "models").glob("*.yaml")) if (REPO / "properties" / p.name).is_file()]
-# A shipped model and its claims load in under 1 s of CPU; what follows is one small search per claim
-# group (hundreds of them, each compiled), which the gate cases exercise too. Half of the drawn
-# shipped cases run until the --timeout, so its length is their cost: 2 s still lets every case
-# load fully and check its first claims, and the run then ends through the budget (exit 3).
-SHIPPED_TIMEOUT = "2"
 EXITS = {0, 1, 2, 3}
+# The budgets (every search, the Z3 units of each proof, mutants, games and steps) bound each case: the
+# costliest, a shipped model and its first claims, takes about 2 s of CPU. The backstop only catches
+# a case they do not bound (at load 20 on two cores a 2 s case takes 20 s of wall clock).
+BUDGETS = ["--max-states", "300", "--max-depth", "40", "--rlimit", "2000000"]
+BACKSTOP = 120
+CUT = re.compile(r"cut short by --timeout|the --timeout of [\d.]+ s ran out|stopped by the backstop")   # its words
 
 PIECES = ["\x00", "\x0c", "\x1b[2J", "\u202e", "\t", "[/]", "[bold]x[/bold]", "<script>", "(" * 60, "not " * 80,
           "-" * 90, "[" * 120, "&a [1, 2]", "*a", "*nope", "!!omap [{a: 1}]", "!!python/object/apply:os.system [x]",
@@ -89,32 +103,34 @@ MUTATIONS = st.lists(st.tuples(st.sampled_from(["insert", "replace", "delete_lin
 WHICH = st.sampled_from(["model", "properties"])
 
 
-def _run(model: str, props: str, *extra: str, timeout: str = "5", command: str = "check") -> None:
+def _run(model: str, props: str, *extra: str, command: str = "check") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         m, p = Path(tmp) / "m.yaml", Path(tmp) / "p.yaml"
         m.write_text(model, encoding="utf-8", errors="surrogatepass")
         p.write_text(props, encoding="utf-8", errors="surrogatepass")
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(_argv(command, m, p, Path(tmp), timeout) + list(extra))
+            code = main(_argv(command, m, p, Path(tmp)) + list(extra))
     assert code in EXITS, err.getvalue()[-3000:]
+    assert not CUT.search(out.getvalue() + err.getvalue()), \
+        f"the {BACKSTOP} s backstop cut a case its budgets should bound:\n{(out.getvalue() + err.getvalue())[-3000:]}"
     assert "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()[-3000:]
     assert "\x1b" not in err.getvalue()
 
 
-def _argv(command: str, m: Path, p: Path, tmp: Path, timeout: str) -> list[str]:
+def _argv(command: str, m: Path, p: Path, tmp: Path) -> list[str]:
     """The command line of `command` on model `m` (for import-mermaid: the chart) and claims `p`,
-    under small budgets."""
-    budget = ["--timeout", timeout]
-    states = ["--max-states", "300"]
-    return {"check": ["check", str(m), "-p", str(p), "-q", *budget, *states],
-            "lint": ["lint", str(m), *budget, *states],
-            "simulate": ["simulate", str(m), "-p", str(p), "--games", "3", "--max-steps", "40", *budget],
-            "testgen": ["testgen", str(m), "-o", str(tmp / "test_engine.py"), *budget],
-            "export": ["export", str(m), "--to", "json", "-o", str(tmp / "out.json"), *budget],
-            "mutate": ["mutate", str(m), "-p", str(p), "--no-consistency", *budget, *states],
-            "diff": ["diff", str(SEED_FILE), str(m), "--no-consistency", "--no-properties", *budget, *states],
-            "import-mermaid": ["import-mermaid", str(m), "-o", str(tmp / "skeleton.yaml"), *budget]}[command]
+    under small budgets (testgen, export and import-mermaid: the input's size) and the backstop."""
+    backstop = ["--timeout", str(BACKSTOP)]
+    return {"check": ["check", str(m), "-p", str(p), "-q", *backstop, *BUDGETS],
+            "lint": ["lint", str(m), *backstop, *BUDGETS],
+            "simulate": ["simulate", str(m), "-p", str(p), "--games", "3", "--max-steps", "40", *backstop],
+            "testgen": ["testgen", str(m), "-o", str(tmp / "test_engine.py"), *backstop],
+            "export": ["export", str(m), "--to", "json", "-o", str(tmp / "out.json"), *backstop],
+            "mutate": ["mutate", str(m), "-p", str(p), "--no-consistency", "--max-mutants", "3", "--jobs", "1",
+                       *backstop, *BUDGETS],
+            "diff": ["diff", str(SEED_FILE), str(m), "--no-consistency", "--no-properties", *backstop, *BUDGETS],
+            "import-mermaid": ["import-mermaid", str(m), "-o", str(tmp / "skeleton.yaml"), *backstop]}[command]
 
 
 SEED_FILE = REPO / "tests/fixtures/gate/gate.yaml"     # diff's other version
@@ -139,14 +155,14 @@ def test_fuzzed_gate_model_and_claims(which, mutations):
 @settings(max_examples=300 if SLOW else 8, deadline=None)
 @given(pair=st.sampled_from(SHIPPED), which=WHICH, mutations=MUTATIONS)
 def test_fuzzed_shipped_models_and_claims(pair, which, mutations):
-    _run(*_mutated(pair, which, mutations), "--engine", "explicit", "--no-consistency", timeout=SHIPPED_TIMEOUT)
+    _run(*_mutated(pair, which, mutations), "--engine", "explicit", "--no-consistency")
 
 
 @pytest.mark.parametrize("command", ["lint", "simulate", "testgen", "export", "mutate", "diff"])
 @settings(max_examples=100 if SLOW else 3, deadline=None)
 @given(seed=st.sampled_from(SEEDS), which=WHICH, mutations=MUTATIONS)
 def test_fuzzed_inputs_in_every_command(command, seed, which, mutations):
-    _run(*_mutated(seed, which, mutations), timeout="3", command=command)
+    _run(*_mutated(seed, which, mutations), command=command)
 
 
 @settings(max_examples=1000 if SLOW else 40, deadline=None)
