@@ -2,10 +2,13 @@
 search. A ranking function (with the invariants proved on the way) must never be found where
 the explicit engine shows a run that never ends, and a stuck state Z3 reports must be one the
 explicit search confirms; with the parameter left free, a proof for every value must hold in
-each instance."""
+each instance. The same on the turn-taking models of test_ranking_synthesis, whose ranking
+needs invariants PDR proves about the changes a pass makes."""
 from __future__ import annotations
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_ranking_synthesis import rounds
 from test_symbolic_diff import P_HI, P_LO, models
 
 from verifier.engines.explicit import ExplicitEngine
@@ -48,3 +51,13 @@ def test_a_proof_for_every_value_holds_in_each_instance(model):
             assert explicit(model.instantiate({"P": value})) is Verdict.HOLDS, (value, r.reason, r.evidence)
     elif r.verdict is Verdict.VIOLATED:
         assert explicit(model.instantiate({"P": dict(r.params)["P"]})) is Verdict.VIOLATED
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(1, 3), st.booleans(), st.booleans())
+def test_turn_taking_models_are_ranked_only_where_they_end(cards, second_may_skip, reset_each_turn):
+    model = rounds(cards, second_may_skip, reset_each_turn)
+    (r,) = SymbolicEngine().check(model, [GAME], BUDGET)
+    assert not r.reason.startswith("internal"), r.reason
+    if r.verdict is not Verdict.UNKNOWN:
+        assert (r.verdict in ENDS) == (explicit(model) is Verdict.HOLDS), (r.verdict, r.reason, r.evidence)

@@ -1,18 +1,21 @@
 """The layered ranking synthesis on small models whose termination arguments are known: one
-needing two lexicographic layers, one needing a supporting invariant, and near misses that do
+needing two lexicographic layers, one needing a supporting invariant, one whose layer is
+blocked by transitions that only a fact over several slots excludes, and near misses that do
 not terminate (never PROVED; the explicit engine finds the lasso)."""
 from __future__ import annotations
 
 import z3
 
 from verifier.engines.symbolic import SymbolicEngine
-from verifier.engines.symbolic.core import Effort
+from verifier.engines.symbolic.core import Effort, Safety
+from verifier.engines.symbolic.encode import FALSE as NEVER
 from verifier.engines.symbolic.encode import Encoding, negate
 from verifier.engines.symbolic.encode import conj as both
 from verifier.engines.symbolic.examples import gt, rng, sub
+from verifier.engines.symbolic.pdr import pdr
 from verifier.engines.symbolic.ranking import synthesize
 from verifier.engines.symbolic.strengthen import exclude, recheck
-from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, eq, neg
+from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, disj, eq, neg
 from verifier.ir.model import Action, Assign, BoolType, Model, ParamDecl, Variable
 from verifier.ir.props import Terminates
 from verifier.portfolio.auto import AutoEngine
@@ -140,5 +143,58 @@ def test_a_refill_that_can_fire_forever_is_never_ranked():
     model = spend_then_refill(refill_once=False)
     (r,) = SymbolicEngine().check(model, [GAME], BUDGET)
     assert r.verdict is Verdict.UNKNOWN and "with the guards of the actions left as terms" in r.reason, r.reason
+    (a,) = AutoEngine().check(model, [GAME], BUDGET)
+    assert a.verdict is Verdict.VIOLATED and a.trace.loop_start is not None
+
+
+def rounds(cards: int = 2, second_may_skip: bool = False, reset_each_turn: bool = False) -> Model:
+    """Two players take turns, each drawing a card while their deck has one (forced: `advance`
+    waits for it), and the game ends in the second player's turn once both decks are empty.
+    `drew_round` (somebody drew this round) is cleared when the second player passes (with
+    `reset_each_turn`, at every pass). Once the draws are ranked, a pass needs
+    ``2*drew_round - active``: a pass back to the first player with nobody having drawn this
+    round is unreachable, which only a fact over three slots says (in the second player's turn,
+    with nobody having drawn this round, the first deck is empty). With `second_may_skip` the
+    second player need not draw, and passes back and forth for ever."""
+    a, ph, d0, d1, drew, dr, over = (Var(x) for x in ("active", "phase", "d0", "d1", "drew", "drew_round", "over"))
+    mine = app(Op.ITE, eq(a, 0), d0, d1)
+    empty = conj(eq(d0, 0), eq(d1, 0))
+    forced = disj(drew, eq(mine, 0), eq(a, 1)) if second_may_skip else disj(drew, eq(mine, 0))
+    cleared = FALSE if reset_each_turn else app(Op.ITE, eq(a, 1), FALSE, dr)
+    return Model(name="rounds", variables=(
+        Variable("active", rng(0, 1), init=(Const(0),)), Variable("phase", rng(0, 1), init=(Const(0),)),
+        Variable("d0", rng(0, cards), init=(Const(cards),)), Variable("d1", rng(0, cards), init=(Const(cards),)),
+        Variable("drew", BoolType(), init=(FALSE,)), Variable("drew_round", BoolType(), init=(FALSE,)),
+        Variable("over", BoolType(), init=(FALSE,))),
+        actions=(Action("draw", guard=conj(eq(ph, 0), neg(drew), gt(mine, 0)),
+                        effects=(Assign(d0, app(Op.ITE, eq(a, 0), sub(d0, 1), d0)),
+                                 Assign(d1, app(Op.ITE, eq(a, 1), sub(d1, 1), d1)), Assign(drew, TRUE), Assign(dr, TRUE))),
+                 Action("advance", guard=conj(eq(ph, 0), forced), effects=(Assign(ph, Const(1)),)),
+                 Action("finish", guard=conj(eq(ph, 1), eq(a, 1), empty), effects=(Assign(over, TRUE),)),
+                 Action("pass", guard=conj(eq(ph, 1), neg(conj(eq(a, 1), empty))),
+                        effects=(Assign(a, sub(Const(1), a)), Assign(ph, Const(0)), Assign(drew, FALSE),
+                                 Assign(dr, cleared)))),
+        end=over)
+
+
+def test_a_layer_blocked_by_an_unreachable_change_is_found_past_it():
+    enc = Encoding(rounds())
+
+    def prove(target):
+        return pdr(Safety(enc, target, NEVER), Effort(20_000_000))
+
+    ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Effort(60_000_000), prove)
+    assert ranking.components is not None, ranking.reason
+    assert "by PDR" in ranking.reason and not any("enabled]" in c.text for c in ranking.components), \
+        (ranking.reason, [c.text for c in ranking.components])
+    (r,) = SymbolicEngine().check(rounds(), [GAME], BUDGET)
+    assert r.verdict is Verdict.PROVED and "by PDR" in r.evidence["ranking_support"], (r.reason, r.evidence)
+    assert "enabled]" not in r.evidence["ranking"], r.evidence
+
+
+def test_a_second_player_who_need_not_draw_is_never_ranked():
+    model = rounds(second_may_skip=True)
+    (r,) = SymbolicEngine().check(model, [GAME], BUDGET)
+    assert r.verdict is Verdict.UNKNOWN, (r.reason, r.evidence)
     (a,) = AutoEngine().check(model, [GAME], BUDGET)
     assert a.verdict is Verdict.VIOLATED and a.trace.loop_start is not None

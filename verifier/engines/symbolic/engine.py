@@ -23,6 +23,7 @@ import z3
 from verifier.engines.base import ProgressFn
 from verifier.engines.explicit import explore
 from verifier.engines.symbolic import monitor_proof
+from verifier.engines.symbolic.blocking import Prove
 from verifier.engines.symbolic.bmc import bmc
 from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, conj, disj, negate
@@ -352,7 +353,7 @@ class _Run:
                                       f"{outcome.reason or _bounded(outcome)}; the explicit engine decides it")
         support = conj(enc.param_constraints(), enc.ranges(enc.cur), negate(problem.bad),
                        *([outcome.invariant] if outcome.invariant is not None else []), *self.known)
-        ranking = synthesize(enc, actions, region, support, effort, refine=self.unreachable(effort))
+        ranking = synthesize(enc, actions, region, support, effort, prove=self.unreachable(effort))
         if ranking.components is None:
             return self.result(original, Verdict.UNKNOWN, outcome, method="ranking",
                                reason=f"no ranking function found: {ranking.reason}; the explicit engine's "
@@ -366,17 +367,10 @@ class _Run:
         return self.result(original, verdict, outcome, method="ranking", evidence=evidence,
                            reason=f"{scope}: {text}; no stuck state is reachable ({_how(outcome)})")
 
-    def unreachable(self, effort: Effort):
-        """For the ranking search: an invariant (PDR) excluding a given state, if it is unreachable."""
-        enc = self.enc
-
-        def refine(values: list[int]) -> Term | None:
-            symbols = list(enc.cur.slots) + list(enc.params.values())
-            target = conj(*(x == v for x, v in zip(symbols, values)))
-            outcome = pdr(Safety(enc, target, FALSE), effort.share(0.25))
-            return outcome.invariant if outcome.status == "safe" else None
-
-        return refine
+    def unreachable(self, effort: Effort) -> Prove:
+        """For the ranking search: PDR on a target (over the state, the next state and the
+        choices: transitions)."""
+        return lambda target: pdr(Safety(self.enc, target, FALSE), effort.share(0.25))
 
     def with_lemmas(self, problem: Safety, effort: Effort) -> Outcome | None:
         """On a monitor product (strategy `all`, every parameter fixed): the claim and lemmas tying

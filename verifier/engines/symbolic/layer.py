@@ -41,10 +41,24 @@ class Layer:
     strict: list[int]           # actions that strictly decrease it
 
 
+@dataclass(frozen=True)
+class Sample:
+    """A transition of `action`: the values of `Transitions.cur_x` before it and of `nxt_x` after."""
+
+    action: int
+    source: list[int]
+    target: list[int]
+
+
 @dataclass
 class Failure:
     reason: str
-    sources: list[list[int]]    # source states of the transitions that defeated the template, newest first
+    samples: list[Sample]       # every transition the programme sampled
+    core: list[int]             # those that together defeated the template (indices), newest first
+
+    @property
+    def sources(self) -> list[list[int]]:
+        return [self.samples[i].source for i in self.core]
 
 
 class Transitions:
@@ -117,7 +131,7 @@ class _Programme:
         self.delta = {a: z3.Real(f"rank!delta{a}") for a in remaining}
         self.rows: list[z3.BoolRef] = [z3.And(d >= 0, d <= 1) for d in self.delta.values()]
         self.rows += [z3.And(t >= ci, t >= -ci) for ci, t in zip(self.c, self.size)]
-        self.samples: list[list[int]] = []   # the source of the transition behind rows[len(rows) - len(samples) + i]
+        self.samples: list[Sample] = []      # the transition behind rows[len(rows) - len(samples) + i]
 
     def refine(self, box: Term, effort: Effort, rounds: int, only: int | None = None) -> Layer | Failure | str | None:
         """Solve, check the candidate, add the violations as rows, until a candidate holds (a
@@ -144,7 +158,7 @@ class _Programme:
             if not strict:
                 return Failure("no linear function decreases on any of "
                                f"{', '.join(trans.names[a] for a in self.remaining)} without increasing on another",
-                               _blocking(self.rows, self.samples, delta, effort))
+                               self.samples, _blocking(self.rows, len(self.samples), delta, effort))
             coeffs = _integers([_value(m, ci) for ci in c])
             f_cur, f_nxt = linear(coeffs, trans.cur_x), linear(coeffs, trans.nxt_x)
             new = False
@@ -156,7 +170,7 @@ class _Programme:
                     xs, ys = found
                     diff = [x - y for x, y in zip(xs, ys)]
                     self.rows.append(z3.Sum(*[ci * d for ci, d in zip(c, diff) if d], z3.RealVal(0)) >= delta[a])
-                    self.samples.append(xs)
+                    self.samples.append(Sample(a, xs, ys))
                     new = True
             if not new:
                 constant = _lowest(coeffs, trans, strict, box, effort)
@@ -166,22 +180,22 @@ class _Programme:
         return None
 
 
-def _blocking(rows: list[z3.BoolRef], samples: list[list[int]], delta: dict, effort: Effort) -> list[list[int]]:
-    """The sources of sampled transitions that together leave no action strict (a minimised
-    unsat core of "some delta is positive"), newest first: if they are unreachable, invariants
-    excluding them let the search go on."""
-    first = len(rows) - len(samples)
+def _blocking(rows: list[z3.BoolRef], samples: int, delta: dict, effort: Effort) -> list[int]:
+    """The sampled transitions (the last `samples` rows) that together leave no action strict
+    (a minimised unsat core of "some delta is positive"; their indices, newest first): if they
+    are unreachable, invariants excluding them let the search go on."""
+    first = len(rows) - samples
     bound_z3()
     s = z3.Solver()
     s.set("rlimit", effort.rlimit(cap=CHECK_CAP))
     s.set("core.minimize", True)
     s.add(*rows[:first], z3.Sum(*delta.values()) >= 1)     # the rows are homogeneous: > 0 iff >= 1
-    marks = [z3.Bool(f"rank!sample{i}") for i in range(len(samples))]
+    marks = [z3.Bool(f"rank!sample{i}") for i in range(samples)]
     s.add(*(z3.Implies(m, row) for m, row in zip(marks, rows[first:])))
     if s.check(*marks) != z3.unsat:
-        return list(reversed(samples))
+        return list(reversed(range(samples)))
     core = {str(m) for m in s.unsat_core()}
-    return [xs for m, xs in reversed(list(zip(marks, samples))) if str(m) in core]
+    return [i for i in reversed(range(samples)) if str(marks[i]) in core]
 
 
 def _value(m: z3.ModelRef, x) -> Fraction:

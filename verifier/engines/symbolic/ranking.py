@@ -24,11 +24,11 @@ round cap only limit what can be found.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import z3
 
+from verifier.engines.symbolic.blocking import Prove, unreachable_changes
 from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.engines.symbolic.layer import TIMEOUT, Failure, Transitions, find_layer, linear
@@ -70,39 +70,35 @@ class Ranking:
         return "lexicographic: " + "; ".join(parts)
 
 
-Refine = Callable[[list[int]], "Term | None"]
-
-
 def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, effort: Effort,
-               refine: Refine | None = None, max_refinements: int = REFINEMENTS) -> Ranking:
+               prove: Prove | None = None, max_refinements: int = REFINEMENTS) -> Ranking:
     """A lexicographic linear ranking function for the `actions` within `region` (over `enc.cur`),
     for source states satisfying `support` (over `enc.cur`, true in every reachable state:
     ranges, known invariants).
 
     When a layer cannot be found, the transitions that defeated the template may start in
     unreachable states. Invariants excluding them are proved (Houdini over short clauses,
-    `strengthen.py`; then, for the states those leave, `refine(values)` with the values of the
-    slots then of the free parameters: an invariant excluding that state, or None when it is
-    reachable or unknown), and the search goes on from that layer within the strengthened
-    support. The layers found so far stay valid: a stronger support only removes transitions.
-    A layer still missing then (Houdini's invariants only) gets a 0/1 term per action left,
-    1 where it can fire, and the search goes on, with `refine` for what Houdini leaves."""
+    `strengthen.py`; where it finds none, `prove`, PDR on the transitions of an action that
+    change a few slots as a blocking one does and no random run does, `blocking.py`), and the
+    search goes on from that layer within the strengthened support. The layers found so far
+    stay valid: a stronger support only removes transitions. A layer still missing then gets
+    a 0/1 term per action left, 1 where it can fire, and the search goes on the same way."""
     search = _Search(enc, actions, region)
     learned: list[Term] = []
     notes: list[str] = []
-    plain = _synthesize(search, enc, support, learned, notes, effort, None, max_refinements)
+    plain = _synthesize(search, enc, support, learned, notes, effort, prove, max_refinements)
     if plain.components is not None or effort.expired():
         return plain
     if search.remaining:        # a layer is missing: the guards of its actions become terms too
         search.add_guards()
-    found = _synthesize(search, enc, support, learned, notes, effort, refine, max_refinements)
+    found = _synthesize(search, enc, support, learned, notes, effort, prove, max_refinements)
     if found.components is None and search.remaining:
         return Ranking(None, f"{plain.reason}; with the guards of the actions left as terms: {found.reason}")
     return found
 
 
 def _synthesize(search: _Search, enc: Encoding, support: Term, learned: list[Term], notes: list[str],
-                effort: Effort, refine: Refine | None, max_refinements: int) -> Ranking:
+                effort: Effort, prove: Prove | None, max_refinements: int) -> Ranking:
     """The layers `search` still lacks, within `support` and the invariants `learned` (each with
     its note; the list grows as invariants are proved)."""
     for _ in range(max_refinements + 1):
@@ -114,42 +110,30 @@ def _synthesize(search: _Search, enc: Encoding, support: Term, learned: list[Ter
             ranking.reason = "strengthened by invariants excluding unreachable states (" + ", ".join(notes) + ")"
         if ranking.components is not None or failure is None:
             return ranking
-        found = _exclude(enc, conj(support, *learned), failure, effort, refine)
+        found = _exclude(enc, search, conj(support, *learned), failure, effort, prove)
         if isinstance(found, str):
             return Ranking(None, found)
-        if not found:
+        if found is None:
             return ranking
-        for term, note in found:
-            learned.append(term)
-            notes.append(note)
+        learned.append(found[0])
+        notes.append(found[1])
     return ranking
 
 
-def _exclude(enc: Encoding, support: Term, samples: list[list[int]], effort: Effort,
-             refine: Refine | None) -> list[tuple[Term, str]] | str:
-    """Invariants excluding some of the `samples` (each with a note saying how it was proved):
-    Houdini's, or when it finds none, `refine`'s for each sample (skipping those an invariant
-    found before already excludes)."""
-    lemmas = exclude(enc, support, samples, effort)
+def _exclude(enc: Encoding, search: _Search, support: Term, failure: Failure, effort: Effort,
+             prove: Prove | None) -> tuple[Term, str] | str | None:
+    """An invariant excluding some of the transitions that blocked the layer, with a note saying
+    how it was proved: Houdini's clauses excluding their sources, or where it finds none, PDR's
+    invariants excluding the changes they make that no random run makes (`blocking.py`)."""
+    lemmas = exclude(enc, support, [x[:search.values] for x in failure.sources], effort)
     if isinstance(lemmas, str):
         return lemmas
     if lemmas.clauses:
-        return [(lemmas.term, f"{len(lemmas.clauses)} clause(s) by Houdini")]
-    proved: list[Term] = []
-    for values in samples if refine is not None else []:
-        if effort.expired():
-            break
-        if proved and _excludes(enc, conj(*proved), values):
-            continue
-        inv = refine(values)   # type: ignore[misc]
-        if inv is not None:
-            proved.append(inv)
-    return [(conj(*proved), f"{len(proved)} by PDR")] if proved else []
-
-
-def _excludes(enc: Encoding, invariant: Term, values: list[int]) -> bool:
-    symbols = list(enc.cur.slots) + list(enc.params.values())
-    return z3.is_false(z3.simplify(z3.substitute(invariant, *((x, z3.IntVal(v)) for x, v in zip(symbols, values)))))
+        return lemmas.term, f"{len(lemmas.clauses)} clause(s) by Houdini"
+    if prove is None:
+        return None
+    found = unreachable_changes(enc, search.region, search.steps, failure, prove, effort)
+    return (conj(*found), f"{len(found)} by PDR") if found else None
 
 
 class _Search:
@@ -176,9 +160,9 @@ class _Search:
             self.nxt_x.append(z3.If(enc.can_fire(a, enc.nxt), 1, 0))
             self.labels.append(f"[{enc.model.actions[a].name} enabled]")
 
-    def run(self, support: Term, effort: Effort) -> tuple[Ranking, list[list[int]] | None]:
+    def run(self, support: Term, effort: Effort) -> tuple[Ranking, Failure | None]:
         """Layers for the actions left, within `support`: a ranking (re-checked), or why not and
-        the sources of the sampled transitions that blocked the last layer."""
+        the sampled transitions that blocked the last layer."""
         enc = self.enc
         within = conj(support, self.region, enc.rename(self.region, enc.cur, enc.nxt))
         relations = {a: z3.And(within, self.steps[a]) for a in self.actions}
@@ -198,7 +182,7 @@ class _Search:
             if isinstance(layer, str):
                 return Ranking(None, layer), None
             if isinstance(layer, Failure):
-                return Ranking(None, layer.reason), [x[:self.values] for x in layer.sources]
+                return Ranking(None, layer.reason), layer
             text = renderer.linear(list(zip(layer.coeffs, self.labels)), layer.constant)
             kept = [a for a in self.remaining if a not in layer.strict]
             self.components.append(Component(layer.coeffs, layer.constant, layer.strict, kept, text))

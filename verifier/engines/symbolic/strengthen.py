@@ -131,11 +131,8 @@ def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[i
     """The clauses that no state of seeded random runs breaks (at each sample's parameter values)."""
     states: set[tuple[int, ...]] = set()
     n = len(enc.slots)
-    known = _RUNS.setdefault(enc, {})
     for params in sorted({tuple(s[n:]) for s in samples}):
-        if params not in known:
-            known[params] = random_states(enc, dict(zip(enc.params, params)))
-        states |= known[params]
+        states |= _run_states(enc, params)
     if not states:
         return clauses
     table = np.array(sorted(states), dtype=np.int64)
@@ -148,8 +145,35 @@ def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[i
     return [c for c in clauses if together[index[c[0]], index[c[-1]]] == 0]
 
 
+def _run_states(enc: Encoding, params: tuple[int, ...]) -> set[tuple[int, ...]]:
+    """The states of seeded random runs at these values of `enc.params`, made once."""
+    known = _RUNS.setdefault(enc, {})
+    if params not in known:
+        known[params] = random_states(enc, dict(zip(enc.params, params)))
+    return known[params]
+
+
 # the states of the random runs already made, per encoding and parameter values
 _RUNS: WeakKeyDictionary[Encoding, dict[tuple[int, ...], set[tuple[int, ...]]]] = WeakKeyDictionary()
+
+
+def run_changes(enc: Encoding, params: tuple[int, ...]) -> dict[int, set[tuple[int, ...]]]:
+    """Per action, how its transitions from the states of seeded random runs (FILTER_STATES of
+    them at most), at these values of `enc.params`, change the slots."""
+    packing, expand = _expander(enc, dict(zip(enc.params, params)))
+    states = sorted(_run_states(enc, params))
+    if len(states) > FILTER_STATES:
+        states = [states[k] for k in np.linspace(0, len(states) - 1, FILTER_STATES).astype(np.int64)]
+    found: dict[int, set[tuple[int, ...]]] = {}
+    for source in states:
+        try:
+            moves = expand(packing.pack(source))
+        except (EvalError, ValueError, OverflowError):
+            continue
+        for a, _choice, t, _gap in moves:
+            if t is not None:
+                found.setdefault(a, set()).add(tuple(y - x for x, y in zip(source, packing.unpack(t))))
+    return found
 
 
 def random_states(enc: Encoding, params: dict[str, int], starts: list[tuple[int, ...]] | None = None,
