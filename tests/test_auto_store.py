@@ -126,7 +126,7 @@ def test_a_shared_product_stopped_short_sends_each_claims_product_to_the_symboli
     engine = AutoEngine(caps=Caps.every_store(5))         # the store's own cap, not the runner's, stops it
     out = engine.check_explicit(product, [c for part in parts for c in part.claims], Budget())
     assert {r.verdict for r in out} == {Verdict.UNKNOWN}
-    assert engine.stopped_at_cap(model)            # the runner then shares one product for Z3 (`plan.run_claims`)
+    assert engine.stopped_at_cap(model)
     (r,) = engine.check(model, shared[:1], Budget())
     assert r.evidence["auto"].startswith("symbolic first: an explicit search of the model it extends stopped after")
 

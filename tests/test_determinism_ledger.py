@@ -21,7 +21,7 @@ OPTIONS = RunOptions(variant="strict", properties=str(FIXTURES / "order_props.ya
 
 def test_a_ledger_holds_data_only():
     assert [f.name for f in dataclasses.fields(Ledger)] == ["wanted", "compiled", "record", "graph_wanted", "graphs",
-                                                            "products"]
+                                                            "products", "stored", "keeps_capped", "capped"]
     assert not any(callable(getattr(Ledger(), f.name)) for f in dataclasses.fields(Ledger))
 
 
@@ -31,8 +31,8 @@ def test_the_analyses_beside_restart_once_on_the_kept_search(monkeypatch):
 
     class Keeping(Ledger):
         @classmethod
-        def keeping(cls, models):
-            ledgers.append(Ledger.keeping(models))
+        def keeping(cls, models, capped=False):
+            ledgers.append(Ledger.keeping(models, capped))
             return ledgers[-1]
 
     class Beside:

@@ -141,6 +141,26 @@ def test_the_analyses_explore_themselves_where_their_plan_ends_in_another_store(
     assert got == _outcome(runner.check_model(str(FIX / "order.yaml"), options))
 
 
+def test_the_analyses_read_the_claims_compiled_search_its_cap_stopped(monkeypatch):
+    """The claims' compiled search stopped at the compiled store's cap, where the analyses' own would
+    stop too (the same states in the same order): they read it, stopped as their own search (its words),
+    and search nothing again; the same claims, findings and words as where they search themselves."""
+    searched = _tiny_everywhere(monkeypatch, level_cost=0, caps=Caps(switch=2, compiled=20))
+    kept: list = []
+    real_keep = Ledger.keep
+    monkeypatch.setattr(Ledger, "keep", lambda self, m, s: (kept.append(s), real_keep(self, m, s))[1])
+    got = _check_order()
+    assert any(hasattr(s, "keys") and not s.complete for s in kept), "the claims' search was compiled and capped"
+    assert searched["compiled"] == 0                                 # (their python stage's 2 states, as before)
+    monkeypatch.setattr(Ledger, "capped_search_of", lambda self, m: None)
+    want = _check_order()
+    assert searched["compiled"] == len(want)
+    assert _outcome(got)[1:] == _outcome(want)[1:]          # (a Z3 witness may differ in one process: not compared)
+    assert [[r.verdict for r in run.results] for run in got] == [[r.verdict for r in run.results] for run in want]
+    assert [r.analyses_stop for r in got] == [r.analyses_stop for r in want]
+    assert {r.analyses_stop.owner for r in got if r.analyses_stop is not None} == {"the analyses' state cap"}
+
+
 @pytest.fixture
 def tiny_plans(monkeypatch):
     monkeypatch.setattr(context, "choose_store", functools.partial(choose_store, caps=TINY))

@@ -124,3 +124,18 @@ def test_a_claim_inductive_with_its_monitor_names_no_empty_list_of_lemmas(tmp_pa
                  "--variant", "strict", "--format", "json", "-o", "-"]) == 0
     (r,) = json.loads(capsys.readouterr().out)["results"]
     assert r["engine"] == "lemmas" and "no lemma needed" in r["reason"] and "0 lemma" not in r["reason"]
+
+
+def test_a_claim_inductive_with_its_monitor_runs_no_random_runs(monkeypatch):
+    """The random runs' states only sift the candidates a CTI gives: a claim that has no CTI
+    (inductive as it stands) runs none; one that needs lemmas runs them once."""
+    _compiled, enc, bad, focus = product_problem(modes(), FREE_MODE_NEVER_COLLAPSES)
+    runs: list[Encoding] = []
+    real = monitor_proof._run_states
+    monkeypatch.setattr(monitor_proof, "_run_states", lambda enc: runs.append(enc) or real(enc))
+    assert isinstance(monitor_proof.prove(enc, bad, focus, Effort(40_000_000)), monitor_proof.Proof)
+    assert runs == [enc]
+    runs.clear()
+    in_range = negate(enc.predicate(app(Op.LE, Var("n"), Const(12)), enc.cur))
+    assert isinstance(monitor_proof.prove(enc, in_range, focus, Effort(40_000_000)), monitor_proof.Proof)
+    assert runs == []

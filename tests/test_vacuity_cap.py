@@ -63,3 +63,31 @@ def test_a_kept_search_of_any_store_reports_what_the_own_capped_search_reports(t
     for kept in past_python:
         assert vacuity.vacuous_claims(model, claims, Budget(), kept) == want, type(kept).__name__
     assert [v.claim for v in vacuity.vacuous_claims(model, claims, Budget(), python)] == ["never"]   # as before
+
+
+@pytest.mark.parametrize("cap", [3, 40, 41, 1000])
+def test_a_model_a_search_stored_more_states_of_than_the_cap_reports_what_its_own_search_would(
+        tmp_path, monkeypatch, cap):
+    """Where some search of the model (complete or not, counted by the ledger) stored more states than
+    the python store's cap, vacuity's own search could not finish: nothing is reported, and it is not run."""
+    from verifier.engines.compiled.search import explore_compiled
+    from verifier.engines.ledger import Ledger
+
+    model = load_model(str(FIX / "order.yaml"), variant="strict")
+    concrete = model.instantiate()
+    found = claims(tmp_path, model)
+    monkeypatch.setattr(vacuity, "CAPS", Caps(python=cap))
+    want = vacuity.vacuous_claims(model, found, Budget())
+    for states in (3, 20, 41):                    # capped searches; the model has 41 states
+        ledger = Ledger.keeping([concrete])
+        ledger.keep(concrete, explore_compiled(concrete, Budget(max_states=states)))
+        stored = ledger.stored[concrete]
+        assert stored == states
+        with monkeypatch.context() as patched:
+            if stored > cap:
+                patched.setattr(vacuity, "explore", _no_search)
+            assert vacuity.vacuous_claims(model, found, Budget(), None, stored) == want, states
+
+
+def _no_search(*_args, **_kwargs):
+    raise AssertionError("vacuity searched a model a search of which stored more states than its cap")

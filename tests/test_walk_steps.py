@@ -114,7 +114,7 @@ claims:
     for proved in ("one-at-a-time", "never-back"):
         assert by_id[proved].verdict in (Verdict.HOLDS, Verdict.PROVED)
         assert by_id[proved].engine in ("lemmas", "k-induction", "pdr")     # a proof on the product
-        assert by_id[proved].evidence["product_shared_by"] == 2
+        assert "product_shared_by" not in by_id[proved].evidence     # each on its own product, for Z3
 
 
 def test_a_move_packs_into_the_pair_model_whether_its_slots_move_up_together_or_not():

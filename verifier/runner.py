@@ -216,11 +216,12 @@ def _reading(path: str, model: Model, claims: tuple[list[Property], str | None],
     cuts it short: the claims decided by then keep their verdicts, the rest is UNKNOWN."""
     props, props_path = claims
     analyse = options.consistency
+    beside = analyse and beside and model.is_concrete
     if ledger is None:
-        ledger = Ledger.keeping([model.instantiate()] if model.is_concrete and (analyse or options.vacuity) else [])
+        ledger = Ledger.keeping([model.instantiate()] if model.is_concrete and (analyse or options.vacuity) else [],
+                                capped=analyse and not beside)
     alongside = Alongside(lambda: _analyses(model, options, memo, props, ledger),
-                          lambda: _analyses_again(model, options, memo, props, ledger)) \
-        if analyse and beside and model.is_concrete else None
+                          lambda: _analyses_again(model, options, memo, props, ledger)) if beside else None
     portfolio = Portfolio(make_engine(options.engine, options.search, ledger), options.budget, ledger, progress)
     try:
         return _claims_then_analyses(path, model, props, props_path, portfolio, options, memo, alongside,
@@ -295,7 +296,9 @@ def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Pr
     from verifier.analysis import analyse_model
 
     try:
-        analysed = analyse_model(model, options.budget, memo, claims, ledger.complete_search_of(model.instantiate()))
+        concrete = model.instantiate()
+        analysed = analyse_model(model, options.budget, memo, claims, ledger.complete_search_of(concrete),
+                                 ledger.capped_search_of(concrete))
         if options.budget.expired():    # an exploration the backstop stopped may have sent questions elsewhere
             raise OutOfTime()
         return analysed
@@ -359,13 +362,15 @@ def _cut_result(model: Model, claim: Property, cut: Stop | None) -> CheckResult:
 
 
 def _vacuity(model: Model, props: list[Property], options: RunOptions, ledger: Ledger) -> tuple:
-    """The claims that hold vacuously (`analysis.vacuity`), on the claims' kept search (of any store) when there is one."""
+    """The claims that hold vacuously (`analysis.vacuity`), on the claims' kept search (of any store) when there
+    is one; none searched for where a search of the model stored more states than vacuity's own would."""
     if not props or not model.is_concrete or not options.vacuity:
         return ()
     from verifier.analysis.vacuity import vacuous_claims
 
     concrete = model.instantiate()
-    return tuple(vacuous_claims(concrete, props, options.budget, ledger.complete_search_of(concrete)))
+    return tuple(vacuous_claims(concrete, props, options.budget, ledger.complete_search_of(concrete),
+                                ledger.stored.get(concrete, 0)))
 
 
 def _with_findings(runs: list[ModelRun], findings: list[Finding]) -> list[ModelRun]:

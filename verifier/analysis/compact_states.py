@@ -250,9 +250,21 @@ def explore_compiled_states(model: Model, budget: Budget, cap: int | None) -> Co
     states, `budget`'s depth and the memory guard; `CompileError` where Numba cannot compile it."""
     from verifier.engines.compiled.search import explore_compiled
 
-    space = explore_compiled(model, Budget(max_states=cap, max_depth=budget.max_depth, owner=budget.owner),
-                             tick=_memory_guard(budget))
+    space = explore_compiled(model, _capped(budget, cap), tick=_memory_guard(budget))
     return CompiledStates(space)
+
+
+def stops_at(searched: CompiledSpace | None, cap: int) -> bool:
+    """Whether `searched`, another compiled search of the model (None: none), stored exactly the states
+    the analyses' own search capped at `cap` stores: unreduced, stopped by its state cap at `cap` (every
+    compiled search stores the same states in the same order, so both stop after the same one)."""
+    return searched is not None and not searched.reductions and searched.stop is not None and \
+        searched.stop.kind is StopKind.STATES and len(searched) == cap
+
+
+def _capped(budget: Budget, cap: int | None) -> Budget:
+    """The budget of the analyses' own compiled search: `cap` states, `budget`'s depth and owner."""
+    return Budget(max_states=cap, max_depth=budget.max_depth, owner=budget.owner)
 
 
 class CompiledStates(CompactStates):
@@ -265,6 +277,14 @@ class CompiledStates(CompactStates):
         roots = compiled.levels[1] if len(compiled.levels) > 1 else len(compiled)
         self.parents = compiled.parent
         self._hold(compiled, order, roots, compiled.error)
+
+    @classmethod
+    def stopped(cls, searched: CompiledSpace, budget: Budget, cap: int) -> CompiledStates:
+        """Another search's states where the analyses' own would stop at the same ones (`stops_at`),
+        stopped as theirs (`budget`'s owner, at `cap`)."""
+        out = cls(searched)
+        out.stop = _capped(budget, cap).states_stop()
+        return out
 
     def parent_of(self, i: int) -> int:
         return int(self.parents[i])

@@ -70,19 +70,22 @@ class Context:
     scan_fallback: str = ""              # why the compiled scan could not scan the states ("": it did, or was not asked)
     beyond: Beyond | None = None         # the questions decided past the explored states
     kept: Any = field(default=None, repr=False)   # the claims' complete search of `concrete` (their ledger's)
+    capped: Any = field(default=None, repr=False)   # the claims' compiled search of `concrete` its cap stopped
     _expand: Callable | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
     _preds: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
         """Pickled without generated code and caches (a reading analysed in another process)."""
-        return {**self.__dict__, "_expand": None, "_cache": {}, "_preds": {}}
+        return {**self.__dict__, "_expand": None, "_cache": {}, "_preds": {}, "capped": None}
 
     # ---- setup
     @classmethod
-    def create(cls, model: Model, budget: Budget, memo: dict | None = None, kept: Any = None) -> Context:
-        """`kept`: the complete search of the instantiated model the claims' check ran (its ledger's)."""
-        ctx = cls(model, budget, memo={} if memo is None else memo, kept=kept)
+    def create(cls, model: Model, budget: Budget, memo: dict | None = None, kept: Any = None,
+               capped: Any = None) -> Context:
+        """`kept`: the complete search of the instantiated model the claims' check ran (its ledger's);
+        `capped`: their compiled search of it that its state cap stopped (its ledger's)."""
+        ctx = cls(model, budget, memo={} if memo is None else memo, kept=kept, capped=capped)
         concrete = model.instantiate()
         if concrete.is_concrete:
             ctx.concrete = concrete
@@ -138,9 +141,10 @@ class Context:
         """One breadth-first exploration, in the stores and under the caps of the one store policy
         (`portfolio.stores.choose_store`, as the claims' search: the same states on the same
         machine or any other); the complete one the claims' check already ran when the runner
-        kept it and the plan would end in its store (`taken`). One that reaches a stage's cap starts
-        again in the stage the plan names next (`compact_states`: the compact or compiled store, no
-        Python object per state)."""
+        kept it and the plan would end in its store (`taken`), or the claims' compiled search that
+        stopped at the cap of a compiled stage of the plan (the same states). One that reaches a stage's
+        cap starts again in the stage the plan names next (`compact_states`: the compact or compiled
+        store, no Python object per state)."""
         assert self.concrete is not None
         self.space = taken(self.concrete, self.budget, self.kept)
         self.kept = None                 # read through `space` now (a compiled search's module does not pickle)
@@ -155,12 +159,14 @@ class Context:
                     break
                 k = after
                 self.space = self._explore_in(plan.stages[k])
+        self.capped = None
         self.lay = self.space.lay
         self._expand = compile_expander(self.lay).expand
 
     def _explore_in(self, stage: Stage):
         """The exploration in one stage of the store plan: the python store's `StateSpace`, else a
-        `compact_states.CompactStates` (the compact store where the compiled one cannot compile it)."""
+        `compact_states.CompactStates` (the compact store where the compiled one cannot compile it; the
+        claims' `capped` compiled search where it stopped at this stage's cap)."""
         assert self.concrete is not None
         if stage.store is Store.PYTHON:
             return self._explore_python(stage.cap)
@@ -168,6 +174,8 @@ class Context:
         budget = replace(self.budget, owner=self._cap_owner())
         if stage.store is Store.COMPILED:
             from verifier.engines.compiled.search import CompileError
+            if compact_states.stops_at(self.capped, stage.cap):
+                return compact_states.CompiledStates.stopped(self.capped, budget, stage.cap)
             try:
                 return compact_states.explore_compiled_states(self.concrete, budget, stage.cap)
             except CompileError:

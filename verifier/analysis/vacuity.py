@@ -57,13 +57,14 @@ class Vacuity:
 
 
 def vacuous_claims(model: Model, claims: Sequence[Property], budget: Budget | None = None,
-                   space=None) -> list[Vacuity]:
+                   space=None, stored: int = 0) -> list[Vacuity]:
     """The never-reached triggers, scope openers and antecedents of `claims` on `model` (every
     parameter fixed; otherwise none are reported). `space`: a complete search of the
     instantiated model to reuse (the python store's `StateSpace`, or the ledger's compact- or
     compiled-store search), else a search in the python store is run, under its cap. What is
     reported is what that search shows: past its cap, nothing (it stops there, or once every part
-    is found), so a kept search of more states reports nothing either."""
+    is found), so a kept search of more states reports nothing either, and neither does a model of
+    which some search `stored` more states than the cap, complete or not (none is run)."""
     concrete = model.instantiate()
     if not concrete.is_concrete:
         return []
@@ -72,8 +73,10 @@ def vacuous_claims(model: Model, claims: Sequence[Property], budget: Budget | No
     if not parts:
         return []
     capped = _capped(budget or Budget())
+    assert capped.max_states is not None, "the python store's search is capped"
+    if space is None and stored > capped.max_states:
+        return []
     if space is not None and space.complete and not isinstance(space, StateSpace):
-        assert capped.max_states is not None, "the python store's search is capped"
         if len(space) > capped.max_states:
             return []
         lay = space.space.lay if isinstance(space, KeptCompact) else space.lay

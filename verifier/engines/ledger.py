@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from verifier.engines.statespace import StateSpace
 from verifier.ir.model import Model
+from verifier.resources import StopKind
 from verifier.result import CheckResult
 
 if TYPE_CHECKING:
@@ -58,11 +59,17 @@ class Ledger:
     graphs: dict[Model, EdgeArrays] = field(default_factory=dict)
     products: dict[Model, GraphProduct] = field(default_factory=dict)   # instantiated products offered to be searched
     # over their model's graph (by the portfolio, for one check)
+    stored: dict[Model, int] = field(default_factory=dict)   # wanted models -> the most states a search of it offered
+    # to `keep` stored, complete or not (so it has at least that many reachable states)
+    keeps_capped: bool = False        # whether `capped` is kept (the analyses run after the claims, on this ledger)
+    capped: dict[Model, CompiledSpace] = field(default_factory=dict)   # wanted models -> their first compiled-store
+    # search that its state cap stopped (unreduced), which the analyses read where their own would stop at that cap
 
     @classmethod
-    def keeping(cls, models: Iterable[Model]) -> Ledger:
-        """A ledger that keeps the complete searches of these (instantiated) models."""
-        return cls(dict.fromkeys(models))
+    def keeping(cls, models: Iterable[Model], capped: bool = False) -> Ledger:
+        """A ledger that keeps the complete searches of these (instantiated) models, and with `capped`
+        their compiled searches a state cap stopped."""
+        return cls(dict.fromkeys(models), keeps_capped=capped)
 
     def wants_order(self, model: Model) -> bool:
         """Whether a compact-store search of `model` should keep its states in BFS order for `keep`
@@ -71,8 +78,17 @@ class Ledger:
 
     def keep(self, model: Model, space: StateSpace | CompiledSpace | KeptCompact) -> None:
         """Keep `space` as `model`'s search where it is wanted, complete and unreduced (the first one
-        of the python store, the first one past it)."""
-        if model not in self.wanted or not space.complete or space.reductions:
+        of the python store, the first one past it), or as its `capped` search (a compiled one its state
+        cap stopped); count its states in `stored` where it is wanted."""
+        if model not in self.wanted:
+            return
+        self.stored[model] = max(self.stored.get(model, 0), len(space))
+        if space.reductions:
+            return
+        if not space.complete:
+            if self.keeps_capped and not isinstance(space, (StateSpace, KeptCompact)) and space.stop is not None \
+                    and space.stop.kind is StopKind.STATES:
+                self.capped.setdefault(model, space)
             return
         if isinstance(space, StateSpace):
             if self.wanted[model] is None:
@@ -92,6 +108,10 @@ class Ledger:
         if edges is None or space is None or isinstance(space, KeptCompact):
             return None
         return space, edges
+
+    def capped_search_of(self, model: Model) -> CompiledSpace | None:
+        """The compiled search of `model` its state cap stopped, kept here (`keeps_capped`), if any."""
+        return self.capped.get(model)
 
     def search_of(self, model: Model) -> StateSpace | None:
         """The complete python-store search of `model` kept here, if any."""

@@ -148,8 +148,8 @@ class AutoEngine:
         return [_note(r, why) for r in walk.check(model, claims)]
 
     def stopped_at_cap(self, model: Model) -> bool:
-        """Whether an explicit search of `model` here stopped short (`plan.run_claims`'s
-        `together`: its monitored claims then share one product, encoded once for Z3)."""
+        """Whether an explicit search of `model` here stopped short (its step claims are then judged
+        in random runs: `check_moves`)."""
         return model.is_concrete and self._beyond_cap(model) is not None
 
     def _by_position(self, properties: Sequence[Property], check) -> list[CheckResult]:

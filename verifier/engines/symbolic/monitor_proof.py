@@ -70,8 +70,8 @@ def prove(enc: Encoding, bad: Term, focus: set[int], effort: Effort) -> Proof | 
     r = base.check()
     if r != z3.unsat:
         return "an initial state breaks the claim" if r == z3.sat else "Z3 could not decide the initial states"
-    states = _run_states(enc, effort)
-    pool: list[Clause] = []
+    states: np.ndarray | None = None     # the random runs' states, made at the first CTI (none where the claim
+    pool: list[Clause] = []              # is inductive as it stands)
     seen: set[Clause] = set()
     last: list[list[int]] = []
     for rounds in range(ROUNDS + 1):
@@ -96,6 +96,7 @@ def prove(enc: Encoding, bad: Term, focus: set[int], effort: Effort) -> Proof | 
                 return more
             ctis += more
         last = ctis
+        states = _run_states(enc) if states is None else states
         fresh = list(dict.fromkeys(c for cti in ctis for c in _candidates(enc, cti, focus, states)
                                    if c not in seen))
         if not fresh:
@@ -145,7 +146,7 @@ def _wanted(lost: list[Clause], last: list[list[int]]) -> list[Clause]:
     return sorted(useful, key=len)[:CTIS]
 
 
-def _run_states(enc: Encoding, effort: Effort) -> np.ndarray:
+def _run_states(enc: Encoding) -> np.ndarray:
     """States of seeded random runs of the (concrete) product, one row each."""
     found = set() if enc.free else strengthen.random_states(enc, {})
     if not found:
