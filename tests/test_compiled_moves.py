@@ -155,6 +155,19 @@ def test_the_graph_spares_the_states_without_a_move_that_may_set_a_flag_left():
     assert first_breaks(space, product.instantiate(), [part.monitor_vars[0] for part in parts]) == [None, None]
 
 
+def test_a_claim_whose_flag_repeats_a_test_is_judged_where_it_breaks():
+    """`rest` leaves x alone, so the flag of `prev:x >= 2 and x >= 2` on it reads `not (x >= 2 and
+    x >= 2)`: set where x < 2 (after `grow` by 1 from 0), never shown unsettable."""
+    x, prev_x = Var("x"), Var("prev:x")
+    twice = App(Op.AND, (App(Op.GE, (prev_x, Const(2))), App(Op.GE, (x, Const(2)))))
+    product, parts = compile_together(rounds(), [StepInvariant(id="rest-from-2", expr=twice, actions=("rest",))])
+    space = explore_compiled(rounds().instantiate(), edges=True)
+    flags = [parts[0].monitor_vars[0]]
+    (first,) = first_breaks(space, product.instantiate(), flags, graph=space.edges)
+    assert first is not None and [(first[0], *space.labels.items[first[1]])] == \
+        reference_breaks(space, product.instantiate(), flags)
+
+
 def test_the_first_breaking_move_is_the_first_in_bfs_order_and_firing_order():
     model = counter(6)
     claim = StepInvariant(id="small", expr=App(Op.LE, (Var("n"), Const(3))), actions=("step",))

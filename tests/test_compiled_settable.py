@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from verifier.engines.compiled.settable import may_set, raises
-from verifier.ir.expr import TRUE, App, Const, Expr, Index, Local, Op, Var
-from verifier.ir.model import Action, Choice, EnumType, IntType, Model, Variable
+from verifier.ir.expr import TRUE, App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var
+from verifier.ir.model import Action, BoolType, Choice, EnumType, IntType, Model, Variable
 from verifier.semantics import layout
 
-P, X, Y, N = Var("p"), Var("x"), Var("y"), Local("n")
+P, X, Y, B, N = Var("p"), Var("x"), Var("y"), Var("b"), Local("n")
 
 
 def op(o: Op, *args: Expr) -> Expr:
@@ -23,7 +23,8 @@ def c(v: int) -> Const:
 
 LAY = layout(Model("m", variables=(Variable("p", IntType(c(0), c(2))), Variable("x", IntType(c(0), c(9))),
                                    Variable("y", IntType(c(0), c(9))),
-                                   Variable("a", IntType(c(0), c(3)), index=IntType(c(0), c(2))))))
+                                   Variable("a", IntType(c(0), c(3)), index=IntType(c(0), c(2))),
+                                   Variable("b", BoolType()))))
 
 
 def action(guard: Expr = TRUE) -> Action:
@@ -47,6 +48,10 @@ def action(guard: Expr = TRUE) -> Action:
     (op(Op.GT, Index("a", X), c(0)), op(Op.NOT, op(Op.GT, Index("a", X), c(0))), False),   # a test of the guard
     (X, op(Op.NE, X, c(1)), True),                                 # x holds as a test: x is 1..9, not 1
     (op(Op.NOT, X), op(Op.NE, X, c(0)), False),
+    (TRUE, op(Op.NOT, op(Op.AND, op(Op.EQ, X, c(1)), op(Op.EQ, X, c(1)))), True),    # x = 0: a conjunct repeated
+    (B, op(Op.AND, op(Op.EQ, B, Const(1, is_bool=True)), op(Op.GT, X, c(0))), True),  # b fixed as a test and by ==
+    (TRUE, op(Op.AND, B, op(Op.EQ, B, c(1)), op(Op.GT, X, c(0))), True),
+    (op(Op.LT, N, c(2)), op(Op.NOT, Quant(QuantKind.FORALL, "n", c(0), c(2), op(Op.LT, N, c(2)))), True),  # its own n
 ])
 def test_an_effect_is_unsettable_only_where_the_guard_rules_it_out(guard, value, settable):
     assert may_set(LAY, action(guard), value) is settable
@@ -62,3 +67,10 @@ def test_a_choice_of_an_enum_ranges_over_all_its_values():
     """A choice's range is its type's (`type_bounds`): an enum of three values reaches 2, not only 0..1."""
     pick = Action("act", TRUE, (), (Choice("k", EnumType("card", ("a", "b", "c"))),))
     assert may_set(LAY, pick, op(Op.EQ, Local("k"), c(2)))
+
+
+def test_a_quantifier_reads_its_own_name_not_the_choice_it_hides():
+    """The choice n is 1..2, the quantifier's n 0..4 (a body that reads the choice m is not unrolled)."""
+    act = Action("act", TRUE, (), (Choice("n", IntType(c(1), c(2))), Choice("m", IntType(c(0), c(2)))))
+    body = op(Op.AND, op(Op.GE, Index("a", Local("m")), c(0)), op(Op.LT, N, c(3)))
+    assert may_set(LAY, act, op(Op.NOT, Quant(QuantKind.FORALL, "n", c(0), c(4), body)))

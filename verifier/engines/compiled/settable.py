@@ -4,20 +4,37 @@ A step flag's effect (`props.monitor.compile_step`) is a condition on the state 
 its choices, read only where the action's guard holds. Many are false there for plain reasons: "X
 only in phase P" reads `phase != P` under a guard that opens with `phase == P`; a claim on every
 move compares the phase with itself. `may_set` rewrites the effect with what the guard's conjuncts
-fix (`slot == value`, a boolean slot, `slot != value`), and inside each `and` with what its other
-conjuncts fix, then folds constants as the code generator does (`codegen.simplify`), sums and
-differences as linear forms bounded by the slots' and choices' ranges, and a test of one slot over
-the few values left to it. Where that folds to false, no move of the action sets the flag; else it
-may (never the other way: only exact rewrites, and only of effects that cannot raise a model error,
+fix (`slot == value`, a boolean slot, `slot != value`; inside a quantifier only what reads no name
+it binds), and inside each `and` with what its conjuncts before, then after, each one fix, then
+folds constants as the code generator does (`codegen.simplify`), sums and differences as linear
+forms bounded by the slots' and choices' ranges, and a test of one slot over the few values left
+to it. Where that folds to false, no move of the action sets the flag; else it may (never the
+other way: only exact rewrites, and only of effects that cannot raise a model error,
 which `raises` tells the caller first).
 """
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import assert_never
 
 from verifier.engines.codegen import Interval, interval, may_raise, simplify
-from verifier.ir.expr import BOOL_OPS, App, Const, Expr, Index, Op, Var, conjuncts, map_expr, walk
+from verifier.ir.expr import (
+    BOOL_OPS,
+    App,
+    Const,
+    Expr,
+    Index,
+    Local,
+    Op,
+    Param,
+    Quant,
+    Var,
+    conjuncts,
+    free_locals,
+    map_expr,
+    walk,
+)
 from verifier.ir.model import Action, IntType, type_bounds
 from verifier.semantics import Layout
 
@@ -78,23 +95,39 @@ def _facts(lay: Layout, e: Expr) -> tuple[dict[Expr, Const], dict[Expr, set[int]
 
 
 def _rewrite(lay: Layout, e: Expr, fixed: dict[Expr, Const]) -> Expr:
-    """`e` with the fixed slots replaced by their values; inside an `and`, each conjunct also with
-    the values its sibling conjuncts fix (where one of them fails, the `and` is false anyway)."""
+    """`e` with the fixed slots and tests replaced by their values (inside a quantifier, only those
+    that read no name it binds); inside an `and`, each conjunct also with the values its sibling
+    conjuncts fix (`_conjoined`)."""
     if e in fixed:
         return fixed[e]
-    if not isinstance(e, App):
-        return map_expr(e, lambda n: fixed.get(n) if n is not e else None)
-    if e.op is not Op.AND:
-        return App(e.op, tuple(_rewrite(lay, a, fixed) for a in e.args), span=e.span)
-    own = [_facts(lay, a)[0] for a in e.args]
-    parts = []
-    for i, a in enumerate(e.args):
+    match e:
+        case Const() | Var() | Param() | Local():
+            return e
+        case Index():
+            return Index(e.name, _rewrite(lay, e.index, fixed), span=e.span)
+        case Quant():
+            inner = {k: v for k, v in fixed.items() if e.var not in free_locals(k)}
+            return Quant(e.kind, e.var, _rewrite(lay, e.lo, fixed), _rewrite(lay, e.hi, fixed),
+                         _rewrite(lay, e.body, inner), span=e.span)
+        case App() if e.op is Op.AND:
+            return _conjoined(lay, e, fixed)
+        case App():
+            return App(e.op, tuple(_rewrite(lay, a, fixed) for a in e.args), span=e.span)
+        case _:
+            assert_never(e)
+
+
+def _conjoined(lay: Layout, e: App, fixed: dict[Expr, Const]) -> Expr:
+    """The `and` `e`, each conjunct rewritten with what the conjuncts before it fix, then with what
+    those after it fix. Each pass is exact (where the first failing conjunct, or the last, fails
+    alike, the `and` is false anyway); one pass both ways is not: `x == 1 and x == 1` would
+    become `true and true`."""
+    parts = list(e.args)
+    for order in (range(len(parts)), range(len(parts) - 1, -1, -1)):
         known = dict(fixed)
-        for j, facts in enumerate(own):
-            for slot, value in facts.items():
-                if j != i and known.setdefault(slot, value) != value:
-                    return Const(0, is_bool=True)       # two conjuncts fix one slot to two values
-        parts.append(_rewrite(lay, a, known))
+        for i in order:
+            parts[i] = _rewrite(lay, parts[i], known)
+            known.update(_facts(lay, parts[i])[0])      # a slot known before is no longer read there
     return App(Op.AND, tuple(parts), span=e.span)
 
 
@@ -107,6 +140,11 @@ def _linear(lay: Layout, e: Expr, bound: dict[str, Interval]) -> Expr:
     """`e` with each comparison `a OP b` decided where `a - b`, as a linear form over its other
     subterms, is a constant or bounded to one side of 0 by their ranges."""
     def decide(n: Expr) -> Expr | None:
+        if isinstance(n, Quant):             # its body with its own name's range, not a choice's
+            first, last = interval(lay, n.lo, bound), interval(lay, n.hi, bound)
+            inner = {**bound, n.var: (first[0], last[1]) if first is not None and last is not None else None}
+            return Quant(n.kind, n.var, _linear(lay, n.lo, bound), _linear(lay, n.hi, bound),
+                         _linear(lay, n.body, inner), span=n.span)
         if not (isinstance(n, App) and n.op in _COMPARE):
             return None
         lo, form = _difference(n.args[0], n.args[1])
