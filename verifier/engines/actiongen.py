@@ -181,6 +181,8 @@ def _dispatch(lay: Layout, actions: list[Action]) -> tuple[int | None, list[int]
     slot: int | None = None
     values: list[int] = []
     for action in actions:
+        if range_may_raise(lay, action):       # evaluated before the guard, in every state
+            return None, []
         first = _opening(action.guard)
         if not (isinstance(first, App) and first.op is Op.EQ):
             return None, []
@@ -195,8 +197,16 @@ def _dispatch(lay: Layout, actions: list[Action]) -> tuple[int | None, list[int]
     return (slot, values) if len(set(values)) > 1 else (None, [])
 
 
+def range_may_raise(lay: Layout, action: Action) -> bool:
+    """Whether evaluating one of the action's choice ranges might raise a model error."""
+    return any(isinstance(c.type, IntType) and (may_raise(c.type.lo, {}, lay) or may_raise(c.type.hi, {}, lay))
+               for c in action.choices)
+
+
 def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels: Labels) -> list[str]:
-    """All firings of action `a` (index in the model), in choice order."""
+    """All firings of action `a` (index in the model), in choice order; none where its guard is
+    false, but its choice ranges evaluated where that might raise (`semantics.choice_values`
+    evaluates them in every state, before the guard)."""
     if action.choices:
         combos = constant_choices(action)
         if combos is not None:
@@ -223,17 +233,20 @@ def action_lines(w: Writer, a: int, action: Action, pad: str, sink: Sink, labels
         ranges.append((c.name, name))
         env[c.name] = (name, iv)
     inner = pad + "    "       # one loop over every combination, in the order of nested loops
+    loop = []
     if len(ranges) == 1:
-        lines.append(f"{pad}for {ranges[0][1]} in r{ranges[0][1]}:")
+        loop.append(f"{pad}for {ranges[0][1]} in r{ranges[0][1]}:")
     elif ranges:
-        lines.append(f"{pad}for {', '.join(n for _, n in ranges)} in _product({', '.join(f'r{n}' for _, n in ranges)}):")
+        loop.append(f"{pad}for {', '.join(n for _, n in ranges)} in _product({', '.join(f'r{n}' for _, n in ranges)}):")
     else:
         inner = pad
     choice_code = "(" + "".join(f"({cname!r}, {name}), " for cname, name in ranges) + ")"
     label = f"_lab({a}, {choice_code})" if ranges else str(labels(a, ()))   # without choices: numbered now
     plain = specialised(action, {}, w.lay)
     body = _firing(w, a, plain, inner, sink, label, choice_code, env)
-    return lines + body if body else []
+    if body:
+        return lines + loop + body
+    return lines if range_may_raise(w.lay, action) else []
 
 
 def _firing(w: Writer, a: int, action: Action, pad: str, sink: Sink, label: str, choice: str,

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import IntEnum
 
-from verifier.engines.actiongen import Labels, Sink, action_lines
+from verifier.engines.actiongen import Labels, Sink, action_lines, range_may_raise
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.codegen import UNROLL, Interval, Writer, interval, may_raise, simplify
 from verifier.engines.compiled import cache
@@ -670,7 +670,7 @@ def _runs(lay: Layout, fired: list[tuple[int, Action]]) -> list[tuple[int | None
     can happen in a state, and the others' guards would stop at that test; an action whose choice
     range, evaluated before the guard, might raise is never in one); the other actions are runs of
     slot None (value 0), written as they are."""
-    tests = [None if _range_may_raise(lay, action) else _opening_test(lay, action.guard) for _a, action in fired]
+    tests = [None if range_may_raise(lay, action) else _opening_test(lay, action.guard) for _a, action in fired]
     runs: list[tuple[int | None, list[tuple[int, int]]]] = []
     start = 0
     while start < len(fired):
@@ -710,11 +710,6 @@ def _calls(w: Writer, runs: list[tuple[int | None, list[tuple[int, int]]]], bodi
             lines.append(f"    {'elif' if i else 'if'} v == {value}:")
             lines += [line for a in group for line in firing(a, "        ")]
     return lines
-
-
-def _range_may_raise(lay: Layout, action: Action) -> bool:
-    return any(isinstance(c.type, IntType) and (may_raise(c.type.lo, {}, lay) or may_raise(c.type.hi, {}, lay))
-               for c in action.choices)
 
 
 def _opening(guard: Expr) -> Expr:
