@@ -72,6 +72,34 @@ def test_the_explicit_engine_judges_each_move_with_its_choices(tmp_path):
     assert last.action == "guard" and dict(last.choice)["g"] != 3
 
 
+DRAW = """\
+model: draw
+players: 2
+variables:
+  hand: {type: 0..3, per: player, init: 0}
+actions:
+  - name: draw
+    choose: {p: player}
+    when: "hand[p] < 3"
+    do:
+      "hand[p]": "hand[p] + 1"
+"""
+
+
+def test_a_quantifier_binding_a_choices_name_reads_its_own_variable(tmp_path):
+    """`count(p in player: ...)` on `draw`, which chooses `p`: the claim's `p` is the quantifier's,
+    not the move's (the monitor's read after the move renames it), so a draw changes one hand."""
+    (tmp_path / "draw.yaml").write_text(DRAW)
+    (tmp_path / "claims.yaml").write_text('model: draw\nclaims:\n  - id: one-hand\n    says: x\n'
+                                          '    step: "count(p in player: hand[p] != prev(hand[p])) <= 1"\n'
+                                          '    actions: [draw]\n')
+    model = load_model(str(tmp_path / "draw.yaml"))
+    claims = load_properties(str(tmp_path / "claims.yaml"), model)
+    verdicts = [run_claims(model.instantiate(), claims, engine, Budget())[0].verdict
+                for engine in (ExplicitEngine(), SymbolicEngine())]
+    assert verdicts == [Verdict.HOLDS, Verdict.PROVED]
+
+
 def test_a_protected_player_targeted_breaks_the_claim_in_search_and_walks(tmp_path):
     """Drop the Handmaid's protection from the Guard's and Baron's targets: the claim that reads the
     target's choice is VIOLATED, and the trace's last move targets a protected player (the symbolic

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from verifier.ir.expr import App, Const, Expr, Index, Op, Var, app, eq, map_expr
+from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Quant, Var, app, eq, free_locals, map_expr, substitute, walk
 from verifier.ir.model import Assign, IntType, Model, Overflow
 
 
@@ -45,19 +45,24 @@ def read_after(model: Model, writes: Sequence[Assign], e: Expr) -> Expr:
 
 class After:
     """`read_after` for many expressions over one list of writes (the writes are sorted out once: a
-    literal index finds its writes without going through the others)."""
+    literal index finds its writes without going through the others). A quantifier that binds a
+    name the writes read (a move's choice `p` under `count(p in player: ...)`) is renamed first, so
+    that what a write reads is never taken for the quantifier's own variable."""
 
     def __init__(self, model: Model, writes: Sequence[Assign]):
+        self.reads: set[str] = set()                   # the names the writes' values and indices read
         self.scalars: dict[str, Expr] = {}
         self.literal: dict[tuple[str, int], list[tuple[int, Expr]]] = {}    # (array, index) -> (order, value)
         self.computed: dict[str, list[tuple[int, Expr, Expr]]] = {}          # array -> (order, index, value)
         self.arrays: dict[str, list[tuple[int, Expr, Expr]]] = {}            # every write, in order
         for order, w in enumerate(writes):
             value = clamped(model, w.target.name, w.value)
+            self.reads |= free_locals(value)
             if isinstance(w.target, Var):
                 self.scalars[w.target.name] = value
                 continue
             self.arrays.setdefault(w.target.name, []).append((order, w.target.index, value))
+            self.reads |= free_locals(w.target.index)
             if isinstance(w.target.index, Const):
                 self.literal.setdefault((w.target.name, w.target.index.value), []).append((order, value))
             else:
@@ -69,6 +74,12 @@ class After:
     def _node(self, node: Expr) -> Expr | None:
         if isinstance(node, Var) and node.name in self.scalars:
             return self.scalars[node.name]
+        if isinstance(node, Quant) and node.var in self.reads:
+            names = {n.name for n in walk(node.body) if isinstance(n, Local)} | \
+                {n.var for n in walk(node.body) if isinstance(n, Quant)}
+            var = _fresh(node.var, self.reads | names)
+            return Quant(node.kind, var, self(node.lo), self(node.hi), self(substitute(node.body, {node.var: Local(var)})),
+                         span=node.span)
         if not isinstance(node, Index):
             return None
         where = map_expr(node.index, self._node)
@@ -82,3 +93,10 @@ class After:
         for _, index, written in writes:          # the last write ends outermost: it wins
             value = choose(same_index(where, index), written, value)
         return value
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    """`name` primed until it is none of `taken` (no name of the language has a prime)."""
+    while name in taken:
+        name += "'"
+    return name
