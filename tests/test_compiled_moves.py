@@ -20,7 +20,7 @@ from verifier.engines.compiled.moves import first_breaks, judged_only, setters
 from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.ledger import Ledger
-from verifier.ir.expr import FALSE, App, Const, Local, Op, Var
+from verifier.ir.expr import FALSE, App, Const, Index, Local, Op, Quant, QuantKind, Var
 from verifier.ir.model import Action, Assign, Choice, IntType, Model, Variable
 from verifier.ir.props import BoundedResponse, DeadlockFree, Event, StepInvariant
 from verifier.portfolio.plan import run_claims
@@ -35,7 +35,13 @@ ACTIONS = st.sampled_from(["act0", "act1", "act2", "act3"])
 JUDGED = st.one_of(STEPS, st.integers(-1, 3).map(lambda k: App(Op.NE, (Var("prev:x"), Const(k)))),
                    st.integers(0, 3).map(lambda k: App(Op.LE, (Var("x"), Const(k)))),
                    st.integers(0, 2).map(lambda k: App(Op.NE, (Var("prev:e"), Const(k, enum="Colour")))),
-                   st.integers(-1, 1).map(lambda k: App(Op.LE, (App(Op.SUB, (Var("x"), Var("prev:x"))), Const(k)))))
+                   st.integers(1, 2).map(lambda k: App(Op.NE, (Var("e"), Const(k, enum="Colour")))),  # e := k, k: Colour
+                   st.integers(-1, 1).map(lambda k: App(Op.LE, (App(Op.SUB, (Var("x"), Var("prev:x"))), Const(k)))),
+                   st.sampled_from([App(Op.AND, (App(Op.GE, (Var("prev:x"), Const(2))), App(Op.GE, (Var("x"), Const(2))))),
+                                    App(Op.IMPLIES, (Index("prev:m", Var("prev:e")), Index("m", Var("e")))),
+                                    App(Op.LE, (Quant(QuantKind.COUNT, "n", Const(0), Const(2),     # n: a choice's name too
+                                                      App(Op.NE, (Index("a", Local("n")), Index("prev:a", Local("n"))))),
+                                                Const(1)))]))
 
 
 def counter(top: int) -> Model:

@@ -1,14 +1,26 @@
 """Which actions may set a step flag (`compiled/settable.py`): effects shown false where the action
 fires (the guard's facts, each `and`'s own, linear sums within ranges, one slot's values left), and
-only those; effects that may raise a model error are told apart."""
+only those; effects that may raise a model error are told apart. On random models, an effect shown
+unsettable is false at every firing of its action in every state searched (the flags of random
+step claims, and random conditions of the action's choices)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_compiled_moves import ACTIONS, JUDGED
+from test_explicit_differential import bools, models
 
 from verifier.engines.compiled.settable import may_set, raises
+from verifier.engines.explicit import explore
 from verifier.ir.expr import TRUE, App, Const, Expr, Index, Local, Op, Quant, QuantKind, Var
 from verifier.ir.model import Action, BoolType, Choice, EnumType, IntType, Model, Variable
-from verifier.semantics import layout
+from verifier.ir.props import StepInvariant
+from verifier.props.monitor import compile_together
+from verifier.resources import Budget
+from verifier.semantics import EvalError, choice_values, evaluate, layout
 
 P, X, Y, B, N = Var("p"), Var("x"), Var("y"), Var("b"), Local("n")
 
@@ -74,3 +86,28 @@ def test_a_quantifier_reads_its_own_name_not_the_choice_it_hides():
     act = Action("act", TRUE, (), (Choice("n", IntType(c(1), c(2))), Choice("m", IntType(c(0), c(2)))))
     body = op(Op.AND, op(Op.GE, Index("a", Local("m")), c(0)), op(Op.LT, N, c(3)))
     assert may_set(LAY, act, op(Op.NOT, Quant(QuantKind.FORALL, "n", c(0), c(4), body)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(models(), st.lists(st.builds(StepInvariant, id=st.just("s"), expr=JUDGED,
+                                    actions=st.lists(ACTIONS, max_size=2).map(tuple)), min_size=1, max_size=3),
+       st.data())
+def test_an_effect_shown_unsettable_is_false_at_every_firing(model, steps, data):
+    product, parts = compile_together(model, [replace(c, id=f"step{k}") for k, c in enumerate(steps)])
+    flags = {part.monitor_vars[0] for part in parts}
+    lay = layout(product)
+    states = explore(product, Budget(max_states=400)).states
+    for action in product.actions:
+        conditions = bools(tuple(c.name for c in action.choices))
+        values = [e.value for e in action.effects if e.target.name in flags] + data.draw(st.lists(
+            st.one_of(conditions, conditions.map(lambda v: App(Op.NOT, (App(Op.AND, (v, v)),)))), max_size=4))
+        for value in values:
+            if raises(lay, action, value) or may_set(lay, action, value):
+                continue
+            for state in states:
+                try:
+                    envs = list(choice_values(lay, action, state))
+                    fired = [env for env in envs if evaluate(lay, action.guard, state, env)]
+                except EvalError:
+                    continue
+                assert not any(evaluate(lay, value, state, env) for env in fired), (action.name, value)

@@ -1,20 +1,24 @@
 """The packed-state engine against the reference semantics, on random models that use
 every feature the code generator specialises: negative and single-value ranges, enums,
 arrays with dynamic (possibly out-of-range) indices, aliasing writes, all overflow
-policies, quantifiers with constant and state-dependent bounds, division and modulo by
-possibly non-positive numbers, constant and state-dependent choice domains."""
+policies, quantifiers with constant and state-dependent bounds (some binding a choice's
+name), division and modulo by possibly non-positive numbers, constant, state-dependent,
+empty and raising choice domains, enum choices of three values (compared, stored, indexing
+an array), bool choices, prohibitions and an `initially` filter."""
 from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.engines.bfsgen import compile_model, compile_predicate, compile_search, packed_predicate, packing_of
+from verifier.engines.compiled.search import explore_compiled
 from verifier.engines.explicit import explore
 from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind, Var
-from verifier.ir.model import (Action, Assign, BoolType, Choice, EnumType, IntType, Model, Overflow, Variable)
+from verifier.ir.model import Action, Assign, BoolType, Choice, EnumType, IntType, Modality, Model, Overflow, Variable
 from verifier.resources import Budget
 from verifier.semantics import EvalError, evaluate, initial_states, layout, transitions
 
@@ -39,6 +43,8 @@ def variables(draw) -> tuple[Variable, ...]:
 
 
 LEAVES = [Var("x"), Var("y"), Var("z"), Var("e"), Index("a", c(0)), Index("a", c(2))]
+BINDERS = st.sampled_from(["q", "q", "n"])         # a quantifier's name: "n" hides a choice n where there is one
+COLOURS = [Const(v, enum="Colour") for v in range(3)]
 
 
 @cache
@@ -57,11 +63,12 @@ def ints(locals_: tuple[str, ...] = ()):
             st.tuples(st.sampled_from([Op.DIV, Op.MOD]), inner, divisor).map(lambda t: App(t[0], (t[1], t[2]))),
             inner.map(lambda i: Index("a", i)),                                   # dynamic index
             st.tuples(bools_flat(locals_), inner, inner).map(lambda t: App(Op.ITE, t)),
-            st.tuples(st.sampled_from([QuantKind.SUM, QuantKind.COUNT]), st.booleans()).map(
-                lambda t: Quant(t[0], "q", c(0), c(2) if t[1] else Var("x"),
-                                Index("a", Local("q")) if t[0] is QuantKind.SUM
-                                else App(Op.LT, (Index("a", Local("q")), Var("x"))))),
+            st.tuples(st.sampled_from([QuantKind.SUM, QuantKind.COUNT]), st.booleans(), BINDERS).map(
+                lambda t: Quant(t[0], t[2], c(0), c(2) if t[1] else Var("x"),
+                                Index("a", Local(t[2])) if t[0] is QuantKind.SUM
+                                else App(Op.LT, (Index("a", Local(t[2])), Var("x"))))),
             inner.map(lambda i: App(Op.ABS, (i,))),
+            inner.map(lambda i: App(Op.NEG, (i,))),
         )
 
     return st.recursive(leaves, grow, max_leaves=4)
@@ -69,12 +76,16 @@ def ints(locals_: tuple[str, ...] = ()):
 
 @cache
 def bools_flat(locals_: tuple[str, ...] = ()):
-    leaves = [Var("b"), Index("m", Const(0, enum="Colour")), Index("m", Var("e"))]
+    colours = [Var("e")] + ([Local("k")] if "k" in locals_ else [])      # the enum slot, an enum choice
+    leaves = [Var("b"), Index("m", Const(0, enum="Colour"))] + [Index("m", k) for k in colours] + \
+        ([Local("f")] if "f" in locals_ else [])                              # a bool choice
     cmp = st.tuples(st.sampled_from([Op.LT, Op.LE, Op.EQ, Op.NE, Op.GT, Op.GE]),
                     st.one_of(st.integers(-1, 3).map(c), st.sampled_from(LEAVES + [Local(n) for n in locals_])),
                     st.one_of(st.integers(-1, 3).map(c), st.sampled_from(LEAVES))).map(
         lambda t: App(t[0], (t[1], t[2])))
-    return st.one_of(cmp, st.sampled_from(leaves))
+    enum = st.tuples(st.sampled_from([Op.EQ, Op.NE]), st.sampled_from(colours), st.sampled_from(COLOURS + colours)).map(
+        lambda t: App(t[0], (t[1], t[2])))
+    return st.one_of(cmp, st.sampled_from(leaves), enum)
 
 
 @cache
@@ -84,9 +95,10 @@ def bools(locals_: tuple[str, ...] = ()):
             st.tuples(st.sampled_from([Op.AND, Op.OR, Op.IMPLIES]), inner, inner).map(
                 lambda t: App(t[0], (t[1], t[2]))),
             inner.map(lambda b: App(Op.NOT, (b,))),
-            st.tuples(st.sampled_from([QuantKind.FORALL, QuantKind.EXISTS]), st.booleans(), ints(("q",))).map(
-                lambda t: Quant(t[0], "q", c(0), c(2) if t[1] else Var("x"),
-                                App(Op.LE, (Index("a", Local("q")), t[2])))),
+            st.tuples(st.sampled_from([QuantKind.FORALL, QuantKind.EXISTS]), st.booleans(), BINDERS).flatmap(
+                lambda t: ints(tuple(dict.fromkeys((*locals_, t[2])))).map(
+                    lambda body: Quant(t[0], t[2], c(0), c(2) if t[1] else Var("x"),
+                                       App(Op.LE, (Index("a", Local(t[2])), body))))),
             st.tuples(st.sampled_from([Op.LT, Op.EQ, Op.NE]), ints(locals_), ints(locals_)).map(
                 lambda t: App(t[0], (t[1], t[2]))),
         )
@@ -107,17 +119,26 @@ def facts(moving):
         lambda cs: cs[0] if len(cs) == 1 else App(Op.AND, tuple(cs)))
 
 
+CHOICES = st.sampled_from([
+    (), (Choice("n", IntType(c(0), c(1))),),
+    (Choice("n", IntType(c(0), Var("x"))),),                 # state-dependent
+    (Choice("n", IntType(c(1), Var("x"))),),                 # empty where x is 0
+    (Choice("n", IntType(c(-1), Index("a", Var("x")))),),    # a model error where x is 3
+    (Choice("n", IntType(c(0), c(1))), Choice("k", COLOUR)), (Choice("k", COLOUR),), (Choice("k", COLOUR),),
+    (Choice("f", BoolType()), Choice("n", IntType(c(-1), c(1))))])
+
+
 @st.composite
 def actions(draw, i: int):
-    choices = draw(st.sampled_from([(), (Choice("n", IntType(c(0), c(1))),),
-                                    (Choice("n", IntType(c(0), Var("x"))),),          # state-dependent
-                                    (Choice("n", IntType(c(0), c(1))), Choice("k", COLOUR))]))
+    choices = draw(CHOICES)
     names = tuple(ch.name for ch in choices)
     moving = draw(st.sampled_from([Var("x"), Var("y"), Index("a", c(0)), Index("a", c(1))]))
     effects = [Assign(moving, App(draw(st.sampled_from([Op.ADD, Op.SUB])), (moving, c(1))))]   # a counter moves
-    for target in draw(st.lists(st.sampled_from(["x", "y", "a0", "a2", "a?", "a?", "b", "e", "m?"]),
+    if "k" in names and draw(st.booleans()):
+        effects.append(Assign(Var("e"), Local("k")))                                   # an enum choice kept
+    for target in draw(st.lists(st.sampled_from(["x", "y", "z", "a0", "a2", "a?", "a?", "b", "e", "m?"]),
                                 min_size=0, max_size=3)):
-        if target in ("x", "y"):
+        if target in ("x", "y", "z"):
             effects.append(Assign(Var(target), draw(ints(names))))
         elif target == "b":
             effects.append(Assign(Var("b"), draw(bools(names))))
@@ -125,21 +146,27 @@ def actions(draw, i: int):
             effects.append(Assign(Var("e"), draw(st.sampled_from([Const(0, enum="Colour"), Const(2, enum="Colour"),
                                                                    Local("k") if "k" in names else Var("e")]))))
         elif target == "m?":
-            effects.append(Assign(Index("m", draw(st.sampled_from([Var("e"), Const(1, enum="Colour")]))),
+            effects.append(Assign(Index("m", draw(st.sampled_from([Var("e"), Const(1, enum="Colour")] +
+                                                                   ([Local("k")] if "k" in names else [])))),
                                   draw(bools(names))))
         else:
             index = c(int(target[1])) if target[1] != "?" else draw(ints(names))
             effects.append(Assign(Index("a", index), draw(ints(names))))
     guard = draw(st.one_of(bools(names), bools(names).map(lambda g: App(Op.OR, (g, App(Op.NE, (Var("x"), c(3)))))),
                            facts(moving), facts(moving)))
-    return Action(f"act{i}", guard, tuple(effects), choices)
+    modality = Modality.MUST_NOT if i and draw(st.integers(0, 7)) == 0 else Modality.MAY    # a prohibition: never fired
+    return Action(f"act{i}", guard, tuple(effects), choices, modality)
+
+
+INITIALLY = st.sampled_from([Const(1, is_bool=True), Const(1, is_bool=True), App(Op.GE, (Var("y"), c(0))),
+                             App(Op.NE, (Var("y"), Index("a", c(0))))])
 
 
 @st.composite
 def models(draw):
     acts = tuple(draw(actions(i)) for i in range(draw(st.integers(1, 4))))
     end = draw(st.one_of(st.just(Const(0, is_bool=True)), bools_flat()))
-    return Model("random", variables=variables(draw), actions=acts, end=end)
+    return Model("random", variables=variables(draw), actions=acts, end=end, initially=draw(INITIALLY))
 
 
 def naive_bfs(model: Model):
@@ -331,3 +358,19 @@ def test_generated_source_is_the_same_with_the_model_memo(model, watched):
         plain = sources(model), sources(changed)
     sources(model)
     assert (sources(model), sources(changed)) == plain
+
+
+@pytest.mark.parametrize("guard", [App(Op.EQ, (Var("x"), c(1))),                       # grouped under x's test
+                                   App(Op.AND, (App(Op.NOT, (App(Op.EQ, (Var("x"), c(1))),)),
+                                                App(Op.EQ, (Var("x"), c(1)))))])       # always false
+def test_a_choice_range_is_evaluated_in_every_state_as_the_semantics_do(guard):
+    """`0..a[x]` raises where x is 3 whatever `down`'s guard (evaluated after the range): under
+    another value's test of x (the firings grouped by it) or where it is always false."""
+    x = Var("x")
+    model = Model("ranges", variables=(Variable("x", IntType(c(0), c(3)), init=(c(0),)),
+                                       Variable("a", IntType(c(0), c(3)), index=IntType(c(0), c(2)),
+                                                init=(c(1), c(0), c(2)))),
+                  actions=(Action("up", App(Op.EQ, (x, c(0))), (Assign(x, c(3)),)),
+                           Action("down", guard, (Assign(x, c(0)),), (Choice("n", IntType(c(0), Index("a", x))),))))
+    assert naive_bfs(model)[4] == 1
+    assert explore(model).error == explore_compiled(model).error == (1, "index 3 out of range for a")
