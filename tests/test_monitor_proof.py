@@ -13,7 +13,7 @@ from test_symbolic_diff import bool_expr, models
 
 from verifier.cli import main
 from verifier.engines.explicit import ExplicitEngine
-from verifier.engines.symbolic import SymbolicEngine, monitor_proof, strengthen
+from verifier.engines.symbolic import SymbolicEngine, engine, monitor_proof, strengthen
 from verifier.engines.symbolic.core import Effort, Safety
 from verifier.engines.symbolic.encode import FALSE as Z3_FALSE
 from verifier.engines.symbolic.encode import Encoding, negate
@@ -64,6 +64,15 @@ def test_a_claim_no_k_makes_inductive_is_proved_with_a_lemma():
     assert isinstance(proof, monitor_proof.Proof), proof
     said = [monitor_proof.describe(enc, c) for c in proof.lemmas]
     assert "not (free == 0 and monitor.open == 1)" in said, said
+    (r,) = SymbolicEngine().check(compiled.model, compiled.claims, Budget(rlimit=60_000_000))
+    assert r.verdict in HOLDING and r.engine == "pdr", (r.verdict, r.engine, r.reason)   # PDR's share comes first
+
+
+def test_the_lemmas_prove_a_claim_pdr_leaves_open_within_its_share(monkeypatch):
+    """PDR first, within PDR_FIRST of the claim's units, where the claim is not inductive as it stands;
+    the lemmas after it (here PDR is given no units)."""
+    monkeypatch.setattr(engine, "PDR_FIRST", 0.0)
+    compiled, *_ = product_problem(modes(), FREE_MODE_NEVER_COLLAPSES)
     (r,) = SymbolicEngine().check(compiled.model, compiled.claims, Budget(rlimit=60_000_000))
     assert r.verdict in HOLDING and r.engine == "lemmas", (r.verdict, r.engine, r.reason)
     assert "lemma(s) tying the monitor to the game" in r.reason

@@ -50,6 +50,10 @@ DEFAULT_DEPTH = 20            # BMC bound / largest k when the budget sets none
 ALL_K = 8                     # k-induction's share of strategy "all" ...
 MINED_K = 4                   # ... when lemmas mined from explored states follow it (they make it cheaper)
 LEMMA_SHARE = 0.4             # of a monitored claim's units, for its proof with lemmas (`monitor_proof`)
+PDR_FIRST = 0.3               # of a monitored claim's units, for PDR before the lemmas, where it is not inductive as it
+#                               stands (WTactics 7/7/20's draw-before-play: PDR 0.2 s of CPU, 0.3 M units; lemmas fail
+#                               after 7 s, 10 M units; Shadow Era's se-before-triggers at its printed numbers: PDR 9.4 M
+#                               units, lemmas 4.2 M; Alice's free-mode-never-collapses: 0.2 M, 1.1 M)
 LEMMAS_SHOWN = 6              # lemmas named in a result's reason
 MINE_LEAST = 2 * UNITS_PER_SECOND   # Z3 units a claim has left at least to mine lemmas (once per model)
 FREE_STATES = 40_000          # with free parameters: states of a search at their defaults, to mine lemmas from
@@ -373,15 +377,20 @@ class _Run:
         return lambda target: pdr(Safety(self.enc, target, FALSE), effort.share(0.25))
 
     def with_lemmas(self, problem: Safety, effort: Effort) -> Outcome | None:
-        """On a monitor product (strategy `all`, every parameter fixed): the claim and lemmas tying
-        the monitor to the game, proved inductive together (`monitor_proof`), within
-        LEMMA_SHARE of the claim's time; None when no proof was found (the reason is kept for
-        the note of the methods that follow)."""
+        """On a monitor product (strategy `all`, every parameter fixed): the claim inductive with its
+        monitor as it stands, else proved by PDR within PDR_FIRST of the claim's units, else with
+        lemmas tying the monitor to the game, proved inductive together (`monitor_proof`), within
+        LEMMA_SHARE of what is left; None when no proof was found (the methods that follow go on)."""
         enc = self.enc
         focus = {i for i, s in enumerate(enc.slots) if s.var.startswith(MONITOR_PREFIX)}
         if not focus or enc.free or self.engine.strategy != "all":
             return None
-        found = monitor_proof.prove(enc, problem.bad, focus, effort.share(LEMMA_SHARE))
+        found = monitor_proof.prove(enc, problem.bad, focus, effort.share(LEMMA_SHARE), most=0)
+        if isinstance(found, str):
+            first = pdr(problem, effort.share(PDR_FIRST))
+            if first.status == "safe":
+                return first
+            found = monitor_proof.prove(enc, problem.bad, focus, effort.share(LEMMA_SHARE))
         if isinstance(found, str):
             return None
         tying = sorted(found.lemmas, key=lambda c: (not any(lit.slot in focus for lit in c), len(c)))

@@ -60,9 +60,10 @@ class Proof:
         return conj(*(clause_term(c, enc.cur.slots) for c in self.lemmas))
 
 
-def prove(enc: Encoding, bad: Term, focus: set[int], effort: Effort) -> Proof | str:
+def prove(enc: Encoding, bad: Term, focus: set[int], effort: Effort, most: int = ROUNDS) -> Proof | str:
     """Show that no reachable state of `enc` satisfies `bad` with lemmas whose third
-    literal, if any, is over a `focus` slot (the monitor's); or why not."""
+    literal, if any, is over a `focus` slot (the monitor's), in `most` rounds of CTIs at most
+    (0: the claim inductive as it stands); or why not."""
     support = conj(enc.param_constraints(), enc.ranges(enc.cur))
     good = negate(bad)
     base = _solver(conj(enc.init(enc.cur), bad))
@@ -74,7 +75,7 @@ def prove(enc: Encoding, bad: Term, focus: set[int], effort: Effort) -> Proof | 
     pool: list[Clause] = []              # is inductive as it stands)
     seen: set[Clause] = set()
     last: list[list[int]] = []
-    for rounds in range(ROUNDS + 1):
+    for rounds in range(most + 1):
         alive = strengthen.houdini(enc, conj(support, good), pool, effort, PURPOSE) if pool else []
         if isinstance(alive, str):
             return alive
@@ -86,7 +87,7 @@ def prove(enc: Encoding, bad: Term, focus: set[int], effort: Effort) -> Proof | 
         if not ctis:
             why = strengthen.recheck(enc, support, conj(good, lemmas), effort, PURPOSE)
             return why if why else Proof(alive, rounds)
-        if rounds == ROUNDS:
+        if rounds == most:
             break
         kept = set(alive)
         for lost in _wanted([c for c in pool if c not in kept], last):
@@ -104,7 +105,7 @@ def prove(enc: Encoding, bad: Term, focus: set[int], effort: Effort) -> Proof | 
                    "that the random runs leave standing"
         seen.update(fresh)
         pool = alive + fresh
-    return f"still not inductive after {ROUNDS} rounds of lemmas"
+    return f"still not inductive after {most} rounds of lemmas"
 
 
 def _solver(fact: Term) -> z3.Solver:
