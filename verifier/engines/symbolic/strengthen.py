@@ -155,11 +155,21 @@ def _run_states(enc: Encoding, params: tuple[int, ...]) -> set[tuple[int, ...]]:
 
 # the states of the random runs already made, per encoding and parameter values
 _RUNS: WeakKeyDictionary[Encoding, dict[tuple[int, ...], set[tuple[int, ...]]]] = WeakKeyDictionary()
+# the runs' changes per action (`run_changes`), per encoding and parameter values
+_CHANGES: WeakKeyDictionary[Encoding, dict[tuple[int, ...], dict[int, set[tuple[int, ...]]]]] = WeakKeyDictionary()
 
 
 def run_changes(enc: Encoding, params: tuple[int, ...]) -> dict[int, set[tuple[int, ...]]]:
     """Per action, how its transitions from the states of seeded random runs (FILTER_STATES of
-    them at most), at these values of `enc.params`, change the slots."""
+    them at most), at these values of `enc.params`, change the slots; made once (every blocked
+    layer of a ranking search asks again)."""
+    known = _CHANGES.setdefault(enc, {})
+    if params not in known:
+        known[params] = _changes(enc, params)
+    return known[params]
+
+
+def _changes(enc: Encoding, params: tuple[int, ...]) -> dict[int, set[tuple[int, ...]]]:
     packing, expand = _expander(enc, dict(zip(enc.params, params)))
     states = sorted(_run_states(enc, params))
     if len(states) > FILTER_STATES:
