@@ -172,7 +172,7 @@ def printed(games: list[str], loops: int, tmp: Path) -> list[Run]:
             with busy(extra):
                 code, secs, before, after, cpu = verifier("check", f"models/{game}.yaml", "--printed", "--quiet",
                                                           "--format", "json", "-o", str(target))
-            docs.append(_without_timings(json.loads(target.read_text())) if target.exists() else None)
+            docs.append(without_timings(json.loads(target.read_text())) if target.exists() else None)
             codes.append(code)
             out.append(Run("printed", f"{game} {label}", code, secs, before, after, code in (0, 1, 3), cpu=cpu))
             print(out[-1].line(), flush=True)
@@ -183,11 +183,11 @@ def printed(games: list[str], loops: int, tmp: Path) -> list[Run]:
     return out
 
 
-def _without_timings(doc):
+def without_timings(doc):
     if isinstance(doc, dict):
-        return {k: _without_timings(v) for k, v in doc.items() if k not in TIMING_KEYS}
+        return {k: without_timings(v) for k, v in doc.items() if k not in TIMING_KEYS}
     if isinstance(doc, list):
-        return [_without_timings(v) for v in doc]
+        return [without_timings(v) for v in doc]
     return doc
 
 

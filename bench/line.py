@@ -17,35 +17,25 @@ import argparse
 import collections
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from bench.determinism import children_cpu, without_timings
+
 LINE = ["models/wtactics.yaml", "-D", "HAND_LIMIT=7", "-D", "OPENING=7", "-D", "DECK=20"]
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def without_seconds(value):
-    """The JSON with every `seconds` field left out (they differ between runs)."""
-    if isinstance(value, dict):
-        return {k: without_seconds(v) for k, v in value.items() if k != "seconds"}
-    if isinstance(value, list):
-        return [without_seconds(v) for v in value]
-    return value
 
 
 def run_once(options: list[str]) -> tuple[float, int, dict]:
     """One check in a fresh process: its CPU seconds, exit code and JSON."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "line.json"
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before = children_cpu()
         code = subprocess.run([sys.executable, "-m", "verifier", "check", *LINE, *options, "-q", "-f", "json",
                                "-o", str(out)], cwd=ROOT, check=False).returncode
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        return cpu, code, json.loads(out.read_text(encoding="utf-8"))
+        return children_cpu() - before, code, json.loads(out.read_text(encoding="utf-8"))
 
 
 def summary(found: dict) -> str:
@@ -64,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     for k in range(args.repeat):
         load = os.getloadavg()[0]
         cpu, code, found = run_once(options)
-        same = "" if first is None else f"; JSON equal to run 1 apart from seconds: {without_seconds(found) == first}"
-        first = without_seconds(found) if first is None else first
+        same = "" if first is None else f"; JSON equal to run 1 apart from seconds: {without_timings(found) == first}"
+        first = without_timings(found) if first is None else first
         print(f"run {k + 1}: load {load:.1f}, CPU {cpu:.1f} s, exit {code}; {summary(found)}{same}", flush=True)
     return 0
 
