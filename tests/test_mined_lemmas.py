@@ -84,6 +84,30 @@ def test_a_wrong_candidate_is_never_used():
     assert kept == [(Literal(1, "==", 1),)]
 
 
+def test_only_the_lemmas_rechecked_before_skip_the_recheck():
+    """A claim proved with the lemmas a claim before it was proved with (`Mined.rechecked`) is not
+    checked again; other lemmas are: a wrong one is never reported as an invariant."""
+    model = hidden_mode()
+    enc = Encoding(model)
+    mode_never, wrong = (Literal(1, "==", 1),), (Literal(0, ">=", 7),)
+    found = Mined([mode_never], 1)
+    outcome = prove(Safety(enc, enc.predicate(neg(CLAIM.expr), enc.cur), NO_ERROR), found, Effort(40_000_000))
+    assert outcome.status == "safe" and found.rechecked == [mode_never], outcome.reason
+    problem = Safety(enc, enc.predicate(neg(le(Var("c"), 6)), enc.cur), NO_ERROR)
+    assert mined._checked(problem, found, [mode_never], None, Effort(40_000_000), "", 1).status == "safe"
+    assert mined._checked(problem, found, [wrong], None, Effort(40_000_000), "", 1).status == "unknown"
+    assert found.rechecked == [mode_never]
+
+
+def test_a_goal_holds_where_its_term_does():
+    """`Goal.holds` (the values put in through Z3's C API) agrees with the term evaluated in Z3."""
+    enc = Encoding(hidden_mode())
+    goal = Goal(enc.predicate(CLAIM.expr, enc.cur), enc.cur.slots)
+    for c, mode in [(0, 0), (STEPS, 0), (STEPS, 1), (3, 1)]:
+        at = z3.substitute(goal.good, (enc.cur.slots[0], z3.IntVal(c)), (enc.cur.slots[1], z3.IntVal(mode)))
+        assert goal.holds([c, mode]) == z3.is_true(z3.simplify(at)) == (not (mode and c == STEPS))
+
+
 def test_mined_candidates_include_a_linear_equality():
     """x and y move together: x - y == 0 holds in every state, and the clauses alone cannot say it."""
     x, y = Var("x"), Var("y")

@@ -85,6 +85,22 @@ def test_render_leaves_out_exactly_the_conjuncts_the_ranges_imply():
     assert render(enc, z3.And(*parts)) == render(enc, z3.And(*kept), drop_implied=False)
 
 
+def test_render_answers_each_encoding_for_its_own_ranges():
+    """The same Z3 term (slot `x` of two models) is implied by one model's ranges, not by the other's:
+    what `render` remembers of a conjunct is its encoding's alone."""
+    def one_counter(top: int) -> Encoding:
+        x = Var("x")
+        step = Action("step", app(Op.LT, x, Const(top)), (Assign(x, app(Op.ADD, x, Const(1))),))
+        return Encoding(Model(f"upto{top}", variables=(Variable("x", IntType(Const(0), Const(top)), init=(Const(0),)),),
+                              actions=(step,)))
+    small, large = one_counter(5), one_counter(9)
+    assert small.cur.slots[0].eq(large.cur.slots[0])
+    at_most_five = small.cur.slots[0] <= 5
+    for _ in range(2):
+        assert render(small, at_most_five) == "true (the declared ranges suffice)"
+        assert render(large, at_most_five) == "x <= 5"
+
+
 def test_violation_with_free_parameter_names_the_value_and_replays():
     claim = Invariant(id="active", expr=le(Index("hand", Var("active")), HAND_LIMIT))
     r = check(deck_game(None), claim, "bmc", Budget(rlimit=120_000_000, max_depth=30))

@@ -41,9 +41,9 @@ from verifier.analysis.questions import Question, questions
 from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, as_bool, conj, disj, negate
 from verifier.engines.symbolic.kinduction import kinduction
-from verifier.engines.symbolic.mined import Linear, mine
+from verifier.engines.symbolic.mined import Goal, Linear, mine
 from verifier.engines.symbolic.pdr import pdr
-from verifier.engines.symbolic.strengthen import lemma_term
+from verifier.engines.symbolic.strengthen import excluded, houdini, lemma_term
 from verifier.engines.symbolic.witness import InternalError, concretise
 from verifier.ir.expr import App, Const, Expr, Index, Op
 from verifier.ir.props import Invariant, Property, map_claim
@@ -54,7 +54,6 @@ BEYOND_UNITS = 120_000_000   # Z3 resource units for the questions of one model 
 WALK_RUNS = 2_000        # random runs, at most
 STATIC_UNITS = 2_000_000     # Z3 units per question for "no in-range state at all meets it"
 LEMMA_SHARE = 0.3        # of the units, at most, for Houdini over the lemmas (two thirds for the first round)
-LEMMA_UNITS = 20_000_000     # Z3 units per Houdini check, at most
 MINE_STATES = 40_000     # explored states the lemmas are mined from, at most
 MINE_LEAST = 8_000_000   # Z3 units left at least for mining lemmas to be worth it
 MAX_POOL = 6             # counters in one pool, at most, for its parts to be candidates too
@@ -155,11 +154,11 @@ def _with_lemmas(ctx: Context, enc: Encoding, claims: Sequence[Property], report
         _by_induction(enc, report, claimed, share, _mined(ctx, enc, share))
 
 
-def _by_induction(enc: Encoding, report: Beyond, claimed: list[Term], effort: Effort,
-                  mined: Sequence[Term] = ()) -> None:
+def _by_induction(enc: Encoding, report: Beyond, claimed: list[Goal], effort: Effort,
+                  mined: Sequence[object] = ()) -> None:
     open_ = [q for q in report.questions if not q.answer]
     lemmas = claimed + list(mined)
-    kept = _inductive(enc, lemmas + [negate(q.target) for q in open_], effort)
+    kept = _inductive(enc, lemmas + [Goal(negate(q.target), enc.cur.slots) for q in open_], effort)
     used = [k for k in kept if k < len(lemmas)]
     report.lemmas = max(report.lemmas, len(used))
     from_claims = sum(1 for k in used if k < len(claimed))
@@ -173,14 +172,14 @@ def _by_induction(enc: Encoding, report: Beyond, claimed: list[Term], effort: Ef
             q.answer, q.method = "unreachable", words
 
 
-def _mined(ctx: Context, enc: Encoding, effort: Effort) -> list[Term]:
+def _mined(ctx: Context, enc: Encoding, effort: Effort) -> list[object]:
     """Candidate lemmas mined from a sample of the explored states and seeded random runs
     (`symbolic.mined`: clauses, linear equalities, bounds of the model's own sums)."""
     if (effort.left() or 0) < MINE_LEAST:
         return []
     table = ctx.space.sample(MINE_STATES)
     found = mine(enc, table)
-    return [lemma_term(lemma, enc.cur.slots) for lemma in found.every + _pool_bounds(enc, table)]
+    return found.every + _pool_bounds(enc, table)
 
 
 def _pool_bounds(enc: Encoding, table) -> list[Linear]:
@@ -243,7 +242,7 @@ def _step(value: Expr, target: Expr) -> int:
     return 0
 
 
-def _candidates(ctx: Context, enc: Encoding, claims: Sequence[Property]) -> list[Term]:
+def _candidates(ctx: Context, enc: Encoding, claims: Sequence[Property]) -> list[Goal]:
     """The claims' invariants over `enc.cur`, at the model's parameter values (defined and true)."""
     out = []
     for claim in claims:
@@ -255,47 +254,36 @@ def _candidates(ctx: Context, enc: Encoding, claims: Sequence[Property]) -> list
             value, defined = enc.encode(mapped.expr, enc.cur, {})
         except (Unsupported, z3.Z3Exception):
             continue
-        out.append(conj(defined, as_bool(value)))
+        out.append(Goal(conj(defined, as_bool(value)), enc.cur.slots))
     return out
 
 
-def _inductive(enc: Encoding, candidates: list[Term], effort: Effort) -> list[int]:
-    """Houdini: the indices of the greatest subset of `candidates` that holds in every initial
-    state and that every action keeps from every in-range state where all of it holds: then each
-    holds in every reachable state. None when Z3 cannot finish within `effort` (an unanswered
-    check proves nothing)."""
-    alive = _unbroken(enc.init(enc.cur), candidates, list(range(len(candidates))), effort)
-    while alive:
-        step = conj(enc.param_constraints(), enc.ranges(enc.cur), *(candidates[k] for k in alive),
-                    enc.relation, enc.ranges(enc.nxt))
-        kept = _unbroken(step, [enc.rename(c, enc.cur, enc.nxt) for c in candidates], alive, effort)
-        if len(kept) == len(alive):
-            return kept
-        alive = kept
-    return []
+def _inductive(enc: Encoding, candidates: list, effort: Effort) -> list[int]:
+    """Houdini (`strengthen.houdini`): the indices of the greatest subset of `candidates` that holds
+    in every initial state and that every action keeps from every in-range state where all of it
+    holds: then each holds in every reachable state. [] when Z3 cannot finish within `effort` (an
+    unanswered check proves nothing)."""
+    marked = [_Candidate(c) for c in candidates]       # one key each, duplicates too
+    kept = houdini(enc, conj(enc.param_constraints(), enc.ranges(enc.cur)), marked, effort,
+                   "the questions beyond the explored states")
+    if isinstance(kept, str):
+        return []
+    alive = set(kept)
+    return [k for k, c in enumerate(marked) if c in alive]
 
 
-def _unbroken(fact: Term, terms: list[Term], alive: list[int], effort: Effort) -> list[int]:
-    """Those of `alive` (indices into `terms`) that no model of `fact` makes false ([] when Z3 does
-    not answer within its units)."""
-    bound_z3()
-    solver = z3.Solver()
-    solver.add(fact)
-    while alive:
-        if effort.expired():
-            return []
-        solver.set("rlimit", effort.rlimit(cap=LEMMA_UNITS))
-        solver.push()
-        solver.add(disj(*(negate(terms[k]) for k in alive)))
-        answer = solver.check()
-        model = solver.model() if answer == z3.sat else None
-        solver.pop()
-        if answer == z3.unsat:
-            break
-        if model is None:
-            return []
-        alive = [k for k in alive if z3.is_true(model.eval(terms[k], model_completion=True))]
-    return alive
+@dataclass(frozen=True, eq=False)
+class _Candidate:
+    """A Houdini candidate (a clause, a mined lemma or a `Goal`) with a key of its own."""
+
+    lemma: object
+
+    def term(self, xs) -> Term:
+        return lemma_term(self.lemma, xs)
+
+    def holds(self, values) -> bool:
+        c = self.lemma
+        return not excluded(c, values) if isinstance(c, tuple) else bool(c.holds(values))  # type: ignore[attr-defined]
 
 
 def _settle(qs: Sequence[Question], method: str) -> None:

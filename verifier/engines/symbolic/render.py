@@ -7,6 +7,9 @@ non-strict, so that Spacer's ``Not(B >= 8)`` reads ``hand[0] <= 7``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
+
 import z3
 
 from verifier.engines.symbolic.encode import Encoding, Term, conj
@@ -227,36 +230,56 @@ def _const_bounds(t) -> tuple[int, int] | None:
     return None
 
 
+@dataclass
+class _Seen:
+    """What `render` found of one encoding's conjuncts, by Z3 AST id (equal terms share one AST; the
+    term is kept, so that its id stays its own): whether the declared ranges imply it, and its text.
+    The ten mined-lemma proofs of a WTactics reading render the same 200-odd lemmas each."""
+
+    implied: dict[int, tuple[Term, bool]] = field(default_factory=dict)
+    texts: dict[int, tuple[Term, tuple[str, int]]] = field(default_factory=dict)
+
+
+_SEEN: WeakKeyDictionary[Encoding, _Seen] = WeakKeyDictionary()
+
+
 def render(enc: Encoding, formula: Term, drop_implied: bool = True) -> str:
     """`formula` (over `enc.cur` and the parameters) in model terms, simplified; conjuncts
     that the variables' declared ranges already imply are left out."""
     f = z3.simplify(formula, arith_lhs=False)
     parts = list(f.children()) if z3.is_and(f) else [f]
+    seen = _SEEN.setdefault(enc, _Seen())
     if drop_implied:
-        parts = _not_implied(parts, conj(enc.param_constraints(), enc.ranges(enc.cur)))
+        parts = _not_implied(parts, enc, seen.implied)
     if not parts:
         return "true (the declared ranges suffice)"
     r = Renderer(enc)
-    texts = sorted(r._r(p, False) for p in parts)     # z3's order varies between runs
+    texts = []
+    for p in parts:
+        known = seen.texts.get(p.get_id())
+        if known is None:
+            known = seen.texts[p.get_id()] = p, r._r(p, False)
+        texts.append(known[1])
+    texts.sort()                                      # z3's order varies between runs
     if len(texts) == 1:
         return texts[0][0]
     return " and ".join(Renderer._wrap(t, 3) for t in texts)
 
 
-def _not_implied(parts: list[Term], background: Term) -> list[Term]:
-    """The `parts` that `background` does not imply (that Z3 does not show implied within its
-    units): one solver holds the background, each part's negation asked under an assumption of its
-    own (a fresh solver each, with the background added again, cost 4 ms a part: 0.8 s for the
-    185 mined lemmas of a WTactics proof)."""
-    bound_z3()
-    s = z3.Solver()
-    s.add(background)
-    kept = []
-    for k, p in enumerate(parts):
+def _not_implied(parts: list[Term], enc: Encoding, known: dict[int, tuple[Term, bool]]) -> list[Term]:
+    """The `parts` that the declared ranges do not imply (that Z3 does not show implied within its
+    units), each asked once per encoding (`known`): one solver holds the ranges, each part's negation
+    asked under an assumption of its own (a fresh solver each, with the ranges added again, cost 4 ms
+    a part: 0.8 s for the 185 mined lemmas of a WTactics proof)."""
+    asked = [p for p in parts if p.get_id() not in known]
+    if asked:
         bound_z3()
-        asked = z3.Bool(f"implied?{k}")
-        s.add(z3.Implies(asked, z3.Not(p)))
-        s.set("rlimit", 2 * UNITS_PER_SECOND)
-        if s.check(asked) != z3.unsat:
-            kept.append(p)
-    return kept
+        s = z3.Solver()
+        s.add(conj(enc.param_constraints(), enc.ranges(enc.cur)))
+        for k, p in enumerate(asked):
+            bound_z3()
+            mark = z3.Bool(f"implied?{k}")
+            s.add(z3.Implies(mark, z3.Not(p)))
+            s.set("rlimit", 2 * UNITS_PER_SECOND)
+            known[p.get_id()] = p, s.check(mark) == z3.unsat
+    return [p for p in parts if not known[p.get_id()][1]]
