@@ -4,16 +4,20 @@ blocked by transitions that only a fact over several slots excludes, and near mi
 not terminate (never PROVED; the explicit engine finds the lasso)."""
 from __future__ import annotations
 
+import numpy as np
 import z3
 
-from verifier.engines.symbolic import SymbolicEngine
-from verifier.engines.symbolic.core import Effort, Safety
+from verifier.engines.explicit import explore
+from verifier.engines.symbolic import SymbolicEngine, seen, strengthen
+from verifier.engines.symbolic.core import Effort, Outcome, Safety
+from verifier.engines.symbolic.engine import _Run
 from verifier.engines.symbolic.encode import FALSE as NEVER
 from verifier.engines.symbolic.encode import Encoding, negate
 from verifier.engines.symbolic.encode import conj as both
 from verifier.engines.symbolic.examples import gt, rng, sub
 from verifier.engines.symbolic.pdr import pdr
 from verifier.engines.symbolic.ranking import synthesize
+from verifier.engines.symbolic.seen import Seen
 from verifier.engines.symbolic.strengthen import exclude, recheck
 from verifier.ir.expr import FALSE, TRUE, Const, Op, Param, Var, app, conj, disj, eq, neg
 from verifier.ir.model import Action, Assign, BoolType, Model, ParamDecl, Variable
@@ -79,7 +83,7 @@ def test_a_supporting_invariant_is_proved_and_stated():
     assert "by Houdini" in ranking.reason
     # the invariant it needed: never both marks
     c = {s.name: x for s, x in zip(enc.slots, enc.cur.slots)}
-    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Effort(60_000_000))
+    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Effort(60_000_000), Seen(enc).states)
     assert not isinstance(lemmas, str)
     s = z3.Solver()
     s.add(lemmas.term, c["a"] == 1, c["b"] == 1)
@@ -95,7 +99,7 @@ def test_a_reachable_loop_is_never_proved_to_end():
     ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Effort(60_000_000))
     assert ranking.components is None
     # the clause "never both marks" is no invariant here: Houdini drops it, and the re-check refutes it
-    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Effort(60_000_000))
+    lemmas = exclude(enc, weak_support(enc), [[3, 1, 1, 0]], Effort(60_000_000), Seen(enc).states)
     assert not isinstance(lemmas, str)
     c = {s.name: x for s, x in zip(enc.slots, enc.cur.slots)}
     assert "internal" in recheck(enc, weak_support(enc), z3.Not(z3.And(c["a"] == 1, c["b"] == 1)), Effort(60_000_000))
@@ -198,3 +202,47 @@ def test_a_second_player_who_need_not_draw_is_never_ranked():
     assert r.verdict is Verdict.UNKNOWN, (r.reason, r.evidence)
     (a,) = AutoEngine().check(model, [GAME], BUDGET)
     assert a.verdict is Verdict.VIOLATED and a.trace.loop_start is not None
+
+
+def asked_of_pdr(monkeypatch) -> list[Outcome]:
+    """The outcomes of the questions a blocked layer asks PDR (`blocking.py`), recorded; the random
+    runs off, so that the reachable states the filters read are the engine's only."""
+    monkeypatch.setattr(seen, "random_states", lambda *args, **kwargs: set())
+    outcomes: list[Outcome] = []
+    real = _Run.unreachable
+
+    def unreachable(self, effort):
+        prove = real(self, effort)
+        return lambda target: outcomes.append(prove(target)) or outcomes[-1]
+
+    monkeypatch.setattr(_Run, "unreachable", unreachable)
+    return outcomes
+
+
+def test_the_explored_states_keep_reachable_changes_from_pdr(monkeypatch):
+    """The moves of the engine's explored states are the reachable ones a blocked layer does not
+    ask PDR about: with them, its one question is the unreachable pass, answered safe; with no
+    reachable state known, PDR is first asked about moves that are reachable."""
+    outcomes = asked_of_pdr(monkeypatch)
+    model = rounds()
+    explored = explore(model, Budget()).sample(1_000)
+    (r,) = SymbolicEngine(explored=explored).check(model, [GAME], BUDGET)
+    assert r.verdict is Verdict.PROVED and "by PDR" in r.evidence["ranking_support"], (r.reason, r.evidence)
+    assert [o.status for o in outcomes] == ["safe"], outcomes
+    outcomes.clear()
+    monkeypatch.setattr(_Run, "seen_states", lambda self, params: None)
+    SymbolicEngine(explored=explored).check(model, [GAME], BUDGET)
+    assert "reached" in [o.status for o in outcomes], outcomes
+
+
+def test_a_wrong_seed_and_a_believed_candidate_make_no_proof(monkeypatch):
+    """Planted: the only state the filters know is one no run reaches (the game over with both
+    decks full), and Houdini keeps every candidate left unchecked. The invariants so believed
+    exclude the states of the second player's endless passing, and a ranking follows; the re-check
+    with fresh solvers refuses them, and the game that need not end is not proved to."""
+    asked_of_pdr(monkeypatch)
+    unreachable = np.array([[1, 0, 2, 2, 0, 0, 1]], dtype=np.int64)
+    monkeypatch.setattr(_Run, "seen_states", lambda self, params: unreachable)
+    monkeypatch.setattr(strengthen, "houdini", lambda enc, support, lemmas, effort, *args, **kwargs: list(lemmas))
+    (r,) = SymbolicEngine().check(rounds(second_may_skip=True), [GAME], BUDGET)
+    assert r.verdict is Verdict.UNKNOWN and "internal: an invariant of the ranking search" in r.reason, r.reason

@@ -2,16 +2,16 @@
 
 A blocked layer's core (`layer.Failure.core`) is a set of sampled transitions whose changes
 leave no linear function decreasing; a row of the programme depends only on the action and on
-how the transition changes the state. Transitions that seeded random runs take are reachable;
-a blocking one whose change no run makes for its action may start in an unreachable state
-that no short clause excludes (the facts that tell such states apart hold only where several
-literals do: "in the second player's turn, with nobody having drawn this round, the first deck
-is empty"). Its change is then cut down to the fewest slots on which no run's transition of
-that action agrees with it (a pass turn back to the first player that leaves "somebody drew
-this round" unchanged), and PDR is asked whether any transition of that action that changes
-those slots so is reachable: where none is, its invariant (inductive, given the declared
-ranges) removes every such row. Nothing is believed here: the caller re-checks the invariants
-and every layer.
+how the transition changes the state. The moves from known reachable states (an explicit
+search's and seeded random runs': `seen.py`) are reachable; a blocking transition whose change
+no such move of its action makes may start in an unreachable state that no short clause
+excludes (the facts that tell such states apart hold only where several literals do: "in the
+second player's turn, with nobody having drawn this round, the first deck is empty"). Its
+change is then cut down to the fewest slots on which no such move of that action agrees with
+it (a pass turn back to the first player that leaves "somebody drew this round" unchanged),
+and PDR is asked whether any transition of that action that changes those slots so is
+reachable: where none is, its invariant (inductive, given the declared ranges) removes every
+such row. Nothing is believed here: the caller re-checks the invariants and every layer.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from itertools import combinations
 from verifier.engines.symbolic.core import Effort, Outcome
 from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.engines.symbolic.layer import Failure, Sample
-from verifier.engines.symbolic.strengthen import run_changes
+from verifier.engines.symbolic.seen import Changes
 
 Prove = Callable[[Term], Outcome]     # PDR on a target over enc.cur, enc.nxt and the choices
 SLOTS = 3       # slots of a change kept, at most
@@ -31,13 +31,14 @@ Change = tuple[int, tuple[tuple[int, int], ...]]      # an action and (slot, dif
 
 
 def unreachable_changes(enc: Encoding, region: Term, steps: dict[int, Term], failure: Failure, prove: Prove,
-                        effort: Effort) -> list[Term]:
+                        effort: Effort, reachable: Callable[[tuple[int, ...]], Changes]) -> list[Term]:
     """PDR's invariants excluding the changes cut down from the blocking transitions that no
-    random run shows (newest first), each change asked once: transitions of the action (its
-    `steps`) within `region` that change those slots so."""
+    reachable move shows (newest first; `reachable`: the changes per action of known reachable
+    moves at given values of `enc.params`, `seen.Seen.changes`), each change asked once:
+    transitions of the action (its `steps`) within `region` that change those slots so."""
     n, k = len(enc.slots), len(enc.params)
     values = tuple(failure.samples[failure.core[0]].source[n:n + k])
-    seen = run_changes(enc, values)
+    seen = reachable(values)
     out: list[Term] = []
     asked: set[Change] = set()
     for i in failure.core:
@@ -55,17 +56,17 @@ def unreachable_changes(enc: Encoding, region: Term, steps: dict[int, Term], fai
     return out
 
 
-def _cut(sample: Sample, runs: set[tuple[int, ...]], n: int) -> list[Change]:
+def _cut(sample: Sample, moves: set[tuple[int, ...]], n: int) -> list[Change]:
     """The sample's change cut down to the fewest slots (SLOTS at most) on which no change in
-    `runs` (of the same action) agrees with it, the slots whose changes vary least first; none
-    when some run makes the very same change."""
+    `moves` (reachable ones of the same action) agrees with it, the slots whose changes vary
+    least first; none when some reachable move makes the very same change."""
     change = tuple(y - x for x, y in zip(sample.source[:n], sample.target[:n]))
-    if change in runs:
+    if change in moves:
         return []
-    rows = sorted(runs)
+    rows = sorted(moves)
     agree = {j: sum(1 << r for r, row in enumerate(rows) if row[j] == change[j]) for j in range(n)}
     everyone = (1 << len(rows)) - 1
-    useful = [j for j in range(n) if agree[j] != everyone]      # slots some run changes otherwise
+    useful = [j for j in range(n) if agree[j] != everyone]      # slots some move changes otherwise
     spread = {j: len({row[j] for row in rows} | {change[j]}) for j in useful}
     for size in range(SLOTS + 1):
         found = [slots for slots in combinations(useful, size) if not _common(agree, slots, everyone)]
@@ -76,7 +77,7 @@ def _cut(sample: Sample, runs: set[tuple[int, ...]], n: int) -> list[Change]:
 
 
 def _common(agree: dict[int, int], slots: tuple[int, ...], everyone: int) -> int:
-    """The runs (a bit each) that agree with the change on every one of `slots`."""
+    """The moves (a bit each) that agree with the change on every one of `slots`."""
     common = everyone
     for j in slots:
         common &= agree[j]

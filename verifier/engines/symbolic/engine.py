@@ -32,6 +32,7 @@ from verifier.engines.symbolic.mined import MINED, Mined, mine, prove
 from verifier.engines.symbolic.pdr import pdr
 from verifier.engines.symbolic.ranking import synthesize
 from verifier.engines.symbolic.render import render
+from verifier.engines.symbolic.seen import Seen
 from verifier.engines.symbolic.total import failing
 from verifier.engines.symbolic.units import UNITS_PER_SECOND
 from verifier.engines.symbolic.witness import Concrete, InternalError, concretise, raises, stuck
@@ -154,6 +155,7 @@ class _Run:
         self._error: Term | None = None
         self._stuck: Outcome | None = None
         self.free_memo: dict = {}          # the lemmas mined for free parameters (this call's model only)
+        self.seen = Seen(enc, self.seen_states)   # reachable states for the ranking searches' filters
 
     @property
     def depth(self) -> int:
@@ -357,7 +359,7 @@ class _Run:
                                       f"{outcome.reason or _bounded(outcome)}; the explicit engine decides it")
         support = conj(enc.param_constraints(), enc.ranges(enc.cur), negate(problem.bad),
                        *([outcome.invariant] if outcome.invariant is not None else []), *self.known)
-        ranking = synthesize(enc, actions, region, support, effort, prove=self.unreachable(effort))
+        ranking = synthesize(enc, actions, region, support, effort, prove=self.unreachable(effort), seen=self.seen)
         if ranking.components is None:
             return self.result(original, Verdict.UNKNOWN, outcome, method="ranking",
                                reason=f"no ranking function found: {ranking.reason}; the explicit engine's "
@@ -450,6 +452,15 @@ class _Run:
                 return None
             memo["mined"] = mine(enc, explored, params)
         return memo.get("mined")
+
+    def seen_states(self, params: tuple[int, ...]) -> np.ndarray | None:
+        """Reachable states at these values of `enc.params`, for the ranking searches' filters
+        (`seen.py`): the explored states given (a concrete model), else those of a search capped
+        at FREE_STATES."""
+        explored = self.engine.explored
+        if not self.enc.free and explored is not None and explored.shape[1] == len(self.enc.slots):
+            return explored
+        return self.free_states(dict(zip(self.enc.params, params)))
 
     def free_states(self, params: dict[str, int]) -> np.ndarray | None:
         """States of a search of the model at `params` (the free parameters' values), capped at

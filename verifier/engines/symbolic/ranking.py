@@ -33,6 +33,7 @@ from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.engines.symbolic.layer import TIMEOUT, Failure, Transitions, find_layer, linear
 from verifier.engines.symbolic.render import Renderer
+from verifier.engines.symbolic.seen import Seen
 from verifier.engines.symbolic.strengthen import exclude, recheck
 
 __all__ = ["TIMEOUT", "Component", "Ranking", "synthesize"]
@@ -71,7 +72,7 @@ class Ranking:
 
 
 def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, effort: Effort,
-               prove: Prove | None = None, max_refinements: int = REFINEMENTS) -> Ranking:
+               prove: Prove | None = None, max_refinements: int = REFINEMENTS, seen: Seen | None = None) -> Ranking:
     """A lexicographic linear ranking function for the `actions` within `region` (over `enc.cur`),
     for source states satisfying `support` (over `enc.cur`, true in every reachable state:
     ranges, known invariants).
@@ -79,11 +80,12 @@ def synthesize(enc: Encoding, actions: list[int], region: Term, support: Term, e
     When a layer cannot be found, the transitions that defeated the template may start in
     unreachable states. Invariants excluding them are proved (Houdini over short clauses,
     `strengthen.py`; where it finds none, `prove`, PDR on the transitions of an action that
-    change a few slots as a blocking one does and no random run does, `blocking.py`), and the
-    search goes on from that layer within the strengthened support. The layers found so far
+    change a few slots as a blocking one does and no known reachable move does, `blocking.py`;
+    `seen`: the reachable states both filter by, by default random runs' only), and the search
+    goes on from that layer within the strengthened support. The layers found so far
     stay valid: a stronger support only removes transitions. A layer still missing then gets
     a 0/1 term per action left, 1 where it can fire, and the search goes on the same way."""
-    search = _Search(enc, actions, region)
+    search = _Search(enc, actions, region, Seen(enc) if seen is None else seen)
     learned: list[Term] = []
     notes: list[str] = []
     plain = _synthesize(search, enc, support, learned, notes, effort, prove, max_refinements)
@@ -124,23 +126,24 @@ def _exclude(enc: Encoding, search: _Search, support: Term, failure: Failure, ef
              prove: Prove | None) -> tuple[Term, str] | str | None:
     """An invariant excluding some of the transitions that blocked the layer, with a note saying
     how it was proved: Houdini's clauses excluding their sources, or where it finds none, PDR's
-    invariants excluding the changes they make that no random run makes (`blocking.py`)."""
-    lemmas = exclude(enc, support, [x[:search.values] for x in failure.sources], effort)
+    invariants excluding the changes they make that no known reachable move makes (`blocking.py`)."""
+    lemmas = exclude(enc, support, [x[:search.values] for x in failure.sources], effort, search.seen.states)
     if isinstance(lemmas, str):
         return lemmas
     if lemmas.clauses:
         return lemmas.term, f"{len(lemmas.clauses)} clause(s) by Houdini"
     if prove is None:
         return None
-    found = unreachable_changes(enc, search.region, search.steps, failure, prove, effort)
+    found = unreachable_changes(enc, search.region, search.steps, failure, prove, effort, search.seen.changes)
     return (conj(*found), f"{len(found)} by PDR") if found else None
 
 
 class _Search:
-    """The layers found so far, and the actions none of them decreases yet."""
+    """The layers found so far, the actions none of them decreases yet, and the reachable states
+    a blocked layer's strengthening filters by."""
 
-    def __init__(self, enc: Encoding, actions: list[int], region: Term):
-        self.enc, self.actions, self.region = enc, actions, region
+    def __init__(self, enc: Encoding, actions: list[int], region: Term, seen: Seen):
+        self.enc, self.actions, self.region, self.seen = enc, actions, region, seen
         self.remaining: list[int] | None = None         # None: feasibility not yet known
         self.components: list[Component] = []
         self.box = conj(enc.param_constraints(), enc.ranges(enc.cur))

@@ -4,8 +4,9 @@ The states to exclude are the sources of transitions that defeated a ranking tem
 Candidates are, per state, the clauses ``not l`` and ``not (l1 and l2)`` over the literals
 it satisfies (per slot: ``x == v`` for booleans and enums; ``x <= v``, ``x >= v`` and
 ``x >= lo + 1`` for integers), so each candidate excludes a state it was made from.
-Seeded random runs (on the generated successor code), at the states' parameter values, first
-discard every candidate that a reachable state breaks (cheap, vectorised). The rest go
+Reachable states at the states' parameter values (`seen.py`: an explicit search's and seeded
+random runs' on the generated successor code) first discard every candidate that one of them
+breaks (cheap, vectorised). The rest go
 through Houdini: drop the candidates an initial state breaks, then, until nothing changes,
 those broken by a step of some action from a state that satisfies the support and every
 candidate left. What survives holds initially and is preserved by every action from every
@@ -38,7 +39,7 @@ WALK_STEPS = 20_000     # steps of random runs per call, at most
 WALK_LENGTH = 2_000     # steps of one run before it restarts
 WALK_STALE = 200        # steps without a new state after which the runs stop
 INITIAL_STATES = 3      # initial states the runs start from, at most
-FILTER_STATES = 8_192   # states of the runs the candidates are filtered by, at most (memory: states x literals)
+FILTER_STATES = 8_192   # reachable states the candidates are filtered by, at most (memory: states x literals)
 SAMPLES = 24            # blocking states taken per call, at most (the newest)
 CHECK_CAP = 30 * UNITS_PER_SECOND   # Z3 resource units at most per solver call
 
@@ -80,9 +81,11 @@ class Lemmas:
     term: Term                  # their conjunction over enc.cur
 
 
-def exclude(enc: Encoding, support: Term, samples: list[list[int]], effort: Effort) -> Lemmas | str:
+def exclude(enc: Encoding, support: Term, samples: list[list[int]], effort: Effort,
+            reachable: Callable[[tuple[int, ...]], np.ndarray]) -> Lemmas | str:
     """The Houdini invariant from the samples' candidate clauses (possibly empty), or why the
-    solver could not finish."""
+    solver could not finish. `reachable`: reachable states at given values of `enc.params`
+    (`seen.Seen.states`), which discard candidates first."""
     n = len(enc.slots)
     samples = samples[:SAMPLES]
     literals = {s: _literals(enc, values[:n]) for s, values in enumerate(samples)}
@@ -95,7 +98,7 @@ def exclude(enc: Encoding, support: Term, samples: list[list[int]], effort: Effo
                 candidates[(a, b)] = None
     if not candidates:
         return Lemmas([], conj())
-    clauses = _unbroken_by_runs(enc, list(candidates), samples, effort)
+    clauses = _unbroken(list(candidates), samples, n, reachable)
     alive = houdini(enc, support, clauses, effort)
     if isinstance(alive, str):
         return alive
@@ -124,18 +127,14 @@ def integer_literals(slot: int, v: int, low: int | None, high: int | None) -> li
     return out
 
 
-# ---------------------------------------------------------------- random runs
-
-def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[int]],
-                      effort: Effort) -> list[Clause]:
-    """The clauses that no state of seeded random runs breaks (at each sample's parameter values)."""
-    states: set[tuple[int, ...]] = set()
-    n = len(enc.slots)
-    for params in sorted({tuple(s[n:]) for s in samples}):
-        states |= _run_states(enc, params)
-    if not states:
+def _unbroken(clauses: list[Clause], samples: list[list[int]], n: int,
+              reachable: Callable[[tuple[int, ...]], np.ndarray]) -> list[Clause]:
+    """The clauses that no `reachable` state (at each sample's parameter values; FILTER_STATES of
+    them at most, spread over them) breaks."""
+    tables = [reachable(params) for params in sorted({tuple(s[n:]) for s in samples})]
+    table = np.concatenate(tables) if tables else np.zeros((0, n), dtype=np.int64)
+    if not len(table):
         return clauses
-    table = np.array(sorted(states), dtype=np.int64)
     if len(table) > FILTER_STATES:
         table = table[np.linspace(0, len(table) - 1, FILTER_STATES).astype(np.int64)]
     literals = sorted({lit for c in clauses for lit in c}, key=lambda lit: (lit.slot, lit.op, lit.value))
@@ -145,52 +144,13 @@ def _unbroken_by_runs(enc: Encoding, clauses: list[Clause], samples: list[list[i
     return [c for c in clauses if together[index[c[0]], index[c[-1]]] == 0]
 
 
-def _run_states(enc: Encoding, params: tuple[int, ...]) -> set[tuple[int, ...]]:
-    """The states of seeded random runs at these values of `enc.params`, made once."""
-    known = _RUNS.setdefault(enc, {})
-    if params not in known:
-        known[params] = random_states(enc, dict(zip(enc.params, params)))
-    return known[params]
-
-
-# the states of the random runs already made, per encoding and parameter values
-_RUNS: WeakKeyDictionary[Encoding, dict[tuple[int, ...], set[tuple[int, ...]]]] = WeakKeyDictionary()
-# the runs' changes per action (`run_changes`), per encoding and parameter values
-_CHANGES: WeakKeyDictionary[Encoding, dict[tuple[int, ...], dict[int, set[tuple[int, ...]]]]] = WeakKeyDictionary()
-
-
-def run_changes(enc: Encoding, params: tuple[int, ...]) -> dict[int, set[tuple[int, ...]]]:
-    """Per action, how its transitions from the states of seeded random runs (FILTER_STATES of
-    them at most), at these values of `enc.params`, change the slots; made once (every blocked
-    layer of a ranking search asks again)."""
-    known = _CHANGES.setdefault(enc, {})
-    if params not in known:
-        known[params] = _changes(enc, params)
-    return known[params]
-
-
-def _changes(enc: Encoding, params: tuple[int, ...]) -> dict[int, set[tuple[int, ...]]]:
-    packing, expand = _expander(enc, dict(zip(enc.params, params)))
-    states = sorted(_run_states(enc, params))
-    if len(states) > FILTER_STATES:
-        states = [states[k] for k in np.linspace(0, len(states) - 1, FILTER_STATES).astype(np.int64)]
-    found: dict[int, set[tuple[int, ...]]] = {}
-    for source in states:
-        try:
-            moves = expand(packing.pack(source))
-        except (EvalError, ValueError, OverflowError):
-            continue
-        for a, _choice, t, _gap in moves:
-            if t is not None:
-                found.setdefault(a, set()).add(tuple(y - x for x, y in zip(source, packing.unpack(t))))
-    return found
-
+# ---------------------------------------------------------------- random runs
 
 def random_states(enc: Encoding, params: dict[str, int], starts: list[tuple[int, ...]] | None = None,
                   most: int = WALK_STEPS) -> set[tuple[int, ...]]:
     """The states of seeded random runs (at most `most` steps) from `starts` (reachable states;
     by default a few initial states), at these parameter values."""
-    packing, expand = _expander(enc, params)
+    packing, expand = expander(enc, params)
     froms = [packing.pack(s) for s in (_initial_states(enc, params) if starts is None else starts)]
     seen: set[int] = set(froms)
     steps = last_new = 0
@@ -218,7 +178,7 @@ _EXPANDERS: WeakKeyDictionary[Encoding, dict[tuple[tuple[str, int], ...], tuple[
     WeakKeyDictionary()
 
 
-def _expander(enc: Encoding, params: dict[str, int]) -> tuple[Packing, Callable]:
+def expander(enc: Encoding, params: dict[str, int]) -> tuple[Packing, Callable]:
     """The packing and successor function of `enc`'s model at `params`, generated once."""
     per = _EXPANDERS.setdefault(enc, {})
     key = tuple(sorted(params.items()))
