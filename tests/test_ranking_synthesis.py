@@ -184,8 +184,8 @@ def rounds(cards: int = 2, second_may_skip: bool = False, reset_each_turn: bool 
 def test_a_layer_blocked_by_an_unreachable_change_is_found_past_it():
     enc = Encoding(rounds())
 
-    def prove(target):
-        return pdr(Safety(enc, target, NEVER), Effort(20_000_000))
+    def prove(target, share):
+        return pdr(Safety(enc, target, NEVER), Effort(int(60_000_000 * share)))
 
     ranking = synthesize(enc, list(enc.actions), negate(enc.end), weak_support(enc), Effort(60_000_000), prove)
     assert ranking.components is not None, ranking.reason
@@ -213,7 +213,7 @@ def asked_of_pdr(monkeypatch) -> list[Outcome]:
 
     def unreachable(self, effort):
         prove = real(self, effort)
-        return lambda target: outcomes.append(prove(target)) or outcomes[-1]
+        return lambda target, share: outcomes.append(prove(target, share)) or outcomes[-1]
 
     monkeypatch.setattr(_Run, "unreachable", unreachable)
     return outcomes

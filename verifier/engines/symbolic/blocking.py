@@ -23,37 +23,48 @@ from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.engines.symbolic.layer import Failure, Sample
 from verifier.engines.symbolic.seen import Changes
 
-Prove = Callable[[Term], Outcome]     # PDR on a target over enc.cur, enc.nxt and the choices
+Prove = Callable[[Term, float], Outcome]    # PDR on a target over enc.cur, enc.nxt and the choices, within a
+#                                             share of the units left
 SLOTS = 3       # slots of a change kept, at most
 TRIES = 2       # sets of slots asked per blocking transition, at most
+SHARES = (0.1, 0.25)    # of the units left, per PDR question: every question within the first, then those
+#                         that ran out within the next (Spacer's cost on one target varies several times over
+#                         with the Z3 work before it: WTactics 7/7/20's pass turns took 6.2 M units or > 29 M)
 
 Change = tuple[int, tuple[tuple[int, int], ...]]      # an action and (slot, difference) pairs
 
 
 def unreachable_changes(enc: Encoding, region: Term, steps: dict[int, Term], failure: Failure, prove: Prove,
-                        effort: Effort, reachable: Callable[[tuple[int, ...]], Changes]) -> list[Term]:
-    """PDR's invariants excluding the changes cut down from the blocking transitions that no
-    reachable move shows (newest first; `reachable`: the changes per action of known reachable
-    moves at given values of `enc.params`, `seen.Seen.changes`), each change asked once:
-    transitions of the action (its `steps`) within `region` that change those slots so."""
+                        effort: Effort, reachable: Callable[[tuple[int, ...]], Changes]) -> Term | None:
+    """PDR's invariant excluding the first change, cut down from the blocking transitions, that
+    no reachable move shows and no reachable transition makes (`reachable`: the changes per
+    action of known reachable moves at given values of `enc.params`, `seen.Seen.changes`): no
+    transition of the action (its `steps`) within `region` changes those slots so. The changes
+    over the fewest slots are asked first (fewer slots that no reachable move changes so are the
+    likelier unreachable: a pass back to the first player that leaves "somebody drew this round"
+    as it was, before a pass that also leaves the abilities used and the cards drawn as they
+    were), then the newest blocking transitions'; each within SHARES[0] of the units left, then
+    those it ran out on within the next share. One invariant is enough for the layer to be tried
+    again (the caller asks again where it is still blocked)."""
     n, k = len(enc.slots), len(enc.params)
     values = tuple(failure.samples[failure.core[0]].source[n:n + k])
     seen = reachable(values)
-    out: list[Term] = []
-    asked: set[Change] = set()
-    for i in failure.core:
-        sample = failure.samples[i]
-        for change in _cut(sample, seen.get(sample.action, set()), n)[:TRIES]:
-            if effort.expired() or change in asked:
-                continue
-            asked.add(change)
-            a, slots = change
+    cuts = [(len(change[1]), rank, t, change) for rank, i in enumerate(failure.core)
+            for t, change in enumerate(_cut(failure.samples[i], seen.get(failure.samples[i].action, set()), n)[:TRIES])]
+    order = list(dict.fromkeys(change for *_, change in sorted(cuts)))
+    for share in SHARES:
+        ran_out: list[Change] = []
+        for a, slots in order:
+            if effort.expired():
+                return None
             outcome = prove(conj(region, enc.rename(region, enc.cur, enc.nxt), steps[a],
-                                 *(enc.nxt.slots[j] - enc.cur.slots[j] == d for j, d in slots)))
+                                 *(enc.nxt.slots[j] - enc.cur.slots[j] == d for j, d in slots)), share)
             if outcome.status == "safe" and outcome.invariant is not None:
-                out.append(outcome.invariant)
-                break
-    return out
+                return outcome.invariant
+            if outcome.status == "unknown":
+                ran_out.append((a, slots))
+        order = ran_out
+    return None
 
 
 def _cut(sample: Sample, moves: set[tuple[int, ...]], n: int) -> list[Change]:

@@ -375,8 +375,8 @@ class _Run:
 
     def unreachable(self, effort: Effort) -> Prove:
         """For the ranking search: PDR on a target (over the state, the next state and the
-        choices: transitions)."""
-        return lambda target: pdr(Safety(self.enc, target, FALSE), effort.share(0.25))
+        choices: transitions), within a share of the units left."""
+        return lambda target, share: pdr(Safety(self.enc, target, FALSE), effort.share(share))
 
     def with_lemmas(self, problem: Safety, effort: Effort) -> Outcome | None:
         """On a monitor product (strategy `all`, every parameter fixed): the claim inductive with its

@@ -135,7 +135,7 @@ def _exclude(enc: Encoding, search: _Search, support: Term, failure: Failure, ef
     if prove is None:
         return None
     found = unreachable_changes(enc, search.region, search.steps, failure, prove, effort, search.seen.changes)
-    return (conj(*found), f"{len(found)} by PDR") if found else None
+    return None if found is None else (found, "1 by PDR")
 
 
 class _Search:
