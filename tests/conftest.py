@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import fcntl
+import gc
 import os
 import shutil
 import signal
@@ -189,6 +190,17 @@ def pytest_runtest_protocol(item, nextitem):
     finally:
         if watch is not None:
             watch.stop()
+
+
+def pytest_sessionfinish(session):
+    """The run's last full pass of the garbage collector, then what survives it frozen (`gc.freeze`).
+    pytest's cleanup after this makes five more full passes (to report exceptions raised in finalizers,
+    which this pass's also reaches); over a worker's whole heap they took seconds, and pytest-xdist, which
+    tears its workers down once they send `workerfinished` (after this hook), interrupts one still
+    running 5 s later: the KeyboardInterrupt in Hypothesis's collector callback that `.ci/run` printed
+    as a PytestUnraisableExceptionWarning. Frozen, the five passes look only at what came after."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.hookimpl(optionalhook=True)
