@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import combinations
+from math import inf
 
 from verifier.engines.symbolic.core import Effort, Outcome
 from verifier.engines.symbolic.encode import Encoding, Term, conj
@@ -35,7 +36,8 @@ Change = tuple[int, tuple[tuple[int, int], ...]]      # an action and (slot, dif
 
 
 def unreachable_changes(enc: Encoding, region: Term, steps: dict[int, Term], failure: Failure, prove: Prove,
-                        effort: Effort, reachable: Callable[[tuple[int, ...]], Changes]) -> Term | None:
+                        effort: Effort, reachable: Callable[[tuple[int, ...]], Changes],
+                        asked: dict[Change, float]) -> Term | None:
     """PDR's invariant excluding the first change, cut down from the blocking transitions, that
     no reachable move shows and no reachable transition makes (`reachable`: the changes per
     action of known reachable moves at given values of `enc.params`, `seen.Seen.changes`): no
@@ -44,7 +46,9 @@ def unreachable_changes(enc: Encoding, region: Term, steps: dict[int, Term], fai
     likelier unreachable: a pass back to the first player that leaves "somebody drew this round"
     as it was, before a pass that also leaves the abilities used and the cards drawn as they
     were), then the newest blocking transitions'; each within SHARES[0] of the units left, then
-    those it ran out on within the next share. One invariant is enough for the layer to be tried
+    those it ran out on within the next share. `asked`: per change, the largest share it was
+    asked within (inf once answered), kept by the caller across its blocked layers: a change is
+    not asked again within a share as small. One invariant is enough for the layer to be tried
     again (the caller asks again where it is still blocked)."""
     n, k = len(enc.slots), len(enc.params)
     values = tuple(failure.samples[failure.core[0]].source[n:n + k])
@@ -53,17 +57,17 @@ def unreachable_changes(enc: Encoding, region: Term, steps: dict[int, Term], fai
             for t, change in enumerate(_cut(failure.samples[i], seen.get(failure.samples[i].action, set()), n)[:TRIES])]
     order = list(dict.fromkeys(change for *_, change in sorted(cuts)))
     for share in SHARES:
-        ran_out: list[Change] = []
-        for a, slots in order:
+        for change in order:
             if effort.expired():
                 return None
+            if asked.get(change, 0.0) >= share:
+                continue
+            a, slots = change
             outcome = prove(conj(region, enc.rename(region, enc.cur, enc.nxt), steps[a],
                                  *(enc.nxt.slots[j] - enc.cur.slots[j] == d for j, d in slots)), share)
+            asked[change] = share if outcome.status == "unknown" else inf
             if outcome.status == "safe" and outcome.invariant is not None:
                 return outcome.invariant
-            if outcome.status == "unknown":
-                ran_out.append((a, slots))
-        order = ran_out
     return None
 
 

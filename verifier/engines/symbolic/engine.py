@@ -58,6 +58,8 @@ PDR_FIRST = 0.3               # of a monitored claim's units, for PDR before the
 LEMMAS_SHOWN = 6              # lemmas named in a result's reason
 MINE_LEAST = 2 * UNITS_PER_SECOND   # Z3 units a claim has left at least to mine lemmas (once per model)
 FREE_STATES = 40_000          # with free parameters: states of a search at their defaults, to mine lemmas from
+SEEN_STATES = 200_000         # without explored states: states of a search, for the ranking searches' filters (all
+#                               82,534 of WTactics at its defaults: 40,000 left a reachable change of unmark_all unseen)
 MINED_SHARE = 0.6             # of the units left after k-induction, for induction and PDR with mined lemmas (when given)
 READING_CLAIMS = 4            # one reading's claims together spend at most this many claims' Z3 units (`reading_total`)
 
@@ -456,19 +458,18 @@ class _Run:
     def seen_states(self, params: tuple[int, ...]) -> np.ndarray | None:
         """Reachable states at these values of `enc.params`, for the ranking searches' filters
         (`seen.py`): the explored states given (a concrete model), else those of a search capped
-        at FREE_STATES."""
+        at SEEN_STATES."""
         explored = self.engine.explored
         if not self.enc.free and explored is not None and explored.shape[1] == len(self.enc.slots):
             return explored
-        return self.free_states(dict(zip(self.enc.params, params)))
+        return self.free_states(dict(zip(self.enc.params, params)), SEEN_STATES)
 
-    def free_states(self, params: dict[str, int]) -> np.ndarray | None:
+    def free_states(self, params: dict[str, int], most: int = FREE_STATES) -> np.ndarray | None:
         """States of a search of the model at `params` (the free parameters' values), capped at
-        FREE_STATES; None where the model errs there."""
+        `most`; None where the model errs there."""
         try:
             model = self.enc.source.instantiate(dict[str, int | None](params))
-            budget = Budget(max_states=FREE_STATES)
-            return explore(model, budget).sample(FREE_STATES)
+            return explore(model, Budget(max_states=most)).sample(most)
         except (EvalError, ValueError):
             return None
 

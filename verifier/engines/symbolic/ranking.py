@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import z3
 
-from verifier.engines.symbolic.blocking import Prove, unreachable_changes
+from verifier.engines.symbolic.blocking import Change, Prove, unreachable_changes
 from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding, Term, conj
 from verifier.engines.symbolic.layer import TIMEOUT, Failure, Transitions, find_layer, linear
@@ -134,7 +134,8 @@ def _exclude(enc: Encoding, search: _Search, support: Term, failure: Failure, ef
         return lemmas.term, f"{len(lemmas.clauses)} clause(s) by Houdini"
     if prove is None:
         return None
-    found = unreachable_changes(enc, search.region, search.steps, failure, prove, effort, search.seen.changes)
+    found = unreachable_changes(enc, search.region, search.steps, failure, prove, effort, search.seen.changes,
+                                search.asked)
     return None if found is None else (found, "1 by PDR")
 
 
@@ -144,6 +145,7 @@ class _Search:
 
     def __init__(self, enc: Encoding, actions: list[int], region: Term, seen: Seen):
         self.enc, self.actions, self.region, self.seen = enc, actions, region, seen
+        self.asked: dict[Change, float] = {}       # the questions PDR was asked (`blocking.unreachable_changes`)
         self.remaining: list[int] | None = None         # None: feasibility not yet known
         self.components: list[Component] = []
         self.box = conj(enc.param_constraints(), enc.ranges(enc.cur))
