@@ -28,7 +28,11 @@ A test that leaves Z3 interrupted errors at its own teardown (`_z3_left_usable`)
 
 Hypothesis runs without a deadline per example and without the health check on how long its data
 takes to generate (as its own profile for CI does): both measure wall clock, which a loaded machine
-stretches. Its other health checks stay on; ``--hypothesis-profile`` still picks another profile.
+stretches. Its other health checks stay on. It draws the same examples in every run, CI's (derandomized:
+a failure recurs; the models the compiled differentials draw are compiled once, then found in the
+compile cache: drawn afresh each run, they cost about 60 s of CPU of Numba compiles in the three
+files compiled_moves, compiled_product and compiled_claims alone); ``--slow`` draws at random, as
+does ``--hypothesis-seed``, and ``--hypothesis-profile`` still picks another profile.
 
 Under PYTHONDONTWRITEBYTECODE the Python processes of a run (the test workers, and the
 `python -m verifier` and bench processes the tests start) share compiled code, and later runs
@@ -55,8 +59,10 @@ from hypothesis import HealthCheck, settings
 
 from verifier.resources.clock import CLOCK_TICKS, tree_ticks
 
-settings.register_profile("turnproof", parent=settings(), deadline=None,
-                          suppress_health_check=sorted({*settings().suppress_health_check, HealthCheck.too_slow}, key=str))
+_UNTIMED = {"deadline": None,
+            "suppress_health_check": sorted({*settings().suppress_health_check, HealthCheck.too_slow}, key=str)}
+settings.register_profile("turnproof", parent=settings(), derandomize=True, **_UNTIMED)
+settings.register_profile("turnproof-random", parent=settings(), derandomize=False, **_UNTIMED)
 settings.load_profile("turnproof")
 
 CPU_AT_START = pytest.StashKey[float]()
@@ -87,6 +93,8 @@ def pytest_configure(config):
     _compile_each_module_once(config)
     if config.getoption("--slow"):
         os.environ["TURNPROOF_SLOW"] = "1"
+        if not config.getoption("hypothesis_profile", None):
+            settings.load_profile("turnproof-random")
     if config.getoption("--regen-golden"):
         os.environ["TURNPROOF_REGEN_GOLDEN"] = "1"
 
