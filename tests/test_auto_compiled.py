@@ -158,8 +158,10 @@ def test_the_compiled_states_read_as_the_reference_search_and_travel_between_pro
     assert list(space.packed) == list(ref.packed) and list(space.parent) == list(ref.parent)
     last = len(ref.packed) - 1
     assert space.path_to(last) == ref.path_to(last)
-    assert space.index_of(ref.packed[last]) == last and ref.packed[last] in space.seen
-    assert space.index_of(1 << 62) is None
+    assert space.index_of(ref.packed[last]) == last and space.index_of(1 << 62) is None
+    stored = set(ref.packed)
+    others = {x ^ 1 << k for x in ref.packed for k in range(space.packing.bits + 1)} - stored
+    assert all(x in space.seen for x in stored) and not any(x in space.seen for x in others)
 
 
 @settings(max_examples=examples(2), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
