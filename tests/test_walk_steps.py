@@ -8,7 +8,7 @@ from dataclasses import replace
 from conftest import DEEP_COUNTER
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from test_reduce_symmetry import ACT, MODELS, TOP, c, f, h, over_players
+from test_reduce_symmetry import ACT, MODELS, TOP, c, claims, f, h, over_players
 
 from verifier.engines import walk
 from verifier.engines.explicit import ExplicitEngine
@@ -115,6 +115,127 @@ claims:
         assert by_id[proved].verdict in (Verdict.HOLDS, Verdict.PROVED)
         assert by_id[proved].engine in ("lemmas", "k-induction", "pdr")     # a proof on the product
         assert "product_shared_by" not in by_id[proved].evidence     # each on its own product, for Z3
+
+
+def one_by_one(model, claims, steps_at_most: int) -> list[tuple]:
+    """The runs read one position after the other, each claim judged there by the reference
+    interpreter, as `walk.check` did before it read them a span at a time: (claim, the states of the
+    run up to where it broke or reached it, steps read) for each claim."""
+    import random
+
+    from verifier.engines.bfsgen import compile_expander, packing_of
+    from verifier.props.moves import chose, named
+    from verifier.semantics import EvalError, initial_states
+
+    lay = layout(model)
+    packing = packing_of(lay)
+
+    def met(p, before, after, move) -> bool:
+        try:
+            if p.kind == "invariant":
+                return not evaluate(lay, p.expr, after)
+            if p.kind == "reachable" and p.expr is not None:
+                return bool(evaluate(lay, p.expr, after))
+        except EvalError:
+            return False
+        if move is None:
+            return False
+        action, choice = model.actions[move[0]], move[1]
+        if p.kind == "reachable":
+            return named(action, p.action) and chose(choice, p.choice)
+        return (not p.actions or action.name in p.actions) and breaks(model, p, before, after)
+
+    found: dict[int, tuple] = {}
+    started = steps = 0
+    before, path = None, []
+    runs = walk.random_runs(compile_expander(lay).expand, [packing.pack(s) for s in initial_states(lay)],
+                            random.Random(0), walk.MAX_STEPS)
+    for packed, move in runs:
+        if move is None:
+            if len(found) >= len(claims) or steps + started >= steps_at_most:
+                break
+            started += 1
+            path = []
+        else:
+            steps += 1
+        after = packing.unpack(packed)
+        path.append(after)
+        for k, p in enumerate(claims):
+            if k not in found and met(p, before, after, move):
+                found[k] = tuple(path)
+        before = after
+        if steps >= steps_at_most:
+            break
+    return [(p.id, found.get(k), steps) for k, p in enumerate(claims)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(MODELS, st.data())
+def test_the_runs_read_a_span_at_a_time_decide_where_one_by_one_they_do(model, data):
+    """Each claim decided by the move (or state) that decides it reading one position at a time, and
+    the same steps read, whatever the steps allowed (a span, or its end, between the runs' ends)."""
+    model = replace(model, symmetry=None)
+    drawn = [p for p in data.draw(claims(model.players)) if p.kind in ("invariant", "reachable")]
+    both = drawn + data.draw(step_claims(model.players))
+    group = data.draw(st.lists(st.sampled_from(range(len(both))), min_size=1, unique=True).map(
+        lambda ks: [both[k] for k in ks]))    # one alone may be decided in a run's first state
+    steps_at_most = data.draw(st.sampled_from([0, 1, 7, 1_000, 1_025, RUN_STEPS]))
+    results = walk.check(model, group, steps_at_most)
+    lay = layout(model)
+    got = [(r.property.id, None if r.trace is None else tuple(replay(lay, r.trace)), r.stats.states) for r in results]
+    assert got == one_by_one(model, group, steps_at_most)
+
+
+def _seen(results) -> list[tuple]:
+    return [(r.property.id, r.verdict, r.trace, r.stats.states, r.reason) for r in results]
+
+
+@settings(max_examples=30, deadline=None)
+@given(MODELS, st.data())
+def test_checks_handed_one_models_runs_decide_what_each_decides_on_its_own(model, data):
+    """The claims' checks and the step claims' read one `walk.Runs`, in either order: the same
+    verdicts, traces and steps as each walking alone."""
+    model = replace(model, symmetry=None)
+    kept = [p for p in data.draw(claims(model.players)) if p.kind in ("invariant", "reachable")]
+    steps = data.draw(step_claims(model.players))
+    alone = _seen(walk.check(model, kept, RUN_STEPS)) + _seen(walk.check(model, steps, RUN_STEPS))
+    first = data.draw(st.booleans())
+    runs = walk.Runs(model)
+    shared = [_seen(walk.check(model, group, RUN_STEPS, runs)) for group in ((kept, steps) if first else (steps, kept))]
+    assert alone == (shared[0] + shared[1] if first else shared[1] + shared[0])
+
+
+def test_the_claims_and_the_step_claims_beyond_the_cap_read_one_set_of_runs(tmp_path, monkeypatch):
+    """The deep counter past a 1,000-state cap: a reachability claim and a step claim are each decided
+    by a random run, of the one set of runs the reading makes."""
+    made = []
+    real = walk.Runs.__init__
+
+    def spy(self, model):
+        made.append(model)
+        real(self, model)
+
+    monkeypatch.setattr(walk.Runs, "__init__", spy)
+    props = tmp_path / "deep.yaml"
+    props.write_text("""\
+claims:
+  - id: far
+    says: "the counter gets past 4000"
+    reachable: "n == 4100"
+  - id: stops-before-4500
+    says: "wrong: the counter steps past 4500"
+    step: "prev(n) < 4500"
+    actions: [step]
+  - id: one-at-a-time
+    says: "each step adds one"
+    step: "n == prev(n) + 1"
+""")
+    (run,) = check_model(DEEP_COUNTER, RunOptions(properties=str(props), consistency=False, vacuity=False,
+                                                  budget=Budget(max_states=1000)))
+    by_id = {r.property.id: r for r in run.results}
+    assert [(by_id[k].verdict, by_id[k].engine, by_id[k].depth) for k in ("far", "stops-before-4500")] == \
+        [(Verdict.HOLDS, "walk", 4100), (Verdict.VIOLATED, "walk", 4501)]
+    assert len(made) == 1
 
 
 def test_a_move_packs_into_the_pair_model_whether_its_slots_move_up_together_or_not():

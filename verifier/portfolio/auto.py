@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from verifier.engines.compiled.search import CompiledSpace
+    from verifier.engines.walk import Runs
 
 T = TypeVar("T")
 MINE_STATES = 40_000            # states of a stopped search kept for Z3 to mine lemmas from (`symbolic/mined.py`)
@@ -93,6 +94,7 @@ class AutoEngine:
         self._explored: dict[tuple, tuple[np.ndarray, dict]] = {}   # states a stopped search saw (and
         # what Z3 mined from them), by `_shape`
         self.reading_units = UnitsSpent()     # the Z3 units this reading's claims spent together (an engine a reading)
+        self._runs: Runs | None = None        # the random runs of the concrete model walked last (`_walk`)
 
     def _explicit(self, store: Store, at_least: int = 0) -> ExplicitEngine:
         """The explicit engine of `store`; `at_least`: states its search is known to store at least."""
@@ -143,9 +145,17 @@ class AutoEngine:
         the run as its trace, the rest UNKNOWN."""
         if not self.stopped_at_cap(model):
             return []
-        from verifier.engines import walk
         why = "random runs, each move judged on the model: the search of the shared monitor product stopped"
-        return [_note(r, why) for r in walk.check(model, claims)]
+        return [_note(r, why) for r in self._walk(model, claims)]
+
+    def _walk(self, model: Model, claims: Sequence[Property]) -> list[CheckResult]:
+        """`claims` checked by the random runs of `model`: those the last check read where it was of
+        the same model (`walk.Runs`: the same runs, made once; one model's kept at a time)."""
+        from verifier.engines import walk
+
+        if self._runs is None or self._runs.concrete != model.instantiate():
+            self._runs = walk.Runs(model)
+        return walk.check(model, claims, runs=self._runs)
 
     def stopped_at_cap(self, model: Model) -> bool:
         """Whether an explicit search of `model` here stopped short (its step claims are then judged
@@ -224,8 +234,7 @@ class AutoEngine:
         retry = [p for p in rest if _undecided(out[p.id])]
         walkable = [p for p in retry if _a_run_can_answer(p)]
         if walkable:
-            from verifier.engines import walk
-            for r in walk.check(model, walkable):
+            for r in self._walk(model, walkable):
                 if not _undecided(r):
                     out[r.property.id] = _note(r, f"random runs: explicit search stopped "
                                                   f"({out[r.property.id].reason})")
