@@ -172,7 +172,9 @@ EARLY_FILES = ("test_symbolic_table.py", "test_spin_crosscheck.py", "test_bench_
                "test_gate_exit_codes.py", "test_hardening_budgets.py", "test_hardening_limits.py",
                "test_distributed_search.py", "test_expr_dispatch.py", "test_lang_v2_model.py",
                "test_symbolic_units.py", "test_gate_baseline.py", "test_testgen.py",
-               "test_walk_steps.py")
+               "test_walk_steps.py", "test_ledger_compiled.py", "test_ranking_synthesis.py",
+               "test_compiled_workers.py", "test_compiled_ahead.py", "test_memory_spill.py",
+               "test_lang_turn_change.py", "test_hostile_input.py", "test_lang_sequence_arrays.py")
 
 
 def pytest_collection_modifyitems(config, items):
