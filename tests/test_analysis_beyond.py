@@ -17,7 +17,10 @@ from test_explicit_differential import bools, models
 from verifier.analysis import analyse_model, beyond
 from verifier.cli import main as cli_main
 from verifier.engines.explicit import explore
+from verifier.engines.symbolic.core import Effort
 from verifier.engines.symbolic.encode import Encoding
+from verifier.engines.symbolic.mined import Linear, Mined, mine
+from verifier.engines.symbolic.strengthen import houdini
 from verifier.ir.expr import App, Const, Op, Var
 from verifier.ir.model import Action, Assign, IntType, Modality, Model, Variable
 from verifier.ir.props import Invariant
@@ -87,7 +90,7 @@ def _conserved(cards: int = 9) -> Model:
 
 
 def test_a_claim_that_holds_decides_a_gap_with_induction(monkeypatch):
-    monkeypatch.setattr(beyond, "_mined", lambda *_args: [])
+    monkeypatch.setattr(beyond, "_mined", lambda *_args: ([], []))
     model = _conserved()
     kept = Invariant(id="kept", expr=App(Op.EQ, (App(Op.ADD, (Var("deck"), Var("pile"))), Const(9))))
     wrong = Invariant(id="wrong", expr=App(Op.LT, (Var("pile"), Const(5))))      # broken at the sixth move
@@ -106,6 +109,42 @@ def test_counters_one_action_moves_between_give_a_mined_lemma():
     assert ctx.unknown_reason == "" and of_kind(findings, "gap") == {}
     (gap,) = [q for q in ctx.beyond.questions if (q.kind, q.subject) == ("gap", "pile|move")]
     assert gap.answer == "unreachable" and "mined lemma" in gap.method
+
+
+def _answers(ctx) -> list[tuple[str, str, str, str]]:
+    return [(q.kind, q.subject, q.answer, q.method) for q in ctx.beyond.questions]
+
+
+def _claims_states(model: Model, budget: Budget):
+    """The states the claims' Z3 mines lemmas from where a search under `budget` stopped (the python store's)."""
+    return explore(model.instantiate(), budget).sample(beyond.MINE_STATES)
+
+
+def test_the_lemmas_the_claims_mined_and_proved_decide_as_mining_again_does(monkeypatch):
+    """Where the claims' Z3 mined the same states of the same model (the ledger's), beyond takes its
+    candidates and assumes those it proved: the largest inductive subset is the same, so are the answers."""
+    model, budget = _conserved(), Budget(max_states=2)
+    alone, _ = analyse_model(model, budget)
+    table = _claims_states(model, budget)
+    enc = Encoding(model.instantiate())
+    found = mine(enc, table)
+    found.alone = houdini(enc, enc.ranges(enc.cur), found.every, Effort(40_000_000))
+    assert found.alone
+    monkeypatch.setattr(beyond, "mine", lambda *_args: pytest.fail("mined again"))
+    shared, _ = analyse_model(model, budget, mined=(table, {"mined": found}))
+    assert _answers(shared) == _answers(alone) and any("mined lemma" in a[3] for a in _answers(alone))
+
+
+def test_lemmas_the_claims_did_not_prove_or_mined_elsewhere_are_never_assumed():
+    """A lemma no state satisfies, among the claims' candidates (not proved), or proved for other
+    states than beyond mines (not its model's, as far as beyond can tell), decides nothing."""
+    model, budget = load_model(fixture("gap_yes")), Budget(max_states=1)
+    want = set(of_kind(analyse_model(model, budget)[1], "gap"))
+    table = _claims_states(model, budget)
+    never = Linear(((0, 1),), "<=", -1)
+    for mined in ((table, {"mined": Mined([never], 1)}), (table[:0], {"mined": Mined([never], 1, alone=[never])})):
+        _ctx, findings = analyse_model(model, budget, mined=mined)
+        assert set(of_kind(findings, "gap")) == want != set()
 
 
 def test_no_time_for_the_questions_leaves_them_unknown(monkeypatch):

@@ -21,7 +21,7 @@ OPTIONS = RunOptions(variant="strict", properties=str(FIXTURES / "order_props.ya
 
 def test_a_ledger_holds_data_only():
     assert [f.name for f in dataclasses.fields(Ledger)] == ["wanted", "compiled", "record", "graph_wanted", "graphs",
-                                                            "products", "stored", "keeps_capped", "capped"]
+                                                            "products", "stored", "keeps_capped", "capped", "mined"]
     assert not any(callable(getattr(Ledger(), f.name)) for f in dataclasses.fields(Ledger))
 
 

@@ -298,7 +298,7 @@ def _analyses(model: Model, options: RunOptions, memo: dict, claims: Sequence[Pr
     try:
         concrete = model.instantiate()
         analysed = analyse_model(model, options.budget, memo, claims, ledger.complete_search_of(concrete),
-                                 ledger.capped_search_of(concrete))
+                                 ledger.capped_search_of(concrete), ledger.mined_of(concrete))
         if options.budget.expired():    # an exploration the backstop stopped may have sent questions elsewhere
             raise OutOfTime()
         return analysed

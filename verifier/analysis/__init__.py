@@ -52,14 +52,16 @@ KINDS = ("dead-rule", "deadlock", "gap", "conflict", "order-dependence", "nondet
 
 
 def analyse_model(model: Model, budget: Budget = Budget(), memo: dict | None = None,
-                  claims: Sequence[Property] = (), kept: Any = None, capped: Any = None) -> tuple[Context, list[Finding]]:
+                  claims: Sequence[Property] = (), kept: Any = None, capped: Any = None,
+                  mined: Any = None) -> tuple[Context, list[Finding]]:
     """Every per-model analysis of one model (one variant): its context and its findings;
     `memo` is shared by the readings of one model file (see `Context.memo`); `claims`: the
     reading's claims, whose invariants may decide questions `beyond` an incomplete search; `kept`: the
     complete search of the instantiated model the claims' check ran (its ledger's), reused; `capped`:
     the claims' compiled search its state cap stopped (its ledger's), reused where it is the one the
-    analyses would run."""
-    ctx = Context.create(model, budget, memo, kept, capped)
+    analyses would run; `mined`: the states the claims' Z3 mined lemmas from and its memo (its ledger's),
+    reused `beyond` where they are the states it mines."""
+    ctx = Context.create(model, budget, memo, kept, capped, mined)
     if not ctx.explicit:
         return ctx, symbolic_findings(ctx) + OrderDependence(ctx).findings()
     ctx.explore()

@@ -8,7 +8,8 @@ decided in two steps, within the analyses' time:
 
 0. Z3 over the variables' ranges: a question no in-range state meets is
    unreachable. Then Houdini over the claims' invariants, lemmas mined from the
-   explored states (`symbolic.mined`) and the negations of the open questions
+   states the claims' Z3 mines (`symbolic.mined`; what it mined and proved there,
+   reused where the claims ran first here) and the negations of the open questions
    (`_inductive`: the largest subset that holds initially and that every action
    keeps from every state where all of it holds, so each holds in every
    reachable state): a question whose negation is kept is unreachable (a gap of
@@ -34,10 +35,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+import numpy as np
 import z3
 
 from verifier.analysis.context import Context, Visitor
 from verifier.analysis.questions import Question, questions
+from verifier.engines.statespace import StateSpace
 from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import FALSE, Encoding, Term, Unsupported, as_bool, conj, disj, negate
 from verifier.engines.symbolic.kinduction import kinduction
@@ -47,6 +50,7 @@ from verifier.engines.symbolic.strengthen import excluded, houdini, lemma_term
 from verifier.engines.symbolic.witness import InternalError, concretise
 from verifier.ir.expr import App, Const, Expr, Index, Op
 from verifier.ir.props import Invariant, Property, map_claim
+from verifier.portfolio.stores import Store, choose_store
 from verifier.resources.memory import bound_z3, z3_out_of_memory
 from verifier.semantics import EvalError, initial_states
 
@@ -54,7 +58,7 @@ BEYOND_UNITS = 120_000_000   # Z3 resource units for the questions of one model 
 WALK_RUNS = 2_000        # random runs, at most
 STATIC_UNITS = 2_000_000     # Z3 units per question for "no in-range state at all meets it"
 LEMMA_SHARE = 0.3        # of the units, at most, for Houdini over the lemmas (two thirds for the first round)
-MINE_STATES = 40_000     # explored states the lemmas are mined from, at most
+MINE_STATES = 40_000     # explored states the lemmas are mined from, at most (as the claims': `portfolio.auto`)
 MINE_LEAST = 8_000_000   # Z3 units left at least for mining lemmas to be worth it
 MAX_POOL = 6             # counters in one pool, at most, for its parts to be candidates too
 WALK_STEPS = 100_000     # one run stops here if the game has not ended
@@ -143,7 +147,7 @@ def _static(enc: Encoding, qs: Sequence[Question], effort: Effort) -> None:
 
 def _with_lemmas(ctx: Context, enc: Encoding, claims: Sequence[Property], report: Beyond, effort: Effort) -> None:
     """The open questions whose negation is inductive together with some of the claims' invariants
-    and, for those still open, of the lemmas mined from the explored states (Houdini over both; the
+    and, for those still open, of the lemmas mined from the explored states (`_mined`; Houdini over both; the
     first round has two thirds of the units, as many mined candidates can make the second run out of
     them): no reachable state meets them."""
     share = effort.share(LEMMA_SHARE)
@@ -151,18 +155,23 @@ def _with_lemmas(ctx: Context, enc: Encoding, claims: Sequence[Property], report
     if claimed:
         _by_induction(enc, report, claimed, share.share(2 / 3))
     if any(not q.answer for q in report.questions):
-        _by_induction(enc, report, claimed, share, _mined(ctx, enc, share))
+        mined, proven = _mined(ctx, enc) if (share.left() or 0) >= MINE_LEAST else ([], [])
+        _by_induction(enc, report, claimed, share, mined, proven)
 
 
 def _by_induction(enc: Encoding, report: Beyond, claimed: list[Goal], effort: Effort,
-                  mined: Sequence[object] = ()) -> None:
+                  mined: Sequence[object] = (), proven: Sequence[object] = ()) -> None:
+    """Houdini over the claims' invariants, the `mined` lemmas and the open questions' negations,
+    with the `proven` lemmas (mined, inductive) assumed: those it keeps and the proven ones are
+    the largest inductive subset of all of them (the proven ones in it), as if asked together."""
     open_ = [q for q in report.questions if not q.answer]
     lemmas = claimed + list(mined)
-    kept = _inductive(enc, lemmas + [Goal(negate(q.target), enc.cur.slots) for q in open_], effort)
+    kept = _inductive(enc, lemmas + [Goal(negate(q.target), enc.cur.slots) for q in open_], effort,
+                      [lemma_term(c, enc.cur.slots) for c in proven])
     used = [k for k in kept if k < len(lemmas)]
-    report.lemmas = max(report.lemmas, len(used))
+    report.lemmas = max(report.lemmas, len(used) + len(proven))
     from_claims = sum(1 for k in used if k < len(claimed))
-    rest = len(used) - from_claims
+    rest = len(used) - from_claims + len(proven)
     parts = [f"{n} {what}" for n, what in ((from_claims, "of the claims' invariants"),
                                             (rest, "mined lemma" + "s" * (rest != 1))) if n]
     words = f"z3 (induction with {' and '.join(parts)})" if parts else "z3 (induction)"
@@ -172,14 +181,31 @@ def _by_induction(enc: Encoding, report: Beyond, claimed: list[Goal], effort: Ef
             q.answer, q.method = "unreachable", words
 
 
-def _mined(ctx: Context, enc: Encoding, effort: Effort) -> list[object]:
-    """Candidate lemmas mined from a sample of the explored states and seeded random runs
-    (`symbolic.mined`: clauses, linear equalities, bounds of the model's own sums)."""
-    if (effort.left() or 0) < MINE_LEAST:
-        return []
-    table = ctx.space.sample(MINE_STATES)
-    found = mine(enc, table)
-    return found.every + _pool_bounds(enc, table)
+def _mined(ctx: Context, enc: Encoding) -> tuple[list[object], list[object]]:
+    """Candidate lemmas mined from the states the claims' Z3 mines from (`_claims_states`) and seeded
+    random runs (`symbolic.mined`: clauses, linear equalities, bounds of the model's own sums), and
+    those of them the claims' Z3 proved inductive (Houdini kept them, alone): where it mined these
+    very states of this very model (`Context.mined`: the ledger's, keyed by the model), its
+    candidates are the ones mining them here would give, and its proof stands."""
+    table = _claims_states(ctx)
+    shared = ctx.mined
+    found = shared[1].get("mined") if shared is not None and np.array_equal(shared[0], table) else None
+    if found is None:
+        return mine(enc, table).every + _pool_bounds(enc, table), []
+    proven = list(found.alone or [])
+    known = set(proven)
+    return [c for c in found.every if c not in known] + _pool_bounds(enc, table), proven
+
+
+def _claims_states(ctx: Context) -> np.ndarray:
+    """MINE_STATES of the states the python stage of the store plan stores, spread evenly over them:
+    those the claims' Z3 mines lemmas from where their search stopped (`portfolio.auto`; every store
+    finds the same states in the same order, so the first ones of a later stage's search are those)."""
+    space = ctx.space
+    if isinstance(space, StateSpace):
+        return space.sample(MINE_STATES)
+    plan = choose_store(ctx.instance, ctx.budget)
+    return space.sample(MINE_STATES, plan.cap if plan.first is Store.PYTHON else plan.skipped or None)
 
 
 def _pool_bounds(enc: Encoding, table) -> list[Linear]:
@@ -258,13 +284,13 @@ def _candidates(ctx: Context, enc: Encoding, claims: Sequence[Property]) -> list
     return out
 
 
-def _inductive(enc: Encoding, candidates: list, effort: Effort) -> list[int]:
+def _inductive(enc: Encoding, candidates: list, effort: Effort, proven: Sequence[Term] = ()) -> list[int]:
     """Houdini (`strengthen.houdini`): the indices of the greatest subset of `candidates` that holds
     in every initial state and that every action keeps from every in-range state where all of it
-    holds: then each holds in every reachable state. [] when Z3 cannot finish within `effort` (an
-    unanswered check proves nothing)."""
+    and the `proven` invariants hold: then each holds in every reachable state. [] when Z3 cannot
+    finish within `effort` (an unanswered check proves nothing)."""
     marked = [_Candidate(c) for c in candidates]       # one key each, duplicates too
-    kept = houdini(enc, conj(enc.param_constraints(), enc.ranges(enc.cur)), marked, effort,
+    kept = houdini(enc, conj(enc.param_constraints(), enc.ranges(enc.cur), *proven), marked, effort,
                    "the questions beyond the explored states")
     if isinstance(kept, str):
         return []

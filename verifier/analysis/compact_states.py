@@ -208,12 +208,14 @@ class CompactStates:
     def release_lookups(self) -> None:
         self._sorted = self._hashes = self._keys = None
 
-    def sample(self, n: int) -> np.ndarray:
-        """At most `n` stored states of the search spread evenly over it, one row each, one column per slot."""
+    def sample(self, n: int, first: int | None = None) -> np.ndarray:
+        """At most `n` stored states of the search (of its `first` states, if given) spread evenly over
+        it, one row each, one column per slot."""
         p = self.packing
-        if not self.n:
+        stored = self.n if first is None else min(first, self.n)
+        if not stored:
             return np.zeros((0, len(self.lay.slots)), dtype=np.int64)
-        picks = np.unique(np.linspace(0, self.n - 1, min(n, self.n)).astype(np.int64))
+        picks = np.unique(np.linspace(0, stored - 1, min(n, stored)).astype(np.int64))
         return slot_columns(p, self.order[picks])
 
     def parent_of(self, i: int) -> int:

@@ -71,21 +71,24 @@ class Context:
     beyond: Beyond | None = None         # the questions decided past the explored states
     kept: Any = field(default=None, repr=False)   # the claims' complete search of `concrete` (their ledger's)
     capped: Any = field(default=None, repr=False)   # the claims' compiled search of `concrete` its cap stopped
+    mined: Any = field(default=None, repr=False)    # the states the claims' Z3 mined lemmas of `concrete` from, and
+    # its memo (their ledger's `mined_of`)
     _expand: Callable | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
     _preds: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
         """Pickled without generated code and caches (a reading analysed in another process)."""
-        return {**self.__dict__, "_expand": None, "_cache": {}, "_preds": {}, "capped": None}
+        return {**self.__dict__, "_expand": None, "_cache": {}, "_preds": {}, "capped": None, "mined": None}
 
     # ---- setup
     @classmethod
     def create(cls, model: Model, budget: Budget, memo: dict | None = None, kept: Any = None,
-               capped: Any = None) -> Context:
+               capped: Any = None, mined: Any = None) -> Context:
         """`kept`: the complete search of the instantiated model the claims' check ran (its ledger's);
-        `capped`: their compiled search of it that its state cap stopped (its ledger's)."""
-        ctx = cls(model, budget, memo={} if memo is None else memo, kept=kept, capped=capped)
+        `capped`: their compiled search of it that its state cap stopped; `mined`: the states their Z3
+        mined lemmas of it from, and its memo (both their ledger's)."""
+        ctx = cls(model, budget, memo={} if memo is None else memo, kept=kept, capped=capped, mined=mined)
         concrete = model.instantiate()
         if concrete.is_concrete:
             ctx.concrete = concrete

@@ -64,6 +64,8 @@ class Ledger:
     keeps_capped: bool = False        # whether `capped` is kept (the analyses run after the claims, on this ledger)
     capped: dict[Model, CompiledSpace] = field(default_factory=dict)   # wanted models -> their first compiled-store
     # search that its state cap stopped (unreduced), which the analyses read where their own would stop at that cap
+    mined: dict[Model, tuple[np.ndarray, dict]] = field(default_factory=dict)   # wanted models -> the states the
+    # claims' Z3 mines lemmas from where their search stopped, and the memo it keeps what it mined in (kept with `capped`)
 
     @classmethod
     def keeping(cls, models: Iterable[Model], capped: bool = False) -> Ledger:
@@ -108,6 +110,16 @@ class Ledger:
         if edges is None or space is None or isinstance(space, KeptCompact):
             return None
         return space, edges
+
+    def mines_from(self, model: Model, states: np.ndarray, memo: dict) -> None:
+        """The claims' Z3 mines lemmas of `model` from `states` into `memo` (a `symbolic.mined.Mined` under
+        "mined", once mined): kept for the analyses beyond the search (`keeps_capped`), which mine the same states."""
+        if self.keeps_capped and model in self.wanted:
+            self.mined.setdefault(model, (states, memo))
+
+    def mined_of(self, model: Model) -> tuple[np.ndarray, dict] | None:
+        """The states the claims' Z3 mines lemmas of `model` from and its memo, kept here (`mines_from`), if any."""
+        return self.mined.get(model)
 
     def capped_search_of(self, model: Model) -> CompiledSpace | None:
         """The compiled search of `model` its state cap stopped, kept here (`keeps_capped`), if any."""

@@ -220,6 +220,7 @@ class AutoEngine:
             out.update((r.property.id, r) for r in explicit)
             if self._note_stopped(model, search.results, search.cap) and search.python is not None:
                 self._explored[_shape(model)] = search.python.sample(MINE_STATES), {}
+                self.ledger.mines_from(model.instantiate(), *self._explored[_shape(model)])
             self.ledger.decided(r for r in out.values() if not _undecided(r))
             # the backstop stopped the search: no random runs (which hand the ledger what they find) nor Z3 for
             # what it left open, which a run with more time decides in the search, with the search's trace
