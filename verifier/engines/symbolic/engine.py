@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -157,7 +158,10 @@ class _Run:
         self._error: Term | None = None
         self._stuck: Outcome | None = None
         self.free_memo: dict = {}          # the lemmas mined for free parameters (this call's model only)
-        self.seen = Seen(enc, self.seen_states)   # reachable states for the ranking searches' filters
+        # reachable states for the ranking searches' filters; no reference back to this run: a cycle would leave
+        # its Z3 terms to the collector, whose passes come as other threads allocate, and Z3 gives a freed term's
+        # id to the next one made, which changes Spacer's answers (same input, another invariant)
+        self.seen = Seen(enc, partial(_seen_states, enc, engine.explored))
 
     @property
     def depth(self) -> int:
@@ -449,29 +453,11 @@ class _Run:
             if left is not None and left < MINE_LEAST:
                 return None
             params = {n: enc.param_decls[n].default for n in enc.free if n in enc.param_decls}
-            explored = self.free_states(params) if enc.free else self.engine.explored
+            explored = _free_states(enc, params) if enc.free else self.engine.explored
             if explored is None or explored.shape[1] != len(enc.slots) or len(params) < len(enc.free):
                 return None
             memo["mined"] = mine(enc, explored, params)
         return memo.get("mined")
-
-    def seen_states(self, params: tuple[int, ...]) -> np.ndarray | None:
-        """Reachable states at these values of `enc.params`, for the ranking searches' filters
-        (`seen.py`): the explored states given (a concrete model), else those of a search capped
-        at SEEN_STATES."""
-        explored = self.engine.explored
-        if not self.enc.free and explored is not None and explored.shape[1] == len(self.enc.slots):
-            return explored
-        return self.free_states(dict(zip(self.enc.params, params)), SEEN_STATES)
-
-    def free_states(self, params: dict[str, int], most: int = FREE_STATES) -> np.ndarray | None:
-        """States of a search of the model at `params` (the free parameters' values), capped at
-        `most`; None where the model errs there."""
-        try:
-            model = self.enc.source.instantiate(dict[str, int | None](params))
-            return explore(model, Budget(max_states=most)).sample(most)
-        except (EvalError, ValueError):
-            return None
 
     def remember(self, problem: Safety, outcome: Outcome) -> None:
         self.known.append(negate(problem.bad))
@@ -565,6 +551,26 @@ class _Run:
     def unknown(self, original: Property, reason: str) -> CheckResult:
         return CheckResult(original, Verdict.UNKNOWN, "symbolic", reason=reason,
                            params=self.enc.model.param_values, variant=self.enc.model.variant)
+
+
+
+def _seen_states(enc: Encoding, explored: np.ndarray | None, params: tuple[int, ...]) -> np.ndarray | None:
+    """Reachable states at these values of `enc.params`, for the ranking searches' filters
+    (`seen.py`): the `explored` states given (a concrete model), else those of a search capped
+    at SEEN_STATES."""
+    if not enc.free and explored is not None and explored.shape[1] == len(enc.slots):
+        return explored
+    return _free_states(enc, dict(zip(enc.params, params)), SEEN_STATES)
+
+
+def _free_states(enc: Encoding, params: dict[str, int], most: int = FREE_STATES) -> np.ndarray | None:
+    """States of a search of `enc`'s model at `params` (the free parameters' values), capped at
+    `most`; None where the model errs there."""
+    try:
+        model = enc.source.instantiate(dict[str, int | None](params))
+        return explore(model, Budget(max_states=most)).sample(most)
+    except (EvalError, ValueError):
+        return None
 
 
 def _with_units(result: CheckResult, units: int) -> CheckResult:

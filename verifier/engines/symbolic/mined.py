@@ -14,7 +14,7 @@ random runs (`strengthen.random_states`, which reach deeper than a breadth-first
   active player, a flag), beyond what two-literal clauses can say.
 
 With free parameters the states come from a search at their default values (the engine's
-`free_states`): what holds there only, Houdini drops, so what it keeps holds for every value.
+`_free_states`): what holds there only, Houdini drops, so what it keeps holds for every value.
 
 Mining only proposes: nothing is believed because states satisfied it. Houdini
 (`strengthen.houdini`) keeps the subset that holds initially and that every action preserves
