@@ -99,6 +99,31 @@ def test_only_the_lemmas_rechecked_before_skip_the_recheck():
     assert found.rechecked == [mode_never]
 
 
+def test_the_recheck_is_skipped_only_on_the_same_transitions(monkeypatch):
+    """A memo's lemmas serve every model of one shape (variables, parameter values): lemmas fresh
+    solvers showed inductive on one encoding are not checked again on another of the same model
+    (its terms are the same ASTs), and are on a model of the same shape that moves otherwise
+    (planted: `mode` set at c == 3, where "mode never" is no invariant)."""
+    mode_never = (Literal(1, "==", 1),)
+    found = Mined([mode_never], 1)
+    first = Encoding(hidden_mode())
+    bad = first.predicate(neg(le(Var("c"), 6)), first.cur)
+    assert mined._checked(Safety(first, bad, NO_ERROR), found, [mode_never], None, Effort(40_000_000), "", 1).status == "safe"
+    calls = []
+    real = mined.recheck
+    monkeypatch.setattr(mined, "recheck", lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
+    again = Encoding(hidden_mode())
+    assert mined._checked(Safety(again, again.predicate(neg(le(Var("c"), 6)), again.cur), NO_ERROR), found,
+                          [mode_never], None, Effort(40_000_000), "", 1).status == "safe"
+    assert calls == []
+    model = hidden_mode()
+    flips = Action("flip", guard=eq(Var("c"), Const(3)), effects=(Assign(Var("mode"), TRUE),))
+    other = Encoding(replace(model, actions=model.actions + (flips,)))
+    outcome = mined._checked(Safety(other, other.predicate(neg(le(Var("c"), 6)), other.cur), NO_ERROR), found,
+                             [mode_never], None, Effort(40_000_000), "", 1)
+    assert calls == [1] and outcome.status == "unknown", outcome.reason
+
+
 def test_a_goal_holds_where_its_term_does():
     """`Goal.holds` (the values put in through Z3's C API) agrees with the term evaluated in Z3."""
     enc = Encoding(hidden_mode())

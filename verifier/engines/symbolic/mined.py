@@ -151,7 +151,8 @@ class Mined:
     alone: list | None = None         # Houdini's survivors without a claim, once it finished
     contexts: list = field(default_factory=list)     # context lemmas not yet added to `alone`
     terms: dict = field(default_factory=dict)        # lemma -> its term over the current state, built once
-    rechecked: list = field(default_factory=list)    # the last lemmas fresh solvers showed inductive alone
+    rechecked: list = field(default_factory=list)    # the last lemmas fresh solvers showed inductive alone ...
+    rechecked_on: tuple = ()          # ... and what of the encoding they read (`_read_by_recheck`)
 
     def __post_init__(self) -> None:
         if not self.candidates:
@@ -647,15 +648,27 @@ def _checked(problem: Safety, mined: Mined, lemmas: list, goal: Goal | None, eff
              depth: int | None) -> Outcome:
     """"safe" once fresh solvers show the lemmas (and the goal, if given) inductive and, with a
     goal, that they exclude the bad states. Lemmas alone that fresh solvers showed inductive
-    before (`mined.rechecked`: the same lemmas of the same model) are not checked again."""
+    before (`mined.rechecked`: the same lemmas, on an encoding whose initial states, transitions and
+    ranges are the same terms: a memo is shared by the models of one shape) are not checked again."""
     enc = problem.enc
     parts = _terms(mined, lemmas, enc.cur.slots) + ([goal.good] if goal is not None else [])
     invariant = conj(*parts)
-    if goal is None and lemmas == mined.rechecked:
+    read = _read_by_recheck(enc)
+    if goal is None and lemmas == mined.rechecked and _same(read, mined.rechecked_on):
         return Outcome("safe", MINED, depth, invariant=invariant, reason=how)
     failed = recheck(enc, enc.ranges(enc.cur), invariant, effort, "the mined lemmas")
     if failed:
         return Outcome("unknown", MINED, reason=failed)
     if goal is None:
-        mined.rechecked = list(lemmas)
+        mined.rechecked, mined.rechecked_on = list(lemmas), read
     return Outcome("safe", MINED, depth, invariant=invariant, reason=how)
+
+
+def _read_by_recheck(enc: Encoding) -> tuple[Term, ...]:
+    """What `recheck` reads of `enc`: its initial states, transitions and ranges."""
+    return enc.init(enc.cur), enc.relation, enc.ranges(enc.cur), enc.ranges(enc.nxt)
+
+
+def _same(terms: tuple[Term, ...], others: tuple[Term, ...]) -> bool:
+    """Whether these are the same Z3 terms (equal terms share one AST)."""
+    return len(terms) == len(others) and all(t.eq(o) for t, o in zip(terms, others))
