@@ -2,9 +2,9 @@
 compiled code (`compiled/chunks.py`). Run in this process on random models (one to three
 partitions, with and without spilling, under a depth budget) against the single-process compact
 search: the same states, transitions, levels, deadlock levels, first witnesses and firings, traces
-replayed; and on two worker processes of a loopback LocalCluster, the single-process verdicts and
-state counts, decided by the compiled store (the lassos of a termination claim by this process's
-compiled search and graph: they need the whole graph in one place)."""
+replayed. On two worker processes of a loopback cluster (the single-process verdicts and state
+counts, decided by the compiled store): test_distributed_symmetry's
+`test_two_compiled_workers_match_the_single_process_search`, on that module's cluster."""
 from __future__ import annotations
 
 import time
@@ -12,17 +12,13 @@ import time
 from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_distributed_search import CLAIMS, PETERSON, InProcess
+from test_distributed_search import InProcess
 from test_explicit_differential import bools, models
 
 from verifier.engines.compact import explore_compact
 from verifier.engines.compiled.chunks import prepare
 from verifier.engines.distributed import Partition, search_partitions
-from verifier.engines.explicit import ExplicitEngine
-from verifier.ir.props import Terminates
-from verifier.lang import load_model
 from verifier.resources import Budget
-from verifier.result import Verdict
 from verifier.semantics import layout
 from verifier.trace import replay
 
@@ -55,26 +51,3 @@ def test_compiled_partitions_store_the_states_of_the_single_process_search(model
         assert (got.fired[a] is None) == (w is None)
         if w is not None:
             replay(layout(model), got.trace_through(*got.fired[a]))
-
-
-def test_two_compiled_workers_match_the_single_process_search(tmp_path):
-    three = tmp_path / "peterson3.yaml"                    # 12,498 states (BEEM peterson.1)
-    three.write_text(PETERSON.read_text().replace("  N: 4", "  N: 3"))
-    model = load_model(str(three))
-    claims = [*CLAIMS, Terminates(id="game-ends", scope="game")]      # a lasso: the processes loop for ever
-    want = ExplicitEngine().check(model, claims, Budget())
-    got = ExplicitEngine(store="compiled", workers=2).check(model, claims, Budget())
-    lay = layout(model.instantiate())
-    for w, g in zip(want, got):
-        assert (g.verdict, g.depth, g.stats.states, g.stats.transitions) == \
-            (w.verdict, w.depth, w.stats.states, w.stats.transitions)
-        assert (g.engine, g.evidence["store"]) == ("explicit/compiled", "compiled")
-        assert (g.trace is None) == (w.trace is None)
-        if g.trace is not None:
-            assert len(g.trace.steps) == len(w.trace.steps)
-            states = replay(lay, g.trace)
-            if g.trace.loop_start is not None:
-                assert states[-1] == states[g.trace.loop_start]
-    assert got[-1].verdict is Verdict.VIOLATED and got[-1].trace == want[-1].trace    # decided in this process
-
-

@@ -8,7 +8,9 @@ partitions, under budgets; the compact and the compiled expansion), and two work
 a loopback Dask cluster shared by the module's tests (the compact and the compiled expansion):
 the same state counts, transitions, depths and verdicts, `symmetry` among the reductions, traces
 lifted back to the model and replayed; a cut by --max-states is UNKNOWN with the budget's words;
-the cluster's witnesses and traces those of the partitions in this process (`test_distributed_determinism`)."""
+the cluster's witnesses and traces those of the partitions in this process (`test_distributed_determinism`).
+The cluster also serves the two-worker searches of a model without symmetry (the compact and the
+compiled expansion) that test_distributed_search and test_compiled_workers would each start one for."""
 from __future__ import annotations
 
 import json
@@ -31,7 +33,8 @@ from verifier.engines.compiled.chunks import prepare
 from verifier.engines.distributed import Partition, explore_distributed, search_partitions
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.symmetry import array_canonicalizer, canonicalizer
-from verifier.ir.props import Invariant, Reachable
+from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind
+from verifier.ir.props import DeadlockFree, Invariant, Reachable, Terminates
 from verifier.lang import load_model, load_properties
 from verifier.resources import Budget
 from verifier.result import Verdict
@@ -41,6 +44,7 @@ from verifier.trace import replay
 ROOT = Path(__file__).resolve().parent.parent
 PRIORITY = ROOT / "tests" / "fixtures" / "lang" / "priority_sym.yaml"
 PRIORITY_CLAIMS = ROOT / "tests" / "fixtures" / "lang" / "priority_sym_props.yaml"
+PETERSON = ROOT / "bench" / "models" / "peterson4.yaml"
 BUDGETS = st.sampled_from([Budget(), Budget(max_depth=2)])   # a --max-states cut: the python store stops inside a level
 
 
@@ -189,6 +193,72 @@ def test_the_command_lines_workers_expand_by_the_compiled_code(scheduler, capsys
     assert code == 0
     states = [r for r in out["results"] if r["kind"] != "termination"]   # compact: the python store's edges
     assert states and all(r["engine"] == engine and r["reductions"] == ["symmetry"] for r in states)
+
+
+# ---------------------------------------------------------------- the same cluster, without symmetry
+# test_distributed_search's and test_compiled_workers' `--workers 2` searches, here to share the cluster: a
+# start costs 3-5 s of CPU in its two worker processes (their imports). The local cluster's own start is
+# tested by test_distributed_search (a worker killed) and test_bench_smoke (`bench --workers 2`).
+
+CS = Const(1, enum="Pc")
+
+
+def in_cs(p) -> App:
+    return App(Op.EQ, (Index("pc", p), CS))
+
+
+CLAIMS = [
+    DeadlockFree(id="deadlock-free"),
+    Invariant(id="mutual-exclusion",
+              expr=App(Op.LE, (Quant(QuantKind.COUNT, "p", Const(0), Const(2), in_cs(Local("p"))), Const(1)))),
+    Invariant(id="process-0-never-enters", expr=App(Op.NOT, (in_cs(Const(0)),))),
+    Reachable(id="process-2-enters", action="enter_cs"),
+]
+
+
+def peterson3(folder: Path):
+    """BEEM peterson.1 (12,498 states), declaring no symmetry."""
+    three = folder / "peterson3.yaml"
+    three.write_text(PETERSON.read_text().replace("  N: 4", "  N: 3"))
+    return load_model(str(three))
+
+
+@ON_THE_CLUSTER
+def test_two_workers_match_the_single_process_search(scheduler, tmp_path):
+    model = peterson3(tmp_path)
+    want = ExplicitEngine(store="compact").check(model, CLAIMS, Budget())
+    got = ExplicitEngine(scheduler=scheduler).check(model, CLAIMS, Budget())
+    assert want[0].stats.states == 12498
+    lay = layout(model.instantiate())
+    for w, g in zip(want, got):
+        assert (g.verdict, g.depth, g.stats.states, g.stats.transitions) == \
+            (w.verdict, w.depth, w.stats.states, w.stats.transitions)
+        assert (g.trace is None) == (w.trace is None)
+        if g.trace is not None:
+            assert len(g.trace.steps) == len(w.trace.steps)
+            replay(lay, g.trace)
+
+
+@ON_THE_CLUSTER
+def test_two_compiled_workers_match_the_single_process_search(scheduler, tmp_path):
+    """test_compiled_workers' `--workers 2 --store compiled`: the workers expand by the compiled code;
+    the lasso of the termination claim is decided in this process (it needs the whole graph)."""
+    model = peterson3(tmp_path)
+    claims = [*CLAIMS, Terminates(id="game-ends", scope="game")]      # a lasso: the processes loop for ever
+    want = ExplicitEngine().check(model, claims, Budget())
+    got = ExplicitEngine(store="compiled", scheduler=scheduler).check(model, claims, Budget())
+    lay = layout(model.instantiate())
+    for w, g in zip(want, got):
+        assert (g.verdict, g.depth, g.stats.states, g.stats.transitions) == \
+            (w.verdict, w.depth, w.stats.states, w.stats.transitions)
+        assert (g.engine, g.evidence["store"]) == ("explicit/compiled", "compiled")
+        assert (g.trace is None) == (w.trace is None)
+        if g.trace is not None:
+            assert len(g.trace.steps) == len(w.trace.steps)
+            states = replay(lay, g.trace)
+            if g.trace.loop_start is not None:
+                assert states[-1] == states[g.trace.loop_start]
+    assert got[-1].verdict is Verdict.VIOLATED and got[-1].trace == want[-1].trace    # decided in this process
 
 
 def test_a_model_error_stops_the_symmetric_partitions_with_a_lifted_trace(tmp_path):
