@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifier.engines.actiongen import CHAIN, Labels, Sink, all_action_lines, static_slot
+from verifier.engines.codecache import code_of
 from verifier.engines.codegen import RUNTIME, Packing, Writer, make_packing, may_raise, simplify, source_file
 from verifier.ir.expr import App, Const, Expr, Op
 from verifier.ir.model import Action, Modality, Model
@@ -58,7 +59,7 @@ def packing_of(lay: Layout) -> Packing:
 def _exec(source: str, name: str, extra: dict) -> dict:
     ns = dict(RUNTIME)
     ns.update(extra)
-    exec(compile(source, source_file(source, name), "exec"), ns)
+    exec(code_of(source, source_file(source, name)), ns)
     return ns
 
 
