@@ -5,6 +5,7 @@ index in the enum. Spans are kept for messages but excluded from equality.
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -175,6 +176,9 @@ def eq(a: ExprLike, b: ExprLike) -> Expr:
 
 def apply_op(op: Op, a: list[int]) -> int:
     """The value of a non-short-circuit operator on integer arguments (booleans are 0/1)."""
+    compare = _COMPARE.get(op)
+    if compare is not None:
+        return int(compare(a[0], a[1]))
     if op is Op.ADD:
         return a[0] + a[1]
     if op is Op.SUB:
@@ -203,8 +207,11 @@ def apply_op(op: Op, a: list[int]) -> int:
         return int(not a[0] or bool(a[1]))
     if op is Op.ITE:
         return a[1] if a[0] else a[2]
-    return int({Op.EQ: a[0] == a[1], Op.NE: a[0] != a[1], Op.LT: a[0] < a[1],
-                Op.LE: a[0] <= a[1], Op.GT: a[0] > a[1], Op.GE: a[0] >= a[1]}[op])
+    raise ValueError(f"no value for operator {op}")
+
+
+_COMPARE = {Op.EQ: operator.eq, Op.NE: operator.ne, Op.LT: operator.lt, Op.LE: operator.le,
+            Op.GT: operator.gt, Op.GE: operator.ge}
 
 
 def fold(e: Expr) -> Expr:
