@@ -1,7 +1,10 @@
 """Shared pytest options.
 
-``--slow`` runs the tests marked ``slow`` and lets Hypothesis-driven tests
-generate many more examples (tests read ``TURNPROOF_SLOW``; CI runs without it).
+The tiers (`tiers`): by default a run is the quick tier: Hypothesis tests draw a quarter of CI's
+examples and the tests marked ``full_tier`` (the checks of the four big shipped games at their
+defaults) skip. Where the ``CI`` variable is true (CI sets it), or with ``--full``, the run is the
+full tier, CI's suite: every test, at CI's examples. ``--slow`` runs the tests marked ``slow`` too,
+and Hypothesis draws five times CI's examples, at random. The run's last lines name its tier.
 ``--regen-golden`` rewrites the golden files of the report tests (tests read
 ``TURNPROOF_REGEN_GOLDEN``); without it a golden mismatch fails.
 
@@ -28,11 +31,12 @@ A test that leaves Z3 interrupted errors at its own teardown (`_z3_left_usable`)
 
 Hypothesis runs without a deadline per example and without the health check on how long its data
 takes to generate (as its own profile for CI does): both measure wall clock, which a loaded machine
-stretches. Its other health checks stay on. It draws the same examples in every run, CI's (derandomized:
-a failure recurs; the models the compiled differentials draw are compiled once, then found in the
-compile cache: drawn afresh each run, they cost about 60 s of CPU of Numba compiles in the three
-files compiled_moves, compiled_product and compiled_claims alone); ``--slow`` draws at random, as
-does ``--hypothesis-seed``, and ``--hypothesis-profile`` still picks another profile.
+stretches. Its other health checks stay on. In the full and quick tiers it draws the same examples in
+every run (derandomized: a failure recurs; the models the compiled differentials draw are compiled
+once, then found in the compile cache: drawn afresh each run, they cost about 60 s of CPU of Numba
+compiles in the three files compiled_moves, compiled_product and compiled_claims alone); ``--slow``
+draws at random, as does ``--hypothesis-seed``, and ``--hypothesis-profile`` still picks another
+profile. A test that names no count draws the tier's share of Hypothesis's 100.
 
 Under PYTHONDONTWRITEBYTECODE the Python processes of a run (the test workers, and the
 `python -m verifier` and bench processes the tests start) share compiled code, and later runs
@@ -56,15 +60,20 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from tiers import TIER, Tier, chosen, count
 
 from verifier.resources.clock import CLOCK_TICKS, tree_ticks
 
-_UNTIMED = {"deadline": None,
-            "suppress_health_check": sorted({*settings().suppress_health_check, HealthCheck.too_slow}, key=str)}
-settings.register_profile("turnproof", parent=settings(), derandomize=True, **_UNTIMED)
-settings.register_profile("turnproof-random", parent=settings(), derandomize=False, **_UNTIMED)
-settings.load_profile("turnproof")
-
+HYPOTHESIS = settings()     # Hypothesis's own profile ("ci" where the CI variable is set), under the suite's
+TIER_KEY = pytest.StashKey[Tier]()
+FULL_TIER_REASON = ("the four big shipped games are checked in the full tier (CI, or --full); locally the main "
+                    "job `turnproof report models/*.yaml -o reports --gate` gates their verdicts")
+TIER_LINES = {
+    Tier.QUICK: "quick tier: Hypothesis at 1/4 of CI's examples, the four big shipped games skipped "
+                "(--full runs CI's suite)",
+    Tier.FULL: "full tier: CI's suite, Hypothesis at CI's examples, every shipped game checked",
+    Tier.SLOW: "slow tier: the slow tests too, Hypothesis at 5 times CI's examples, drawn at random",
+}
 CPU_AT_START = pytest.StashKey[float]()
 HANG_LIMIT = 600.0    # seconds per test; the longest takes under 30 s on a quiet 2-core machine
 HANG_GRACE = 30.0     # seconds a test past the limit has to stop once Hang is raised in it
@@ -75,8 +84,11 @@ DEEP_COUNTER = str(Path(__file__).parent / "models" / "deep_counter.yaml")   # 5
 
 
 def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true", default=False,
+                     help="the full tier, CI's suite (as where the CI variable is true): every test, "
+                          "Hypothesis at CI's examples")
     parser.addoption("--slow", action="store_true", default=False,
-                     help="run slow tests and the long Hypothesis profiles (thousands of examples)")
+                     help="run slow tests and the long Hypothesis profiles (five times CI's examples, at random)")
     parser.addoption("--regen-golden", action="store_true", default=False,
                      help="rewrite the golden files under tests/golden/ from the current output "
                           "(same as TURNPROOF_REGEN_GOLDEN=1); review the diff before committing")
@@ -91,12 +103,22 @@ COMPILE_LOCKS = "TURNPROOF_TEST_COMPILE_LOCKS"      # the run's folder of lock f
 def pytest_configure(config):
     _share_compiled_code(config)
     _compile_each_module_once(config)
-    if config.getoption("--slow"):
-        os.environ["TURNPROOF_SLOW"] = "1"
-        if not config.getoption("hypothesis_profile", None):
-            settings.load_profile("turnproof-random")
+    tier = config.stash[TIER_KEY] = chosen(config.getoption("--full"), config.getoption("--slow"), os.environ)
+    os.environ[TIER] = tier                   # for the test modules (`tiers.examples`), here and in the workers
+    _load_hypothesis_profile(config, tier)
     if config.getoption("--regen-golden"):
         os.environ["TURNPROOF_REGEN_GOLDEN"] = "1"
+
+
+def _load_hypothesis_profile(config, tier: Tier) -> None:
+    """Hypothesis untimed, derandomized but in the slow tier, and for a test that names no count
+    the tier's share of Hypothesis's 100 (module doc); unless ``--hypothesis-profile`` picks another."""
+    untimed = {"deadline": None,
+               "suppress_health_check": sorted({*HYPOTHESIS.suppress_health_check, HealthCheck.too_slow}, key=str)}
+    settings.register_profile("turnproof", parent=HYPOTHESIS, derandomize=tier is not Tier.SLOW,
+                              max_examples=count(HYPOTHESIS.max_examples, tier), **untimed)
+    if not config.getoption("hypothesis_profile", None):
+        settings.load_profile("turnproof")
 
 
 def _share_compiled_code(config) -> None:
@@ -179,12 +201,18 @@ EARLY_FILES = ("test_symbolic_table.py", "test_spin_crosscheck.py", "test_bench_
 
 def pytest_collection_modifyitems(config, items):
     items.sort(key=_order)                     # stable: within each class, in file order
-    if config.getoption("--slow"):
-        return
-    skip = pytest.mark.skip(reason="slow: run with --slow")
+    skip_outside_tier(items, config.stash[TIER_KEY])
+
+
+def skip_outside_tier(items, tier: Tier) -> None:
+    """The tests marked `slow` skip but in the slow tier, those marked `full_tier` in the quick tier."""
+    slow = pytest.mark.skip(reason="slow: run with --slow")
+    full = pytest.mark.skip(reason=FULL_TIER_REASON)
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        if "slow" in item.keywords and tier is not Tier.SLOW:
+            item.add_marker(slow)
+        elif item.get_closest_marker("full_tier") and tier is Tier.QUICK:
+            item.add_marker(full)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -234,6 +262,7 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_terminal_summary(terminalreporter, config):
+    terminalreporter.write_sep("-", TIER_LINES[config.stash[TIER_KEY]])
     shown = config.getoption("--cpu-durations")
     if shown is None:
         return

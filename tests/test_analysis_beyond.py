@@ -13,6 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_analysis_support import analyse, assert_replay, fixture, load_all, of_kind
 from test_explicit_differential import bools, models
+from tiers import examples
 
 from verifier.analysis import analyse_model, beyond
 from verifier.cli import main as cli_main
@@ -44,7 +45,7 @@ RULEBOOKS = rulebooks()
 CLAIMS = st.lists(bools(), max_size=3)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(RULEBOOKS, st.integers(1, 12), CLAIMS)
 def test_beyond_gives_the_complete_search_findings(model, cap, claims):
     """The random runs are 1,000 steps long here, not 100,000: these models have a few hundred

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from test_analysis_beyond import RULEBOOKS
 from test_analysis_support import analyse, assert_replay, fixture, load_all
 from test_compact_store import widened
+from tiers import examples
 
 from verifier.analysis import analyse_model, beyond, compact_states, context
 from verifier.engines import compact
@@ -107,7 +108,7 @@ def test_a_compact_search_stopped_at_its_cap_leaves_the_analyses_unknown(monkeyp
     assert "stayed undecided" in ctx.unknown_reason
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(RULEBOOKS, st.builds(widened, RULEBOOKS, st.integers(40, 62), st.integers(0, 40), st.just(False))))
 def test_random_rulebooks_give_the_same_findings_in_both_stores(compact_spaces, model):
     assume(fits(model.instantiate()))

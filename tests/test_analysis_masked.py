@@ -9,6 +9,7 @@ from unittest import mock
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.analysis import masked
 from verifier.analysis.masked import MaskedStates
@@ -88,7 +89,7 @@ def _nearest_by_python_ints(x: int, states: list[int], fields: list[tuple[int, i
     return min(states, key=lambda y: _apart(x, y, fields))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(CASES)
 def test_the_nearest_state_is_the_one_the_python_ints_found(case):
     space, fields, mask, x, hashing = case
@@ -97,7 +98,7 @@ def test_the_nearest_state_is_the_one_the_python_ints_found(case):
         assert theirs.nearest(x, fields) == _nearest_by_python_ints(x, [y & mask for y in space.packed], fields)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(FAR_CASES)
 def test_the_nearest_state_two_fields_away_or_more_is_the_one_the_python_ints_found(case):
     """Counted a state, then two, at a time (the first two fields away is the nearest, where one is)."""
@@ -107,7 +108,7 @@ def test_the_nearest_state_two_fields_away_or_more_is_the_one_the_python_ints_fo
         assert theirs.nearest(x, fields) == _nearest_by_python_ints(x, [y & mask for y in space.packed], fields)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(CASES, st.lists(st.integers(0, (1 << 192) - 1), max_size=12))
 def test_lookups_and_the_first_state_outside_are_the_python_sets(case, others):
     space, _fields, mask, _x, hashing = case
@@ -122,7 +123,7 @@ def test_lookups_and_the_first_state_outside_are_the_python_sets(case, others):
                 next((i for i, y in enumerate(asked[:limit]) if y not in want), None)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(CASES, st.lists(st.integers(0, (1 << 192) - 1), max_size=12), st.sampled_from([1, 2, 1 << 20]))
 def test_the_first_state_outside_is_the_same_with_the_states_merged(case, others, chunk):
     """Given the other states masked too (`mine`), past the first of them the rest are merged

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.engines.explicit import ExplicitEngine
 from verifier.lang import load_model, load_properties
@@ -77,7 +78,7 @@ CLAIMS = st.lists(
     min_size=1, max_size=3)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(CLAIMS, st.booleans())
 def test_symbolic_on_the_product_agrees_with_the_explicit_search(drawn, together):
     """Differential: ordering claims decided by the symbolic engine on their monitor products

@@ -9,13 +9,13 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from compiled_examples import examples
 from hypothesis import HealthCheck, given, settings
 from test_analysis_beyond import RULEBOOKS
 from test_analysis_compact import _shown
 from test_analysis_support import analyse, assert_replay, fixture
 from test_auto_store import _wide, holds, order_model
 from test_compiled_store import CLAIMS, MODELS
+from tiers import examples
 
 from verifier.analysis import analyse_model, compact_states, context
 from verifier.engines.compiled import cache

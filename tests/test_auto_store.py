@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from test_compact_store import CLAIMS
 from test_explicit_differential import models
+from tiers import examples
 
 from verifier.engines import compact
 from verifier.engines.base import SearchOptions
@@ -102,7 +103,7 @@ def test_a_cap_the_engine_chose_is_not_called_max_states():
     assert r.reason == f"exploration incomplete: the search stopped at {SWITCH + 3:,} states (the compact store's cap)"
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(models())
 def test_the_switch_gives_the_python_stores_verdicts_and_traces(model):
     """Differential on random models (the compact store's own strategy): the auto engine's

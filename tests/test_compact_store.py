@@ -13,6 +13,7 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_explicit_differential import bools, models
+from tiers import examples
 
 from verifier.engines.actiongen import Labels
 from verifier.engines.bfsgen import packing_of
@@ -28,7 +29,7 @@ from verifier.resources import Budget
 from verifier.semantics import layout
 from verifier.trace import replay
 
-SETTINGS = settings(max_examples=20, deadline=None)
+SETTINGS = settings(max_examples=examples(20), deadline=None)
 BUDGETS = st.sampled_from([Budget(), Budget(), Budget(max_states=7), Budget(max_depth=2)])
 
 
@@ -122,7 +123,7 @@ CLAIMS = [DeadlockFree(id="deadlock-free"), Invariant(id="x-small", expr=App(Op.
           Reachable(id="y-top", expr=App(Op.EQ, (Var("y"), Const(2)))), Reachable(id="fires", action="act0")]
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(ANY_WIDTH)
 def test_the_engine_gives_the_same_verdicts_and_traces_with_either_store(model):
     want = ExplicitEngine().check(model, CLAIMS, Budget())

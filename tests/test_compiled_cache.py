@@ -12,10 +12,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from compiled_examples import examples
 from hypothesis import HealthCheck, given, settings
 from test_compact_store import counter
 from test_compiled_store import MODELS
+from tiers import examples
 
 from verifier.analysis import compiled_scan
 from verifier.engines.compiled import cache, search

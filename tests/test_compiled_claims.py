@@ -5,10 +5,10 @@ models and claims through `portfolio.plan.run_claims`: the same verdicts, reason
 traces (each replays on the designer's model), every product's verdict decided by the compiled store."""
 from __future__ import annotations
 
-from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compiled_store import MODELS
+from tiers import examples
 
 from verifier.engines.explicit import ExplicitEngine
 from verifier.ir.expr import App, Const, Op, Var

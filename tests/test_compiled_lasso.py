@@ -13,12 +13,12 @@ from dataclasses import replace
 from unittest.mock import patch
 
 import pytest
-from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compact_store import counter, widened
 from test_compiled_store import BUDGETS, MODELS
 from test_explicit_differential import bools
+from tiers import examples
 
 from verifier.engines import lasso
 from verifier.engines.compiled import search

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compiled_claims import STEPS, ordering
 from test_compiled_store import MODELS
+from tiers import examples
 
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled.moves import first_breaks, judged_only, setters

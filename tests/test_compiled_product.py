@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from unittest import mock
 
-from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compiled_store import MODELS
+from tiers import examples
 
 from verifier.engines.compiled import product as over_graph
 from verifier.engines.compiled.product import MAX_GROUP_BITS, MEMO, GraphProduct, eligible, explore_over_graph

@@ -6,12 +6,12 @@ cannot compile falls back to the Python scan and says why."""
 from __future__ import annotations
 
 import pytest
-from compiled_examples import examples
 from hypothesis import HealthCheck, given, settings
 from test_analysis_beyond import RULEBOOKS
 from test_analysis_support import analyse, assert_replay, fixture, load_all
 from test_compact_store import widened
 from test_compiled_store import MODELS
+from tiers import examples
 
 from verifier.analysis import analyse_model, compiled_scan, context
 from verifier.analysis.compiled_scan import ScanSource

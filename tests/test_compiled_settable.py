@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compiled_moves import ACTIONS, JUDGED
 from test_explicit_differential import bools, models
+from tiers import examples
 
 from verifier.engines.compiled.settable import may_set, raises
 from verifier.engines.explicit import explore
@@ -88,7 +89,7 @@ def test_a_quantifier_reads_its_own_name_not_the_choice_it_hides():
     assert may_set(LAY, act, op(Op.NOT, Quant(QuantKind.FORALL, "n", c(0), c(4), body)))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(models(), st.lists(st.builds(StepInvariant, id=st.just("s"), expr=JUDGED,
                                     actions=st.lists(ACTIONS, max_size=2).map(tuple)), min_size=1, max_size=3),
        st.data())

@@ -16,11 +16,11 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compact_store import counter, widened
 from test_explicit_differential import bools, models, phased_models
+from tiers import examples
 
 from verifier.engines.bfsgen import packing_of
 from verifier.engines.compiled import cache, search

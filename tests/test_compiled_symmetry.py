@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 from unittest import mock
 
-from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_reduce_symmetry import MODELS, claims
+from tiers import examples
 
 from verifier.engines.compiled import search
 from verifier.engines.compiled.search import explore_compiled

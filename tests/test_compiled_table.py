@@ -14,6 +14,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compact_store import counter
+from tiers import examples
 
 from verifier.engines.compiled import cache
 from verifier.engines.compiled.arrays import (
@@ -54,7 +55,7 @@ def _assert_finds_exactly(loop, grown: SearchArrays, stored: np.ndarray, absent:
     assert np.array_equal(np.sort(table), np.sort(fresh))          # the same slots, only their places may differ
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from([1, 2, 3]), st.integers(0, 2**32 - 1), st.integers(1, 3000),
        st.sampled_from([4, 64, 1 << 40]), st.lists(st.tuples(st.integers(1, 400), st.integers(0, 300)), max_size=12),
        st.booleans(), st.sampled_from([None, 1, 500, 10**6]))

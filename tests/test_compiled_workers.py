@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 
-from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_distributed_search import InProcess
 from test_explicit_differential import bools, models
+from tiers import examples
 
 from verifier.engines.compact import explore_compact
 from verifier.engines.compiled.chunks import prepare

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from test_distributed_search import Done, InProcess, search_in_process
 from test_explicit_differential import bools, models
 from test_reduce_symmetry import MODELS, claims
+from tiers import examples
 
 from verifier.engines.distributed import Partition, search_partitions
 from verifier.engines.visited import STAMPS, VisitedTable
@@ -82,7 +83,7 @@ def witnesses(space) -> dict:
             "error": space.error, "states": len(space), "complete": space.complete}
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(models(), st.lists(bools(), max_size=2), st.integers(2, 3), st.integers(0, 2 ** 32),
        st.sampled_from([Budget(), Budget(max_depth=2)]))
 def test_shuffled_offers_give_the_same_witnesses_and_traces(model, watched, parts, seed, budget):
@@ -91,7 +92,7 @@ def test_shuffled_offers_give_the_same_witnesses_and_traces(model, watched, part
     assert witnesses(shuffled_search(model, parts, seed + 1, watched, budget, visited_budget=256)) == want
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(MODELS, st.data(), st.integers(2, 3), st.integers(0, 2 ** 32))
 def test_shuffled_offers_give_the_same_symmetric_traces(model, data, parts, seed):
     watched = watched_of(data.draw(claims(model.players)))

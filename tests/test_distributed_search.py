@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compact_store import counter
 from test_explicit_differential import bools, models
+from tiers import examples
 
 from verifier.engines import distributed
 from verifier.engines.compact import explore_compact
@@ -65,7 +66,7 @@ def search_in_process(model, parts: int, budget: Budget = Budget(), watch=(), vi
     return space, partitions
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(models(), st.lists(bools(), max_size=2), st.integers(1, 3), st.sampled_from([None, 256]),
        st.sampled_from([Budget(), Budget(max_depth=2)]))
 def test_partitions_store_the_states_of_the_single_process_search(model, watched, parts, visited_budget, budget):

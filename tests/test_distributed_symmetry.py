@@ -20,12 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_distributed_determinism import shuffled_search, witnesses
 from test_distributed_search import InProcess
 from test_reduce_symmetry import MODELS, SYMMETRIC, claims
+from tiers import examples
 
 from verifier.cli import main
 from verifier.engines.bfsgen import packing_of
@@ -48,7 +48,7 @@ PETERSON = ROOT / "bench" / "models" / "peterson4.yaml"
 BUDGETS = st.sampled_from([Budget(), Budget(max_depth=2)])   # a --max-states cut: the python store stops inside a level
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(MODELS)
 def test_the_array_canon_is_the_python_stores_canon(model):
     lay = layout(model)
@@ -62,7 +62,7 @@ def watched_of(props) -> list:
     return [p.expr for p in props if isinstance(p, (Invariant, Reachable)) and p.expr is not None]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(MODELS, st.data(), st.integers(1, 3), BUDGETS)
 def test_symmetric_partitions_store_the_single_process_orbits(model, data, parts, budget):
     same_orbits(model, data, parts, budget, compiled=False)
@@ -137,7 +137,7 @@ def same_answers(model, got, want) -> None:
 
 
 @ON_THE_CLUSTER
-@settings(max_examples=3, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(MODELS, st.data())
 def test_two_workers_give_the_single_process_symmetric_verdicts(scheduler, model, data):
     props = data.draw(claims(model.players))

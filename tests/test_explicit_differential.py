@@ -13,6 +13,7 @@ from functools import cache
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.engines.bfsgen import compile_model, compile_predicate, compile_search, packed_predicate, packing_of
 from verifier.engines.compiled.search import explore_compiled
@@ -128,32 +129,51 @@ CHOICES = st.sampled_from([
     (Choice("f", BoolType()), Choice("n", IntType(c(-1), c(1))))])
 
 
+MOVING = st.sampled_from([Var("x"), Var("y"), Index("a", c(0)), Index("a", c(1))])
+STEPS = st.sampled_from([Op.ADD, Op.SUB])
+TARGETS = st.lists(st.sampled_from(["x", "y", "z", "a0", "a2", "a?", "a?", "b", "e", "m?"]), min_size=0, max_size=3)
+
+
+@cache
+def enum_values(with_k: bool):
+    """What an action writes to the enum slot `e`."""
+    return st.sampled_from([Const(0, enum="Colour"), Const(2, enum="Colour"), Local("k") if with_k else Var("e")])
+
+
+@cache
+def flag_indices(with_k: bool):
+    """Where an action writes in the bool array `m`."""
+    return st.sampled_from([Var("e"), Const(1, enum="Colour")] + ([Local("k")] if with_k else []))
+
+
+@cache
+def guards(names: tuple[str, ...], moving):
+    return st.one_of(bools(names), bools(names).map(lambda g: App(Op.OR, (g, App(Op.NE, (Var("x"), c(3)))))),
+                     facts(moving), facts(moving))
+
+
 @st.composite
 def actions(draw, i: int):
+    """An action; its strategies built once (`cache`, module level), not on every draw."""
     choices = draw(CHOICES)
     names = tuple(ch.name for ch in choices)
-    moving = draw(st.sampled_from([Var("x"), Var("y"), Index("a", c(0)), Index("a", c(1))]))
-    effects = [Assign(moving, App(draw(st.sampled_from([Op.ADD, Op.SUB])), (moving, c(1))))]   # a counter moves
+    moving = draw(MOVING)
+    effects = [Assign(moving, App(draw(STEPS), (moving, c(1))))]                   # a counter moves
     if "k" in names and draw(st.booleans()):
         effects.append(Assign(Var("e"), Local("k")))                                   # an enum choice kept
-    for target in draw(st.lists(st.sampled_from(["x", "y", "z", "a0", "a2", "a?", "a?", "b", "e", "m?"]),
-                                min_size=0, max_size=3)):
+    for target in draw(TARGETS):
         if target in ("x", "y", "z"):
             effects.append(Assign(Var(target), draw(ints(names))))
         elif target == "b":
             effects.append(Assign(Var("b"), draw(bools(names))))
         elif target == "e":
-            effects.append(Assign(Var("e"), draw(st.sampled_from([Const(0, enum="Colour"), Const(2, enum="Colour"),
-                                                                   Local("k") if "k" in names else Var("e")]))))
+            effects.append(Assign(Var("e"), draw(enum_values("k" in names))))
         elif target == "m?":
-            effects.append(Assign(Index("m", draw(st.sampled_from([Var("e"), Const(1, enum="Colour")] +
-                                                                   ([Local("k")] if "k" in names else [])))),
-                                  draw(bools(names))))
+            effects.append(Assign(Index("m", draw(flag_indices("k" in names))), draw(bools(names))))
         else:
             index = c(int(target[1])) if target[1] != "?" else draw(ints(names))
             effects.append(Assign(Index("a", index), draw(ints(names))))
-    guard = draw(st.one_of(bools(names), bools(names).map(lambda g: App(Op.OR, (g, App(Op.NE, (Var("x"), c(3)))))),
-                           facts(moving), facts(moving)))
+    guard = draw(guards(names, moving))
     modality = Modality.MUST_NOT if i and draw(st.integers(0, 7)) == 0 else Modality.MAY    # a prohibition: never fired
     return Action(f"act{i}", guard, tuple(effects), choices, modality)
 
@@ -210,7 +230,7 @@ def phased_models(draw):
         for a in model.actions))
 
 
-SETTINGS = settings(max_examples=120, deadline=None)
+SETTINGS = settings(max_examples=examples(120), deadline=None)
 
 
 @SETTINGS
@@ -219,7 +239,7 @@ def test_search_matches_the_semantics(model):
     search_matches_the_semantics(model)
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=examples(60))
 @given(phased_models())
 def test_search_of_phased_models_matches_the_semantics(model):
     search_matches_the_semantics(model)
@@ -250,18 +270,24 @@ def test_firings_match_the_semantics_state_by_state(model, data):
     firings_match_the_semantics(model, data)
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=examples(60))
 @given(phased_models(), st.data())
 def test_firings_of_phased_models_match_the_semantics(model, data):
     firings_match_the_semantics(model, data)
+
+
+def slot_values(lay):
+    """A state: a value in range for each slot, drawn in one draw."""
+    return st.tuples(*(st.integers(s.lo, s.hi) for s in lay.slots))
 
 
 def firings_match_the_semantics(model, data):
     lay = layout(model)
     p = packing_of(lay)
     expand = compile_model(lay).expand
+    states = slot_values(lay)
     for _ in range(12):
-        state = tuple(data.draw(st.integers(s.lo, s.hi)) for s in lay.slots)
+        state = data.draw(states)
         assert p.unpack(p.pack(state)) == state
         try:
             want = [(model.actions.index(t.action), t.choice, t.target,
@@ -282,8 +308,9 @@ def test_predicates_match_the_semantics(model, e, data):
     lay = layout(model)
     p = packing_of(lay)
     on_tuple, on_int = compile_predicate(lay, e), packed_predicate(lay, e)
+    states = slot_values(lay)
     for _ in range(12):
-        state = tuple(data.draw(st.integers(s.lo, s.hi)) for s in lay.slots)
+        state = data.draw(states)
         try:
             want = bool(evaluate(lay, e, state))
         except EvalError:
@@ -316,7 +343,7 @@ def watches(draw):
     return draw(st.lists(st.one_of(phase, phase, bools()), min_size=1, max_size=6))
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=examples(60))
 @given(st.one_of(phased_models(), models()), watches(), st.sampled_from([None, 2, 7, 40]))
 def test_watched_predicates_match_the_semantics(model, watched, cap):
     """Each watched predicate's first state (BFS order) where it holds, or where evaluating it raises, among
@@ -338,7 +365,7 @@ def test_watched_predicates_match_the_semantics(model, watched, cap):
         assert got == want and space.found[k] == (None if want[1] else want[0])
 
 
-@settings(SETTINGS, max_examples=30)
+@settings(SETTINGS, max_examples=examples(30))
 @given(phased_models(), watches())
 def test_generated_source_is_the_same_with_the_model_memo(model, watched):
     """Each model keeps what its firings are made from (`actiongen._prepared`): the search loop and

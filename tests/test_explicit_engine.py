@@ -6,6 +6,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.ir.expr import App, Const, Index, Local, Op, Var
@@ -87,7 +88,7 @@ def models(draw):
     return Model("random", variables=variables, actions=acts, end=end)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(models())
 def test_explore_agrees_with_the_reference_semantics(model):
     """40 draws (was 150): test_explicit_differential's search test compares more on more (the same
@@ -101,7 +102,7 @@ def test_explore_agrees_with_the_reference_semantics(model):
     assert {space.states[i] for i in space.deadlocks} == stuck
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(models(), guards(local=False))
 def test_every_trace_replays(model, predicate):
     claims = [Invariant(id="inv", expr=predicate), Reachable(id="reach", expr=predicate),

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import tempfile
 from pathlib import Path
@@ -25,11 +24,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.cli import main
 
 REPO = Path(__file__).parent.parent
-SLOW = os.environ.get("TURNPROOF_SLOW") == "1"
 GATE = (REPO / "tests/fixtures/gate/gate.yaml").read_text(encoding="utf-8"), \
     (REPO / "tests/fixtures/gate/gate_props.yaml").read_text(encoding="utf-8")
 FUZZ = REPO / "tests/fixtures/fuzz"
@@ -146,26 +145,26 @@ def _mutated(pair: tuple[str, str], which: str, mutations) -> tuple[str, str]:
     return model, props
 
 
-@settings(max_examples=3000 if SLOW else 150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(which=WHICH, mutations=MUTATIONS)
 def test_fuzzed_gate_model_and_claims(which, mutations):
     _run(*_mutated(GATE, which, mutations))
 
 
-@settings(max_examples=300 if SLOW else 8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(pair=st.sampled_from(SHIPPED), which=WHICH, mutations=MUTATIONS)
 def test_fuzzed_shipped_models_and_claims(pair, which, mutations):
     _run(*_mutated(pair, which, mutations), "--engine", "explicit", "--no-consistency")
 
 
 @pytest.mark.parametrize("command", ["lint", "simulate", "testgen", "export", "mutate", "diff"])
-@settings(max_examples=100 if SLOW else 3, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(seed=st.sampled_from(SEEDS), which=WHICH, mutations=MUTATIONS)
 def test_fuzzed_inputs_in_every_command(command, seed, which, mutations):
     _run(*_mutated(seed, which, mutations), command=command)
 
 
-@settings(max_examples=1000 if SLOW else 40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(mutations=MUTATIONS)
 def test_fuzzed_mermaid_charts(mutations):
     _run(_mutated((CHART, ""), "model", mutations)[0], "", command="import-mermaid")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier import baseline
 from verifier.diagnostics import UsageError
@@ -52,7 +53,7 @@ def replaced(doc: Any, path: tuple, value: Any) -> Any:
     return copy
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(place=st.sampled_from(places(RECORDED)), value=JSON)
 def test_any_value_anywhere_is_a_usage_error_or_a_comparison(tmp_path_factory, place, value):
     path = tmp_path_factory.mktemp("baseline") / "gate.json"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
@@ -77,7 +78,7 @@ def load(tmp_path_factory, text: str, claim: str, reach: bool):
     return model, prop
 
 
-SETTINGS = settings(max_examples=8, deadline=None)
+SETTINGS = settings(max_examples=examples(8), deadline=None)
 BAD = {Invariant: Verdict.VIOLATED, Reachable: Verdict.HOLDS}
 DEPTH = 8           # BMC's unrolling: every counterexample or witness of these models seen in 150 random
                     # draws was at most 7 steps long (the explicit search itself goes up to about 30 steps)

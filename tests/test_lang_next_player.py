@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_lang_errors import BASE, the_error, where, write
+from tiers import examples
 
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic.engine import SymbolicEngine
@@ -79,7 +80,7 @@ def player_terms() -> st.SearchStrategy[str]:
                                                         conditions, inner, inner), max_leaves=4)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(player_terms())
 def test_explicit_and_symbolic_agree_on_any_next_player(tmp_path, term):
     """A step claim the symbolic engine proves or refutes, and a reachability it searches by BMC."""

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_lang_errors import where
+from tiers import examples
 
 from verifier.diagnostics import PropertyError
 from verifier.engines import walk
@@ -122,7 +123,7 @@ def counters(draw):
                           overflow=draw(st.sampled_from(["forbid", "clamp"]))), draw(st.integers(0, 3))
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(counters())
 def test_explicit_and_symbolic_agree_on_moves_with_values(tmp_path, drawn):
     text, n = drawn

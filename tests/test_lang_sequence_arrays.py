@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from compiled_examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_lang_errors import the_error, where
+from tiers import examples
 
 from verifier.cli import main
 from verifier.engines.compiled.search import explore_compiled

@@ -14,6 +14,7 @@ from unittest.mock import patch
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.engines import lasso
 from verifier.engines.compiled.cycles import DONE, ArrayGraph, Paths, kernels, offsets_of
@@ -80,7 +81,7 @@ def graphs(draw) -> Graph:
                  deadlocks, draw(st.booleans()))
 
 
-SETTINGS = settings(max_examples=300, deadline=None)
+SETTINGS = settings(max_examples=examples(300), deadline=None)
 
 
 @SETTINGS

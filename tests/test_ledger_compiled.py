@@ -9,13 +9,13 @@ from __future__ import annotations
 import functools
 
 import pytest
-from compiled_examples import examples
 from hypothesis import HealthCheck, assume, given, settings
 from test_analysis_beyond import RULEBOOKS
 from test_analysis_compact import _shown
 from test_analysis_support import assert_replay
 from test_auto_store import FIX
 from test_compiled_store import MODELS
+from tiers import examples
 
 import verifier.runner as runner
 from verifier.analysis import analyse_model, compact_states, context

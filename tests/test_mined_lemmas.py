@@ -15,6 +15,7 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_symbolic_diff import claims, models
+from tiers import examples
 
 from verifier.engines.explicit import ExplicitEngine, explore
 from verifier.engines.symbolic import SymbolicEngine, mined
@@ -220,7 +221,7 @@ def problem(enc: Encoding, claim) -> Safety:
     return Safety(enc, enc.predicate(neg(claim.expr), enc.cur), disj(enc.error, enc.claim_error(claim.expr)))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(FIXED, CLAIMS, st.integers(1, 6))
 def test_a_proof_with_mined_lemmas_never_meets_a_counterexample(model, claim, cap):
     """The method alone (no plain k-induction before it), from the first `cap` states."""
@@ -235,7 +236,7 @@ def test_a_proof_with_mined_lemmas_never_meets_a_counterexample(model, claim, ca
         assert ref.verdict is Verdict.VIOLATED
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(FIXED, st.integers(1, 6), st.data())
 def test_houdini_keeps_no_lemma_a_reachable_state_breaks(model, cap, data):
     """Candidates mined from a few states, plus wrong ones (each excludes a reachable state)."""
@@ -251,7 +252,7 @@ def test_houdini_keeps_no_lemma_a_reachable_state_breaks(model, cap, data):
             assert not excluded(lemma, row) if isinstance(lemma, tuple) else lemma.holds(row), (lemma, row)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(FIXED | FREEZES, st.data())
 def test_context_lemmas_hold_in_every_state_they_are_mined_from(model, data):
     """From reachable states (a few, or all of them), no context lemma has an exception among
@@ -274,7 +275,7 @@ CANDIDATES = st.lists(st.one_of(st.lists(LITERALS, min_size=1, max_size=2).map(t
 TABLES = st.lists(st.tuples(*[st.integers(-1, 3)] * 3), min_size=1, max_size=30).map(lambda rows: np.array(rows))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(CANDIDATES, TABLES)
 def test_the_candidates_kept_are_those_no_row_breaks(candidates, table):
     """`_unbroken` (columns, each literal's once) against the candidates judged row by row."""
@@ -304,7 +305,7 @@ def largest_inductive(enc: Encoding, support, lemmas: list) -> list:
         alive = kept
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(models(), st.booleans(), st.integers(1, 6), st.data())
 def test_houdini_keeps_the_largest_inductive_subset(model, free, cap, data):
     """Mined candidates plus wrong ones (each excludes a reachable state), with the parameter P

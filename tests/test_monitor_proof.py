@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_symbolic_diff import bool_expr, models
+from tiers import examples
 
 from verifier.cli import main
 from verifier.engines.explicit import ExplicitEngine
@@ -110,7 +111,7 @@ def ordered(draw):
 ORDERED = ordered()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(ORDERED)
 def test_a_proof_with_lemmas_never_meets_a_run_that_breaks_the_claim(case):
     model, claim = case

@@ -12,6 +12,7 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_explicit_differential import bools, models
+from tiers import examples
 
 from verifier.cli import main as cli_main
 from verifier.engines import por
@@ -29,7 +30,7 @@ from verifier.trace import replay
 
 ROOT = Path(__file__).resolve().parent.parent
 PHILS = ROOT / "bench" / "models" / "phils12.yaml"
-SETTINGS = settings(max_examples=40, deadline=None)
+SETTINGS = settings(max_examples=examples(40), deadline=None)
 STATES = st.data()
 
 # Loosely coupled components (where the reduction has something to reduce): K counters a[j], each
@@ -177,7 +178,7 @@ def _same_verdicts(model: Model, full: list, reduced: list) -> None:
             replay(layout(model), got.trace)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(COMPONENT_MODELS, COMPONENT_CLAIMS, st.integers(-1, 1), st.integers(0, 12))
 def test_handing_over_to_the_full_search_keeps_the_verdicts(model, exprs, fired, after):
     """A search that reduces too little goes on with the generated full search; forced here after

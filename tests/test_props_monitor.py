@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.ir.expr import Const
 from verifier.ir.model import Action, IntType, Model, Variable
@@ -92,7 +93,7 @@ PATTERNS = st.sampled_from(["absence", "existence", "precedence", "response", "b
 SCOPES = st.sampled_from(["globally", "before", "after", "between", "after-until"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(PATTERNS, SCOPES, st.text(alphabet=EVENTS, max_size=12), st.integers(0, 2))
 def test_monitor_agrees_with_direct_check(pattern, scope, word, bound):
     c = claim(pattern, scope, bound if pattern == "bounded-existence" else None)

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_lang_errors import where
+from tiers import examples
 
 from verifier.diagnostics import PropertyError
 from verifier.engines.explicit import ExplicitEngine
@@ -88,7 +89,7 @@ STEP_TEXTS = ["stack <= prev(stack) + 1", "stack >= prev(stack)", "passes == 0 o
 ACTIONS = [[], ["cast"], ["tap"], ["counter", "pass_prio"], ["pass turn"]]
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(text=st.sampled_from(STEP_TEXTS), actions=st.sampled_from(ACTIONS))
 def test_explicit_and_symbolic_agree(tmp_path_factory, text, actions):
     claim = (f"claims:\n  - id: c\n    says: x\n    step: \"{text}\"\n"

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_lang_errors import where
+from tiers import examples
 
 from verifier.diagnostics import PropertyError
 from verifier.engines import walk
@@ -141,7 +142,7 @@ COUNTERS = st.builds(
     st.sampled_from(["add", "drop", "add, drop"]), st.one_of(st.none(), st.integers(0, 3)))
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(drawn=COUNTERS)
 def test_explicit_and_symbolic_agree_on_step_claims_reading_choices(tmp_path_factory, drawn):
     text, claims = drawn

@@ -14,11 +14,11 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from compiled_examples import examples
 from hypothesis import given, settings
 from test_auto_compiled import TINY
 from test_auto_store import _wide, order_model
 from test_compiled_store import CLAIMS, MODELS
+from tiers import examples
 
 from verifier.engines.compiled.numbagen import MAX_WORDS
 from verifier.engines.compiled.search import explore_compiled

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_ranking_synthesis import rounds
 from test_symbolic_diff import P_HI, P_LO, models
+from tiers import examples
 
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
@@ -30,7 +31,7 @@ def explicit(model) -> Verdict:
     return r.verdict
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(FIXED)
 def test_a_ranking_proof_never_meets_a_lasso(model):
     (r,) = SymbolicEngine().check(model, [GAME], BUDGET)
@@ -41,7 +42,7 @@ def test_a_ranking_proof_never_meets_a_lasso(model):
     assert (r.verdict in ENDS) == (want is Verdict.HOLDS), (r.verdict, r.engine, r.reason, r.evidence)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(FREE)
 def test_a_proof_for_every_value_holds_in_each_instance(model):
     (r,) = SymbolicEngine().check(model.instantiate({"P": None}), [GAME], BUDGET)
@@ -53,7 +54,7 @@ def test_a_proof_for_every_value_holds_in_each_instance(model):
         assert explicit(model.instantiate({"P": dict(r.params)["P"]})) is Verdict.VIOLATED
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(st.integers(1, 3), st.booleans(), st.booleans())
 def test_turn_taking_models_are_ranked_only_where_they_end(cards, second_may_skip, reset_each_turn):
     model = rounds(cards, second_may_skip, reset_each_turn)

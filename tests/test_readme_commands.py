@@ -6,7 +6,8 @@ and must exit as the documents promise (0: all as expected). (docs/ shows its co
 Most run exactly as printed, on a copy of the project's inputs. Three kinds run cheaper:
 - `check models/<game>.yaml` at the defaults (any output format): the run is the one
   tests/shipped_runs.py makes once per test process for the pinned verdicts (same options; the test
-  sits in the game's xdist group), handed to the command instead of a second search.
+  sits in the game's xdist group, and for the four big games in the full tier: `shipped_runs.marks_of`),
+  handed to the command instead of a second search.
 - `simulate ... --games 1000`: 5 games (each game is the same; the count only steadies the statistics).
 - The other lines on a shipped game (`check` at other numbers or `--printed`, `lint`, `report`,
   `diff`, `mutate`; README's first line's `report ... --gate` too) take 10 s to minutes of CPU each:
@@ -31,7 +32,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shipped_runs import runs_of
+from shipped_runs import marks_of, runs_of
 
 from verifier import runner
 from verifier.cli import build_parser, main
@@ -66,7 +67,7 @@ def documented_commands() -> list[tuple[str, str]]:
 
 def as_case(where: str, command: str):
     shipped = SHIPPED_DEFAULT.fullmatch(command)
-    marks = [pytest.mark.xdist_group(shipped.group(1))] if shipped else []
+    marks = marks_of(shipped.group(1)) if shipped else ()
     return pytest.param(where, command, marks=marks, id=where)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.cli import main
 from verifier.diagnostics import ModelError, PropertyError
@@ -154,7 +155,7 @@ def rotate(state: tuple, r: int, lay) -> tuple:
     return tuple(out)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(MODELS, st.data())
 def test_symmetry_keeps_verdicts_and_stores_one_state_per_orbit(model, data):
     SymmetryCheck(model).model_parts()        # the generator only builds models the check accepts

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_symbolic_exprs import BOOLS, LAY, states
+from tiers import examples
 
 from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind, Var
 from verifier.ir.simplify import simplify_condition
@@ -52,13 +53,13 @@ def _same(e, state) -> None:
         assert before == after, f"{e} -> {simplified}"
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(JUNCTIONS, NEAR)
 def test_the_simplified_condition_holds_where_the_original_does(e, state):
     _same(e, state)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(BOOLS, states)
 def test_any_expression_read_as_a_condition_keeps_its_truth(e, state):
     """Numbers read as conditions, `if`, `->`, sums: what the rewrites leave alone stays as it was."""

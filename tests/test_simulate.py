@@ -7,6 +7,7 @@ import textwrap
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.cli import main
 from verifier.diagnostics import UsageError
@@ -69,7 +70,7 @@ def test_same_seed_same_playouts_and_another_seed_differs(aeons):
     assert a.game_lengths != c.game_lengths
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(seed=SEEDS)
 def test_every_violation_trace_replays_and_violates(aeons, seed):
     model, claims = aeons
@@ -235,7 +236,7 @@ def test_model_text_is_not_markup_on_the_terminal(tmp_path, capsys):
 MODELS = st.sampled_from(["aeons_end", "alice", "wtactics", "alpha_clash", "shadow_era"])
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(game=MODELS, seed=SEEDS, index=st.integers(0, 4))
 def test_every_playout_is_a_path_of_the_reference_semantics(game, seed, index):
     """The packed generated code the playouts run on against the reference interpreter: a whole

@@ -16,10 +16,10 @@ end condition and sometimes a parameter. On each:
 from __future__ import annotations
 
 import functools
-import os
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.engines.explicit import ExplicitEngine
 from verifier.engines.symbolic import SymbolicEngine
@@ -29,10 +29,9 @@ from verifier.ir.props import DeadlockFree, Invariant, Reachable
 from verifier.resources import Budget
 from verifier.result import Verdict
 
-SLOW = bool(os.environ.get("TURNPROOF_SLOW"))
-N_BMC = 2000 if SLOW else 150
-N_PROOF = 1000 if SLOW else 80
-N_PARAM = 500 if SLOW else 40
+N_BMC = examples(150)
+N_PROOF = examples(80)
+N_PARAM = examples(40)
 BUDGET = Budget(rlimit=40_000_000)
 P_LO, P_HI = 1, 3
 

@@ -7,18 +7,16 @@ number), following the same short-circuit order.
 """
 from __future__ import annotations
 
-import os
-
 import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.engines.symbolic.encode import Encoding, State, as_int
 from verifier.ir.expr import App, Const, Index, Local, Op, Quant, QuantKind, Var
 from verifier.ir.model import BoolType, EnumType, IntType, Model, Variable
 from verifier.semantics import EvalError, evaluate, layout
 
-SLOW = bool(os.environ.get("TURNPROOF_SLOW"))
 COLOUR = EnumType("Colour", ("red", "green", "blue"))
 MODEL = Model(name="exprs", enums=(COLOUR,), variables=(
     Variable("x", IntType(Const(-2), Const(5)), init=(Const(0),)),
@@ -88,7 +86,7 @@ def z3_eval(e, state):
     return z3.simplify(as_int(value)), z3.simplify(defined)
 
 
-@settings(max_examples=3000 if SLOW else 400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.one_of(INTS, BOOLS), states)
 def test_python_and_z3_agree(e, state):
     try:

@@ -9,6 +9,7 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_symbolic_exprs import BOOLS, INTS, MODEL
+from tiers import examples
 
 from verifier.engines.symbolic.encode import Encoding
 from verifier.engines.symbolic.total import failing
@@ -33,7 +34,7 @@ def _raises_in_range(action: Action, **changes) -> bool:
     return s.check() == z3.sat
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(BOOLS, INTS, INTS, st.booleans())
 def test_what_cannot_fail_never_fails(guard, index, value, indexed):
     target = Index("arr", index) if indexed else Var("x")

@@ -11,6 +11,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_explicit_differential import models
+from tiers import examples
 
 from verifier.engines.bfsgen import compile_expander, generated_expander, packing_of
 from verifier.engines.compact import SEMANTIC_MOVES, firings_along, firings_of
@@ -30,7 +31,7 @@ def expanders_first_firings(lay, keys):
     return out
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(models(), st.data())
 def test_each_move_is_the_expanders_first_firing_to_the_next_state(model, data):
     space = explore(model, Budget(max_states=300))

@@ -11,6 +11,7 @@ from unittest import mock
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from verifier.engines import visited
 from verifier.engines.memory import give_back_pages
@@ -66,7 +67,7 @@ def _build(batches, links: str, words: int, spill_every: int = 0):
     return table, parents, edges
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(TABLES)
 def test_a_table_grown_many_times_keeps_every_key_and_parent(drawn):
     links, words, batches = drawn
@@ -84,7 +85,7 @@ def test_a_table_grown_many_times_keeps_every_key_and_parent(drawn):
         assert table.parent_of(key, lambda s, t: (s, t) in edges) == parent
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(TABLES)
 def test_a_table_spilled_to_disk_keeps_every_key_and_parent(drawn):
     links, words, batches = drawn
@@ -98,7 +99,7 @@ def test_a_table_spilled_to_disk_keeps_every_key_and_parent(drawn):
     table.close()
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(graphs(WIDE_KEYS[2]))
 def test_rows_whose_hashes_collide_stay_apart_in_the_table_and_the_disk_runs(batches):
     weak = lambda keys: mix(keys[:, 0]) if keys.ndim > 1 else mix(keys)      # noqa: E731 (rows alike in word 0 collide)

@@ -7,6 +7,7 @@ from dataclasses import replace
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from test_reduce_symmetry import MODELS, claims
+from tiers import examples
 
 from verifier.engines import walk
 from verifier.engines.explicit import ExplicitEngine
@@ -20,7 +21,7 @@ from verifier.trace import replay
 RUN_STEPS = 4_000   # per drawn case; the runs stop once every claim is decided, and on the CI sample
                     # 0.05 s decides what 0.1 s decided
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(MODELS, st.data())
 def test_random_runs_agree_with_the_complete_search(model, data):
     model = replace(model, symmetry=None)

@@ -9,6 +9,7 @@ from conftest import DEEP_COUNTER
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from test_reduce_symmetry import ACT, MODELS, TOP, c, claims, f, h, over_players
+from tiers import examples
 
 from verifier.engines import walk
 from verifier.engines.explicit import ExplicitEngine
@@ -65,7 +66,7 @@ def checked_trace(model, result) -> None:
     assert breaks(concrete, claim, states[-2], states[-1])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(MODELS, st.data())
 def test_random_runs_break_only_what_the_complete_search_breaks(model, data):
     model = replace(model, symmetry=None)
@@ -169,7 +170,7 @@ def one_by_one(model, claims, steps_at_most: int) -> list[tuple]:
     return [(p.id, found.get(k), steps) for k, p in enumerate(claims)]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(MODELS, st.data())
 def test_the_runs_read_a_span_at_a_time_decide_where_one_by_one_they_do(model, data):
     """Each claim decided by the move (or state) that decides it reading one position at a time, and
@@ -190,7 +191,7 @@ def _seen(results) -> list[tuple]:
     return [(r.property.id, r.verdict, r.trace, r.stats.states, r.reason) for r in results]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(MODELS, st.data())
 def test_checks_handed_one_models_runs_decide_what_each_decides_on_its_own(model, data):
     """The claims' checks and the step claims' read one `walk.Runs`, in either order: the same
