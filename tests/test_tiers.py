@@ -95,7 +95,8 @@ class Tiered:
 def test_full_tier_tests_skip_in_the_quick_tier_with_the_reason(tier, ran, skipped, pytester):
     pytester.makeini("[pytest]\nmarkers =\n    slow: slow\n    full_tier: full tier\n")
     pytester.makepyfile(test_marked=TESTS)
-    reports = pytester.inline_run("-p", "no:cacheprovider", "-p", "no:xdist", plugins=[Tiered(tier)]).getreports()
+    reports = pytester.inline_run("-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:benchmark",
+                                  plugins=[Tiered(tier)]).getreports()
     assert {r.nodeid.split("::")[1] for r in reports if r.when == "call" and r.passed} == ran
     assert {r.nodeid.split("::")[1]: r.longrepr[2].removeprefix("Skipped: ")
             for r in reports if r.skipped} == skipped
