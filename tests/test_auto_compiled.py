@@ -3,7 +3,7 @@ from sizes alone, the stage a search goes on in, and the auto engine and the con
 when the plan ends in the compiled store, against the python store (the reference): the same
 verdicts, reasons, states and shortest traces, the same findings. The thresholds are lowered so
 that tiny models pass them; each example is a cold Numba compile, so they are few
-(`compiled_examples`)."""
+(`tiers.examples`)."""
 from __future__ import annotations
 
 import pickle

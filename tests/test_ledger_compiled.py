@@ -3,7 +3,7 @@
 the claims' search instead of searching (and compiling) again, and find what they find on their own
 search; where it would not (--store compiled on a model their plan keeps in the python store), they
 explore as before. The thresholds are lowered so that tiny models pass them; each drawn example is a cold Numba
-compile, so they are few (`compiled_examples`)."""
+compile, so they are few (`tiers.examples`)."""
 from __future__ import annotations
 
 import functools
