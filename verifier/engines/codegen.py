@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import assert_never
 
+from verifier.engines.codecache import code_of
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, apply_op, substitute
 from verifier.semantics import EvalError, Layout
 
@@ -129,7 +130,7 @@ def make_packing(lay: Layout) -> Packing:
     src = (f"def pack(t):\n    return {balanced_join(pack_terms, ' | ') or '0'}\n"
            f"def unpack(x):\n    return ({', '.join(unpack_terms)}{',' if len(unpack_terms) == 1 else ''})\n")
     ns: dict = {}
-    exec(compile(src, "<turnproof packing>", "exec"), ns)
+    exec(code_of(src, "<turnproof packing>"), ns)
     return Packing(tuple(s.name for s in lay.slots), los, his, widths, shifts, ns["pack"], ns["unpack"], words)
 
 

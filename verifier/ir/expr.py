@@ -228,7 +228,7 @@ def fold(e: Expr) -> Expr:
             except ArithmeticError:
                 return App(node.op, args, span=node.span)
             return Const(value, is_bool=node.op in BOOL_OPS, span=node.span)
-        return App(node.op, args, span=node.span)
+        return node if all(new is old for new, old in zip(args, node.args)) else App(node.op, args, span=node.span)
 
     return map_expr(e, fn)
 
@@ -268,7 +268,9 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 
 def map_expr(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
-    """Rebuild `e` top-down; `fn` may replace a node by returning an expression."""
+    """Rebuild `e` top-down; `fn` may replace a node by returning an expression. A node none of
+    whose parts changed is kept (the nodes are frozen: most of a model's expressions pass through
+    parameter substitution and folding unchanged)."""
     replaced = fn(e)
     if replaced is not None:
         return replaced
@@ -276,12 +278,14 @@ def map_expr(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
         case Const() | Var() | Param() | Local():
             return e
         case Index():
-            return Index(e.name, map_expr(e.index, fn), span=e.span)
+            index = map_expr(e.index, fn)
+            return e if index is e.index else Index(e.name, index, span=e.span)
         case App():
-            return App(e.op, tuple(map_expr(a, fn) for a in e.args), span=e.span)
+            args = tuple(map_expr(a, fn) for a in e.args)
+            return e if all(new is old for new, old in zip(args, e.args)) else App(e.op, args, span=e.span)
         case Quant():
-            return Quant(e.kind, e.var, map_expr(e.lo, fn), map_expr(e.hi, fn),
-                         map_expr(e.body, fn), span=e.span)
+            lo, hi, body = map_expr(e.lo, fn), map_expr(e.hi, fn), map_expr(e.body, fn)
+            return e if lo is e.lo and hi is e.hi and body is e.body else Quant(e.kind, e.var, lo, hi, body, span=e.span)
         case _:
             assert_never(e)
 
