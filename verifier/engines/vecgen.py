@@ -32,6 +32,7 @@ from typing import assert_never
 import numpy as np
 
 from verifier.engines.actiongen import Labels, specialise
+from verifier.engines.codecache import code_of
 from verifier.engines.codegen import Packing, interval, may_raise, simplify, source_file
 from verifier.ir.expr import App, Const, Expr, Index, Local, Op, Param, Quant, QuantKind, Var, substitute
 from verifier.ir.model import Action, IntType, Modality, Overflow, type_bounds
@@ -288,7 +289,7 @@ def _exec(w: _Writer, source: str, name: str) -> dict:
     ns = dict(_RUNTIME)
     ns.update(w.consts)
     ns["_as_int"] = _as_int
-    exec(compile(source, source_file(source, name), "exec"), ns)
+    exec(code_of(source, source_file(source, name)), ns)
     return ns
 
 
