@@ -2,7 +2,7 @@
 
 The tiers (`tiers`): by default a run is the quick tier: Hypothesis tests draw a quarter of CI's
 examples and the tests marked ``full_tier`` (the checks of the four big shipped games at their
-defaults) skip. Where the ``CI`` variable is true (CI sets it), or with ``--full``, the run is the
+defaults, and the check of aeons_end beside a busy loop) skip, each with its marker's reason. Where the ``CI`` variable is true (CI sets it), or with ``--full``, the run is the
 full tier, CI's suite: every test, at CI's examples. ``--slow`` runs the tests marked ``slow`` too,
 and Hypothesis draws five times CI's examples, at random. The run's last lines name its tier.
 ``--regen-golden`` rewrites the golden files of the report tests (tests read
@@ -68,9 +68,11 @@ HYPOTHESIS = settings()     # Hypothesis's own profile ("ci" where the CI variab
 TIER_KEY = pytest.StashKey[Tier]()
 FULL_TIER_REASON = ("the four big shipped games are checked in the full tier (CI, or --full); locally the main "
                     "job `turnproof report models/*.yaml -o reports --gate` gates their verdicts")
+STARVED_REASON = ("a check beside a busy loop is run in the full tier (CI, or --full), which loads the machine on "
+                  "purpose; CI also runs the main job and every shipped model's diff beside one (bench/determinism.py)")
 TIER_LINES = {
-    Tier.QUICK: "quick tier: Hypothesis at 1/4 of CI's examples, the four big shipped games skipped "
-                "(--full runs CI's suite)",
+    Tier.QUICK: "quick tier: Hypothesis at 1/4 of CI's examples, the four big shipped games and the starved "
+                "check skipped (--full runs CI's suite)",
     Tier.FULL: "full tier: CI's suite, Hypothesis at CI's examples, every shipped game checked",
     Tier.SLOW: "slow tier: the slow tests too, Hypothesis at 5 times CI's examples, drawn at random",
 }
@@ -205,14 +207,15 @@ def pytest_collection_modifyitems(config, items):
 
 
 def skip_outside_tier(items, tier: Tier) -> None:
-    """The tests marked `slow` skip but in the slow tier, those marked `full_tier` in the quick tier."""
+    """The tests marked `slow` skip but in the slow tier, those marked `full_tier` in the quick tier
+    (with the marker's `reason`, by default FULL_TIER_REASON)."""
     slow = pytest.mark.skip(reason="slow: run with --slow")
-    full = pytest.mark.skip(reason=FULL_TIER_REASON)
     for item in items:
+        full = item.get_closest_marker("full_tier")
         if "slow" in item.keywords and tier is not Tier.SLOW:
             item.add_marker(slow)
-        elif item.get_closest_marker("full_tier") and tier is Tier.QUICK:
-            item.add_marker(full)
+        elif full and tier is Tier.QUICK:
+            item.add_marker(pytest.mark.skip(reason=full.kwargs.get("reason", FULL_TIER_REASON)))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -68,6 +68,10 @@ import pytest
 def test_big():
     pass
 
+@pytest.mark.full_tier(reason="loads the machine")
+def test_loaded():
+    pass
+
 @pytest.mark.slow
 def test_slow():
     pass
@@ -88,9 +92,10 @@ class Tiered:
 
 
 @pytest.mark.parametrize("tier, ran, skipped", [
-    (Tier.QUICK, {"test_plain"}, {"test_big": conftest.FULL_TIER_REASON, "test_slow": "slow: run with --slow"}),
-    (Tier.FULL, {"test_plain", "test_big"}, {"test_slow": "slow: run with --slow"}),
-    (Tier.SLOW, {"test_plain", "test_big", "test_slow"}, {}),
+    (Tier.QUICK, {"test_plain"}, {"test_big": conftest.FULL_TIER_REASON, "test_loaded": "loads the machine",
+                                  "test_slow": "slow: run with --slow"}),
+    (Tier.FULL, {"test_plain", "test_big", "test_loaded"}, {"test_slow": "slow: run with --slow"}),
+    (Tier.SLOW, {"test_plain", "test_big", "test_loaded", "test_slow"}, {}),
 ], ids=IDS)
 def test_full_tier_tests_skip_in_the_quick_tier_with_the_reason(tier, ran, skipped, pytester):
     pytester.makeini("[pytest]\nmarkers =\n    slow: slow\n    full_tier: full tier\n")
