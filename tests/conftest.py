@@ -2,8 +2,9 @@
 
 The tiers (`tiers`): by default a run is the quick tier: Hypothesis tests draw a quarter of CI's
 examples and the tests marked ``full_tier`` (the checks of the four big shipped games at their
-defaults, and the check of aeons_end beside a busy loop) skip, each with its marker's reason. Where the ``CI`` variable is true (CI sets it), or with ``--full``, the run is the
-full tier, CI's suite: every test, at CI's examples. ``--slow`` runs the tests marked ``slow`` too,
+defaults, and the check of aeons_end beside a busy loop) skip, each with its marker's reason. Where
+the ``CI`` variable is true (CI sets it), or with ``--full``, the run is the full tier, CI's suite:
+every test, at CI's examples. ``--slow`` runs the tests marked ``slow`` too,
 and Hypothesis draws five times CI's examples, at random. The run's last lines name its tier.
 ``--regen-golden`` rewrites the golden files of the report tests (tests read
 ``TURNPROOF_REGEN_GOLDEN``); without it a golden mismatch fails.
