@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib.util
+import os
 import pickle
 import sys
 from dataclasses import replace
@@ -171,3 +172,29 @@ def test_a_module_is_imported_under_an_exclusive_lock_on_its_file(fresh_cache):
     assert module.LOCKED
     with open(fresh_cache / f"{cache.module_key(LOCK_PROBE)}.py", "rb") as after:
         fcntl.flock(after, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _fallback(tmp_path, monkeypatch) -> Path:
+    """The temporary directory's fallback folder of this user, under `tmp_path`."""
+    monkeypatch.setattr(cache.tempfile, "gettempdir", lambda: str(tmp_path))
+    return tmp_path / f"turnproof-{os.getuid()}"
+
+
+def test_the_fallback_folder_is_made_private_and_used(tmp_path, monkeypatch):
+    own = _fallback(tmp_path, monkeypatch)
+    assert cache._folders()[1:] == (own / "compiled",)
+    assert own.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("made", ["writable by others", "a link"])
+def test_a_fallback_folder_others_could_have_filled_is_not_used(made, tmp_path, monkeypatch):
+    """Another user could have made the shared temporary directory's folder first, with modules of
+    theirs in it: one that others may write, or a link elsewhere, is left out."""
+    own = _fallback(tmp_path, monkeypatch)
+    if made == "a link":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        own.symlink_to(tmp_path / "elsewhere")
+    else:
+        own.mkdir()
+        own.chmod(0o777)
+    assert cache._folders() == (cache.cache_dir(),)

@@ -7,10 +7,11 @@ cached beside it (`cache=True` writes `__pycache__` next to the module). The fol
 `$TURNPROOF_CACHE_DIR`, else `$XDG_CACHE_HOME/turnproof/compiled`, else
 `~/.cache/turnproof/compiled`; never the checkout (the modules' bytecode is kept there too, also under
 PYTHONDONTWRITEBYTECODE: `_imported`). Where it cannot be written, a private folder
-under the system's temporary directory serves (compiled again in each process that cannot
-reuse it). A module is imported under an exclusive lock on its file (`_compiling`): processes that
-need a module none has compiled yet (readings forked together, test workers) compile it once, the
-others waiting, then loading the machine code the first cached.
+under the system's temporary directory serves (this user's, writable by no one else: `_private`;
+compiled again in each process that cannot reuse it). A module is imported under an exclusive
+lock on its file (`_compiling`): processes that need a module none has compiled yet (readings
+forked together, test workers) compile it once, the others waiting, then loading the machine code
+the first cached.
 
 A warm start need not even write the text: `load_generated` finds the module by a digest of
 what its text is generated from (`digest_of`: the generator's kind, its inputs pickled, the
@@ -28,6 +29,7 @@ import io
 import os
 import pickle
 import re
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -168,10 +170,26 @@ def _compiling(path: Path) -> Iterator[None]:
         yield
 
 
-def _folders() -> tuple[Path, Path]:
+def _folders() -> tuple[Path, ...]:
     """The cache folder, and the private one under the system's temporary directory that serves
-    where it cannot be written."""
-    return cache_dir(), Path(tempfile.gettempdir()) / f"turnproof-{os.getuid()}" / "compiled"
+    where it cannot be written (left out where it is not private: `_private`)."""
+    own = Path(tempfile.gettempdir()) / f"turnproof-{os.getuid()}"
+    return (cache_dir(), own / "compiled") if _private(own) else (cache_dir(),)
+
+
+def _private(folder: Path) -> bool:
+    """Whether `folder` is (or, made now, becomes) a directory of this user's that no one else may
+    write: the temporary directory is shared, and another user could have made a folder of that name
+    first, with modules and machine code of theirs in it, which this process would import."""
+    try:
+        folder.mkdir(mode=0o700)
+    except OSError:
+        pass
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def _file(name: str) -> Path | None:
