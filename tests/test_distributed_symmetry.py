@@ -128,12 +128,17 @@ def same_answers(model, got, want) -> None:
     for g, w in zip(got, want, strict=True):
         assert (g.verdict, g.reason, g.depth, g.stats.states, g.stats.transitions, g.reductions) == \
             (w.verdict, w.reason, w.depth, w.stats.states, w.stats.transitions, w.reductions)
-        assert (g.trace is None) == (w.trace is None)
-        if g.trace is not None:
-            assert len(g.trace.steps) == len(w.trace.steps)
-            states = replay(lay, g.trace)
-            if g.trace.loop_start is not None:
-                assert states[-1] == states[g.trace.loop_start]
+        same_trace(lay, g, w)
+
+
+def same_trace(lay, got, want) -> None:
+    """`got`'s trace there where `want`'s is, as long, replayed on the model (a lasso closes)."""
+    assert (got.trace is None) == (want.trace is None)
+    if got.trace is not None:
+        assert len(got.trace.steps) == len(want.trace.steps)
+        states = replay(lay, got.trace)
+        if got.trace.loop_start is not None:
+            assert states[-1] == states[got.trace.loop_start]
 
 
 @ON_THE_CLUSTER
@@ -252,12 +257,7 @@ def test_two_compiled_workers_match_the_single_process_search(scheduler, tmp_pat
         assert (g.verdict, g.depth, g.stats.states, g.stats.transitions) == \
             (w.verdict, w.depth, w.stats.states, w.stats.transitions)
         assert (g.engine, g.evidence["store"]) == ("explicit/compiled", "compiled")
-        assert (g.trace is None) == (w.trace is None)
-        if g.trace is not None:
-            assert len(g.trace.steps) == len(w.trace.steps)
-            states = replay(lay, g.trace)
-            if g.trace.loop_start is not None:
-                assert states[-1] == states[g.trace.loop_start]
+        same_trace(lay, g, w)
     assert got[-1].verdict is Verdict.VIOLATED and got[-1].trace == want[-1].trace    # decided in this process
 
 
