@@ -40,16 +40,13 @@ from verifier.engines.symbolic.core import Effort, Outcome, Safety
 from verifier.engines.symbolic.encode import Encoding, Term, conj, negate, numeral
 from verifier.engines.symbolic.kinduction import kinduction
 from verifier.engines.symbolic.pdr import pdr
-from verifier.engines.symbolic.strengthen import Clause, Literal, houdini, lemma_term, random_states, recheck
+from verifier.engines.symbolic.strengthen import Clause, Literal, deep_runs, houdini, lemma_term, recheck
 from verifier.ir.expr import App, Const, Expr, Index, Op, Var, walk
 from verifier.ir.model import BoolType, EnumType
 
 MINED = "mined-lemmas"   # the method's name in results
 EQ_DOMAIN = 8            # an integer slot with at most this many values also gets literals x == v
 THRESHOLDS = 24          # literals x <= v and x >= v per integer slot, at most about this many values v each
-RUN_STEPS = 100_000      # seeded random runs beside the explored states: this many steps at most, from the deepest
-                         # explored states ...
-RUN_STARTS = 256         # ... these many
 MAX_K = 2                # k-induction relative to the lemmas, up to this k
 WIDEN_SHARE = 0.25       # of a claim's Z3 units, for adding the context lemmas to the lemmas kept (once per model; resumable)
 EQUATION_ROWS = 400      # states the linear equalities are found from (then checked on all)
@@ -162,12 +159,11 @@ class Mined:
 
 def mine(enc: Encoding, explored: np.ndarray, params: dict[str, int] | None = None) -> Mined:
     """Candidate lemmas true in every row of `explored` (reachable states, one column per slot of a
-    concrete model) and in the states of seeded random runs (RUN_STEPS at most, at these values of
-    the free parameters; from the initial states when nothing was explored)."""
+    concrete model) and in the states of seeded random runs from its deepest rows (`strengthen.deep_runs`,
+    at these values of the free parameters; from the initial states when nothing was explored)."""
     n = len(enc.slots)
     rows = [explored[:, :n]] if len(explored) else []
-    deepest = [tuple(int(v) for v in row) for row in explored[-RUN_STARTS:, :n]]    # the last rows: BFS order
-    runs = random_states(enc, params or {}, deepest or None, RUN_STEPS)
+    runs = deep_runs(enc, params or {}, explored)
     if runs:
         rows.append(np.array(sorted(runs), dtype=np.int64))
     if not rows:

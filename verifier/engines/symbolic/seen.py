@@ -19,11 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verifier.engines.symbolic.encode import Encoding
-from verifier.engines.symbolic.strengthen import expander, random_states
+from verifier.engines.symbolic.strengthen import deep_runs, expander, random_states
 from verifier.semantics import EvalError
 
-RUN_STARTS = 256        # deepest explored states the runs start from, at most ...
-RUN_STEPS = 100_000     # ... and their steps, at most
 CHANGE_STATES = 16_384  # states whose moves give the changes per action, at most (spread over them)
 
 Params = tuple[int, ...]        # values of `enc.params`, in order
@@ -64,7 +62,7 @@ class Seen:
         explored = explored[:, :n].astype(np.int64)
         known = set(map(tuple, explored.tolist()))       # distinct rows: a search's stored states
         if len(explored):                                   # BFS order: the deepest last
-            runs |= random_states(enc, values, list(map(tuple, explored[-RUN_STARTS:].tolist())), RUN_STEPS)
+            runs |= deep_runs(enc, values, explored)
         more = np.array(sorted(runs - known), dtype=np.int64).reshape(-1, n)
         return np.concatenate([explored, more])
 

@@ -38,6 +38,8 @@ from verifier.semantics import EvalError, layout
 WALK_STEPS = 20_000     # steps of random runs per call, at most
 WALK_LENGTH = 2_000     # steps of one run before it restarts
 WALK_STALE = 200        # steps without a new state after which the runs stop
+DEEP_STARTS = 256       # deepest explored states the runs beside a search start from, at most ...
+DEEP_STEPS = 100_000    # ... and their steps, at most
 INITIAL_STATES = 3      # initial states the runs start from, at most
 FILTER_STATES = 8_192   # reachable states the candidates are filtered by, at most (memory: states x literals)
 SAMPLES = 24            # blocking states taken per call, at most (the newest)
@@ -171,6 +173,14 @@ def random_states(enc: Encoding, params: dict[str, int], starts: list[tuple[int,
         if steps >= most or steps - last_new >= WALK_STALE:
             break
     return {packing.unpack(x) for x in seen}
+
+
+def deep_runs(enc: Encoding, params: dict[str, int], explored: np.ndarray) -> set[tuple[int, ...]]:
+    """The states of seeded random runs (DEEP_STEPS at most) from the deepest DEEP_STARTS rows of
+    `explored` (reachable states in BFS order, the deepest last, a column per slot first); from the
+    initial states where it has none."""
+    starts = [tuple(int(v) for v in row) for row in explored[-DEEP_STARTS:, :len(enc.slots)]]
+    return random_states(enc, params, starts or None, DEEP_STEPS)
 
 
 # the packing and generated successors of an encoding's model, per parameter values
